@@ -1,0 +1,1 @@
+"""pagedcheck: model-based stateful testing for paged KV-cache memory managers."""

@@ -1,0 +1,29 @@
+"""The HW3 family: the CS110 "vLLM PagedAttention memory manager" C API (llm_init ... llm_destroy)."""
+
+from oracle.family import AdapterFactory, Family
+from oracle.hw3.adapters import load_python
+from oracle.hw3.machine import machine_for
+
+BUILTIN_ENGINE = "engine.llm_memory"
+
+
+def load_adapter(impl: str) -> AdapterFactory:
+    """`engine` (the built-in Python engine), or a Python module `pkg.module[:attr]`."""
+    return load_python(BUILTIN_ENGINE if impl == "engine" else impl)
+
+
+def repro_preamble(impl: str) -> list[str]:
+    return [
+        "from oracle.hw3 import load_adapter",
+        "from oracle.hw3.machine import machine_for",
+        f"HW3Machine = machine_for(load_adapter({impl!r}))",
+    ]
+
+
+FAMILY = Family(
+    name="hw3",
+    summary="CS110 HW3 paged KV-cache manager: 64-byte blocks, 16x16 block table, CoW, first fit",
+    machine_for=machine_for,
+    load_adapter=load_adapter,
+    repro_preamble=repro_preamble,
+)

@@ -1,0 +1,204 @@
+"""The HW3 state machine: fires the six calls at an implementation and at the model, and compares.
+
+After every step the implementation must agree with the model on the return value, the engine's counters,
+every ref_count, the active list's order and integrity, each sequence's kv_count, block table and contents,
+the whole pool byte for byte, the guard zones and, where the adapter counts them, heap allocations.
+A disagreement raises Divergence with one line naming it and the call after which it appeared.
+
+    from oracle.hw3.adapters import load_python
+    from oracle.hw3.machine import machine_for
+    TestEngine = machine_for(load_python("engine.llm_memory")).TestCase   # a pytest/unittest test
+"""
+
+from functools import wraps
+from typing import Any, Callable
+
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, multiple, precondition, rule
+
+from oracle.hw3 import strategies as st
+from oracle.hw3.adapters import Adapter
+from oracle.hw3.compare import first_divergence
+from oracle.hw3.model import Model, Outcome
+from oracle.hw3.observation import HeapState, ImplementationFailure
+from oracle.hw3.spec import INT32_MAX, INT32_MIN, KV_PER_BLOCK, L2_PT_SIZE, MAX_KV
+from oracle.stats import RunStats
+
+POINTER_CALLS = {"llm_init": "an engine", "create_sequence": "a Sequence", "fork_sequence": "a Sequence"}
+
+
+class Divergence(AssertionError):
+    """The implementation and the model disagree; the message is the first difference, located."""
+
+
+def _counted(step: Callable) -> Callable:
+    @wraps(step)
+    def counted(self: "HW3Machine", **kwargs: Any) -> Any:
+        self.stats.steps += 1
+        self.stats.rules[step.__name__] += 1
+        return step(self, **kwargs)
+
+    return counted
+
+
+def _int32(value: int) -> int:
+    return (value - INT32_MIN) % 2**32 + INT32_MIN
+
+
+class HW3Machine(RuleBasedStateMachine):
+    sequences = Bundle("sequences")  # ids that create or fork accepted (later calls may have freed them)
+    adapter_factory: Callable[[], Adapter]
+    stats: RunStats
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stats.examples += 1
+        self.impl = self.adapter_factory()
+        self.model = Model()
+        self.engine: Any = None
+        self.heap: HeapState | None = None
+        self.diverged = False  # once a step has failed, teardown only cleans up
+
+    def _diverge(self, message: str) -> None:
+        self.diverged = True
+        raise Divergence(message)
+
+    # -- one call, checked ----------------------------------------------------------------------------
+
+    def _call(self, api: str, *args: int, null_engine: bool = False, check: bool = True) -> Outcome:
+        shown = f"{api}({', '.join(['NULL' if null_engine or self.engine is None else 'engine', *map(str, args)])})"
+        expected: Outcome = getattr(self.model, api)(null_engine, *args)
+        try:
+            returned = getattr(self.impl, api)(None if null_engine else self.engine, *args)
+        except ImplementationFailure as failure:
+            self._diverge(f"{shown} {failure}")
+        self.stats.events.update(expected.events)
+        if api == "llm_destroy" and not null_engine:
+            self.engine = None
+        got = returned is not None if api in POINTER_CALLS else returned
+        if got != expected.returned:
+            self._diverge(f"return value: expected {_shown(api, expected.returned)}, got {_shown(api, got)} after {shown}")
+        if check:
+            self._check(shown, failed=expected.returned in (-1, False))
+        return expected
+
+    def _check(self, shown: str, failed: bool) -> None:
+        try:
+            seen = self.impl.observe(self.engine)
+        except ImplementationFailure as failure:
+            self._diverge(f"observing the state after {shown}: {failure}")
+        problem = first_divergence(self.model, seen, self.heap, failed)
+        if problem:
+            self._diverge(f"{problem} after {shown}")
+        self.heap = seen.heap
+
+    def _init(self, pool_size: int, null_pool: bool) -> None:
+        shown = f"llm_init({'NULL' if null_pool else 'pool'}, {pool_size})"
+        expected = self.model.llm_init(pool_size, null_pool)
+        try:
+            self.engine = self.impl.llm_init(pool_size, null_pool)
+        except ImplementationFailure as failure:
+            self._diverge(f"{shown} {failure}")
+        self.stats.events.update(expected.events)
+        if (self.engine is not None) != expected.returned:
+            self._diverge(f"return value: expected {_shown('llm_init', expected.returned)}, "
+                          f"got {_shown('llm_init', self.engine is not None)} after {shown}")
+        self._check(shown, failed=not expected.returned)
+
+    # -- rules ------------------------------------------------------------------------------------------
+
+    @initialize(pool_size=st.pool_sizes, null_pool=st.null_pools)
+    @_counted
+    def init(self, pool_size: int, null_pool: bool) -> None:
+        self._init(pool_size, null_pool)
+
+    @precondition(lambda self: not self.model.live or len(self.model.sequences) >= 2)
+    @rule(pool_size=st.pool_sizes, null_pool=st.null_pools)
+    @_counted
+    def destroy_and_reinit(self, pool_size: int, null_pool: bool) -> None:
+        if self.engine is not None:
+            self._call("llm_destroy")
+        self._init(pool_size, null_pool)
+
+    def _new_sequence(self, api: str, seq_id: int, *args: int) -> Any:
+        accepted = self._call(api, *args, seq_id).returned if api == "fork_sequence" else self._call(api, seq_id, *args).returned
+        return seq_id if accepted else multiple()
+
+    @rule(target=sequences, seq_id=st.seq_ids, initial_kv_len=st.lengths)
+    @_counted
+    def create(self, seq_id: int, initial_kv_len: int) -> Any:
+        return self._new_sequence("create_sequence", seq_id, initial_kv_len)
+
+    @precondition(lambda self: self.model.live)
+    @rule(target=sequences, seq_id=st.seq_ids, slack=st.fill_slack)
+    @_counted
+    def create_filling_pool(self, seq_id: int, slack: int) -> Any:
+        """Ask for every free block, `slack` records short of them (negative: more than there is)."""
+        return self._new_sequence("create_sequence", seq_id, self.model.free_blocks() * KV_PER_BLOCK - slack)
+
+    @rule(target=sequences, parent_seq_id=sequences, new_seq_id=st.seq_ids)
+    @_counted
+    def fork(self, parent_seq_id: int, new_seq_id: int) -> Any:
+        return self._new_sequence("fork_sequence", new_seq_id, parent_seq_id)
+
+    @rule(seq_id=sequences, kv_data=st.kv_values)
+    @_counted
+    def append(self, seq_id: int, kv_data: int) -> None:
+        self._call("append_kv", seq_id, kv_data)
+
+    @rule(seq_id=sequences, to=st.burst_targets, past=st.burst_past, kv_data=st.kv_values)
+    @_counted
+    def append_burst(self, seq_id: int, to: str, past: int, kv_data: int) -> None:
+        """Append kv_data, kv_data+1, ... up to the end of the current block, L2 table or the cap, then `past` more.
+
+        Only the return values are checked inside the burst; the full state is checked before the first
+        refused call (which must then change nothing) and at the end.
+        """
+        seq = self.model.sequences.get(seq_id)
+        kv_count = len(seq.values) if seq else 0
+        unit = {"block": KV_PER_BLOCK, "l2": KV_PER_BLOCK * L2_PT_SIZE, "cap": MAX_KV}[to]
+        count = max(1, unit - kv_count % unit + past)
+        for i in range(count):
+            outcome = self._call("append_kv", seq_id, _int32(kv_data + i), check=False)
+            if outcome.returned == -1:
+                self._check(f"append_kv(engine, {seq_id}, {_int32(kv_data + i)}), append {i + 1} of a burst of {count}", True)
+                return
+        self._check(f"append_kv(engine, {seq_id}, ...), a burst of {count}", False)
+
+    @rule(seq_id=consumes(sequences))
+    @_counted
+    def free(self, seq_id: int) -> None:
+        self._call("free_sequence", seq_id)
+
+    @rule(api=st.blind_calls, null_engine=st.null_engines, seq_id=st.seq_ids, other=st.seq_ids)
+    @_counted
+    def blind_call(self, api: str, null_engine: bool, seq_id: int, other: int) -> None:
+        """A call with ids drawn blind (mostly unknown, sometimes live), or with a NULL engine.
+
+        Every API must answer NULL/-1 to a NULL engine or an unknown id, and touch nothing.
+        """
+        args = {"llm_destroy": (), "free_sequence": (seq_id,)}.get(api, (seq_id, other))
+        if api == "llm_destroy" and not null_engine:
+            return  # destroying the live engine is destroy_and_reinit's job
+        self._call(api, *args, null_engine=null_engine)
+
+    def teardown(self) -> None:
+        try:
+            if self.engine is not None and not self.diverged:
+                self._call("llm_destroy")  # checked: destroy with live sequences, and (C) no leak after it
+        finally:
+            self.impl.close()
+
+
+def _shown(api: str, value: bool | int) -> str:
+    if api in POINTER_CALLS:
+        return POINTER_CALLS[api] if value else "NULL"
+    return str(value)
+
+
+def machine_for(adapter_factory: Callable[[], Adapter], stats: RunStats | None = None) -> type[HW3Machine]:
+    """A machine class bound to an implementation; `stats` collects what its runs fire and reach."""
+    return type(
+        "HW3Machine",
+        (HW3Machine,),
+        {"adapter_factory": staticmethod(adapter_factory), "stats": stats if stats is not None else RunStats()},
+    )

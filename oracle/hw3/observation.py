@@ -1,0 +1,45 @@
+"""What an adapter reports of an implementation's state after each call, read white-box."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceState:
+    """One `Sequence` as found on the active list."""
+
+    seq_id: int
+    kv_count: int
+    block_table: tuple[tuple[int, ...] | None, ...]  # L1: L1_PT_SIZE entries, None for a NULL L2 pointer
+
+
+@dataclass(frozen=True, slots=True)
+class EngineState:
+    """One `LLMEngine`: its counters, its ref_count array and its active list, head->next first."""
+
+    total_local_blocks: int
+    free_local_blocks: int
+    ref_count: tuple[int, ...]
+    sequences: tuple[SequenceState, ...]
+    list_error: str | None = None  # how the active list is broken (prev/next mismatch, not circular), if it is
+
+
+@dataclass(frozen=True, slots=True)
+class HeapState:
+    """Heap accounting, for implementations whose allocations an adapter can count (C)."""
+
+    allocations: int  # malloc/calloc/realloc calls that succeeded, since the adapter started
+    live_blocks: int  # heap blocks allocated and not yet freed
+    live_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    engine: EngineState | None  # None while the engine handle is NULL (refused init, or destroyed)
+    pool: bytes | None  # the pool's bytes; None when init was given a NULL pool
+    guard_before: bytes = b""
+    guard_after: bytes = b""
+    heap: HeapState | None = None
+
+
+class ImplementationFailure(Exception):
+    """The implementation did not return normally: it raised, crashed, exited or hung. The message says which."""

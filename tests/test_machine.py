@@ -1,0 +1,37 @@
+"""The state machine against the built-in engine: a CI-sized profile, and a long one on request.
+
+`PAGEDCHECK_PROFILE=long python -m pytest tests/test_machine.py` runs 3000 programs of 200 steps.
+"""
+
+import os
+
+from hypothesis import HealthCheck, seed, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from oracle.hw3 import load_adapter
+from oracle.hw3.machine import machine_for
+from oracle.stats import RunStats
+
+LONG = os.environ.get("PAGEDCHECK_PROFILE") == "long"
+PROFILE = settings(
+    max_examples=3000 if LONG else 150,
+    stateful_step_count=200 if LONG else 50,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+
+TestEngineAgainstModel = machine_for(load_adapter("engine")).TestCase
+TestEngineAgainstModel.settings = PROFILE
+
+BOUNDARY_EVENTS = (
+    "cow_copy", "oom_on_create", "oom_on_append", "oom_on_cow", "oom_needing_l2", "l2_allocated", "cap_refusal",
+    "reached_cap", "null_engine", "unknown_id", "duplicate_id", "bad_length", "init_refused", "pool_over_256_blocks",
+)
+
+
+def test_profile_reaches_every_boundary():
+    """The CI profile must exercise what it claims to: CoW, OOM of each kind, L2 allocation, the cap."""
+    run = RunStats()
+    run_state_machine_as_test(seed(1)(machine_for(load_adapter("engine"), run)), settings=settings(PROFILE, database=None))
+    missing = [event for event in BOUNDARY_EVENTS if not run.events[event]]
+    assert not missing, f"never reached in {run.steps} steps: {missing}"
