@@ -128,7 +128,7 @@ class HW3Machine(RuleBasedStateMachine):
     def create(self, seq_id: int, initial_kv_len: int) -> Any:
         return self._new_sequence("create_sequence", seq_id, initial_kv_len)
 
-    @precondition(lambda self: self.model.live)
+    @precondition(lambda self: self.model.live and self.model.free_blocks() > 0)
     @rule(target=sequences, seq_id=st.seq_ids, slack=st.fill_slack)
     @_counted
     def create_filling_pool(self, seq_id: int, slack: int) -> Any:
@@ -139,6 +139,15 @@ class HW3Machine(RuleBasedStateMachine):
     @_counted
     def fork(self, parent_seq_id: int, new_seq_id: int) -> Any:
         return self._new_sequence("fork_sequence", new_seq_id, parent_seq_id)
+
+    @rule(target=sequences, parent_seq_id=sequences, new_seq_id=st.seq_ids, kv_data=st.kv_values)
+    @_counted
+    def branch(self, parent_seq_id: int, new_seq_id: int, kv_data: int) -> Any:
+        """Fork, then append to the child: "regenerate response", where copy-on-write happens."""
+        if not self._call("fork_sequence", parent_seq_id, new_seq_id).returned:
+            return multiple()
+        self._call("append_kv", new_seq_id, kv_data)
+        return new_seq_id
 
     @rule(seq_id=sequences, kv_data=st.kv_values)
     @_counted

@@ -11,7 +11,7 @@ from oracle.hw3.spec import BLOCK_SIZE, INT32_MAX, INT32_MIN, KV_PER_BLOCK, MAX_
 _AROUND = lambda n: [n - 1, n, n + 1]  # noqa: E731
 
 pool_blocks = st.one_of(
-    st.integers(0, 40),
+    st.integers(0, 64),
     st.sampled_from([*_AROUND(KV_PER_BLOCK), 32, *_AROUND(MAX_LOGICAL_BLOCKS), 300]),
 )
 pool_sizes = st.tuples(pool_blocks, st.sampled_from([0, 0, 0, 1, 4, 63])).map(lambda b_e: b_e[0] * BLOCK_SIZE + b_e[1])
