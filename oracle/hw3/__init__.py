@@ -1,5 +1,7 @@
 """The HW3 family: the CS110 "vLLM PagedAttention memory manager" C API (llm_init ... llm_destroy)."""
 
+from pathlib import Path
+
 from oracle.family import AdapterFactory, Family
 from oracle.hw3.adapters import load_python
 from oracle.hw3.machine import machine_for
@@ -8,8 +10,15 @@ BUILTIN_ENGINE = "engine.llm_memory"
 
 
 def load_adapter(impl: str) -> AdapterFactory:
-    """`engine` (the built-in Python engine), or a Python module `pkg.module[:attr]`."""
-    return load_python(BUILTIN_ENGINE if impl == "engine" else impl)
+    """`engine` (the built-in Python engine), a C submission (`llm_memory.c`, or a directory holding one),
+    or a Python module `pkg.module[:attr]`. Raises ValueError with a one-line reason."""
+    if impl == "engine":
+        return load_python(BUILTIN_ENGINE)
+    if impl.endswith(".c") or Path(impl).is_dir():
+        from oracle.hw3.c.adapter import load_c
+
+        return load_c(impl)
+    return load_python(impl)
 
 
 def repro_preamble(impl: str) -> list[str]:

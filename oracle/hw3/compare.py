@@ -22,7 +22,7 @@ def expected_table(blocks: list[int]) -> tuple[tuple[int, ...] | None, ...]:
     return tuple(table)
 
 
-def first_divergence(model: Model, seen: Observation, heap_before: HeapState | None, failed: bool) -> str | None:
+def first_divergence(model: Model, seen: Observation, failed: bool) -> str | None:
     """The first way `seen` differs from `model`; None when they agree.
 
     `failed` says the model expects the call to fail, in which case it must not have allocated either.
@@ -40,8 +40,8 @@ def first_divergence(model: Model, seen: Observation, heap_before: HeapState | N
         problem = _pool_divergence(model.pool_image(), seen)
         if problem:
             return problem
-    if seen.heap is not None and heap_before is not None:
-        return _heap_divergence(model, seen.heap, heap_before, failed)
+    if seen.heap is not None:
+        return _heap_divergence(model, seen.heap, failed)
     return None
 
 
@@ -124,9 +124,9 @@ def _pool_divergence(image: bytes, seen: Observation) -> str | None:
     return None
 
 
-def _heap_divergence(model: Model, heap: HeapState, before: HeapState, failed: bool) -> str | None:
-    if failed and heap.allocations != before.allocations:
-        return f"heap: a failing call must allocate nothing, it allocated {heap.allocations - before.allocations} time(s)"
+def _heap_divergence(model: Model, heap: HeapState, failed: bool) -> str | None:
+    if failed and heap.call_allocations:
+        return f"heap: a failing call must allocate nothing, it allocated {heap.call_allocations} time(s)"
     if not model.live and heap.live_blocks:
         return f"heap: expected every allocation freed, {heap.live_blocks} block(s) ({heap.live_bytes} bytes) still live"
     return None

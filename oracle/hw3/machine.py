@@ -18,8 +18,8 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initial
 from oracle.hw3 import strategies as st
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.compare import first_divergence
-from oracle.hw3.model import Model, Outcome
-from oracle.hw3.observation import HeapState, ImplementationFailure
+from oracle.hw3.model import NULL, Model, Outcome
+from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.spec import INT32_MAX, INT32_MIN, KV_PER_BLOCK, L2_PT_SIZE, MAX_KV
 from oracle.stats import RunStats
 
@@ -55,7 +55,6 @@ class HW3Machine(RuleBasedStateMachine):
         self.impl = self.adapter_factory()
         self.model = Model()
         self.engine: Any = None
-        self.heap: HeapState | None = None
         self.diverged = False  # once a step has failed, teardown only cleans up
 
     def _diverge(self, message: str) -> None:
@@ -78,7 +77,7 @@ class HW3Machine(RuleBasedStateMachine):
         if got != expected.returned:
             self._diverge(f"return value: expected {_shown(api, expected.returned)}, got {_shown(api, got)} after {shown}")
         if check:
-            self._check(shown, failed=expected.returned in (-1, False))
+            self._check(shown, failed=expected.returned is NULL or expected.returned == -1)
         return expected
 
     def _check(self, shown: str, failed: bool) -> None:
@@ -86,10 +85,9 @@ class HW3Machine(RuleBasedStateMachine):
             seen = self.impl.observe(self.engine)
         except ImplementationFailure as failure:
             self._diverge(f"observing the state after {shown}: {failure}")
-        problem = first_divergence(self.model, seen, self.heap, failed)
+        problem = first_divergence(self.model, seen, failed)
         if problem:
             self._diverge(f"{problem} after {shown}")
-        self.heap = seen.heap
 
     def _init(self, pool_size: int, null_pool: bool) -> None:
         shown = f"llm_init({'NULL' if null_pool else 'pool'}, {pool_size})"

@@ -27,7 +27,7 @@ class EngineState:
 class HeapState:
     """Heap accounting, for implementations whose allocations an adapter can count (C)."""
 
-    allocations: int  # malloc/calloc/realloc calls that succeeded, since the adapter started
+    call_allocations: int  # malloc/calloc/realloc calls that succeeded during the last API call
     live_blocks: int  # heap blocks allocated and not yet freed
     live_bytes: int
 

@@ -1,0 +1,405 @@
+"""CAdapter: drives a C submission, built into a driver program by build.py, in a sandboxed process.
+
+Protocol (little-endian, over two dedicated pipes; the submission's stdout/stderr go to a capped file):
+
+    request  = op:u8  fail_at:i32  target:u64  a:i32  b:i32          (21 bytes)
+        op: I llm_init (target = pool size, a = guard size, b = NULL pool; then guard+pool+guard bytes
+            unless NULL), C create (a, b = seq_id, initial_kv_len), F fork (parent, new), A append
+            (seq_id, kv_data), R free_sequence (seq_id), D llm_destroy, O observe; target is the engine
+            address (0 = NULL). fail_at: -1 unchanged, 0 none, k: the k-th allocation from now fails.
+    reply    = length:u32  status:u8  ...
+        status 2 (fatal): text; the driver then exits (e.g. free of a pointer that is not live).
+        status 0: ret:i64  call_allocations:u32  call_frees:u32  fault_fired:u8
+                  allocations:u64  live_blocks:u64  live_bytes:u64
+                  changed chunks: n:u32, n x (index:u32, up to 64 bytes of guard+pool+guard)
+                  engine: kind:u8 (0 none, 1 state, 2 unreadable + text), state =
+                      total:i32 free:i32 n_ref:u32 ref:i32*n_ref  n_seq:u32
+                      n_seq x (seq_id:i32 kv_count:i32 has_table:u8 l2_mask:u16 16 x i32 per set bit)
+                      list_error: text (empty = none)
+        text = len:u16 bytes.
+
+Every reply observes the driver's live engine (the last llm_init's, until llm_destroy), so observe() of
+that engine costs no round trip; observing any other address costs one ('O').
+"""
+
+import functools
+import os
+import select
+import signal
+import struct
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from oracle.hw3.c.build import build
+from oracle.hw3.observation import (
+    EngineState,
+    HeapState,
+    ImplementationFailure,
+    Observation,
+    SequenceState,
+)
+from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
+from oracle.hw3.spec import L1_PT_SIZE, L2_PT_SIZE
+
+_REQUEST = struct.Struct("<BiQii")
+_RESULT = struct.Struct("<qIIBQQQ")
+_U8, _U16, _U32 = struct.Struct("<B"), struct.Struct("<H"), struct.Struct("<I")
+_ENGINE_HEAD = struct.Struct("<iiI")
+_SEQ_HEAD = struct.Struct("<iiBH")
+_CHUNK = 64
+_L2_BYTES = L2_PT_SIZE * 4
+
+_SIGNAL_LABELS = {
+    signal.SIGABRT: "aborted (SIGABRT)",
+    signal.SIGXFSZ: "wrote more output than allowed (SIGXFSZ)",
+    signal.SIGXCPU: "exceeded its CPU time limit (SIGXCPU)",
+    signal.SIGSYS: "made a forbidden system call (SIGSYS): fork, exec, clone, kill and ptrace are not allowed",
+}
+
+
+DEFAULT_WORKDIR = Path(tempfile.gettempdir()) / f"pagedcheck-build-{os.getuid()}"
+
+
+def load_c(submission: Path | str, workdir: Path | str | None = None, **options: Any) -> Callable[[], "CAdapter"]:
+    """An adapter factory for a C submission (llm_memory.c or a directory holding one), built once now.
+
+    Raises ValueError when the path is bad or the build fails, with the compiler's or linker's words;
+    `options` go to CAdapter (timeout, output_limit, ...).
+    """
+    result = build(submission, workdir or DEFAULT_WORKDIR)
+    if not result.ok or result.driver is None:
+        raise ValueError(result.message)
+    driver = result.driver
+    return lambda: CAdapter(driver, **options)
+
+
+@functools.lru_cache(maxsize=16)
+def _pool_image(pool_size: int) -> bytes:
+    """guard + initial pool + guard, as the driver receives it; the same for every run of a size."""
+    return GUARD + initial_pool(pool_size) + GUARD
+
+
+def failure_label(returncode: int) -> str:
+    """How a driver that stopped answering ended, in words."""
+    if returncode < 0:
+        sig = signal.Signals(-returncode)
+        return _SIGNAL_LABELS.get(sig, f"crashed with {sig.name}")
+    return f"called exit({returncode})"
+
+
+@dataclass(frozen=True, slots=True)
+class Pointer:
+    """An address the submission returned (an engine or a sequence), from one driver process."""
+
+    address: int
+    generation: int
+
+    def __repr__(self) -> str:
+        return f"Pointer(0x{self.address:x})"
+
+
+@dataclass(frozen=True, slots=True)
+class CallStats:
+    """The heap activity of the last call: a failing call must show allocations == 0."""
+
+    allocations: int
+    frees: int
+    injected_failure: bool  # an allocation failed because fail_allocation() asked for it
+
+
+def _drained(fd: int, timeout: float) -> bool:
+    """Reads fd to end of file within timeout; whether it got there."""
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        if select.select([fd], [], [], left)[0] and not os.read(fd, 65536):
+            return True
+    return False
+
+
+class CAdapter:
+    """The Adapter protocol over a driver program built by oracle.hw3.c.build.
+
+    The driver starts lazily, and again after a failure; `close()` kills its whole process group.
+    `fail_allocation(k)` makes the k-th allocation from the next call on return NULL; `last_call` holds
+    the last call's CallStats; `output` is what the submission printed (capped at output_limit bytes).
+    """
+
+    def __init__(
+        self,
+        driver: Path | str,
+        *,
+        timeout: float = 2.0,
+        output_limit: int = 1 << 20,
+        cpu_seconds: int = 120,
+        memory_limit: int = 1 << 30,
+        wrapper: Sequence[str] = (),
+        sandbox: bool = True,
+        close_timeout: float = 1.0,
+    ):
+        self.driver = Path(driver)
+        if not self.driver.is_file():
+            raise ValueError(f"driver {self.driver} does not exist; build the submission first")
+        self.timeout = timeout
+        self.output_limit = output_limit
+        self.cpu_seconds = cpu_seconds
+        self.memory_limit = memory_limit
+        self.wrapper = tuple(wrapper)
+        self.sandbox = sandbox
+        self.close_timeout = close_timeout
+        self.generation = 0
+        self.failure: str | None = None  # the label of the last failure, if any
+        self.exit_status: int | None = None  # the driver's exit status after close()
+        self.last_call = CallStats(0, 0, False)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._cmd = self._reply = -1
+        self._output = tempfile.TemporaryFile()
+        self._fail_at = -1
+        self._region: bytearray | None = None  # guard + pool + guard, mirrored from the driver
+        self._pool_size = 0
+        self._guard = GUARD_SIZE
+        self._heap = HeapState(0, 0, 0)
+        self._live_engine = 0
+        self._engine_part: tuple[bytes, int] | None = None  # the last reply and where its engine part starts
+        self._observed = 0  # the engine address that part describes
+
+    # ---- process ----
+
+    def _start(self) -> None:
+        self._output.seek(0)
+        self._output.truncate()
+        cmd_r, cmd_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        args = [str(cmd_r), str(reply_w), str(self.cpu_seconds), str(self.output_limit)]
+        args += [str(self.memory_limit if self.sandbox else 0), str(int(self.sandbox))]
+        try:
+            self._proc = subprocess.Popen(
+                [*self.wrapper, str(self.driver), *args],
+                stdin=subprocess.DEVNULL,
+                stdout=self._output,
+                stderr=self._output,
+                pass_fds=(cmd_r, reply_w),
+                start_new_session=True,
+            )
+        finally:
+            os.close(cmd_r)
+            os.close(reply_w)
+        self._cmd, self._reply = cmd_w, reply_r
+        self.generation += 1
+        self.failure = None
+        self.exit_status = None
+        self._heap = HeapState(0, 0, 0)
+        self._region = None
+        self._live_engine = 0
+        self._engine_part = None
+        self._observed = 0
+
+    def _stop(self, wait: float) -> tuple[int | None, bool]:
+        """Ends the driver and everything in its process group: its exit status, and whether it ended by
+        itself within `wait` s. The driver exits on end of input, closing the reply pipe, and so does a
+        crashed one: waiting for that end of file costs no polling, unlike Popen.wait(timeout)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None, False
+        os.close(self._cmd)
+        exited = wait > 0 and _drained(self._reply, wait)
+        os.close(self._reply)
+        self._cmd = self._reply = -1
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # also whatever the submission left in the group
+        except ProcessLookupError:
+            pass
+        status = proc.wait()
+        return status, exited
+
+    def _fail(self, label: str, wait: float = 1.0) -> ImplementationFailure:
+        status, exited = self._stop(wait)
+        if label == "":
+            killed = status == -signal.SIGKILL and not exited
+            label = "stopped answering and did not exit" if killed or status is None else failure_label(status)
+        self.failure = label
+        return ImplementationFailure(label)
+
+    def close(self) -> None:
+        """Stops the driver (letting it exit cleanly on end of input) and kills its process group."""
+        if self._proc is not None:
+            status, exited = self._stop(self.close_timeout)
+            self.exit_status = status if exited else None
+
+    def __del__(self) -> None:
+        if getattr(self, "_proc", None) is not None:
+            self.close()
+
+    @property
+    def output(self) -> str:
+        """What the submission wrote on stdout and stderr since the driver last started."""
+        return os.pread(self._output.fileno(), self.output_limit + 1, 0).decode(errors="replace")
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    def fail_allocation(self, k: int | None) -> None:
+        """Make the k-th allocation attempt from the next call on return NULL (None: stop injecting)."""
+        if k is not None and k < 1:
+            raise ValueError("k counts from 1")
+        self._fail_at = 0 if k is None else k
+
+    # ---- round trips ----
+
+    def _request(self, op: str, target: int = 0, a: int = 0, b: int = 0, payload: bytes = b"") -> int:
+        if self._proc is None:
+            self._start()
+        try:
+            message = _REQUEST.pack(ord(op), self._fail_at, target, a, b)
+        except struct.error as exc:
+            raise ValueError(f"argument out of range for a C int: {exc}") from None
+        self._fail_at = -1
+        live = self._live_engine
+        try:
+            self._write_all(message + payload)
+        except BrokenPipeError:
+            raise self._fail("") from None
+        ret = self._receive()
+        self._observed = target if op == "O" else ret if op == "I" else live
+        return ret
+
+    def _write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._cmd, view) :]
+
+    def _read(self, n: int, deadline: float | None) -> bytes:
+        chunks, have = [], 0
+        while have < n:
+            if deadline is not None:
+                ready, _, _ = select.select([self._reply], [], [], deadline)
+                if not ready:
+                    raise self._fail(f"hung: no answer within {self.timeout} s", wait=0)
+            chunk = os.read(self._reply, max(n - have, 65536) if have == 0 else n - have)
+            if not chunk:
+                raise self._fail("")
+            chunks.append(chunk)
+            have += len(chunk)
+        return b"".join(chunks)
+
+    def _receive(self) -> int:
+        data = self._read(4, self.timeout)
+        (length,) = _U32.unpack_from(data)
+        if len(data) < length:
+            data += self._read(length - len(data), self.timeout)
+        if data[4] == 2:
+            (n,) = _U16.unpack_from(data, 5)
+            raise self._fail(data[7 : 7 + n].decode(errors="replace"))
+        ret, allocs, frees, fired, _total, live_blocks, live_bytes = _RESULT.unpack_from(data, 5)
+        self.last_call = CallStats(allocs, frees, bool(fired))
+        self._heap = HeapState(allocs, live_blocks, live_bytes)
+        at = 5 + _RESULT.size
+        (n_chunks,) = _U32.unpack_from(data, at)
+        at += 4
+        region = self._region
+        for _ in range(n_chunks):
+            (index,) = _U32.unpack_from(data, at)
+            start = index * _CHUNK
+            end = min(start + _CHUNK, len(region)) if region is not None else start
+            if region is not None:
+                region[start:end] = data[at + 4 : at + 4 + end - start]
+            at += 4 + end - start
+        self._engine_part = (data, at)
+        return ret
+
+    def _handle(self, address: int) -> Pointer | None:
+        return Pointer(address, self.generation) if address else None
+
+    def _address(self, handle: Any) -> int:
+        if handle is None:
+            return 0
+        if not isinstance(handle, Pointer):
+            raise TypeError(f"not a handle from this adapter: {handle!r}")
+        if handle.generation != self.generation or self._proc is None:
+            raise ImplementationFailure(f"this handle died with the driver: {self.failure or 'restarted'}")
+        return handle.address
+
+    # ---- the Adapter protocol ----
+
+    def llm_init(self, pool_size: int, null_pool: bool = False) -> Pointer | None:
+        if pool_size < 0:
+            raise ValueError("pool_size is a size_t: it cannot be negative")
+        payload = b"" if null_pool else _pool_image(pool_size)
+        if self._proc is None:
+            self._start()
+        self._region = None if null_pool else bytearray(payload)
+        self._pool_size, self._guard = pool_size, len(GUARD)
+        self._live_engine = self._request("I", pool_size, self._guard, int(null_pool), payload)
+        return self._handle(self._live_engine)
+
+    def create_sequence(self, engine: Any, seq_id: int, initial_kv_len: int) -> Pointer | None:
+        return self._handle(self._request("C", self._address(engine), seq_id, initial_kv_len))
+
+    def fork_sequence(self, engine: Any, parent_seq_id: int, new_seq_id: int) -> Pointer | None:
+        return self._handle(self._request("F", self._address(engine), parent_seq_id, new_seq_id))
+
+    def append_kv(self, engine: Any, seq_id: int, kv_data: int) -> int:
+        return self._request("A", self._address(engine), seq_id, kv_data)
+
+    def free_sequence(self, engine: Any, seq_id: int) -> int:
+        return self._request("R", self._address(engine), seq_id)
+
+    def llm_destroy(self, engine: Any) -> int:
+        address = self._address(engine)
+        if address and address == self._live_engine:
+            self._live_engine = 0
+        return self._request("D", address)
+
+    def observe(self, engine: Any) -> Observation:
+        if self._region is None:
+            return Observation(engine=None, pool=None, heap=self._heap)
+        state = None
+        if engine is not None:
+            address = self._address(engine)
+            if address != self._observed or self._engine_part is None:
+                self._request("O", address)
+            state = self._parse_engine()
+        g, region = self._guard, self._region
+        return Observation(
+            engine=state,
+            pool=bytes(region[g : g + self._pool_size]),
+            guard_before=bytes(region[:g]),
+            guard_after=bytes(region[g + self._pool_size :]),
+            heap=self._heap,
+        )
+
+    def _parse_engine(self) -> EngineState | None:
+        assert self._engine_part is not None
+        data, at = self._engine_part
+        kind = data[at]
+        at += 1
+        if kind == 0:
+            return None
+        if kind == 2:
+            (n,) = _U16.unpack_from(data, at)
+            raise ImplementationFailure(data[at + 2 : at + 2 + n].decode(errors="replace"))
+        total, free, n_ref = _ENGINE_HEAD.unpack_from(data, at)
+        at += _ENGINE_HEAD.size
+        ref_count = struct.unpack_from(f"<{n_ref}i", data, at)
+        at += 4 * n_ref
+        (n_seq,) = _U32.unpack_from(data, at)
+        at += 4
+        sequences = []
+        for _ in range(n_seq):
+            seq_id, kv_count, has_table, mask = _SEQ_HEAD.unpack_from(data, at)
+            at += _SEQ_HEAD.size
+            table: list[tuple[int, ...] | None] = []
+            for i in range(L1_PT_SIZE):
+                if mask >> i & 1:
+                    table.append(struct.unpack_from(f"<{L2_PT_SIZE}i", data, at))
+                    at += _L2_BYTES
+                else:
+                    table.append(None)
+            sequences.append(SequenceState(seq_id, kv_count, tuple(table) if has_table else ()))
+        (n,) = _U16.unpack_from(data, at)
+        list_error = data[at + 2 : at + 2 + n].decode(errors="replace") if n else None
+        return EngineState(total, free, ref_count, tuple(sequences), list_error)

@@ -1,0 +1,646 @@
+/* pagedcheck driver: runs a submission's llm_memory.c on behalf of the Python CAdapter.
+ *
+ * Usage: driver CMD_FD REPLY_FD CPU_SECONDS OUTPUT_LIMIT MEMORY_LIMIT SANDBOX
+ *
+ * Requests arrive on CMD_FD and replies leave on REPLY_FD, so the submission may print anything on
+ * stdout/stderr. Every reply carries the call's result, its heap accounting and an observation of the
+ * live engine (read white-box through the header), so one round trip serves a call and its observe().
+ * The protocol is described in adapter.py. Linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,
+ * --wrap=free: every allocation the submission makes goes through the __wrap_ functions below, while the
+ * driver's own memory comes from mmap and __real_malloc. */
+#define _GNU_SOURCE
+#include "llm_memory.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/syscall.h>
+#endif
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t count, size_t size);
+void *__real_realloc(void *ptr, size_t size);
+void __real_free(void *ptr);
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t count, size_t size);
+void *__wrap_realloc(void *ptr, size_t size);
+void __wrap_free(void *ptr);
+
+enum { REPLY_OK = 0, REPLY_FATAL = 2 };
+enum { OBS_NONE = 0, OBS_ENGINE = 1, OBS_UNREADABLE = 2 };
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+enum { CHUNK = 64, MAX_OBSERVED_BLOCKS = 1 << 20 };
+
+static int reply_fd;
+
+/* ---- growable byte buffer for replies ---- */
+
+static struct {
+    unsigned char *data;
+    size_t len, cap;
+} out;
+
+static void die(const char *msg)
+{
+    (void)!write(STDERR_FILENO, msg, strlen(msg));
+    _exit(121);
+}
+
+static void put(const void *src, size_t n)
+{
+    if (out.len + n > out.cap) {
+        size_t cap = out.cap ? out.cap : 4096;
+        while (cap < out.len + n)
+            cap *= 2;
+        if ((out.data = __real_realloc(out.data, cap)) == NULL)
+            die("pagedcheck driver: out of memory\n");
+        out.cap = cap;
+    }
+    memcpy(out.data + out.len, src, n);
+    out.len += n;
+}
+
+static void put_u8(uint8_t v) { put(&v, 1); }
+static void put_u16(uint16_t v) { put(&v, 2); }
+static void put_u32(uint32_t v) { put(&v, 4); }
+static void put_i32(int32_t v) { put(&v, 4); }
+static void put_i64(int64_t v) { put(&v, 8); }
+static void put_u64(uint64_t v) { put(&v, 8); }
+
+static void put_text(const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= sizeof text)
+        n = sizeof text - 1;
+    put_u16((uint16_t)n);
+    put(text, (size_t)n);
+}
+
+static void write_full(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            _exit(0); /* Python is gone */
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Sends `out` framed by its length. */
+static void send_reply(void)
+{
+    uint32_t len = (uint32_t)out.len;
+    memcpy(out.data, &len, 4);
+    write_full(reply_fd, out.data, out.len);
+    out.len = 0;
+}
+
+static void begin_reply(uint8_t status)
+{
+    out.len = 0;
+    put_u32(0); /* length, filled in by send_reply */
+    put_u8(status);
+}
+
+/* The submission did something the driver cannot continue after: report it, then leave. */
+static void fatal(const char *fmt, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    begin_reply(REPLY_FATAL);
+    put_text("%s", text);
+    send_reply();
+    _exit(0);
+}
+
+/* ---- heap accounting: live blocks in an open-addressing table keyed by address ---- */
+
+struct live {
+    uintptr_t addr; /* 0: empty slot */
+    size_t size;
+};
+
+static struct {
+    struct live *slots;
+    size_t mask, used;
+    uint64_t allocations, live_blocks, live_bytes;
+    uint32_t call_allocations, call_frees;
+    int32_t fail_countdown; /* the n-th allocation attempt from now fails; 0: none */
+    uint8_t fault_fired;
+} heap;
+
+static size_t slot_of(uintptr_t addr)
+{
+    uint64_t h = (uint64_t)addr >> 4;
+    h *= 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 20) & heap.mask;
+}
+
+static void table_insert(uintptr_t addr, size_t size);
+
+static void table_grow(void)
+{
+    struct live *old = heap.slots;
+    size_t old_cap = old ? heap.mask + 1 : 0, cap = old_cap ? old_cap * 2 : 1024;
+    if ((heap.slots = __real_calloc(cap, sizeof *heap.slots)) == NULL)
+        die("pagedcheck driver: out of memory\n");
+    heap.mask = cap - 1;
+    heap.used = 0;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].addr)
+            table_insert(old[i].addr, old[i].size);
+    __real_free(old);
+}
+
+static void table_insert(uintptr_t addr, size_t size)
+{
+    if (heap.slots == NULL || 2 * (heap.used + 1) > heap.mask + 1)
+        table_grow();
+    size_t i = slot_of(addr);
+    while (heap.slots[i].addr)
+        i = (i + 1) & heap.mask;
+    heap.slots[i] = (struct live){addr, size};
+    heap.used++;
+}
+
+static struct live *table_find(uintptr_t addr)
+{
+    if (heap.slots == NULL)
+        return NULL;
+    for (size_t i = slot_of(addr); heap.slots[i].addr; i = (i + 1) & heap.mask)
+        if (heap.slots[i].addr == addr)
+            return &heap.slots[i];
+    return NULL;
+}
+
+/* Removes an entry, shifting later entries of its probe run back so lookups need no tombstones. */
+static void table_remove(struct live *entry)
+{
+    size_t i = (size_t)(entry - heap.slots), j = i;
+    heap.used--;
+    for (;;) {
+        heap.slots[i].addr = 0;
+        for (;;) {
+            j = (j + 1) & heap.mask;
+            if (!heap.slots[j].addr)
+                return;
+            size_t k = slot_of(heap.slots[j].addr);
+            if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+                continue; /* its home lies between the hole and it: it stays */
+            break;
+        }
+        heap.slots[i] = heap.slots[j];
+        i = j;
+    }
+}
+
+static int injected_failure(void)
+{
+    if (heap.fail_countdown > 0 && --heap.fail_countdown == 0) {
+        heap.fault_fired = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static void *track(void *p, size_t size)
+{
+    if (p != NULL) {
+        table_insert((uintptr_t)p, size);
+        heap.allocations++;
+        heap.call_allocations++;
+        heap.live_blocks++;
+        heap.live_bytes += size;
+    }
+    return p;
+}
+
+void *__wrap_malloc(size_t size)
+{
+    return injected_failure() ? NULL : track(__real_malloc(size), size);
+}
+
+void *__wrap_calloc(size_t count, size_t size)
+{
+    return injected_failure() ? NULL : track(__real_calloc(count, size), count * size);
+}
+
+void __wrap_free(void *ptr)
+{
+    if (ptr == NULL)
+        return;
+    struct live *entry = table_find((uintptr_t)ptr);
+    if (entry == NULL)
+        fatal("free(%p): not a live heap block (double free, or a pointer malloc did not return)", ptr);
+    heap.live_blocks--;
+    heap.live_bytes -= entry->size;
+    heap.call_frees++;
+    table_remove(entry);
+    __real_free(ptr);
+}
+
+void *__wrap_realloc(void *ptr, size_t size)
+{
+    if (ptr == NULL)
+        return __wrap_malloc(size);
+    struct live *entry = table_find((uintptr_t)ptr);
+    if (entry == NULL)
+        fatal("realloc(%p): not a live heap block (freed, or a pointer malloc did not return)", ptr);
+    if (size == 0) { /* glibc frees and returns NULL */
+        __wrap_free(ptr);
+        return NULL;
+    }
+    if (injected_failure())
+        return NULL;
+    void *moved = __real_realloc(ptr, size);
+    if (moved == NULL)
+        return NULL;
+    heap.live_blocks--; /* the old block is gone; track() counts the moved one as one allocation */
+    heap.live_bytes -= entry->size;
+    table_remove(entry);
+    return track(moved, size);
+}
+
+/* ---- the pool: guard + pool + guard in one mapping, and a shadow copy to send only what changed ---- */
+
+static struct {
+    unsigned char *region, *shadow;
+    size_t len, guard, size;
+} pool;
+static void **old_regions; /* earlier pools, kept mapped: an old engine may still point into one */
+static size_t n_old_regions;
+
+static void retire_pool(void)
+{
+    if (pool.region != NULL) {
+        if ((old_regions = __real_realloc(old_regions, (n_old_regions + 1) * 2 * sizeof *old_regions)) == NULL)
+            die("pagedcheck driver: out of memory\n");
+        old_regions[2 * n_old_regions] = pool.region;
+        old_regions[2 * n_old_regions + 1] = (void *)pool.len;
+        n_old_regions++;
+    }
+    __real_free(pool.shadow);
+    memset(&pool, 0, sizeof pool);
+}
+
+static int read_full(int fd, void *buf, size_t n);
+
+static void *load_pool(int fd, size_t size, size_t guard)
+{
+    retire_pool();
+    pool.len = size + 2 * guard;
+    pool.guard = guard;
+    pool.size = size;
+    pool.region = mmap(NULL, pool.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (pool.region == MAP_FAILED || (pool.shadow = __real_malloc(pool.len)) == NULL)
+        fatal("pagedcheck driver: cannot allocate a pool of %zu bytes", size);
+    if (!read_full(fd, pool.region, pool.len))
+        _exit(0);
+    memcpy(pool.shadow, pool.region, pool.len);
+    return pool.region + guard;
+}
+
+/* Chunks of guard + pool + guard that differ from the shadow: u32 count, then (u32 index, bytes). */
+static void put_pool_changes(void)
+{
+    size_t count_at = out.len;
+    uint32_t count = 0;
+    put_u32(0);
+    for (size_t at = 0; at < pool.len; at += CHUNK) {
+        size_t n = pool.len - at < CHUNK ? pool.len - at : CHUNK;
+        if (memcmp(pool.region + at, pool.shadow + at, n) != 0) {
+            memcpy(pool.shadow + at, pool.region + at, n);
+            put_u32((uint32_t)(at / CHUNK));
+            put(pool.region + at, n);
+            count++;
+        }
+    }
+    memcpy(out.data + count_at, &count, 4);
+}
+
+/* ---- white-box observation of an engine, protected against wild pointers ---- */
+
+static void **owners; /* every Sequence that create or fork returned since the last llm_init */
+static size_t n_owners, owners_cap;
+static LLMEngine *live_engine; /* from the last llm_init, until llm_destroy */
+
+static void add_owner(void *seq)
+{
+    if (n_owners == owners_cap) {
+        owners_cap = owners_cap ? 2 * owners_cap : 64;
+        if ((owners = __real_realloc(owners, owners_cap * sizeof *owners)) == NULL)
+            die("pagedcheck driver: out of memory\n");
+    }
+    owners[n_owners++] = seq;
+}
+
+static int is_owner(const void *seq)
+{
+    for (size_t i = 0; i < n_owners; i++)
+        if (owners[i] == seq)
+            return 1;
+    return 0;
+}
+
+static sigjmp_buf observe_jump;
+static volatile sig_atomic_t observing;
+static const char *volatile reading; /* what the observation was reading, for the error message */
+
+/* During an observation a fault means a wild pointer in the submission's state; at any other time it is
+ * the submission crashing, and the process dies of the signal as if there were no handler. */
+static void on_fault(int sig)
+{
+    if (observing)
+        siglongjmp(observe_jump, sig);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void put_sequence(const Sequence *seq)
+{
+    reading = "a sequence";
+    int **table = seq->block_table;
+    put_i32(seq->seq_id);
+    put_i32(seq->kv_count);
+    uint16_t mask = 0;
+    if (table != NULL) {
+        reading = "a sequence's block_table";
+        for (int i = 0; i < L1_PT_SIZE; i++)
+            if (table[i] != NULL)
+                mask |= (uint16_t)(1u << i);
+    }
+    put_u8(table != NULL);
+    put_u16(mask);
+    reading = "an L2 block table";
+    for (int i = 0; i < L1_PT_SIZE; i++)
+        if (mask & (1u << i))
+            put(table[i], L2_PT_SIZE * sizeof(int));
+}
+
+/* The active list from head->next, with the same integrity checks and messages as the PythonAdapter. */
+static void put_sequences(LLMEngine *engine)
+{
+    size_t count_at = out.len;
+    uint32_t count = 0;
+    const char *error = NULL;
+    put_u32(0);
+    reading = "the active list";
+    struct list_node *head = &engine->active_seqs, *prev = head, *node = head->next;
+    while (node != head) {
+        if (node == NULL) {
+            error = "a next pointer is NULL";
+            break;
+        }
+        if (node->prev != prev) {
+            error = "prev does not point to the node before it";
+            break;
+        }
+        const Sequence *seq = container_of(node, Sequence, node);
+        if (!is_owner(seq)) {
+            error = "belongs to no sequence that create or fork returned";
+            break;
+        }
+        if (count > n_owners) {
+            error = "list does not return to its head";
+            break;
+        }
+        put_sequence(seq);
+        count++;
+        reading = "the active list";
+        prev = node;
+        node = node->next;
+    }
+    if (error == NULL && head->prev != prev)
+        error = "head.prev is not the last node";
+    memcpy(out.data + count_at, &count, 4);
+    if (error == NULL)
+        put_u16(0);
+    else if (error[0] == 'l' || error[0] == 'h')
+        put_text("%s", error);
+    else
+        put_text("node %u: %s", count, error);
+}
+
+static void put_engine(LLMEngine *engine)
+{
+    if (engine == NULL) {
+        put_u8(OBS_NONE);
+        return;
+    }
+    size_t mark = out.len;
+    int sig = sigsetjmp(observe_jump, 0);
+    if (sig != 0) {
+        observing = 0;
+        out.len = mark;
+        put_u8(OBS_UNREADABLE);
+        put_text("state unreadable: SIG%s while reading %s", sigabbrev_np(sig), reading);
+        return;
+    }
+    observing = 1;
+    reading = "the engine";
+    put_u8(OBS_ENGINE);
+    int total = engine->total_local_blocks;
+    put_i32(total);
+    put_i32(engine->free_local_blocks);
+    reading = "ref_count";
+    if (total > 0 && total <= MAX_OBSERVED_BLOCKS && engine->ref_count != NULL) {
+        put_u32((uint32_t)total);
+        put(engine->ref_count, (size_t)total * sizeof(int));
+    } else {
+        put_u32(0); /* implausible or missing: the oracle reports total_local_blocks itself */
+    }
+    put_sequences(engine);
+    observing = 0;
+}
+
+/* ---- requests ---- */
+
+struct request {
+    uint8_t op;
+    int32_t fail_at; /* -1: unchanged, 0: no injected failure, k: the k-th allocation from now fails */
+    uint64_t target; /* engine address, or pool size for 'I' */
+    int32_t a, b;
+} __attribute__((packed));
+
+static int read_full(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return 0;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 1;
+}
+
+static int64_t call(const struct request *req, int cmd_fd)
+{
+    LLMEngine *engine = (LLMEngine *)(uintptr_t)req->target;
+    void *made;
+    switch (req->op) {
+    case 'I': {
+        void *base = NULL;
+        if (req->b) /* NULL pool */
+            retire_pool();
+        else
+            base = load_pool(cmd_fd, (size_t)req->target, (size_t)req->a);
+        n_owners = 0;
+        live_engine = llm_init(base, (size_t)req->target);
+        return (int64_t)(uintptr_t)live_engine;
+    }
+    case 'C':
+        if ((made = create_sequence(engine, req->a, req->b)) != NULL)
+            add_owner(made);
+        return (int64_t)(uintptr_t)made;
+    case 'F':
+        if ((made = fork_sequence(engine, req->a, req->b)) != NULL)
+            add_owner(made);
+        return (int64_t)(uintptr_t)made;
+    case 'A':
+        return append_kv(engine, req->a, req->b);
+    case 'R':
+        return free_sequence(engine, req->a);
+    case 'D':
+        if (engine == live_engine && engine != NULL)
+            live_engine = NULL;
+        return llm_destroy(engine);
+    case 'O':
+        return 0;
+    default:
+        die("pagedcheck driver: unknown request\n");
+        return 0;
+    }
+}
+
+static void serve(int cmd_fd)
+{
+    struct request req;
+    while (read_full(cmd_fd, &req, sizeof req)) {
+        if (req.fail_at >= 0)
+            heap.fail_countdown = req.fail_at;
+        heap.call_allocations = heap.call_frees = 0;
+        heap.fault_fired = 0;
+        int64_t ret = call(&req, cmd_fd);
+        begin_reply(REPLY_OK);
+        put_i64(ret);
+        put_u32(heap.call_allocations);
+        put_u32(heap.call_frees);
+        put_u8(heap.fault_fired);
+        put_u64(heap.allocations);
+        put_u64(heap.live_blocks);
+        put_u64(heap.live_bytes);
+        put_pool_changes();
+        put_engine(req.op == 'O' ? (LLMEngine *)(uintptr_t)req.target : live_engine);
+        send_reply();
+    }
+}
+
+/* ---- sandbox ---- */
+
+static void limit(int resource, rlim_t value)
+{
+    struct rlimit rl = {value, value};
+    setrlimit(resource, &rl);
+}
+
+/* Kills the process (SIGSYS) on any attempt to start a process, run a program or signal another
+ * process. RLIMIT_NPROC cannot do this for root, whose process count is never limited. */
+static void forbid_processes(void)
+{
+#if defined(__x86_64__)
+#define KILL_ON(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        KILL_ON(__NR_fork),
+        KILL_ON(__NR_vfork),
+        KILL_ON(__NR_clone),
+        KILL_ON(435), /* clone3 */
+        KILL_ON(__NR_execve),
+        KILL_ON(__NR_execveat),
+        KILL_ON(__NR_kill),
+        KILL_ON(__NR_ptrace),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+#undef KILL_ON
+    struct sock_fprog prog = {(unsigned short)(sizeof filter / sizeof filter[0]), filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+        die("pagedcheck driver: cannot install the seccomp filter\n");
+#endif
+}
+
+static void sandbox(rlim_t cpu_seconds, rlim_t output_limit, rlim_t memory_limit, int strict)
+{
+    limit(RLIMIT_CORE, 0);
+    limit(RLIMIT_CPU, cpu_seconds);
+    limit(RLIMIT_FSIZE, output_limit);
+    limit(RLIMIT_NPROC, 0); /* no fork at all for an ordinary user */
+    if (memory_limit > 0)
+        limit(RLIMIT_AS, memory_limit);
+    if (strict)
+        forbid_processes();
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 7)
+        die("usage: driver CMD_FD REPLY_FD CPU_SECONDS OUTPUT_LIMIT MEMORY_LIMIT SANDBOX\n");
+    int cmd_fd = atoi(argv[1]);
+    reply_fd = atoi(argv[2]);
+    setvbuf(stdout, NULL, _IONBF, 0); /* a crash must not lose what the submission printed */
+
+    static char alt_stack[1 << 16]; /* so a stack overflow still reaches on_fault */
+    stack_t ss = {.ss_sp = alt_stack, .ss_size = sizeof alt_stack};
+    sigaltstack(&ss, NULL);
+    struct sigaction sa = {.sa_handler = on_fault, .sa_flags = SA_NODEFER | SA_ONSTACK};
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+
+    sandbox(strtoul(argv[3], NULL, 10), strtoul(argv[4], NULL, 10), strtoul(argv[5], NULL, 10), atoi(argv[6]));
+    serve(cmd_fd);
+
+    /* Clean exit: drop the driver's own references, so a block the submission never freed is "definitely
+     * lost" under valgrind rather than reachable through the accounting table. */
+    live_engine = NULL;
+    __real_free(heap.slots);
+    __real_free(owners);
+    __real_free(out.data);
+    retire_pool();
+    for (size_t i = 0; i < n_old_regions; i++)
+        munmap(old_regions[2 * i], (size_t)old_regions[2 * i + 1]);
+    __real_free(old_regions);
+    return 0;
+}

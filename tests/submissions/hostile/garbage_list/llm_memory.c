@@ -1,0 +1,51 @@
+/* Hostile test submission: llm_init returns an engine whose active list points into unmapped memory. */
+#include <stdint.h>
+#include <stdlib.h>
+#include "llm_memory.h"
+
+LLMEngine *llm_init(void *pool_addr, size_t pool_size)
+{
+    (void)pool_size;
+    LLMEngine *engine = calloc(1, sizeof *engine);
+    engine->pool_base_ptr = pool_addr;
+    engine->active_seqs.next = (struct list_node *)(uintptr_t)16;
+    engine->active_seqs.prev = &engine->active_seqs;
+    return engine;
+}
+
+Sequence *create_sequence(LLMEngine *engine, int seq_id, int initial_kv_len)
+{
+    (void)engine;
+    (void)seq_id;
+    (void)initial_kv_len;
+    return NULL;
+}
+
+int free_sequence(LLMEngine *engine, int seq_id)
+{
+    (void)engine;
+    (void)seq_id;
+    return -1;
+}
+
+Sequence *fork_sequence(LLMEngine *engine, int parent_seq_id, int new_seq_id)
+{
+    (void)engine;
+    (void)parent_seq_id;
+    (void)new_seq_id;
+    return NULL;
+}
+
+int append_kv(LLMEngine *engine, int seq_id, int kv_data)
+{
+    (void)engine;
+    (void)seq_id;
+    (void)kv_data;
+    return -1;
+}
+
+int llm_destroy(LLMEngine *engine)
+{
+    (void)engine;
+    return -1;
+}

@@ -1,0 +1,176 @@
+"""The C build and the CAdapter's isolation: hostile submissions fail with the right label, in bounded
+time, and leave no process behind; bad builds are reported with the compiler's or linker's words."""
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from oracle.hw3.c.adapter import CAdapter, Pointer, load_c
+from oracle.hw3.c.build import build
+from oracle.hw3.observation import ImplementationFailure
+
+HOSTILE = Path(__file__).resolve().parent / "submissions" / "hostile"
+REFERENCE = Path(__file__).resolve().parents[1] / "engine" / "c"
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cbuild")
+
+
+def _driver(name: str, workdir: Path) -> Path:
+    result = build(HOSTILE / name, workdir)
+    assert result.ok and result.driver is not None, result.message
+    return result.driver
+
+
+def _group(pgid: int) -> list[int]:
+    """The processes whose process group is pgid (field 5 of /proc/PID/stat)."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[2]) == pgid:
+                members.append(int(entry))
+    return members
+
+
+@pytest.mark.parametrize(
+    "name, label",
+    [
+        ("segfault", "crashed with SIGSEGV"),
+        ("exit", "called exit(0)"),
+        ("abort", "aborted (SIGABRT)"),
+        ("hang", "hung: no answer within 0.5 s"),
+        ("flood", "wrote more output than allowed (SIGXFSZ)"),
+        ("fork", "made a forbidden system call (SIGSYS)"),
+        ("double_free", "not a live heap block (double free"),
+    ],
+)
+def test_hostile_submission_fails_with_its_label_and_leaves_nothing(name: str, label: str, workdir: Path) -> None:
+    adapter = CAdapter(_driver(name, workdir), timeout=0.5, output_limit=1 << 16)
+    try:
+        engine = adapter.llm_init(640)
+        pgid = adapter.pid
+        assert pgid is not None
+        stale = Pointer(0x1000, adapter.generation)
+        start = time.monotonic()
+        with pytest.raises(ImplementationFailure, match=label.replace("(", r"\(").replace(")", r"\)")):
+            adapter.create_sequence(engine, 1, 1)
+        assert time.monotonic() - start < 5
+        assert adapter.failure is not None and label in adapter.failure
+        assert _group(pgid) == []
+        if name == "flood":
+            assert len(adapter.output) == 1 << 16 and "debug output" in adapter.output
+        # the next llm_init starts a fresh driver; handles from the dead one are refused
+        with pytest.raises(ImplementationFailure, match="died with the driver"):
+            adapter.append_kv(stale, 1, 1)
+        assert adapter.llm_init(640) is None and adapter.pid not in (None, pgid)
+    finally:
+        adapter.close()
+
+
+def test_close_kills_what_the_submission_started(workdir: Path) -> None:
+    """Without the seccomp filter a fork succeeds (RLIMIT_NPROC does not bind root); close() still ends it."""
+    adapter = CAdapter(_driver("fork", workdir), sandbox=False)
+    engine = adapter.llm_init(640)
+    pgid = adapter.pid
+    assert pgid is not None
+    assert adapter.create_sequence(engine, 1, 1) is None
+    adapter.close()
+    deadline = time.monotonic() + 2
+    while _group(pgid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _group(pgid) == []
+
+
+def test_wild_pointer_in_the_state_is_an_unreadable_state_not_a_dead_driver(workdir: Path) -> None:
+    adapter = CAdapter(_driver("garbage_list", workdir))
+    try:
+        engine = adapter.llm_init(640)
+        with pytest.raises(ImplementationFailure, match="state unreadable: SIGSEGV while reading the active list"):
+            adapter.observe(engine)
+        assert adapter.llm_destroy(None) == -1  # the driver lives on
+    finally:
+        adapter.close()
+
+
+def test_broken_list_is_reported_not_followed(workdir: Path) -> None:
+    adapter = CAdapter(_driver("cyclic_list", workdir))
+    try:
+        engine = adapter.llm_init(640)
+        adapter.create_sequence(engine, 1, 1)
+        state = adapter.observe(engine).engine
+        assert state is not None and state.list_error == "node 1: prev does not point to the node before it"
+        assert [s.seq_id for s in state.sequences] == [1]
+    finally:
+        adapter.close()
+
+
+def test_missing_symbol_is_reported_by_name(workdir: Path) -> None:
+    result = build(HOSTILE / "missing_symbol", workdir)
+    assert not result.ok and result.stage == "link"
+    assert result.missing_symbols == ("append_kv",)
+    assert "undefined symbols append_kv" in result.message
+
+
+def test_load_c_refuses_a_failed_build(workdir: Path) -> None:
+    with pytest.raises(ValueError, match="link failed: undefined symbols append_kv"):
+        load_c(HOSTILE / "missing_symbol", workdir)
+
+
+def test_compile_warning_fails_the_build_with_the_compiler_output(workdir: Path) -> None:
+    result = build(HOSTILE / "warning" / "llm_memory.c", workdir)
+    assert not result.ok and result.stage == "compile" and result.driver is None
+    assert "unused variable" in result.log and "-Werror=unused-variable" in result.log
+    again = build(HOSTILE / "warning", workdir)  # cached failure, same words
+    assert again == result
+
+
+def test_the_submission_own_header_is_ignored(workdir: Path, tmp_path: Path) -> None:
+    shutil.copyfile(REFERENCE / "llm_memory.c", tmp_path / "llm_memory.c")
+    (tmp_path / "llm_memory.h").write_text("#error this header must not be used\n")
+    assert build(tmp_path, workdir).ok
+
+
+def _touch(path: Path) -> Path:
+    path.write_text("")
+    return path
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda p: p / "nowhere", "does not exist"),
+        (lambda p: p, "has no llm_memory.c"),
+        (lambda p: _touch(p / "notes.txt"), "neither a .c file nor a directory"),
+    ],
+)
+def test_bad_submission_paths_are_one_line_errors(make, message: str, tmp_path: Path, workdir: Path) -> None:
+    with pytest.raises(ValueError, match=message):
+        build(make(tmp_path), workdir)
+
+
+def test_call_latency(workdir: Path) -> None:
+    """One round trip per call, observation included: well under a millisecond."""
+    driver = build(REFERENCE, workdir).driver
+    assert driver is not None
+    adapter = CAdapter(driver)
+    try:
+        engine = adapter.llm_init(64 * 64)
+        adapter.create_sequence(engine, 1, 1)
+        n = 2000
+        start = time.perf_counter()
+        for i in range(n):
+            adapter.append_kv(engine, 1, i)
+            adapter.observe(engine)
+        per_call = (time.perf_counter() - start) / n
+        assert per_call < 1e-3, f"{per_call * 1e6:.0f} us per call + observe"
+    finally:
+        adapter.close()
