@@ -24,6 +24,7 @@ class FuzzReport:
     stats: RunStats
     divergence: str | None = None  # one line: what differed first, and after which call
     program: list[str] = field(default_factory=list)  # the minimal failing program, runnable with python
+    failure: Exception | None = None  # the family's exception from the minimal program (calls, model, ...)
 
     @property
     def passed(self) -> bool:
@@ -94,14 +95,14 @@ def fuzz(
         phases=[Phase.explicit, Phase.generate, Phase.shrink],  # no explain phase: programs stay plain
     )
     start = time.perf_counter()
-    divergence, notes = None, []
+    divergence, notes, error = None, [], None
     try:
         run_state_machine_as_test(use_seed(seed)(new_machine), settings=run_settings)
     except AssertionError as failure:  # Divergence, or an assertion inside a Python implementation
-        divergence, notes = str(failure).splitlines()[0], getattr(failure, "__notes__", [])
+        divergence, notes, error = str(failure).splitlines()[0], getattr(failure, "__notes__", []), failure
     except FlakyFailure as failure:
         divergence = f"flaky: the failure did not happen again on replay ({failure.exceptions[0]})"
-    report = FuzzReport(impl, seed, time.perf_counter() - start, stats, divergence)
+    report = FuzzReport(impl, seed, time.perf_counter() - start, stats, divergence, failure=error)
     if divergence:
         report.program = family.repro_preamble(impl) + [note for note in notes if _PROGRAM_LINE.match(note)]
     return report

@@ -11,6 +11,7 @@ A disagreement raises Divergence with one line naming it and the call after whic
 """
 
 from functools import wraps
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, multiple, precondition, rule
@@ -26,8 +27,30 @@ from oracle.stats import RunStats
 POINTER_CALLS = {"llm_init": "an engine", "create_sequence": "a Sequence", "fork_sequence": "a Sequence"}
 
 
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One API call as the machine made it, with the return value the model expected."""
+
+    api: str
+    args: tuple[int, ...]  # llm_init: (pool_size,)
+    null: bool  # a NULL engine (for llm_init: a NULL pool)
+    expected: bool | int  # NULL/NOT_NULL for pointer-returning calls, else the int
+
+    def __str__(self) -> str:
+        first = ("NULL" if self.null else "pool") if self.api == "llm_init" else ("NULL" if self.null else "engine")
+        return f"{self.api}({', '.join([first, *map(str, self.args)])})"
+
+
 class Divergence(AssertionError):
-    """The implementation and the model disagree; the message is the first difference, located."""
+    """The implementation and the model disagree; the message is the first difference, located.
+
+    `calls` is every call of the program up to the one that diverged, and `model` the state expected
+    after it, so that a failing program can be replayed elsewhere (as C, say).
+    """
+
+    def __init__(self, message: str, calls: list[Call], model: Model):
+        super().__init__(message)
+        self.calls, self.model = calls, model
 
 
 def _counted(step: Callable) -> Callable:
@@ -55,17 +78,20 @@ class HW3Machine(RuleBasedStateMachine):
         self.impl = self.adapter_factory()
         self.model = Model()
         self.engine: Any = None
+        self.calls: list[Call] = []
         self.diverged = False  # once a step has failed, teardown only cleans up
 
     def _diverge(self, message: str) -> None:
         self.diverged = True
-        raise Divergence(message)
+        raise Divergence(message, self.calls, self.model)
 
     # -- one call, checked ----------------------------------------------------------------------------
 
     def _call(self, api: str, *args: int, null_engine: bool = False, check: bool = True) -> Outcome:
-        shown = f"{api}({', '.join(['NULL' if null_engine or self.engine is None else 'engine', *map(str, args)])})"
         expected: Outcome = getattr(self.model, api)(null_engine, *args)
+        call = Call(api, args, null_engine or self.engine is None, expected.returned)
+        self.calls.append(call)
+        shown = str(call)
         try:
             returned = getattr(self.impl, api)(None if null_engine else self.engine, *args)
         except ImplementationFailure as failure:
@@ -90,8 +116,10 @@ class HW3Machine(RuleBasedStateMachine):
             self._diverge(f"{problem} after {shown}")
 
     def _init(self, pool_size: int, null_pool: bool) -> None:
-        shown = f"llm_init({'NULL' if null_pool else 'pool'}, {pool_size})"
         expected = self.model.llm_init(pool_size, null_pool)
+        call = Call("llm_init", (pool_size,), null_pool, expected.returned)
+        self.calls.append(call)
+        shown = str(call)
         try:
             self.engine = self.impl.llm_init(pool_size, null_pool)
         except ImplementationFailure as failure:
