@@ -103,8 +103,10 @@ def _engine(engine: object) -> LLMEngine:
 
 
 def llm_init(pool_addr: memoryview | bytearray | None, pool_size: int) -> LLMEngine | None:
-    if type(pool_size) is not int or pool_size < 0:
-        raise TypeError(f"pool_size must be a non-negative int, got {pool_size!r}")
+    if type(pool_size) is not int:
+        raise TypeError(f"pool_size must be an int, not {type(pool_size).__name__}")
+    if pool_size < 0:
+        raise ValueError(f"pool_size={pool_size} is negative; a size_t cannot hold it")
     if pool_addr is None or pool_size < BLOCK_SIZE:
         return None
     pool = memoryview(pool_addr)
