@@ -87,23 +87,31 @@ class HW3Machine(RuleBasedStateMachine):
 
     # -- one call, checked ----------------------------------------------------------------------------
 
-    def _call(self, api: str, *args: int, null_engine: bool = False, check: bool = True) -> Outcome:
-        expected: Outcome = getattr(self.model, api)(null_engine, *args)
-        call = Call(api, args, null_engine or self.engine is None, expected.returned)
+    def _call(self, api: str, *args: int, null: bool = False, check: bool = True) -> Outcome:
+        """Make one call on the model and the implementation; compare return values and (if `check`) state.
+
+        `null` passes a NULL engine (for llm_init: a NULL pool); so does a call made while the engine is NULL.
+        """
+        init = api == "llm_init"
+        null = null or (not init and self.engine is None)
+        expected: Outcome = self.model.llm_init(*args, null) if init else getattr(self.model, api)(null, *args)
+        call = Call(api, args, null, expected.returned)
         self.calls.append(call)
-        shown = str(call)
         try:
-            returned = getattr(self.impl, api)(None if null_engine else self.engine, *args)
+            if init:
+                returned = self.engine = self.impl.llm_init(*args, null)
+            else:
+                returned = getattr(self.impl, api)(None if null else self.engine, *args)
         except ImplementationFailure as failure:
-            self._diverge(f"{shown} {failure}")
+            self._diverge(f"{call} {failure}")
         self.stats.events.update(expected.events)
-        if api == "llm_destroy" and not null_engine:
+        if api == "llm_destroy" and not null:
             self.engine = None
         got = returned is not None if api in POINTER_CALLS else returned
         if got != expected.returned:
-            self._diverge(f"return value: expected {_shown(api, expected.returned)}, got {_shown(api, got)} after {shown}")
+            self._diverge(f"return value: expected {_shown(api, expected.returned)}, got {_shown(api, got)} after {call}")
         if check:
-            self._check(shown, failed=expected.returned is NULL or expected.returned == -1)
+            self._check(str(call), failed=expected.returned is NULL or expected.returned == -1)
         return expected
 
     def _check(self, shown: str, failed: bool) -> None:
@@ -115,27 +123,12 @@ class HW3Machine(RuleBasedStateMachine):
         if problem:
             self._diverge(f"{problem} after {shown}")
 
-    def _init(self, pool_size: int, null_pool: bool) -> None:
-        expected = self.model.llm_init(pool_size, null_pool)
-        call = Call("llm_init", (pool_size,), null_pool, expected.returned)
-        self.calls.append(call)
-        shown = str(call)
-        try:
-            self.engine = self.impl.llm_init(pool_size, null_pool)
-        except ImplementationFailure as failure:
-            self._diverge(f"{shown} {failure}")
-        self.stats.events.update(expected.events)
-        if (self.engine is not None) != expected.returned:
-            self._diverge(f"return value: expected {_shown('llm_init', expected.returned)}, "
-                          f"got {_shown('llm_init', self.engine is not None)} after {shown}")
-        self._check(shown, failed=not expected.returned)
-
     # -- rules ------------------------------------------------------------------------------------------
 
     @initialize(pool_size=st.pool_sizes, null_pool=st.null_pools)
     @_counted
     def init(self, pool_size: int, null_pool: bool) -> None:
-        self._init(pool_size, null_pool)
+        self._call("llm_init", pool_size, null=null_pool)
 
     @precondition(lambda self: not self.model.live or len(self.model.sequences) >= 2)
     @rule(pool_size=st.pool_sizes, null_pool=st.null_pools)
@@ -143,7 +136,7 @@ class HW3Machine(RuleBasedStateMachine):
     def destroy_and_reinit(self, pool_size: int, null_pool: bool) -> None:
         if self.engine is not None:
             self._call("llm_destroy")
-        self._init(pool_size, null_pool)
+        self._call("llm_init", pool_size, null=null_pool)
 
     def _new_sequence(self, api: str, seq_id: int, *args: int) -> Any:
         accepted = self._call(api, *args, seq_id).returned if api == "fork_sequence" else self._call(api, seq_id, *args).returned
@@ -214,7 +207,7 @@ class HW3Machine(RuleBasedStateMachine):
         args = {"llm_destroy": (), "free_sequence": (seq_id,)}.get(api, (seq_id, other))
         if api == "llm_destroy" and not null_engine:
             return  # destroying the live engine is destroy_and_reinit's job
-        self._call(api, *args, null_engine=null_engine)
+        self._call(api, *args, null=null_engine)
 
     def teardown(self) -> None:
         try:

@@ -26,11 +26,8 @@ class _NoAdapter:
 class NoOpMachine(HW3Machine):
     """Same rules and strategies; every call accepted, nothing called, nothing checked."""
 
-    def _call(self, api, *args, null_engine=False, check=True):
+    def _call(self, api, *args, null=False, check=True):
         return Outcome(True)
-
-    def _init(self, pool_size, null_pool):
-        pass
 
     def _check(self, shown, failed):
         pass
