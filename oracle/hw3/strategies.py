@@ -17,8 +17,13 @@ pool_blocks = st.one_of(
 pool_sizes = st.tuples(pool_blocks, st.sampled_from([0, 0, 0, 1, 4, 63])).map(lambda b_e: b_e[0] * BLOCK_SIZE + b_e[1])
 null_pools = st.sampled_from([False] * 7 + [True])
 
-# A few ids, so that duplicates and unknown ids come up all the time, and the int32 extremes.
-seq_ids = st.sampled_from([0, 1, 2, 3, 0, 1, 2, 3, 4, 5, -1, INT32_MAX, INT32_MIN])
+# Mostly a few ids, so that duplicates and unknown ids come up all the time; the int32 extremes; and any
+# int32, so that many sequences can be live at once (a fixed-size table of sequences must not be enough).
+seq_ids = st.one_of(
+    st.sampled_from([0, 1, 2, 3, 0, 1, 2, 3, 4, 5, -1, INT32_MAX, INT32_MIN]),
+    st.sampled_from([0, 1, 2, 3, 4, 5, 6, 7]),
+    st.integers(INT32_MIN, INT32_MAX),
+)
 
 lengths = st.one_of(
     st.integers(1, 3 * KV_PER_BLOCK),
