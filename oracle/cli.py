@@ -6,6 +6,7 @@ or a grader that cannot run (ours or the caller's).
 
 import argparse
 import json
+import os
 import random
 import sys
 from pathlib import Path
@@ -83,6 +84,136 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     return EXIT_OK if report.passed else EXIT_FAILED
 
 
+def _artifacts_dir(args: argparse.Namespace, name: str) -> Path:
+    """Where repro files go: --out, else beside --json or --gradescope, else a new temporary directory."""
+    import tempfile
+
+    if args.out:
+        return args.out
+    for path in (args.json, args.gradescope):
+        if path:
+            return path.parent
+    return Path(tempfile.mkdtemp(prefix=f"pagedcheck-{Path(name).stem or 'grade'}-"))
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from oracle.grading import gradescope
+    from oracle.grading.report import GradeReport
+    from oracle.grading.rubric import RubricError
+    from oracle.grading.table import render
+    from oracle.hw3 import grade as hw3
+
+    def on_item(item) -> None:
+        if not args.quiet:
+            print(f"grade: {item.id}: {item.status.replace('_', ' ')} ({item.seconds:.1f} s)", file=sys.stderr)
+
+    out_dir = _artifacts_dir(args, args.submission)
+    try:
+        rubric = hw3.load(args.rubric)
+        report = hw3.grade(args.submission, rubric, out_dir, seed=args.seed, timeout=args.timeout, on_item=on_item)
+    except (RubricError, hw3.GraderError) as exc:
+        failure = GradeReport("hw3", args.submission, "unknown", "", str(args.rubric or hw3.DEFAULT_RUBRIC),
+                              args.seed or 0, grader_error=str(exc))
+        if args.json:
+            write_json(args.json, failure.as_dict())
+        if args.gradescope:
+            gradescope.write(args.gradescope, gradescope.failure_results(str(exc)))
+        raise UsageError(str(exc)) from None
+    print(render(report))
+    if any(item.repro for item in report.items):
+        print(f"\nRepro files are in {out_dir}")
+    if args.json:
+        write_json(args.json, report.as_dict())
+    if args.gradescope:
+        gradescope.write(args.gradescope, gradescope.results(report))
+    return report.exit_status
+
+
+def cmd_grade_all(args: argparse.Namespace) -> int:
+    from oracle.grading.batch import exit_status, grade_all
+    from oracle.grading.rubric import RubricError
+    from oracle.hw3 import grade as hw3
+
+    if not args.directory.is_dir():
+        raise UsageError(f"{args.directory} is not a directory")
+    try:
+        rubric = hw3.load(args.rubric)  # a bad rubric stops the batch before it starts
+    except RubricError as exc:
+        raise UsageError(str(exc)) from None
+    submissions = sorted(p for p in args.directory.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not submissions:
+        raise UsageError(f"{args.directory} holds no submission folders")
+    out = args.out or args.directory.with_name(args.directory.name + "-grades")
+    if out.resolve() == args.directory.resolve() or out.resolve() in [s.resolve() for s in submissions]:
+        raise UsageError(f"--out {out} would mix reports with submissions")
+
+    def command(submission: Path, sub_out: Path) -> list[str]:
+        cmd = [sys.executable, "-m", "oracle.cli", "grade", str(submission), "--out", str(sub_out),
+               "--json", str(sub_out / "report.json"), "--gradescope", str(sub_out / "results.json"),
+               "--timeout", str(args.timeout), "-q"]
+        if args.rubric:
+            cmd += ["--rubric", str(args.rubric)]
+        if args.seed is not None:
+            cmd += ["--seed", str(args.seed)]
+        return cmd
+
+    root = str(Path(__file__).resolve().parents[1])  # so the child imports this very pagedcheck
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    rows = grade_all([s.resolve() for s in submissions], out.resolve(), command, [item.id for item in rubric.items],
+                     jobs=args.jobs, env=env, progress=None if args.quiet else sys.stderr)
+    graded = sum(row.status != "grader error" for row in rows)
+    print(f"graded {graded} of {len(rows)} submissions; scores in {out / 'scores.csv'}, one report per folder")
+    return exit_status(rows)
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {value}")
+    return value
+
+
+def cmd_mutation(args: argparse.Namespace) -> int:
+    """A clean mutmut campaign over the Python engine (mutation/README.md)."""
+    import importlib.util
+
+    from mutation import python as campaign
+
+    if importlib.util.find_spec("mutmut") is None:
+        raise UsageError("mutmut is not installed: pip install -e '.[dev]'")
+    try:
+        root = campaign.find_checkout(Path.cwd())
+        if not args.quiet:
+            print(f"mutation: running mutmut in {root} with {args.jobs} jobs (a few minutes)", file=sys.stderr)
+        result = campaign.run_campaign(root, jobs=args.jobs)
+    except campaign.CampaignError as exc:
+        raise UsageError(str(exc)) from None
+    print(campaign.render(result, args.threshold))
+    if args.json:
+        write_json(args.json, result.as_dict(args.threshold))
+    return EXIT_OK if result.passed(args.threshold) else EXIT_FAILED
+
+
+def _timeout(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {value}")
+    return value
+
+
+def _add_grade_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rubric", type=Path, metavar="FILE", help="a rubric TOML file (default: the shipped HW3 rubric)")
+    p.add_argument("--seed", type=_seed, help="fuzz seed (default: the rubric's, fixed, so reruns agree)")
+    p.add_argument("--timeout", type=_timeout, default=2.0, help="seconds one call of a C submission may take (default: 2)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pagedcheck",
@@ -109,6 +240,44 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz_p.add_argument("--json", type=_output_file, metavar="FILE", help="write statistics and any failure as JSON")
     fuzz_p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     fuzz_p.set_defaults(run=cmd_fuzz)
+
+    grade_p = sub.add_parser(
+        "grade",
+        help="grade one HW3 submission against a rubric",
+        description="Grade a C submission (llm_memory.c, or a directory holding one) or a Python module "
+        "pkg.module[:attr]: every rubric item, with the rule, step, expected and actual value of each failure "
+        "and a standalone repro C file. Exit 0 all items pass, 1 some item fails, 2 the grader cannot run.",
+    )
+    grade_p.add_argument("submission", metavar="SUBMISSION", help="llm_memory.c, a directory holding it, or pkg.module")
+    grade_p.add_argument("--json", type=_output_file, metavar="FILE", help="write the report as JSON (pagedcheck-grade/1)")
+    grade_p.add_argument("--gradescope", type=_output_file, metavar="FILE", help="write Gradescope's results.json")
+    grade_p.add_argument("--out", type=Path, metavar="DIR", help="where repro files go (default: beside --json)")
+    _add_grade_options(grade_p)
+    grade_p.set_defaults(run=cmd_grade)
+
+    all_p = sub.add_parser(
+        "grade-all",
+        help="grade every submission folder in a directory",
+        description="Grade each folder of DIR as a submission, JOBS at a time; write OUT/scores.csv and, per "
+        "folder, report.json, results.json and repro files. One broken submission never stops the batch.",
+    )
+    all_p.add_argument("directory", type=Path, metavar="DIR", help="a directory of submission folders")
+    all_p.add_argument("--out", type=Path, metavar="OUT", help="where reports go (default: DIR-grades beside DIR)")
+    all_p.add_argument("--jobs", type=_positive, default=1, help="submissions graded at once (default: 1)")
+    _add_grade_options(all_p)
+    all_p.set_defaults(run=cmd_grade_all)
+    mut_p = sub.add_parser(
+        "mutation",
+        help="measure test strength: the mutation score of our suite on the Python engine (mutmut)",
+        description="Run a clean mutmut campaign over the Python engine from a pagedcheck checkout (fresh "
+        "mutants/), with the suite's mutation test selection; print a summary with every untriaged survivor's "
+        "diff. Exit 0 score >= threshold and no mutant without tests, 1 otherwise, 2 usage error.",
+    )
+    mut_p.add_argument("--jobs", type=_positive, default=2, help="mutants tested at once (mutmut --max-children; default: 2)")
+    mut_p.add_argument("--threshold", type=_fraction, default=0.95, help="lowest passing score (default: 0.95)")
+    mut_p.add_argument("--json", type=_output_file, metavar="FILE", help="write the counts, score and survivors as JSON")
+    mut_p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    mut_p.set_defaults(run=cmd_mutation)
     return parser
 
 

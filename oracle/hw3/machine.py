@@ -21,7 +21,7 @@ from oracle.hw3.adapters import Adapter
 from oracle.hw3.compare import first_divergence
 from oracle.hw3.model import NULL, Model, Outcome
 from oracle.hw3.observation import ImplementationFailure
-from oracle.hw3.spec import INT32_MAX, INT32_MIN, KV_PER_BLOCK, L2_PT_SIZE, MAX_KV
+from oracle.hw3.spec import INT32_MIN, KV_PER_BLOCK, L2_PT_SIZE, MAX_KV, MAX_LOGICAL_BLOCKS
 from oracle.stats import RunStats
 
 POINTER_CALLS = {"llm_init": "an engine", "create_sequence": "a Sequence", "fork_sequence": "a Sequence"}
@@ -151,8 +151,12 @@ class HW3Machine(RuleBasedStateMachine):
     @rule(target=sequences, seq_id=st.seq_ids, slack=st.fill_slack)
     @_counted
     def create_filling_pool(self, seq_id: int, slack: int) -> Any:
-        """Ask for every free block, `slack` records short of them (negative: more than there is)."""
-        return self._new_sequence("create_sequence", seq_id, self.model.free_blocks() * KV_PER_BLOCK - slack)
+        """Ask for all one sequence can take (every free block, at most 256), `slack` records short of it.
+
+        A negative slack asks for more than there is: OOM on a small pool, the 256-block cap on a large one.
+        """
+        room = min(self.model.free_blocks(), MAX_LOGICAL_BLOCKS) * KV_PER_BLOCK
+        return self._new_sequence("create_sequence", seq_id, room - slack)
 
     @rule(target=sequences, parent_seq_id=sequences, new_seq_id=st.seq_ids)
     @_counted

@@ -1,0 +1,80 @@
+"""The grader proper: a plain loop over the rubric's items, one check each, like CS:APP's mdriver.
+
+A family supplies its checks; each check is a function of (context, options) returning an Outcome, or
+raising NotRun (a prerequisite failed: 0 points) or NotApplicable (not for this kind of implementation: not
+counted). Any other exception is the grader's own fault: the item is an `error` and the report says so.
+"""
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from oracle.grading.report import ItemResult
+from oracle.grading.rubric import Rubric
+
+
+class NotRun(Exception):
+    """The check cannot run on this submission (e.g. it does not build); the item scores 0."""
+
+
+class NotApplicable(Exception):
+    """The check does not apply to this kind of implementation; the item is left out of the score."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    passed: bool
+    message: str = ""  # one line: what failed and where, or a note on a pass (e.g. a partial run)
+    details: str = ""  # what a student needs to see it: compiler output, the calls, valgrind's words
+    program: str = ""  # the minimal failing program, as Hypothesis prints it
+    repro: str | None = None  # the standalone C repro's file name, next to the report
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    rule: str  # the spec rule the check enforces, as the spec names it
+    run: Callable[[Any, Mapping[str, Any]], Outcome]
+    options: Mapping[str, Any] = field(default_factory=dict)  # defaults; a rubric may override them
+
+
+def run_checks(
+    checks: Mapping[str, Check],
+    rubric: Rubric,
+    context: Any,
+    on_item: Callable[[ItemResult], None] | None = None,
+) -> list[ItemResult]:
+    """Runs each rubric item's check in rubric order; never raises for a check's failure or error."""
+    results = []
+    for item in rubric.items:
+        check = checks[item.id]
+        start = time.perf_counter()
+        try:
+            outcome = check.run(context, item.options)
+            status = "passed" if outcome.passed else "failed"
+        except NotRun as reason:
+            outcome, status = Outcome(False, f"not run: {reason}"), "not_run"
+        except NotApplicable as reason:
+            outcome, status = Outcome(False, f"not applicable: {reason}"), "not_applicable"
+        except Exception as exc:  # a bug in the grader, not in the submission
+            outcome = Outcome(False, f"grader error: {type(exc).__name__}: {exc}", traceback.format_exc())
+            status = "error"
+        result = ItemResult(
+            id=item.id,
+            name=item.name,
+            rule=check.rule,
+            status=status,
+            points=item.points if status == "passed" else 0,
+            max_points=0 if status == "not_applicable" else item.points,
+            visibility=item.visibility,
+            message=outcome.message,
+            details=outcome.details,
+            program=outcome.program,
+            repro=outcome.repro,
+            seconds=time.perf_counter() - start,
+        )
+        results.append(result)
+        if on_item:
+            on_item(result)
+    return results

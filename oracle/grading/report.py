@@ -1,0 +1,93 @@
+"""What grading produces: one ItemResult per rubric item, gathered in a GradeReport, and its JSON form.
+
+The JSON schema (`pagedcheck-grade/1`) is documented in the README; `timing_free()` drops the fields that
+change from run to run, so two reports of the same submission and seed compare equal.
+"""
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SCHEMA = "pagedcheck-grade/1"
+STATUSES = ("passed", "failed", "not_run", "not_applicable", "error")
+EXIT_OK, EXIT_FAILED, EXIT_GRADER = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    id: str
+    name: str
+    rule: str
+    status: str  # one of STATUSES
+    points: float
+    max_points: float  # 0 when not applicable
+    visibility: str
+    message: str = ""
+    details: str = ""
+    program: str = ""
+    repro: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def counts_as_failure(self) -> bool:
+        return self.status in ("failed", "not_run")
+
+
+@dataclass
+class GradeReport:
+    family: str
+    submission: str
+    kind: str  # "c" or "python"; "unknown" when the grader could not tell
+    rubric_title: str
+    rubric_source: str
+    seed: int
+    items: list[ItemResult] = field(default_factory=list)
+    grader_error: str | None = None  # set when the grader itself could not run (exit status 2)
+    seconds: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return sum(item.points for item in self.items)
+
+    @property
+    def max_score(self) -> float:
+        return sum(item.max_points for item in self.items)
+
+    @property
+    def exit_status(self) -> int:
+        """0 every item passed; 1 some item failed or could not run (the submission's fault); 2 the grader
+        could not run, or a check broke (ours)."""
+        if self.grader_error or any(item.status == "error" for item in self.items):
+            return EXIT_GRADER
+        return EXIT_FAILED if any(item.counts_as_failure for item in self.items) else EXIT_OK
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "family": self.family,
+            "submission": self.submission,
+            "kind": self.kind,
+            "rubric": {"title": self.rubric_title, "source": self.rubric_source},
+            "seed": self.seed,
+            "score": _number(self.score),
+            "max_score": _number(self.max_score),
+            "exit_status": self.exit_status,
+            "grader_error": self.grader_error,
+            "seconds": round(self.seconds, 3),
+            "items": [
+                {**asdict(item), "points": _number(item.points), "max_points": _number(item.max_points),
+                 "seconds": round(item.seconds, 3)}
+                for item in self.items
+            ],
+        }
+
+
+def timing_free(report: dict[str, Any]) -> dict[str, Any]:
+    """A report dict without its timings, for comparing two runs."""
+    return {
+        **{k: v for k, v in report.items() if k != "seconds"},
+        "items": [{k: v for k, v in item.items() if k != "seconds"} for item in report["items"]],
+    }
+
+
+def _number(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else round(value, 3)

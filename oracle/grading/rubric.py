@@ -1,0 +1,117 @@
+"""The rubric: which checks count, for how many points, and who sees them. Loaded from TOML.
+
+    title = "HW3: vLLM PagedAttention memory manager"
+
+    [[item]]
+    id = "compiles"                 # a check the family defines
+    name = "Compiles with the official flags"
+    points = 5
+    visibility = "visible"          # Gradescope: hidden, after_due_date, after_published, visible
+    [item.options]                  # optional; only the options the check declares
+    seconds = 8
+
+Every mistake is a RubricError naming the file, the item and what is wrong, so a course finds it at once.
+"""
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+_ITEM_KEYS = {"id", "name", "points", "visibility", "options"}
+
+
+class RubricError(ValueError):
+    """The rubric file cannot be used; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class RubricItem:
+    id: str
+    name: str
+    points: float
+    visibility: str = "visible"
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Rubric:
+    title: str
+    items: tuple[RubricItem, ...]
+    source: str  # the file it came from
+
+    @property
+    def max_score(self) -> float:
+        return sum(item.points for item in self.items)
+
+
+def load_rubric(path: Path | str, checks: Mapping[str, Mapping[str, Any]]) -> Rubric:
+    """Reads and validates a rubric. `checks` maps each check id the family knows to its default options;
+    an item naming another id, or an option its check does not take, or of another type, is an error."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise RubricError(f"rubric {path}: cannot read it: {exc.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RubricError(f"rubric {path}: not valid TOML: {exc}") from None
+    return parse_rubric(data, checks, str(path))
+
+
+def parse_rubric(data: Mapping[str, Any], checks: Mapping[str, Mapping[str, Any]], source: str) -> Rubric:
+    def fail(message: str) -> RubricError:
+        return RubricError(f"rubric {source}: {message}")
+
+    unknown = set(data) - {"title", "item"}
+    if unknown:
+        raise fail(f"unknown top-level key(s) {', '.join(sorted(unknown))}; expected title and [[item]]")
+    title = data.get("title", "")
+    if not isinstance(title, str):
+        raise fail("title must be a string")
+    raw_items = data.get("item")
+    if not isinstance(raw_items, list) or not raw_items:
+        raise fail("no [[item]] tables: a rubric needs at least one item")
+    items: list[RubricItem] = []
+    for number, raw in enumerate(raw_items, 1):
+        where = f"item {number}" + (f" ({raw['id']!r})" if isinstance(raw.get("id"), str) else "")
+        extra = set(raw) - _ITEM_KEYS
+        if extra:
+            raise fail(f"{where}: unknown key(s) {', '.join(sorted(extra))}; expected {', '.join(sorted(_ITEM_KEYS))}")
+        check_id = raw.get("id")
+        if not isinstance(check_id, str):
+            raise fail(f"{where}: id must be a string naming a check")
+        if check_id not in checks:
+            raise fail(f"{where}: no check named {check_id!r}; known checks: {', '.join(checks)}")
+        if any(item.id == check_id for item in items):
+            raise fail(f"{where}: check {check_id!r} appears twice")
+        points = raw.get("points")
+        if isinstance(points, bool) or not isinstance(points, (int, float)) or points < 0:
+            raise fail(f"{where}: points must be a number >= 0, got {points!r}")
+        visibility = raw.get("visibility", "visible")
+        if visibility not in VISIBILITIES:
+            raise fail(f"{where}: visibility must be one of {', '.join(VISIBILITIES)}, got {visibility!r}")
+        name = raw.get("name", check_id)
+        if not isinstance(name, str):
+            raise fail(f"{where}: name must be a string")
+        options = raw.get("options", {})
+        if not isinstance(options, dict):
+            raise fail(f"{where}: options must be a table")
+        defaults = checks[check_id]
+        for key, value in options.items():
+            if key not in defaults:
+                takes = ", ".join(defaults) or "no options"
+                raise fail(f"{where}: check {check_id!r} has no option {key!r} (it takes {takes})")
+            if not _fits(value, defaults[key]):
+                raise fail(f"{where}: option {key!r} must be {type(defaults[key]).__name__}, got {value!r}")
+        items.append(RubricItem(check_id, name, points, visibility, {**defaults, **options}))
+    return Rubric(title, tuple(items), source)
+
+
+def _fits(value: Any, default: Any) -> bool:
+    """Whether an option value has its default's type (an int does for a float; a bool is no number)."""
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float))
+    return isinstance(value, type(default))

@@ -1,0 +1,678 @@
+"""The HW3 rubric's checks, one per item, each enforcing one rule of the spec.
+
+Directed checks are fixed programs (scenarios) replayed through the submission's adapter and the Model
+together; after every call the return value and the whole observed state are compared with
+`first_divergence`, so a failure reads `scenario: step N call: what differs: expected X, got Y [rule: R]`.
+The fuzz check runs the HW3 state machine; memory safety runs valgrind and our own heap accounting;
+robustness makes each allocation fail in turn. Every failed item with a program behind it gets a
+standalone repro C file next to the report.
+"""
+
+import copy
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from hypothesis.internal.conjecture import engine as conjecture_engine
+from hypothesis.reporting import with_reporter
+
+from oracle.grading.grader import Check, NotApplicable, NotRun, Outcome
+from oracle.hw3 import FAMILY
+from oracle.hw3.adapters import Adapter
+from oracle.hw3.c.build import BuildResult, OFFICIAL_FLAGS
+from oracle.hw3.compare import first_divergence
+from oracle.hw3.machine import POINTER_CALLS, Call, Divergence, HW3Machine, machine_for
+from oracle.hw3.model import Model
+from oracle.hw3.observation import ImplementationFailure
+from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, L2_PT_SIZE
+from oracle.runner import fuzz
+from oracle.stats import RunStats
+
+TASKS = {
+    "llm_init": "Task 1: Engine Initialization",
+    "create_sequence": "Task 2: Sequence Creation & Deletion",
+    "free_sequence": "Task 2: Sequence Creation & Deletion",
+    "fork_sequence": "Task 3: Sequence Forking",
+    "append_kv": "Task 4: Virtual Addressing, CoW & Appending",
+    "llm_destroy": "Task 5: Engine Destruction",
+}
+POINTER_SAFETY = "Constraint 1: Pointer Safety"
+CHECK_BEFORE_ALLOCATE = "Constraint 2: Check Before Allocate"
+FIRST_FIT = "Constraint 3: First-Fit Allocation"
+NO_PREMATURE_WRITES = "Constraint 4: No Premature Memory Modification"
+FREE_BLOCK_CONSISTENCY = "Constraint 5: Free Block Consistency"
+REF_COUNTING = "Copy-on-Write & Reference Counting"
+TAIL_INSERTION = "Tasks 2-3: append to the tail of active_seqs (head->prev)"
+MEMORY_SAFETY = "Compilation Standard: Valgrind-clean, 0 bytes lost"
+OUTPUT_SHOWN = 2000  # characters of what the submission printed, in a failed item's details
+
+
+@dataclass
+class Submission:
+    """What the checks grade, and where they leave what a student needs (repro files)."""
+
+    path: str
+    kind: str  # "c" or "python"
+    factory: Callable[[], Adapter] | None  # None when a C submission does not build
+    out_dir: Path
+    workdir: Path  # build cache and scratch space
+    build: BuildResult | None = None  # C only
+    source: Path | None = None  # C only: the llm_memory.c graded
+    timeout: float = 2.0  # per call, C only
+    seed: int | None = None  # overrides the fuzz item's seed
+    fuzz_failure: Divergence | None = None  # set by the fuzz check, for the memory-safety check's repro run
+    repro_sources: dict[str, str] = field(default_factory=dict)  # file name -> C source, written this run
+    _probes: dict[str, Any] | None = None
+
+    def adapter(self) -> Adapter:
+        return _built(self)()
+
+    def probes(self) -> dict[str, Any]:
+        """The white-box C probes' results by name, run once per submission."""
+        if self._probes is None:
+            from oracle.hw3.probes import run_probes
+
+            self._probes = {p.name: p for p in run_probes(self.source, self.workdir / "probes", timeout=5 * self.timeout)}
+        return self._probes
+
+
+# ---- scenarios: fixed programs --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    api: str
+    args: tuple[int, ...]
+    null: bool = False  # a NULL engine (for llm_init: a NULL pool)
+
+
+def init(blocks: int, extra: int = 0, null_pool: bool = False) -> Step:
+    return Step("llm_init", (blocks * BLOCK_SIZE + extra,), null_pool)
+
+
+def create(seq_id: int, initial_kv_len: int) -> Step:
+    return Step("create_sequence", (seq_id, initial_kv_len))
+
+
+def fork(parent_seq_id: int, new_seq_id: int) -> Step:
+    return Step("fork_sequence", (parent_seq_id, new_seq_id))
+
+
+def append(seq_id: int, kv_data: int) -> Step:
+    return Step("append_kv", (seq_id, kv_data))
+
+
+def free(seq_id: int) -> Step:
+    return Step("free_sequence", (seq_id,))
+
+
+def destroy() -> Step:
+    return Step("llm_destroy", ())
+
+
+def null(step: Step) -> Step:
+    return dataclasses.replace(step, null=True)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    steps: tuple[Step, ...]
+    strict_alloc: bool = False  # a failing call must not allocate (Constraint 2), even a malloc it frees
+
+
+@dataclass
+class Finding:
+    """Where a replay first went wrong."""
+
+    scenario: str
+    step: int  # 1-based
+    call: Call
+    problem: str
+    calls: list[Call]
+    model: Model
+    output: str = ""  # what the submission printed
+    rule_name: str | None = None  # when the check, not the difference, names the rule
+
+    @property
+    def rule(self) -> str:
+        return self.rule_name or rule_for(self.problem, self.call)
+
+    @property
+    def message(self) -> str:
+        return f"{self.scenario}: step {self.step} {self.call}: {self.problem} [rule: {self.rule}]"
+
+
+def rule_for(problem: str, call: Call) -> str:
+    """The spec rule a difference breaks, judged from what differs and the call that made it differ."""
+    allocating = call.api in ("create_sequence", "append_kv")
+    if call.null and call.api != "llm_init":
+        return POINTER_SAFETY
+    if problem.startswith("heap: a failing call") or "block_table[" in problem and call.expected in (False, -1):
+        return CHECK_BEFORE_ALLOCATE
+    if problem.startswith("heap:"):
+        return TASKS["llm_destroy"]
+    if problem.startswith("free_local_blocks"):
+        return FREE_BLOCK_CONSISTENCY
+    if allocating and problem.startswith("ref_count[") and problem.endswith("expected 1, got 0"):
+        return FIRST_FIT  # the block first fit picks was left free
+    if allocating and "block_table[" in problem and "NULL" not in problem:
+        return FIRST_FIT
+    if problem.startswith("ref_count"):
+        return REF_COUNTING
+    if call.api in ("llm_init", "create_sequence", "fork_sequence") and (
+        problem.startswith("pool block") or " record " in problem
+    ):
+        return NO_PREMATURE_WRITES
+    if problem.startswith("active list:") and call.api in ("create_sequence", "fork_sequence"):
+        return TAIL_INSERTION
+    if problem.startswith("guard zone"):
+        return MEMORY_SAFETY
+    return TASKS[call.api]
+
+
+def _shown(api: str, value: bool | int) -> str:
+    if api in POINTER_CALLS:
+        return POINTER_CALLS[api] if value else "NULL"
+    return str(value)
+
+
+def replay(adapter: Adapter, scenario: Scenario) -> Finding | None:
+    """Runs a scenario through the adapter and the model, comparing after every call; the first difference."""
+    model, engine, calls = Model(), None, []
+    for number, step in enumerate(scenario.steps, 1):
+        if step.api == "llm_init":
+            expected = model.llm_init(step.args[0], step.null)
+            call = Call("llm_init", step.args, step.null, expected.returned)
+        else:
+            null_engine = step.null or engine is None
+            expected = getattr(model, step.api)(null_engine, *step.args)
+            call = Call(step.api, step.args, null_engine, expected.returned)
+        calls.append(call)
+        try:
+            if step.api == "llm_init":
+                returned = engine = adapter.llm_init(step.args[0], step.null)
+            else:
+                returned = getattr(adapter, step.api)(None if step.null else engine, *step.args)
+                if step.api == "llm_destroy" and not step.null:
+                    engine = None
+            got = returned is not None if step.api in POINTER_CALLS else returned
+            problem = None
+            if got != expected.returned:
+                problem = f"return value: expected {_shown(step.api, expected.returned)}, got {_shown(step.api, got)}"
+            else:
+                failed = expected.returned in (False, -1)
+                problem = first_divergence(model, adapter.observe(engine), failed and scenario.strict_alloc)
+        except ImplementationFailure as failure:
+            problem = str(failure)
+        if problem:
+            return Finding(scenario.name, number, call, problem, calls, model, _printed(adapter))
+    return None
+
+
+def _printed(adapter: Adapter) -> str:
+    return getattr(adapter, "output", "")
+
+
+def _listing(calls: list[Call], failed_at: int) -> str:
+    lines = []
+    for number, call in enumerate(calls, 1):
+        mark = "   <-- differs here" if number == failed_at else ""
+        lines.append(f"{number:>3}  {call} -> {_shown(call.api, call.expected)} expected{mark}")
+    return "\n".join(lines)
+
+
+def _run_scenarios(sub: Submission, item: str, scenarios: list[Scenario]) -> Outcome:
+    """Each scenario on a fresh adapter; the item fails on the first scenario that finds a difference."""
+    for scenario in scenarios:
+        adapter = sub.adapter()
+        try:
+            finding = replay(adapter, scenario)
+        finally:
+            adapter.close()
+        if finding:
+            return failed(sub, item, finding)
+    return Outcome(True)
+
+
+def failed(sub: Submission, item: str, finding: Finding, program: str = "") -> Outcome:
+    """The Outcome for a finding: the message, the calls that led there, what was printed, a repro file."""
+    details = [f"The calls ({finding.scenario}):", _listing(finding.calls, finding.step)]
+    if finding.output:
+        shown = finding.output[:OUTPUT_SHOWN]
+        more = f"\n... ({len(finding.output) - OUTPUT_SHOWN} more characters)" if len(finding.output) > OUTPUT_SHOWN else ""
+        details += ["Your code printed:", shown + more]
+    repro = None
+    if sub.kind == "c":
+        repro, note = _write_repro(sub, item, finding)
+        details.append(note)
+    return Outcome(False, finding.message, "\n".join(details), program, repro)
+
+
+def _write_repro(sub: Submission, item: str, finding: Finding) -> tuple[str, str]:
+    """Writes the repro next to the report (repro.c for the fuzz item, repro-<item>.c for the others) and
+    checks that it builds against the submission with the official flags."""
+    from oracle.hw3.repro import build_repro, repro_c
+
+    stem = "repro" if item == "fuzz" else f"repro-{item}"
+    source = repro_c(finding.calls, finding.model, finding.message)
+    (sub.out_dir / f"{stem}.c").write_text(source)
+    sub.repro_sources[stem] = source
+    assert sub.source is not None
+    binary, compiler = build_repro(source, sub.source, sub.workdir / stem, name=stem)
+    if binary is None:
+        return f"{stem}.c", f"{stem}.c does not build against the submission (a pagedcheck bug; please report it):\n{compiler}"
+    command = " ".join(["gcc", *OFFICIAL_FLAGS, "llm_memory.c", f"{stem}.c", "-o", stem])
+    return f"{stem}.c", f"Standalone repro {stem}.c, next to llm_memory.h and your llm_memory.c: {command} && ./{stem}"
+
+
+# ---- the directed checks --------------------------------------------------------------------------------
+
+
+def check_compiles(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+    if sub.kind != "c":
+        raise NotApplicable("a Python implementation is not compiled")
+    assert sub.build is not None
+    if sub.build.ok:
+        return Outcome(True)
+    build = sub.build
+    if build.missing_symbols:
+        return Outcome(False, f"link failed: undefined symbols {', '.join(build.missing_symbols)}", build.log)
+    first = next((line for line in build.log.splitlines() if "error" in line), "compile failed")
+    return Outcome(False, f"gcc {' '.join(OFFICIAL_FLAGS)} -c llm_memory.c failed: {first.strip()}", build.log)
+
+
+def _with_probe(sub: Submission, item: str, outcome: Outcome, probe: str) -> Outcome:
+    """A directed check's outcome, then (C only) the white-box probe that covers what the API cannot show."""
+    if not outcome.passed or sub.kind != "c":
+        return outcome
+    result = sub.probes()[probe]
+    if result.passed:
+        return outcome
+    return Outcome(False, f"{probe}: {result.detail} [rule: {result.rule}]", f"White-box probe {probe!r} failed.")
+
+
+def check_llm_init(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+    refused = Scenario("llm_init_refuses", (init(10, null_pool=True), init(0, 63), init(0)))
+    accepted = Scenario("llm_init", (init(1), init(10, 63), init(300, 1)))  # partial blocks are never used
+    return _with_probe(sub, "llm_init", _run_scenarios(sub, "llm_init", [refused, accepted]), "init_untouched")
+
+
+def check_create_free(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+    return _run_scenarios(sub, "create_free", [Scenario("create_sequence", (
+        init(40), create(1, 17), create(2, 16), create(3, 1),
+        create(1, 5), create(4, 0), create(4, -3), create(4, 4097), create(4, 37 * KV_PER_BLOCK + 1),
+        free(2), free(2), free(99),
+        create(5, L2_PT_SIZE * KV_PER_BLOCK + 1),  # two L2 tables
+        append(5, 7), free(1), free(3), free(5),
+        create(6, 36 * KV_PER_BLOCK),  # the whole pool again
+    ))])
+
+
+def check_fork(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+    return _run_scenarios(sub, "fork", [Scenario("fork_sequence", (
+        init(40), create(1, 20), append(1, 111), fork(1, 2), fork(2, 3),
+        fork(7, 4), fork(1, 3), fork(1, 1),
+        create(4, L2_PT_SIZE * KV_PER_BLOCK + 1), fork(4, 5),  # two L2 tables copied
+        free(1), free(4), append(2, 5), free(2), free(3), free(5),
+    ))])
+
+
+def check_append_cow(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+    cow = Scenario("append_kv", (
+        init(24), create(1, 14), append(1, 1), append(1, 2),  # fills block 0
+        append(1, 3),  # a new page
+        fork(1, 2), append(2, 10),  # copy-on-write of a block with one record written and 15 magic
+        append(1, 4),  # the parent owns its block alone again: in place
+        fork(1, 3), free(1), append(3, 20),  # ref_count back to 1: in place
+        create(4, L2_PT_SIZE * KV_PER_BLOCK - 1), append(4, 30), append(4, 31),  # a new L2 table
+        fork(4, 5), append(5, 32), append(4, 33),
+    ))
+    cap = Scenario("append_kv_cap", (
+        init(257), create(1, 256 * KV_PER_BLOCK - 1), append(1, 5), append(1, 6),  # logical_idx 256: refused
+    ))
+    return _run_scenarios(sub, "append_cow", [cow, cap])
+
+
+def check_llm_destroy(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+    outcome = _run_scenarios(sub, "llm_destroy", [
+        Scenario("llm_destroy", (init(20), create(1, 20), fork(1, 2), append(2, 7), create(3, 40), destroy())),
+        Scenario("llm_destroy_empty", (init(10), destroy())),
+        Scenario("llm_destroy_after_free", (init(10), create(1, 5), free(1), destroy())),
+    ])
+    return _with_probe(sub, "llm_destroy", outcome, "destroy_keeps_pool")
+
+
+def check_null_engine(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+    return _run_scenarios(sub, "null_engine", [Scenario("null_engine", (
+        init(10), create(1, 20),
+        null(create(2, 5)), null(fork(1, 2)), null(append(1, 5)), null(free(1)), null(destroy()),
+    ))])
+
+
+def check_check_before_allocate(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+    refusals = Scenario("failing_calls", (
+        init(16), create(1, 20),
+        create(1, 5), create(2, 0), create(2, 4097), create(2, 15 * KV_PER_BLOCK),  # duplicate, bad, cap, OOM
+        fork(9, 3), fork(1, 1), append(9, 1), free(9),
+        null(create(2, 5)), null(fork(1, 2)), null(append(1, 5)), null(free(1)), null(destroy()),
+        create(2, 14 * KV_PER_BLOCK),  # the pool is now full
+        fork(1, 3), append(3, 5), append(1, 5),  # copy-on-write needed, no free block
+        create(4, 1),
+    ), strict_alloc=True)
+    needs_l2 = Scenario("oom_append_needs_l2", (
+        init(16), create(1, L2_PT_SIZE * KV_PER_BLOCK), append(1, 7),  # needs block_table[1] and a block
+    ), strict_alloc=True)
+    new_page = Scenario("oom_append_new_page", (init(2), create(1, 32), append(1, 7)), strict_alloc=True)
+    return _run_scenarios(sub, "check_before_allocate", [refusals, needs_l2, new_page])
+
+
+def check_first_fit(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+    return _run_scenarios(sub, "first_fit", [Scenario("first_fit", (
+        init(12), create(1, 16), create(2, 32), create(3, 16), free(2),
+        create(4, 16), create(5, 32),  # into the hole, then across it
+        fork(4, 6), append(6, 9), append(4, 9),  # new pages
+        free(1), fork(3, 7), append(7, 1),  # block 0 again
+        create(8, 5), fork(8, 9), free(3), append(9, 1),  # copy-on-write into the lowest free block
+    ))])
+
+
+def check_no_premature_writes(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+    return _run_scenarios(sub, "no_premature_writes", [Scenario("no_premature_writes", (
+        init(8, 13), create(1, 40), append(1, 5), fork(1, 2), free(1), free(2),
+        create(3, 48),  # stale records (and magic numbers) are its first 48 records
+        create(4, 16), fork(4, 5),
+    ))])
+
+
+def check_free_count(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+    return _run_scenarios(sub, "free_count", [Scenario("free_count", (
+        init(10), create(1, 32), fork(1, 2), free(1),  # still shared by 2: not free
+        append(2, 1), fork(2, 3), append(3, 2),  # a new page, then copy-on-write
+        free(2), free(3), create(4, 10 * KV_PER_BLOCK), free(4),
+    ))])
+
+
+def check_tail_insertion(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+    return _run_scenarios(sub, "tail_insertion", [Scenario("tail_insertion", (
+        init(16), create(3, 1), create(1, 1), create(2, 1), fork(1, 7), free(1), create(1, 1), fork(3, 0),
+    ))])
+
+
+def check_l1_traversal(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+    """free_sequence must visit all 16 L1 slots; through the API the L2 tables are always contiguous, so
+    the probe edits a live block table to leave a NULL slot between two live ones."""
+    if sub.kind == "c":
+        _built(sub)
+        return _with_probe(sub, "l1_traversal", Outcome(True), "l1_gap_free")
+    adapter = sub.adapter()
+    try:
+        engine = adapter.llm_init(20 * BLOCK_SIZE)
+        seq = adapter.create_sequence(engine, 1, L2_PT_SIZE * KV_PER_BLOCK + 1)  # block_table[0] and [1]
+        seq.block_table[2], seq.block_table[1] = seq.block_table[1], None
+        adapter.free_sequence(engine, 1)
+        state = adapter.observe(engine).engine
+    except (ImplementationFailure, AttributeError, TypeError) as exc:
+        return Outcome(False, f"l1_gap_free: {exc}")
+    finally:
+        adapter.close()
+    if state is not None and state.free_local_blocks == 20 and not any(state.ref_count):
+        return Outcome(True)
+    got = "unreadable" if state is None else f"{state.free_local_blocks} free, ref_count {list(state.ref_count)}"
+    return Outcome(False, f"l1_gap_free: after freeing a sequence whose block_table[1] is NULL and [2] maps a "
+                          f"block: expected 20 free blocks and every ref_count 0, got {got} "
+                          "[rule: Task 2: loop through ALL 16 L1 slots]")
+
+
+def _built(sub: Submission) -> Callable[[], Adapter]:
+    if sub.factory is None:
+        raise NotRun("the submission does not build with the official flags")
+    return sub.factory
+
+
+# ---- the stateful fuzz ----------------------------------------------------------------------------------
+
+FUZZ_OPTIONS = {"seed": 110, "examples": 120, "steps": 50, "seconds": 8.0, "shrink_seconds": 6.0}
+
+
+def check_fuzz(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+    """The HW3 state machine against the oracle: a fixed seed, so a rerun gives the same program; a budget
+    for generating (a submission that runs out of it passes with a note) and one for shrinking."""
+    factory = _built(sub)
+    seed = sub.seed if sub.seed is not None else options["seed"]
+    deadline = time.monotonic() + options["seconds"]
+    state: dict[str, Any] = {"first_failure": None, "out_of_time": False}
+
+    class BudgetedMachine(HW3Machine):
+        """Past the deadline, and before any failure, the next program ends the run; once a failure is
+        found, the shrinker's own time limit bounds the rest."""
+
+        def __init__(self) -> None:
+            if time.monotonic() > deadline and state["first_failure"] is None:
+                state["out_of_time"] = True
+                raise _OutOfTime
+            super().__init__()
+
+        def _diverge(self, message: str) -> None:
+            if state["first_failure"] is None:
+                state["first_failure"] = time.monotonic()
+            super()._diverge(message)
+
+    def budgeted_machine_for(adapter_factory: Callable[[], Adapter], stats: RunStats | None = None) -> type:
+        machine = type("HW3Machine", (BudgetedMachine, machine_for(adapter_factory, stats)), {})
+        state["stats"] = machine.stats
+        return machine
+
+    family = dataclasses.replace(FAMILY, machine_for=budgeted_machine_for)
+    saved = conjecture_engine.MAX_SHRINKING_SECONDS
+    conjecture_engine.MAX_SHRINKING_SECONDS = options["shrink_seconds"]
+    try:
+        with with_reporter(lambda _: None):  # Hypothesis's own warnings (e.g. slow shrinking) are ours to word
+            report = fuzz(family, sub.path, factory, examples=options["examples"], steps=options["steps"], seed=seed)
+    except BaseException:
+        if not state["out_of_time"]:
+            raise
+        # _OutOfTime itself, or what Hypothesis makes of a run ended mid-way (FlakyStrategyDefinition)
+        stats = state["stats"]
+        return Outcome(True, f"no divergence in the {options['seconds']:g} s budget: {stats.examples} of "
+                             f"{options['examples']} programs, {stats.steps} calls, seed {seed}")
+    finally:
+        conjecture_engine.MAX_SHRINKING_SECONDS = saved
+    stats = report.stats
+    ran = f"{stats.examples} programs, {stats.steps} calls, seed {seed}"
+    if report.passed:
+        return Outcome(True)
+    program = "\n".join(report.program)
+    failure = report.failure
+    if not isinstance(failure, Divergence):
+        return Outcome(False, f"fuzz ({ran}): {report.divergence}", "", program)
+    sub.fuzz_failure = failure
+    finding = _finding_from(failure, sub)
+    outcome = failed(sub, "fuzz", finding, program)
+    cut = time.monotonic() - state["first_failure"] >= options["shrink_seconds"]
+    note = " (shrinking stopped at its time budget: the program may not be minimal)" if cut else ""
+    return dataclasses.replace(outcome, message=f"{outcome.message} ({ran}){note}")
+
+
+class _OutOfTime(BaseException):
+    """Ends a fuzz run at its budget. Not an Exception, so Hypothesis does not take it for a failure."""
+
+
+def _finding_from(failure: Divergence, sub: Submission) -> Finding:
+    """A machine Divergence as a Finding: the step and call located, the trailing 'after <call>' dropped."""
+    calls = list(failure.calls)
+    call = calls[-1]
+    problem = str(failure).splitlines()[0]
+    head, sep, tail = problem.rpartition(" after ")
+    if sep and tail.split("(")[0] in TASKS:
+        problem = head
+    if problem.startswith(f"{call} "):
+        problem = problem[len(str(call)) + 1 :]
+    return Finding("fuzz", len(calls), call, problem, calls, failure.model)
+
+
+# ---- memory safety -------------------------------------------------------------------------------------
+
+MEMCHECK_OPTIONS = {"timeout": 60.0}
+_LOG_LINES = 60
+
+
+def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+    """Our heap accounting over the fixed battery (nothing may stay allocated while there is no engine),
+    then valgrind over the battery and over the fuzz item's minimal failing program, if there is one."""
+    if sub.kind != "c":
+        raise NotApplicable("valgrind and heap accounting need a C submission")
+    from oracle.hw3.memcheck import memcheck
+    from oracle.hw3.scenarios import BATTERY, scenario_calls
+
+    _built(sub)
+    for name in BATTERY:
+        calls, _ = scenario_calls(name)
+        adapter = sub.adapter()
+        try:
+            problem = _leak(adapter, name, calls)
+        finally:
+            adapter.close()
+        if problem:
+            return Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", _listing(calls, 0))
+    programs = {"repro": sub.repro_sources["repro"]} if "repro" in sub.repro_sources else None
+    assert sub.source is not None
+    for result in memcheck(sub.source, sub.workdir / "memcheck", programs, timeout=options["timeout"]):
+        if not result.clean:
+            log = result.log.splitlines()
+            shown = log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else [])
+            return Outcome(False, f"valgrind, program {result.name}: {result.summary} [rule: {MEMORY_SAFETY}]", "\n".join(shown))
+    return Outcome(True)
+
+
+def _leak(adapter: Any, name: str, calls: list[Call]) -> str | None:
+    """Runs a battery program; the first crash, or heap block still allocated while there is no engine."""
+    engine = None
+    for number, call in enumerate(calls, 1):
+        try:
+            engine, _ = _call(adapter, Step(call.api, call.args, call.null), engine)
+            heap = adapter.observe(None).heap if engine is None else None
+        except ImplementationFailure as failure:
+            return f"{name}: step {number} {call}: {failure}"
+        if heap is not None and heap.live_blocks:
+            return f"{name}: step {number} {call}: {heap.live_blocks} heap block(s) ({heap.live_bytes} bytes) still allocated with no engine"
+    return None
+
+
+# ---- robustness under allocation failure ----------------------------------------------------------------
+
+ROBUSTNESS = "Robustness: a failed malloc leaves no trace (no crash, no leak, no half-built sequence)"
+ALLOCATING = Scenario("allocation_failure", (
+    init(40), create(1, 20), fork(1, 2), create(3, L2_PT_SIZE * KV_PER_BLOCK + 1),
+    create(4, L2_PT_SIZE * KV_PER_BLOCK), append(4, 9),  # the append needs a new L2 table
+))
+
+
+def check_alloc_failure(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+    """Each allocation of each call in turn returns NULL; the call must then fail cleanly (or succeed
+    regardless), and llm_destroy must still free everything."""
+    if sub.kind != "c":
+        raise NotApplicable("allocations are counted and failed only in C submissions")
+    adapter = sub.adapter()
+    try:
+        try:
+            counts = _allocations(adapter, ALLOCATING.steps)
+        except ImplementationFailure as failure:
+            return Outcome(False, f"{ALLOCATING.name}: {failure}, with no allocation failing [rule: {ROBUSTNESS}]")
+        for index, count in enumerate(counts):
+            for k in range(1, count + 1):
+                finding = _inject(adapter, ALLOCATING.steps, index, k)
+                if finding:
+                    return Outcome(False, finding.message, _listing(finding.calls, finding.step))
+    finally:
+        adapter.close()
+    return Outcome(True, f"{sum(counts)} allocations failed one at a time")
+
+
+def _allocations(adapter: Any, steps: tuple[Step, ...]) -> list[int]:
+    """How many allocations each step makes when none fails."""
+    adapter.close()
+    counts, engine = [], None
+    for step in steps:
+        engine, _ = _call(adapter, step, engine)
+        counts.append(adapter.last_call.allocations)
+    return counts
+
+
+def _call(adapter: Any, step: Step, engine: Any) -> tuple[Any, Any]:
+    """Makes one call: the engine handle afterwards, and what the call returned."""
+    if step.api == "llm_init":
+        returned = adapter.llm_init(step.args[0], step.null)
+        return returned, returned
+    returned = getattr(adapter, step.api)(None if step.null else engine, *step.args)
+    return (None if step.api == "llm_destroy" and not step.null else engine), returned
+
+
+def _expect(model: Model, step: Step, engine: Any) -> Call:
+    """Applies a step to the model; the Call as made."""
+    if step.api == "llm_init":
+        return Call("llm_init", step.args, step.null, model.llm_init(step.args[0], step.null).returned)
+    null_engine = step.null or engine is None
+    return Call(step.api, step.args, null_engine, getattr(model, step.api)(null_engine, *step.args).returned)
+
+
+def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Finding | None:
+    """Replays steps[:index] on a fresh driver, then steps[index] with its k-th allocation failing."""
+    adapter.close()
+    model, engine, calls = Model(), None, []
+    for step in steps[:index]:
+        calls.append(_expect(model, step, engine))
+        engine, _ = _call(adapter, step, engine)
+    before = copy.deepcopy(model)
+    calls.append(_expect(model, steps[index], engine))
+    live_before = adapter.observe(engine).heap.live_blocks if engine is not None else 0
+    adapter.fail_allocation(k)
+    try:
+        after, returned = _call(adapter, steps[index], engine)
+        adapter.fail_allocation(None)
+        if not adapter.last_call.injected_failure:
+            return None
+        refused = returned is None or returned == -1
+        expected, engine = (before, engine) if refused else (model, after)
+        seen = adapter.observe(engine)
+        problem = first_divergence(expected, seen, False)
+        if not problem and refused and seen.heap.live_blocks != live_before:
+            problem = f"heap: the failed call left {seen.heap.live_blocks - live_before} block(s) allocated"
+        if not problem and engine is not None:
+            status = adapter.llm_destroy(engine)
+            left = adapter.observe(None).heap.live_blocks
+            if status != 0 or left:
+                problem = f"llm_destroy afterwards returned {status} and left {left} block(s) allocated"
+    except ImplementationFailure as failure:
+        problem = str(failure)
+    if not problem:
+        return None
+    scenario = f"allocation_failure (allocation {k} of step {index + 1} failing)"
+    return Finding(scenario, index + 1, calls[index], problem, calls, model, rule_name=ROBUSTNESS)
+
+
+# ---- the registry ---------------------------------------------------------------------------------------
+
+CHECKS: dict[str, Check] = {
+    check.id: check
+    for check in (
+        Check("compiles", "Compilation Standard: gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2", check_compiles),
+        Check("llm_init", TASKS["llm_init"], check_llm_init),
+        Check("create_free", TASKS["create_sequence"], check_create_free),
+        Check("fork", TASKS["fork_sequence"], check_fork),
+        Check("append_cow", TASKS["append_kv"], check_append_cow),
+        Check("llm_destroy", TASKS["llm_destroy"], check_llm_destroy),
+        Check("null_engine", POINTER_SAFETY, check_null_engine),
+        Check("check_before_allocate", CHECK_BEFORE_ALLOCATE, check_check_before_allocate),
+        Check("first_fit", FIRST_FIT, check_first_fit),
+        Check("no_premature_writes", NO_PREMATURE_WRITES, check_no_premature_writes),
+        Check("free_count", FREE_BLOCK_CONSISTENCY, check_free_count),
+        Check("l1_traversal", "Task 2: free_sequence loops through ALL 16 L1 slots", check_l1_traversal),
+        Check("tail_insertion", TAIL_INSERTION, check_tail_insertion),
+        Check("fuzz", "All rules: stateful fuzzing against the oracle", check_fuzz, FUZZ_OPTIONS),
+        Check("memory_safety", MEMORY_SAFETY, check_memory_safety, MEMCHECK_OPTIONS),
+        Check("alloc_failure", ROBUSTNESS, check_alloc_failure),
+    )
+}

@@ -1,0 +1,88 @@
+"""Grade one HW3 submission: a C llm_memory.c (a file, or a directory holding one) or a Python module
+`pkg.module[:attr]`, against a rubric; C gets every check, Python the ones that apply to it.
+
+    report = grade("alice/llm_memory.c", load(), out_dir=Path("alice-report"))
+"""
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from oracle.grading.grader import run_checks
+from oracle.grading.report import GradeReport, ItemResult
+from oracle.grading.rubric import Rubric, load_rubric
+from oracle.hw3 import BUILTIN_ENGINE
+from oracle.hw3.adapters import load_python
+from oracle.hw3.c.adapter import DEFAULT_WORKDIR, CAdapter
+from oracle.hw3.c.build import build, submission_source
+from oracle.hw3.checks import CHECKS, Submission
+
+DEFAULT_RUBRIC = Path(__file__).with_name("rubric.toml")
+
+
+class GraderError(Exception):
+    """The grader cannot run (bad path, no gcc, a module that does not import): exit status 2."""
+
+
+def load(path: Path | str | None = None) -> Rubric:
+    """The rubric at `path`, or the shipped default; raises RubricError."""
+    return load_rubric(path or DEFAULT_RUBRIC, {check.id: check.options for check in CHECKS.values()})
+
+
+def is_c(submission: str) -> bool:
+    """A path (a .c file, a directory, anything with a slash) rather than a Python module name."""
+    return submission.endswith(".c") or "/" in submission or Path(submission).is_dir()
+
+
+def grade(
+    submission: str,
+    rubric: Rubric,
+    out_dir: Path,
+    *,
+    seed: int | None = None,
+    timeout: float = 2.0,
+    build_cache: Path | None = None,
+    on_item: Callable[[ItemResult], None] | None = None,
+) -> GradeReport:
+    """Runs every rubric item against the submission; repro files go to out_dir. `seed` overrides the fuzz
+    item's; `timeout` bounds each call of a C submission. Raises GraderError when grading cannot start."""
+    start = time.perf_counter()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fuzz_seed = next((item.options["seed"] for item in rubric.items if item.id == "fuzz"), 0)
+    with tempfile.TemporaryDirectory(prefix="pagedcheck-grade-") as scratch:
+        sub = _submission(submission, out_dir, Path(scratch), build_cache or DEFAULT_WORKDIR, timeout)
+        sub.seed = seed
+        items = run_checks(CHECKS, rubric, sub, on_item)
+    return GradeReport(
+        family="hw3",
+        submission=submission,
+        kind=sub.kind,
+        rubric_title=rubric.title,
+        rubric_source=rubric.source,
+        seed=fuzz_seed if seed is None else seed,
+        items=items,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def _submission(path: str, out_dir: Path, scratch: Path, build_cache: Path, timeout: float) -> Submission:
+    if path == "engine" or not is_c(path):
+        try:
+            factory = load_python(BUILTIN_ENGINE if path == "engine" else path)
+        except ValueError as exc:
+            raise GraderError(f"{path}: not a C submission (.c file or directory), and {exc}") from None
+        return Submission(path, "python", factory, out_dir, scratch)
+    if shutil.which("gcc") is None:
+        raise GraderError("gcc is not on PATH: C submissions cannot be built")
+    try:
+        source = submission_source(path)
+        result = build(source, build_cache)
+    except ValueError as exc:
+        raise GraderError(str(exc)) from None
+    except RuntimeError as exc:  # our own driver does not build
+        raise GraderError(str(exc)) from None
+    driver = result.driver
+    factory = (lambda: CAdapter(driver, timeout=timeout)) if result.ok and driver is not None else None
+    return Submission(path, "c", factory, out_dir, scratch, build=result, source=source, timeout=timeout)

@@ -1,0 +1,54 @@
+"""White-box probes: rules only a program that edits the submission's live structures can check.
+
+Each probe is a function of c/probes.c, compiled with the submission and run in its own process with a
+time limit, so a crash or a hang fails that probe alone, with the signal named.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from oracle.hw3.c.process import run_program
+from oracle.hw3.pool import GUARD_BYTE, GUARD_SIZE, MAGIC_BASE
+from oracle.hw3.repro import build_repro
+
+SOURCE = Path(__file__).with_name("c") / "probes.c"
+
+PROBES = {
+    "l1_gap_free": "free_sequence visits all 16 L1 slots and does not stop at a NULL one",
+    "init_untouched": "llm_init writes nothing into the pool, counts pool_size / 64 blocks, zeroes ref_count, "
+    "points the empty list head at itself both ways, and refuses a NULL or too small pool",
+    "destroy_keeps_pool": "llm_destroy neither frees nor writes the pool: the caller owns it",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    name: str
+    rule: str  # the spec's rule, in a sentence
+    passed: bool
+    detail: str  # what was checked, or what differed
+
+
+def run_probes(submission: Path, workdir: Path, timeout: float = 10) -> list[ProbeResult]:
+    """Each probe in PROBES, in its own process of at most `timeout` s."""
+    constants = f"#define GUARD_SIZE {GUARD_SIZE}\n#define GUARD_BYTE {GUARD_BYTE:#04x}\n#define MAGIC_BASE {MAGIC_BASE:#x}\n"
+    source = constants + SOURCE.read_text()
+    binary, output = build_repro(source, submission, Path(workdir) / "probes", name="probes")
+    if binary is None:
+        detail = f"does not compile with the official flags:\n{output}"
+        return [ProbeResult(name, rule, False, detail) for name, rule in PROBES.items()]
+    results = []
+    for name, rule in PROBES.items():
+        done = run_program([binary, name], cwd=binary.parent, timeout=timeout)
+        lines = done.output.strip().splitlines()
+        said = next((line.split(": ", 1)[1] for line in lines if line.startswith(("PASS: ", "FAIL: "))), "")
+        if done.status is None:
+            detail = f"timed out after {timeout:g} s"
+        elif done.signal_name:
+            detail = f"crashed: {done.signal_name}" + (f" ({lines[-1]})" if lines else "")
+        elif done.status != 0 or not said:
+            detail = said or f"exited with status {done.status}: {done.output.strip()[-300:]}"
+        else:
+            detail = said
+        results.append(ProbeResult(name, rule, done.status == 0 and bool(said), detail))
+    return results

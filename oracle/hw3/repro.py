@@ -1,0 +1,311 @@
+"""A failing program as a standalone C file a student can compile with their llm_memory.c and step through.
+
+The file replays the calls one function per step (`break step_7` in gdb), checks each return value as it
+goes and, after the last call, the whole state pagedcheck compares: counters, every ref_count, the active
+list, each sequence's table and records, the pool byte for byte and its guard zones. It prints the first
+difference in pagedcheck's words and exits 1, or prints "OK: no divergence" and exits 0. Heap accounting
+(leaks, allocations by a failing call) is not replayed: run the program under valgrind for that.
+"""
+
+import shutil
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from oracle.hw3.c.build import HEADER_DIR, OFFICIAL_FLAGS, COMPILE_TIMEOUT, SOURCE_NAME, submission_source
+from oracle.hw3.c.process import run_program
+from oracle.hw3.machine import POINTER_CALLS, Call
+from oracle.hw3.model import Model
+from oracle.hw3.pool import GUARD_BYTE, GUARD_SIZE, MAGIC_BASE
+from oracle.hw3.spec import INT32_MAX, INT32_MIN, KV_SIZE, L2_PT_SIZE
+
+CHECKS = Path(__file__).with_name("c") / "repro_check.c"
+MARK = "BATTERY_MARK"  # battery --each: the line after each program's output
+MIN_RUN = 4  # consecutive appends of consecutive values replayed as one loop
+
+
+def repro_c(calls: Sequence[Call], model: Model, divergence: str, *, name: str = "repro") -> str:
+    """C source replaying `calls` and checking the state against `model` (the state after the last call);
+    `name` is the file's stem, for the build command in its header comment."""
+    build = " ".join(["gcc", *OFFICIAL_FLAGS, SOURCE_NAME, f"{name}.c", "-o", name])
+    header = f"""/* pagedcheck repro: {len(calls)} call(s) against llm_memory.c, checked against the HW3 specification.
+ *
+ * pagedcheck found: {_comment(divergence)}
+ *
+ * Build and run, with llm_memory.c and llm_memory.h in this directory:
+ *     {build} && ./{name}
+ * Each step checks its call's return value; after the last step the whole state is compared with what the
+ * specification requires. The program prints the first difference ("step N: ..." or "after step N: ...")
+ * and exits 1, or prints "OK: no divergence" and exits 0. Heap errors and leaks: run it under
+ *     valgrind --leak-check=full ./{name}
+ * To watch one call: gdb ./{name}, then `break step_N` (a run of appends: `break steps_N_to_M`) and `run`.{_heap_note(divergence)}
+ */"""
+    main = """int main(void)
+{
+    replay();
+    no_pool();
+    puts("OK: no divergence");
+    return 0;
+}"""
+    return _source(header, [_program(calls, model, "")], _max_sequences([calls]), main)
+
+
+def battery_c(programs: dict[str, tuple[Sequence[Call], Model]]) -> str:
+    """One C source holding several programs, each replayed and checked like repro_c's: `battery NAME` runs
+    one; `battery --each SECONDS` runs every one in a child process of its own (so valgrind checks each
+    one's leaks at the child's exit), at most SECONDS each, and after each prints the line
+    `BATTERY_MARK NAME PID exit STATUS` or `BATTERY_MARK NAME PID signal NUMBER`."""
+    header = """/* pagedcheck battery: fixed call programs against llm_memory.c, checked against the HW3 specification.
+ *
+ *     ./battery NAME    runs one program: prints "OK: no divergence" and exits 0, or the first difference and exits 1
+ *     ./battery --each SECONDS    runs each program in a child process, for valgrind
+ */
+#define _POSIX_C_SOURCE 200809L /* fork, alarm, waitpid */
+#include <sys/wait.h>
+#include <unistd.h>
+"""
+    table = "\n".join(f'    {{"{name}", replay_{name}}},' for name in programs)
+    main = f"""static const struct {{
+    const char *name;
+    void (*replay)(void);
+}} programs[] = {{
+{table}
+}};
+enum {{ N_PROGRAMS = sizeof programs / sizeof programs[0] }};
+
+static int replay_one(size_t i)
+{{
+    programs[i].replay();
+    no_pool();
+    puts("OK: no divergence");
+    return 0;
+}}
+
+static int replay_each(unsigned seconds)
+{{
+    for (size_t i = 0; i < N_PROGRAMS; i++) {{
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid < 0) {{
+            perror("fork");
+            return 2;
+        }}
+        if (pid == 0) {{
+            alarm(seconds);
+            exit(replay_one(i));
+        }}
+        int status;
+        waitpid(pid, &status, 0);
+        printf("\\n{MARK} %s %d %s %d\\n", programs[i].name, (int)pid, WIFSIGNALED(status) ? "signal" : "exit",
+               WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    }}
+    return 0;
+}}
+
+int main(int argc, char **argv)
+{{
+    if (argc == 3 && strcmp(argv[1], "--each") == 0)
+        return replay_each((unsigned)atoi(argv[2]));
+    for (size_t i = 0; argc == 2 && i < N_PROGRAMS; i++)
+        if (strcmp(argv[1], programs[i].name) == 0)
+            return replay_one(i);
+    puts("usage: battery NAME | battery --each SECONDS, NAME one of the programs listed above");
+    return 2;
+}}"""
+    parts = [_program(calls, model, name) for name, (calls, model) in programs.items()]
+    return _source(header, parts, _max_sequences(calls for calls, _ in programs.values()), main)
+
+
+def build_repro(source: str, submission: Path, workdir: Path, *, name: str = "repro") -> tuple[Path | None, str]:
+    """Compile `source` with the submission's llm_memory.c (not any header beside it: ours, via -I) using the
+    official flags; the program, or None, and everything gcc printed."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(submission_source(submission), workdir / SOURCE_NAME)
+    (workdir / f"{name}.c").write_text(source)
+    cmd = ["gcc", *OFFICIAL_FLAGS, "-I", str(HEADER_DIR), SOURCE_NAME, f"{name}.c", "-o", name]
+    done = run_program(cmd, cwd=workdir, timeout=COMPILE_TIMEOUT)
+    binary = workdir / name
+    return (binary if done.status == 0 and binary.is_file() else None), done.output
+
+
+# ---- the parts of the source ----------------------------------------------------------------------------
+
+
+def _source(header: str, programs: list[str], max_sequences: int, main: str) -> str:
+    defines = f"""#include "llm_memory.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GUARD_SIZE {GUARD_SIZE}    /* bytes either side of the pool that no call may touch */
+#define GUARD_BYTE {GUARD_BYTE:#04x}  /* what they hold */
+#define MAGIC_BASE {MAGIC_BASE:#x} /* the pool's slot s holds MAGIC_BASE + s */
+#define MAX_SEQUENCES {max_sequences}   /* create and fork calls in a program, at least 1 */
+"""
+    return "\n".join([header, defines, CHECKS.read_text(), *programs, main]) + "\n"
+
+
+def _max_sequences(programs: Iterable[Sequence[Call]]) -> int:
+    return max([1, *(sum(c.api in ("create_sequence", "fork_sequence") for c in calls) for calls in programs)])
+
+
+def _program(calls: Sequence[Call], model: Model, name: str) -> str:
+    """The step functions, the expected final state and replay[_name](), which runs and checks them all."""
+    prefix = f"{name}_" if name else ""
+    steps, functions, number = [], [], 1
+    for run in _runs(calls):
+        function, body = _step(run, number, prefix)
+        steps.append(function)
+        functions.append(body)
+        number += len(run)
+    last = len(calls)
+    calls_made = "\n".join(f"    {function}();" for function in steps)
+    replay = f"""/* Makes every call, then checks the state after the last one. */
+static void replay{"_" + name if name else ""}(void)
+{{
+{calls_made}
+    check_state({last}, &{prefix}expected);
+}}
+"""
+    return "\n".join([*functions, _expected_state(model, prefix, last), replay])
+
+
+def _runs(calls: Sequence[Call]) -> list[list[Call]]:
+    """The calls in order, with MIN_RUN or more appends of kv_data, kv_data+1, ... (a burst) grouped."""
+    groups: list[list[Call]] = []
+    for call in calls:
+        if groups and _continues(groups[-1][-1], call):
+            groups[-1].append(call)
+        else:
+            groups.append([call])
+    return [piece for group in groups for piece in ([group] if len(group) >= MIN_RUN else [[c] for c in group])]
+
+
+def _continues(last: Call, call: Call) -> bool:
+    return (
+        call.api == last.api == "append_kv"
+        and (call.null, call.args[0], call.expected) == (last.null, last.args[0], last.expected)
+        and call.args[1] == last.args[1] + 1
+    )
+
+
+def _step(run: list[Call], number: int, prefix: str) -> tuple[str, str]:
+    """A function making one call (or one run of appends) and checking what it returned."""
+    if len(run) > 1:
+        first, last = run[0], run[-1]
+        function = f"{prefix}steps_{number}_to_{number + len(run) - 1}"
+        engine = "NULL" if first.null else "engine"
+        seq_id, kv_data = _c_int(first.args[0]), _c_int(first.args[1])
+        return function, f"""/* steps {number} to {number + len(run) - 1}: {first} ... {last}, each must return {first.expected} */
+static void {function}(void)
+{{
+    for (int i = 0; i < {len(run)}; i++) {{
+        char call[64];
+        snprintf(call, sizeof call, "append_kv({engine}, %d, %d)", {seq_id}, {kv_data} + i);
+        check_int({number} + i, call, append_kv({engine}, {seq_id}, {kv_data} + i), {first.expected});
+    }}
+}}
+"""
+    (call,) = run
+    function = f"{prefix}step_{number}"
+    shown = str(call)
+    if call.api in POINTER_CALLS:
+        what = POINTER_CALLS[call.api]
+        expectation = what if call.expected else "NULL"
+    else:
+        expectation = str(call.expected)
+    engine = "NULL" if call.null else "engine"
+    args = ", ".join(_c_int(a) for a in call.args)
+    if call.api == "llm_init":
+        (size,) = call.args
+        body = (
+            f"    no_pool();\n    engine = llm_init(NULL, {size});\n"
+            if call.null
+            else f"    engine = llm_init(new_pool({size}), {size});\n"
+        )
+        body += f'    check_pointer({number}, "{shown}", engine, {int(bool(call.expected))}, "{what}");\n'
+    elif call.api in POINTER_CALLS:
+        body = (
+            f"    Sequence *seq = remember({call.api}({engine}, {args}));\n"
+            f'    check_pointer({number}, "{shown}", seq, {int(bool(call.expected))}, "{what}");\n'
+        )
+    elif call.api == "llm_destroy":
+        body = f"    int ret = llm_destroy({engine});\n"
+        if not call.null:
+            body += "    engine = NULL; /* destroyed: never used again */\n"
+        body += f'    check_int({number}, "{shown}", ret, {call.expected});\n'
+    else:
+        body = f'    check_int({number}, "{shown}", {call.api}({engine}, {args}), {call.expected});\n'
+    return function, f"""/* step {number}: {shown} must return {expectation} */
+static void {function}(void)
+{{
+{body}}}
+"""
+
+
+def _expected_state(model: Model, prefix: str, step: int) -> str:
+    """The model after the last step as C data: counters, ref counts, sequences, written pool slots."""
+    lines = [f"/* The state the specification requires after step {step}. */"]
+    ref_count = model.ref_count() if model.live else []
+    if ref_count:
+        lines.append(f"static const int {prefix}ref_count[] = {_array(ref_count, 16)};")
+    entries = []
+    for index, (seq_id, seq) in enumerate(model.sequences.items()):
+        blocks = f"{prefix}seq_{index}_blocks"
+        lines.append(f"static const int {blocks}[] = {_array(seq.blocks, L2_PT_SIZE)};")
+        entries.append(
+            f"    {{.seq_id = {_c_int(seq_id)}, .kv_count = {len(seq.values)}, .n_blocks = {len(seq.blocks)}, .blocks = {blocks}}},"
+        )
+    if entries:
+        lines.append(f"static const struct expected_sequence {prefix}sequences[] = {{\n" + "\n".join(entries) + "\n};")
+    written = sorted(model.memory.items())
+    if written:
+        pairs = [f"{{{slot}, {_c_value(value, model.pool_size or 0)}}}" for slot, value in written]
+        lines.append(f"static const struct written_slot {prefix}written[] = {_array(pairs, 4)};")
+    fields = {
+        "live": int(model.live),
+        "has_pool": int(model.pool_size is not None),
+        "total_local_blocks": model.total if model.live else 0,
+        "free_local_blocks": model.free_blocks() if model.live else 0,
+        "ref_count": f"{prefix}ref_count" if ref_count else "NULL",
+        "n_sequences": len(entries),
+        "sequences": f"{prefix}sequences" if entries else "NULL",
+        "n_written": len(written),
+        "written": f"{prefix}written" if written else "NULL",
+    }
+    body = "\n".join(f"    .{name} = {value}," for name, value in fields.items())
+    lines.append(f"static const struct expected_state {prefix}expected = {{\n{body}\n}};\n")
+    return "\n".join(lines)
+
+
+def _array(items: Sequence[object], per_line: int) -> str:
+    rows = [", ".join(map(str, items[i : i + per_line])) for i in range(0, len(items), per_line)]
+    return "{" + rows[0] + "}" if len(rows) == 1 else "{\n    " + ",\n    ".join(rows) + ",\n}"
+
+
+def _c_int(value: int) -> str:
+    """An int argument as C source; INT_MIN has no literal of type int."""
+    return {INT32_MIN: "INT_MIN", INT32_MAX: "INT_MAX"}.get(value, str(value))
+
+
+def _c_value(value: int, pool_size: int) -> str:
+    """A pool slot's value; a magic number (CoW copies them) as MAGIC_BASE + its slot."""
+    slot = value - MAGIC_BASE
+    return f"MAGIC_BASE + {slot}" if 0 <= slot < -(-pool_size // KV_SIZE) else _c_int(value)
+
+
+def _heap_note(divergence: str) -> str:
+    if not divergence.startswith("heap:"):
+        return ""
+    return (
+        "\n *\n * That divergence is about heap allocations, which this program does not count: it may print OK."
+        "\n * Run it under valgrind to see a leak."
+    )
+
+
+def _comment(text: str) -> str:
+    """Text safe inside a C block comment, on one line."""
+    return " ".join(text.replace("*/", "* /").split())

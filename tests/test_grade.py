@@ -1,0 +1,163 @@
+"""`pagedcheck grade`: the reference gets full marks, each broken submission fails its own item with a repro
+that builds and shows the bug, Python modules get the checks that apply, and reports are deterministic."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from oracle.cli import main
+from oracle.grading.report import timing_free
+from oracle.hw3.grade import DEFAULT_RUBRIC, grade, load
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT / "engine" / "c"
+BROKEN = ROOT / "tests" / "submissions" / "broken"
+SMALL_FUZZ = 'seed = 110\nexamples = 30\nsteps = 30\nseconds = 3.0\nshrink_seconds = 2.0\n'
+
+
+def small_rubric(path: Path, items: list[str] | None = None) -> Path:
+    """The default rubric, restricted to `items`, with a small fuzz budget."""
+    text = DEFAULT_RUBRIC.read_text()
+    start = text.index("[item.options]")
+    text = text[:start] + "[item.options]\n" + SMALL_FUZZ + text[text.index("[[item]]", start):]
+    if items is not None:
+        head, *blocks = text.split("[[item]]")
+        text = head + "".join("[[item]]" + b for b in blocks if any(f'id = "{i}"\n' in b for i in items))
+    path.write_text(text)
+    return path
+
+
+def test_the_reference_gets_full_marks_with_the_default_rubric(tmp_path: Path) -> None:
+    report = grade(str(REFERENCE), load(), tmp_path)
+    failed = [(item.id, item.message) for item in report.items if item.status != "passed"]
+    assert failed == []
+    assert report.score == report.max_score == 100 and report.exit_status == 0
+    assert not list(tmp_path.glob("repro*.c"))
+
+
+# Each broken submission, the item it must fail, and words its message must hold.
+BROKEN_ITEMS = [
+    ("compiles", "compiles", "unused variable"),
+    ("llm_init", "llm_init", "llm_init(pool, 63): return value: expected NULL, got an engine"),
+    ("create_free", "create_free", "free_sequence(engine, 2): return value: expected -1, got 0"),
+    ("fork", "fork", "seq 2 kv_count: expected 21, got 0 [rule: Task 3"),
+    ("append_cow", "append_cow", "append_kv(engine, 2, 10): pool block 2 slot 2"),
+    ("llm_destroy", "llm_destroy", "heap: expected every allocation freed"),
+    ("null_engine", "null_engine", "append_kv(NULL, 1, 5): crashed with SIGSEGV [rule: Constraint 1: Pointer Safety]"),
+    ("check_before_allocate", "check_before_allocate", "a failing call must allocate nothing"),
+    ("oom_append_l2", "check_before_allocate", "step 3 append_kv(engine, 1, 7): seq 1 block_table[1]: expected NULL, got an L2 table"),
+    ("first_fit", "first_fit", "[rule: Constraint 3: First-Fit Allocation]"),
+    ("no_premature_writes", "no_premature_writes", "[rule: Constraint 4: No Premature Memory Modification]"),
+    ("free_count", "free_count", "free_sequence(engine, 1): free_local_blocks: expected 8, got 10"),
+    ("l1_traversal", "l1_traversal", "l1_gap_free"),
+    ("tail_insertion", "tail_insertion", "active list: expected [3, 1], got [1, 3]"),
+    ("fuzz", "fuzz", "create_sequence(engine, -1, "),
+    ("memory_safety", "memory_safety", "Invalid read of size 4"),
+    ("alloc_failure", "alloc_failure", "heap: the failed call left 2 block(s) allocated"),
+]
+
+
+@pytest.mark.parametrize("name, item, words", BROKEN_ITEMS, ids=[b[0] for b in BROKEN_ITEMS])
+def test_each_broken_submission_fails_its_own_item(name: str, item: str, words: str, tmp_path: Path) -> None:
+    rubric = load(small_rubric(tmp_path / "rubric.toml", [item]))
+    report = grade(str(BROKEN / name), rubric, tmp_path / "out", timeout=1.0)
+    (result,) = report.items
+    assert result.status == "failed" and result.points == 0, result.message
+    assert words in result.message + result.details
+    assert report.exit_status == 1
+    if result.repro:  # it builds against the submission with the official flags and shows the difference
+        source = tmp_path / "out" / result.repro
+        assert source.is_file()
+        assert "does not build" not in result.details
+        shutil_copy = (BROKEN / name / "llm_memory.c").read_text()
+        (tmp_path / "llm_memory.c").write_text(shutil_copy)
+        build = subprocess.run(
+            ["gcc", "-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-O2", "-ggdb", "-I", str(REFERENCE),
+             "llm_memory.c", str(source), "-o", "repro"], cwd=tmp_path, capture_output=True, text=True)
+        assert build.returncode == 0, build.stderr
+        if "heap:" not in result.message:  # heap accounting is not replayed; valgrind shows those
+            run = subprocess.run(["./repro"], cwd=tmp_path, capture_output=True, text=True, timeout=30)
+            assert run.returncode != 0 and "OK: no divergence" not in run.stdout
+
+
+def test_a_fuzz_failure_shows_the_program_twice(tmp_path: Path) -> None:
+    rubric = load(small_rubric(tmp_path / "rubric.toml", ["fuzz"]))
+    (result,) = grade(str(BROKEN / "fuzz"), rubric, tmp_path).items
+    assert result.program.startswith("from oracle.hw3 import load_adapter") and "state.create" in result.program and "seq_id=-1" in result.program
+    assert result.repro == "repro.c" and (tmp_path / "repro.c").is_file()
+    assert "seed 110" in result.message
+
+
+def test_python_modules_get_the_checks_that_apply(tmp_path: Path) -> None:
+    rubric = load(small_rubric(tmp_path / "rubric.toml"))
+    report = grade("engine", rubric, tmp_path)
+    statuses = {item.id: item.status for item in report.items}
+    assert {i for i, s in statuses.items() if s == "not_applicable"} == {"compiles", "memory_safety", "alloc_failure"}
+    assert all(s == "passed" for i, s in statuses.items() if s != "not_applicable")
+    assert report.score == report.max_score == 85 and report.exit_status == 0
+    broken = grade("tests.broken.free_breaks_at_null_l1", load(small_rubric(tmp_path / "r2.toml", ["l1_traversal"])), tmp_path)
+    assert broken.items[0].status == "failed" and "l1_gap_free" in broken.items[0].message
+
+
+def test_same_submission_and_seed_give_the_same_report(tmp_path: Path) -> None:
+    rubric = load(small_rubric(tmp_path / "rubric.toml", ["fuzz", "first_fit", "append_cow"]))
+    first = grade(str(BROKEN / "first_fit"), rubric, tmp_path / "a").as_dict()
+    second = grade(str(BROKEN / "first_fit"), rubric, tmp_path / "b").as_dict()
+    assert timing_free(first) == timing_free(second)
+    assert (tmp_path / "a" / "repro.c").read_text() == (tmp_path / "b" / "repro.c").read_text()
+
+
+def test_cli_exit_status_json_and_gradescope(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rubric = small_rubric(tmp_path / "rubric.toml", ["compiles", "create_free", "tail_insertion"])
+    common = ["--rubric", str(rubric), "-q"]
+    assert main(["grade", str(REFERENCE), *common]) == 0
+    report, results = tmp_path / "report.json", tmp_path / "results.json"
+    assert main(["grade", str(BROKEN / "tail_insertion"), *common, "--json", str(report), "--gradescope", str(results)]) == 1
+    out = capsys.readouterr().out
+    assert "tail_insertion: step 3 create_sequence(engine, 1, 1): active list" in out and "0/3" in out
+    data = json.loads(report.read_text())
+    assert data["schema"] == "pagedcheck-grade/1" and data["exit_status"] == 1 and data["score"] == 5
+    assert [i["status"] for i in data["items"]] == ["passed", "failed", "failed"]
+    assert data["items"][2]["repro"] == "repro-tail_insertion.c" and (tmp_path / "repro-tail_insertion.c").is_file()
+    scope = json.loads(results.read_text())
+    assert scope["score"] == 5 and [t["status"] for t in scope["tests"]] == ["passed", "failed", "failed"]
+    assert {t["visibility"] for t in scope["tests"]} == {"visible"} and "Rule: " in scope["tests"][2]["output"]
+
+
+def test_compile_failure_is_exit_1_and_the_rest_not_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rubric = small_rubric(tmp_path / "rubric.toml", ["compiles", "fork"])
+    assert main(["grade", str(BROKEN / "compiles"), "--rubric", str(rubric), "-q"]) == 1
+    out = capsys.readouterr().out
+    assert "unused variable" in out and "not run: the submission does not build" in out
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["grade", "no/such/dir/"], "does not exist"),
+        (["grade", "no_such_module_xyz"], "cannot import"),
+        (["grade", str(REFERENCE), "--rubric", "/nonexistent.toml"], "cannot read it"),
+    ],
+)
+def test_the_grader_that_cannot_run_exits_2_and_still_writes_gradescope(
+    argv: list[str], words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "results.json"
+    assert main([*argv, "--gradescope", str(results)]) == 2
+    assert words in capsys.readouterr().err
+    scope = json.loads(results.read_text())
+    assert scope["score"] == 0 and scope["tests"] == [] and words in scope["output"]
+
+
+def test_no_gcc_is_the_graders_fault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main(["grade", str(REFERENCE), "--out", str(tmp_path)]) == 2
+
+
+def test_a_fuzz_run_out_of_time_passes_with_an_honest_note(tmp_path: Path) -> None:
+    path = tmp_path / "rubric.toml"
+    path.write_text('[[item]]\nid = "fuzz"\npoints = 1\n[item.options]\nseconds = 0.0\n')
+    (result,) = grade(str(REFERENCE), load(path), tmp_path).items
+    assert result.status == "passed" and result.message.startswith("no divergence in the 0 s budget: 0 of 120 programs")

@@ -1,0 +1,69 @@
+"""`pagedcheck grade-all`: hostile submissions are each graded to completion with exit 1, in bounded time,
+leaving no process behind; a broken folder costs its own row only; scores.csv and one report per folder."""
+
+import csv
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from oracle.cli import main
+from oracle.hw3.c.adapter import DEFAULT_WORKDIR
+from oracle.hw3.c.build import build
+from tests.test_grade import BROKEN, REFERENCE, small_rubric
+
+HOSTILE = Path(__file__).resolve().parent / "submissions" / "hostile"
+
+
+def _running(fragment: str) -> list[str]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if fragment in cmdline:
+                found.append(cmdline)
+    return found
+
+
+def test_hostile_submissions_are_each_graded_with_exit_1_and_leave_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rubric = small_rubric(tmp_path / "rubric.toml")
+    out = tmp_path / "grades"
+    status = main(["grade-all", str(HOSTILE), "--out", str(out), "--jobs", "2", "--timeout", "0.5", "--rubric", str(rubric)])
+    assert status == 1
+    names = sorted(p.name for p in HOSTILE.iterdir())
+    rows = list(csv.DictReader((out / "scores.csv").open()))
+    assert [row["submission"] for row in rows] == names
+    assert {row["status"] for row in rows} == {"failed"}
+    for name in names:
+        report = json.loads((out / name / "report.json").read_text())
+        assert report["exit_status"] == 1 and report["grader_error"] is None
+        assert not [i for i in report["items"] if i["status"] == "error"], name
+        scope = json.loads((out / name / "results.json").read_text())
+        assert scope["score"] == report["score"] < 100
+    assert "grade-all: [12/12]" in capsys.readouterr().err
+    drivers = [str(r.driver.parent) for p in HOSTILE.iterdir() if (r := build(p, DEFAULT_WORKDIR)).ok]
+    assert drivers and not [cmd for d in drivers for cmd in _running(d)]
+
+
+def test_one_broken_folder_never_stops_the_batch(tmp_path: Path) -> None:
+    batch = tmp_path / "submissions"
+    for name, source in (("alice", REFERENCE), ("bob", BROKEN / "tail_insertion"), ("carol", None)):
+        (batch / name).mkdir(parents=True)
+        if source:
+            shutil.copyfile(source / "llm_memory.c", batch / name / "llm_memory.c")
+    rubric = small_rubric(tmp_path / "rubric.toml", ["compiles", "tail_insertion"])
+    assert main(["grade-all", str(batch), "--rubric", str(rubric), "-q"]) == 2  # carol could not be graded
+    out = tmp_path / "submissions-grades"
+    rows = {row["submission"]: row for row in csv.DictReader((out / "scores.csv").open())}
+    assert (rows["alice"]["score"], rows["alice"]["status"], rows["alice"]["tail_insertion"]) == ("8", "passed", "3")
+    assert (rows["bob"]["score"], rows["bob"]["status"], rows["bob"]["tail_insertion"]) == ("5", "failed", "0")
+    assert rows["carol"]["status"] == "grader error" and "has no llm_memory.c" in rows["carol"]["error"]
+    assert (out / "bob" / "repro-tail_insertion.c").is_file()
+    assert json.loads((out / "carol" / "results.json").read_text())["score"] == 0

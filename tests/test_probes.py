@@ -1,0 +1,41 @@
+"""The white-box probes: the reference passes all of them, each broken submission fails the probe aimed at
+it (and only that one), and a probe that crashes or hangs fails alone, with the signal or time named."""
+
+from pathlib import Path
+
+import pytest
+
+from oracle.hw3.probes import PROBES, run_probes
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT / "engine" / "c"
+BROKEN = ROOT / "tests" / "submissions" / "broken"
+
+
+def test_reference_passes_every_probe(tmp_path: Path) -> None:
+    results = run_probes(REFERENCE, tmp_path)
+    assert [r.name for r in results] == list(PROBES)
+    assert all(r.passed for r in results), [(r.name, r.detail) for r in results]
+
+
+@pytest.mark.parametrize(
+    "name, probe, detail",
+    [
+        ("break_at_null_l1", "l1_gap_free", "ref_count[16] is 1 after freeing a sequence whose L1 slot 1 is NULL"),
+        ("init_writes_pool", "init_untouched", "llm_init(pool, 64) wrote into the pool (byte 2)"),
+        ("destroy_frees_pool", "destroy_keeps_pool", "llm_destroy freed pool_base_ptr, which the caller owns"),
+    ],
+)
+def test_a_broken_submission_fails_the_probe_aimed_at_it(name: str, probe: str, detail: str, tmp_path: Path) -> None:
+    results = {r.name: r for r in run_probes(BROKEN / name, tmp_path)}
+    assert not results[probe].passed and results[probe].detail.startswith(detail), results[probe].detail
+    assert results[probe].rule == PROBES[probe]
+    assert all(r.passed for other, r in results.items() if other != probe), results
+
+
+def test_a_crashing_or_hanging_probe_fails_alone(tmp_path: Path) -> None:
+    crashed = {r.name: r for r in run_probes(BROKEN / "deref_null_l1", tmp_path / "crash")}
+    assert not crashed["l1_gap_free"].passed and crashed["l1_gap_free"].detail.startswith("crashed: SIGSEGV")
+    hung = {r.name: r for r in run_probes(BROKEN / "hang_in_free", tmp_path / "hang", timeout=1)}
+    assert hung["l1_gap_free"].detail == "timed out after 1 s"
+    assert hung["init_untouched"].passed  # it calls no free_sequence
