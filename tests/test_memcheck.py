@@ -76,3 +76,12 @@ def test_an_extra_program_such_as_a_repro_is_checked_alone(tmp_path: Path) -> No
     assert result.name == "repro.c" and not result.clean
     assert re.fullmatch(r"definitely lost 192 bytes in 3 blocks, allocated at llm_memory\.c:\d+", result.summary)
     assert "OK: no divergence" in result.log
+
+
+def test_a_logic_bug_that_stops_a_scenario_early_is_not_a_memory_error(tmp_path: Path) -> None:
+    """A scenario that diverges exits at once; what the harness itself holds then must not count as a leak
+    (the fork bug costs the fork items, not the memory-safety item)."""
+    results = memcheck(BROKEN / "fork", tmp_path)
+    stopped = [r for r in results if "stopped at" in r.summary]
+    assert stopped, [r.summary for r in results]
+    assert all(r.clean for r in results), [r.summary for r in results if not r.clean]

@@ -234,25 +234,27 @@ static void check_pool(int step, const unsigned char *image)
 
 /* Compares everything after `step` with `want`, in the order pagedcheck does, and stops at the first
  * difference. The expected pool is the magic fill with the written slots applied. */
+static unsigned char *expected_pool; /* file scope, so that a divergence's exit leaks nothing */
+
 static void check_state(int step, const struct expected_state *want)
 {
     if (engine == NULL && want->live)
         diverge("after step", step, "engine: expected a live engine, got none");
     if (engine != NULL && !want->live)
         diverge("after step", step, "engine: expected NULL, got a live engine");
-    unsigned char *image = NULL;
     if (want->has_pool) {
-        if ((image = malloc(pool_size + 1)) == NULL) {
+        if ((expected_pool = malloc(pool_size + 1)) == NULL) {
             puts("repro: out of memory");
             exit(2);
         }
-        fill_magic(image, pool_size);
+        fill_magic(expected_pool, pool_size);
         for (int i = 0; i < want->n_written; i++)
-            memcpy(image + (size_t)want->written[i].slot * KV_SIZE, &want->written[i].value, KV_SIZE);
+            memcpy(expected_pool + (size_t)want->written[i].slot * KV_SIZE, &want->written[i].value, KV_SIZE);
     }
     if (engine != NULL)
-        check_engine(step, want, image);
+        check_engine(step, want, expected_pool);
     if (want->has_pool)
-        check_pool(step, image);
-    free(image);
+        check_pool(step, expected_pool);
+    free(expected_pool);
+    expected_pool = NULL;
 }
