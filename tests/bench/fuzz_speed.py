@@ -41,6 +41,18 @@ def steps_per_second(machine: type, stats: RunStats, examples: int, steps: int, 
     return stats.steps / (time.perf_counter() - start)
 
 
+def compare_with_noop(label: str, adapter_factory, examples: int, steps: int, run_seed: int, target: float) -> None:
+    """Print steps/s of a no-op machine and of the real one on `adapter_factory`, same seed, and their ratio."""
+    noop_stats, real_stats = RunStats(), RunStats()
+    noop = type("NoOpMachine", (NoOpMachine,), {"adapter_factory": staticmethod(_NoAdapter), "stats": noop_stats})
+    real = machine_for(adapter_factory, real_stats)
+    noop_rate = steps_per_second(noop, noop_stats, examples, steps, run_seed)
+    real_rate = steps_per_second(real, real_stats, examples, steps, run_seed)
+    print(f"no-op machine: {noop_rate:8.0f} steps/s ({noop_stats.steps} steps)")
+    print(f"{label:>13}: {real_rate:8.0f} steps/s ({real_stats.steps} steps, every check on)")
+    print(f"ratio: {real_rate / noop_rate:.2f} (target >= {target})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=300)
@@ -48,15 +60,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--impl", default="engine")
     args = parser.parse_args()
-
-    noop_stats, real_stats = RunStats(), RunStats()
-    noop = type("NoOpMachine", (NoOpMachine,), {"adapter_factory": staticmethod(_NoAdapter), "stats": noop_stats})
-    real = machine_for(load_adapter(args.impl), real_stats)
-    noop_rate = steps_per_second(noop, noop_stats, args.examples, args.steps, args.seed)
-    real_rate = steps_per_second(real, real_stats, args.examples, args.steps, args.seed)
-    print(f"no-op machine: {noop_rate:8.0f} steps/s ({noop_stats.steps} steps)")
-    print(f"{args.impl:>13}: {real_rate:8.0f} steps/s ({real_stats.steps} steps, every check on)")
-    print(f"ratio: {real_rate / noop_rate:.2f} (target >= 0.5)")
+    compare_with_noop(args.impl, load_adapter(args.impl), args.examples, args.steps, args.seed, target=0.5)
 
 
 if __name__ == "__main__":

@@ -15,12 +15,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(Path(__file__).parent)]
 
-from fuzz_speed import NoOpMachine, _NoAdapter, steps_per_second  # noqa: E402
+from fuzz_speed import compare_with_noop  # noqa: E402
 
 from oracle.hw3.c.adapter import load_c  # noqa: E402
 from oracle.hw3.grade import grade, load  # noqa: E402
-from oracle.hw3.machine import machine_for  # noqa: E402
-from oracle.stats import RunStats  # noqa: E402
 
 REFERENCE = ROOT / "engine" / "c"
 
@@ -40,14 +38,7 @@ def main() -> None:
     print(f"grade reference: {wall:.1f} s wall, {report.score:g}/{report.max_score:g} "
           f"(slowest: {', '.join(f'{i.id} {i.seconds:.1f} s' for i in slowest)}; target <= 20 s)")
 
-    noop_stats, c_stats = RunStats(), RunStats()
-    noop = type("NoOpMachine", (NoOpMachine,), {"adapter_factory": staticmethod(_NoAdapter), "stats": noop_stats})
-    c_machine = machine_for(load_c(REFERENCE), c_stats)
-    noop_rate = steps_per_second(noop, noop_stats, args.examples, args.steps, args.seed)
-    c_rate = steps_per_second(c_machine, c_stats, args.examples, args.steps, args.seed)
-    print(f"no-op machine: {noop_rate:8.0f} steps/s ({noop_stats.steps} steps)")
-    print(f"C adapter:     {c_rate:8.0f} steps/s ({c_stats.steps} steps, every check on)")
-    print(f"ratio: {c_rate / noop_rate:.2f} (target >= 0.3)")
+    compare_with_noop("C adapter", load_c(REFERENCE), args.examples, args.steps, args.seed, target=0.3)
 
 
 if __name__ == "__main__":
