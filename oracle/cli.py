@@ -9,6 +9,7 @@ import json
 import os
 import random
 import sys
+from importlib.metadata import version
 from pathlib import Path
 from typing import Sequence
 
@@ -220,6 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Model-based stateful testing for paged KV-cache memory managers.",
         epilog="Exit status: 0 green, 1 the implementation failed, 2 usage error or the grader could not run.",
     )
+    parser.add_argument("--version", action="version", version=f"pagedcheck {version('pagedcheck')}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     fuzz_p = sub.add_parser(

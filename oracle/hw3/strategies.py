@@ -12,7 +12,7 @@ _AROUND = lambda n: [n - 1, n, n + 1]  # noqa: E731
 
 pool_blocks = st.one_of(
     st.integers(0, 64),
-    st.sampled_from([*_AROUND(KV_PER_BLOCK), 32, MAX_LOGICAL_BLOCKS - 1]),
+    st.sampled_from([0, 1, *_AROUND(KV_PER_BLOCK), 32, MAX_LOGICAL_BLOCKS - 1]),  # 0, 1: pools of 63, 64, 65 bytes
     st.sampled_from([MAX_LOGICAL_BLOCKS, MAX_LOGICAL_BLOCKS + 1, 300]),  # room for a sequence at the cap
 )
 pool_sizes = st.tuples(pool_blocks, st.sampled_from([0, 0, 0, 1, 4, 63])).map(lambda b_e: b_e[0] * BLOCK_SIZE + b_e[1])

@@ -1,0 +1,1 @@
+"""Test strength for pagedcheck: `pagedcheck mutation` and its triage (see README.md in this folder)."""
