@@ -30,8 +30,17 @@ BOUNDARY_EVENTS = (
 
 
 def test_profile_reaches_every_boundary():
-    """The CI profile must exercise what it claims to: CoW, OOM of each kind, L2 allocation, the cap."""
-    run = RunStats()
-    run_state_machine_as_test(seed(1)(machine_for(load_adapter("engine"), run)), settings=settings(PROFILE, database=None))
-    missing = [event for event in BOUNDARY_EVENTS if not run.events[event]]
-    assert not missing, f"never reached in {run.steps} steps: {missing}"
+    """The CI profile must exercise what it claims to: CoW, OOM of each kind, L2 allocation, the cap.
+
+    Three seeds, and every event in at least two of them: Hypothesis also draws from literal constants of
+    the modules loaded in the process, so one seed's run depends on its surroundings (pytest, CLI, mutmut);
+    an event missing from two runs out of three is a generation regression, not bad luck.
+    """
+    runs = []
+    for run_seed in (1, 2, 3):
+        run = RunStats()
+        machine = machine_for(load_adapter("engine"), run)
+        run_state_machine_as_test(seed(run_seed)(machine), settings=settings(PROFILE, database=None))
+        runs.append(run)
+    rare = {event: sum(1 for run in runs if not run.events[event]) for event in BOUNDARY_EVENTS}
+    assert all(missing <= 1 for missing in rare.values()), f"missing from runs: {rare}"

@@ -37,7 +37,7 @@ kv_values = st.integers(INT32_MIN, INT32_MAX)
 burst_targets = st.sampled_from(["block", "block", "block", "l2", "l2", "cap"])
 burst_past = st.sampled_from([0, 0, 1, -1])
 # How many records short of filling the pool (negative: over) a filling create asks for.
-fill_slack = st.sampled_from([0, 0, 1, KV_PER_BLOCK - 1, KV_PER_BLOCK, -1])
+fill_slack = st.sampled_from([0, 0, 0, 1, KV_PER_BLOCK - 1, KV_PER_BLOCK, -1])
 
 blind_calls = st.sampled_from(["create_sequence", "fork_sequence", "append_kv", "free_sequence", "llm_destroy"])
 null_engines = st.booleans()
