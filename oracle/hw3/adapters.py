@@ -116,10 +116,15 @@ class PythonAdapter:
                 sequences=sequences,
                 list_error=list_error,
             )
-        except AttributeError as exc:
+        except (AttributeError, TypeError) as exc:  # fields missing, or not the shapes the C structs have
             raise ImplementationFailure(f"state unreadable: {exc}") from exc
 
     def _walk(self, head: Any) -> tuple[tuple[SequenceState, ...], str | None]:
+        """The sequences from head->next on, and how the list is broken, if it is.
+
+        Checking prev at every node also ends every cycle: the first node met twice is met from a different
+        node the second time, so its prev cannot match.
+        """
         found: list[SequenceState] = []
         prev, node = head, head.next
         while node is not head:
@@ -128,8 +133,6 @@ class PythonAdapter:
             seq = self._owners.get(id(node))
             if seq is None:
                 return tuple(found), f"node {len(found)} belongs to no sequence that create or fork returned"
-            if len(found) > len(self._owners):
-                return tuple(found), "list does not return to its head"
             found.append(_sequence_state(seq))
             prev, node = node, node.next
         if head.prev is not prev:
