@@ -41,28 +41,40 @@ def _group(pgid: int) -> list[int]:
     return members
 
 
-@pytest.mark.parametrize(
-    "name, label",
-    [
-        ("segfault", "crashed with SIGSEGV"),
-        ("exit", "called exit(0)"),
-        ("abort", "aborted (SIGABRT)"),
-        ("hang", "hung: no answer within 0.5 s"),
-        ("flood", "wrote more output than allowed (SIGXFSZ)"),
-        ("fork", "made a forbidden system call (SIGSYS)"),
-        ("double_free", "not a live heap block (double free"),
-    ],
-)
-def test_hostile_submission_fails_with_its_label_and_leaves_nothing(name: str, label: str, workdir: Path) -> None:
+# Each hostile submission is the reference plus one act: the calls that lead up to it (which must work),
+# the call that commits it, and the label that call must fail with.
+def _appends(adapter: CAdapter, engine: Pointer, n: int) -> None:
+    for i in range(n):
+        assert adapter.append_kv(engine, 1, i) == 0
+
+
+HOSTILE_ACTS = {
+    "segfault": ("crashed with SIGSEGV", lambda a, e: (a.create_sequence(e, 1, 1), _appends(a, e, 4)),
+                 lambda a, e: a.append_kv(e, 1, 5)),
+    "exit": ("called exit(0)", lambda a, e: a.create_sequence(e, 1, 1), lambda a, e: a.fork_sequence(e, 1, 2)),
+    "abort": ("aborted (SIGABRT)", lambda a, e: a.create_sequence(e, 1, 1), lambda a, e: a.free_sequence(e, 1)),
+    "hang": ("hung: no answer within 0.5 s", lambda a, e: (a.create_sequence(e, 1, 19), _appends(a, e, 1)),
+             lambda a, e: a.append_kv(e, 1, 20)),
+    "flood": ("wrote more output than allowed (SIGXFSZ)", lambda a, e: None, lambda a, e: a.create_sequence(e, 1, 1)),
+    "fork": ("made a forbidden system call (SIGSYS)", lambda a, e: None, lambda a, e: a.create_sequence(e, 1, 1)),
+    "double_free": ("not a live heap block (double free", lambda a, e: None, lambda a, e: a.create_sequence(e, 1, 1)),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_ACTS))
+def test_hostile_submission_fails_with_its_label_and_leaves_nothing(name: str, workdir: Path) -> None:
+    label, setup, act = HOSTILE_ACTS[name]
     adapter = CAdapter(_driver(name, workdir), timeout=0.5, output_limit=1 << 16)
     try:
         engine = adapter.llm_init(640)
+        assert engine is not None  # the reference's llm_init: the act is reached through working calls
         pgid = adapter.pid
         assert pgid is not None
-        stale = Pointer(0x1000, adapter.generation)
+        setup(adapter, engine)
+        assert adapter.failure is None
         start = time.monotonic()
         with pytest.raises(ImplementationFailure, match=label.replace("(", r"\(").replace(")", r"\)")):
-            adapter.create_sequence(engine, 1, 1)
+            act(adapter, engine)
         assert time.monotonic() - start < 5
         assert adapter.failure is not None and label in adapter.failure
         assert _group(pgid) == []
@@ -70,8 +82,8 @@ def test_hostile_submission_fails_with_its_label_and_leaves_nothing(name: str, l
             assert len(adapter.output) == 1 << 16 and "debug output" in adapter.output
         # the next llm_init starts a fresh driver; handles from the dead one are refused
         with pytest.raises(ImplementationFailure, match="died with the driver"):
-            adapter.append_kv(stale, 1, 1)
-        assert adapter.llm_init(640) is None and adapter.pid not in (None, pgid)
+            adapter.append_kv(engine, 1, 1)
+        assert adapter.llm_init(640) is not None and adapter.pid not in (None, pgid)
     finally:
         adapter.close()
 
@@ -82,7 +94,8 @@ def test_close_kills_what_the_submission_started(workdir: Path) -> None:
     engine = adapter.llm_init(640)
     pgid = adapter.pid
     assert pgid is not None
-    assert adapter.create_sequence(engine, 1, 1) is None
+    assert adapter.create_sequence(engine, 1, 1) is not None  # the child sleeps; the call itself returns
+    assert len(_group(pgid)) == 2  # the driver and the child the submission started
     adapter.close()
     deadline = time.monotonic() + 2
     while _group(pgid) and time.monotonic() < deadline:

@@ -2,6 +2,7 @@
 that builds and shows the bug, Python modules get the checks that apply, and reports are deterministic."""
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -85,7 +86,8 @@ def test_each_broken_submission_fails_its_own_item(name: str, item: str, words: 
 def test_a_fuzz_failure_shows_the_program_twice(tmp_path: Path) -> None:
     rubric = load(small_rubric(tmp_path / "rubric.toml", ["fuzz"]))
     (result,) = grade(str(BROKEN / "fuzz"), rubric, tmp_path).items
-    assert result.program.startswith("from oracle.hw3 import load_adapter") and "state.create" in result.program and "seq_id=-1" in result.program
+    assert result.program.startswith("from oracle.hw3 import load_adapter")
+    assert re.search(r"state\.(create\(|blind_call\(api='create_sequence').*seq_id=-\d", result.program), result.program
     assert result.repro == "repro.c" and (tmp_path / "repro.c").is_file()
     assert "seed 110" in result.message
 
@@ -118,19 +120,59 @@ def test_cli_exit_status_json_and_gradescope(tmp_path: Path, capsys: pytest.Capt
     out = capsys.readouterr().out
     assert "tail_insertion: step 3 create_sequence(engine, 1, 1): active list" in out and "0/3" in out
     data = json.loads(report.read_text())
-    assert data["schema"] == "pagedcheck-grade/1" and data["exit_status"] == 1 and data["score"] == 5
-    assert [i["status"] for i in data["items"]] == ["passed", "failed", "failed"]
+    # head insertion costs the tail_insertion item only: create_free compares the list as a set of ids
+    assert data["schema"] == "pagedcheck-grade/1" and data["exit_status"] == 1 and data["score"] == 15
+    assert [i["status"] for i in data["items"]] == ["passed", "passed", "failed"]
     assert data["items"][2]["repro"] == "repro-tail_insertion.c" and (tmp_path / "repro-tail_insertion.c").is_file()
     scope = json.loads(results.read_text())
-    assert scope["score"] == 5 and [t["status"] for t in scope["tests"]] == ["passed", "failed", "failed"]
+    assert scope["score"] == 15 and [t["status"] for t in scope["tests"]] == ["passed", "passed", "failed"]
     assert {t["visibility"] for t in scope["tests"]} == {"visible"} and "Rule: " in scope["tests"][2]["output"]
 
 
-def test_compile_failure_is_exit_1_and_the_rest_not_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compile_error_is_exit_1_and_the_rest_not_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = (REFERENCE / "llm_memory.c").read_text().replace("return seq;", "return seq", 1)  # a syntax error
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "llm_memory.c").write_text(source)
     rubric = small_rubric(tmp_path / "rubric.toml", ["compiles", "fork"])
-    assert main(["grade", str(BROKEN / "compiles"), "--rubric", str(rubric), "-q"]) == 1
+    assert main(["grade", str(tmp_path / "sub"), "--rubric", str(rubric), "-q", "--out", str(tmp_path / "out")]) == 1
     out = capsys.readouterr().out
-    assert "unused variable" in out and "not run: the submission does not build" in out
+    assert "error: expected" in out and "not run: the submission does not build" in out
+    assert "graded on that build" not in out
+
+
+HOSTILE = ROOT / "tests" / "submissions" / "hostile"
+
+
+@pytest.mark.parametrize("submission", [BROKEN / "compiles", HOSTILE / "warning"], ids=["broken", "hostile"])
+def test_warnings_fail_compiles_and_the_rest_is_graded(submission: Path, tmp_path: Path) -> None:
+    """Both are the reference plus an unused variable: "compiles" fails with gcc's words, every other item
+    is graded on the build without -Werror, and gets its points."""
+    report = grade(str(submission), load(small_rubric(tmp_path / "rubric.toml")), tmp_path)
+    compiles, *rest = report.items
+    assert compiles.id == "compiles" and compiles.status == "failed"
+    assert "-Werror" in compiles.message and "unused variable" in compiles.message + compiles.details
+    assert "the other items are graded on that build" in compiles.message
+    assert [(i.id, i.status) for i in rest if i.status != "passed"] == []
+    assert report.score == report.max_score - compiles.max_points == 95 and report.exit_status == 1
+
+
+# One bug costs the item of the rule it breaks (and the fuzz item, which checks every rule), not the items
+# whose scenarios merely pass through the bug's aspect.
+ONE_BUG_ONE_ITEM = [
+    ("first_fit", {"first_fit", "fuzz"}),  # last fit: every block id differs from the spec's
+    ("tail_insertion", {"tail_insertion", "fuzz"}),  # head insertion: every list order differs
+    ("repro_fork_at_head", {"tail_insertion", "fuzz"}),
+    ("l1_traversal", {"l1_traversal"}),
+    ("fuzz", {"fuzz"}),
+]
+
+
+@pytest.mark.parametrize("name, failing", ONE_BUG_ONE_ITEM, ids=[b[0] for b in ONE_BUG_ONE_ITEM])
+def test_one_bug_fails_the_items_of_its_rule_only(name: str, failing: set[str], tmp_path: Path) -> None:
+    rubric = load(small_rubric(tmp_path / "rubric.toml"))
+    report = grade(str(BROKEN / name), rubric, tmp_path, timeout=1.0)
+    assert {item.id for item in report.items if item.status != "passed"} == failing
+    assert report.exit_status == 1
 
 
 @pytest.mark.parametrize(

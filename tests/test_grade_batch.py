@@ -30,10 +30,32 @@ def _running(fragment: str) -> list[str]:
     return found
 
 
+# Each hostile submission is the reference plus one act inside a call the checks reach: the label the
+# items that reach it must show. Every one of these items fails with the label; the fuzz item too, except
+# where noted (the act is not in a call the fuzz item makes, or it is a build failure).
+HOSTILE_LABELS = {
+    "segfault": ("crashed with SIGSEGV", {"append_cow", "fuzz"}),  # the 5th append of a driver
+    "exit": ("called exit(0)", {"fork", "append_cow", "fuzz"}),
+    "abort": ("aborted (SIGABRT)", {"create_free", "fork", "free_count", "fuzz"}),
+    "hang": ("hung: no answer within 0.5 s", {"fork", "append_cow", "llm_destroy", "fuzz"}),
+    "flood": ("wrote more output than allowed (SIGXFSZ)", {"create_free", "fuzz"}),
+    "fork": ("made a forbidden system call (SIGSYS)", {"create_free", "fork", "first_fit", "fuzz"}),
+    "double_free": ("not a live heap block (double free", {"create_free", "fork", "fuzz"}),
+    "cyclic_list": ("active list broken: ", {"create_free", "fork", "fuzz"}),
+    "garbage_list": ("state unreadable: SIGSEGV while reading the active list", {"create_free", "fork", "fuzz"}),
+    "leak": ("heap: expected every allocation freed", {"llm_destroy", "fuzz"}),
+    "missing_symbol": ("link failed: undefined symbols append_kv", {"compiles"}),
+    "warning": ("error: unused variable", {"compiles"}),
+}
+
+
 def test_hostile_submissions_are_each_graded_with_exit_1_and_leave_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    rubric = small_rubric(tmp_path / "rubric.toml")
+    # the items the acts are checked on, and memory safety (valgrind runs the submission outside the driver)
+    items = sorted({"compiles", "memory_safety"}.union(*(reached for _, reached in HOSTILE_LABELS.values())))
+    rubric = small_rubric(tmp_path / "rubric.toml", items)
+    rubric.write_text(rubric.read_text().replace("seconds = 3.0", "seconds = 1.5").replace("shrink_seconds = 2.0", "shrink_seconds = 1.0"))
     out = tmp_path / "grades"
     status = main(["grade-all", str(HOSTILE), "--out", str(out), "--jobs", "2", "--timeout", "0.5", "--rubric", str(rubric)])
     assert status == 1
@@ -41,12 +63,26 @@ def test_hostile_submissions_are_each_graded_with_exit_1_and_leave_nothing(
     rows = list(csv.DictReader((out / "scores.csv").open()))
     assert [row["submission"] for row in rows] == names
     assert {row["status"] for row in rows} == {"failed"}
+    assert sorted(HOSTILE_LABELS) == names
     for name in names:
         report = json.loads((out / name / "report.json").read_text())
         assert report["exit_status"] == 1 and report["grader_error"] is None
         assert not [i for i in report["items"] if i["status"] == "error"], name
         scope = json.loads((out / name / "results.json").read_text())
         assert scope["score"] == report["score"] < 100
+        label, reached = HOSTILE_LABELS[name]
+        items = {i["id"]: i for i in report["items"]}
+        for item in reached:  # the act was reached: the item failed with its label, not for another reason
+            assert items[item]["status"] == "failed" and label in items[item]["message"] + items[item]["details"], (name, item)
+        fuzz = items["fuzz"]
+        if fuzz["status"] == "failed":  # a divergence: the minimal program, twice
+            assert fuzz["program"] and fuzz["repro"] == "repro.c" and (out / name / "repro.c").is_file(), name
+    flood = {i["id"]: i for i in json.loads((out / "flood" / "report.json").read_text())["items"]}["create_free"]
+    assert "Your code printed:" in flood["details"] and "more characters)" in flood["details"]  # truncated
+    reports = {n: json.loads((out / n / "report.json").read_text()) for n in ("warning", "missing_symbol")}
+    # the reference plus a warning: "compiles" fails, the rest is graded on the build without -Werror
+    assert reports["warning"]["score"] == reports["warning"]["max_score"] - 5
+    assert {i["status"] for i in reports["missing_symbol"]["items"][1:]} == {"not_run"}
     assert "grade-all: [12/12]" in capsys.readouterr().err
     drivers = [str(r.driver.parent) for p in HOSTILE.iterdir() if (r := build(p, DEFAULT_WORKDIR)).ok]
     assert drivers and not [cmd for d in drivers for cmd in _running(d)]

@@ -3,7 +3,10 @@
 Directed checks are fixed programs (scenarios) replayed through the submission's adapter and the Model
 together; after every call the return value and the whole observed state are compared with
 `first_divergence`, so a failure reads `scenario: step N call: what differs: expected X, got Y [rule: R]`.
-The fuzz check runs the HW3 state machine; memory safety runs valgrind and our own heap accounting;
+A directed check compares leniently the aspects whose rule another item owns (`modulo`: block ids up to a
+renaming, the active list's order), so one bug costs the item of the rule it breaks, while each item still
+checks its own rule exactly; on a call that must fail, the implementation's state must also equal its own
+state before the call. The fuzz check runs the HW3 state machine, strict on everything; memory safety runs valgrind and our own heap accounting;
 robustness makes each allocation fail in turn. Every failed item with a program behind it gets a
 standalone repro C file next to the report.
 """
@@ -22,7 +25,7 @@ from oracle.grading.grader import Check, NotApplicable, NotRun, Outcome
 from oracle.hw3 import FAMILY
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.c.build import BuildResult, OFFICIAL_FLAGS
-from oracle.hw3.compare import first_divergence
+from oracle.hw3.compare import first_divergence, state_change
 from oracle.hw3.machine import POINTER_CALLS, Call, Divergence, HW3Machine, machine_for
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure
@@ -46,6 +49,12 @@ FREE_BLOCK_CONSISTENCY = "Constraint 5: Free Block Consistency"
 REF_COUNTING = "Copy-on-Write & Reference Counting"
 TAIL_INSERTION = "Tasks 2-3: append to the tail of active_seqs (head->prev)"
 MEMORY_SAFETY = "Compilation Standard: Valgrind-clean, 0 bytes lost"
+
+# What a directed check compares leniently: the aspects whose rules other items own (see compare.py).
+# first_fit owns the block ids, tail_insertion the list order; the fuzz item compares everything exactly.
+LENIENT = frozenset({"block_ids", "list_order"})
+OWN_BLOCK_IDS = frozenset({"list_order"})
+OWN_LIST_ORDER = frozenset({"block_ids"})
 OUTPUT_SHOWN = 2000  # characters of what the submission printed, in a failed item's details
 
 
@@ -74,8 +83,15 @@ class Submission:
         if self._probes is None:
             from oracle.hw3.probes import run_probes
 
-            self._probes = {p.name: p for p in run_probes(self.source, self.workdir / "probes", timeout=5 * self.timeout)}
+            probes = run_probes(self.source, self.workdir / "probes", timeout=5 * self.timeout, flags=self.flags)
+            self._probes = {p.name: p for p in probes}
         return self._probes
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """The flags the submission is graded with: the official ones, or those without -Werror when only
+        warnings stop the official build (the "compiles" item fails, the others are graded)."""
+        return self.build.flags if self.build is not None else OFFICIAL_FLAGS
 
 
 # ---- scenarios: fixed programs --------------------------------------------------------------------------
@@ -135,22 +151,25 @@ class Finding:
     model: Model
     output: str = ""  # what the submission printed
     rule_name: str | None = None  # when the check, not the difference, names the rule
+    modulo: frozenset[str] = frozenset()  # the aspects the comparison was lenient on
 
     @property
     def rule(self) -> str:
-        return self.rule_name or rule_for(self.problem, self.call)
+        return self.rule_name or rule_for(self.problem, self.call, self.modulo)
 
     @property
     def message(self) -> str:
         return f"{self.scenario}: step {self.step} {self.call}: {self.problem} [rule: {self.rule}]"
 
 
-def rule_for(problem: str, call: Call) -> str:
-    """The spec rule a difference breaks, judged from what differs and the call that made it differ."""
-    allocating = call.api in ("create_sequence", "append_kv")
+def rule_for(problem: str, call: Call, modulo: frozenset[str] = frozenset()) -> str:
+    """The spec rule a difference breaks, judged from what differs and the call that made it differ (and
+    what the comparison was lenient on: a block_table difference up to a renaming is not about first fit)."""
+    allocating = call.api in ("create_sequence", "append_kv") and "block_ids" not in modulo
     if call.null and call.api != "llm_init":
         return POINTER_SAFETY
-    if problem.startswith("heap: a failing call") or "block_table[" in problem and call.expected in (False, -1):
+    if (problem.startswith(("heap: a failing call", "a failing call changed"))
+            or "block_table[" in problem and fails(call.api, call.expected)):
         return CHECK_BEFORE_ALLOCATE
     if problem.startswith("heap:"):
         return TASKS["llm_destroy"]
@@ -166,11 +185,17 @@ def rule_for(problem: str, call: Call) -> str:
         problem.startswith("pool block") or " record " in problem
     ):
         return NO_PREMATURE_WRITES
-    if problem.startswith("active list:") and call.api in ("create_sequence", "fork_sequence"):
+    if problem.startswith("active list:") and call.api in ("create_sequence", "fork_sequence") and "list_order" not in modulo:
         return TAIL_INSERTION
     if problem.startswith("guard zone"):
         return MEMORY_SAFETY
     return TASKS[call.api]
+
+
+def fails(api: str, returned: bool | int) -> bool:
+    """Whether a call's return value is its failure value: NULL for the pointer calls, -1 for the others
+    (0 == False in Python, so `returned in (False, -1)` would count a successful append as failing)."""
+    return returned is False if api in POINTER_CALLS else returned == -1
 
 
 def _shown(api: str, value: bool | int) -> str:
@@ -179,9 +204,11 @@ def _shown(api: str, value: bool | int) -> str:
     return str(value)
 
 
-def replay(adapter: Adapter, scenario: Scenario) -> Finding | None:
-    """Runs a scenario through the adapter and the model, comparing after every call; the first difference."""
-    model, engine, calls = Model(), None, []
+def replay(adapter: Adapter, scenario: Scenario, modulo: frozenset[str] = frozenset()) -> Finding | None:
+    """Runs a scenario through the adapter and the model, comparing after every call (leniently on the
+    aspects in `modulo`); the first difference. When `modulo` is not empty, a call the model expects to fail
+    must also leave the implementation's state exactly as it was (see compare.state_change)."""
+    model, engine, calls, before = Model(), None, [], None
     for number, step in enumerate(scenario.steps, 1):
         if step.api == "llm_init":
             expected = model.llm_init(step.args[0], step.null)
@@ -203,12 +230,16 @@ def replay(adapter: Adapter, scenario: Scenario) -> Finding | None:
             if got != expected.returned:
                 problem = f"return value: expected {_shown(step.api, expected.returned)}, got {_shown(step.api, got)}"
             else:
-                failed = expected.returned in (False, -1)
-                problem = first_divergence(model, adapter.observe(engine), failed and scenario.strict_alloc)
+                failed = fails(step.api, expected.returned)
+                seen = adapter.observe(engine)
+                problem = first_divergence(model, seen, failed and scenario.strict_alloc, modulo=modulo)
+                if not problem and modulo and failed and before is not None and step.api != "llm_init":
+                    problem = state_change(before, seen)
+                before = seen
         except ImplementationFailure as failure:
             problem = str(failure)
         if problem:
-            return Finding(scenario.name, number, call, problem, calls, model, _printed(adapter))
+            return Finding(scenario.name, number, call, problem, calls, model, _printed(adapter), modulo=modulo)
     return None
 
 
@@ -224,12 +255,15 @@ def _listing(calls: list[Call], failed_at: int) -> str:
     return "\n".join(lines)
 
 
-def _run_scenarios(sub: Submission, item: str, scenarios: list[Scenario]) -> Outcome:
-    """Each scenario on a fresh adapter; the item fails on the first scenario that finds a difference."""
+def _run_scenarios(
+    sub: Submission, item: str, scenarios: list[Scenario], modulo: frozenset[str] = LENIENT
+) -> Outcome:
+    """Each scenario on a fresh adapter, compared leniently on `modulo` (by default every aspect another
+    item owns); the item fails on the first scenario that finds a difference."""
     for scenario in scenarios:
         adapter = sub.adapter()
         try:
-            finding = replay(adapter, scenario)
+            finding = replay(adapter, scenario, modulo)
         finally:
             adapter.close()
         if finding:
@@ -261,10 +295,10 @@ def _write_repro(sub: Submission, item: str, finding: Finding) -> tuple[str, str
     (sub.out_dir / f"{stem}.c").write_text(source)
     sub.repro_sources[stem] = source
     assert sub.source is not None
-    binary, compiler = build_repro(source, sub.source, sub.workdir / stem, name=stem)
+    binary, compiler = build_repro(source, sub.source, sub.workdir / stem, name=stem, flags=sub.flags)
     if binary is None:
         return f"{stem}.c", f"{stem}.c does not build against the submission (a pagedcheck bug; please report it):\n{compiler}"
-    command = " ".join(["gcc", *OFFICIAL_FLAGS, "llm_memory.c", f"{stem}.c", "-o", stem])
+    command = " ".join(["gcc", *sub.flags, "llm_memory.c", f"{stem}.c", "-o", stem])
     return f"{stem}.c", f"Standalone repro {stem}.c, next to llm_memory.h and your llm_memory.c: {command} && ./{stem}"
 
 
@@ -281,7 +315,10 @@ def check_compiles(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     if build.missing_symbols:
         return Outcome(False, f"link failed: undefined symbols {', '.join(build.missing_symbols)}", build.log)
     first = next((line for line in build.log.splitlines() if "error" in line), "compile failed")
-    return Outcome(False, f"gcc {' '.join(OFFICIAL_FLAGS)} -c llm_memory.c failed: {first.strip()}", build.log)
+    message = f"gcc {' '.join(OFFICIAL_FLAGS)} -c llm_memory.c failed: {first.strip()}"
+    if build.lenient_driver is not None:
+        message += "; it compiles without -Werror, so the other items are graded on that build"
+    return Outcome(False, message, build.log)
 
 
 def _with_probe(sub: Submission, item: str, outcome: Outcome, probe: str) -> Outcome:
@@ -376,7 +413,7 @@ def check_first_fit(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         fork(4, 6), append(6, 9), append(4, 9),  # new pages
         free(1), fork(3, 7), append(7, 1),  # block 0 again
         create(8, 5), fork(8, 9), free(3), append(9, 1),  # copy-on-write into the lowest free block
-    ))])
+    ))], OWN_BLOCK_IDS)
 
 
 def check_no_premature_writes(sub: Submission, options: Mapping[str, Any]) -> Outcome:
@@ -398,7 +435,7 @@ def check_free_count(sub: Submission, options: Mapping[str, Any]) -> Outcome:
 def check_tail_insertion(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     return _run_scenarios(sub, "tail_insertion", [Scenario("tail_insertion", (
         init(16), create(3, 1), create(1, 1), create(2, 1), fork(1, 7), free(1), create(1, 1), fork(3, 0),
-    ))])
+    ))], OWN_LIST_ORDER)
 
 
 def check_l1_traversal(sub: Submission, options: Mapping[str, Any]) -> Outcome:
@@ -428,7 +465,7 @@ def check_l1_traversal(sub: Submission, options: Mapping[str, Any]) -> Outcome:
 
 def _built(sub: Submission) -> Callable[[], Adapter]:
     if sub.factory is None:
-        raise NotRun("the submission does not build with the official flags")
+        raise NotRun("the submission does not build (see the compiles item)")
     return sub.factory
 
 
@@ -507,7 +544,9 @@ def _finding_from(failure: Divergence, sub: Submission) -> Finding:
     problem = str(failure).splitlines()[0]
     head, sep, tail = problem.rpartition(" after ")
     if sep and tail.split("(")[0] in TASKS:
-        problem = head
+        # "<what differs> after <call>", or "observing the state after <call>: <why it could not>"
+        _, colon, why = tail.partition("): ")
+        problem = f"{head}: {why}" if colon else head
     if problem.startswith(f"{call} "):
         problem = problem[len(str(call)) + 1 :]
     return Finding("fuzz", len(calls), call, problem, calls, failure.model)
@@ -539,7 +578,7 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
             return Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", _listing(calls, 0))
     programs = {"repro": sub.repro_sources["repro"]} if "repro" in sub.repro_sources else None
     assert sub.source is not None
-    for result in memcheck(sub.source, sub.workdir / "memcheck", programs, timeout=options["timeout"]):
+    for result in memcheck(sub.source, sub.workdir / "memcheck", programs, timeout=options["timeout"], flags=sub.flags):
         if not result.clean:
             log = result.log.splitlines()
             shown = log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else [])
@@ -637,7 +676,7 @@ def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Findin
         refused = returned is None or returned == -1
         expected, engine = (before, engine) if refused else (model, after)
         seen = adapter.observe(engine)
-        problem = first_divergence(expected, seen, False)
+        problem = first_divergence(expected, seen, False, modulo=LENIENT)
         if not problem and refused and seen.heap.live_blocks != live_before:
             problem = f"heap: the failed call left {seen.heap.live_blocks - live_before} block(s) allocated"
         if not problem and engine is not None:
@@ -650,7 +689,7 @@ def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Findin
     if not problem:
         return None
     scenario = f"allocation_failure (allocation {k} of step {index + 1} failing)"
-    return Finding(scenario, index + 1, calls[index], problem, calls, model, rule_name=ROBUSTNESS)
+    return Finding(scenario, index + 1, calls[index], problem, calls, model, rule_name=ROBUSTNESS, modulo=LENIENT)
 
 
 # ---- the registry ---------------------------------------------------------------------------------------

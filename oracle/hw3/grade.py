@@ -83,6 +83,7 @@ def _submission(path: str, out_dir: Path, scratch: Path, build_cache: Path, time
         raise GraderError(str(exc)) from None
     except RuntimeError as exc:  # our own driver does not build
         raise GraderError(str(exc)) from None
-    driver = result.driver
-    factory = (lambda: CAdapter(driver, timeout=timeout)) if result.ok and driver is not None else None
+    # Only warnings (the compile without -Werror succeeds): "compiles" fails, the rest is graded on that build.
+    driver = result.driver if result.ok else result.lenient_driver
+    factory = (lambda: CAdapter(driver, timeout=timeout)) if driver is not None else None
     return Submission(path, "c", factory, out_dir, scratch, build=result, source=source, timeout=timeout)

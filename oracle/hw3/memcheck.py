@@ -14,8 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
+from oracle.hw3.c.build import OFFICIAL_FLAGS
 from oracle.hw3.c.process import Finished, run_program
 from oracle.hw3.c.valgrind import ERROR_EXIT, VALGRIND
 from oracle.hw3.repro import MARK, battery_c, build_repro
@@ -51,24 +52,27 @@ def memcheck(
     timeout: float = 60,
     *,
     scenarios: Iterable[str] = tuple(BATTERY),
+    flags: Sequence[str] = OFFICIAL_FLAGS,
 ) -> list[MemcheckResult]:
     """The battery's `scenarios` (all by default), then each of `programs` (name -> C source with its own
-    main), compiled with the submission and run under valgrind; one result each, in that order. `timeout`
+    main), compiled with the submission (with `flags`) and run under valgrind; one result each, in that order. `timeout`
     bounds each program, and the whole battery, shared evenly among its scenarios (a hang in one must not
     take the others' time). The battery and the programs run side by side, two at a time."""
     workdir, scenarios = Path(workdir), list(scenarios)
     jobs: list[Callable[[], list[MemcheckResult]]] = []
     if scenarios:
-        jobs.append(partial(_battery, submission, workdir / "battery", scenarios, timeout))
+        jobs.append(partial(_battery, submission, workdir / "battery", scenarios, timeout, flags))
     for name, source in (programs or {}).items():
-        jobs.append(partial(_program, submission, workdir / f"program-{_file_name(name)}", name, source, timeout))
+        jobs.append(partial(_program, submission, workdir / f"program-{_file_name(name)}", name, source, timeout, flags))
     with ThreadPoolExecutor(max_workers=2) as pool:
         return [result for batch in pool.map(lambda job: job(), jobs) for result in batch]
 
 
-def _battery(submission: Path, workdir: Path, scenarios: list[str], timeout: float) -> list[MemcheckResult]:
+def _battery(
+    submission: Path, workdir: Path, scenarios: list[str], timeout: float, flags: Sequence[str]
+) -> list[MemcheckResult]:
     source = battery_c({name: scenario_calls(name) for name in scenarios})
-    binary, output = build_repro(source, submission, workdir, name="battery")
+    binary, output = build_repro(source, submission, workdir, name="battery", flags=flags)
     if binary is None:
         return [MemcheckResult(name, False, "does not compile with the official flags", output) for name in scenarios]
     logs = workdir / "valgrind"
@@ -102,8 +106,10 @@ def _battery(submission: Path, workdir: Path, scenarios: list[str], timeout: flo
     return results
 
 
-def _program(submission: Path, workdir: Path, name: str, source: str, timeout: float) -> list[MemcheckResult]:
-    binary, output = build_repro(source, submission, workdir, name="program")
+def _program(
+    submission: Path, workdir: Path, name: str, source: str, timeout: float, flags: Sequence[str]
+) -> list[MemcheckResult]:
+    binary, output = build_repro(source, submission, workdir, name="program", flags=flags)
     if binary is None:
         return [MemcheckResult(name, False, "does not compile with the official flags", output)]
     log = workdir / "valgrind.log"

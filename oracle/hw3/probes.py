@@ -6,7 +6,9 @@ time limit, so a crash or a hang fails that probe alone, with the signal named.
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
+from oracle.hw3.c.build import OFFICIAL_FLAGS
 from oracle.hw3.c.process import run_program
 from oracle.hw3.pool import GUARD_BYTE, GUARD_SIZE, MAGIC_BASE
 from oracle.hw3.repro import build_repro
@@ -29,11 +31,13 @@ class ProbeResult:
     detail: str  # what was checked, or what differed
 
 
-def run_probes(submission: Path, workdir: Path, timeout: float = 10) -> list[ProbeResult]:
-    """Each probe in PROBES, in its own process of at most `timeout` s."""
+def run_probes(
+    submission: Path, workdir: Path, timeout: float = 10, *, flags: Sequence[str] = OFFICIAL_FLAGS
+) -> list[ProbeResult]:
+    """Each probe in PROBES, in its own process of at most `timeout` s, compiled with `flags`."""
     constants = f"#define GUARD_SIZE {GUARD_SIZE}\n#define GUARD_BYTE {GUARD_BYTE:#04x}\n#define MAGIC_BASE {MAGIC_BASE:#x}\n"
     source = constants + SOURCE.read_text()
-    binary, output = build_repro(source, submission, Path(workdir) / "probes", name="probes")
+    binary, output = build_repro(source, submission, Path(workdir) / "probes", name="probes", flags=flags)
     if binary is None:
         detail = f"does not compile with the official flags:\n{output}"
         return [ProbeResult(name, rule, False, detail) for name, rule in PROBES.items()]

@@ -115,13 +115,16 @@ int main(int argc, char **argv)
     return _source(header, parts, _max_sequences(calls for calls, _ in programs.values()), main)
 
 
-def build_repro(source: str, submission: Path, workdir: Path, *, name: str = "repro") -> tuple[Path | None, str]:
+def build_repro(
+    source: str, submission: Path, workdir: Path, *, name: str = "repro", flags: Sequence[str] = OFFICIAL_FLAGS
+) -> tuple[Path | None, str]:
     """Compile `source` with the submission's llm_memory.c (not any header beside it: ours, via -I) using the
-    official flags; the program, or None, and everything gcc printed."""
+    official flags (or `flags`: a submission graded despite warnings builds without -Werror); the program, or
+    None, and everything gcc printed."""
     workdir.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(submission_source(submission), workdir / SOURCE_NAME)
     (workdir / f"{name}.c").write_text(source)
-    cmd = ["gcc", *OFFICIAL_FLAGS, "-I", str(HEADER_DIR), SOURCE_NAME, f"{name}.c", "-o", name]
+    cmd = ["gcc", *flags, "-I", str(HEADER_DIR), SOURCE_NAME, f"{name}.c", "-o", name]
     done = run_program(cmd, cwd=workdir, timeout=COMPILE_TIMEOUT)
     binary = workdir / name
     return (binary if done.status == 0 and binary.is_file() else None), done.output
