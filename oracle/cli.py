@@ -177,9 +177,30 @@ def _fraction(text: str) -> float:
     return value
 
 
+def cmd_mutation_c(args: argparse.Namespace) -> int:
+    """Grader strength on C: mutants of a model solution, each graded by the real grader (mutation/README.md)."""
+    from mutation import c_campaign
+
+    source = Path(args.c)
+    if not source.is_file():
+        raise UsageError(f"--c {args.c}: no such file")
+    progress = None if args.quiet else (lambda line: print(f"mutation: {line}", file=sys.stderr))
+    try:
+        result = c_campaign.run_campaign(source, jobs=args.jobs, progress=progress)
+    except c_campaign.CampaignError as exc:
+        raise UsageError(str(exc)) from None
+    print(c_campaign.render(result, args.threshold))
+    if args.json:
+        write_json(args.json, result.as_dict(args.threshold))
+    return EXIT_OK if result.passed(args.threshold) else EXIT_FAILED
+
+
 def cmd_mutation(args: argparse.Namespace) -> int:
-    """A clean mutmut campaign over the Python engine (mutation/README.md)."""
+    """A clean mutmut campaign over the Python engine (mutation/README.md), or with --c the C campaign."""
     import importlib.util
+
+    if args.c is not None:
+        return cmd_mutation_c(args)
 
     from mutation import python as campaign
 
@@ -279,6 +300,11 @@ def build_parser() -> argparse.ArgumentParser:
     mut_p.add_argument("--threshold", type=_fraction, default=0.95, help="lowest passing score (default: 0.95)")
     mut_p.add_argument("--json", type=_output_file, metavar="FILE", help="write the counts, score and survivors as JSON")
     mut_p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    mut_p.add_argument(
+        "--c", nargs="?", const=str(Path(__file__).resolve().parents[1] / "engine" / "c" / "llm_memory.c"),
+        metavar="PATH", help="instead: grader strength on C. Mutate a model solution (default: the C reference), "
+        "grade every compiling mutant with the real grader, report killed / survived / equivalent",
+    )
     mut_p.set_defaults(run=cmd_mutation)
     return parser
 

@@ -15,7 +15,7 @@ from oracle.hw3.grade import DEFAULT_RUBRIC, grade, load
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "engine" / "c"
 BROKEN = ROOT / "tests" / "submissions" / "broken"
-SMALL_FUZZ = 'seed = 110\nexamples = 30\nsteps = 30\nseconds = 3.0\nshrink_seconds = 2.0\n'
+SMALL_FUZZ = 'seed = 110\nexamples = 30\nsteps = 30\nseconds = 3.0\nshrink_seconds = 30.0\n'
 
 
 def small_rubric(path: Path, items: list[str] | None = None) -> Path:

@@ -471,7 +471,7 @@ def _built(sub: Submission) -> Callable[[], Adapter]:
 
 # ---- the stateful fuzz ----------------------------------------------------------------------------------
 
-FUZZ_OPTIONS = {"seed": 110, "examples": 120, "steps": 50, "seconds": 8.0, "shrink_seconds": 6.0}
+FUZZ_OPTIONS = {"seed": 110, "examples": 120, "steps": 50, "seconds": 8.0, "shrink_seconds": 30.0}
 
 
 def check_fuzz(sub: Submission, options: Mapping[str, Any]) -> Outcome:
