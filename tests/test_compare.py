@@ -11,6 +11,7 @@ from oracle.hw3.adapters import load_python
 from oracle.hw3.compare import first_divergence, state_change
 from oracle.hw3.model import Model
 from oracle.hw3.observation import Observation
+from oracle.hw3.pool import magic
 from oracle.hw3.spec import BLOCK_SIZE
 
 BLOCKS = frozenset({"block_ids"})
@@ -151,12 +152,12 @@ def test_the_pool_is_compared_through_the_renaming() -> None:
     mapped = engine.sequences[0].block_table[0][0]  # seq 2's first block
     free = next(b for b, count in enumerate(engine.ref_count) if count == 0)
     written = _poke(seen, mapped, 3, 12345)
-    assert first_divergence(model, written, False, modulo=BLOCKS) == f"seq 2 record 3 (block {mapped}): expected {0x7E570000 + mapped * 16 + 3}, got 12345"
+    assert first_divergence(model, written, False, modulo=BLOCKS) == f"seq 2 record 3 (block {mapped}): expected {magic(mapped * 16 + 3)}, got 12345"
     stray = _poke(seen, free, 5, 777)  # a write into a block nobody maps
     problem = first_divergence(model, stray, False, modulo=BLOCKS)
     assert problem.startswith(f"pool block {free} slot 5 (byte {(free * 16 + 5) * 4}; a free block") and problem.endswith("got 777")
     # a magic number from the wrong block is not the same as the right one
-    wrong = _poke(seen, mapped, 3, 0x7E570000 + free * 16 + 3)
+    wrong = _poke(seen, mapped, 3, magic(free * 16 + 3))
     assert first_divergence(model, wrong, False, modulo=BLOCKS) is not None
 
 
@@ -180,7 +181,7 @@ def test_state_change_compares_the_implementation_with_itself() -> None:
     reordered = dataclasses.replace(seen, engine=dataclasses.replace(engine, sequences=engine.sequences[::-1]))
     assert state_change(seen, reordered) == "a failing call changed the state: active list: before [1, 2], after [2, 1]"
     assert state_change(seen, _poke(seen, 11, 0, 1)) == (
-        f"a failing call changed the state: pool block 11 slot 0 (byte {11 * 64}): before {0x7E570000 + 11 * 16}, after 1"
+        f"a failing call changed the state: pool block 11 slot 0 (byte {11 * 64}): before {magic(11 * 16)}, after 1"
     )
     moved = _with_table(seen, 1, 0, 0, 9)
     assert state_change(seen, moved) == "a failing call changed the state: seq 2 block_table[0][0]: before 0, after 9"

@@ -57,6 +57,11 @@ BROKEN_ITEMS = [
     ("fuzz", "fuzz", "create_sequence(engine, -"),  # a negative id (shrinking may stop before -1)
     ("memory_safety", "memory_safety", "Invalid read of size 4"),
     ("alloc_failure", "alloc_failure", "heap: the failed call left 2 block(s) allocated"),
+    # survivors of the C mutation campaign (mutation/README.md), each now failing the item of its rule
+    ("cmut_cow_copies_63_bytes", "append_cow", "pool block"),
+    ("cmut_create_cap_257", "create_free", "create_sequence_cap: step 2 create_sequence(engine, 1, 4097): return value: expected NULL, got a Sequence"),
+    ("cmut_fork_break_at_null_l1", "l1_traversal", "l1_gap_fork: fork_sequence(engine, 1, 2)"),
+    ("cmut_init_refuses_32mib", "llm_init", "init_untouched: llm_init(pool, 67108864) returned NULL"),
 ]
 
 
@@ -99,8 +104,9 @@ def test_python_modules_get_the_checks_that_apply(tmp_path: Path) -> None:
     assert {i for i, s in statuses.items() if s == "not_applicable"} == {"compiles", "memory_safety", "alloc_failure"}
     assert all(s == "passed" for i, s in statuses.items() if s != "not_applicable")
     assert report.score == report.max_score == 85 and report.exit_status == 0
-    broken = grade("tests.broken.free_breaks_at_null_l1", load(small_rubric(tmp_path / "r2.toml", ["l1_traversal"])), tmp_path)
-    assert broken.items[0].status == "failed" and "l1_gap_free" in broken.items[0].message
+    for variant, probe in (("free_breaks_at_null_l1", "l1_gap_free"), ("fork_breaks_at_null_l1", "l1_gap_fork")):
+        broken = grade(f"tests.broken.{variant}", load(small_rubric(tmp_path / "r2.toml", ["l1_traversal"])), tmp_path)
+        assert broken.items[0].status == "failed" and broken.items[0].message.startswith(f"{probe}: "), variant
 
 
 def test_same_submission_and_seed_give_the_same_report(tmp_path: Path) -> None:

@@ -22,6 +22,10 @@ def test_reference_passes_every_probe(tmp_path: Path) -> None:
     "name, probe, detail",
     [
         ("break_at_null_l1", "l1_gap_free", "ref_count[16] is 1 after freeing a sequence whose L1 slot 1 is NULL"),
+        ("cmut_fork_break_at_null_l1", "l1_gap_fork",
+         "fork_sequence(engine, 1, 2) of a parent whose L1 slot 1 is NULL and slots 0, 2 and 3 are in use: "
+         "the child's block_table[2] is NULL"),
+        ("cmut_init_refuses_32mib", "init_untouched", "llm_init(pool, 67108864) returned NULL"),
         ("init_writes_pool", "init_untouched", "llm_init(pool, 64) wrote into the pool (byte 2)"),
         ("destroy_frees_pool", "destroy_keeps_pool", "llm_destroy freed pool_base_ptr, which the caller owns"),
     ],

@@ -2,6 +2,7 @@
 reference as "OK", and for a divergence the real machine finds prints the same message and exits 1."""
 
 import copy
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,11 +11,14 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from oracle.family import families
 from oracle.hw3 import load_adapter
+from oracle.hw3.c.build import OFFICIAL_FLAGS
 from oracle.hw3.c.process import run_program
 from oracle.hw3.machine import Call, Divergence, machine_for
 from oracle.hw3.model import Model
-from oracle.hw3.repro import battery_c, build_repro, repro_c
+from oracle.hw3.pool import initial_pool, magic, magic_slot
+from oracle.hw3.repro import _source, battery_c, build_repro, repro_c
 from oracle.hw3.scenarios import BATTERY, scenario_calls
+from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK
 from oracle.runner import fuzz
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,3 +97,34 @@ def test_repro_of_a_machine_found_divergence_shows_it(name: str, fuzz_seed: int,
     else:
         assert printed == f"after step {step}: {problem}"
     assert status == 1
+
+
+def test_repro_fill_matches_pool_py_byte_for_byte(tmp_path: Path) -> None:
+    """The C harness computes the magic numbers itself (MAGIC from pool.py's constants): for a pool whose
+    size is no multiple of 4, its fill must be initial_pool's bytes exactly, the partial last slot too."""
+    size = 3 * BLOCK_SIZE + 4 * 997 + 3  # well past 2**31 for many slots' bits, and a 3-byte last slot
+    main = f"""int main(void)
+{{
+    new_pool({size});
+    fwrite(pool, 1, {size}, stdout);
+    no_pool();
+    return 0;
+}}"""
+    source = _source("/* fill test */", [], 1, main)
+    flags = (*OFFICIAL_FLAGS, "-Wno-unused-function")  # the checking half of the harness is not called
+    binary, output = build_repro(source, REFERENCE, tmp_path, name="fill", flags=flags)
+    assert binary is not None and output == "", output
+    done = subprocess.run([binary], capture_output=True, timeout=20, check=True)
+    assert done.stdout == initial_pool(size)
+
+
+def test_magic_numbers_of_neighbouring_slots_differ_in_every_byte() -> None:
+    """So a copy that misses any one byte of a block (say copy-on-write copying 63 of 64) leaves a wrong value."""
+    slots = 1 << 16
+    numbers = [magic(s).to_bytes(4, "little", signed=True) for s in range(slots + 1)]
+    assert all(a[i] != b[i] for a, b in zip(numbers, numbers[1:]) for i in range(4))
+    assert len(set(numbers)) == len(numbers)
+    assert all(magic_slot(magic(s)) == s for s in (0, 1, 15, 16, 255, slots, 2**31, 2**32 - 1))
+    # and a block's number in each slot differs from the next block's in every byte too (16 slots apart)
+    apart = [magic(s + KV_PER_BLOCK).to_bytes(4, "little", signed=True) for s in range(slots)]
+    assert sum(any(a[i] == b[i] for i in range(4)) for a, b in zip(numbers, apart)) == 0

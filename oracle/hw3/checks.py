@@ -29,7 +29,7 @@ from oracle.hw3.compare import first_divergence, state_change
 from oracle.hw3.machine import POINTER_CALLS, Call, Divergence, HW3Machine, machine_for
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure
-from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, L2_PT_SIZE
+from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, L2_PT_SIZE, MAX_LOGICAL_BLOCKS
 from oracle.runner import fuzz
 from oracle.stats import RunStats
 
@@ -345,6 +345,11 @@ def check_create_free(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         create(5, L2_PT_SIZE * KV_PER_BLOCK + 1),  # two L2 tables
         append(5, 7), free(1), free(3), free(5),
         create(6, 36 * KV_PER_BLOCK),  # the whole pool again
+    )), Scenario("create_sequence_cap", (
+        # more than 256 free blocks: only the 256-block cap can refuse 4097 records (Task 2: "If required
+        # blocks exceed 256 ... return NULL"), and exactly 256 blocks is allowed
+        init(300), create(1, 4097), create(1, MAX_LOGICAL_BLOCKS * KV_PER_BLOCK), create(2, 44 * KV_PER_BLOCK),
+        free(1), create(3, MAX_LOGICAL_BLOCKS * KV_PER_BLOCK + 1),
     ))])
 
 
@@ -439,11 +444,16 @@ def check_tail_insertion(sub: Submission, options: Mapping[str, Any]) -> Outcome
 
 
 def check_l1_traversal(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-    """free_sequence must visit all 16 L1 slots; through the API the L2 tables are always contiguous, so
-    the probe edits a live block table to leave a NULL slot between two live ones."""
+    """free_sequence and fork_sequence must visit all 16 L1 slots; through the API the L2 tables are always
+    contiguous, so the probes edit a live block table to leave a NULL slot between two live ones."""
     if sub.kind == "c":
         _built(sub)
-        return _with_probe(sub, "l1_traversal", Outcome(True), "l1_gap_free")
+        outcome = _with_probe(sub, "l1_traversal", Outcome(True), "l1_gap_free")
+        return _with_probe(sub, "l1_traversal", outcome, "l1_gap_fork")
+    return _python_l1_gap_free(sub) or _python_l1_gap_fork(sub) or Outcome(True)
+
+
+def _python_l1_gap_free(sub: Submission) -> Outcome | None:
     adapter = sub.adapter()
     try:
         engine = adapter.llm_init(20 * BLOCK_SIZE)
@@ -456,11 +466,35 @@ def check_l1_traversal(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     finally:
         adapter.close()
     if state is not None and state.free_local_blocks == 20 and not any(state.ref_count):
-        return Outcome(True)
+        return None
     got = "unreadable" if state is None else f"{state.free_local_blocks} free, ref_count {list(state.ref_count)}"
     return Outcome(False, f"l1_gap_free: after freeing a sequence whose block_table[1] is NULL and [2] maps a "
                           f"block: expected 20 free blocks and every ref_count 0, got {got} "
                           "[rule: Task 2: loop through ALL 16 L1 slots]")
+
+
+def _python_l1_gap_fork(sub: Submission) -> Outcome | None:
+    adapter = sub.adapter()
+    try:
+        engine = adapter.llm_init(20 * BLOCK_SIZE)
+        parent = adapter.create_sequence(engine, 1, L2_PT_SIZE * KV_PER_BLOCK + 1)  # block_table[0] and [1]
+        parent.block_table[2], parent.block_table[1] = parent.block_table[1], None
+        child = adapter.fork_sequence(engine, 1, 2)
+        state = adapter.observe(engine).engine
+        tables = None if child is None else [None if t is None else list(t) for t in child.block_table]
+        want = [None if t is None else list(t) for t in parent.block_table]
+    except (ImplementationFailure, AttributeError, TypeError) as exc:
+        return Outcome(False, f"l1_gap_fork: {exc}")
+    finally:
+        adapter.close()
+    shared = L2_PT_SIZE + 1
+    ref_count = None if state is None else list(state.ref_count)
+    if tables == want and ref_count == [2] * shared + [0] * (20 - shared):
+        return None
+    return Outcome(False, f"l1_gap_fork: after forking a sequence whose block_table[1] is NULL and [2] maps a "
+                          f"block: expected the child's block table {want} and ref_count 2 for blocks 0 to "
+                          f"{shared - 1}, got {tables} and ref_count {ref_count} "
+                          "[rule: Task 3: For each non-NULL parent L2 table]")
 
 
 def _built(sub: Submission) -> Callable[[], Adapter]:
@@ -708,7 +742,7 @@ CHECKS: dict[str, Check] = {
         Check("first_fit", FIRST_FIT, check_first_fit),
         Check("no_premature_writes", NO_PREMATURE_WRITES, check_no_premature_writes),
         Check("free_count", FREE_BLOCK_CONSISTENCY, check_free_count),
-        Check("l1_traversal", "Task 2: free_sequence loops through ALL 16 L1 slots", check_l1_traversal),
+        Check("l1_traversal", "Tasks 2-3: free_sequence and fork_sequence visit ALL 16 L1 slots", check_l1_traversal),
         Check("tail_insertion", TAIL_INSERTION, check_tail_insertion),
         Check("fuzz", "All rules: stateful fuzzing against the oracle", check_fuzz, FUZZ_OPTIONS),
         Check("memory_safety", MEMORY_SAFETY, check_memory_safety, MEMCHECK_OPTIONS),

@@ -18,7 +18,7 @@ from collections import Counter
 
 from oracle.hw3.model import Model
 from oracle.hw3.observation import EngineState, HeapState, Observation
-from oracle.hw3.pool import GUARD, MAGIC_BASE, magic
+from oracle.hw3.pool import GUARD, magic, magic_slot
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, KV_SIZE, L1_PT_SIZE, L2_PT_SIZE, UNMAPPED
 
 
@@ -293,8 +293,8 @@ def _renamed_table_divergence(
 
 
 def _token(value: int, block: int, offset: int, names: dict[int, int], total: int) -> tuple:
-    slot = value - MAGIC_BASE
-    if 0 <= slot < total * KV_PER_BLOCK and slot % KV_PER_BLOCK == offset:
+    slot = magic_slot(value)
+    if slot < total * KV_PER_BLOCK and slot % KV_PER_BLOCK == offset:
         source = slot // KV_PER_BLOCK
         if source == block:
             return ("own",)

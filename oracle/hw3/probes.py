@@ -10,14 +10,15 @@ from typing import Sequence
 
 from oracle.hw3.c.build import OFFICIAL_FLAGS
 from oracle.hw3.c.process import run_program
-from oracle.hw3.pool import GUARD_BYTE, GUARD_SIZE, MAGIC_BASE
+from oracle.hw3.pool import c_defines
 from oracle.hw3.repro import build_repro
 
 SOURCE = Path(__file__).with_name("c") / "probes.c"
 
 PROBES = {
     "l1_gap_free": "free_sequence visits all 16 L1 slots and does not stop at a NULL one",
-    "init_untouched": "llm_init writes nothing into the pool, counts pool_size / 64 blocks, zeroes ref_count, "
+    "l1_gap_fork": "fork_sequence copies every non-NULL parent L2 table, past a NULL one too, and shares each block",
+    "init_untouched": "llm_init writes nothing into the pool, counts pool_size / 64 blocks (pools up to 64 MiB), zeroes ref_count, "
     "points the empty list head at itself both ways, and refuses a NULL or too small pool",
     "destroy_keeps_pool": "llm_destroy neither frees nor writes the pool: the caller owns it",
 }
@@ -35,8 +36,7 @@ def run_probes(
     submission: Path, workdir: Path, timeout: float = 10, *, flags: Sequence[str] = OFFICIAL_FLAGS
 ) -> list[ProbeResult]:
     """Each probe in PROBES, in its own process of at most `timeout` s, compiled with `flags`."""
-    constants = f"#define GUARD_SIZE {GUARD_SIZE}\n#define GUARD_BYTE {GUARD_BYTE:#04x}\n#define MAGIC_BASE {MAGIC_BASE:#x}\n"
-    source = constants + SOURCE.read_text()
+    source = c_defines() + SOURCE.read_text()
     binary, output = build_repro(source, submission, Path(workdir) / "probes", name="probes", flags=flags)
     if binary is None:
         detail = f"does not compile with the official flags:\n{output}"

@@ -15,7 +15,7 @@ from oracle.hw3.c.build import HEADER_DIR, OFFICIAL_FLAGS, COMPILE_TIMEOUT, SOUR
 from oracle.hw3.c.process import run_program
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
-from oracle.hw3.pool import GUARD_BYTE, GUARD_SIZE, MAGIC_BASE
+from oracle.hw3.pool import c_defines, magic_slot
 from oracle.hw3.spec import INT32_MAX, INT32_MIN, KV_SIZE, L2_PT_SIZE
 
 CHECKS = Path(__file__).with_name("c") / "repro_check.c"
@@ -139,14 +139,12 @@ def _source(header: str, programs: list[str], max_sequences: int, main: str) -> 
 #include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define GUARD_SIZE {GUARD_SIZE}    /* bytes either side of the pool that no call may touch */
-#define GUARD_BYTE {GUARD_BYTE:#04x}  /* what they hold */
-#define MAGIC_BASE {MAGIC_BASE:#x} /* the pool's slot s holds MAGIC_BASE + s */
-#define MAX_SEQUENCES {max_sequences}   /* create and fork calls in a program, at least 1 */
+{c_defines()}#define MAX_SEQUENCES {max_sequences}   /* create and fork calls in a program, at least 1 */
 """
     return "\n".join([header, defines, CHECKS.read_text(), *programs, main]) + "\n"
 
@@ -295,9 +293,9 @@ def _c_int(value: int) -> str:
 
 
 def _c_value(value: int, pool_size: int) -> str:
-    """A pool slot's value; a magic number (CoW copies them) as MAGIC_BASE + its slot."""
-    slot = value - MAGIC_BASE
-    return f"MAGIC_BASE + {slot}" if 0 <= slot < -(-pool_size // KV_SIZE) else _c_int(value)
+    """A pool slot's value; a magic number (CoW copies them) as MAGIC(its slot)."""
+    slot = magic_slot(value)
+    return f"MAGIC({slot})" if slot < -(-pool_size // KV_SIZE) else _c_int(value)
 
 
 def _heap_note(divergence: str) -> str:

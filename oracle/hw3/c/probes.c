@@ -3,12 +3,14 @@
  *
  *     ./probes NAME    prints "PASS: what was checked" and exits 0, or "FAIL: what differs" and exits 1
  *
- * probes.py prepends GUARD_SIZE, GUARD_BYTE and MAGIC_BASE, and runs each probe in its own process. Only
+ * probes.py prepends GUARD_SIZE, GUARD_BYTE and MAGIC(slot) (oracle/hw3/pool.py's c_defines), and runs each probe in its own process. Only
  * destroy_keeps_pool calls llm_destroy (the others leave their engine and pool to the process's exit), so a
  * bug in llm_destroy fails that probe alone. */
 #include "llm_memory.h"
 
+#include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,11 +36,11 @@ static void *checked_malloc(size_t size)
     return p;
 }
 
-/* The grader's magic numbers: slot s holds MAGIC_BASE + s. */
+/* The grader's magic numbers: slot s holds MAGIC(s), pool.py's magic(s). */
 static void fill_magic(unsigned char *bytes, size_t size)
 {
     for (size_t at = 0; at < size; at += KV_SIZE) {
-        int magic = MAGIC_BASE + (int)(at / KV_SIZE);
+        int magic = MAGIC(at / KV_SIZE);
         memcpy(bytes + at, &magic, size - at < KV_SIZE ? size - at : KV_SIZE);
     }
 }
@@ -83,26 +85,104 @@ static void l1_gap_free(void)
     puts("PASS: freed a 33-block sequence with L1 slots 0, 2 and 3 in use: every block released");
 }
 
-/* llm_init reads the pool's size and writes nothing into it; its engine starts empty. */
+/* fork_sequence must copy every non-NULL parent L2 table (Task 3: "For each non-NULL parent L2 table"), past
+ * a NULL one too. The same gap as l1_gap_free: a 33-block parent whose L1 slot 1 is NULL and slots 0, 2 and 3
+ * map blocks; the child must get its own copy of slots 0, 2 and 3 and every block a ref_count of 2. */
+static void l1_gap_fork(void)
+{
+    enum { BLOCKS = 40, USED = 2 * L2_PT_SIZE + 1, RECORDS = USED * KV_PER_BLOCK };
+    unsigned char *pool = checked_malloc(BLOCKS * BLOCK_SIZE);
+    fill_magic(pool, BLOCKS * BLOCK_SIZE);
+    LLMEngine *engine = llm_init(pool, BLOCKS * BLOCK_SIZE);
+    if (engine == NULL)
+        fail("llm_init(pool, %d) returned NULL", BLOCKS * BLOCK_SIZE);
+    Sequence *parent = create_sequence(engine, 1, RECORDS);
+    if (parent == NULL)
+        fail("create_sequence(engine, 1, %d) returned NULL with %d free blocks", RECORDS, BLOCKS);
+    for (int l1 = 0; l1 < 4; l1++)
+        if ((parent->block_table[l1] != NULL) != (l1 < 3))
+            fail("create_sequence(engine, 1, %d): block_table[%d] is %s, expected %s", RECORDS, l1,
+                 parent->block_table[l1] ? "an L2 table" : "NULL", l1 < 3 ? "an L2 table" : "NULL");
+
+    parent->block_table[3] = parent->block_table[1];
+    parent->block_table[1] = NULL;
+    Sequence *child = fork_sequence(engine, 1, 2);
+    if (child == NULL)
+        fail("fork_sequence(engine, 1, 2) returned NULL for a parent with L1 slots 0, 2 and 3 in use");
+    if (child->kv_count != parent->kv_count)
+        fail("fork_sequence(engine, 1, 2): the child's kv_count is %d, expected the parent's %d", child->kv_count,
+             parent->kv_count);
+    for (int l1 = 0; l1 < L1_PT_SIZE; l1++) {
+        const int *from = parent->block_table[l1], *to = child->block_table[l1];
+        if (from == NULL) {
+            if (to != NULL)
+                fail("fork_sequence(engine, 1, 2) of a parent whose L1 slot %d is NULL: the child's block_table[%d] "
+                     "is an L2 table, expected NULL", l1, l1);
+            continue;
+        }
+        if (to == NULL)
+            fail("fork_sequence(engine, 1, 2) of a parent whose L1 slot 1 is NULL and slots 0, 2 and 3 are in use: "
+                 "the child's block_table[%d] is NULL, expected a copy of the parent's (the loop must not stop at a "
+                 "NULL slot)", l1);
+        if (to == from)
+            fail("fork_sequence(engine, 1, 2): the child's block_table[%d] is the parent's L2 table, expected its own copy", l1);
+        for (int j = 0; j < L2_PT_SIZE; j++) {
+            if (to[j] != from[j])
+                fail("fork_sequence(engine, 1, 2): the child's block_table[%d][%d] is %d, expected the parent's %d", l1,
+                     j, to[j], from[j]);
+            if (from[j] != -1 && engine->ref_count[from[j]] != 2)
+                fail("ref_count[%d] is %d after fork_sequence(engine, 1, 2), expected 2: the block is in the parent's "
+                     "L1 slot %d (slot 1 is NULL; the loop must not stop there)", from[j], engine->ref_count[from[j]], l1);
+        }
+    }
+    if (engine->free_local_blocks != BLOCKS - USED)
+        fail("free_local_blocks is %d after fork_sequence(engine, 1, 2), expected %d (a fork takes no block)",
+             engine->free_local_blocks, BLOCKS - USED);
+    puts("PASS: forked a 33-block sequence with L1 slots 0, 2 and 3 in use: every L2 table copied, every block shared");
+}
+
+/* The first byte of a region (guard zone, pool of `size` bytes, guard zone) that differs from what
+ * fill_region put there, or -1: recomputed, not compared with a copy, so a large pool costs no second buffer. */
+static long long first_changed(const unsigned char *region, size_t size)
+{
+    size_t length = GUARD_SIZE + size + GUARD_SIZE;
+    for (size_t at = 0; at < length; at++) {
+        if (at < GUARD_SIZE || at >= GUARD_SIZE + size) {
+            if (region[at] != GUARD_BYTE)
+                return (long long)at;
+            continue;
+        }
+        size_t offset = at - GUARD_SIZE;
+        int magic = MAGIC(offset / KV_SIZE);
+        unsigned char bytes[KV_SIZE];
+        memcpy(bytes, &magic, KV_SIZE);
+        if (region[at] != bytes[offset % KV_SIZE])
+            return (long long)at;
+    }
+    return -1;
+}
+
+/* llm_init reads the pool's size and writes nothing into it; its engine starts empty. The sizes run from
+ * nothing to 64 MiB (a pool of 2^20 blocks: a guard against overflow must not refuse it). */
 static void init_untouched(void)
 {
-    static const size_t sizes[] = {0, BLOCK_SIZE - 1, BLOCK_SIZE, BLOCK_SIZE + 1, 100, 3 * BLOCK_SIZE - 1, 6400};
+    static const size_t sizes[] = {0, BLOCK_SIZE - 1, BLOCK_SIZE, BLOCK_SIZE + 1, 100, 3 * BLOCK_SIZE - 1, 6400,
+                                   (size_t)64 << 20};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         size_t size = sizes[i], length = GUARD_SIZE + size + GUARD_SIZE;
-        unsigned char *region = checked_malloc(length), *before = checked_malloc(length);
+        unsigned char *region = checked_malloc(length);
         memset(region, GUARD_BYTE, length);
         fill_magic(region + GUARD_SIZE, size);
-        memcpy(before, region, length);
 
         LLMEngine *engine = llm_init(region + GUARD_SIZE, size);
-        for (size_t at = 0; at < length; at++) {
-            if (region[at] == before[at])
-                continue;
-            if (at < GUARD_SIZE)
-                fail("llm_init(pool, %zu) wrote into the guard zone before the pool (byte %zu)", size, at);
-            if (at >= GUARD_SIZE + size)
-                fail("llm_init(pool, %zu) wrote into the guard zone after the pool (byte %zu)", size, at - GUARD_SIZE - size);
-            fail("llm_init(pool, %zu) wrote into the pool (byte %zu)", size, at - GUARD_SIZE);
+        long long at = first_changed(region, size);
+        if (at >= 0) {
+            size_t byte = (size_t)at;
+            if (byte < GUARD_SIZE)
+                fail("llm_init(pool, %zu) wrote into the guard zone before the pool (byte %zu)", size, byte);
+            if (byte >= GUARD_SIZE + size)
+                fail("llm_init(pool, %zu) wrote into the guard zone after the pool (byte %zu)", size, byte - GUARD_SIZE - size);
+            fail("llm_init(pool, %zu) wrote into the pool (byte %zu)", size, byte - GUARD_SIZE);
         }
         if (size < BLOCK_SIZE) {
             if (engine != NULL)
@@ -123,11 +203,12 @@ static void init_untouched(void)
             if (engine->active_seqs.next != &engine->active_seqs || engine->active_seqs.prev != &engine->active_seqs)
                 fail("llm_init(pool, %zu): the empty active_seqs head must point to itself both ways", size);
         }
-        free(before);
+        if (size > 6400) /* the engine is left to the process's exit; the big pool need not be */
+            free(region);
     }
     if (llm_init(NULL, 6400) != NULL)
         fail("llm_init(NULL, 6400) returned an engine, expected NULL");
-    puts("PASS: llm_init of 0 to 6400 bytes writes nothing, counts whole blocks, starts empty; a NULL pool is refused");
+    puts("PASS: llm_init of 0 bytes to 64 MiB writes nothing, counts whole blocks, starts empty; a NULL pool is refused");
 }
 
 /* llm_destroy must neither free nor write the pool: the caller (here this probe) owns it. */
@@ -164,6 +245,7 @@ int main(int argc, char **argv)
         void (*probe)(void);
     } probes[] = {
         {"l1_gap_free", l1_gap_free},
+        {"l1_gap_fork", l1_gap_fork},
         {"init_untouched", init_untouched},
         {"destroy_keeps_pool", destroy_keeps_pool},
     };

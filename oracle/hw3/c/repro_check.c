@@ -15,12 +15,13 @@ static LLMEngine *engine; /* the last llm_init's result; NULL again after llm_de
 static Sequence *returned[MAX_SEQUENCES];
 static int n_returned;
 
-/* The grader's magic number in every 4-byte slot: slot s holds MAGIC_BASE + s (a trailing partial slot
- * holds the first bytes of its number), so a block copied from the wrong place shows the wrong number. */
+/* The grader's magic number in every 4-byte slot: slot s holds MAGIC(s), pool.py's magic(s) (a trailing
+ * partial slot holds the first bytes of its number), so a block copied from the wrong place, or a copy that
+ * misses a byte, shows the wrong number. */
 static void fill_magic(unsigned char *bytes, size_t size)
 {
     for (size_t at = 0; at < size; at += KV_SIZE) {
-        int magic = MAGIC_BASE + (int)(at / KV_SIZE);
+        int magic = MAGIC(at / KV_SIZE);
         memcpy(bytes + at, &magic, size - at < KV_SIZE ? size - at : KV_SIZE);
     }
 }

@@ -1,4 +1,4 @@
-/* C mutation campaign survivor constant@244:67#1 (mutation/README.md): copy-on-write copies 63 of the block's 64 bytes. Invisible on fresh blocks (every magic number's top byte is 0x7E); seen when the shared block holds a stale 16th record, e.g. init(4), create(1,1), 15 x append(1,-1), free(1), create(2,1), fork(2,3), append(3,5): block 1 slot 15 expected -1. */
+/* C mutation campaign survivor constant@244:67#1 (mutation/README.md): copy-on-write copies 63 of the block's 64 bytes. Once invisible (every magic number's top byte was 0x7E); the magic numbers now differ in every byte between any two slots of the same offset in different blocks, so the append_cow item sees the byte left uncopied. */
 /* HW3 reference solution: a paged KV-cache memory manager with 2-level block tables and copy-on-write.
  *
  * Every call validates in the spec's phase order (NULL engine, arguments, ids, free blocks) before it

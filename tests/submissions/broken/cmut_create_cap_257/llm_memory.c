@@ -1,4 +1,4 @@
-/* C mutation campaign survivor constant@158:20#0 (mutation/README.md): create_sequence accepts 257 blocks (initial_kv_len 4097..4112) when the pool has them, writing block_table[16] out of bounds; the grader's create(.., 4097) calls all run on pools of fewer than 257 free blocks. */
+/* C mutation campaign survivor constant@158:20#0 (mutation/README.md): create_sequence accepts 257 blocks (initial_kv_len 4097..4112) when the pool has them, writing block_table[16] out of bounds; once unseen (every create(.., 4097) ran on a pool of fewer than 257 free blocks), now failed by create_free's create_sequence_cap scenario (300 blocks). */
 /* HW3 reference solution: a paged KV-cache memory manager with 2-level block tables and copy-on-write.
  *
  * Every call validates in the spec's phase order (NULL engine, arguments, ids, free blocks) before it

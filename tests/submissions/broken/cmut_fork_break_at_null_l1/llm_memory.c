@@ -1,4 +1,4 @@
-/* C mutation campaign survivor jump@202:13#0 (mutation/README.md): fork_sequence stops copying at the first NULL L1 slot; through the API L2 tables are contiguous, so only a white-box probe (like l1_gap_free, for fork) sees it. */
+/* C mutation campaign survivor jump@202:13#0 (mutation/README.md): fork_sequence stops copying at the first NULL L1 slot; through the API L2 tables are contiguous, so only the white-box probe l1_gap_fork (item l1_traversal) sees it. */
 /* HW3 reference solution: a paged KV-cache memory manager with 2-level block tables and copy-on-write.
  *
  * Every call validates in the spec's phase order (NULL engine, arguments, ids, free blocks) before it

@@ -1,4 +1,4 @@
-/* C mutation campaign survivor arithmetic@131:19#0 (mutation/README.md): llm_init's overflow guard multiplies: pools over 32 MiB (pool_size * 64 > INT_MAX) are refused; no check uses a pool that big. */
+/* C mutation campaign survivor arithmetic@131:19#0 (mutation/README.md): llm_init's overflow guard multiplies: pools over 32 MiB (pool_size * 64 > INT_MAX) are refused; the init_untouched probe (item llm_init) now inits a 64 MiB pool. */
 /* HW3 reference solution: a paged KV-cache memory manager with 2-level block tables and copy-on-write.
  *
  * Every call validates in the spec's phase order (NULL engine, arguments, ids, free blocks) before it
