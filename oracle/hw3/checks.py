@@ -14,6 +14,7 @@ standalone repro C file next to the report.
 import copy
 import dataclasses
 import time
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -261,11 +262,8 @@ def _run_scenarios(
     """Each scenario on a fresh adapter, compared leniently on `modulo` (by default every aspect another
     item owns); the item fails on the first scenario that finds a difference."""
     for scenario in scenarios:
-        adapter = sub.adapter()
-        try:
+        with closing(sub.adapter()) as adapter:
             finding = replay(adapter, scenario, modulo)
-        finally:
-            adapter.close()
         if finding:
             return failed(sub, item, finding)
     return Outcome(True)
@@ -603,11 +601,8 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     _built(sub)
     for name in BATTERY:
         calls, _ = scenario_calls(name)
-        adapter = sub.adapter()
-        try:
+        with closing(sub.adapter()) as adapter:
             problem = _leak(adapter, name, calls)
-        finally:
-            adapter.close()
         if problem:
             return Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", _listing(calls, 0))
     programs = {"repro": sub.repro_sources["repro"]} if "repro" in sub.repro_sources else None
