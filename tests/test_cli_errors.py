@@ -147,15 +147,19 @@ def test_mutation_c_on_a_tiny_source_prints_the_summary_and_writes_json(tmp_path
 
 
 def test_an_interrupt_is_exit_130_with_one_line(capsys):
-    """SIGINT during a long fuzz run (the signal arrives while the fuzz is still running; it never ends first).
-    Python's own SIGINT handler is installed for the test: a shell starts background jobs with SIGINT ignored."""
+    """SIGINT during a fuzz run of about a minute, sent after one second, so the signal arrives while it runs.
+    A shell starts background jobs with SIGINT ignored and a CI runner may start them with it blocked, so the
+    test installs Python's handler and unblocks the signal; the run is finite, so a lost signal is a failure
+    (status 0), never a hang."""
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
-        status = main(["fuzz", "--examples", "1000000", "--steps", "50", "--seed", "3", "-q"])
+        status = main(["fuzz", "--examples", "2000", "--steps", "50", "--seed", "3", "-q"])
     finally:
         timer.cancel()
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         signal.signal(signal.SIGINT, previous)
     assert status == 130
     err = capsys.readouterr().err

@@ -59,7 +59,8 @@ def battery_c(programs: dict[str, tuple[Sequence[Call], Model]]) -> str:
  *     ./battery NAME    runs one program: prints "OK: no divergence" and exits 0, or the first difference and exits 1
  *     ./battery --each SECONDS    runs each program in a child process, for valgrind
  */
-#define _POSIX_C_SOURCE 200809L /* fork, alarm, waitpid */
+#define _POSIX_C_SOURCE 200809L /* fork, alarm, waitpid, sigprocmask */
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 """
@@ -90,6 +91,10 @@ static int replay_each(unsigned seconds)
             return 2;
         }}
         if (pid == 0) {{
+            sigset_t none; /* the alarm must fire even where the battery was started with signals blocked */
+            sigemptyset(&none);
+            sigprocmask(SIG_SETMASK, &none, NULL);
+            signal(SIGALRM, SIG_DFL);
             alarm(seconds);
             exit(replay_one(i));
         }}
