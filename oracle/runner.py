@@ -102,7 +102,55 @@ def fuzz(
         divergence, notes, error = str(failure).splitlines()[0], getattr(failure, "__notes__", []), failure
     except FlakyFailure as failure:
         divergence = f"flaky: the failure did not happen again on replay ({failure.exceptions[0]})"
+    steps = [note for note in notes if _PROGRAM_LINE.match(note)]
+    if divergence and error is not None and steps:
+        steps, error = _without_idle_steps(family.machine_for(adapter_factory, RunStats()), steps, divergence, error)
     report = FuzzReport(impl, seed, time.perf_counter() - start, stats, divergence, failure=error)
     if divergence:
-        report.program = family.repro_preamble(impl) + [note for note in notes if _PROGRAM_LINE.match(note)]
+        report.program = family.repro_preamble(impl) + steps
     return report
+
+
+def _without_idle_steps(
+    machine: type, steps: list[str], divergence: str, failure: AssertionError
+) -> tuple[list[str], AssertionError]:
+    """Deletes every step the failure does not need. Hypothesis stops shrinking after 500 successful
+    shrinks, so a long program can keep calls that change nothing; a step goes, with the steps that use
+    what it returned, when the program without them still ends in the same divergence. Steps are replayed
+    as printed, with the machine class under the name the first step (`state = Name()`) uses."""
+    name = re.match(r"state = (\w+)\(\)$", steps[0])
+    index = 1
+    while name and index < len(steps) - 1:  # the first step makes the machine, the last tears it down
+        candidate = _without_step(steps, index)
+        again = _replay({name[1]: machine}, candidate)
+        if again is not None and str(again).splitlines()[0] == divergence:
+            steps, failure = candidate, again
+        else:
+            index += 1
+    return steps, failure
+
+
+def _without_step(steps: list[str], index: int) -> list[str]:
+    """The program without steps[index] and every later step that uses a name it (or such a step) defines."""
+    dropped, names = {index}, set()
+    for at in range(index, len(steps)):
+        uses = set(re.findall(r"\b\w+\b", steps[at].split(" = ", 1)[-1]))
+        if at == index or uses & names:
+            dropped.add(at)
+            head, sep, _ = steps[at].partition(" = ")
+            names |= {n.strip() for n in head.split(",")} if sep else set()
+    return [step for at, step in enumerate(steps) if at not in dropped]
+
+
+def _replay(namespace: dict, steps: list[str]) -> AssertionError | None:
+    """Runs a printed program; the AssertionError it ends in, if any. A program that stops early is torn
+    down here, so a C driver does not outlive it."""
+    try:
+        exec("\n".join(steps), namespace)
+        return None
+    except Exception as failure:  # a Divergence; or a NameError: a step needed one that was deleted
+        try:
+            namespace["state"].teardown()
+        except Exception:
+            pass
+        return failure if isinstance(failure, AssertionError) else None

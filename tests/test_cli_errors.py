@@ -147,18 +147,33 @@ def test_mutation_c_on_a_tiny_source_prints_the_summary_and_writes_json(tmp_path
 
 
 def test_an_interrupt_is_exit_130_with_one_line(capsys):
-    """SIGINT during a fuzz run of about a minute, sent after one second, so the signal arrives while it runs.
-    A shell starts background jobs with SIGINT ignored and a CI runner may start them with it blocked, so the
-    test installs Python's handler and unblocks the signal; the run is finite, so a lost signal is a failure
-    (status 0), never a hang."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    """SIGINT during a fuzz run of about a minute, from one second on, so the signal arrives while it runs.
+    It is sent every half second, as a person presses Ctrl-C again: Python drops a KeyboardInterrupt raised
+    inside a garbage-collector callback (Hypothesis installs one). A shell starts background jobs with SIGINT
+    ignored and a CI runner may start them with it blocked, so the test installs Python's handler and
+    unblocks the signal; the run is finite, so lost signals fail the test (status 0), never hang it."""
+    done = threading.Event()
+
+    def interrupt(signum, frame):  # Python's own handler, quiet once the run has returned
+        if not done.is_set():
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, interrupt)
     mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
+
+    def press_ctrl_c() -> None:
+        done.wait(1.0)
+        while not done.is_set():
+            os.kill(os.getpid(), signal.SIGINT)
+            done.wait(0.5)
+
+    presser = threading.Thread(target=press_ctrl_c)
+    presser.start()
     try:
         status = main(["fuzz", "--examples", "2000", "--steps", "50", "--seed", "3", "-q"])
     finally:
-        timer.cancel()
+        done.set()
+        presser.join()
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         signal.signal(signal.SIGINT, previous)
     assert status == 130

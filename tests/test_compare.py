@@ -165,7 +165,15 @@ def test_modulo_still_catches_copy_on_write_bugs() -> None:
     model, seen = at_end("tests.broken.cow_copies_written_only", PROGRAM[:4])
     assert first_divergence(model, seen, False, modulo=BLOCKS | ORDER).startswith("pool block ")
     model, seen = at_end("tests.broken.no_cow", PROGRAM[:4])  # the append writes into the shared block
-    assert first_divergence(model, seen, False, modulo=BLOCKS | ORDER) == "free_local_blocks: expected 9, got 10"
+    assert first_divergence(model, seen, False, modulo=BLOCKS | ORDER) == (
+        "free_local_blocks: expected 9, got 10 (it matches your ref_count array: the call took or released the wrong "
+        "number of blocks)")
+
+
+def test_a_free_count_out_of_step_with_ref_count_is_reported_plainly() -> None:
+    """Constraint 5 itself broken: free_local_blocks no longer counts the blocks whose ref_count is 0."""
+    model, seen = at_end("tests.broken.free_count_not_incremented", PROGRAM[:6])
+    assert first_divergence(model, seen, False) == "free_local_blocks: expected 7, got 6"
 
 
 def test_unknown_aspects_are_refused() -> None:

@@ -116,6 +116,18 @@ def test_a_block_table_with_extra_l1_slots(modulo):
 
 
 @pytest.mark.parametrize("modulo", ALL)
+@pytest.mark.parametrize("entries", [15, 17])
+def test_an_l2_table_of_the_wrong_length(modulo, entries):
+    model, seen = _state()
+    first, *rest = seen.engine.sequences
+    l2 = (first.block_table[0] + (-1,) * 16)[:entries]
+    odd = dataclasses.replace(first, block_table=(l2, *first.block_table[1:]))
+    engine = dataclasses.replace(seen.engine, sequences=(odd, *rest))
+    assert first_divergence(model, dataclasses.replace(seen, engine=engine), False, modulo=modulo) == \
+        f"seq 1 block_table[0]: expected 16 L2 entries, got {entries}"
+
+
+@pytest.mark.parametrize("modulo", ALL)
 def test_a_wrong_record_names_the_written_value(modulo):
     model, seen = _state()
     block = seen.engine.sequences[0].block_table[0][0]

@@ -62,7 +62,21 @@ BROKEN_ITEMS = [
     ("cmut_create_cap_257", "create_free", "create_sequence_cap: step 2 create_sequence(engine, 1, 4097): return value: expected NULL, got a Sequence"),
     ("cmut_fork_break_at_null_l1", "l1_traversal", "l1_gap_fork: fork_sequence(engine, 1, 2)"),
     ("cmut_init_refuses_32mib", "llm_init", "init_untouched: llm_init(pool, 67108864) returned NULL"),
+    # bugs only a probe or a debugging malloc shows (c/probes.c, the driver's 0xA5 fill)
+    ("many_sequences", "create_free", "many_sequences: create_sequence(engine, "),
+    ("two_engines", "llm_init", "two_engines: free_sequence(a, 2) or append_kv(a, 2, 8) did not return -1"),
+    ("l2_hole_free", "create_free", "l2_hole_free: after freeing a sequence whose block_table[0] maps entries 0, 2 and 5"),
+    ("l2_hole_fork", "fork", "l2_hole_fork: fork_sequence(engine, 1, 2) of a parent whose block_table[0] maps entries 0, 2 and 5"),
+    ("malloc_ref_count", "llm_init", "llm_init(pool, 64): ref_count[0]: expected 0, got -1515870811 [rule: Task 1"),
+    ("int_block_offset", "append_cow", "big_pool: crashed: SIGSEGV"),
 ]
+
+
+def test_an_engine_llm_init_should_have_refused_is_not_counted_as_a_leak(tmp_path: Path) -> None:
+    """The llm_init fixture accepts a 63-byte pool: that costs the llm_init item, not memory_safety."""
+    rubric = load(small_rubric(tmp_path / "rubric.toml", ["memory_safety"]))
+    (result,) = grade(str(BROKEN / "llm_init"), rubric, tmp_path / "out", timeout=1.0).items
+    assert result.status == "passed", result.message
 
 
 @pytest.mark.parametrize("name, item, words", BROKEN_ITEMS, ids=[b[0] for b in BROKEN_ITEMS])

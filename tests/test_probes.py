@@ -21,13 +21,21 @@ def test_reference_passes_every_probe(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "name, probe, detail",
     [
-        ("break_at_null_l1", "l1_gap_free", "ref_count[16] is 1 after freeing a sequence whose L1 slot 1 is NULL"),
+        ("break_at_null_l1", "l1_gap_free",
+         "after freeing a sequence whose L1 slot 1 is NULL and slots 0, 2 and 3 are in use, the blocks past the gap "
+         "still have ref_count 1, expected 0 (the loop must not stop at a NULL slot)"),
         ("cmut_fork_break_at_null_l1", "l1_gap_fork",
          "fork_sequence(engine, 1, 2) of a parent whose L1 slot 1 is NULL and slots 0, 2 and 3 are in use: "
          "the child's block_table[2] is NULL"),
         ("cmut_init_refuses_32mib", "init_untouched", "llm_init(pool, 67108864) returned NULL"),
         ("init_writes_pool", "init_untouched", "llm_init(pool, 64) wrote into the pool (byte 2)"),
         ("destroy_frees_pool", "destroy_keeps_pool", "llm_destroy freed pool_base_ptr, which the caller owns"),
+        ("l2_hole_free", "l2_hole_free", "after freeing a sequence whose block_table[0] maps entries 0, 2 and 5"),
+        ("l2_hole_fork", "l2_hole_fork", "fork_sequence(engine, 1, 2) of a parent whose block_table[0] maps entries "
+         "0, 2 and 5 (entry 1 is -1): the child's block_table[0][2] is -1, expected the parent's 2"),
+        ("many_sequences", "many_sequences", "create_sequence(engine, "),
+        ("two_engines", "two_engines", "free_sequence(a, 2) or append_kv(a, 2, 8) did not return -1"),
+        ("int_block_offset", "big_pool", "crashed: SIGSEGV"),
     ],
 )
 def test_a_broken_submission_fails_the_probe_aimed_at_it(name: str, probe: str, detail: str, tmp_path: Path) -> None:

@@ -76,9 +76,7 @@ def _expect(what: str, expected: object, got: object) -> str | None:
 
 
 def _engine_divergence(model: Model, engine: EngineState, pool: bytes | None) -> str | None:
-    problem = _expect("total_local_blocks", model.total, engine.total_local_blocks) or _expect(
-        "free_local_blocks", model.free_blocks(), engine.free_local_blocks
-    )
+    problem = _expect("total_local_blocks", model.total, engine.total_local_blocks) or _free_divergence(model, engine)
     if problem:
         return problem
     ref_count = tuple(model.ref_count())
@@ -105,6 +103,18 @@ def _engine_divergence(model: Model, engine: EngineState, pool: bytes | None) ->
     return None
 
 
+CONSISTENT_FREE_COUNT = "it matches your ref_count array"
+
+
+def _free_divergence(model: Model, engine: EngineState) -> str | None:
+    """free_local_blocks against the model; when it still equals the implementation's own count of blocks
+    with ref_count 0, Constraint 5 held and the call took or released the wrong number of blocks."""
+    problem = _expect("free_local_blocks", model.free_blocks(), engine.free_local_blocks)
+    if problem and engine.ref_count.count(0) == engine.free_local_blocks:
+        problem += f" ({CONSISTENT_FREE_COUNT}: the call took or released the wrong number of blocks)"
+    return problem
+
+
 def _table_divergence(seq_id: int, expected: tuple, got: tuple) -> str | None:
     if expected == got:
         return None
@@ -114,6 +124,8 @@ def _table_divergence(seq_id: int, expected: tuple, got: tuple) -> str | None:
         if want is None or have is None:
             shape = lambda t: "NULL" if t is None else "an L2 table"  # noqa: E731
             return f"seq {seq_id} block_table[{l1}]: expected {shape(want)}, got {shape(have)}"
+        if len(want) != len(have):
+            return f"seq {seq_id} block_table[{l1}]: expected {len(want)} L2 entries, got {len(have)}"
         l2 = next(i for i, (w, h) in enumerate(zip(want, have)) if w != h)
         return f"seq {seq_id} block_table[{l1}][{l2}]: expected {want[l2]}, got {have[l2]}"
     return f"seq {seq_id} block_table: expected {len(expected)} L1 slots, got {len(got)}"
@@ -171,9 +183,7 @@ def _engine_divergence_modulo(
     """`_engine_divergence` with the aspects in `modulo` compared leniently. Under "block_ids" the tables
     are compared first, since they define the renaming that ref_count and the contents are compared through;
     `renaming` is filled in for the pool comparison."""
-    problem = _expect("total_local_blocks", model.total, engine.total_local_blocks) or _expect(
-        "free_local_blocks", model.free_blocks(), engine.free_local_blocks
-    )
+    problem = _expect("total_local_blocks", model.total, engine.total_local_blocks) or _free_divergence(model, engine)
     if problem:
         return problem
     by_ids = "block_ids" in modulo
@@ -262,6 +272,8 @@ def _renamed_table_divergence(
                 shape = lambda t: "NULL" if t is None else "an L2 table"  # noqa: E731
                 return f"seq {seq_id} block_table[{l1}]: expected {shape(want)}, got {shape(have)}"
             continue
+        if len(want) != len(have):
+            return f"seq {seq_id} block_table[{l1}]: expected {len(want)} L2 entries, got {len(have)}"
         for l2, (block, image) in enumerate(zip(want, have)):
             where = f"seq {seq_id} block_table[{l1}][{l2}]"
             if block == UNMAPPED or image == UNMAPPED:

@@ -41,6 +41,7 @@ def repro_c(calls: Sequence[Call], model: Model, divergence: str, *, name: str =
  */"""
     main = """int main(void)
 {
+    mallopt(M_PERTURB, 0x5A); /* malloc'd memory reads 0xA5, as under pagedcheck's driver */
     replay();
     no_pool();
     puts("OK: no divergence");
@@ -142,6 +143,7 @@ def _source(header: str, programs: list[str], max_sequences: int, main: str) -> 
     defines = f"""#include "llm_memory.h"
 
 #include <limits.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

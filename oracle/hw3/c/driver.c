@@ -242,9 +242,18 @@ static void *track(void *p, size_t size)
     return p;
 }
 
+/* malloc'd memory is filled with 0xA5, as a debugging malloc does: an array used uninitialised (ref_count
+ * from malloc, an L1 table never set to NULL) must show every time, not read as the zeros of a fresh page. */
+enum { FRESH_BYTE = 0xA5 };
+
 void *__wrap_malloc(size_t size)
 {
-    return injected_failure() ? NULL : track(__real_malloc(size), size);
+    if (injected_failure())
+        return NULL;
+    void *block = __real_malloc(size);
+    if (block != NULL)
+        memset(block, FRESH_BYTE, size);
+    return track(block, size);
 }
 
 void *__wrap_calloc(size_t count, size_t size)

@@ -8,12 +8,14 @@
  * bug in llm_destroy fails that probe alone. */
 #include "llm_memory.h"
 
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static void fail(const char *fmt, ...)
 {
@@ -55,60 +57,107 @@ static void check_all_free(const LLMEngine *engine, const char *after)
              engine->total_local_blocks);
 }
 
+static LLMEngine *probe_engine(int blocks)
+{
+    size_t size = (size_t)blocks * BLOCK_SIZE;
+    unsigned char *pool = checked_malloc(size);
+    fill_magic(pool, size);
+    LLMEngine *engine = llm_init(pool, size);
+    if (engine == NULL)
+        fail("llm_init(pool, %zu) returned NULL", size);
+    return engine;
+}
+
+/* create_sequence(engine, seq_id, records) on an engine with nothing mapped, checked before a probe edits the
+ * result: `records / 16` rounded up distinct blocks, each with ref_count 1, mapped in order from
+ * block_table[0][0], -1 and NULL everywhere else. Block ids are first fit's business (the first_fit item), so
+ * any distinct ids do. A create_sequence bug is reported as one, not as the rule the probe is about. */
+static Sequence *created(LLMEngine *engine, int seq_id, int records)
+{
+    int used = (records + KV_PER_BLOCK - 1) / KV_PER_BLOCK, free_before = engine->free_local_blocks;
+    Sequence *seq = create_sequence(engine, seq_id, records);
+    if (seq == NULL)
+        fail("create_sequence(engine, %d, %d) returned NULL with %d free blocks", seq_id, records, free_before);
+    const char *see = "before the probe's edit; a create_sequence bug, see the create_free item";
+    if (engine->free_local_blocks != free_before - used)
+        fail("free_local_blocks is %d after create_sequence(engine, %d, %d), expected %d (%s)",
+             engine->free_local_blocks, seq_id, records, free_before - used, see);
+    for (int l1 = 0; l1 < L1_PT_SIZE; l1++) {
+        const int *l2 = seq->block_table[l1];
+        if ((l2 != NULL) != (l1 * L2_PT_SIZE < used))
+            fail("block_table[%d] is %s after create_sequence(engine, %d, %d), expected %s (%s)", l1,
+                 l2 ? "an L2 table" : "NULL", seq_id, records, l2 ? "NULL" : "an L2 table", see);
+        for (int j = 0; l2 != NULL && j < L2_PT_SIZE; j++) {
+            int block = l2[j], mapped = l1 * L2_PT_SIZE + j < used;
+            if (!mapped && block != -1)
+                fail("block_table[%d][%d] is %d after create_sequence(engine, %d, %d), expected -1 (%s)", l1, j,
+                     block, seq_id, records, see);
+            if (mapped && (block < 0 || block >= engine->total_local_blocks || engine->ref_count[block] != 1))
+                fail("block_table[%d][%d] is %d after create_sequence(engine, %d, %d), expected a block id with "
+                     "ref_count 1 (%s)", l1, j, block, seq_id, records, see);
+        }
+    }
+    return seq;
+}
+
+/* The blocks a probe's sequence maps, by block id: 1 where mapped. */
+static unsigned char *mapped_blocks(const LLMEngine *engine, const Sequence *seq)
+{
+    unsigned char *mapped = calloc((size_t)engine->total_local_blocks, 1);
+    if (mapped == NULL)
+        fail("probe: out of memory");
+    for (int l1 = 0; l1 < L1_PT_SIZE; l1++)
+        for (int j = 0; seq->block_table[l1] != NULL && j < L2_PT_SIZE; j++)
+            if (seq->block_table[l1][j] != -1)
+                mapped[seq->block_table[l1][j]] = 1;
+    return mapped;
+}
+
+/* After freeing a probe's only sequence: every block free. `kept` marks the blocks a loop that stopped at the
+ * probe's gap would keep, so that bug gets its name (`why`) and any other gets the plain difference. */
+static void check_released(const LLMEngine *engine, const unsigned char *kept, const char *after, const char *why)
+{
+    int stopped = 1, any = 0;
+    for (int block = 0; block < engine->total_local_blocks; block++) {
+        any |= engine->ref_count[block] != 0;
+        stopped &= (engine->ref_count[block] != 0) == kept[block];
+    }
+    if (any && stopped)
+        fail("after %s, the blocks past the gap still have ref_count 1, expected 0 (%s)", after, why);
+    check_all_free(engine, after);
+}
+
 /* free_sequence must visit all 16 L1 slots. Through the API a sequence's L2 tables are contiguous from
  * slot 0, so the probe makes a gap: a 33-block sequence uses slots 0, 1 and 2; moving slot 1's table to
  * slot 3 keeps every block mapped exactly once and leaves slot 1 NULL between live slots. */
 static void l1_gap_free(void)
 {
     enum { BLOCKS = 40, RECORDS = (2 * L2_PT_SIZE + 1) * KV_PER_BLOCK };
-    unsigned char *pool = checked_malloc(BLOCKS * BLOCK_SIZE);
-    fill_magic(pool, BLOCKS * BLOCK_SIZE);
-    LLMEngine *engine = llm_init(pool, BLOCKS * BLOCK_SIZE);
-    if (engine == NULL)
-        fail("llm_init(pool, %d) returned NULL", BLOCKS * BLOCK_SIZE);
-    Sequence *seq = create_sequence(engine, 1, RECORDS);
-    if (seq == NULL)
-        fail("create_sequence(engine, 1, %d) returned NULL with %d free blocks", RECORDS, BLOCKS);
-    for (int l1 = 0; l1 < 4; l1++)
-        if ((seq->block_table[l1] != NULL) != (l1 < 3))
-            fail("create_sequence(engine, 1, %d): block_table[%d] is %s, expected %s", RECORDS, l1,
-                 seq->block_table[l1] ? "an L2 table" : "NULL", l1 < 3 ? "an L2 table" : "NULL");
+    LLMEngine *engine = probe_engine(BLOCKS);
+    Sequence *seq = created(engine, 1, RECORDS);
+    unsigned char *kept = mapped_blocks(engine, seq);
+    for (int j = 0; j < L2_PT_SIZE; j++)
+        kept[seq->block_table[0][j]] = 0; /* slot 0 comes before the gap */
 
     seq->block_table[3] = seq->block_table[1];
     seq->block_table[1] = NULL;
     if (free_sequence(engine, 1) != 0)
         fail("free_sequence(engine, 1) did not return 0 for a sequence with L1 slots 0, 2 and 3 in use");
-    check_all_free(engine, "freeing a sequence whose L1 slot 1 is NULL and slots 0, 2 and 3 are in use "
-                           "(the loop must not stop at a NULL slot)");
+    check_released(engine, kept, "freeing a sequence whose L1 slot 1 is NULL and slots 0, 2 and 3 are in use",
+                   "the loop must not stop at a NULL slot");
     if (engine->active_seqs.next != &engine->active_seqs || engine->active_seqs.prev != &engine->active_seqs)
         fail("the active list is not empty after freeing its only sequence");
     puts("PASS: freed a 33-block sequence with L1 slots 0, 2 and 3 in use: every block released");
 }
 
-/* fork_sequence must copy every non-NULL parent L2 table (Task 3: "For each non-NULL parent L2 table"), past
- * a NULL one too. The same gap as l1_gap_free: a 33-block parent whose L1 slot 1 is NULL and slots 0, 2 and 3
- * map blocks; the child must get its own copy of slots 0, 2 and 3 and every block a ref_count of 2. */
-static void l1_gap_fork(void)
+/* The child of a fork of `parent` must have its own copy of each of the parent's L2 tables, entry for entry,
+ * NULL where the parent's slot is NULL, the parent's kv_count, and each block shared (ref_count 2). `edit`
+ * says what the probe did to the parent's table, and `why` names the loop bug a mismatch most likely is. */
+static void check_forked(const LLMEngine *engine, const Sequence *parent, const Sequence *child, const char *edit,
+                         const char *why)
 {
-    enum { BLOCKS = 40, USED = 2 * L2_PT_SIZE + 1, RECORDS = USED * KV_PER_BLOCK };
-    unsigned char *pool = checked_malloc(BLOCKS * BLOCK_SIZE);
-    fill_magic(pool, BLOCKS * BLOCK_SIZE);
-    LLMEngine *engine = llm_init(pool, BLOCKS * BLOCK_SIZE);
-    if (engine == NULL)
-        fail("llm_init(pool, %d) returned NULL", BLOCKS * BLOCK_SIZE);
-    Sequence *parent = create_sequence(engine, 1, RECORDS);
-    if (parent == NULL)
-        fail("create_sequence(engine, 1, %d) returned NULL with %d free blocks", RECORDS, BLOCKS);
-    for (int l1 = 0; l1 < 4; l1++)
-        if ((parent->block_table[l1] != NULL) != (l1 < 3))
-            fail("create_sequence(engine, 1, %d): block_table[%d] is %s, expected %s", RECORDS, l1,
-                 parent->block_table[l1] ? "an L2 table" : "NULL", l1 < 3 ? "an L2 table" : "NULL");
-
-    parent->block_table[3] = parent->block_table[1];
-    parent->block_table[1] = NULL;
-    Sequence *child = fork_sequence(engine, 1, 2);
     if (child == NULL)
-        fail("fork_sequence(engine, 1, 2) returned NULL for a parent with L1 slots 0, 2 and 3 in use");
+        fail("fork_sequence(engine, 1, 2) returned NULL for a parent whose %s", edit);
     if (child->kv_count != parent->kv_count)
         fail("fork_sequence(engine, 1, 2): the child's kv_count is %d, expected the parent's %d", child->kv_count,
              parent->kv_count);
@@ -121,24 +170,216 @@ static void l1_gap_fork(void)
             continue;
         }
         if (to == NULL)
-            fail("fork_sequence(engine, 1, 2) of a parent whose L1 slot 1 is NULL and slots 0, 2 and 3 are in use: "
-                 "the child's block_table[%d] is NULL, expected a copy of the parent's (the loop must not stop at a "
-                 "NULL slot)", l1);
+            fail("fork_sequence(engine, 1, 2) of a parent whose %s: the child's block_table[%d] is NULL, expected a "
+                 "copy of the parent's (%s)", edit, l1, why);
         if (to == from)
             fail("fork_sequence(engine, 1, 2): the child's block_table[%d] is the parent's L2 table, expected its own copy", l1);
         for (int j = 0; j < L2_PT_SIZE; j++) {
             if (to[j] != from[j])
-                fail("fork_sequence(engine, 1, 2): the child's block_table[%d][%d] is %d, expected the parent's %d", l1,
-                     j, to[j], from[j]);
+                fail("fork_sequence(engine, 1, 2) of a parent whose %s: the child's block_table[%d][%d] is %d, "
+                     "expected the parent's %d (%s)", edit, l1, j, to[j], from[j], why);
             if (from[j] != -1 && engine->ref_count[from[j]] != 2)
                 fail("ref_count[%d] is %d after fork_sequence(engine, 1, 2), expected 2: the block is in the parent's "
-                     "L1 slot %d (slot 1 is NULL; the loop must not stop there)", from[j], engine->ref_count[from[j]], l1);
+                     "block_table[%d][%d], and the parent's %s (%s)", from[j], engine->ref_count[from[j]], l1, j,
+                     edit, why);
         }
     }
+}
+
+/* fork_sequence must copy every non-NULL parent L2 table (Task 3: "For each non-NULL parent L2 table"), past
+ * a NULL one too. The same gap as l1_gap_free: a 33-block parent whose L1 slot 1 is NULL and slots 0, 2 and 3
+ * map blocks; the child must get its own copy of slots 0, 2 and 3 and every block a ref_count of 2. */
+static void l1_gap_fork(void)
+{
+    enum { BLOCKS = 40, USED = 2 * L2_PT_SIZE + 1, RECORDS = USED * KV_PER_BLOCK };
+    LLMEngine *engine = probe_engine(BLOCKS);
+    Sequence *parent = created(engine, 1, RECORDS);
+    parent->block_table[3] = parent->block_table[1];
+    parent->block_table[1] = NULL;
+    check_forked(engine, parent, fork_sequence(engine, 1, 2), "L1 slot 1 is NULL and slots 0, 2 and 3 are in use",
+                 "the loop must not stop at a NULL slot");
     if (engine->free_local_blocks != BLOCKS - USED)
         fail("free_local_blocks is %d after fork_sequence(engine, 1, 2), expected %d (a fork takes no block)",
              engine->free_local_blocks, BLOCKS - USED);
     puts("PASS: forked a 33-block sequence with L1 slots 0, 2 and 3 in use: every L2 table copied, every block shared");
+}
+
+/* Inside an L2 table too, free_sequence releases "every mapped physical block (!= -1)" and fork copies "the
+ * mapped entries": through the API an L2 table fills from entry 0 without a hole, so the probe makes one. A
+ * 3-block sequence maps entries 0, 1 and 2 of block_table[0]; entry 1 moves to entry 5, leaving -1 between. */
+static Sequence *l2_hole(LLMEngine *engine)
+{
+    Sequence *seq = created(engine, 1, 3 * KV_PER_BLOCK);
+    int *l2 = seq->block_table[0];
+    l2[5] = l2[1];
+    l2[1] = -1;
+    return seq;
+}
+
+static void l2_hole_free(void)
+{
+    LLMEngine *engine = probe_engine(8);
+    Sequence *seq = l2_hole(engine);
+    unsigned char *kept = mapped_blocks(engine, seq);
+    kept[seq->block_table[0][0]] = 0; /* entry 0 comes before the hole */
+    if (free_sequence(engine, 1) != 0)
+        fail("free_sequence(engine, 1) did not return 0 for a sequence whose block_table[0] maps entries 0, 2 and 5");
+    check_released(engine, kept, "freeing a sequence whose block_table[0] maps entries 0, 2 and 5 (entry 1 is -1)",
+                   "the loop over an L2 table must not stop at an unmapped entry");
+    puts("PASS: freed a sequence whose block_table[0] maps entries 0, 2 and 5: every block released");
+}
+
+static void l2_hole_fork(void)
+{
+    LLMEngine *engine = probe_engine(8);
+    Sequence *parent = l2_hole(engine);
+    check_forked(engine, parent, fork_sequence(engine, 1, 2), "block_table[0] maps entries 0, 2 and 5 (entry 1 is -1)",
+                 "the loop over an L2 table must not stop at an unmapped entry");
+    puts("PASS: forked a sequence whose block_table[0] maps entries 0, 2 and 5: every entry copied, every block shared");
+}
+
+/* The spec limits live sequences by nothing but the pool. 5000 one-block sequences with ids spread over the
+ * non-negative int range are live at once, then each is freed. */
+static int spread_id(int i)
+{
+    /* distinct high halves (40503 is odd) over the whole non-negative int range (a negative id is the fuzz
+     * item's business); low halves shared by runs of 256 ids, so an id kept in a short or a char collides */
+    return (int)(((uint32_t)i * 40503u & 0x7FFFu) << 16 | (uint32_t)i >> 8);
+}
+
+static void many_sequences(void)
+{
+    enum { COUNT = 5000 };
+    LLMEngine *engine = probe_engine(COUNT);
+    for (int i = 0; i < COUNT; i++)
+        if (create_sequence(engine, spread_id(i), 1) == NULL)
+            fail("create_sequence(engine, %d, 1) returned NULL with %d sequences live and %d free blocks, expected a "
+                 "sequence: no live sequence has that id, and the spec limits sequences only by the pool", spread_id(i),
+                 i, engine->free_local_blocks);
+    if (engine->free_local_blocks != 0)
+        fail("free_local_blocks is %d with %d one-block sequences in a %d-block pool, expected 0",
+             engine->free_local_blocks, COUNT, COUNT);
+    int i = 0; /* the list's order is the tail_insertion item's business */
+    for (struct list_node *node = engine->active_seqs.next; node != &engine->active_seqs && i <= COUNT; node = node->next)
+        i++;
+    if (i != COUNT)
+        fail("the active list holds %s%d sequences, expected %d", i > COUNT ? "more than " : "", i > COUNT ? COUNT : i, COUNT);
+    for (i = 0; i < COUNT; i++)
+        if (free_sequence(engine, spread_id(i)) != 0)
+            fail("free_sequence(engine, %d) returned -1 with %d sequences live, expected 0", spread_id(i), COUNT - i);
+    check_all_free(engine, "freeing all 5000 sequences");
+    puts("PASS: 5000 sequences with ids spread up to INT_MAX live at once, then all freed");
+}
+
+/* Each engine's state is its own (Task 1: llm_init allocates an LLMEngine and its own ref_count array): two
+ * engines live at once, with the same sequence ids, must not see each other's sequences, blocks or counts.
+ * The probe checks what one engine's calls return and that they leave the other engine exactly as it was, so
+ * a wrong block count (another item's bug) does not fail it. */
+typedef struct {
+    int free_local_blocks, sequences, ref_count[16];
+} Snapshot;
+
+static Snapshot snapshot(const LLMEngine *engine)
+{
+    Snapshot shot = {.free_local_blocks = engine->free_local_blocks};
+    for (int block = 0; block < engine->total_local_blocks && block < 16; block++)
+        shot.ref_count[block] = engine->ref_count[block];
+    for (const struct list_node *node = engine->active_seqs.next; node != &engine->active_seqs && shot.sequences < 100;
+         node = node->next)
+        shot.sequences++;
+    return shot;
+}
+
+static void check_unchanged(const LLMEngine *engine, Snapshot before, const char *name, const char *calls)
+{
+    Snapshot now = snapshot(engine);
+    if (memcmp(&now, &before, sizeof now) != 0)
+        fail("%s on the other engine changed engine %s: free_local_blocks %d -> %d, active sequences %d -> %d", calls,
+             name, before.free_local_blocks, now.free_local_blocks, before.sequences, now.sequences);
+}
+
+static void two_engines(void)
+{
+    LLMEngine *a = probe_engine(10), *b = probe_engine(6);
+    if (create_sequence(a, 1, 20) == NULL)
+        fail("create_sequence(a, 1, 20) returned NULL: a is the first of two live engines");
+    if (create_sequence(b, 1, 5) == NULL)
+        fail("create_sequence(b, 1, 5) returned NULL: sequence 1 exists only in the other engine, a");
+    if (create_sequence(b, 2, 5) == NULL)
+        fail("create_sequence(b, 2, 5) returned NULL with 1 sequence live in b");
+
+    Snapshot before = snapshot(b);
+    if (append_kv(a, 1, 7) != 0 || free_sequence(a, 1) != 0 || create_sequence(a, 3, 5) == NULL)
+        fail("append_kv(a, 1, 7), free_sequence(a, 1) or create_sequence(a, 3, 5) failed with sequence 1 live in a");
+    if (free_sequence(a, 2) != -1 || append_kv(a, 2, 8) != -1)
+        fail("free_sequence(a, 2) or append_kv(a, 2, 8) did not return -1: sequence 2 lives in engine b, not a");
+    check_unchanged(b, before, "b", "append_kv, free_sequence, create_sequence");
+
+    before = snapshot(a);
+    if (append_kv(b, 2, 9) != 0 || free_sequence(b, 1) != 0)
+        fail("append_kv(b, 2, 9) or free_sequence(b, 1) failed with sequences 1 and 2 live in b");
+    if (free_sequence(b, 3) != -1)
+        fail("free_sequence(b, 3) did not return -1: sequence 3 lives in engine a, not b");
+    check_unchanged(a, before, "a", "append_kv, free_sequence");
+
+    if (llm_destroy(a) != 0)
+        fail("llm_destroy(a) did not return 0");
+    if (create_sequence(b, 3, 16) == NULL || free_sequence(b, 2) != 0 || free_sequence(b, 3) != 0)
+        fail("engine b stopped working after llm_destroy(a): create_sequence(b, 3, 16), free_sequence(b, 2) or "
+             "free_sequence(b, 3) failed");
+    if (snapshot(b).sequences != 0)
+        fail("b's active list holds %d sequences after all of b's sequences were freed, expected none",
+             snapshot(b).sequences);
+    puts("PASS: two live engines with the same sequence ids kept their sequences, blocks and counts apart");
+}
+
+/* Block 2^25 starts 2 GiB into the pool: its address must be computed in size_t
+ * ((char *)pool + (size_t)block * BLOCK_SIZE); in int, block * BLOCK_SIZE overflows. The pool is reserved
+ * address space, never touched but where the probe looks; ref_count marks the blocks below 2^25 as taken
+ * (white-box), so a create and a copy-on-write must use blocks past 2^25. Which ones is first fit's business. */
+static int pool_int(const unsigned char *pool, int block, int slot)
+{
+    int value;
+    memcpy(&value, pool + (size_t)block * BLOCK_SIZE + (size_t)slot * KV_SIZE, sizeof value);
+    return value;
+}
+
+static void big_pool(void)
+{
+    const int far = 1 << 25, blocks = far + 3;
+    size_t size = (size_t)blocks * BLOCK_SIZE;
+    unsigned char *pool = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (pool == MAP_FAILED) {
+        puts("PASS: not checked: no 2 GiB of address space for the pool");
+        return;
+    }
+    LLMEngine *engine = llm_init(pool, size);
+    if (engine == NULL || engine->total_local_blocks != blocks) {
+        puts("PASS: not checked: llm_init did not take the 2 GiB pool whole (the llm_init item's business)");
+        return;
+    }
+    for (int block = 0; block < far; block++)
+        engine->ref_count[block] = 1;
+    engine->free_local_blocks = 3;
+    Sequence *seq = create_sequence(engine, 1, 1);
+    if (seq == NULL || seq->block_table[0] == NULL || seq->block_table[0][0] < far || seq->block_table[0][0] >= blocks)
+        fail("create_sequence(engine, 1, 1) with only blocks 2^25 to 2^25 + 2 free did not map one of them");
+    int first = seq->block_table[0][0];
+    if (append_kv(engine, 1, 0x5EED) != 0)
+        fail("append_kv(engine, 1, 0x5EED) on a 2 GiB pool did not return 0");
+    if (pool_int(pool, first, 1) != 0x5EED)
+        fail("append_kv(engine, 1, 0x5EED) did not write record 1 of block %d, 2 GiB and more into the pool "
+             "(compute the block's address in size_t, not int)", first);
+    Sequence *child = fork_sequence(engine, 1, 2);
+    if (child == NULL || append_kv(engine, 2, 0xC0DE) != 0)
+        fail("fork_sequence(engine, 1, 2) or append_kv(engine, 2, 0xC0DE) on a 2 GiB pool failed, with free blocks left");
+    int copy = child->block_table[0] != NULL ? child->block_table[0][0] : -1;
+    if (copy < far || copy >= blocks || copy == first)
+        fail("append_kv(engine, 2, 0xC0DE) after the fork: the child maps block %d, expected a copy of block %d", copy, first);
+    if (pool_int(pool, copy, 1) != 0x5EED || pool_int(pool, copy, 2) != 0xC0DE)
+        fail("the copy-on-write from block %d to block %d did not copy record 1 and write 0xC0DE as record 2 "
+             "(compute the blocks' addresses in size_t, not int)", first, copy);
+    puts("PASS: blocks past 2^25 of a 2 GiB pool written and copied at the right addresses");
 }
 
 /* The first byte of a region (guard zone, pool of `size` bytes, guard zone) that differs from what
@@ -248,6 +489,11 @@ int main(int argc, char **argv)
         {"l1_gap_fork", l1_gap_fork},
         {"init_untouched", init_untouched},
         {"destroy_keeps_pool", destroy_keeps_pool},
+        {"l2_hole_free", l2_hole_free},
+        {"l2_hole_fork", l2_hole_fork},
+        {"many_sequences", many_sequences},
+        {"two_engines", two_engines},
+        {"big_pool", big_pool},
     };
     setvbuf(stdout, NULL, _IONBF, 0); /* a crash must not lose what was printed */
     for (size_t i = 0; argc == 2 && i < sizeof probes / sizeof probes[0]; i++) {

@@ -1,0 +1,245 @@
+"""The white-box probes of c/probes.c for a Python implementation, with the same names and messages.
+
+A probe edits the implementation's live objects (a sequence's block_table) or drives it outside what one
+adapter does (two engines at once), through the field names the Python contract shares with the C structs.
+The probes about raw memory (init_untouched, destroy_keeps_pool, big_pool) have no Python counterpart and pass.
+"""
+
+from typing import Any, Callable
+
+from oracle.hw3.probes import PROBES, ProbeResult
+from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, L2_PT_SIZE
+
+UNMAPPED = -1
+C_ONLY = {"init_untouched", "destroy_keeps_pool", "big_pool"}
+
+
+class ProbeFailed(Exception):
+    """What differs, in the words of the C probe."""
+
+
+def _engine(impl: Any, blocks: int) -> Any:
+    engine = impl.llm_init(memoryview(bytearray(blocks * BLOCK_SIZE)), blocks * BLOCK_SIZE)
+    if engine is None:
+        raise ProbeFailed(f"llm_init(pool, {blocks * BLOCK_SIZE}) returned NULL")
+    return engine
+
+
+def _created(impl: Any, engine: Any, seq_id: int, records: int) -> Any:
+    """create_sequence on an engine with nothing mapped, checked (up to block ids) before a probe edits it."""
+    used, free_before = -(-records // KV_PER_BLOCK), engine.free_local_blocks
+    seq = impl.create_sequence(engine, seq_id, records)
+    if seq is None:
+        raise ProbeFailed(f"create_sequence(engine, {seq_id}, {records}) returned NULL with {free_before} free blocks")
+    after = f"after create_sequence(engine, {seq_id}, {records})"
+    see = "before the probe's edit; a create_sequence bug, see the create_free item"
+    if engine.free_local_blocks != free_before - used:
+        raise ProbeFailed(f"free_local_blocks is {engine.free_local_blocks} {after}, expected {free_before - used} ({see})")
+    for l1, l2 in enumerate(seq.block_table):
+        if (l2 is not None) != (l1 * L2_PT_SIZE < used):
+            shape = lambda table: "NULL" if table is None else "an L2 table"  # noqa: E731
+            raise ProbeFailed(f"block_table[{l1}] is {shape(l2)} {after}, expected {'an L2 table' if l2 is None else 'NULL'} ({see})")
+        for j, block in enumerate(l2 or ()):
+            if l1 * L2_PT_SIZE + j >= used and block != UNMAPPED:
+                raise ProbeFailed(f"block_table[{l1}][{j}] is {block} {after}, expected -1 ({see})")
+            if l1 * L2_PT_SIZE + j < used and not (0 <= block < engine.total_local_blocks and engine.ref_count[block] == 1):
+                raise ProbeFailed(f"block_table[{l1}][{j}] is {block} {after}, expected a block id with ref_count 1 ({see})")
+    return seq
+
+
+def _mapped(seq: Any) -> set[int]:
+    return {block for l2 in seq.block_table if l2 is not None for block in l2 if block != UNMAPPED}
+
+
+def _check_all_free(engine: Any, after: str) -> None:
+    for block, count in enumerate(engine.ref_count):
+        if count:
+            raise ProbeFailed(f"ref_count[{block}] is {count} after {after}, expected 0")
+    if engine.free_local_blocks != engine.total_local_blocks:
+        raise ProbeFailed(f"free_local_blocks is {engine.free_local_blocks} after {after}, expected {engine.total_local_blocks}")
+
+
+def _check_released(engine: Any, kept: set[int], after: str, why: str) -> None:
+    held = {block for block, count in enumerate(engine.ref_count) if count}
+    if held and held == kept:
+        raise ProbeFailed(f"after {after}, the blocks past the gap still have ref_count 1, expected 0 ({why})")
+    _check_all_free(engine, after)
+
+
+def _check_forked(engine: Any, parent: Any, child: Any, edit: str, why: str) -> None:
+    if child is None:
+        raise ProbeFailed(f"fork_sequence(engine, 1, 2) returned NULL for a parent whose {edit}")
+    if child.kv_count != parent.kv_count:
+        raise ProbeFailed(f"fork_sequence(engine, 1, 2): the child's kv_count is {child.kv_count}, expected the parent's {parent.kv_count}")
+    for l1, (source, copy) in enumerate(zip(parent.block_table, child.block_table)):
+        if source is None:
+            if copy is not None:
+                raise ProbeFailed(f"fork_sequence(engine, 1, 2) of a parent whose L1 slot {l1} is NULL: the child's "
+                                  f"block_table[{l1}] is an L2 table, expected NULL")
+            continue
+        if copy is None:
+            raise ProbeFailed(f"fork_sequence(engine, 1, 2) of a parent whose {edit}: the child's block_table[{l1}] is "
+                              f"NULL, expected a copy of the parent's ({why})")
+        if copy is source:
+            raise ProbeFailed(f"fork_sequence(engine, 1, 2): the child's block_table[{l1}] is the parent's L2 table, expected its own copy")
+        for j, (want, have) in enumerate(zip(source, copy)):
+            if have != want:
+                raise ProbeFailed(f"fork_sequence(engine, 1, 2) of a parent whose {edit}: the child's "
+                                  f"block_table[{l1}][{j}] is {have}, expected the parent's {want} ({why})")
+            if want != UNMAPPED and engine.ref_count[want] != 2:
+                raise ProbeFailed(f"ref_count[{want}] is {engine.ref_count[want]} after fork_sequence(engine, 1, 2), "
+                                  f"expected 2: the block is in the parent's block_table[{l1}][{j}], and the parent's "
+                                  f"{edit} ({why})")
+
+
+def _list_length(engine: Any, limit: int = 10_000) -> int:
+    n, node = 0, engine.active_seqs.next
+    while node is not engine.active_seqs and n <= limit:
+        n, node = n + 1, node.next
+    return n
+
+
+GAP = "L1 slot 1 is NULL and slots 0, 2 and 3 are in use"
+HOLE = "block_table[0] maps entries 0, 2 and 5 (entry 1 is -1)"
+STOP_L1 = "the loop must not stop at a NULL slot"
+STOP_L2 = "the loop over an L2 table must not stop at an unmapped entry"
+
+
+def l1_gap_free(impl: Any) -> str:
+    engine = _engine(impl, 40)
+    seq = _created(impl, engine, 1, (2 * L2_PT_SIZE + 1) * KV_PER_BLOCK)
+    kept = _mapped(seq) - set(seq.block_table[0])
+    seq.block_table[3], seq.block_table[1] = seq.block_table[1], None
+    if impl.free_sequence(engine, 1) != 0:
+        raise ProbeFailed("free_sequence(engine, 1) did not return 0 for a sequence with L1 slots 0, 2 and 3 in use")
+    _check_released(engine, kept, f"freeing a sequence whose {GAP}", STOP_L1)
+    if engine.active_seqs.next is not engine.active_seqs or engine.active_seqs.prev is not engine.active_seqs:
+        raise ProbeFailed("the active list is not empty after freeing its only sequence")
+    return "freed a 33-block sequence with L1 slots 0, 2 and 3 in use: every block released"
+
+
+def l1_gap_fork(impl: Any) -> str:
+    engine = _engine(impl, 40)
+    parent = _created(impl, engine, 1, (2 * L2_PT_SIZE + 1) * KV_PER_BLOCK)
+    parent.block_table[3], parent.block_table[1] = parent.block_table[1], None
+    _check_forked(engine, parent, impl.fork_sequence(engine, 1, 2), GAP, STOP_L1)
+    if engine.free_local_blocks != 40 - 33:
+        raise ProbeFailed(f"free_local_blocks is {engine.free_local_blocks} after fork_sequence(engine, 1, 2), "
+                          "expected 7 (a fork takes no block)")
+    return "forked a 33-block sequence with L1 slots 0, 2 and 3 in use: every L2 table copied, every block shared"
+
+
+def _l2_hole(impl: Any, engine: Any) -> Any:
+    seq = _created(impl, engine, 1, 3 * KV_PER_BLOCK)
+    l2 = seq.block_table[0]
+    l2[5], l2[1] = l2[1], UNMAPPED
+    return seq
+
+
+def l2_hole_free(impl: Any) -> str:
+    engine = _engine(impl, 8)
+    seq = _l2_hole(impl, engine)
+    kept = _mapped(seq) - {seq.block_table[0][0]}
+    if impl.free_sequence(engine, 1) != 0:
+        raise ProbeFailed("free_sequence(engine, 1) did not return 0 for a sequence whose block_table[0] maps entries 0, 2 and 5")
+    _check_released(engine, kept, f"freeing a sequence whose {HOLE}", STOP_L2)
+    return "freed a sequence whose block_table[0] maps entries 0, 2 and 5: every block released"
+
+
+def l2_hole_fork(impl: Any) -> str:
+    engine = _engine(impl, 8)
+    parent = _l2_hole(impl, engine)
+    _check_forked(engine, parent, impl.fork_sequence(engine, 1, 2), HOLE, STOP_L2)
+    return "forked a sequence whose block_table[0] maps entries 0, 2 and 5: every entry copied, every block shared"
+
+
+def spread_id(i: int) -> int:
+    """probes.c's spread_id: distinct non-negative int32 ids whose low 16 bits collide."""
+    return ((i * 40503) & 0x7FFF) << 16 | i >> 8
+
+
+def many_sequences(impl: Any) -> str:
+    count = 5000
+    engine = _engine(impl, count)
+    for i in range(count):
+        if impl.create_sequence(engine, spread_id(i), 1) is None:
+            raise ProbeFailed(f"create_sequence(engine, {spread_id(i)}, 1) returned NULL with {i} sequences live and "
+                              f"{engine.free_local_blocks} free blocks, expected a sequence: no live sequence has that "
+                              "id, and the spec limits sequences only by the pool")
+    if engine.free_local_blocks != 0:
+        raise ProbeFailed(f"free_local_blocks is {engine.free_local_blocks} with {count} one-block sequences in a "
+                          f"{count}-block pool, expected 0")
+    if (n := _list_length(engine, count)) != count:
+        raise ProbeFailed(f"the active list holds {'more than ' if n > count else ''}{min(n, count)} sequences, expected {count}")
+    for i in range(count):
+        if impl.free_sequence(engine, spread_id(i)) != 0:
+            raise ProbeFailed(f"free_sequence(engine, {spread_id(i)}) returned -1 with {count - i} sequences live, expected 0")
+    _check_all_free(engine, "freeing all 5000 sequences")
+    return "5000 sequences with ids spread up to INT_MAX live at once, then all freed"
+
+
+def _snapshot(engine: Any) -> tuple:
+    return engine.free_local_blocks, _list_length(engine), tuple(engine.ref_count)
+
+
+def _check_unchanged(engine: Any, before: tuple, name: str, calls: str) -> None:
+    now = _snapshot(engine)
+    if now != before:
+        raise ProbeFailed(f"{calls} on the other engine changed engine {name}: free_local_blocks {before[0]} -> "
+                          f"{now[0]}, active sequences {before[1]} -> {now[1]}")
+
+
+def two_engines(impl: Any) -> str:
+    a, b = _engine(impl, 10), _engine(impl, 6)
+    if impl.create_sequence(a, 1, 20) is None:
+        raise ProbeFailed("create_sequence(a, 1, 20) returned NULL: a is the first of two live engines")
+    if impl.create_sequence(b, 1, 5) is None:
+        raise ProbeFailed("create_sequence(b, 1, 5) returned NULL: sequence 1 exists only in the other engine, a")
+    if impl.create_sequence(b, 2, 5) is None:
+        raise ProbeFailed("create_sequence(b, 2, 5) returned NULL with 1 sequence live in b")
+    before = _snapshot(b)
+    if impl.append_kv(a, 1, 7) != 0 or impl.free_sequence(a, 1) != 0 or impl.create_sequence(a, 3, 5) is None:
+        raise ProbeFailed("append_kv(a, 1, 7), free_sequence(a, 1) or create_sequence(a, 3, 5) failed with sequence 1 live in a")
+    if impl.free_sequence(a, 2) != -1 or impl.append_kv(a, 2, 8) != -1:
+        raise ProbeFailed("free_sequence(a, 2) or append_kv(a, 2, 8) did not return -1: sequence 2 lives in engine b, not a")
+    _check_unchanged(b, before, "b", "append_kv, free_sequence, create_sequence")
+    before = _snapshot(a)
+    if impl.append_kv(b, 2, 9) != 0 or impl.free_sequence(b, 1) != 0:
+        raise ProbeFailed("append_kv(b, 2, 9) or free_sequence(b, 1) failed with sequences 1 and 2 live in b")
+    if impl.free_sequence(b, 3) != -1:
+        raise ProbeFailed("free_sequence(b, 3) did not return -1: sequence 3 lives in engine a, not b")
+    _check_unchanged(a, before, "a", "append_kv, free_sequence")
+    if impl.llm_destroy(a) != 0:
+        raise ProbeFailed("llm_destroy(a) did not return 0")
+    if impl.create_sequence(b, 3, 16) is None or impl.free_sequence(b, 2) != 0 or impl.free_sequence(b, 3) != 0:
+        raise ProbeFailed("engine b stopped working after llm_destroy(a): create_sequence(b, 3, 16), "
+                          "free_sequence(b, 2) or free_sequence(b, 3) failed")
+    if (n := _list_length(b)) != 0:
+        raise ProbeFailed(f"b's active list holds {n} sequences after all of b's sequences were freed, expected none")
+    return "two live engines with the same sequence ids kept their sequences, blocks and counts apart"
+
+
+PY_PROBES: dict[str, Callable[[Any], str]] = {
+    "l1_gap_free": l1_gap_free,
+    "l1_gap_fork": l1_gap_fork,
+    "l2_hole_free": l2_hole_free,
+    "l2_hole_fork": l2_hole_fork,
+    "many_sequences": many_sequences,
+    "two_engines": two_engines,
+}
+
+
+def run_python_probes(impl: Any) -> list[ProbeResult]:
+    """Each probe of PROBES on a Python implementation (a module or object with the six calls)."""
+    results = []
+    for name, rule in PROBES.items():
+        if name in C_ONLY:
+            results.append(ProbeResult(name, rule, True, "not applicable to a Python implementation"))
+            continue
+        try:
+            results.append(ProbeResult(name, rule, True, PY_PROBES[name](impl)))
+        except ProbeFailed as failure:
+            results.append(ProbeResult(name, rule, False, str(failure)))
+        except Exception as exc:  # the implementation's bug, or a field the contract names is missing
+            results.append(ProbeResult(name, rule, False, f"raised {type(exc).__name__}: {exc}"))
+    return results
