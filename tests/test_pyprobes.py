@@ -70,6 +70,16 @@ def one_global_engine() -> SimpleNamespace:
     return variant(llm_init=llm_init, **{name: on_last(getattr(base, name)) for name in API[1:5]})
 
 
+def at_most_1024_blocks(pool, size):
+    return base.llm_init(pool, min(size, 1024 * base.BLOCK_SIZE))  # BUG: a cap the spec does not set
+
+
+def destroy_zeroing_the_pool(engine):
+    if engine is not None:
+        engine.pool_base_ptr[:] = bytes(len(engine.pool_base_ptr))  # BUG: the pool is the caller's
+    return base.llm_destroy(engine)
+
+
 def test_the_engine_passes_every_probe() -> None:
     results = run_python_probes(base)
     assert [r.name for r in results] == list(PROBES)
@@ -90,8 +100,12 @@ def test_the_engine_passes_every_probe() -> None:
          f"create_sequence(engine, {spread_id(64)}, 1) returned NULL with 64 sequences live and 4936 free blocks"),
         (one_global_engine(), "two_engines",
          "create_sequence(b, 1, 5) returned NULL: sequence 1 exists only in the other engine, a"),
+        (variant(llm_init=at_most_1024_blocks), "init_untouched",
+         "llm_init(pool, 67108864): total_local_blocks is 1024, expected 1048576"),
+        (variant(llm_destroy=destroy_zeroing_the_pool), "destroy_keeps_pool",
+         "llm_destroy wrote into the pool (byte 0) or freed it"),
     ],
-    ids=["l2_hole_free", "l2_hole_fork", "many_sequences", "two_engines"],
+    ids=["l2_hole_free", "l2_hole_fork", "many_sequences", "two_engines", "init_untouched", "destroy_keeps_pool"],
 )
 def test_a_bug_fails_the_probe_aimed_at_it(impl: SimpleNamespace, probe: str, detail: str) -> None:
     results = {r.name: r for r in run_python_probes(impl)}

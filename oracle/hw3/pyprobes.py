@@ -2,7 +2,7 @@
 
 A probe edits the implementation's live objects (a sequence's block_table) or drives it outside what one
 adapter does (two engines at once), through the field names the Python contract shares with the C structs.
-The probes about raw memory (init_untouched, destroy_keeps_pool, big_pool) have no Python counterpart and pass.
+big_pool, about int overflow in a C address, has no Python counterpart and passes.
 """
 
 from typing import Any, Callable
@@ -11,7 +11,7 @@ from oracle.hw3.probes import PROBES, ProbeResult
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, L2_PT_SIZE
 
 UNMAPPED = -1
-C_ONLY = {"init_untouched", "destroy_keeps_pool", "big_pool"}
+C_ONLY = {"big_pool"}
 
 
 class ProbeFailed(Exception):
@@ -159,8 +159,10 @@ def spread_id(i: int) -> int:
 
 
 def many_sequences(impl: Any) -> str:
-    count = 5000
+    count, forks = 5000, 300
     engine = _engine(impl, count)
+    if engine.total_local_blocks != count:
+        return f"not checked: llm_init counted {engine.total_local_blocks} blocks in a {count}-block pool (the llm_init item's business)"
     for i in range(count):
         if impl.create_sequence(engine, spread_id(i), 1) is None:
             raise ProbeFailed(f"create_sequence(engine, {spread_id(i)}, 1) returned NULL with {i} sequences live and "
@@ -175,7 +177,19 @@ def many_sequences(impl: Any) -> str:
         if impl.free_sequence(engine, spread_id(i)) != 0:
             raise ProbeFailed(f"free_sequence(engine, {spread_id(i)}) returned -1 with {count - i} sequences live, expected 0")
     _check_all_free(engine, "freeing all 5000 sequences")
-    return "5000 sequences with ids spread up to INT_MAX live at once, then all freed"
+    seq = impl.create_sequence(engine, 0, 1)  # and 300 forks of one sequence: past any small counter type
+    if seq is None:
+        raise ProbeFailed("create_sequence(engine, 0, 1) returned NULL on an empty pool")
+    for i in range(1, forks + 1):
+        if impl.fork_sequence(engine, 0, i) is None:
+            raise ProbeFailed(f"fork_sequence(engine, 0, {i}) returned NULL with {i - 1} forks of sequence 0 live, expected a sequence")
+    if (shared := engine.ref_count[seq.block_table[0][0]]) != forks + 1:
+        raise ProbeFailed(f"after 300 forks of a one-block sequence, its block's ref_count is {shared}, expected {forks + 1}")
+    for i in range(forks + 1):
+        if impl.free_sequence(engine, i) != 0:
+            raise ProbeFailed(f"free_sequence(engine, {i}) returned -1 with {forks + 1 - i} sequences sharing a block, expected 0")
+    _check_all_free(engine, "freeing a sequence and its 300 forks")
+    return "5000 sequences with ids spread up to INT_MAX live at once, then a sequence and 300 forks; all freed"
 
 
 def _snapshot(engine: Any) -> tuple:
@@ -219,7 +233,57 @@ def two_engines(impl: Any) -> str:
     return "two live engines with the same sequence ids kept their sequences, blocks and counts apart"
 
 
+def _pool(size: int) -> bytearray:
+    """A pool whose every byte is non-zero, so a zeroing write shows."""
+    return bytearray((bytes(range(1, 256)) * (size // 255 + 1))[:size])
+
+
+def init_untouched(impl: Any) -> str:
+    for size in (0, BLOCK_SIZE - 1, BLOCK_SIZE, BLOCK_SIZE + 1, 100, 3 * BLOCK_SIZE - 1, 6400, 64 << 20):
+        pool = _pool(size)
+        engine = impl.llm_init(memoryview(pool), size)
+        if pool != _pool(size):
+            raise ProbeFailed(f"llm_init(pool, {size}) wrote into the pool")
+        if size < BLOCK_SIZE:
+            if engine is not None:
+                raise ProbeFailed(f"llm_init(pool, {size}) returned an engine, expected NULL: the pool is smaller than a block")
+            continue
+        if engine is None:
+            raise ProbeFailed(f"llm_init(pool, {size}) returned NULL")
+        total = size // BLOCK_SIZE
+        if engine.total_local_blocks != total:
+            raise ProbeFailed(f"llm_init(pool, {size}): total_local_blocks is {engine.total_local_blocks}, expected {total}")
+        if engine.free_local_blocks != total:
+            raise ProbeFailed(f"llm_init(pool, {size}): free_local_blocks is {engine.free_local_blocks}, expected {total}")
+        _check_all_free(engine, "llm_init")
+        if engine.active_seqs.next is not engine.active_seqs or engine.active_seqs.prev is not engine.active_seqs:
+            raise ProbeFailed(f"llm_init(pool, {size}): the empty active_seqs head must point to itself both ways")
+    if impl.llm_init(None, 6400) is not None:
+        raise ProbeFailed("llm_init(NULL, 6400) returned an engine, expected NULL")
+    return "llm_init of 0 bytes to 64 MiB writes nothing, counts whole blocks, starts empty; a NULL pool is refused"
+
+
+def destroy_keeps_pool(impl: Any) -> str:
+    pool = _pool(10 * BLOCK_SIZE)
+    engine = impl.llm_init(memoryview(pool), len(pool))
+    if engine is None:
+        raise ProbeFailed(f"llm_init(pool, {len(pool)}) returned NULL")
+    if (impl.create_sequence(engine, 1, 20) is None or impl.fork_sequence(engine, 1, 2) is None
+            or impl.append_kv(engine, 2, 7) != 0 or impl.append_kv(engine, 1, 8) != 0
+            or impl.create_sequence(engine, 3, 16) is None):
+        raise ProbeFailed("a create, fork or append failed on a pool with room for it")
+    before = bytes(pool)
+    if impl.llm_destroy(engine) != 0:
+        raise ProbeFailed("llm_destroy(engine) did not return 0")
+    if pool != before:
+        at = next(i for i, (a, b) in enumerate(zip(pool, before)) if a != b)
+        raise ProbeFailed(f"llm_destroy wrote into the pool (byte {at}) or freed it")
+    return "llm_destroy with three live sequences left the caller's pool allocated and unchanged"
+
+
 PY_PROBES: dict[str, Callable[[Any], str]] = {
+    "init_untouched": init_untouched,
+    "destroy_keeps_pool": destroy_keeps_pool,
     "l1_gap_free": l1_gap_free,
     "l1_gap_fork": l1_gap_fork,
     "l2_hole_free": l2_hole_free,

@@ -11,6 +11,7 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,8 +250,13 @@ static int spread_id(int i)
 
 static void many_sequences(void)
 {
-    enum { COUNT = 5000 };
+    enum { COUNT = 5000, FORKS = 300 };
     LLMEngine *engine = probe_engine(COUNT);
+    if (engine->total_local_blocks != COUNT) {
+        printf("PASS: not checked: llm_init counted %d blocks in a %d-block pool (the llm_init item's business)\n",
+               engine->total_local_blocks, COUNT);
+        return;
+    }
     for (int i = 0; i < COUNT; i++)
         if (create_sequence(engine, spread_id(i), 1) == NULL)
             fail("create_sequence(engine, %d, 1) returned NULL with %d sequences live and %d free blocks, expected a "
@@ -268,7 +274,23 @@ static void many_sequences(void)
         if (free_sequence(engine, spread_id(i)) != 0)
             fail("free_sequence(engine, %d) returned -1 with %d sequences live, expected 0", spread_id(i), COUNT - i);
     check_all_free(engine, "freeing all 5000 sequences");
-    puts("PASS: 5000 sequences with ids spread up to INT_MAX live at once, then all freed");
+
+    /* and 300 forks of one sequence: its block's ref_count goes past any small counter type */
+    if (create_sequence(engine, 0, 1) == NULL)
+        fail("create_sequence(engine, 0, 1) returned NULL on an empty pool");
+    for (i = 1; i <= FORKS; i++)
+        if (fork_sequence(engine, 0, i) == NULL)
+            fail("fork_sequence(engine, 0, %d) returned NULL with %d forks of sequence 0 live, expected a sequence", i, i - 1);
+    int block = engine->active_seqs.next == &engine->active_seqs ? -1 :
+        ((const Sequence *)((const char *)engine->active_seqs.next - offsetof(Sequence, node)))->block_table[0][0];
+    if (block < 0 || block >= COUNT || engine->ref_count[block] != FORKS + 1)
+        fail("after 300 forks of a one-block sequence, its block's ref_count is %d, expected %d",
+             block < 0 || block >= COUNT ? -1 : engine->ref_count[block], FORKS + 1);
+    for (i = 0; i <= FORKS; i++)
+        if (free_sequence(engine, i) != 0)
+            fail("free_sequence(engine, %d) returned -1 with %d sequences sharing a block, expected 0", i, FORKS + 1 - i);
+    check_all_free(engine, "freeing a sequence and its 300 forks");
+    puts("PASS: 5000 sequences with ids spread up to INT_MAX live at once, then a sequence and 300 forks; all freed");
 }
 
 /* Each engine's state is its own (Task 1: llm_init allocates an LLMEngine and its own ref_count array): two
