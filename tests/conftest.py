@@ -6,12 +6,17 @@ Under mutmut (MUTANT_UNDER_TEST set) Hypothesis runs derandomized, with no deadl
 database, so each mutant meets the same programs and a kill is reproducible. It also skips the shrink phase:
 a mutant is killed by the first failing program, and shrinking that program (a 4096-append burst, say)
 would only spend the mutant's time budget. The budget itself (examples, steps) is the CI profile's.
+The C fixtures under tests/submissions/ are patches against the reference; the `submission` fixture
+materialises them.
 """
 
 import os
+import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, Phase, settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,3 +34,52 @@ if os.environ.get("MUTANT_UNDER_TEST"):
         report_multiple_bugs=False,
     )
     settings.load_profile("mutmut")
+
+
+REFERENCE_C = ROOT / "engine" / "c" / "llm_memory.c"
+SUBMISSIONS = ROOT / "tests" / "submissions"
+
+
+@pytest.fixture(scope="session")
+def submission(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
+    """`submission(kind, name)`: a directory holding llm_memory.c = engine/c/llm_memory.c patched with
+    tests/submissions/<kind>/<name>.patch; `submission(kind)`: the directory holding one such directory per
+    patch of that kind (a grade-all batch). RuntimeError when a patch does not apply.
+
+    A C fixture is stored as its diff against the reference: the reference has one obvious place, and a
+    fixture shows only its bug. Each directory is made once a session and shared: the grader and the build
+    copy a submission and never write into it (a test that would must copy it first)."""
+    root = tmp_path_factory.mktemp("submissions")
+
+    def materialise(kind: str, name: str | None = None) -> Path:
+        if name is None:
+            for patch in sorted((SUBMISSIONS / kind).glob("*.patch")):
+                materialise(kind, patch.stem)
+            return root / kind
+        directory, patch = root / kind / name, SUBMISSIONS / kind / f"{name}.patch"
+        if not (directory / "llm_memory.c").is_file():
+            directory.mkdir(parents=True, exist_ok=True)
+            (directory / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), patch))
+        return directory
+
+    return materialise
+
+
+def patched(text: str, patch: Path) -> str:
+    """`text` with the unified diff `patch` applied exactly: every hunk at its stated line, its context and
+    removed lines as they stand (what `patch --fuzz=0` does, without needing the tool). RuntimeError else."""
+    lines, out, at = text.splitlines(keepends=True), [], 0
+    hunks = re.split(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@.*\n", patch.read_text(), flags=re.M)[1:]
+    for start, body in zip(hunks[::2], hunks[1::2]):
+        start = int(start) - 1  # diff -u gives context lines, so a hunk never starts before line 1
+        out += lines[at:start]
+        at = start
+        for line in body.splitlines(keepends=True):
+            mark, rest = line[0], line[1:]
+            if mark in " -":
+                if at >= len(lines) or lines[at] != rest:
+                    raise RuntimeError(f"{patch} does not apply: line {at + 1} is {lines[at:at + 1]}, expected {rest!r}")
+                at += 1
+            if mark in " +":
+                out.append(rest)
+    return "".join(out + lines[at:])

@@ -16,7 +16,6 @@ from oracle.hw3.spec import BLOCK_SIZE, MAX_LOGICAL_BLOCKS, MAX_KV
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
 REFERENCE = Path(__file__).resolve().parents[1] / "engine" / "c"
-HOSTILE = Path(__file__).resolve().parent / "submissions" / "hostile"
 
 
 @pytest.fixture(scope="module")
@@ -99,8 +98,8 @@ def test_a_driver_without_a_time_limit_still_answers(factory):
     assert adapter.exit_status == 0
 
 
-def test_output_is_captured_and_reset_when_the_driver_restarts(tmp_path):
-    flood = load_c(HOSTILE / "flood", tmp_path, output_limit=4096)()
+def test_output_is_captured_and_reset_when_the_driver_restarts(tmp_path, submission):
+    flood = load_c(submission("hostile", "flood"), tmp_path, output_limit=4096)()
     try:
         engine = flood.llm_init(8 * BLOCK_SIZE)
         with pytest.raises(ImplementationFailure, match="wrote more output than allowed"):

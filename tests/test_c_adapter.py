@@ -4,6 +4,7 @@ time, and leave no process behind; bad builds are reported with the compiler's o
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,6 @@ from oracle.hw3.c.adapter import CAdapter, Pointer, load_c
 from oracle.hw3.c.build import build
 from oracle.hw3.observation import ImplementationFailure
 
-HOSTILE = Path(__file__).resolve().parent / "submissions" / "hostile"
 REFERENCE = Path(__file__).resolve().parents[1] / "engine" / "c"
 
 
@@ -21,8 +21,8 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("cbuild")
 
 
-def _driver(name: str, workdir: Path) -> Path:
-    result = build(HOSTILE / name, workdir)
+def _driver(path: Path, workdir: Path) -> Path:
+    result = build(path, workdir)
     assert result.ok and result.driver is not None, result.message
     return result.driver
 
@@ -62,9 +62,11 @@ HOSTILE_ACTS = {
 
 
 @pytest.mark.parametrize("name", list(HOSTILE_ACTS))
-def test_hostile_submission_fails_with_its_label_and_leaves_nothing(name: str, workdir: Path) -> None:
+def test_hostile_submission_fails_with_its_label_and_leaves_nothing(
+    name: str, workdir: Path, submission: Callable[..., Path]
+) -> None:
     label, setup, act = HOSTILE_ACTS[name]
-    adapter = CAdapter(_driver(name, workdir), timeout=0.5, output_limit=1 << 16)
+    adapter = CAdapter(_driver(submission("hostile", name), workdir), timeout=0.5, output_limit=1 << 16)
     try:
         engine = adapter.llm_init(640)
         assert engine is not None  # the reference's llm_init: the act is reached through working calls
@@ -88,9 +90,9 @@ def test_hostile_submission_fails_with_its_label_and_leaves_nothing(name: str, w
         adapter.close()
 
 
-def test_close_kills_what_the_submission_started(workdir: Path) -> None:
+def test_close_kills_what_the_submission_started(workdir: Path, submission: Callable[..., Path]) -> None:
     """Without the seccomp filter a fork succeeds (RLIMIT_NPROC does not bind root); close() still ends it."""
-    adapter = CAdapter(_driver("fork", workdir), sandbox=False)
+    adapter = CAdapter(_driver(submission("hostile", "fork"), workdir), sandbox=False)
     engine = adapter.llm_init(640)
     pgid = adapter.pid
     assert pgid is not None
@@ -103,8 +105,10 @@ def test_close_kills_what_the_submission_started(workdir: Path) -> None:
     assert _group(pgid) == []
 
 
-def test_wild_pointer_in_the_state_is_an_unreadable_state_not_a_dead_driver(workdir: Path) -> None:
-    adapter = CAdapter(_driver("garbage_list", workdir))
+def test_wild_pointer_in_the_state_is_an_unreadable_state_not_a_dead_driver(
+    workdir: Path, submission: Callable[..., Path]
+) -> None:
+    adapter = CAdapter(_driver(submission("hostile", "garbage_list"), workdir))
     try:
         engine = adapter.llm_init(640)
         with pytest.raises(ImplementationFailure, match="state unreadable: SIGSEGV while reading the active list"):
@@ -114,8 +118,8 @@ def test_wild_pointer_in_the_state_is_an_unreadable_state_not_a_dead_driver(work
         adapter.close()
 
 
-def test_broken_list_is_reported_not_followed(workdir: Path) -> None:
-    adapter = CAdapter(_driver("cyclic_list", workdir))
+def test_broken_list_is_reported_not_followed(workdir: Path, submission: Callable[..., Path]) -> None:
+    adapter = CAdapter(_driver(submission("hostile", "cyclic_list"), workdir))
     try:
         engine = adapter.llm_init(640)
         adapter.create_sequence(engine, 1, 1)
@@ -126,23 +130,26 @@ def test_broken_list_is_reported_not_followed(workdir: Path) -> None:
         adapter.close()
 
 
-def test_missing_symbol_is_reported_by_name(workdir: Path) -> None:
-    result = build(HOSTILE / "missing_symbol", workdir)
+def test_missing_symbol_is_reported_by_name(workdir: Path, submission: Callable[..., Path]) -> None:
+    result = build(submission("hostile", "missing_symbol"), workdir)
     assert not result.ok and result.stage == "link"
     assert result.missing_symbols == ("append_kv",)
     assert "undefined symbols append_kv" in result.message
 
 
-def test_load_c_refuses_a_failed_build(workdir: Path) -> None:
+def test_load_c_refuses_a_failed_build(workdir: Path, submission: Callable[..., Path]) -> None:
     with pytest.raises(ValueError, match="link failed: undefined symbols append_kv"):
-        load_c(HOSTILE / "missing_symbol", workdir)
+        load_c(submission("hostile", "missing_symbol"), workdir)
 
 
-def test_compile_warning_fails_the_build_with_the_compiler_output(workdir: Path) -> None:
-    result = build(HOSTILE / "warning" / "llm_memory.c", workdir)
+def test_compile_warning_fails_the_build_with_the_compiler_output(
+    workdir: Path, submission: Callable[..., Path]
+) -> None:
+    warning = submission("hostile", "warning")
+    result = build(warning / "llm_memory.c", workdir)
     assert not result.ok and result.stage == "compile" and result.driver is None
     assert "unused variable" in result.log and "-Werror=unused-variable" in result.log
-    again = build(HOSTILE / "warning", workdir)  # cached failure, same words
+    again = build(warning, workdir)  # cached failure, same words
     assert again == result
 
 

@@ -98,7 +98,7 @@ def test_statement_deletion_skips_declarations_and_value_returns():
 
 REFERENCE_LINES = {  # a chosen mutant of the C reference -> the line its diff must show
     "first_fit_starts_at_1": ("constant", "for (int block = 1; block < engine->total_local_blocks; block++) {"),
-    # (BLOCK_SIZE - 1) once survived: tests/submissions/broken/cmut_cow_copies_63_bytes, mutation/README.md
+    # (BLOCK_SIZE - 1) once survived: tests/submissions/broken/cmut_cow_copies_63_bytes.patch, mutation/README.md
     "cow_copies_65_bytes": ("constant", "memcpy(block_addr(engine, copy), block_addr(engine, old), (BLOCK_SIZE + 1));"),
     "free_breaks_at_null_l1": ("jump", "break;"),
     "fork_no_increment": ("delete", "{}"),

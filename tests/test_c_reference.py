@@ -17,7 +17,6 @@ from oracle.hw3.c.valgrind import finish, valgrind_adapter
 from oracle.hw3.observation import Observation
 
 REFERENCE = Path(__file__).resolve().parents[1] / "engine" / "c"
-HOSTILE = Path(__file__).resolve().parent / "submissions" / "hostile"
 
 
 @pytest.fixture(scope="module")
@@ -224,8 +223,8 @@ def test_reference_is_valgrind_clean(driver: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
-def test_valgrind_reports_a_leak(workdir: Path, tmp_path: Path) -> None:
-    result = build(HOSTILE / "leak", workdir)
+def test_valgrind_reports_a_leak(workdir: Path, tmp_path: Path, submission: Callable[..., Path]) -> None:
+    result = build(submission("hostile", "leak"), workdir)
     assert result.ok and result.driver is not None, result.message
     log = tmp_path / "valgrind.log"
     adapter = valgrind_adapter(result.driver, log)

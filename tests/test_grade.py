@@ -4,6 +4,7 @@ that builds and shows the bug, Python modules get the checks that apply, and rep
 import json
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,6 @@ from oracle.hw3.grade import DEFAULT_RUBRIC, grade, load
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "engine" / "c"
-BROKEN = ROOT / "tests" / "submissions" / "broken"
 SMALL_FUZZ = 'seed = 110\nexamples = 30\nsteps = 30\nseconds = 3.0\nshrink_seconds = 30.0\n'
 
 
@@ -72,17 +72,21 @@ BROKEN_ITEMS = [
 ]
 
 
-def test_an_engine_llm_init_should_have_refused_is_not_counted_as_a_leak(tmp_path: Path) -> None:
+def test_an_engine_llm_init_should_have_refused_is_not_counted_as_a_leak(
+    tmp_path: Path, submission: Callable[..., Path]
+) -> None:
     """The llm_init fixture accepts a 63-byte pool: that costs the llm_init item, not memory_safety."""
     rubric = load(small_rubric(tmp_path / "rubric.toml", ["memory_safety"]))
-    (result,) = grade(str(BROKEN / "llm_init"), rubric, tmp_path / "out", timeout=1.0).items
+    (result,) = grade(str(submission("broken", "llm_init")), rubric, tmp_path / "out", timeout=1.0).items
     assert result.status == "passed", result.message
 
 
 @pytest.mark.parametrize("name, item, words", BROKEN_ITEMS, ids=[b[0] for b in BROKEN_ITEMS])
-def test_each_broken_submission_fails_its_own_item(name: str, item: str, words: str, tmp_path: Path) -> None:
+def test_each_broken_submission_fails_its_own_item(
+    name: str, item: str, words: str, tmp_path: Path, submission: Callable[..., Path]
+) -> None:
     rubric = load(small_rubric(tmp_path / "rubric.toml", [item]))
-    report = grade(str(BROKEN / name), rubric, tmp_path / "out", timeout=1.0)
+    report = grade(str(submission("broken", name)), rubric, tmp_path / "out", timeout=1.0)
     (result,) = report.items
     assert result.status == "failed" and result.points == 0, result.message
     assert words in result.message + result.details
@@ -91,7 +95,7 @@ def test_each_broken_submission_fails_its_own_item(name: str, item: str, words: 
         source = tmp_path / "out" / result.repro
         assert source.is_file()
         assert "does not build" not in result.details
-        shutil_copy = (BROKEN / name / "llm_memory.c").read_text()
+        shutil_copy = (submission("broken", name) / "llm_memory.c").read_text()
         (tmp_path / "llm_memory.c").write_text(shutil_copy)
         build = subprocess.run(
             ["gcc", "-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-O2", "-ggdb", "-I", str(REFERENCE),
@@ -102,9 +106,9 @@ def test_each_broken_submission_fails_its_own_item(name: str, item: str, words: 
             assert run.returncode != 0 and "OK: no divergence" not in run.stdout
 
 
-def test_a_fuzz_failure_shows_the_program_twice(tmp_path: Path) -> None:
+def test_a_fuzz_failure_shows_the_program_twice(tmp_path: Path, submission: Callable[..., Path]) -> None:
     rubric = load(small_rubric(tmp_path / "rubric.toml", ["fuzz"]))
-    (result,) = grade(str(BROKEN / "fuzz"), rubric, tmp_path).items
+    (result,) = grade(str(submission("broken", "fuzz")), rubric, tmp_path).items
     assert result.program.startswith("from oracle.hw3 import load_adapter")
     assert re.search(r"state\.(create\(|blind_call\(api='create_sequence').*seq_id=-\d", result.program), result.program
     assert result.repro == "repro.c" and (tmp_path / "repro.c").is_file()
@@ -123,20 +127,23 @@ def test_python_modules_get_the_checks_that_apply(tmp_path: Path) -> None:
         assert broken.items[0].status == "failed" and broken.items[0].message.startswith(f"{probe}: "), variant
 
 
-def test_same_submission_and_seed_give_the_same_report(tmp_path: Path) -> None:
+def test_same_submission_and_seed_give_the_same_report(tmp_path: Path, submission: Callable[..., Path]) -> None:
     rubric = load(small_rubric(tmp_path / "rubric.toml", ["fuzz", "first_fit", "append_cow"]))
-    first = grade(str(BROKEN / "first_fit"), rubric, tmp_path / "a").as_dict()
-    second = grade(str(BROKEN / "first_fit"), rubric, tmp_path / "b").as_dict()
+    first = grade(str(submission("broken", "first_fit")), rubric, tmp_path / "a").as_dict()
+    second = grade(str(submission("broken", "first_fit")), rubric, tmp_path / "b").as_dict()
     assert timing_free(first) == timing_free(second)
     assert (tmp_path / "a" / "repro.c").read_text() == (tmp_path / "b" / "repro.c").read_text()
 
 
-def test_cli_exit_status_json_and_gradescope(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_exit_status_json_and_gradescope(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], submission: Callable[..., Path]
+) -> None:
     rubric = small_rubric(tmp_path / "rubric.toml", ["compiles", "create_free", "tail_insertion"])
     common = ["--rubric", str(rubric), "-q"]
     assert main(["grade", str(REFERENCE), *common]) == 0
     report, results = tmp_path / "report.json", tmp_path / "results.json"
-    assert main(["grade", str(BROKEN / "tail_insertion"), *common, "--json", str(report), "--gradescope", str(results)]) == 1
+    broken = str(submission("broken", "tail_insertion"))
+    assert main(["grade", broken, *common, "--json", str(report), "--gradescope", str(results)]) == 1
     out = capsys.readouterr().out
     assert "tail_insertion: step 3 create_sequence(engine, 1, 1): active list" in out and "0/3" in out
     data = json.loads(report.read_text())
@@ -160,14 +167,13 @@ def test_compile_error_is_exit_1_and_the_rest_not_run(tmp_path: Path, capsys: py
     assert "graded on that build" not in out
 
 
-HOSTILE = ROOT / "tests" / "submissions" / "hostile"
-
-
-@pytest.mark.parametrize("submission", [BROKEN / "compiles", HOSTILE / "warning"], ids=["broken", "hostile"])
-def test_warnings_fail_compiles_and_the_rest_is_graded(submission: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind, name", [("broken", "compiles"), ("hostile", "warning")], ids=["broken", "hostile"])
+def test_warnings_fail_compiles_and_the_rest_is_graded(
+    kind: str, name: str, tmp_path: Path, submission: Callable[..., Path]
+) -> None:
     """Both are the reference plus an unused variable: "compiles" fails with gcc's words, every other item
     is graded on the build without -Werror, and gets its points."""
-    report = grade(str(submission), load(small_rubric(tmp_path / "rubric.toml")), tmp_path)
+    report = grade(str(submission(kind, name)), load(small_rubric(tmp_path / "rubric.toml")), tmp_path)
     compiles, *rest = report.items
     assert compiles.id == "compiles" and compiles.status == "failed"
     assert "-Werror" in compiles.message and "unused variable" in compiles.message + compiles.details
@@ -188,9 +194,11 @@ ONE_BUG_ONE_ITEM = [
 
 
 @pytest.mark.parametrize("name, failing", ONE_BUG_ONE_ITEM, ids=[b[0] for b in ONE_BUG_ONE_ITEM])
-def test_one_bug_fails_the_items_of_its_rule_only(name: str, failing: set[str], tmp_path: Path) -> None:
+def test_one_bug_fails_the_items_of_its_rule_only(
+    name: str, failing: set[str], tmp_path: Path, submission: Callable[..., Path]
+) -> None:
     rubric = load(small_rubric(tmp_path / "rubric.toml"))
-    report = grade(str(BROKEN / name), rubric, tmp_path, timeout=1.0)
+    report = grade(str(submission("broken", name)), rubric, tmp_path, timeout=1.0)
     assert {item.id for item in report.items if item.status != "passed"} == failing
     assert report.exit_status == 1
 

@@ -5,6 +5,7 @@ import csv
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,7 @@ import pytest
 from oracle.cli import main
 from oracle.hw3.c.adapter import DEFAULT_WORKDIR
 from oracle.hw3.c.build import build
-from tests.test_grade import BROKEN, REFERENCE, small_rubric
-
-HOSTILE = Path(__file__).resolve().parent / "submissions" / "hostile"
+from tests.test_grade import REFERENCE, small_rubric
 
 
 def _running(fragment: str) -> list[str]:
@@ -50,16 +49,17 @@ HOSTILE_LABELS = {
 
 
 def test_hostile_submissions_are_each_graded_with_exit_1_and_leave_nothing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], submission: Callable[..., Path]
 ) -> None:
+    hostile = submission("hostile")  # one folder per hostile submission
     # the items the acts are checked on, and memory safety (valgrind runs the submission outside the driver)
     items = sorted({"compiles", "memory_safety"}.union(*(reached for _, reached in HOSTILE_LABELS.values())))
     rubric = small_rubric(tmp_path / "rubric.toml", items)
     rubric.write_text(rubric.read_text().replace("seconds = 3.0", "seconds = 1.5").replace("shrink_seconds = 2.0", "shrink_seconds = 1.0"))
     out = tmp_path / "grades"
-    status = main(["grade-all", str(HOSTILE), "--out", str(out), "--jobs", "2", "--timeout", "0.5", "--rubric", str(rubric)])
+    status = main(["grade-all", str(hostile), "--out", str(out), "--jobs", "2", "--timeout", "0.5", "--rubric", str(rubric)])
     assert status == 1
-    names = sorted(p.name for p in HOSTILE.iterdir())
+    names = sorted(p.name for p in hostile.iterdir())
     rows = list(csv.DictReader((out / "scores.csv").open()))
     assert [row["submission"] for row in rows] == names
     assert {row["status"] for row in rows} == {"failed"}
@@ -84,13 +84,13 @@ def test_hostile_submissions_are_each_graded_with_exit_1_and_leave_nothing(
     assert reports["warning"]["score"] == reports["warning"]["max_score"] - 5
     assert {i["status"] for i in reports["missing_symbol"]["items"][1:]} == {"not_run"}
     assert "grade-all: [12/12]" in capsys.readouterr().err
-    drivers = [str(r.driver.parent) for p in HOSTILE.iterdir() if (r := build(p, DEFAULT_WORKDIR)).ok]
+    drivers = [str(r.driver.parent) for p in hostile.iterdir() if (r := build(p, DEFAULT_WORKDIR)).ok]
     assert drivers and not [cmd for d in drivers for cmd in _running(d)]
 
 
-def test_one_broken_folder_never_stops_the_batch(tmp_path: Path) -> None:
+def test_one_broken_folder_never_stops_the_batch(tmp_path: Path, submission: Callable[..., Path]) -> None:
     batch = tmp_path / "submissions"
-    for name, source in (("alice", REFERENCE), ("bob", BROKEN / "tail_insertion"), ("carol", None)):
+    for name, source in (("alice", REFERENCE), ("bob", submission("broken", "tail_insertion")), ("carol", None)):
         (batch / name).mkdir(parents=True)
         if source:
             shutil.copyfile(source / "llm_memory.c", batch / name / "llm_memory.c")

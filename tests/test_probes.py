@@ -1,6 +1,7 @@
 """The white-box probes: the reference passes all of them, each broken submission fails the probe aimed at
 it (and only that one), and a probe that crashes or hangs fails alone, with the signal or time named."""
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,6 @@ from oracle.hw3.probes import PROBES, run_probes
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "engine" / "c"
-BROKEN = ROOT / "tests" / "submissions" / "broken"
 
 
 def test_reference_passes_every_probe(tmp_path: Path) -> None:
@@ -38,16 +38,18 @@ def test_reference_passes_every_probe(tmp_path: Path) -> None:
         ("int_block_offset", "big_pool", "crashed: SIGSEGV"),
     ],
 )
-def test_a_broken_submission_fails_the_probe_aimed_at_it(name: str, probe: str, detail: str, tmp_path: Path) -> None:
-    results = {r.name: r for r in run_probes(BROKEN / name, tmp_path)}
+def test_a_broken_submission_fails_the_probe_aimed_at_it(
+    name: str, probe: str, detail: str, tmp_path: Path, submission: Callable[..., Path]
+) -> None:
+    results = {r.name: r for r in run_probes(submission("broken", name), tmp_path)}
     assert not results[probe].passed and results[probe].detail.startswith(detail), results[probe].detail
     assert results[probe].rule == PROBES[probe]
     assert all(r.passed for other, r in results.items() if other != probe), results
 
 
-def test_a_crashing_or_hanging_probe_fails_alone(tmp_path: Path) -> None:
-    crashed = {r.name: r for r in run_probes(BROKEN / "deref_null_l1", tmp_path / "crash")}
+def test_a_crashing_or_hanging_probe_fails_alone(tmp_path: Path, submission: Callable[..., Path]) -> None:
+    crashed = {r.name: r for r in run_probes(submission("broken", "deref_null_l1"), tmp_path / "crash")}
     assert not crashed["l1_gap_free"].passed and crashed["l1_gap_free"].detail.startswith("crashed: SIGSEGV")
-    hung = {r.name: r for r in run_probes(BROKEN / "hang_in_free", tmp_path / "hang", timeout=1)}
+    hung = {r.name: r for r in run_probes(submission("broken", "hang_in_free"), tmp_path / "hang", timeout=1)}
     assert hung["l1_gap_free"].detail == "timed out after 1 s"
     assert hung["init_untouched"].passed  # it calls no free_sequence

@@ -3,6 +3,7 @@ reference as "OK", and for a divergence the real machine finds prints the same m
 
 import copy
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,6 @@ from oracle.runner import fuzz
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "engine" / "c"
-BROKEN = ROOT / "tests" / "submissions" / "broken"
 
 
 def _random_programs(count: int) -> dict[str, tuple[list[Call], Model]]:
@@ -78,16 +78,18 @@ def test_single_repro_compiles_without_warnings_and_passes_on_the_reference(tmp_
         ("repro_cow_keeps_ref", 3),  # a ref_count
     ],
 )
-def test_repro_of_a_machine_found_divergence_shows_it(name: str, fuzz_seed: int, tmp_path: Path) -> None:
-    submission = BROKEN / name
-    factory = load_adapter(str(submission))
+def test_repro_of_a_machine_found_divergence_shows_it(
+    name: str, fuzz_seed: int, tmp_path: Path, submission: Callable[..., Path]
+) -> None:
+    path = submission("broken", name)
+    factory = load_adapter(str(path))
     for attempt in range(3):  # the seed finds it fast today; as the machine evolves, a neighbour will
-        report = fuzz(families()["hw3"], str(submission), factory, examples=30, steps=12, seed=fuzz_seed + attempt)
+        report = fuzz(families()["hw3"], str(path), factory, examples=30, steps=12, seed=fuzz_seed + attempt)
         if report.divergence is not None:
             break
     assert report.divergence is not None and isinstance(report.failure, Divergence)
     failure = report.failure
-    binary, output = build_repro(repro_c(failure.calls, failure.model, report.divergence), submission, tmp_path)
+    binary, output = build_repro(repro_c(failure.calls, failure.model, report.divergence), path, tmp_path)
     assert binary is not None and output == "", output
     status, printed = _run(binary)
     problem, call = report.divergence.rsplit(" after ", 1)

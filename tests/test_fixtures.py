@@ -1,0 +1,22 @@
+"""The C fixtures are patches of the reference: each applies exactly and changes it, and a patch that no
+longer matches the reference fails loudly instead of building some other program."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+
+PATCHES = sorted(SUBMISSIONS.glob("*/*.patch"))
+
+
+@pytest.mark.parametrize("patch", PATCHES, ids=[f"{p.parent.name}/{p.stem}" for p in PATCHES])
+def test_each_patch_applies_and_changes_the_reference(patch: Path) -> None:
+    reference = REFERENCE_C.read_text()
+    assert patched(reference, patch) != reference
+
+
+def test_a_patch_that_no_longer_matches_is_an_error() -> None:
+    reference = REFERENCE_C.read_text().replace("static int alloc_block(", "static int take_block(")
+    with pytest.raises(RuntimeError, match=r"first_fit\.patch does not apply: line \d+ is"):
+        patched(reference, SUBMISSIONS / "broken" / "first_fit.patch")
