@@ -66,16 +66,20 @@ def submission(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
 
 
 def patched(text: str, patch: Path) -> str:
-    """`text` with the unified diff `patch` applied exactly: every hunk at its stated line, its context and
-    removed lines as they stand (what `patch --fuzz=0` does, without needing the tool). RuntimeError else."""
+    """`text` with the unified diff `patch` applied exactly: every hunk at its stated line, in order, its
+    context and removed lines as they stand (what `patch --fuzz=0` does, without needing the tool)."""
     lines, out, at = text.splitlines(keepends=True), [], 0
-    hunks = re.split(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@.*\n", patch.read_text(), flags=re.M)[1:]
-    for start, body in zip(hunks[::2], hunks[1::2]):
-        start = int(start) - 1  # diff -u gives context lines, so a hunk never starts before line 1
+    hunks = re.split(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@.*\n", patch.read_text(), flags=re.M)[1:]
+    for start, count, body in zip(hunks[::3], hunks[1::3], hunks[2::3]):
+        start = int(start) - (count != "0")  # "-N,0": insert after line N
+        if start < at:
+            raise RuntimeError(f"{patch} does not apply: a hunk at line {start + 1} overlaps the one before")
         out += lines[at:start]
         at = start
         for line in body.splitlines(keepends=True):
             mark, rest = line[0], line[1:]
+            if mark == "\\":
+                raise RuntimeError(f"{patch}: a file without a final newline is not supported")
             if mark in " -":
                 if at >= len(lines) or lines[at] != rest:
                     raise RuntimeError(f"{patch} does not apply: line {at + 1} is {lines[at:at + 1]}, expected {rest!r}")

@@ -20,3 +20,13 @@ def test_a_patch_that_no_longer_matches_is_an_error() -> None:
     reference = REFERENCE_C.read_text().replace("static int alloc_block(", "static int take_block(")
     with pytest.raises(RuntimeError, match=r"first_fit\.patch does not apply: line \d+ is"):
         patched(reference, SUBMISSIONS / "broken" / "first_fit.patch")
+
+
+def test_hunks_insert_after_their_line_and_must_come_in_order(tmp_path: Path) -> None:
+    insert = tmp_path / "insert.patch"
+    insert.write_text("--- f\n+++ f\n@@ -3,0 +4 @@\n+inserted\n")
+    assert patched("a\nb\nc\nd\n", insert) == "a\nb\nc\ninserted\nd\n"
+    backwards = tmp_path / "backwards.patch"
+    backwards.write_text("--- f\n+++ f\n@@ -3 +3 @@\n-c\n+C\n@@ -1 +1 @@\n-a\n+A\n")
+    with pytest.raises(RuntimeError, match="overlaps the one before"):
+        patched("a\nb\nc\nd\n", backwards)

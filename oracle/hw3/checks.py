@@ -182,7 +182,7 @@ def rule_for(problem: str, call: Call, modulo: frozenset[str] = frozenset()) -> 
         return CHECK_BEFORE_ALLOCATE
     if problem.startswith("heap:"):
         return TASKS["llm_destroy"]
-    if problem.startswith(("pool block", "guard zone")) or " record " in problem:
+    if problem.startswith(("pool block", "pool byte", "guard zone")) or " record " in problem:
         if call.api in ("llm_init", "create_sequence", "fork_sequence"):
             return NO_PREMATURE_WRITES
         if problem.startswith("guard zone"):
@@ -348,7 +348,7 @@ def _with_probes(outcome: Outcome, sub: Submission, *probes: str) -> Outcome:
 def check_llm_init(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     refused = Scenario("llm_init_refuses", (init(10, null_pool=True), init(0, 63), init(0)))
     accepted = Scenario("llm_init", (init(1), init(10, 63), init(300, 1)))  # partial blocks are never used
-    return _with_probes(_run_scenarios(sub, "llm_init", [refused, accepted]), sub, "init_untouched", "two_engines")
+    return _with_probes(_run_scenarios(sub, "llm_init", [refused, accepted]), sub, "init_untouched")
 
 
 def check_create_free(sub: Submission, options: Mapping[str, Any]) -> Outcome:
@@ -364,7 +364,7 @@ def check_create_free(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         # blocks exceed 256 ... return NULL"), and exactly 256 blocks is allowed
         init(300), create(1, 4097), create(1, MAX_LOGICAL_BLOCKS * KV_PER_BLOCK), create(2, 44 * KV_PER_BLOCK),
         free(1), create(3, MAX_LOGICAL_BLOCKS * KV_PER_BLOCK + 1),
-    ))]), sub, "many_sequences", "l2_hole_free")
+    ))]), sub, "many_sequences", "l2_hole_free", "two_engines")
 
 
 def check_fork(sub: Submission, options: Mapping[str, Any]) -> Outcome:
@@ -373,7 +373,7 @@ def check_fork(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         fork(7, 4), fork(1, 3), fork(1, 1),
         create(4, L2_PT_SIZE * KV_PER_BLOCK + 1), fork(4, 5),  # two L2 tables copied
         free(1), free(4), append(2, 5), free(2), free(3), free(5),
-    ))]), sub, "l2_hole_fork")
+    ))]), sub, "l2_hole_fork", "many_forks")
 
 
 def check_append_cow(sub: Submission, options: Mapping[str, Any]) -> Outcome:
@@ -618,7 +618,7 @@ def check_alloc_failure(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     with closing(sub.adapter()) as adapter:
         finding = replay(adapter, ALLOCATING, LENIENT)
     if finding:
-        return Outcome(False, f"not tried: with every allocation succeeding, {finding.message} (see the other items)")
+        raise NotRun(f"with every allocation succeeding, {finding.message} (see the other items)")
     adapter = sub.adapter()
     try:
         try:

@@ -115,6 +115,10 @@ def _free_divergence(model: Model, engine: EngineState) -> str | None:
     return problem
 
 
+def _l2_length_divergence(seq_id: int, l1: int, want: tuple, have: tuple) -> str | None:
+    return None if len(want) == len(have) else f"seq {seq_id} block_table[{l1}]: expected {len(want)} L2 entries, got {len(have)}"
+
+
 def _table_divergence(seq_id: int, expected: tuple, got: tuple) -> str | None:
     if expected == got:
         return None
@@ -124,8 +128,8 @@ def _table_divergence(seq_id: int, expected: tuple, got: tuple) -> str | None:
         if want is None or have is None:
             shape = lambda t: "NULL" if t is None else "an L2 table"  # noqa: E731
             return f"seq {seq_id} block_table[{l1}]: expected {shape(want)}, got {shape(have)}"
-        if len(want) != len(have):
-            return f"seq {seq_id} block_table[{l1}]: expected {len(want)} L2 entries, got {len(have)}"
+        if problem := _l2_length_divergence(seq_id, l1, want, have):
+            return problem
         l2 = next(i for i, (w, h) in enumerate(zip(want, have)) if w != h)
         return f"seq {seq_id} block_table[{l1}][{l2}]: expected {want[l2]}, got {have[l2]}"
     return f"seq {seq_id} block_table: expected {len(expected)} L1 slots, got {len(got)}"
@@ -272,8 +276,8 @@ def _renamed_table_divergence(
                 shape = lambda t: "NULL" if t is None else "an L2 table"  # noqa: E731
                 return f"seq {seq_id} block_table[{l1}]: expected {shape(want)}, got {shape(have)}"
             continue
-        if len(want) != len(have):
-            return f"seq {seq_id} block_table[{l1}]: expected {len(want)} L2 entries, got {len(have)}"
+        if problem := _l2_length_divergence(seq_id, l1, want, have):
+            return problem
         for l2, (block, image) in enumerate(zip(want, have)):
             where = f"seq {seq_id} block_table[{l1}][{l2}]"
             if block == UNMAPPED or image == UNMAPPED:

@@ -23,8 +23,8 @@ PROBES = {
     "destroy_keeps_pool": "llm_destroy neither frees nor writes the pool: the caller owns it",
     "l2_hole_free": "free_sequence releases every mapped L2 entry (!= -1), past an unmapped one too",
     "l2_hole_fork": "fork_sequence copies every L2 entry of the parent, past an unmapped one too, and shares each block",
-    "many_sequences": "only the pool limits how many sequences are live (5000 at once, ids spread up to INT_MAX) "
-    "and how many share a block (301)",
+    "many_sequences": "only the pool limits how many sequences are live: 5000 at once, ids spread up to INT_MAX",
+    "many_forks": "only the pool limits how many sequences share a block: a sequence and 300 forks (ref_count 301)",
     "two_engines": "each engine's state is its own: two live engines with the same sequence ids do not interfere",
     "big_pool": "block addresses are computed in size_t: blocks past 2^25 of a pool over 2 GiB are written and copied right",
 }

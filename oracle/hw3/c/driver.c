@@ -291,9 +291,12 @@ void *__wrap_realloc(void *ptr, size_t size)
     void *moved = __real_realloc(ptr, size);
     if (moved == NULL)
         return NULL;
+    size_t old_size = entry->size;
     heap.live_blocks--; /* the old block is gone; track() counts the moved one as one allocation */
-    heap.live_bytes -= entry->size;
+    heap.live_bytes -= old_size;
     table_remove(entry);
+    if (size > old_size)
+        memset((unsigned char *)moved + old_size, FRESH_BYTE, size - old_size);
     return track(moved, size);
 }
 
