@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from oracle.hw3.c.adapter import CAdapter, Pointer, load_c
+from oracle.hw3.c.adapter import CAdapter, load_c
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.spec import BLOCK_SIZE, MAX_LOGICAL_BLOCKS, MAX_KV
 

@@ -3,7 +3,6 @@ a grader error or a huge message, batch rows for a grader that hangs or writes n
 
 import json
 import sys
-from pathlib import Path
 
 import pytest
 

@@ -22,7 +22,7 @@ N = r"-?\d+"
 
 # variant -> the first-divergence line it must produce
 EXPECTED = {
-    "no_cow": rf"^(return value: expected -1, got 0|free_local_blocks: expected \d+, got \d+|ref_count\[\d+\]: expected \d+, got \d+) after append_kv",
+    "no_cow": r"^(return value: expected -1, got 0|free_local_blocks: expected \d+, got \d+|ref_count\[\d+\]: expected \d+, got \d+) after append_kv",
     "last_fit": rf"^(ref_count\[\d+\]: expected 1, got 0|seq {N} block_table\[\d+\]\[\d+\]: expected \d+, got \d+) after (create_sequence|append_kv)",
     "zero_on_create": rf"^(seq {N} record \d+ \(block \d+\)|pool block \d+ slot \d+ \(byte \d+\)): expected {N}, got 0 after create_sequence",
     "oom_append_allocates_l2": rf"^seq {N} block_table\[\d+\]: expected NULL, got an L2 table after append_kv\(engine, {N}, {N}\)",

@@ -89,7 +89,8 @@ class Submission:
             if self.kind == "c":
                 probes = run_probes(self.source, self.workdir / "probes", timeout=5 * self.timeout, flags=self.flags)
             else:
-                probes = run_python_probes(getattr(self.adapter(), "impl"))
+                with closing(self.adapter()) as adapter:
+                    probes = run_python_probes(adapter.impl)  # type: ignore[attr-defined]  # a PythonAdapter
             self._probes = {p.name: p for p in probes}
         return self._probes
 
