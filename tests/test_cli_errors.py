@@ -5,7 +5,7 @@ import itertools
 import json
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -148,28 +148,28 @@ def test_mutation_c_on_a_tiny_source_prints_the_summary_and_writes_json(tmp_path
     assert data["passed"] and data["score"] == 1.0
 
 
-def _presses_ctrl_c_at(press: int) -> SimpleNamespace:
-    """The built-in engine, with a person pressing Ctrl-C during its `press`-th call. The KeyboardInterrupt
-    is raised in the call itself, where Python's SIGINT handler would raise it between two bytecodes: sent as
-    a real signal, it can land inside coverage's tracer and leave the tracer's lock held, which hung CI."""
-    calls = itertools.count(1)
+def _presses_ctrl_c_at(program: int) -> SimpleNamespace:
+    """The built-in engine, with a person pressing Ctrl-C as the `program`-th program starts (its llm_init).
+    The KeyboardInterrupt is raised in that call, where Python's SIGINT handler would raise it between two
+    bytecodes: sent as a real signal, it can land inside coverage's tracer and leave the tracer's lock held,
+    which hung CI. It is raised before the call touches anything, so no program is left half-run."""
+    inits = itertools.count(1)
 
-    def pressed(api: str) -> Callable[..., Any]:
-        def call(*args: Any) -> Any:
-            if next(calls) == press:
-                raise KeyboardInterrupt
-            return getattr(llm_memory, api)(*args)
-        return call
+    def llm_init(*args: Any) -> Any:
+        if next(inits) == program:
+            raise KeyboardInterrupt
+        return llm_memory.llm_init(*args)
 
-    return SimpleNamespace(**{api: pressed(api) for api in API})
+    return SimpleNamespace(**{api: getattr(llm_memory, api) for api in API} | {"llm_init": llm_init})
 
 
-PRESSES_CTRL_C = _presses_ctrl_c_at(2000)
+PRESSES_CTRL_C = _presses_ctrl_c_at(50)
 
 
 def test_an_interrupt_is_exit_130_with_one_line(capsys):
-    """Ctrl-C during a fuzz run (the 2000th call of a run of 2000 programs) ends it with one line and 130."""
-    status = main(["fuzz", "--impl", "tests.test_cli_errors:PRESSES_CTRL_C", "--examples", "2000", "--seed", "3", "-q"])
+    """Ctrl-C during a fuzz run (as its 50th program of 2000 starts) ends it with one line and exit status 130."""
+    impl = "tests.test_cli_errors:PRESSES_CTRL_C"
+    status = main(["fuzz", "--impl", impl, "--examples", "2000", "--seed", "3", "-q"])
     assert status == 130
     err = capsys.readouterr().err
     assert err == "pagedcheck fuzz: interrupted\n"
