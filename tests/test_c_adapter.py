@@ -27,18 +27,27 @@ def _driver(path: Path, workdir: Path) -> Path:
     return result.driver
 
 
-def _group(pgid: int) -> list[int]:
-    """The processes whose process group is pgid (field 5 of /proc/PID/stat)."""
-    members = []
+def _group(root: int) -> list[int]:
+    """root and every process descended from it (field 4 of /proc/PID/stat is the parent): the sandbox's
+    processes, whatever session or process group they moved to (orphans go to its pid namespace's init)."""
+    parents = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 stat = Path(f"/proc/{entry}/stat").read_text()
             except OSError:
                 continue
-            if int(stat.rsplit(")", 1)[1].split()[2]) == pgid:
-                members.append(int(entry))
+            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    members, frontier = [], [root] if root in parents else []
+    while frontier:
+        pid = frontier.pop()
+        members.append(pid)
+        frontier += [child for child, parent in parents.items() if parent == pid]
     return members
+
+
+def _named(pids: list[int], name: str) -> list[int]:
+    return [pid for pid in pids if Path(f"/proc/{pid}/comm").read_text().strip() == name]
 
 
 # Each hostile submission is the reference plus one act: the calls that lead up to it (which must work),
@@ -91,13 +100,14 @@ def test_hostile_submission_fails_with_its_label_and_leaves_nothing(
 
 
 def test_close_kills_what_the_submission_started(workdir: Path, submission: Callable[..., Path]) -> None:
-    """Without the seccomp filter a fork succeeds (RLIMIT_NPROC does not bind root); close() still ends it."""
-    adapter = CAdapter(_driver(submission("hostile", "fork"), workdir), sandbox=False)
+    """A constructor runs before the driver's main (its limits, its seccomp filter) and can fork a child into
+    a session of its own; close() still ends it, with everything the sandbox started."""
+    adapter = CAdapter(_driver(submission("hostile", "fork_before_main"), workdir))
     engine = adapter.llm_init(640)
     pgid = adapter.pid
     assert pgid is not None
-    assert adapter.create_sequence(engine, 1, 1) is not None  # the child sleeps; the call itself returns
-    assert len(_group(pgid)) == 2  # the driver and the child the submission started
+    assert adapter.create_sequence(engine, 1, 1) is not None
+    assert len(_named(_group(pgid), "driver")) == 2  # the driver and the child the submission started
     adapter.close()
     deadline = time.monotonic() + 2
     while _group(pgid) and time.monotonic() < deadline:

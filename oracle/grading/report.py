@@ -43,6 +43,7 @@ class GradeReport:
     items: list[ItemResult] = field(default_factory=list)
     grader_error: str | None = None  # set when the grader itself could not run (exit status 2)
     seconds: float = 0.0
+    isolation: str = ""  # how submission code was isolated (oracle/sandbox.py), in one line
 
     @property
     def score(self) -> float:
@@ -72,6 +73,7 @@ class GradeReport:
             "max_score": _number(self.max_score),
             "exit_status": self.exit_status,
             "grader_error": self.grader_error,
+            "isolation": self.isolation,
             "seconds": round(self.seconds, 3),
             "items": [
                 {**asdict(item), "points": _number(item.points), "max_points": _number(item.max_points),

@@ -25,6 +25,8 @@ def render(report: GradeReport, width: int = 100) -> str:
         lines.append(row.rstrip())
     total = f"{_points(report.score)}/{_points(report.max_score)}"
     lines.append(f"  {'total':<{name_w}}  {total:>7}   ({report.seconds:.1f} s, seed {report.seed})")
+    if report.isolation:
+        lines.append(f"  submission code ran in: {report.isolation}")
     failed = [item for item in report.items if item.status in ("failed", "not_run", "error")]
     for item in failed:
         lines += ["", *_feedback(item)]

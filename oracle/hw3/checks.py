@@ -33,6 +33,7 @@ from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, L2_PT_SIZE, MAX_LOGICAL_BLOCKS
 from oracle.runner import fuzz
+from oracle.sandbox import Sandbox
 from oracle.stats import RunStats
 
 TASKS = {
@@ -75,6 +76,8 @@ class Submission:
     seed: int | None = None  # overrides the fuzz item's seed
     fuzz_failure: Divergence | None = None  # set by the fuzz check, for the memory-safety check's repro run
     repro_sources: dict[str, str] = field(default_factory=dict)  # file name -> C source, written this run
+    sandbox: Sandbox | None = None  # where its code runs (None: the process's shared sandbox)
+    refused: str = ""  # why the submission was refused before any build (C only): its own fault
     _probes: dict[str, Any] | None = None
 
     def adapter(self) -> Adapter:
@@ -87,7 +90,8 @@ class Submission:
             from oracle.hw3.pyprobes import run_python_probes
 
             if self.kind == "c":
-                probes = run_probes(self.source, self.workdir / "probes", timeout=5 * self.timeout, flags=self.flags)
+                probes = run_probes(self.source, self.workdir / "probes", timeout=5 * self.timeout, flags=self.flags,
+                                    sandbox=self.sandbox)
             else:
                 with closing(self.adapter()) as adapter:
                     probes = run_python_probes(adapter.impl)  # type: ignore[attr-defined]  # a PythonAdapter
@@ -309,7 +313,7 @@ def _write_repro(sub: Submission, item: str, finding: Finding) -> tuple[str, str
     (sub.out_dir / f"{stem}.c").write_text(source)
     sub.repro_sources[stem] = source
     assert sub.source is not None
-    binary, compiler = build_repro(source, sub.source, sub.workdir / stem, name=stem, flags=sub.flags)
+    binary, compiler = build_repro(source, sub.source, sub.workdir / stem, name=stem, flags=sub.flags, sandbox=sub.sandbox)
     if binary is None:
         return f"{stem}.c", f"{stem}.c does not build against the submission (a pagedcheck bug; please report it):\n{compiler}"
     command = " ".join(["gcc", *sub.flags, "llm_memory.c", f"{stem}.c", "-o", stem])
@@ -322,6 +326,8 @@ def _write_repro(sub: Submission, item: str, finding: Finding) -> tuple[str, str
 def check_compiles(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     if sub.kind != "c":
         raise NotApplicable("a Python implementation is not compiled")
+    if sub.refused:
+        return Outcome(False, f"refused: {sub.refused}")
     assert sub.build is not None
     if sub.build.ok:
         return Outcome(True)
@@ -556,7 +562,7 @@ def _finding_from(failure: Divergence, sub: Submission) -> Finding:
 
 # ---- memory safety -------------------------------------------------------------------------------------
 
-MEMCHECK_OPTIONS = {"timeout": 60.0}
+MEMCHECK_OPTIONS = {"timeout": 20.0}  # s one call may take under valgrind
 _LOG_LINES = 60
 
 
@@ -575,9 +581,14 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
             problem = _leak(adapter, name, calls)
         if problem:
             return Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", _listing(calls, 0))
-    programs = {"repro": sub.repro_sources["repro"]} if "repro" in sub.repro_sources else None
-    assert sub.source is not None
-    for result in memcheck(sub.source, sub.workdir / "memcheck", programs, timeout=options["timeout"], flags=sub.flags):
+    from oracle.hw3.memcheck import battery_programs
+
+    programs = battery_programs()
+    if sub.fuzz_failure is not None:  # the fuzz item's minimal failing program, as its repro.c replays it
+        programs["the fuzz item's minimal program (repro.c)"] = (sub.fuzz_failure.calls, sub.fuzz_failure.model)
+    assert sub.build is not None
+    driver = sub.build.driver or sub.build.lenient_driver
+    for result in memcheck(driver, programs, timeout=options["timeout"], sandbox=sub.sandbox):
         if not result.clean:
             log = result.log.splitlines()
             shown = log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else [])

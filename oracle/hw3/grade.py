@@ -15,9 +15,10 @@ from oracle.grading.report import GradeReport, ItemResult
 from oracle.grading.rubric import Rubric, load_rubric
 from oracle.hw3 import BUILTIN_ENGINE
 from oracle.hw3.adapters import load_python
-from oracle.hw3.c.adapter import DEFAULT_WORKDIR, CAdapter
-from oracle.hw3.c.build import build, submission_source
+from oracle.hw3.c.adapter import CAdapter
+from oracle.hw3.c.build import Refused, build, submission_source
 from oracle.hw3.checks import CHECKS, Submission
+from oracle.sandbox import Sandbox, SandboxUnavailable
 
 DEFAULT_RUBRIC = Path(__file__).with_name("rubric.toml")
 
@@ -45,14 +46,21 @@ def grade(
     timeout: float = 2.0,
     build_cache: Path | None = None,
     on_item: Callable[[ItemResult], None] | None = None,
+    require_sandbox: bool = False,
 ) -> GradeReport:
     """Runs every rubric item against the submission; repro files go to out_dir. `seed` overrides the fuzz
-    item's; `timeout` bounds each call of a C submission. Raises GraderError when grading cannot start."""
+    item's; `timeout` bounds each call of a C submission. All submission code (gcc included) runs in one
+    Sandbox for the run, closed (every process it started killed) before the report is made. Raises
+    GraderError when grading cannot start, e.g. `require_sandbox` without bubblewrap."""
     start = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
     fuzz_seed = next((item.options["seed"] for item in rubric.items if item.id == "fuzz"), 0)
-    with tempfile.TemporaryDirectory(prefix="pagedcheck-grade-") as scratch:
-        sub = _submission(submission, out_dir, Path(scratch), build_cache or DEFAULT_WORKDIR, timeout)
+    try:
+        box = Sandbox(require_full=require_sandbox)
+    except SandboxUnavailable as exc:
+        raise GraderError(str(exc)) from None
+    with box, tempfile.TemporaryDirectory(prefix="pagedcheck-grade-") as scratch:
+        sub = _submission(submission, out_dir, Path(scratch), build_cache, timeout, box)
         sub.seed = seed
         items = run_checks(CHECKS, rubric, sub, on_item)
     return GradeReport(
@@ -64,10 +72,12 @@ def grade(
         seed=fuzz_seed if seed is None else seed,
         items=items,
         seconds=time.perf_counter() - start,
+        isolation=box.description,
     )
 
 
-def _submission(path: str, out_dir: Path, scratch: Path, build_cache: Path, timeout: float) -> Submission:
+def _submission(path: str, out_dir: Path, scratch: Path, build_cache: Path | None, timeout: float,
+                box: Sandbox) -> Submission:
     if path == "engine" or not is_c(path):
         try:
             factory = load_python(BUILTIN_ENGINE if path == "engine" else path)
@@ -78,12 +88,14 @@ def _submission(path: str, out_dir: Path, scratch: Path, build_cache: Path, time
         raise GraderError("gcc is not on PATH: C submissions cannot be built")
     try:
         source = submission_source(path)
-        result = build(source, build_cache)
+        result = build(source, build_cache, box)
+    except Refused as exc:  # a symbolic link, say: the submission's fault, graded 0 with the reason
+        return Submission(path, "c", None, out_dir, scratch, timeout=timeout, sandbox=box, refused=str(exc))
     except ValueError as exc:
         raise GraderError(str(exc)) from None
-    except RuntimeError as exc:  # our own driver does not build
+    except RuntimeError as exc:  # our own driver does not build, or the build cache is not ours
         raise GraderError(str(exc)) from None
     # Only warnings (the compile without -Werror succeeds): "compiles" fails, the rest is graded on that build.
     driver = result.driver if result.ok else result.lenient_driver
-    factory = (lambda: CAdapter(driver, timeout=timeout)) if driver is not None else None
-    return Submission(path, "c", factory, out_dir, scratch, build=result, source=source, timeout=timeout)
+    factory = (lambda: CAdapter(driver, timeout=timeout, sandbox=box)) if driver is not None else None
+    return Submission(path, "c", factory, out_dir, scratch, build=result, source=source, timeout=timeout, sandbox=box)

@@ -1,31 +1,36 @@
-"""Runs the battery (and any other repro-style program) under valgrind and says, in one line per program,
-what memory error or leak it found.
+"""Runs call programs (the battery, the fuzz item's minimal program) through the submission's driver under
+valgrind, in the sandbox, and says in one line per program what memory error or leak it found.
 
-The whole battery is one binary run once under valgrind (its start-up costs about a second): it replays
-each scenario in a forked child, and valgrind, logging each process to a file of its own, checks each
-child's leaks when it exits. So a leak or a crash is pinned to its scenario, one crash hides nothing else,
-and the battery takes a few seconds.
+The calls go over the driver's private pipes and every reply is checked against the model, so a program
+counts only if it really ran; valgrind writes its log to a file of ours through a descriptor it keeps out of
+the program's reach, so no line the submission prints or writes can claim a verdict. All programs run in one
+driver process (valgrind's start-up costs a second or two), one after the other: the log's growth during a
+program is that program's errors; a crash restarts the driver for the next program. Leaks are reported when
+the driver exits, so valgrind's leak summary is given to the last program run by the process that leaked;
+our own heap accounting (checks.py) pins a leak to its scenario.
 """
 
-import math
+import os
 import re
-import signal
-from concurrent.futures import ThreadPoolExecutor
-from functools import partial
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Sequence
 
-from oracle.hw3.c.build import OFFICIAL_FLAGS
-from oracle.hw3.c.process import Finished, run_program
-from oracle.hw3.c.valgrind import ERROR_EXIT, VALGRIND
-from oracle.hw3.repro import MARK, battery_c, build_repro
+from oracle.hw3.c.adapter import CAdapter
+from oracle.hw3.c.valgrind import VALGRIND
+from oracle.hw3.compare import first_divergence
+from oracle.hw3.machine import POINTER_CALLS, Call
+from oracle.hw3.model import Model
+from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.scenarios import BATTERY, scenario_calls
+from oracle.sandbox import Sandbox
 
 LEAK_KINDS = "definite,indirect,possible"
 MEMCHECK = (*VALGRIND, f"--errors-for-leak-kinds={LEAK_KINDS}", f"--show-leak-kinds={LEAK_KINDS}")
-STARTUP = 10.0  # s: valgrind's start-up, on top of the scenarios' time
-DIVERGED = 1  # a repro's exit status when the state differs: not a memory error
+STARTUP = 10.0  # s: valgrind's start-up, on top of a call's time
+LOG_LIMIT = 1 << 20  # bytes of valgrind's log read per program
+AT_EXIT = "the driver's exit (leaks left by the programs above)"
 
 _PREFIX = re.compile(r"^==\d+==(?: |$)")
 _FRAME = re.compile(r"^\s+(?:at|by) 0x[0-9A-Fa-f]+: .*\((\S+?):(\d+)\)$")
@@ -45,100 +50,87 @@ class MemcheckResult:
     log: str  # valgrind's log, then what the program printed
 
 
+def battery_programs(scenarios: Sequence[str] = tuple(BATTERY)) -> dict[str, tuple[list[Call], Model]]:
+    return {name: scenario_calls(name) for name in scenarios}
+
+
 def memcheck(
-    submission: Path,
-    workdir: Path,
-    programs: dict[str, str] | None = None,
-    timeout: float = 60,
+    driver: Path,
+    programs: dict[str, tuple[Sequence[Call], Model]],
     *,
-    scenarios: Iterable[str] = tuple(BATTERY),
-    flags: Sequence[str] = OFFICIAL_FLAGS,
+    timeout: float = 30,
+    sandbox: Sandbox | None = None,
 ) -> list[MemcheckResult]:
-    """The battery's `scenarios` (all by default), then each of `programs` (name -> C source with its own
-    main), compiled with the submission (with `flags`) and run under valgrind; one result each, in that order. `timeout`
-    bounds each program, and the whole battery, shared evenly among its scenarios (a hang in one must not
-    take the others' time). The battery and the programs run side by side, two at a time."""
-    workdir, scenarios = Path(workdir), list(scenarios)
-    jobs: list[Callable[[], list[MemcheckResult]]] = []
-    if scenarios:
-        jobs.append(partial(_battery, submission, workdir / "battery", scenarios, timeout, flags))
-    for name, source in (programs or {}).items():
-        jobs.append(partial(_program, submission, workdir / f"program-{_file_name(name)}", name, source, timeout, flags))
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return [result for batch in pool.map(lambda job: job(), jobs) for result in batch]
-
-
-def _battery(
-    submission: Path, workdir: Path, scenarios: list[str], timeout: float, flags: Sequence[str]
-) -> list[MemcheckResult]:
-    source = battery_c({name: scenario_calls(name) for name in scenarios})
-    binary, output = build_repro(source, submission, workdir, name="battery", flags=flags)
-    if binary is None:
-        return [MemcheckResult(name, False, "does not compile with the official flags", output) for name in scenarios]
-    logs = workdir / "valgrind"
-    logs.mkdir(exist_ok=True)
-    for old in logs.glob("*.log"):
-        old.unlink()
-    seconds = math.ceil(timeout / len(scenarios))
-    cmd = [*MEMCHECK, f"--log-file={logs}/%p.log", binary, "--each", str(seconds)]
-    done = run_program(cmd, cwd=workdir, timeout=seconds * len(scenarios) + STARTUP)
-    finished: dict[str, tuple[Finished, str]] = {}
-    printed: list[str] = []
-    for line in done.output.splitlines():
-        if line.startswith(f"{MARK} "):
-            _, name, pid, how, number = line.split()
-            log = logs / f"{pid}.log"
-            status = -int(number) if how == "signal" else int(number)
-            text = log.read_text(errors="replace") if log.exists() else ""
-            finished[name] = Finished(status, "\n".join(printed).strip()), text
-            printed = []
-        else:
-            printed.append(line)
+    """Each program (name -> its calls, and the model after the last one) through `driver` (a built driver
+    program) under valgrind, one result each, in order, then one named AT_EXIT if the driver's exit found a
+    leak. `timeout` bounds each call (valgrind's start-up added)."""
+    with tempfile.TemporaryFile() as log:
+        adapter = CAdapter(driver, timeout=timeout + STARTUP, wrapper=(*MEMCHECK, f"--log-fd={log.fileno()}"),
+                           seccomp=False, close_timeout=timeout + STARTUP, sandbox=sandbox,
+                           pass_fds=(log.fileno(),))
+        runs: list[tuple[str, int, str | None, str]] = []  # name, where its log starts, where it stopped, output
+        try:
+            for name, (calls, model) in programs.items():
+                start = os.fstat(log.fileno()).st_size
+                runs.append((name, start, _run(adapter, calls, model), adapter.output))
+                if runs[-1][2] == "hung":  # the next programs would wait as long again: one hang is enough
+                    break
+            runs.append((AT_EXIT, os.fstat(log.fileno()).st_size, None, adapter.output))
+        finally:
+            adapter.close()
+        text = os.pread(log.fileno(), LOG_LIMIT * (len(runs) + 1), 0)
     results = []
-    for name in scenarios:
-        if name not in finished:  # the battery itself was stopped before this scenario's turn ended
-            results.append(MemcheckResult(name, False, "did not finish: the battery run was stopped", done.output))
-            continue
-        child, log = finished[name]
-        if child.status == -signal.SIGALRM:  # the battery's alarm: the scenario ran out of time
-            child = Finished(None, child.output)
-        results.append(_result(name, log, child, seconds))
+    for index, (name, start, stopped, output) in enumerate(runs):
+        end = runs[index + 1][1] if index + 1 < len(runs) else len(text)
+        part = text[start:end][:LOG_LIMIT].decode(errors="replace")
+        clean, summary = _verdict(part, stopped, timeout)
+        if name != AT_EXIT or not clean:
+            results.append(MemcheckResult(name, clean, summary, f"{part}\n--- program output ---\n{output}"))
     return results
 
 
-def _program(
-    submission: Path, workdir: Path, name: str, source: str, timeout: float, flags: Sequence[str]
-) -> list[MemcheckResult]:
-    binary, output = build_repro(source, submission, workdir, name="program", flags=flags)
-    if binary is None:
-        return [MemcheckResult(name, False, "does not compile with the official flags", output)]
-    log = workdir / "valgrind.log"
-    log.unlink(missing_ok=True)
-    done = run_program([*MEMCHECK, f"--log-file={log}", binary], cwd=workdir, timeout=timeout)
-    return [_result(name, log.read_text(errors="replace") if log.exists() else "", done, timeout)]
+def _run(adapter: CAdapter, calls: Sequence[Call], model: Model) -> str | None:
+    """Makes the calls, checking each return value, then the state after the last one against the model;
+    destroys an engine still live, so that the next program starts clean. Where it stopped, if it did:
+    "step N ...: what differs", "crash: label" or "hung"."""
+    engine = None
+    try:
+        for number, call in enumerate(calls, 1):
+            if call.api == "llm_init":
+                returned = engine = adapter.llm_init(call.args[0], call.null)
+            else:
+                returned = getattr(adapter, call.api)(None if call.null else engine, *call.args)
+                if call.api == "llm_destroy" and not call.null:
+                    engine = None
+            got = returned is not None if call.api in POINTER_CALLS else returned
+            if got != call.expected:
+                return f"step {number} {call}: return value: expected {call.expected}, got {got}"
+        problem = first_divergence(model, adapter.observe(engine), False)
+        return f"after step {len(calls)}: {problem}" if problem else None
+    except ImplementationFailure as failure:
+        return "hung" if str(failure).startswith("hung") else f"crash: {failure}"
+    finally:
+        if engine is not None and adapter.pid is not None:
+            try:
+                adapter.llm_destroy(engine)
+            except ImplementationFailure:
+                pass
 
 
-def _result(name: str, log: str, done: Finished, timeout: float) -> MemcheckResult:
-    return MemcheckResult(name, *_verdict(log, done, timeout), f"{log}\n--- program output ---\n{done.output}")
-
-
-def _verdict(log: str, done: Finished, timeout: float) -> tuple[bool, str]:
-    """Whether a valgrind run was clean, and the one-line summary of what it found first."""
+def _verdict(log: str, stopped: str | None, timeout: float) -> tuple[bool, str]:
+    """Whether a program's part of the log is clean, and the one-line summary of what it found first."""
     errors, crash, leaks = _findings(log)
     problems = errors[:1] + ([f"and {len(errors) - 1} more error(s)"] if len(errors) > 1 else [])
-    if done.status is None:
-        problems.append(f"timed out after {timeout:g} s")
-    elif done.status < 0 or crash:
-        problems.append(f"crashed: {crash or done.signal_name}")
-    elif done.status not in (0, DIVERGED, ERROR_EXIT):
-        problems.append(f"exited with status {done.status}")
+    if stopped == "hung":
+        problems.append(f"timed out: a call took more than {timeout:g} s")
+    elif crash:
+        problems.append(f"crashed: {crash}")
+    elif (stopped or "").startswith("crash: "):  # the driver's own words: "crashed with SIGSEGV", "free(0x..): ..."
+        problems.append((stopped or "").removeprefix("crash: "))
     problems += leaks
-    if done.status == ERROR_EXIT and not errors and not leaks:
-        problems.append("valgrind reported errors")
     if problems:
         return False, "; ".join(problems)
-    if done.status == DIVERGED:  # fine for memory, but the calls after the divergence never ran
-        stopped = next((line for line in done.output.splitlines() if "step" in line), "a divergence")
+    if stopped:  # fine for memory, but the calls after the divergence never ran
         return True, f"no memory errors, no leaks (the program stopped at {stopped})"
     return True, "no memory errors, no leaks"
 
@@ -189,6 +181,3 @@ def _where(frames: list[str]) -> str:
     ours = [site for site in sites if not site.startswith("vg_")]
     return next((site for site in ours if site.startswith("llm_memory.c:")), ours[0] if ours else "")
 
-
-def _file_name(name: str) -> str:
-    return re.sub(r"[^\w.-]", "_", name)

@@ -1,9 +1,13 @@
 """White-box probes: rules only a program that edits the submission's live structures can check.
 
-Each probe is a function of c/probes.c, compiled with the submission and run in its own process with a
-time limit, so a crash or a hang fails that probe alone, with the signal named.
+Each probe is a function of c/probes.c, compiled with the submission and run in the sandbox, in its own
+process with a time limit, so a crash or a hang fails that probe alone, with the signal named. The verdict
+comes over a private pipe, each line led by a random token the probe took before the submission's first
+instruction; what the program prints on stdout, and its exit status alone, decide nothing.
 """
 
+import os
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -12,6 +16,9 @@ from oracle.hw3.c.build import OFFICIAL_FLAGS
 from oracle.hw3.c.process import run_program
 from oracle.hw3.pool import c_defines
 from oracle.hw3.repro import build_repro
+from oracle.sandbox import Limits, Sandbox
+
+PROBE_LIMITS = Limits(cpu_seconds=60, memory_bytes=4 << 30, file_bytes=1 << 20)  # big_pool maps 2 GiB
 
 SOURCE = Path(__file__).with_name("c") / "probes.c"
 
@@ -39,26 +46,62 @@ class ProbeResult:
 
 
 def run_probes(
-    submission: Path, workdir: Path, timeout: float = 10, *, flags: Sequence[str] = OFFICIAL_FLAGS
+    submission: Path, workdir: Path, timeout: float = 10, *, flags: Sequence[str] = OFFICIAL_FLAGS,
+    sandbox: Sandbox | None = None,
 ) -> list[ProbeResult]:
-    """Each probe in PROBES, in its own process of at most `timeout` s, compiled with `flags`."""
+    """Each probe in PROBES, in its own sandboxed process of at most `timeout` s, compiled with `flags`."""
     source = c_defines() + SOURCE.read_text()
-    binary, output = build_repro(source, submission, Path(workdir) / "probes", name="probes", flags=flags)
+    binary, output = build_repro(source, submission, Path(workdir) / "probes", name="probes", flags=flags,
+                                 sandbox=sandbox, ours_first=True)
     if binary is None:
         detail = f"does not compile with the official flags:\n{output}"
         return [ProbeResult(name, rule, False, detail) for name, rule in PROBES.items()]
-    results = []
-    for name, rule in PROBES.items():
-        done = run_program([binary, name], cwd=binary.parent, timeout=timeout)
-        lines = done.output.strip().splitlines()
-        said = next((line.split(": ", 1)[1] for line in lines if line.startswith(("PASS: ", "FAIL: "))), "")
-        if done.status is None:
-            detail = f"timed out after {timeout:g} s"
-        elif done.signal_name:
-            detail = f"crashed: {done.signal_name}" + (f" ({lines[-1]})" if lines else "")
-        elif done.status != 0 or not said:
-            detail = said or f"exited with status {done.status}: {done.output.strip()[-300:]}"
-        else:
-            detail = said
-        results.append(ProbeResult(name, rule, done.status == 0 and bool(said), detail))
-    return results
+    return [_run_probe(binary, name, rule, timeout, sandbox) for name, rule in PROBES.items()]
+
+
+def _run_probe(binary: Path, name: str, rule: str, timeout: float, sandbox: Sandbox | None) -> ProbeResult:
+    token = secrets.token_hex(16)
+    token_r, token_w = os.pipe()
+    verdict_r, verdict_w = os.pipe()
+    try:
+        os.write(token_w, token.encode())
+        os.close(token_w)
+        done = run_program([binary, name, str(verdict_w), str(token_r)], timeout=timeout, sandbox=sandbox,
+                           limits=PROBE_LIMITS, pass_fds=(verdict_w, token_r))
+        os.close(verdict_w)
+        verdict_w = -1
+        said = _said(_drain(verdict_r), token)
+    finally:
+        for fd in (token_r, verdict_r, verdict_w):
+            if fd >= 0:
+                os.close(fd)
+    lines = done.output.strip().splitlines()
+    if done.status is None:
+        detail = f"timed out after {timeout:g} s"
+    elif done.signal_name:
+        detail = f"crashed: {done.signal_name}" + (f" ({lines[-1]})" if lines else "")
+    elif said is None or done.status != 0:
+        detail = said[1] if said else f"exited with status {done.status} without a verdict: {done.output.strip()[-300:]}"
+    else:
+        detail = said[1]
+    passed = done.status == 0 and said is not None and said[0] == "PASS"
+    return ProbeResult(name, rule, passed, detail)
+
+
+def _drain(fd: int, limit: int = 1 << 16) -> str:
+    """What is in a pipe whose writers are all gone, up to limit bytes."""
+    chunks, have = [], 0
+    while have < limit and (chunk := os.read(fd, limit - have)):
+        chunks.append(chunk)
+        have += len(chunk)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def _said(text: str, token: str) -> tuple[str, str] | None:
+    """The first verdict line led by the token: ("PASS" or "FAIL", what it says); None if there is none."""
+    for line in text.splitlines():
+        head, _, rest = line.partition(" ")
+        verdict, colon, what = rest.partition(": ")
+        if head == token and colon and verdict in ("PASS", "FAIL"):
+            return verdict, what
+    return None

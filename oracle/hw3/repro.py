@@ -11,12 +11,12 @@ import shutil
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from oracle.hw3.c.build import HEADER_DIR, OFFICIAL_FLAGS, COMPILE_TIMEOUT, SOURCE_NAME, submission_source
-from oracle.hw3.c.process import run_program
+from oracle.hw3.c.build import OFFICIAL_FLAGS, SOURCE_NAME, gcc, submission_source
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
 from oracle.hw3.pool import c_defines, magic_slot
 from oracle.hw3.spec import INT32_MAX, INT32_MIN, KV_SIZE, L2_PT_SIZE
+from oracle.sandbox import Sandbox, shared
 
 CHECKS = Path(__file__).with_name("c") / "repro_check.c"
 MARK = "BATTERY_MARK"  # battery --each: the line after each program's output
@@ -122,18 +122,26 @@ int main(int argc, char **argv)
 
 
 def build_repro(
-    source: str, submission: Path, workdir: Path, *, name: str = "repro", flags: Sequence[str] = OFFICIAL_FLAGS
+    source: str, submission: Path, workdir: Path, *, name: str = "repro", flags: Sequence[str] = OFFICIAL_FLAGS,
+    sandbox: Sandbox | None = None, ours_first: bool = False,
 ) -> tuple[Path | None, str]:
-    """Compile `source` with the submission's llm_memory.c (not any header beside it: ours, via -I) using the
-    official flags (or `flags`: a submission graded despite warnings builds without -Werror); the program, or
-    None, and everything gcc printed."""
+    """Compile `source` with the submission's llm_memory.c (against our header alone, never one beside it) in
+    the sandbox, using the official flags (or `flags`: a submission graded despite warnings builds without
+    -Werror); the program (in workdir, with both sources), or None, and everything gcc printed. `ours_first`
+    links our source before the submission's (its .preinit_array then runs before any of the submission's)."""
     workdir.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(submission_source(submission), workdir / SOURCE_NAME)
+    submitted = submission_source(submission).read_bytes()
+    (workdir / SOURCE_NAME).write_bytes(submitted)
     (workdir / f"{name}.c").write_text(source)
-    cmd = ["gcc", *flags, "-I", str(HEADER_DIR), SOURCE_NAME, f"{name}.c", "-o", name]
-    done = run_program(cmd, cwd=workdir, timeout=COMPILE_TIMEOUT)
+    order = [f"{name}.c", SOURCE_NAME] if ours_first else [SOURCE_NAME, f"{name}.c"]
+    built, output = gcc(sandbox or shared(), {SOURCE_NAME: submitted, f"{name}.c": source.encode()},
+                        [*flags, *order], name)
+    if built is None:
+        return None, output
     binary = workdir / name
-    return (binary if done.status == 0 and binary.is_file() else None), done.output
+    shutil.copyfile(built, binary)
+    binary.chmod(0o755)
+    return binary, output
 
 
 # ---- the parts of the source ----------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from oracle.hw3.c.build import build
+from oracle.sandbox import Limits, Sandbox, shared
 from oracle.hw3.observation import (
     EngineState,
     HeapState,
@@ -61,16 +62,14 @@ _SIGNAL_LABELS = {
 }
 
 
-DEFAULT_WORKDIR = Path(tempfile.gettempdir()) / f"pagedcheck-build-{os.getuid()}"
-
-
 def load_c(submission: Path | str, workdir: Path | str | None = None, **options: Any) -> Callable[[], "CAdapter"]:
-    """An adapter factory for a C submission (llm_memory.c or a directory holding one), built once now.
+    """An adapter factory for a C submission (llm_memory.c or a directory holding one), built once now, in
+    the sandbox, into the private build cache (or `workdir`).
 
     Raises ValueError when the path is bad or the build fails, with the compiler's or linker's words;
-    `options` go to CAdapter (timeout, output_limit, ...).
+    `options` go to CAdapter (timeout, output_limit, sandbox, ...).
     """
-    result = build(submission, workdir or DEFAULT_WORKDIR)
+    result = build(submission, workdir, options.get("sandbox"))
     if not result.ok or result.driver is None:
         raise ValueError(result.message)
     driver = result.driver
@@ -137,8 +136,10 @@ class CAdapter:
         cpu_seconds: int = 120,
         memory_limit: int = 1 << 30,
         wrapper: Sequence[str] = (),
-        sandbox: bool = True,
+        seccomp: bool = True,
         close_timeout: float = 1.0,
+        sandbox: Sandbox | None = None,
+        pass_fds: Sequence[int] = (),
     ):
         self.driver = Path(driver)
         if not self.driver.is_file():
@@ -148,7 +149,9 @@ class CAdapter:
         self.cpu_seconds = cpu_seconds
         self.memory_limit = memory_limit
         self.wrapper = tuple(wrapper)
-        self.sandbox = sandbox
+        self.seccomp = seccomp
+        self.box = sandbox or shared()
+        self.pass_fds = tuple(pass_fds)
         self.close_timeout = close_timeout
         self.generation = 0
         self.failure: str | None = None  # the label of the last failure, if any
@@ -174,15 +177,18 @@ class CAdapter:
         cmd_r, cmd_w = os.pipe()
         reply_r, reply_w = os.pipe()
         args = [str(cmd_r), str(reply_w), str(self.cpu_seconds), str(self.output_limit)]
-        args += [str(self.memory_limit if self.sandbox else 0), str(int(self.sandbox))]
+        args += [str(self.memory_limit if self.seccomp else 0), str(int(self.seccomp))]
+        driver = self.box.expose(self.driver)
+        limits = Limits(cpu_seconds=self.cpu_seconds, memory_bytes=self.memory_limit if self.seccomp else 0,
+                        file_bytes=self.output_limit)
         try:
-            self._proc = subprocess.Popen(
-                [*self.wrapper, str(self.driver), *args],
-                stdin=subprocess.DEVNULL,
+            self._proc = self.box.popen(
+                [*self.wrapper, driver, *args],
+                readable=[driver.parent],
+                limits=limits,
                 stdout=self._output,
                 stderr=self._output,
-                pass_fds=(cmd_r, reply_w),
-                start_new_session=True,
+                pass_fds=(cmd_r, reply_w, *self.pass_fds),
             )
         finally:
             os.close(cmd_r)
@@ -208,11 +214,9 @@ class CAdapter:
         exited = wait > 0 and _drained(self._reply, wait)
         os.close(self._reply)
         self._cmd = self._reply = -1
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # also whatever the submission left in the group
-        except ProcessLookupError:
-            pass
-        status = proc.wait()
+        # also whatever the submission left in its group or pid namespace; a driver that closed its end has
+        # ended or is ending: let bwrap report how before the kill
+        status = self.box.stop(proc, grace=1.0 if exited else 0.0)
         return status, exited
 
     def _fail(self, label: str, wait: float = 1.0) -> ImplementationFailure:

@@ -1,8 +1,11 @@
-"""Builds a C submission into a driver program.
+"""Builds a C submission into a driver program, inside the sandbox (oracle/sandbox.py).
 
-The submission is compiled alone, with exactly the course's flags, against our header (never its own), so
-every warning it gets is its own. The driver is compiled separately and linked with malloc, calloc, realloc
-and free wrapped, so that the driver sees every allocation. Results are cached by content hash in workdir.
+The submission is compiled alone, with exactly the course's flags, in a sandbox that sees only a copy of its
+llm_memory.c and a private folder holding the official header (never the submission's own header, never our
+reference solution or any other file of ours), so every warning it gets is its own and `#include` can reach
+nothing of ours. The driver is compiled separately, from our own source, and linked (in the sandbox too) with
+malloc, calloc, realloc and free wrapped, so that the driver sees every allocation. Linked programs are cached
+by content in a private folder (mode 0700, its owner checked), which no sandboxed code can see.
 
 The official compile alone decides whether the build is `ok`. When it fails and the same compile without
 -Werror succeeds (the submission only has warnings), that object is linked too, as `lenient_driver`, so that
@@ -17,15 +20,20 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
-HEADER_DIR = Path(__file__).resolve().parents[3] / "engine" / "c"
+from oracle.sandbox import Limits, Sandbox, shared
+
+HEADER_DIR = Path(__file__).resolve().parents[3] / "engine" / "c"  # the official header; our driver's -I
+HEADER = HEADER_DIR / "llm_memory.h"
 DRIVER_SOURCE = Path(__file__).with_name("driver.c")
 OFFICIAL_FLAGS = ("-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-O2", "-ggdb")
 LENIENT_FLAGS = tuple(flag for flag in OFFICIAL_FLAGS if flag != "-Werror")  # warnings stay warnings
 DRIVER_FLAGS = ("-std=gnu11", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-O2", "-ggdb")
 WRAP = "-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free"
 SOURCE_NAME = "llm_memory.c"
-COMPILE_TIMEOUT = 120.0
+COMPILE_TIMEOUT = 60.0
+GCC_LIMITS = Limits(cpu_seconds=60, memory_bytes=1 << 30, file_bytes=64 << 20, processes=32, tmp_bytes=256 << 20)
 
 _UNDEFINED = re.compile(r"undefined reference to [`'‘\"]([^'’`\"]+)['’\"]")
 
@@ -55,18 +63,44 @@ class BuildResult:
         return f"{self.stage} failed:\n{self.log}"
 
 
+class Refused(ValueError):
+    """The submission is refused before it is built (a symbolic link, a file outside it): its own fault."""
+
+
 def submission_source(path: Path | str) -> Path:
-    """The llm_memory.c a path names: the file itself, or the one inside a directory."""
+    """The llm_memory.c a path names: the file itself, or the one inside a directory. Refuses (Refused) a
+    llm_memory.c that is a symbolic link or lies outside the submission directory."""
     path = Path(path)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise ValueError(f"submission {path} does not exist")
-    if path.is_dir():
-        source = path / SOURCE_NAME
-        if not source.is_file():
-            raise ValueError(f"submission directory {path} has no {SOURCE_NAME}")
-        return source
-    if path.suffix != ".c":
+    source = path / SOURCE_NAME if path.is_dir() else path
+    if path.is_dir() and not source.exists() and not source.is_symlink():
+        raise ValueError(f"submission directory {path} has no {SOURCE_NAME}")
+    if not path.is_dir() and path.suffix != ".c":
         raise ValueError(f"submission {path} is neither a .c file nor a directory")
+    if source.is_symlink():
+        raise Refused(f"{SOURCE_NAME} is a symbolic link (to {os.readlink(source)}): submit the file itself")
+    if path.is_dir() and source.resolve().parent != path.resolve():
+        raise Refused(f"{SOURCE_NAME} resolves outside the submission directory")
+    if not source.is_file():
+        raise Refused(f"{SOURCE_NAME} is not a regular file")
+    return source
+
+
+def private_cache(path: Path | None = None) -> Path:
+    """The build cache: `path`, or one per user under $XDG_CACHE_HOME (~/.cache). Created with mode 0700;
+    refused (RuntimeError) when another user owns it or others may write into it, since a program found
+    there is run."""
+    if path is None:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        path = base / "pagedcheck" / "build"
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    info = path.lstat()
+    if path.is_symlink() or info.st_uid != os.geteuid():
+        raise RuntimeError(f"build cache {path} is not owned by this user: refusing to run programs from it")
+    if info.st_mode & 0o022:
+        raise RuntimeError(f"build cache {path} is writable by other users: refusing to run programs from it")
     return path
 
 
@@ -77,48 +111,79 @@ def _digest(*parts: bytes) -> str:
     return h.hexdigest()[:20]
 
 
-def _run(cmd: list[str], cwd: Path) -> tuple[int, str]:
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=COMPILE_TIMEOUT)
-    return proc.returncode, proc.stdout + proc.stderr
-
-
 def _publish(tmp: Path, final: Path) -> None:
     os.replace(tmp, final)  # atomic, so concurrent builds never see half a file
 
 
 def _driver_object(workdir: Path) -> Path:
-    """driver.o, compiled once per driver and header version."""
-    header = (HEADER_DIR / "llm_memory.h").read_bytes()
+    """driver.o, compiled once per driver and header version, from our own source (not sandboxed)."""
+    header = HEADER.read_bytes()
     key = _digest(DRIVER_SOURCE.read_bytes(), header, " ".join(DRIVER_FLAGS).encode())
     obj = workdir / f"driver-{key}.o"
     if not obj.exists():
         tmp = workdir / f"driver-{key}.{os.getpid()}.o"
-        code, log = _run(["gcc", *DRIVER_FLAGS, "-I", str(HEADER_DIR), "-c", str(DRIVER_SOURCE), "-o", str(tmp)], workdir)
-        if code != 0:
-            raise RuntimeError(f"the pagedcheck driver does not compile:\n{log}")
+        proc = subprocess.run(["gcc", *DRIVER_FLAGS, "-I", str(HEADER_DIR), "-c", str(DRIVER_SOURCE), "-o", str(tmp)],
+                              capture_output=True, text=True, errors="replace", timeout=COMPILE_TIMEOUT)
+        if proc.returncode != 0:
+            raise RuntimeError(f"the pagedcheck driver does not compile:\n{proc.stdout + proc.stderr}")
         _publish(tmp, obj)
     return obj
 
 
-def _link(directory: Path, driver_obj: Path, program: Path) -> tuple[Path | None, str, tuple[str, ...]]:
-    """Links directory/llm_memory.o with the driver into `program`: the program (None when the link fails),
-    what the linker printed, and the undefined symbols it named."""
+def gcc(box: Sandbox, files: dict[str, bytes], args: Sequence[str], output: str,
+        objects: Sequence[Path] = ()) -> tuple[Path | None, str]:
+    """Runs `gcc args -o output` in the sandbox, in a fresh folder holding `files` (name -> content), with
+    include/ holding the official header and nothing else; `objects` of ours are visible read-only. The output
+    file (None if gcc failed) and everything gcc printed, with the sandbox's paths shown as the file names."""
+    sources = box.area("gcc-in")
+    (sources / "include").mkdir()
+    shutil.copyfile(HEADER, sources / "include" / "llm_memory.h")
+    for name, content in files.items():
+        (sources / name).write_bytes(content)
+    out = box.area("gcc-out")  # writable: passed among the run's writable paths
+    exposed = [box.expose(obj) for obj in objects]
+    cmd = ["gcc", *args, *map(str, exposed), "-I", "include", "-o", str(out / output)]
+    done = box.run(cmd, cwd=sources, readable=[sources, *exposed], writable=[out], timeout=COMPILE_TIMEOUT,
+                   limits=GCC_LIMITS)
+    log = re.sub(rf"{re.escape(str(box.root))}/[^/\s]+/", "", done.output)  # our folders, as plain file names
+    if done.status is None:
+        log += f"\ngcc was stopped after {COMPILE_TIMEOUT:g} s"
+    elif done.status < 0:
+        log += f"\ngcc was stopped by {done.signal_name} (its limits: {GCC_LIMITS.memory_bytes >> 20} MiB, " \
+               f"{GCC_LIMITS.cpu_seconds} s of CPU)"
+    result = out / output
+    return (result if done.status == 0 and result.is_file() else None), log
+
+
+def _compile_and_link(box: Sandbox, source: bytes, flags: Sequence[str], driver_obj: Path,
+                      program: Path) -> tuple[str, str, tuple[str, ...]]:
+    """Compiles the submission with `flags` and links it with the driver into `program`: the stage reached
+    ("compile", "link" or "done"), what gcc printed, and the undefined symbols the linker named. Under the
+    official flags any output at all fails the compile."""
+    obj, log = gcc(box, {SOURCE_NAME: source}, [*flags, "-c", SOURCE_NAME], "llm_memory.o")
+    if obj is None or (flags == OFFICIAL_FLAGS and log.strip()):
+        return "compile", log, ()
+    linked, link_log = gcc(box, {}, [WRAP], "driver", objects=[obj, driver_obj])
+    if linked is None:
+        return "link", log + link_log, tuple(dict.fromkeys(_UNDEFINED.findall(link_log)))
+    program.parent.mkdir(parents=True, exist_ok=True)
     tmp = program.with_name(f"{program.name}.{os.getpid()}")
-    code, link_log = _run(["gcc", "llm_memory.o", str(driver_obj), "-o", str(tmp), WRAP], directory)
-    if code != 0:
-        return None, link_log, tuple(dict.fromkeys(_UNDEFINED.findall(link_log)))
+    shutil.copyfile(linked, tmp)
+    tmp.chmod(0o755)
     _publish(tmp, program)
-    return program, link_log, ()
+    return "done", log + link_log, ()
 
 
-def build(submission_path: Path | str, workdir: Path | str) -> BuildResult:
-    """Compile and link a submission (an llm_memory.c, or a directory holding one) into workdir."""
+def build(submission_path: Path | str, workdir: Path | str | None = None, sandbox: Sandbox | None = None) -> BuildResult:
+    """Compile and link a submission (an llm_memory.c, or a directory holding one) in the sandbox; the
+    programs go to the private cache `workdir` (default: the per-user one)."""
     source = submission_source(submission_path)
-    workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
+    workdir = private_cache(Path(workdir) if workdir is not None else None)
+    box = sandbox or shared()
     driver_obj = _driver_object(workdir)
+    content = source.read_bytes()
     recipe = " ".join([*OFFICIAL_FLAGS, "|", *LENIENT_FLAGS]).encode()  # a cached build knows of the fallback
-    out = workdir / f"build-{_digest(source.read_bytes(), driver_obj.name.encode(), recipe)}"
+    out = workdir / f"build-{_digest(content, driver_obj.name.encode(), recipe)}"
     cached = out / "result.json"
     if cached.exists():
         data = json.loads(cached.read_text())
@@ -131,30 +196,17 @@ def build(submission_path: Path | str, workdir: Path | str) -> BuildResult:
             lenient_driver=out / "lenient" / "driver" if data.get("lenient") else None,
             lenient_log=data.get("lenient_log", ""),
         )
-
-    src = out / "src"  # the source alone: a header beside the submission must not shadow ours
-    src.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, src / SOURCE_NAME)
-    code, log = _run(["gcc", *OFFICIAL_FLAGS, "-I", str(HEADER_DIR), "-c", SOURCE_NAME, "-o", "llm_memory.o"], src)
-    if code != 0 or log.strip():
-        result = BuildResult(False, None, "compile", log)
-        lenient = out / "lenient"
-        lenient.mkdir(exist_ok=True)
-        shutil.copyfile(source, lenient / SOURCE_NAME)
-        code, lenient_log = _run(
-            ["gcc", *LENIENT_FLAGS, "-I", str(HEADER_DIR), "-c", SOURCE_NAME, "-o", "llm_memory.o"], lenient
-        )
-        if code == 0:
-            linked, link_log, _ = _link(lenient, driver_obj, lenient / "driver")
-            lenient_log += link_log
-            if linked is not None:
-                result = BuildResult(False, None, "compile", log, lenient_driver=linked, lenient_log=lenient_log)
+    out.mkdir(parents=True, exist_ok=True)
+    stage, log, missing = _compile_and_link(box, content, OFFICIAL_FLAGS, driver_obj, out / "driver")
+    if stage == "done":
+        result = BuildResult(True, out / "driver", "done", log)
+    elif stage == "link":
+        result = BuildResult(False, None, "link", log, missing)
     else:
-        linked, link_log, missing = _link(src, driver_obj, out / "driver")
-        if linked is None:
-            result = BuildResult(False, None, "link", link_log, missing)
-        else:
-            result = BuildResult(True, linked, "done", log + link_log)
+        result = BuildResult(False, None, "compile", log)
+        lenient_stage, lenient_log, _ = _compile_and_link(box, content, LENIENT_FLAGS, driver_obj, out / "lenient" / "driver")
+        if lenient_stage == "done":
+            result = BuildResult(False, None, "compile", log, lenient_driver=out / "lenient" / "driver", lenient_log=lenient_log)
     tmp_json = out / f"result.{os.getpid()}.json"
     tmp_json.write_text(
         json.dumps({"ok": result.ok, "stage": result.stage, "log": result.log, "missing_symbols": result.missing_symbols,

@@ -1,7 +1,13 @@
 /* pagedcheck white-box probes: rules a program cannot check through the API alone, checked by reading and
  * editing the submission's structures through the header.
  *
- *     ./probes NAME    prints "PASS: what was checked" and exits 0, or "FAIL: what differs" and exits 1
+ *     ./probes NAME VERDICT_FD TOKEN_FD
+ *
+ * says "TOKEN PASS: what was checked" on VERDICT_FD and exits 0, or "TOKEN FAIL: what differs" and exits 1.
+ * The verdict goes over that private descriptor, never stdout: whatever the submission prints counts for
+ * nothing. TOKEN is read from TOKEN_FD (a pipe the grader fills and closes) by take_token, which runs from
+ * .preinit_array: this file is linked before the submission, so that runs before any of its constructors, and
+ * the pipe is empty by the time the submission's first instruction runs.
  *
  * probes.py prepends GUARD_SIZE, GUARD_BYTE and MAGIC(slot) (oracle/hw3/pool.py's c_defines), and runs each
  * probe in its own process. Only destroy_keeps_pool calls llm_destroy (the others leave their engines and
@@ -19,16 +25,49 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
+
+static int verdict_fd = -1;
+static char token[65];
+
+static void take_token(int argc, char **argv, char **envp)
+{
+    (void)envp;
+    if (argc != 4)
+        return;
+    int fd = atoi(argv[3]);
+    size_t have = 0;
+    ssize_t n;
+    while (have < sizeof token - 1 && (n = read(fd, token + have, sizeof token - 1 - have)) > 0)
+        have += (size_t)n;
+    close(fd);
+    verdict_fd = atoi(argv[2]);
+}
+__attribute__((section(".preinit_array"), used)) static void (*const take_token_first)(int, char **, char **) = take_token;
+
+/* One line on the private channel: "TOKEN VERDICT: <prefix><fmt...><tail>". */
+static void say(const char *verdict, const char *prefix, const char *fmt, va_list ap, const char *tail)
+{
+    char text[1024];
+    vsnprintf(text, sizeof text, fmt, ap);
+    dprintf(verdict_fd, "%s %s: %s%s%s\n", token, verdict, prefix, text, tail);
+}
 
 static void fail(const char *fmt, ...)
 {
     va_list ap;
-    fputs("FAIL: ", stdout);
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    say("FAIL", "", fmt, ap, "");
     va_end(ap);
-    putchar('\n');
     exit(1);
+}
+
+static void pass(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    say("PASS", "", fmt, ap, "");
+    va_end(ap);
 }
 
 static void *checked_malloc(size_t size)
@@ -75,11 +114,9 @@ static LLMEngine *probe_engine(int blocks)
 static void not_checked(const char *fmt, ...)
 {
     va_list ap;
-    fputs("PASS: not checked: ", stdout);
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    say("PASS", "not checked: ", fmt, ap, " (another item's bug)");
     va_end(ap);
-    puts(" (another item's bug)");
     exit(0);
 }
 
@@ -167,7 +204,7 @@ static void l1_gap_free(void)
                    "the loop must not stop at a NULL slot");
     if (engine->active_seqs.next != &engine->active_seqs || engine->active_seqs.prev != &engine->active_seqs)
         fail("the active list is not empty after freeing its only sequence");
-    puts("PASS: freed a 33-block sequence with L1 slots 0, 2 and 3 in use: every block released");
+    pass("freed a 33-block sequence with L1 slots 0, 2 and 3 in use: every block released");
 }
 
 /* The child of a fork of `parent` must have its own copy of each of the parent's L2 tables, entry for entry,
@@ -222,7 +259,7 @@ static void l1_gap_fork(void)
     if (engine->free_local_blocks != BLOCKS - USED)
         fail("free_local_blocks is %d after fork_sequence(engine, 1, 2), expected %d (a fork takes no block)",
              engine->free_local_blocks, BLOCKS - USED);
-    puts("PASS: forked a 33-block sequence with L1 slots 0, 2 and 3 in use: every L2 table copied, every block shared");
+    pass("forked a 33-block sequence with L1 slots 0, 2 and 3 in use: every L2 table copied, every block shared");
 }
 
 /* Inside an L2 table too, free_sequence releases "every mapped physical block (!= -1)" and fork copies "the
@@ -247,7 +284,7 @@ static void l2_hole_free(void)
         fail("free_sequence(engine, 1) did not return 0 for a sequence whose block_table[0] maps entries 0, 2 and 5");
     check_released(engine, kept, "freeing a sequence whose block_table[0] maps entries 0, 2 and 5 (entry 1 is -1)",
                    "the loop over an L2 table must not stop at an unmapped entry");
-    puts("PASS: freed a sequence whose block_table[0] maps entries 0, 2 and 5: every block released");
+    pass("freed a sequence whose block_table[0] maps entries 0, 2 and 5: every block released");
 }
 
 static void l2_hole_fork(void)
@@ -256,7 +293,7 @@ static void l2_hole_fork(void)
     Sequence *parent = l2_hole(engine);
     check_forked(engine, parent, fork_sequence(engine, 1, 2), "block_table[0] maps entries 0, 2 and 5 (entry 1 is -1)",
                  "the loop over an L2 table must not stop at an unmapped entry");
-    puts("PASS: forked a sequence whose block_table[0] maps entries 0, 2 and 5: every entry copied, every block shared");
+    pass("forked a sequence whose block_table[0] maps entries 0, 2 and 5: every entry copied, every block shared");
 }
 
 /* The spec limits live sequences by nothing but the pool. 5000 one-block sequences with ids spread over the
@@ -298,7 +335,7 @@ static void many_sequences(void)
         if (free_sequence(engine, spread_id(i)) != 0)
             fail("free_sequence(engine, %d) returned -1 with %d sequences live, expected 0", spread_id(i), COUNT - i);
     check_all_free(engine, "freeing all 5000 sequences");
-    puts("PASS: 5000 sequences with ids spread up to INT_MAX live at once, then all freed");
+    pass("5000 sequences with ids spread up to INT_MAX live at once, then all freed");
 }
 
 /* Only the pool limits how many sequences share a block: a sequence and 300 forks, past any small counter. */
@@ -318,7 +355,7 @@ static void many_forks(void)
         if (free_sequence(engine, i) != 0)
             fail("free_sequence(engine, %d) returned -1 with %d sequences sharing a block, expected 0", i, FORKS + 1 - i);
     check_all_free(engine, "freeing a sequence and its 300 forks");
-    puts("PASS: a one-block sequence and 300 forks share its block (ref_count 301), then all freed");
+    pass("a one-block sequence and 300 forks share its block (ref_count 301), then all freed");
 }
 
 /* Each engine's state is its own (Task 1: llm_init allocates an LLMEngine and its own ref_count array): two
@@ -376,7 +413,7 @@ static void two_engines(void)
     expect(free_sequence(b, 1) == 0, 1, "free_sequence(b, 1)", "sequence 1 lives in b");
     expect(free_sequence(b, 3) == 0, 0, "free_sequence(b, 3)", "sequence 3 lives in engine a, not b");
     check_unchanged(a, before, "a", "append_kv and free_sequence");
-    puts("PASS: two live engines with the same sequence ids kept their sequences, blocks and counts apart");
+    pass("two live engines with the same sequence ids kept their sequences, blocks and counts apart");
 }
 
 /* Block 2^25 starts 2 GiB into the pool: its address must be computed in size_t
@@ -396,7 +433,7 @@ static void big_pool(void)
     size_t size = (size_t)blocks * BLOCK_SIZE;
     unsigned char *pool = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (pool == MAP_FAILED) {
-        puts("PASS: not checked: no 2 GiB of address space for the pool");
+        pass("not checked: no 2 GiB of address space for the pool");
         return;
     }
     LLMEngine *engine = llm_init(pool, size);
@@ -423,7 +460,7 @@ static void big_pool(void)
     if (pool_int(pool, copy, 1) != 0x5EED || pool_int(pool, copy, 2) != 0xC0DE)
         fail("the copy-on-write from block %d to block %d did not copy record 1 and write 0xC0DE as record 2 "
              "(compute the blocks' addresses in size_t, not int)", first, copy);
-    puts("PASS: blocks past 2^25 of a 2 GiB pool written and copied at the right addresses");
+    pass("blocks past 2^25 of a 2 GiB pool written and copied at the right addresses");
 }
 
 /* The first byte of a region (guard zone, pool of `size` bytes, guard zone) that differs from what
@@ -493,7 +530,7 @@ static void init_untouched(void)
     }
     if (llm_init(NULL, 6400) != NULL)
         fail("llm_init(NULL, 6400) returned an engine, expected NULL");
-    puts("PASS: llm_init of 0 bytes to 64 MiB writes nothing, counts whole blocks, starts empty; a NULL pool is refused");
+    pass("llm_init of 0 bytes to 64 MiB writes nothing, counts whole blocks, starts empty; a NULL pool is refused");
 }
 
 /* llm_destroy must neither free nor write the pool: the caller (here this probe) owns it. */
@@ -520,7 +557,7 @@ static void destroy_keeps_pool(void)
             fail("llm_destroy wrote into the pool (byte %zu) or freed it", at);
     free(same_size);
     free(pool); /* a double free, and an abort, if llm_destroy freed it after all */
-    puts("PASS: llm_destroy with three live sequences left the caller's pool allocated and unchanged");
+    pass("llm_destroy with three live sequences left the caller's pool allocated and unchanged");
 }
 
 int main(int argc, char **argv)
@@ -541,12 +578,12 @@ int main(int argc, char **argv)
         {"big_pool", big_pool},
     };
     setvbuf(stdout, NULL, _IONBF, 0); /* a crash must not lose what was printed */
-    for (size_t i = 0; argc == 2 && i < sizeof probes / sizeof probes[0]; i++) {
+    for (size_t i = 0; argc == 4 && verdict_fd >= 0 && i < sizeof probes / sizeof probes[0]; i++) {
         if (strcmp(argv[1], probes[i].name) == 0) {
             probes[i].probe();
             return 0;
         }
     }
-    puts("usage: probes NAME, NAME one of the probes listed in main");
+    puts("usage: probes NAME VERDICT_FD TOKEN_FD, NAME one of the probes listed in main");
     return 2;
 }

@@ -1,49 +1,29 @@
-"""Runs one program a submission is linked into (a repro, a probe, valgrind over either), bounded in time.
+"""Runs one program a submission is linked into (a repro, a probe, valgrind over either), bounded in time,
+in the sandbox (oracle/sandbox.py).
 
-The program gets its own session, and its whole process group is killed when it ends or times out, so a
-submission that forks or hangs leaves nothing behind. Output goes to a file, not a pipe, so a child that
-keeps the descriptor open cannot make the wait outlive the timeout.
+Each Path in the command (the program, say) is one of our files: the program sees a read-only copy of it and
+nothing else of ours. Output goes to a private file, not a pipe, so a child that keeps the descriptor open
+cannot make the wait outlive the timeout; everything the program started is killed when it ends.
 """
 
-import os
-import signal
-import subprocess
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-OUTPUT_LIMIT = 1 << 20  # bytes of output kept
+from oracle.sandbox import Finished, Limits, Sandbox, shared
+
+__all__ = ["Finished", "run_program"]
 
 
-@dataclass(frozen=True, slots=True)
-class Finished:
-    status: int | None  # exit status, negative for a signal (as in subprocess); None: timed out, killed
-    output: str  # stdout and stderr, interleaved as written
-
-    @property
-    def signal_name(self) -> str | None:
-        """SIGSEGV, SIGABRT, ... when the program died of a signal."""
-        return signal.Signals(-self.status).name if self.status is not None and self.status < 0 else None
-
-
-def run_program(cmd: Sequence[str | Path], *, cwd: Path, timeout: float) -> Finished:
-    with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(
-            [str(part) for part in cmd],
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        try:
-            status: int | None = proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            status = None
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
-        return Finished(status, os.pread(out.fileno(), OUTPUT_LIMIT, 0).decode(errors="replace"))
+def run_program(cmd: Sequence[str | Path], *, timeout: float, sandbox: Sandbox | None = None,
+                limits: Limits = Limits(), pass_fds: Sequence[int] = (), cwd: Path | None = None) -> Finished:
+    """Runs cmd in the sandbox for at most `timeout` s. `cwd` is accepted for the callers' convenience and
+    ignored: the program runs in its sandbox's /tmp."""
+    box = sandbox or shared()
+    argv: list[str | Path] = []
+    readable: list[Path] = []
+    for part in cmd:
+        if isinstance(part, Path):
+            part = box.expose(part)
+            readable.append(part.parent)
+        argv.append(part)
+    return box.run(argv, timeout=timeout, readable=readable, limits=limits, pass_fds=pass_fds, cwd=Path("/tmp"))

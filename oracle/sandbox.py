@@ -1,0 +1,294 @@
+"""One sandbox for everything that runs submission code: gcc, drivers, probes, valgrind, Python servers.
+
+    with Sandbox() as box:
+        done = box.run(["gcc", "-c", "llm_memory.c"], cwd=area, writable=[area], timeout=60)
+
+Isolation, strongest first (`Sandbox.isolation`, and one line for reports in `description`):
+
+- "bubblewrap": Debian's bwrap. New mount, pid, network, IPC and UTS namespaces; only /usr (read-only), a
+  minimal /dev, /proc, a small private /tmp and the paths a run names are visible, each at its own path.
+  When the grader is root, each run also gets an unprivileged uid of its own, used by nothing else.
+- "uid": no working bwrap, grader is root: a fresh unprivileged uid per run, rlimits, a session of its own.
+  The file system is visible as that uid sees it.
+- "none": neither: rlimits and a session only.
+
+Limits (CPU, address space, file size, processes, open files) are set before exec, so they bind the
+submission's first instruction, constructors included. Every process a run starts dies with it: its process
+group is killed when it ends; bwrap's pid namespace and --die-with-parent take everything in it along, also
+when the grader itself is killed; under "uid" every process of the run's uid is killed at the end.
+"""
+
+import ctypes
+import os
+import pwd
+import resource
+import secrets
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+BWRAP = "bwrap"
+ISOLATIONS = ("bubblewrap", "uid", "none")
+_PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
+
+
+class SandboxUnavailable(Exception):
+    """The full sandbox (bubblewrap) is required but cannot run here; the message says why."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    cpu_seconds: int = 60
+    memory_bytes: int = 1 << 30  # RLIMIT_AS; 0: no limit (valgrind, the 2 GiB probe)
+    file_bytes: int = 16 << 20  # RLIMIT_FSIZE: the largest file it may write, its captured output included
+    processes: int = 32  # RLIMIT_NPROC, counted for the run's own uid
+    open_files: int = 64
+    tmp_bytes: int = 16 << 20  # the private /tmp (bubblewrap only)
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    status: int | None  # exit status, negative for a signal (as in subprocess); None: timed out, killed
+    output: str  # stdout and stderr, interleaved as written, cut at the run's output limit
+
+    @property
+    def signal_name(self) -> str | None:
+        """SIGSEGV, SIGABRT, ... when the program died of a signal."""
+        return signal.Signals(-self.status).name if self.status is not None and self.status < 0 else None
+
+
+def _fresh_uid() -> int:
+    """A uid no account has, so that nothing else runs as it and it owns nothing outside this sandbox."""
+    while True:
+        uid = 1_000_000 + secrets.randbelow(1_000_000_000)
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            return uid
+
+
+def _bwrap_prefix(tmp_bytes: int) -> list[str]:
+    return [
+        BWRAP, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+        "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
+        "--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
+    ]
+
+
+_probed: dict[bool, str] = {}
+
+
+def bwrap_problem(as_other_uid: bool) -> str | None:
+    """Why bubblewrap cannot run a program here (as a fresh uid, or as ourselves); None when it can."""
+    uid = _fresh_uid() if as_other_uid else None
+    if as_other_uid not in _probed:
+        if shutil.which(BWRAP) is None:  # noqa: SIM114
+            _probed[uid] = "bwrap is not installed (Debian: apt-get install bubblewrap)"
+        else:
+            try:
+                done = subprocess.run([*_bwrap_prefix(1 << 20), "--", "/bin/true"], user=uid, group=uid,
+                                      extra_groups=[] if uid is not None else None, capture_output=True,
+                                      text=True, timeout=30)
+                _probed[as_other_uid] = "" if done.returncode == 0 else f"bwrap fails here: {done.stderr.strip()[:200]}"
+            except (OSError, subprocess.SubprocessError) as exc:
+                _probed[as_other_uid] = f"bwrap fails here: {exc}"
+    return _probed[as_other_uid] or None
+
+
+def _limit(resource_id: int, value: int) -> None:
+    resource.setrlimit(resource_id, (value, value))
+
+
+class Sandbox:
+    """Runs untrusted programs; one per grading run, used as a context manager (close() kills what is left)."""
+
+    def __init__(self, *, require_full: bool = False):
+        self.as_root = os.geteuid() == 0  # then every run gets a fresh unprivileged uid
+        problem = bwrap_problem(self.as_root)
+        self.isolation = "bubblewrap" if problem is None else "uid" if self.as_root else "none"
+        if require_full and problem is not None:
+            raise SandboxUnavailable(f"--require-sandbox: {problem}")
+        self.problem = problem
+        self.root = Path(tempfile.mkdtemp(prefix="pagedcheck-sandbox-"))
+        if self.as_root:
+            self.root.chmod(0o711)  # the runs' uids may pass through to their areas, not list them
+        self._uids: list[int] = []
+        self._count = 0
+        self._exposed: dict[tuple[str, int, int], Path] = {}
+        self._procs: set[subprocess.Popen] = set()
+        self._lock = threading.Lock()
+
+    @property
+    def description(self) -> str:
+        who = "each run as an unprivileged uid of its own" if self.as_root else "as the grader's user"
+        if self.isolation == "bubblewrap":
+            return f"bubblewrap (no network, own pid namespace, only its own files visible), {who}, rlimits"
+        why = f" ({self.problem})" if self.problem else ""
+        return f"{self.isolation}: {who}, rlimits, own session; the file system is not hidden{why}"
+
+    # ---- areas -----------------------------------------------------------------------------------------
+
+    def area(self, name: str) -> Path:
+        """A new empty directory a run may be given: read-only for sandboxed code, unless a run gets it among
+        its `writable` paths (that run's uid then owns it)."""
+        with self._lock:
+            self._count += 1
+            path = self.root / f"{self._count:03d}-{name}"
+        path.mkdir()
+        path.chmod(0o755)
+        return path
+
+    def expose(self, path: Path | str) -> Path:
+        """A read-only copy of one of our files (a built driver, say) that sandboxed code can run but not
+        change; one copy per file version per sandbox."""
+        path = Path(path)
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+        if key not in self._exposed:
+            copy = self.area("exposed") / path.name
+            shutil.copy2(path, copy)
+            copy.chmod(0o755 if os.access(path, os.X_OK) else 0o644)
+            self._exposed[key] = copy
+        return self._exposed[key]
+
+    # ---- running ---------------------------------------------------------------------------------------
+
+    def command(self, argv: Sequence[str | Path], *, readable: Sequence[Path] = (), writable: Sequence[Path] = (),
+                cwd: Path | None = None, limits: Limits = Limits()) -> list[str]:
+        """The command line that runs argv in this sandbox."""
+        argv = [str(part) for part in argv]
+        if self.isolation != "bubblewrap":
+            return argv
+        cmd = _bwrap_prefix(limits.tmp_bytes)
+        for path in readable:
+            cmd += ["--ro-bind", str(path), str(path)]
+        for path in writable:
+            cmd += ["--bind", str(path), str(path)]
+        if cwd is not None:
+            cmd += ["--chdir", str(cwd)]
+        return [*cmd, "--", *argv]
+
+    def popen(self, argv: Sequence[str | Path], *, readable: Sequence[Path] = (), writable: Sequence[Path] = (),
+              cwd: Path | None = None, limits: Limits = Limits(), pass_fds: Sequence[int] = (),
+              stdin: Any = subprocess.DEVNULL, stdout: Any = subprocess.DEVNULL, stderr: Any = subprocess.DEVNULL,
+              env: dict[str, str] | None = None) -> subprocess.Popen:
+        """Starts argv in the sandbox, in a session of its own, with `limits` in force from its first
+        instruction. Paths in `readable` / `writable` are visible (read-only / read-write) at their own path."""
+        def before_exec() -> None:  # in the child, after the uid change, before exec
+            _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            _limit(resource.RLIMIT_CORE, 0)
+            _limit(resource.RLIMIT_CPU, limits.cpu_seconds)
+            _limit(resource.RLIMIT_FSIZE, limits.file_bytes)
+            _limit(resource.RLIMIT_NOFILE, limits.open_files)
+            if limits.memory_bytes:
+                _limit(resource.RLIMIT_AS, limits.memory_bytes)
+            if uid is not None:  # for the grader's own uid the count would include the grader's processes
+                _limit(resource.RLIMIT_NPROC, limits.processes)
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])  # a runner that blocks signals must not pass that on
+
+        cmd = self.command(argv, readable=readable, writable=writable, cwd=cwd, limits=limits)
+        uid = _fresh_uid() if self.as_root else None
+        if uid is not None:
+            for path in writable:
+                os.chown(path, uid, uid)
+            with self._lock:
+                self._uids.append(uid)
+        proc = subprocess.Popen(
+            cmd, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=tuple(pass_fds),
+            env=dict(_ENV if env is None else env), start_new_session=True, preexec_fn=before_exec,
+            user=uid, group=uid, extra_groups=[] if uid is not None else None,
+        )
+        with self._lock:
+            self._procs.add(proc)
+        return proc
+
+    def run(self, argv: Sequence[str | Path], *, timeout: float, output_limit: int = 1 << 20,
+            **popen: Any) -> Finished:
+        """Runs argv to its end or `timeout` s; what it printed (the first output_limit bytes); everything it
+        started is killed before this returns."""
+        with tempfile.TemporaryFile() as out:
+            proc = self.popen(argv, stdout=out, stderr=subprocess.STDOUT, **popen)
+            try:
+                status: int | None = proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                status = None
+            finally:
+                ended = self.stop(proc)
+            status = None if status is None else ended
+            return Finished(status, os.pread(out.fileno(), output_limit, 0).decode(errors="replace"))
+
+    def stop(self, proc: subprocess.Popen, grace: float = 0.0) -> int:
+        """Kills a process this sandbox started, with its process group, after letting it end by itself for
+        up to `grace` s; its exit status."""
+        if grace > 0:
+            try:
+                proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        status = self.status(proc.wait())
+        with self._lock:
+            self._procs.discard(proc)
+        return status
+
+    def status(self, returncode: int) -> int:
+        """A process's exit status as subprocess gives it (negative: a signal). bwrap reports a command killed
+        by signal N as exit status 128 + N; that is turned back into -N (so an exit(139) reads as SIGSEGV)."""
+        if self.isolation == "bubblewrap" and 128 < returncode < 128 + signal.NSIG:
+            return -(returncode - 128)
+        return returncode
+
+    def close(self) -> None:
+        """Kills every process still running that this sandbox started (under "uid": every process of its
+        uid, wherever it went) and removes its areas."""
+        for proc in list(self._procs):
+            self.stop(proc)
+        if self.isolation == "uid":
+            for uid in self._uids:
+                _kill_uid(uid)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _kill_uid(uid: int) -> None:
+    """Kills every process running as uid: a child that becomes uid sends SIGKILL to all it may signal."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover  (the child ends in _exit; coverage cannot follow a setuid child)
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+_shared: Sandbox | None = None
+
+
+def shared() -> Sandbox:
+    """A sandbox for this process's runs outside grading (`fuzz --impl x.c`, tests), closed at exit."""
+    global _shared
+    if _shared is None:
+        import atexit
+
+        _shared = Sandbox()
+        atexit.register(_shared.close)
+    return _shared
