@@ -74,10 +74,16 @@ def _fresh_uid() -> int:
             return uid
 
 
+# pagedcheck's own packages (the reference solutions among them): hidden even where they lie under /usr
+# (a system-wide install), so no #include or open() in the sandbox reaches them.
+_OURS = [Path(__file__).resolve().parents[1] / package for package in ("engine", "oracle", "mutation")]
+
+
 def _bwrap_prefix(tmp_bytes: int) -> list[str]:
+    hidden = [arg for path in _OURS if path.is_relative_to("/usr") for arg in ("--tmpfs", str(path))]
     return [
         BWRAP, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-        "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+        "--ro-bind", "/usr", "/usr", *hidden, "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
         "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
         "--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
     ]
@@ -90,8 +96,8 @@ def bwrap_problem(as_other_uid: bool) -> str | None:
     """Why bubblewrap cannot run a program here (as a fresh uid, or as ourselves); None when it can."""
     uid = _fresh_uid() if as_other_uid else None
     if as_other_uid not in _probed:
-        if shutil.which(BWRAP) is None:  # noqa: SIM114
-            _probed[uid] = "bwrap is not installed (Debian: apt-get install bubblewrap)"
+        if shutil.which(BWRAP) is None:
+            _probed[as_other_uid] = "bwrap is not installed (Debian: apt-get install bubblewrap)"
         else:
             try:
                 done = subprocess.run([*_bwrap_prefix(1 << 20), "--", "/bin/true"], user=uid, group=uid,
@@ -182,8 +188,11 @@ class Sandbox:
               env: dict[str, str] | None = None) -> subprocess.Popen:
         """Starts argv in the sandbox, in a session of its own, with `limits` in force from its first
         instruction. Paths in `readable` / `writable` are visible (read-only / read-write) at their own path."""
+        bubblewrap = self.isolation == "bubblewrap"
+
         def before_exec() -> None:  # in the child, after the uid change, before exec
-            _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if not bubblewrap:  # bwrap's --die-with-parent does it for the whole sandbox
+                _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             _limit(resource.RLIMIT_CORE, 0)
             _limit(resource.RLIMIT_CPU, limits.cpu_seconds)
             _limit(resource.RLIMIT_FSIZE, limits.file_bytes)

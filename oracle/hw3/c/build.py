@@ -155,6 +155,14 @@ def gcc(box: Sandbox, files: dict[str, bytes], args: Sequence[str], output: str,
     return (result if done.status == 0 and result.is_file() else None), log
 
 
+def _grader_hooks(box: Sandbox, obj: Path) -> list[str]:
+    """The driver's allocation hooks (__real_malloc, __wrap_free, ...) the object refers to: calling one would
+    allocate behind the driver's accounting. Read with nm, in the sandbox."""
+    exposed = box.expose(obj)
+    done = box.run(["nm", "-u", exposed], timeout=COMPILE_TIMEOUT, readable=[exposed.parent], limits=GCC_LIMITS)
+    return sorted({m for m in re.findall(r"\b(__(?:real|wrap)_\w+)", done.output)})
+
+
 def _compile_and_link(box: Sandbox, source: bytes, flags: Sequence[str], driver_obj: Path,
                       program: Path) -> tuple[str, str, tuple[str, ...]]:
     """Compiles the submission with `flags` and links it with the driver into `program`: the stage reached
@@ -163,6 +171,10 @@ def _compile_and_link(box: Sandbox, source: bytes, flags: Sequence[str], driver_
     obj, log = gcc(box, {SOURCE_NAME: source}, [*flags, "-c", SOURCE_NAME], "llm_memory.o")
     if obj is None or (flags == OFFICIAL_FLAGS and log.strip()):
         return "compile", log, ()
+    hooks = _grader_hooks(box, obj)
+    if hooks:
+        return "compile", f"{SOURCE_NAME} refers to {', '.join(hooks)}: the grader's own allocation hooks are off " \
+                          "limits (call malloc, calloc, realloc and free)\n", ()
     linked, link_log = gcc(box, {}, [WRAP], "driver", objects=[obj, driver_obj])
     if linked is None:
         return "link", log + link_log, tuple(dict.fromkeys(_UNDEFINED.findall(link_log)))
