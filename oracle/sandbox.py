@@ -49,7 +49,7 @@ class Limits:
     memory_bytes: int = 1 << 30  # RLIMIT_AS; 0: no limit (valgrind, the 2 GiB probe)
     file_bytes: int = 16 << 20  # RLIMIT_FSIZE: the largest file it may write, its captured output included
     processes: int = 32  # RLIMIT_NPROC, counted for the run's own uid
-    open_files: int = 64
+    open_files: int = 1024  # valgrind keeps the top few for itself: descriptors we pass must lie below
     tmp_bytes: int = 16 << 20  # the private /tmp (bubblewrap only)
 
 
