@@ -102,7 +102,7 @@ def test_hostile_submission_fails_with_its_label_and_leaves_nothing(
 def test_close_kills_what_the_submission_started(workdir: Path, submission: Callable[..., Path]) -> None:
     """A constructor runs before the driver's main (its limits, its seccomp filter) and can fork a child into
     a session of its own; close() still ends it, with everything the sandbox started."""
-    adapter = CAdapter(_driver(submission("hostile", "fork_before_main"), workdir))
+    adapter = CAdapter(_driver(submission("escape", "fork_before_main"), workdir))
     engine = adapter.llm_init(640)
     pgid = adapter.pid
     assert pgid is not None
