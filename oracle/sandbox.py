@@ -89,6 +89,17 @@ def _bwrap_prefix(tmp_bytes: int) -> list[str]:
     ]
 
 
+# Every run's command is started by this shell, which ends the run when the grader dies, however it dies: it
+# waits for the command, while a subshell waits for end of file on the lifeline pipe (whose write end only
+# the grader holds) and then kills every process it may: under bwrap all of the run's pid namespace (bwrap's
+# pid 1 then exits), under "uid" every process of the run's uid, otherwise the run's process group. The
+# exit status is the command's (128 + N for a signal N, as bwrap reports it too).
+_SUPERVISOR = """"$@" &
+command=$!
+(read _ </proc/self/fd/{lifeline}; {kill}) &
+wait $command 2>/dev/null
+exit $?"""
+
 _probed: dict[bool, str] = {}
 
 
@@ -127,6 +138,8 @@ class Sandbox:
         if self.as_root:
             self.root.chmod(0o711)  # the runs' uids may pass through to their areas, not list them
         self._uids: list[int] = []
+        self._lifeline = os.pipe()  # we never write; when this process dies, every run's supervisor sees EOF
+        os.fchmod(self._lifeline[0], 0o444)  # a run's uid reopens it through /proc/self/fd (sh has no fd > 9)
         self._count = 0
         self._exposed: dict[tuple[str, int, int], Path] = {}
         self._procs: set[subprocess.Popen] = set()
@@ -169,10 +182,12 @@ class Sandbox:
 
     def command(self, argv: Sequence[str | Path], *, readable: Sequence[Path] = (), writable: Sequence[Path] = (),
                 cwd: Path | None = None, limits: Limits = Limits()) -> list[str]:
-        """The command line that runs argv in this sandbox."""
+        """The command line that runs argv in this sandbox, under the lifeline supervisor."""
         argv = [str(part) for part in argv]
+        kill = "kill -KILL 0" if self.isolation == "none" else "kill -KILL -1"  # -1: its pid namespace, or its uid
+        supervised = ["/bin/sh", "-c", _SUPERVISOR.format(lifeline=self._lifeline[0], kill=kill), "supervisor", *argv]
         if self.isolation != "bubblewrap":
-            return argv
+            return supervised
         cmd = _bwrap_prefix(limits.tmp_bytes)
         for path in readable:
             cmd += ["--ro-bind", str(path), str(path)]
@@ -180,7 +195,7 @@ class Sandbox:
             cmd += ["--bind", str(path), str(path)]
         if cwd is not None:
             cmd += ["--chdir", str(cwd)]
-        return [*cmd, "--", *argv]
+        return [*cmd, "--", *supervised]
 
     def popen(self, argv: Sequence[str | Path], *, readable: Sequence[Path] = (), writable: Sequence[Path] = (),
               cwd: Path | None = None, limits: Limits = Limits(), pass_fds: Sequence[int] = (),
@@ -211,7 +226,7 @@ class Sandbox:
             with self._lock:
                 self._uids.append(uid)
         proc = subprocess.Popen(
-            cmd, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=tuple(pass_fds),
+            cmd, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=(*pass_fds, self._lifeline[0]),
             env=dict(_ENV if env is None else env), start_new_session=True, preexec_fn=before_exec,
             user=uid, group=uid, extra_groups=[] if uid is not None else None,
         )
@@ -252,9 +267,10 @@ class Sandbox:
         return status
 
     def status(self, returncode: int) -> int:
-        """A process's exit status as subprocess gives it (negative: a signal). bwrap reports a command killed
-        by signal N as exit status 128 + N; that is turned back into -N (so an exit(139) reads as SIGSEGV)."""
-        if self.isolation == "bubblewrap" and 128 < returncode < 128 + signal.NSIG:
+        """A process's exit status as subprocess gives it (negative: a signal). The supervisor (and bwrap)
+        report a command killed by signal N as exit status 128 + N; that is turned back into -N (so an
+        exit(139) reads as SIGSEGV)."""
+        if 128 < returncode < 128 + signal.NSIG:
             return -(returncode - 128)
         return returncode
 
@@ -266,6 +282,11 @@ class Sandbox:
         if self.isolation == "uid":
             for uid in self._uids:
                 _kill_uid(uid)
+        for fd in self._lifeline:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
         shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> "Sandbox":
