@@ -114,17 +114,20 @@ def _write_reports(args: argparse.Namespace, report: GradeReport) -> None:
 
     if args.json:
         write_json(args.json, report.as_dict())
-    try:
-        if args.gradescope:
-            failed = report.grader_error and not report.items
-            gradescope.write(args.gradescope, gradescope.failure_results(report.grader_error) if failed
-                             else gradescope.results(report))
-        if args.junit:
-            junit.write(args.junit, report)
-        if args.prairielearn:
-            prairielearn.write(args.prairielearn, report)
-    except OSError as exc:
-        raise UsageError(f"cannot write {exc.filename}: {exc.strerror}") from None
+    failed = report.grader_error is not None and not report.items
+    writers = [
+        (args.gradescope, lambda path: gradescope.write(
+            path, gradescope.failure_results(report.grader_error) if failed else gradescope.results(report))),
+        (args.junit, lambda path: junit.write(path, report)),
+        (args.prairielearn, lambda path: prairielearn.write(path, report)),
+    ]
+    for path, write in writers:
+        if path is None:
+            continue
+        try:
+            write(path)
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
