@@ -114,10 +114,10 @@ def _write_reports(args: argparse.Namespace, report: GradeReport) -> None:
 
     if args.json:
         write_json(args.json, report.as_dict())
-    failed = report.grader_error is not None and not report.items
+    scope = gradescope.failure_results(report.grader_error) if report.grader_error and not report.items \
+        else gradescope.results(report)
     writers = [
-        (args.gradescope, lambda path: gradescope.write(
-            path, gradescope.failure_results(report.grader_error) if failed else gradescope.results(report))),
+        (args.gradescope, lambda path: gradescope.write(path, scope)),
         (args.junit, lambda path: junit.write(path, report)),
         (args.prairielearn, lambda path: prairielearn.write(path, report)),
     ]
