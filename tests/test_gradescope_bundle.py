@@ -167,3 +167,33 @@ def test_a_bundle_needs_a_checkout_pip_can_build(tmp_path: Path, monkeypatch: py
     with pytest.raises(bundle.BundleError, match="pip could not build the pagedcheck wheel: "):
         bundle.build_wheel(tmp_path / "dist")
     assert not (tmp_path / "b.zip").exists()
+
+
+def test_an_unwritable_bundle_is_one_line_and_exit_2_before_any_build(capsys) -> None:
+    assert main(["gradescope-bundle", "/proc/pagedcheck-autograder.zip"]) == 2  # no one may create a file there
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot write /proc/pagedcheck-autograder.zip" in err
+
+
+def test_pins_leave_out_what_this_python_does_not_need() -> None:
+    pins = bundle.pins("pytest")  # pytest needs exceptiongroup and tomli only before 3.11, colorama on Windows
+    assert f"pluggy=={metadata.version('pluggy')}" in pins and f"iniconfig=={metadata.version('iniconfig')}" in pins
+    assert not [pin for pin in pins if pin.startswith(("tomli", "colorama"))]
+
+
+def _handmade(path: Path, setup: str, run_autograder: str) -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in (("setup.sh", setup), ("run_autograder", run_autograder), ("rubric.toml", ""),
+                           ("requirements.txt", "")):
+            archive.writestr(name, text)
+    return path
+
+
+def test_the_simulation_reports_a_failed_set_up_and_a_run_without_results(tmp_path: Path, capsys) -> None:
+    failing = _handmade(tmp_path / "failing.zip", "echo cannot install >&2; exit 3\n", "")
+    assert main(["gradescope-run", str(failing), str(REFERENCE), "--root", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "setup.sh failed (exit 3; " in err and err.rstrip().endswith("cannot install")
+    silent = _handmade(tmp_path / "silent.zip", "exit 0\n", "#!/bin/sh\necho '{not json' > \"$PAGEDCHECK_AUTOGRADER_ROOT/results/results.json\"\n")
+    assert main(["gradescope-run", str(silent), str(REFERENCE), "--root", str(tmp_path / "b")]) == 2
+    assert "run_autograder (exit 0) wrote no valid " in capsys.readouterr().out

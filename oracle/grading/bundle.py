@@ -78,20 +78,20 @@ def build_wheel(into: Path) -> Path:
 
 
 def write_bundle(out: Path, rubric: Path, grade_options: list[str]) -> list[str]:
-    """Writes the zip to `out` (atomically); returns the names it holds."""
-    with tempfile.TemporaryDirectory(prefix="pagedcheck-bundle-") as scratch:
-        wheel = build_wheel(Path(scratch))
-        files: dict[str, tuple[bytes, int]] = {
-            "setup.sh": ((SCRIPTS / "setup.sh").read_bytes(), 0o755),
-            "run_autograder": ((SCRIPTS / "run_autograder").read_bytes(), 0o755),
-            wheel.name: (wheel.read_bytes(), 0o644),
-            "requirements.txt": (("\n".join(pins()) + "\n").encode(), 0o644),
-            "rubric.toml": (rubric.read_bytes(), 0o644),
-            "grade-options": ("".join(f"{option}\n" for option in grade_options).encode(), 0o644),
-        }
+    """Writes the zip to `out` (through a temporary file beside it); returns the names it holds."""
     tmp = out.with_name(f".{out.name}.tmp")
     try:
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as bundle:
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as bundle, \
+                tempfile.TemporaryDirectory(prefix="pagedcheck-bundle-") as scratch:
+            wheel = build_wheel(Path(scratch))
+            files: dict[str, tuple[bytes, int]] = {
+                "setup.sh": ((SCRIPTS / "setup.sh").read_bytes(), 0o755),
+                "run_autograder": ((SCRIPTS / "run_autograder").read_bytes(), 0o755),
+                wheel.name: (wheel.read_bytes(), 0o644),
+                "requirements.txt": (("\n".join(pins()) + "\n").encode(), 0o644),
+                "rubric.toml": (rubric.read_bytes(), 0o644),
+                "grade-options": ("".join(f"{option}\n" for option in grade_options).encode(), 0o644),
+            }
             for name, (data, mode) in files.items():
                 info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
                 info.external_attr = (0o100000 | mode) << 16  # a regular file with these permissions
@@ -99,6 +99,7 @@ def write_bundle(out: Path, rubric: Path, grade_options: list[str]) -> list[str]
                 bundle.writestr(info, data)
         tmp.replace(out)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise BundleError(f"cannot write {out}: {exc.strerror}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
     return list(files)
