@@ -301,15 +301,19 @@ def _timeout(text: str) -> float:
     return value
 
 
-def _add_grade_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rubric", type=Path, metavar="FILE", help="a rubric TOML file (default: the shipped HW3 rubric)")
-    p.add_argument("--seed", type=_seed, help="fuzz seed (default: the rubric's, fixed, so reruns agree)")
-    p.add_argument("--timeout", type=_timeout, default=2.0, help="seconds one call of a C submission may take (default: 2)")
+def _add_limit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time-limit", type=_timeout, default=300.0, metavar="SECONDS",
                    help="seconds for the whole grade of one submission; items not started by then are not run "
                    "(default: 300)")
     p.add_argument("--require-sandbox", action="store_true",
                    help="refuse to grade unless submission code runs in the full sandbox (bubblewrap)")
+
+
+def _add_grade_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rubric", type=Path, metavar="FILE", help="a rubric TOML file (default: the shipped HW3 rubric)")
+    p.add_argument("--seed", type=_seed, help="fuzz seed (default: the rubric's, fixed, so reruns agree)")
+    p.add_argument("--timeout", type=_timeout, default=2.0, help="seconds one call of a C submission may take (default: 2)")
+    _add_limit_options(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
 
@@ -378,9 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bundle_p.add_argument("bundle", type=_output_file, metavar="OUT.zip", help="the zip to write")
     bundle_p.add_argument("--rubric", type=Path, metavar="FILE", help="a rubric TOML file (default: the shipped HW3 rubric)")
-    bundle_p.add_argument("--time-limit", type=_timeout, default=300.0, metavar="SECONDS",
-                          help="seconds for the whole grade of one submission (default: 300)")
-    bundle_p.add_argument("--require-sandbox", action="store_true", help="grade only in the full sandbox")
+    _add_limit_options(bundle_p)
     bundle_p.set_defaults(run=cmd_gradescope_bundle)
 
     run_p = sub.add_parser(
