@@ -176,10 +176,12 @@ def test_grade_cli_writes_conforming_reports_of_a_real_c_grade(tmp_path: Path, s
     root = ET.parse(xml).getroot()
     assert junit_problems(root) == []
     failures = [case.get("classname") for case in root.iter("testcase") if case.find("failure") is not None]
+    isolation = next(p.get("value") for p in root.iter("property") if p.get("name") == "isolation")
+    assert isolation and isolation == json.loads(pl.read_text())["output"].removeprefix("Submission code ran in: ")
     assert failures == ["pagedcheck.hw3.tail_insertion"]
     data = json.loads(pl.read_text())
     assert prairielearn_problems(data) == []
-    assert data["score"] == pytest.approx(15 / 18)
+    assert data["score"] == pytest.approx(15 / 18) and data["output"].startswith("Submission code ran in: ")
     assert [t["points"] for t in data["tests"]] == [5, 10, 0] and "active list" in data["tests"][2]["message"]
     assert (tmp_path / "repro-tail_insertion.c").is_file()  # repro files go beside the reports
 

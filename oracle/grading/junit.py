@@ -4,7 +4,7 @@ The layout is the common Ant/Jenkins junit schema:
 
     <testsuites name tests failures errors skipped time>
       <testsuite id package name tests failures errors skipped time timestamp hostname>
-        <properties><property name value/>...</properties>      score, max_score, seed, rubric, kind
+        <properties><property name value/>...</properties>      score, max_score, seed, rubric, kind, isolation
         <testcase name classname time>                          one per rubric item, in rubric order
           <failure message type>...</failure>                   a failed item (type "failed") or one not run
           <error message type>...</error>                       a check that broke (the grader's fault)
@@ -51,7 +51,7 @@ def document(report: GradeReport) -> ET.Element:
     properties = ET.SubElement(suite, "properties")
     for name, value in (("score", f"{report.score:g}"), ("max_score", f"{report.max_score:g}"),
                         ("seed", str(report.seed)), ("rubric", report.rubric_title or report.rubric_source),
-                        ("kind", report.kind)):
+                        ("kind", report.kind), ("isolation", report.isolation)):
         ET.SubElement(properties, "property", {"name": name, "value": _clean(value)})
     cases = [_testcase(report, item) for item in report.items]
     if report.grader_error:

@@ -2,7 +2,7 @@
 
 Format: `succeeded` (the grader ran), `gradable` (false: the submission could not be graded, and the
 student keeps the attempt), `score` (a fraction, 0 to 1), `message`, `output`, and `tests[]` with `name`,
-`description`, `points`, `max_points`, `message` and `output`. When our grader could not run, `succeeded`
+`description`, `points`, `max_points`, `message` and `output`. `output` names the isolation used. When our grader could not run, `succeeded`
 and `gradable` are false and the message says why.
 """
 
@@ -31,7 +31,7 @@ def results(report: GradeReport) -> dict[str, Any]:
         "gradable": True,
         "score": min(max(fraction, 0.0), 1.0),
         "message": f"Score {report.score:g}/{report.max_score:g} (pagedcheck, seed {report.seed}).",
-        "output": "",
+        "output": f"Submission code ran in: {report.isolation}" if report.isolation else "",
         "tests": [_test(item) for item in report.items],
     }
 
