@@ -1,7 +1,7 @@
 """`pagedcheck gradescope-bundle` and `gradescope-run`: the bundle holds Gradescope's files and this pagedcheck
 pinned; in a simulated /autograder tree its setup.sh installs pagedcheck from the bundle and run_autograder
-grades the reference, a broken fixture and an upload in a subfolder, and writes a valid results.json even
-when there is nothing to grade or pagedcheck itself is gone."""
+grades the reference, broken and hostile fixtures and an upload in a subfolder, and writes a valid
+results.json even when there is nothing to grade or pagedcheck itself is gone."""
 
 import json
 import shutil
@@ -104,6 +104,15 @@ def test_a_broken_submission_loses_the_item_of_its_bug_and_the_set_up_is_reused(
     failed = next(t for t in results["tests"] if t["status"] == "failed")
     assert "active list: expected [3, 1], got [1, 3]" in failed["output"]
     assert "set-up reused" in out
+
+
+@pytest.mark.parametrize("name, label", [("abort", "aborted (SIGABRT)"), ("flood", "wrote more output than allowed")])
+def test_a_hostile_submission_costs_the_item_it_reaches(name: str, label: str, made, capsys, submission) -> None:
+    results, _ = _run(made, submission("hostile", name), capsys)
+    tests = {t["name"]: t for t in results["tests"]}
+    create_free = tests["Task 2: create_sequence / free_sequence"]
+    assert (create_free["score"], create_free["status"]) == (0, "failed") and label in create_free["output"]
+    assert results["score"] == sum(t["score"] for t in results["tests"]) < 18
 
 
 def test_an_upload_inside_a_folder_is_found(made, capsys, tmp_path: Path) -> None:
