@@ -4,8 +4,12 @@ grades the reference, broken and hostile fixtures and an upload in a subfolder, 
 results.json even when there is nothing to grade or pagedcheck itself is gone."""
 
 import json
+import os
 import shutil
+import signal
 import stat
+import subprocess
+import time
 import zipfile
 from collections.abc import Callable, Iterator
 from importlib import metadata
@@ -15,7 +19,7 @@ from typing import Any
 import pytest
 
 from oracle.cli import main
-from oracle.grading import bundle
+from oracle.grading import autograder, bundle
 from tests.test_grade import REFERENCE, small_rubric
 
 ITEMS = ["compiles", "create_free", "tail_insertion"]  # 5 + 10 + 3 points
@@ -206,3 +210,42 @@ def test_the_simulation_reports_a_failed_set_up_and_a_run_without_results(tmp_pa
     silent = _handmade(tmp_path / "silent.zip", "exit 0\n", "#!/bin/sh\necho '{not json' > \"$PAGEDCHECK_AUTOGRADER_ROOT/results/results.json\"\n")
     assert main(["gradescope-run", str(silent), str(REFERENCE), "--root", str(tmp_path / "b")]) == 2
     assert "run_autograder (exit 0) wrote no valid " in capsys.readouterr().out
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "stat").read_text().rsplit(")", 1)[1].split()[1] == str(pid):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_run_autograder_stopped_mid_grade_stops_it_and_still_writes_results_json(made, capsys, submission) -> None:
+    root = made["root"]
+    _run(made, REFERENCE, capsys)  # the tree is set up
+    shutil.rmtree(root / "submission")
+    shutil.copytree(submission("hostile", "hang"), root / "submission")
+    (root / "results" / "results.json").unlink()
+    runner = subprocess.Popen([str(root / "run_autograder")], env=autograder.environment(root), start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(600):  # until the grade runs (at most a minute)
+            grades = [pid for pid in _children(runner.pid)
+                      if b"grade" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+            if grades:
+                break
+            time.sleep(0.1)
+        assert grades, "run_autograder never started the grade"
+        runner.send_signal(signal.SIGTERM)
+        assert runner.wait(timeout=120) == 143
+    finally:
+        if runner.poll() is None:
+            os.killpg(runner.pid, signal.SIGKILL)
+            runner.wait()
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert gradescope_problems(results) == [] and results["score"] == 0
+    assert "pagedcheck grade: stopped by SIGTERM" in results["output"]
+    assert not Path(f"/proc/{grades[0]}").exists()  # the grade was stopped and reaped
