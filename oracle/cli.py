@@ -6,21 +6,32 @@ or a grader that cannot run (ours or the caller's).
 
 import argparse
 import json
+import math
 import os
 import random
 import sys
+import time
 from importlib.metadata import version
 from pathlib import Path
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from oracle.family import families
+from oracle.grading.report import GradeReport
 from oracle.runner import Progress, fuzz
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+GRADE_ALL_MARGIN = 60.0  # seconds past --time-limit before grade-all kills a grade (it still writes its report)
 
 
 class UsageError(Exception):
     """Bad input from the user: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one line on stderr (no usage block) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _positive(text: str) -> int:
@@ -86,23 +97,45 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 
 
 def _artifacts_dir(args: argparse.Namespace, name: str) -> Path:
-    """Where repro files go: --out, else beside --json or --gradescope, else a new temporary directory."""
+    """Where repro files go: --out, else beside a report file, else a new temporary directory."""
     import tempfile
 
     if args.out:
         return args.out
-    for path in (args.json, args.gradescope):
+    for path in (args.json, args.gradescope, args.junit, args.prairielearn):
         if path:
             return path.parent
     return Path(tempfile.mkdtemp(prefix=f"pagedcheck-{Path(name).stem or 'grade'}-"))
 
 
+def _write_reports(args: argparse.Namespace, report: GradeReport) -> None:
+    """Every report file asked for: --json, --gradescope, --junit, --prairielearn."""
+    from oracle.grading import gradescope, junit, prairielearn
+
+    if args.json:
+        write_json(args.json, report.as_dict())
+    scope = gradescope.failure_results(report.grader_error) if report.grader_error and not report.items \
+        else gradescope.results(report)
+    writers = [
+        (args.gradescope, lambda path: gradescope.write(path, scope)),
+        (args.junit, lambda path: junit.write(path, report)),
+        (args.prairielearn, lambda path: prairielearn.write(path, report)),
+    ]
+    for path, write in writers:
+        if path is None:
+            continue
+        try:
+            write(path)
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+
+
 def cmd_grade(args: argparse.Namespace) -> int:
-    from oracle.grading import gradescope
-    from oracle.grading.report import GradeReport
     from oracle.grading.rubric import RubricError
     from oracle.grading.table import render
     from oracle.hw3 import grade as hw3
+
+    deadline = time.monotonic() + args.time_limit
 
     def on_item(item) -> None:
         if not args.quiet:
@@ -111,27 +144,22 @@ def cmd_grade(args: argparse.Namespace) -> int:
     out_dir = _artifacts_dir(args, args.submission)
     try:
         rubric = hw3.load(args.rubric)
-        report = hw3.grade(args.submission, rubric, out_dir, seed=args.seed, timeout=args.timeout, on_item=on_item)
+        report = hw3.grade(args.submission, rubric, out_dir, seed=args.seed, timeout=args.timeout, on_item=on_item,
+                           deadline=deadline, require_sandbox=args.require_sandbox)
     except (RubricError, hw3.GraderError) as exc:
         failure = GradeReport("hw3", args.submission, "unknown", "", str(args.rubric or hw3.DEFAULT_RUBRIC),
                               args.seed or 0, grader_error=str(exc))
-        if args.json:
-            write_json(args.json, failure.as_dict())
-        if args.gradescope:
-            gradescope.write(args.gradescope, gradescope.failure_results(str(exc)))
+        _write_reports(args, failure)
         raise UsageError(str(exc)) from None
     print(render(report))
     if any(item.repro for item in report.items):
         print(f"\nRepro files are in {out_dir}")
-    if args.json:
-        write_json(args.json, report.as_dict())
-    if args.gradescope:
-        gradescope.write(args.gradescope, gradescope.results(report))
+    _write_reports(args, report)
     return report.exit_status
 
 
 def cmd_grade_all(args: argparse.Namespace) -> int:
-    from oracle.grading.batch import exit_status, grade_all
+    from oracle.grading.batch import exit_status, find_submissions, grade_all
     from oracle.grading.rubric import RubricError
     from oracle.hw3 import grade as hw3
 
@@ -141,17 +169,19 @@ def cmd_grade_all(args: argparse.Namespace) -> int:
         rubric = hw3.load(args.rubric)  # a bad rubric stops the batch before it starts
     except RubricError as exc:
         raise UsageError(str(exc)) from None
-    submissions = sorted(p for p in args.directory.iterdir() if p.is_dir() and not p.name.startswith("."))
-    if not submissions:
+    submissions, skipped = find_submissions(args.directory)
+    if not submissions and not skipped:
         raise UsageError(f"{args.directory} holds no submission folders")
     out = args.out or args.directory.with_name(args.directory.name + "-grades")
-    if out.resolve() == args.directory.resolve() or out.resolve() in [s.resolve() for s in submissions]:
+    if out.resolve().is_relative_to(args.directory.resolve()):
         raise UsageError(f"--out {out} would mix reports with submissions")
 
     def command(submission: Path, sub_out: Path) -> list[str]:
         cmd = [sys.executable, "-m", "oracle.cli", "grade", str(submission), "--out", str(sub_out),
                "--json", str(sub_out / "report.json"), "--gradescope", str(sub_out / "results.json"),
-               "--timeout", str(args.timeout), "-q"]
+               "--timeout", str(args.timeout), "--time-limit", str(args.time_limit), "-q"]
+        if args.require_sandbox:
+            cmd.append("--require-sandbox")
         if args.rubric:
             cmd += ["--rubric", str(args.rubric)]
         if args.seed is not None:
@@ -160,11 +190,51 @@ def cmd_grade_all(args: argparse.Namespace) -> int:
 
     root = str(Path(__file__).resolve().parents[1])  # so the child imports this very pagedcheck
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
-    rows = grade_all([s.resolve() for s in submissions], out.resolve(), command, [item.id for item in rubric.items],
-                     jobs=args.jobs, env=env, progress=None if args.quiet else sys.stderr)
-    graded = sum(row.status != "grader error" for row in rows)
+    rows = grade_all(submissions, out.resolve(), command, [item.id for item in rubric.items], jobs=args.jobs,
+                     timeout=args.time_limit + GRADE_ALL_MARGIN, env=env, progress=None if args.quiet else sys.stderr,
+                     skipped=skipped)
+    graded = sum(row.status not in ("grader error", "skipped") for row in rows)
     print(f"graded {graded} of {len(rows)} submissions; scores in {out / 'scores.csv'}, one report per folder")
     return exit_status(rows)
+
+
+def cmd_gradescope_bundle(args: argparse.Namespace) -> int:
+    from oracle.grading.bundle import BundleError, write_bundle
+    from oracle.grading.rubric import RubricError
+
+    family = families()["hw3"]
+    assert family.load_rubric is not None
+    try:
+        rubric = family.load_rubric(args.rubric)  # a bad rubric never makes a bundle
+        options = ["--time-limit", str(args.time_limit)] + (["--require-sandbox"] if args.require_sandbox else [])
+        names = write_bundle(args.bundle, Path(rubric.source), options)
+    except (RubricError, BundleError) as exc:
+        raise UsageError(str(exc)) from None
+    print(f"wrote {args.bundle}: {', '.join(names)}")
+    return EXIT_OK
+
+
+def cmd_gradescope_run(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from oracle.grading.autograder import AutograderError, run
+
+    if not args.bundle.is_file():
+        raise UsageError(f"{args.bundle}: no such file")
+    if not args.submission.is_dir() or args.submission.is_symlink():
+        raise UsageError(f"{args.submission} is not a folder")
+    root = args.root or Path(tempfile.mkdtemp(prefix="pagedcheck-autograder-"))
+    try:
+        done = run(args.bundle, args.submission, root.resolve())
+    except (AutograderError, OSError) as exc:
+        raise UsageError(str(exc)) from None
+    if done.results is None:
+        print(f"run_autograder (exit {done.status}) wrote no valid {done.results_file}; see {root / 'run_autograder.log'}")
+        return EXIT_USAGE
+    tests = done.results.get("tests", [])
+    print(f"{done.results_file}: score {done.results['score']:g} of {sum(t.get('max_score', 0) for t in tests):g} "
+          f"({len(tests)} tests; set-up {'ran' if done.set_up else 'reused'}; logs in {root})")
+    return EXIT_OK
 
 
 def _fraction(text: str) -> float:
@@ -226,18 +296,29 @@ def _timeout(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected seconds > 0, got {value}")
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds, got {text!r}")
     return value
+
+
+def _add_limit_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--time-limit", type=_timeout, default=300.0, metavar="SECONDS",
+                   help="seconds for the whole grade of one submission; items not started by then are not run "
+                   "(default: 300)")
+    p.add_argument("--require-sandbox", action="store_true",
+                   help="refuse to grade unless submission code runs in the full sandbox (bubblewrap)")
 
 
 def _add_grade_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rubric", type=Path, metavar="FILE", help="a rubric TOML file (default: the shipped HW3 rubric)")
     p.add_argument("--seed", type=_seed, help="fuzz seed (default: the rubric's, fixed, so reruns agree)")
     p.add_argument("--timeout", type=_timeout, default=2.0, help="seconds one call of a C submission may take (default: 2)")
+    _add_limit_options(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pagedcheck",
         description="Model-based stateful testing for paged KV-cache memory managers.",
         epilog="Exit status: 0 green, 1 the implementation failed, 2 usage error or the grader could not run.",
@@ -274,6 +355,9 @@ def build_parser() -> argparse.ArgumentParser:
     grade_p.add_argument("submission", metavar="SUBMISSION", help="llm_memory.c, a directory holding it, or pkg.module")
     grade_p.add_argument("--json", type=_output_file, metavar="FILE", help="write the report as JSON (pagedcheck-grade/1)")
     grade_p.add_argument("--gradescope", type=_output_file, metavar="FILE", help="write Gradescope's results.json")
+    grade_p.add_argument("--junit", type=_output_file, metavar="FILE", help="write the report as JUnit XML (for CI)")
+    grade_p.add_argument("--prairielearn", type=_output_file, metavar="FILE",
+                         help="write PrairieLearn's external grader results.json")
     grade_p.add_argument("--out", type=Path, metavar="DIR", help="where repro files go (default: beside --json)")
     _add_grade_options(grade_p)
     grade_p.set_defaults(run=cmd_grade)
@@ -289,6 +373,31 @@ def build_parser() -> argparse.ArgumentParser:
     all_p.add_argument("--jobs", type=_positive, default=1, help="submissions graded at once (default: 1)")
     _add_grade_options(all_p)
     all_p.set_defaults(run=cmd_grade_all)
+    bundle_p = sub.add_parser(
+        "gradescope-bundle",
+        help="build a Gradescope autograder zip that installs and runs this pagedcheck",
+        description="Write a Gradescope autograder zip: setup.sh (apt packages, then pagedcheck from the zip, "
+        "pinned), run_autograder (grades /autograder/submission into /autograder/results/results.json, always "
+        "written), this checkout as a wheel, pinned requirements and the rubric. Needs a source checkout.",
+    )
+    bundle_p.add_argument("bundle", type=_output_file, metavar="OUT.zip", help="the zip to write")
+    bundle_p.add_argument("--rubric", type=Path, metavar="FILE", help="a rubric TOML file (default: the shipped HW3 rubric)")
+    _add_limit_options(bundle_p)
+    bundle_p.set_defaults(run=cmd_gradescope_bundle)
+
+    run_p = sub.add_parser(
+        "gradescope-run",
+        help="run a Gradescope bundle on a submission in a simulated /autograder tree",
+        description="Lay out Gradescope's /autograder tree under ROOT (source/, submission/, results/), run "
+        "the bundle's setup.sh there (without apt-get) and its run_autograder on SUBMISSION_DIR; print "
+        "results.json's score. Exit 0 a valid results.json was written, 2 otherwise.",
+    )
+    run_p.add_argument("bundle", type=Path, metavar="OUT.zip", help="a zip from gradescope-bundle")
+    run_p.add_argument("submission", type=Path, metavar="SUBMISSION_DIR", help="the folder a student uploads")
+    run_p.add_argument("--root", type=Path, metavar="DIR", help="the tree's root: new or set up for this bundle "
+                       "before (default: a new temporary folder)")
+    run_p.set_defaults(run=cmd_gradescope_run)
+
     mut_p = sub.add_parser(
         "mutation",
         help="measure test strength: the mutation score of our suite on the Python engine (mutmut)",

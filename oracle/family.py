@@ -1,6 +1,7 @@
 """What a allocator family plugs into the shared runner and CLI: its machine, its adapters, its repro text."""
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 from oracle.stats import RunStats
@@ -16,6 +17,7 @@ class Family:
     load_adapter: Callable[[str], AdapterFactory]  # raises ValueError with a one-line reason
     repro_preamble: Callable[[str], list[str]]  # the imports that make a printed program runnable
     default_impl: str = "engine"
+    load_rubric: Callable[[Path | None], Any] | None = None  # its rubric at a path, or its default; RubricError
 
 
 def families() -> dict[str, Family]:

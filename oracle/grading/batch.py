@@ -2,8 +2,10 @@
 
 A separate process per submission means a submission that wrecks its grader (or a grader bug it triggers)
 costs that one row and nothing else; a grader that outlives its time limit is killed with its process group.
-Results: OUT/<name>/report.json, OUT/<name>/results.json (Gradescope), any repro files beside them, and
-OUT/scores.csv with one row per submission.
+Results: OUT/<folder>/report.json, OUT/<folder>/results.json (Gradescope), any repro files beside them, and
+OUT/scores.csv with one row per submission. Each row has a folder of its own (its name, unless that is a
+name the batch itself writes). An entry that leaves DIR (a symbolic link, wherever it points) is never
+graded: its row says it was skipped.
 """
 
 import csv
@@ -30,10 +32,48 @@ class Row:
     items: dict[str, float]  # item id -> points
     error: str = ""  # why the submission has no report, or the grader error it reported
     seconds: float = 0.0
+    folder: str = ""  # its folder under OUT; "" when it was skipped
+    skipped: bool = False  # an entry that is not a folder inside DIR: never graded
 
     @property
     def status(self) -> str:
+        if self.skipped:
+            return "skipped"
         return {EXIT_OK: "passed", EXIT_FAILED: "failed"}.get(self.exit_status, "grader error")
+
+
+RESERVED = frozenset({"scores.csv"})  # what the batch writes into OUT besides the folders
+
+
+def find_submissions(directory: Path) -> tuple[list[Path], list[Row]]:
+    """The folders of `directory` to grade (hidden ones and plain files left out), and a skipped row for
+    each entry that is a symbolic link: grading it would grade another folder under this entry's name."""
+    base = directory.resolve()
+    folders, skipped = [], []
+    for entry in sorted(directory.iterdir()):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_symlink():
+            why = f"skipped: a symbolic link (to {os.readlink(entry)!r}), not a folder inside {directory}"
+            skipped.append(Row(entry.name, EXIT_GRADER, 0, 0, {}, why, skipped=True))
+        elif entry.is_dir():
+            folders.append(base / entry.name)
+    return folders, skipped
+
+
+def folder_names(names: Sequence[str]) -> dict[str, str]:
+    """A distinct folder under OUT for each (distinct) name: the name itself, unless the batch writes a
+    file of that name, then the name with the first free -N suffix."""
+    taken = set(names) | RESERVED
+    folders = {}
+    for name in names:
+        folder, n = name, 0
+        while folder in RESERVED or (folder != name and folder in taken):
+            n += 1
+            folder = f"{name}-{n}"
+        taken.add(folder)
+        folders[name] = folder
+    return folders
 
 
 def grade_all(
@@ -46,29 +86,40 @@ def grade_all(
     timeout: float = 900.0,
     env: dict[str, str] | None = None,
     progress: TextIO | None = sys.stderr,
+    skipped: Sequence[Row] = (),
 ) -> list[Row]:
-    """Runs `command(submission, its_out_dir)` for each submission, `jobs` at a time; writes scores.csv."""
+    """Runs `command(submission, its_out_dir)` for each submission, `jobs` at a time, killing one that runs
+    past `timeout` seconds; writes scores.csv with a row per submission and the `skipped` rows."""
     out.mkdir(parents=True, exist_ok=True)
-    rows: list[Row] = []
+    rows: list[Row] = list(skipped)
+    total = len(submissions) + len(skipped)
     start = time.monotonic()
+
+    def report(row: Row) -> None:
+        if progress:
+            score = f"{row.score:g}/{row.max_score:g}" if not row.error else row.error.splitlines()[0]
+            progress.write(f"grade-all: [{len(rows)}/{total}] {row.name}: {row.status}, {score} "
+                           f"({row.seconds:.1f} s; {time.monotonic() - start:.0f} s in all)\n")
+            progress.flush()
+
+    for row in skipped:
+        report(row)
+    folders = folder_names([sub.name for sub in submissions])
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_grade_one, sub, out / sub.name, command, timeout, env) for sub in submissions]
-        for done, future in enumerate(as_completed(futures), 1):
-            row = future.result()
-            rows.append(row)
-            if progress:
-                score = f"{row.score:g}/{row.max_score:g}" if not row.error else row.error.splitlines()[0]
-                progress.write(f"grade-all: [{done}/{len(submissions)}] {row.name}: {row.status}, {score} "
-                               f"({row.seconds:.1f} s; {time.monotonic() - start:.0f} s in all)\n")
-                progress.flush()
+        futures = [pool.submit(_grade_one, sub, out, folders[sub.name], command, timeout, env) for sub in submissions]
+        for future in as_completed(futures):
+            rows.append(future.result())
+            report(rows[-1])
     rows.sort(key=lambda row: row.name)
     write_csv(out / "scores.csv", rows, item_ids)
     return rows
 
 
 def _grade_one(
-    submission: Path, out: Path, command: Callable[[Path, Path], list[str]], timeout: float, env: dict[str, str] | None
+    submission: Path, out: Path, folder: str, command: Callable[[Path, Path], list[str]], timeout: float,
+    env: dict[str, str] | None,
 ) -> Row:
+    out = out / folder
     out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     with open(out / "grader.log", "wb") as log:
@@ -85,26 +136,26 @@ def _grade_one(
         proc.wait()
     seconds = time.monotonic() - start
     if status is None:
-        return Row(submission.name, EXIT_GRADER, 0, 0, {}, f"grading took longer than {timeout:g} s", seconds)
+        return Row(submission.name, EXIT_GRADER, 0, 0, {}, f"grading took longer than {timeout:g} s", seconds, folder)
     try:
         report = json.loads((out / "report.json").read_text())
     except (OSError, ValueError):
         tail = (out / "grader.log").read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
-        return Row(submission.name, EXIT_GRADER, 0, 0, {}, f"no report (exit {status}): {tail[0]}", seconds)
+        return Row(submission.name, EXIT_GRADER, 0, 0, {}, f"no report (exit {status}): {tail[0]}", seconds, folder)
     items = {item["id"]: item["points"] for item in report["items"]}
     return Row(submission.name, report["exit_status"], report["score"], report["max_score"], items,
-               report.get("grader_error") or "", seconds)
+               report.get("grader_error") or "", seconds, folder)
 
 
 def write_csv(path: Path, rows: Sequence[Row], item_ids: Sequence[str]) -> None:
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["submission", "score", "max_score", "status", *item_ids, "error"])
+        writer.writerow(["submission", "score", "max_score", "status", *item_ids, "error", "folder"])
         for row in rows:
             writer.writerow([row.name, f"{row.score:g}", f"{row.max_score:g}", row.status,
-                             *(f"{row.items[i]:g}" if i in row.items else "" for i in item_ids), row.error])
+                             *(f"{row.items[i]:g}" if i in row.items else "" for i in item_ids), row.error, row.folder])
 
 
 def exit_status(rows: Sequence[Row]) -> int:
-    """2 if any submission could not be graded, else 1 if any failed an item, else 0."""
+    """2 if any submission could not be graded (skipped ones included), else 1 if any failed an item, else 0."""
     return max((row.exit_status for row in rows), default=EXIT_OK)

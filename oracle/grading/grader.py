@@ -3,6 +3,7 @@
 A family supplies its checks; each check is a function of (context, options) returning an Outcome, or
 raising NotRun (a prerequisite failed: 0 points) or NotApplicable (not for this kind of implementation: not
 counted). Any other exception is the grader's own fault: the item is an `error` and the report says so.
+Past the grade's deadline (a time.monotonic() value) the items not yet started are `not_run`.
 """
 
 import time
@@ -11,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from oracle.grading.report import ItemResult
-from oracle.grading.rubric import Rubric
+from oracle.grading.rubric import OptionRule, Rubric
+
+OUT_OF_TIME = "the time limit for the whole grade was reached before this item started"
 
 
 class NotRun(Exception):
@@ -37,6 +40,7 @@ class Check:
     rule: str  # the spec rule the check enforces, as the spec names it
     run: Callable[[Any, Mapping[str, Any]], Outcome]
     options: Mapping[str, Any] = field(default_factory=dict)  # defaults; a rubric may override them
+    limits: Mapping[str, OptionRule] = field(default_factory=dict)  # the bounds of options, checked at load
 
 
 def run_checks(
@@ -44,13 +48,17 @@ def run_checks(
     rubric: Rubric,
     context: Any,
     on_item: Callable[[ItemResult], None] | None = None,
+    deadline: float | None = None,
 ) -> list[ItemResult]:
-    """Runs each rubric item's check in rubric order; never raises for a check's failure or error."""
+    """Runs each rubric item's check in rubric order; never raises for a check's failure or error. An item
+    that would start at or past `deadline` is not run."""
     results = []
     for item in rubric.items:
         check = checks[item.id]
         start = time.perf_counter()
         try:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise NotRun(OUT_OF_TIME)
             outcome = check.run(context, item.options)
             status = "passed" if outcome.passed else "failed"
         except NotRun as reason:

@@ -5,11 +5,10 @@ output_format and visibility (hidden, after_due_date, after_published, visible).
 """
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-from oracle.grading.report import GradeReport, ItemResult
+from oracle.grading.report import GradeReport, ItemResult, write_atomic
 
 _OUTPUT_LIMIT = 20_000  # characters per test's output; Gradescope pages get slow beyond that
 
@@ -39,18 +38,7 @@ def failure_results(error: str) -> dict[str, Any]:
 
 
 def _test(item: ItemResult) -> dict[str, Any]:
-    parts = [f"Rule: {item.rule}"]
-    if item.message:
-        parts.append(item.message)
-    if item.details:
-        parts.append(item.details)
-    if item.program:
-        parts.append("Minimal failing program (as Hypothesis prints it):\n" + item.program)
-    if item.repro:
-        parts.append(f"Standalone C repro: {item.repro}")
-    text = "\n\n".join(parts)
-    if len(text) > _OUTPUT_LIMIT:
-        text = text[:_OUTPUT_LIMIT] + "\n... (truncated)"
+    text = item.feedback(_OUTPUT_LIMIT)
     return {
         "name": item.name,
         "score": item.points,
@@ -64,7 +52,4 @@ def _test(item: ItemResult) -> dict[str, Any]:
 
 def write(path: Path | str, data: dict[str, Any]) -> None:
     """Writes atomically, so Gradescope never reads half a file."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(data, indent=2) + "\n")

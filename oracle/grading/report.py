@@ -4,7 +4,9 @@ The JSON schema (`pagedcheck-grade/1`) is documented in the README; `timing_free
 change from run to run, so two reports of the same submission and seed compare equal.
 """
 
+import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 SCHEMA = "pagedcheck-grade/1"
@@ -30,6 +32,17 @@ class ItemResult:
     @property
     def counts_as_failure(self) -> bool:
         return self.status in ("failed", "not_run")
+
+    def feedback(self, limit: int) -> str:
+        """What a student reads about this item: rule, message, details, minimal program, repro file; at
+        most `limit` characters, then a truncation mark."""
+        parts = [f"Rule: {self.rule}", self.message, self.details]
+        if self.program:
+            parts.append("Minimal failing program (as Hypothesis prints it):\n" + self.program)
+        if self.repro:
+            parts.append(f"Standalone C repro: {self.repro}")
+        text = "\n\n".join(part for part in parts if part)
+        return text if len(text) <= limit else text[:limit] + "\n... (truncated)"
 
 
 @dataclass
@@ -93,3 +106,14 @@ def timing_free(report: dict[str, Any]) -> dict[str, Any]:
 
 def _number(value: float) -> float | int:
     return int(value) if float(value).is_integer() else round(value, 3)
+
+
+def write_atomic(path: Path | str, text: str) -> None:
+    """Writes `text` to `path` through a temporary file beside it, so no reader sees half a file."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

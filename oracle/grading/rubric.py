@@ -11,12 +11,27 @@
     seconds = 8
 
 Every mistake is a RubricError naming the file, the item and what is wrong, so a course finds it at once.
+Points are finite and >= 0; a float option is finite; a check declares the bounds of its options as
+OptionRules (`at_least(1)`, `positive`), checked here, so a bad value fails at load, not mid-grading.
 """
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
+
+OptionRule = Callable[[Any], str | None]  # what is wrong with an option's value, or None
+
+
+def at_least(low: int) -> OptionRule:
+    """A whole-number option of `low` or more (examples, steps)."""
+    return lambda value: None if value >= low else f"must be >= {low}"
+
+
+def positive(value: float) -> str | None:
+    """A finite number > 0 (seconds, timeouts)."""
+    return None if math.isfinite(value) and value > 0 else "must be a finite number > 0"
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 _ITEM_KEYS = {"id", "name", "points", "visibility", "options"}
@@ -46,9 +61,12 @@ class Rubric:
         return sum(item.points for item in self.items)
 
 
-def load_rubric(path: Path | str, checks: Mapping[str, Mapping[str, Any]]) -> Rubric:
-    """Reads and validates a rubric. `checks` maps each check id the family knows to its default options;
-    an item naming another id, or an option its check does not take, or of another type, is an error."""
+def load_rubric(
+    path: Path | str, checks: Mapping[str, Mapping[str, Any]], rules: Mapping[str, Mapping[str, OptionRule]] | None = None
+) -> Rubric:
+    """Reads and validates a rubric. `checks` maps each check id the family knows to its default options,
+    `rules` each check id to the rules of its options; an item naming another id, or an option its check
+    does not take, of another type, or outside its rule, is an error."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text())
@@ -56,10 +74,15 @@ def load_rubric(path: Path | str, checks: Mapping[str, Mapping[str, Any]]) -> Ru
         raise RubricError(f"rubric {path}: cannot read it: {exc.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise RubricError(f"rubric {path}: not valid TOML: {exc}") from None
-    return parse_rubric(data, checks, str(path))
+    return parse_rubric(data, checks, str(path), rules)
 
 
-def parse_rubric(data: Mapping[str, Any], checks: Mapping[str, Mapping[str, Any]], source: str) -> Rubric:
+def parse_rubric(
+    data: Mapping[str, Any],
+    checks: Mapping[str, Mapping[str, Any]],
+    source: str,
+    rules: Mapping[str, Mapping[str, OptionRule]] | None = None,
+) -> Rubric:
     def fail(message: str) -> RubricError:
         return RubricError(f"rubric {source}: {message}")
 
@@ -86,8 +109,8 @@ def parse_rubric(data: Mapping[str, Any], checks: Mapping[str, Mapping[str, Any]
         if any(item.id == check_id for item in items):
             raise fail(f"{where}: check {check_id!r} appears twice")
         points = raw.get("points")
-        if isinstance(points, bool) or not isinstance(points, (int, float)) or points < 0:
-            raise fail(f"{where}: points must be a number >= 0, got {points!r}")
+        if isinstance(points, bool) or not isinstance(points, (int, float)) or not 0 <= points < math.inf:
+            raise fail(f"{where}: points must be a number >= 0 and finite, got {points!r}")
         visibility = raw.get("visibility", "visible")
         if visibility not in VISIBILITIES:
             raise fail(f"{where}: visibility must be one of {', '.join(VISIBILITIES)}, got {visibility!r}")
@@ -104,8 +127,16 @@ def parse_rubric(data: Mapping[str, Any], checks: Mapping[str, Mapping[str, Any]
                 raise fail(f"{where}: check {check_id!r} has no option {key!r} (it takes {takes})")
             if not _fits(value, defaults[key]):
                 raise fail(f"{where}: option {key!r} must be {type(defaults[key]).__name__}, got {value!r}")
+            wrong = "must be finite" if isinstance(value, float) and not math.isfinite(value) else None
+            rule = (rules or {}).get(check_id, {}).get(key)
+            wrong = wrong or (rule(value) if rule else None)
+            if wrong:
+                raise fail(f"{where}: option {key!r} {wrong}, got {value!r}")
         items.append(RubricItem(check_id, name, points, visibility, {**defaults, **options}))
-    return Rubric(title, tuple(items), source)
+    rubric = Rubric(title, tuple(items), source)
+    if not math.isfinite(rubric.max_score):
+        raise fail("the points add up to more than a float holds")
+    return rubric
 
 
 def _fits(value: Any, default: Any) -> bool:

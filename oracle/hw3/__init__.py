@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from oracle.family import AdapterFactory, Family
+from oracle.grading.rubric import Rubric
 from oracle.hw3.adapters import load_python
 from oracle.hw3.machine import machine_for
 
@@ -29,10 +30,18 @@ def repro_preamble(impl: str) -> list[str]:
     ]
 
 
+def load_rubric(path: Path | None = None) -> Rubric:
+    """The HW3 rubric at `path`, or the shipped one (oracle/hw3/rubric.toml); raises RubricError."""
+    from oracle.hw3.grade import load
+
+    return load(path)
+
+
 FAMILY = Family(
     name="hw3",
     summary="CS110 HW3 paged KV-cache manager: 64-byte blocks, 16x16 block table, CoW, first fit",
     machine_for=machine_for,
     load_adapter=load_adapter,
     repro_preamble=repro_preamble,
+    load_rubric=load_rubric,
 )

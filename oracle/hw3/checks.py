@@ -24,6 +24,7 @@ from hypothesis.internal.conjecture import engine as conjecture_engine
 from hypothesis.reporting import with_reporter
 
 from oracle.grading.grader import Check, NotApplicable, NotRun, Outcome
+from oracle.grading.rubric import at_least, positive
 from oracle.hw3 import FAMILY
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.c.build import BuildResult, OFFICIAL_FLAGS
@@ -74,6 +75,7 @@ class Submission:
     source: Path | None = None  # C only: the llm_memory.c graded
     timeout: float = 2.0  # per call, C only
     seed: int | None = None  # overrides the fuzz item's seed
+    deadline: float | None = None  # time.monotonic() by which the whole grade must end; None: no limit
     fuzz_failure: Divergence | None = None  # set by the fuzz check, for the memory-safety check's repro run
     repro_sources: dict[str, str] = field(default_factory=dict)  # file name -> C source, written this run
     sandbox: Sandbox | None = None  # where its code runs (None: the process's shared sandbox)
@@ -480,6 +482,7 @@ def _built(sub: Submission) -> Callable[[], Adapter]:
 # ---- the stateful fuzz ----------------------------------------------------------------------------------
 
 FUZZ_OPTIONS = {"seed": 110, "examples": 120, "steps": 50, "seconds": 8.0, "shrink_seconds": 30.0}
+FUZZ_LIMITS = {"examples": at_least(1), "steps": at_least(1), "seconds": positive, "shrink_seconds": positive}
 
 
 def check_fuzz(sub: Submission, options: Mapping[str, Any]) -> Outcome:
@@ -563,6 +566,7 @@ def _finding_from(failure: Divergence, sub: Submission) -> Finding:
 # ---- memory safety -------------------------------------------------------------------------------------
 
 MEMCHECK_OPTIONS = {"timeout": 20.0}  # s one call may take under valgrind
+MEMCHECK_LIMITS = {"timeout": positive}
 _LOG_LINES = 60
 
 
@@ -727,8 +731,8 @@ CHECKS: dict[str, Check] = {
         Check("free_count", FREE_BLOCK_CONSISTENCY, check_free_count),
         Check("l1_traversal", "Tasks 2-3: free_sequence and fork_sequence visit ALL 16 L1 slots", check_l1_traversal),
         Check("tail_insertion", TAIL_INSERTION, check_tail_insertion),
-        Check("fuzz", "All rules: stateful fuzzing against the oracle", check_fuzz, FUZZ_OPTIONS),
-        Check("memory_safety", MEMORY_SAFETY, check_memory_safety, MEMCHECK_OPTIONS),
+        Check("fuzz", "All rules: stateful fuzzing against the oracle", check_fuzz, FUZZ_OPTIONS, FUZZ_LIMITS),
+        Check("memory_safety", MEMORY_SAFETY, check_memory_safety, MEMCHECK_OPTIONS, MEMCHECK_LIMITS),
         Check("alloc_failure", ROBUSTNESS, check_alloc_failure),
     )
 }

@@ -29,7 +29,8 @@ class GraderError(Exception):
 
 def load(path: Path | str | None = None) -> Rubric:
     """The rubric at `path`, or the shipped default; raises RubricError."""
-    return load_rubric(path or DEFAULT_RUBRIC, {check.id: check.options for check in CHECKS.values()})
+    return load_rubric(path or DEFAULT_RUBRIC, {check.id: check.options for check in CHECKS.values()},
+                       {check.id: check.limits for check in CHECKS.values()})
 
 
 def is_c(submission: str) -> bool:
@@ -46,12 +47,14 @@ def grade(
     timeout: float = 2.0,
     build_cache: Path | None = None,
     on_item: Callable[[ItemResult], None] | None = None,
+    deadline: float | None = None,
     require_sandbox: bool = False,
 ) -> GradeReport:
     """Runs every rubric item against the submission; repro files go to out_dir. `seed` overrides the fuzz
-    item's; `timeout` bounds each call of a C submission. All submission code (gcc included) runs in one
-    Sandbox for the run, closed (every process it started killed) before the report is made. Raises
-    GraderError when grading cannot start, e.g. `require_sandbox` without bubblewrap."""
+    item's; `timeout` bounds each call of a C submission; items not started by `deadline` (a
+    time.monotonic() value) are not run. All submission code (gcc included) runs in one Sandbox for the
+    run, closed (every process it started killed) before the report is made. Raises GraderError when
+    grading cannot start, e.g. `require_sandbox` without bubblewrap."""
     start = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
     fuzz_seed = next((item.options["seed"] for item in rubric.items if item.id == "fuzz"), 0)
@@ -61,8 +64,8 @@ def grade(
         raise GraderError(str(exc)) from None
     with box, tempfile.TemporaryDirectory(prefix="pagedcheck-grade-") as scratch:
         sub = _submission(submission, out_dir, Path(scratch), build_cache, timeout, box)
-        sub.seed = seed
-        items = run_checks(CHECKS, rubric, sub, on_item)
+        sub.seed, sub.deadline = seed, deadline
+        items = run_checks(CHECKS, rubric, sub, on_item, deadline)
     return GradeReport(
         family="hw3",
         submission=submission,
