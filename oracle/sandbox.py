@@ -28,6 +28,7 @@ import signal
 import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -41,6 +42,12 @@ _ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
 
 class SandboxUnavailable(Exception):
     """The full sandbox (bubblewrap) is required but cannot run here; the message says why."""
+
+
+class DeadlinePassed(BaseException):
+    """The sandbox's deadline (the whole grade's time limit) passed while a run was waited for; the run has
+    been killed. A BaseException, so that no `except Exception` in a check (or in Hypothesis) takes it for
+    the submission's failure; the grading loop reports the item as not run."""
 
 
 @dataclass(frozen=True)
@@ -127,7 +134,8 @@ def _limit(resource_id: int, value: int) -> None:
 class Sandbox:
     """Runs untrusted programs; one per grading run, used as a context manager (close() kills what is left)."""
 
-    def __init__(self, *, require_full: bool = False):
+    def __init__(self, *, require_full: bool = False, deadline: float | None = None):
+        self.deadline = deadline  # time.monotonic() past which no run is waited for (DeadlinePassed)
         self.as_root = os.geteuid() == 0  # then every run gets a fresh unprivileged uid
         problem = bwrap_problem(self.as_root)
         self.isolation = "bubblewrap" if problem is None else "uid" if self.as_root else "none"
@@ -240,14 +248,27 @@ class Sandbox:
         started is killed before this returns."""
         with tempfile.TemporaryFile() as out:
             proc = self.popen(argv, stdout=out, stderr=subprocess.STDOUT, **popen)
+            wait = self.wait_limit(timeout)
             try:
-                status: int | None = proc.wait(timeout)
+                status: int | None = proc.wait(wait)
             except subprocess.TimeoutExpired:
                 status = None
             finally:
                 ended = self.stop(proc)
+            if status is None and wait < timeout:
+                raise DeadlinePassed()
             status = None if status is None else ended
             return Finished(status, os.pread(out.fileno(), output_limit, 0).decode(errors="replace"))
+
+    def wait_limit(self, timeout: float) -> float:
+        """How long a run may be waited for: `timeout`, or less if the deadline comes first. Raises
+        DeadlinePassed when it has passed already."""
+        if self.deadline is None:
+            return timeout
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise DeadlinePassed()
+        return min(timeout, left)
 
     def stop(self, proc: subprocess.Popen, grace: float = 0.0) -> int:
         """Kills a process this sandbox started, with its process group, after letting it end by itself for

@@ -78,3 +78,20 @@ def test_grade_all_hands_its_time_limit_to_each_grade(tmp_path: Path) -> None:
     assert (row["submission"], row["status"], row["compiles"], row["folder"]) == ("alice", "failed", "0", "alice")
     report = json.loads((tmp_path / "class-grades" / "alice" / "report.json").read_text())
     assert report["items"][0]["message"] == f"not run: {OUT_OF_TIME}"
+
+
+def test_the_deadline_stops_a_call_in_progress_and_the_item_is_not_run(tmp_path: Path, submission) -> None:
+    """A submission that hangs in a call, with a per-call timeout longer than the grade's time limit: the call
+    is stopped at the deadline (its sandbox killed), the item is not run for the time limit (not "hung": the
+    submission did not get its full per-call time), and the rest is not run either."""
+    from oracle.grading.grader import OUT_OF_TIME_DURING
+
+    rubric = load(small_rubric(tmp_path / "rubric.toml", ["compiles", "fork", "append_cow"]))
+    start = time.monotonic()
+    report = grade(str(submission("hostile", "hang")), rubric, tmp_path / "out", timeout=60.0,
+                   deadline=time.monotonic() + 8)
+    assert time.monotonic() - start < 30
+    items = {item.id: item for item in report.items}
+    assert items["compiles"].status == "passed"
+    assert items["fork"].status == "not_run" and items["fork"].message == f"not run: {OUT_OF_TIME_DURING}"
+    assert items["append_cow"].status == "not_run" and items["append_cow"].message == f"not run: {OUT_OF_TIME}"

@@ -13,8 +13,10 @@ from typing import Any, Callable, Mapping
 
 from oracle.grading.report import ItemResult
 from oracle.grading.rubric import OptionRule, Rubric
+from oracle.sandbox import DeadlinePassed
 
 OUT_OF_TIME = "the time limit for the whole grade was reached before this item started"
+OUT_OF_TIME_DURING = "the time limit for the whole grade was reached while this item ran (its runs were stopped)"
 
 
 class NotRun(Exception):
@@ -63,6 +65,8 @@ def run_checks(
             status = "passed" if outcome.passed else "failed"
         except NotRun as reason:
             outcome, status = Outcome(False, f"not run: {reason}"), "not_run"
+        except DeadlinePassed:
+            outcome, status = Outcome(False, f"not run: {OUT_OF_TIME_DURING}"), "not_run"
         except NotApplicable as reason:
             outcome, status = Outcome(False, f"not applicable: {reason}"), "not_applicable"
         except Exception as exc:  # a bug in the grader, not in the submission

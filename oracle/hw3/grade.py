@@ -59,7 +59,7 @@ def grade(
     out_dir.mkdir(parents=True, exist_ok=True)
     fuzz_seed = next((item.options["seed"] for item in rubric.items if item.id == "fuzz"), 0)
     try:
-        box = Sandbox(require_full=require_sandbox)
+        box = Sandbox(require_full=require_sandbox, deadline=deadline)
     except SandboxUnavailable as exc:
         raise GraderError(str(exc)) from None
     with box, tempfile.TemporaryDirectory(prefix="pagedcheck-grade-") as scratch:

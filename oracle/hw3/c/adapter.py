@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from oracle.hw3.c.build import build
-from oracle.sandbox import Limits, Sandbox, shared
+from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared
 from oracle.hw3.observation import (
     EngineState,
     HeapState,
@@ -276,11 +276,19 @@ class CAdapter:
         while view:
             view = view[os.write(self._cmd, view) :]
 
-    def _read(self, n: int, deadline: float | None) -> bytes:
+    def _read(self, n: int, timeout: float | None) -> bytes:
         chunks, have = [], 0
         while have < n:
-            if deadline is not None:
-                ready, _, _ = select.select([self._reply], [], [], deadline)
+            if timeout is not None:
+                try:
+                    wait = self.box.wait_limit(timeout)
+                except DeadlinePassed:
+                    self._fail("the grade's time limit was reached", wait=0)
+                    raise
+                ready, _, _ = select.select([self._reply], [], [], wait)
+                if not ready and wait < timeout:  # the grade's deadline, not this call's timeout
+                    self._fail("the grade's time limit was reached", wait=0)
+                    raise DeadlinePassed()
                 if not ready:
                     raise self._fail(f"hung: no answer within {self.timeout} s", wait=0)
             chunk = os.read(self._reply, max(n - have, 65536) if have == 0 else n - have)
