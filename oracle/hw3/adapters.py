@@ -19,9 +19,11 @@ import importlib
 from types import ModuleType
 from typing import Any, Callable, Protocol
 
-from oracle.hw3.observation import EngineState, ImplementationFailure, Observation, SequenceState
+from oracle.hw3.observation import EngineState, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
-from oracle.hw3.spec import API, L1_PT_SIZE
+from oracle.hw3.pyreply import engine_state
+from oracle.hw3.pyserve import Unreadable, read_engine
+from oracle.hw3.spec import API
 
 
 class Adapter(Protocol):
@@ -36,12 +38,14 @@ class Adapter(Protocol):
 
 
 class PythonAdapter:
-    """Drives a Python implementation of the six calls, e.g. the built-in `engine.llm_memory`.
+    """Drives a Python implementation of the six calls in this process, e.g. the built-in `engine.llm_memory`
+    for `pagedcheck fuzz` (grading runs submissions in a child process instead: pyremote.py).
 
     The implementation's objects are read white-box, with the C structs' field names: the engine's
     `total_local_blocks`, `free_local_blocks`, `ref_count` and `active_seqs` (a circular list of nodes with
     `prev` and `next`); each sequence's `seq_id`, `kv_count`, `block_table` (16 entries, each None or 16
     ints) and `node`. A node is mapped back to its sequence through the sequences create and fork returned.
+    The reading is pyserve.read_engine's, the same as in a child process.
     """
 
     def __init__(self, impl: Any, name: str | None = None):
@@ -108,45 +112,9 @@ class PythonAdapter:
 
     def _engine_state(self, engine: Any) -> EngineState:
         try:
-            sequences, list_error = self._walk(engine.active_seqs)
-            return EngineState(
-                total_local_blocks=engine.total_local_blocks,
-                free_local_blocks=engine.free_local_blocks,
-                ref_count=tuple(engine.ref_count),
-                sequences=sequences,
-                list_error=list_error,
-            )
-        except (AttributeError, TypeError) as exc:  # fields missing, or not the shapes the C structs have
+            return engine_state(read_engine(engine, self._owners))
+        except (Unreadable, AttributeError, TypeError) as exc:  # fields missing, or not the C structs' shapes
             raise ImplementationFailure(f"state unreadable: {exc}") from exc
-
-    def _walk(self, head: Any) -> tuple[tuple[SequenceState, ...], str | None]:
-        """The sequences from head->next on, and how the list is broken, if it is.
-
-        Checking prev at every node also ends every cycle: the first node met twice is met from a different
-        node the second time, so its prev cannot match.
-        """
-        found: list[SequenceState] = []
-        prev, node = head, head.next
-        while node is not head:
-            if node.prev is not prev:
-                return tuple(found), f"node {len(found)}: prev does not point to the node before it"
-            seq = self._owners.get(id(node))
-            if seq is None:
-                return tuple(found), f"node {len(found)} belongs to no sequence that create or fork returned"
-            found.append(_sequence_state(seq))
-            prev, node = node, node.next
-        if head.prev is not prev:
-            return tuple(found), "head.prev is not the last node"
-        return tuple(found), None
-
-
-def _sequence_state(seq: Any) -> SequenceState:
-    table = seq.block_table
-    return SequenceState(
-        seq_id=seq.seq_id,
-        kv_count=seq.kv_count,
-        block_table=tuple(None if l2 is None else tuple(l2) for l2 in table[:L1_PT_SIZE]),
-    )
 
 
 def load_python(spec: str) -> Callable[[], PythonAdapter]:

@@ -73,7 +73,8 @@ class Submission:
     workdir: Path  # build cache and scratch space
     build: BuildResult | None = None  # C only
     source: Path | None = None  # C only: the llm_memory.c graded
-    timeout: float = 2.0  # per call, C only
+    timeout: float = 2.0  # per call
+    not_loaded: str | None = None  # why a Python submission does not load (factory is None then)
     seed: int | None = None  # overrides the fuzz item's seed
     deadline: float | None = None  # time.monotonic() by which the whole grade must end; None: no limit
     fuzz_failure: Divergence | None = None  # set by the fuzz check, for the memory-safety check's repro run
@@ -94,9 +95,8 @@ class Submission:
             if self.kind == "c":
                 probes = run_probes(self.source, self.workdir / "probes", timeout=5 * self.timeout, flags=self.flags,
                                     sandbox=self.sandbox)
-            else:
-                with closing(self.adapter()) as adapter:
-                    probes = run_python_probes(adapter.impl)  # type: ignore[attr-defined]  # a PythonAdapter
+            else:  # a RemotePython: the probes run in the submission's child process, with longer calls
+                probes = run_python_probes(lambda: _built(self)(timeout=5 * self.timeout))  # type: ignore[call-arg]
             self._probes = {p.name: p for p in probes}
         return self._probes
 
@@ -475,7 +475,8 @@ def check_l1_traversal(sub: Submission, options: Mapping[str, Any]) -> Outcome:
 
 def _built(sub: Submission) -> Callable[[], Adapter]:
     if sub.factory is None:
-        raise NotRun("the submission does not build (see the compiles item)")
+        raise NotRun(f"the module does not load: {sub.not_loaded}" if sub.not_loaded
+                     else "the submission does not build (see the compiles item)")
     return sub.factory
 
 

@@ -4,9 +4,11 @@
     report = grade("alice/llm_memory.c", load(), out_dir=Path("alice-report"))
 """
 
+import os
 import shutil
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Callable
 
@@ -14,10 +16,12 @@ from oracle.grading.grader import run_checks
 from oracle.grading.report import GradeReport, ItemResult
 from oracle.grading.rubric import Rubric, load_rubric
 from oracle.hw3 import BUILTIN_ENGINE
-from oracle.hw3.adapters import load_python
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import Refused, build, submission_source
 from oracle.hw3.checks import CHECKS, Submission
+from oracle.hw3.pychild import PYTHON, LoadFailure
+from oracle.hw3.pylocate import locate
+from oracle.hw3.pyremote import RemotePython
 from oracle.sandbox import Sandbox, SandboxUnavailable
 
 DEFAULT_RUBRIC = Path(__file__).with_name("rubric.toml")
@@ -34,7 +38,9 @@ def load(path: Path | str | None = None) -> Rubric:
 
 
 def is_c(submission: str) -> bool:
-    """A path (a .c file, a directory, anything with a slash) rather than a Python module name."""
+    """A path (a .c file, a directory, anything with a slash but a .py file) rather than Python."""
+    if submission.endswith(".py"):
+        return False
     return submission.endswith(".c") or "/" in submission or Path(submission).is_dir()
 
 
@@ -62,8 +68,11 @@ def grade(
         box = Sandbox(require_full=require_sandbox, deadline=deadline)
     except SandboxUnavailable as exc:
         raise GraderError(str(exc)) from None
-    with box, tempfile.TemporaryDirectory(prefix="pagedcheck-grade-") as scratch:
-        sub = _submission(submission, out_dir, Path(scratch), build_cache, timeout, box)
+    with box, tempfile.TemporaryDirectory(prefix="pagedcheck-grade-") as scratch, ExitStack() as cleanup:
+        if submission == "engine" or not is_c(submission):
+            sub = _python(submission, out_dir, Path(scratch), timeout, box, cleanup)
+        else:
+            sub = _submission(submission, out_dir, Path(scratch), build_cache, timeout, box)
         sub.seed, sub.deadline = seed, deadline
         items = run_checks(CHECKS, rubric, sub, on_item, deadline)
     return GradeReport(
@@ -79,14 +88,26 @@ def grade(
     )
 
 
+def _python(path: str, out_dir: Path, scratch: Path, timeout: float, box: Sandbox, cleanup: ExitStack) -> Submission:
+    """A Python submission, found by its files and loaded in its child process (never in this one). One that
+    does not load (a SyntaxError, an ImportError, a missing call) is graded: every item is not run, with why."""
+    try:
+        target = locate(BUILTIN_ENGINE if path == "engine" else path)
+    except ValueError as exc:
+        raise GraderError(f"{path}: not a C submission (.c file or directory), and {exc}") from None
+    if not os.access(PYTHON, os.X_OK):
+        raise GraderError(f"{PYTHON} is missing: Python submissions run under the system Python")
+    remote = RemotePython(target, box, timeout=timeout)
+    cleanup.callback(remote.close)
+    try:
+        remote.load()
+    except LoadFailure as failure:
+        return Submission(path, "python", None, out_dir, scratch, timeout=timeout, sandbox=box, not_loaded=str(failure))
+    return Submission(path, "python", remote, out_dir, scratch, timeout=timeout, sandbox=box)
+
+
 def _submission(path: str, out_dir: Path, scratch: Path, build_cache: Path | None, timeout: float,
                 box: Sandbox) -> Submission:
-    if path == "engine" or not is_c(path):
-        try:
-            factory = load_python(BUILTIN_ENGINE if path == "engine" else path)
-        except ValueError as exc:
-            raise GraderError(f"{path}: not a C submission (.c file or directory), and {exc}") from None
-        return Submission(path, "python", factory, out_dir, scratch)
     if shutil.which("gcc") is None:
         raise GraderError("gcc is not on PATH: C submissions cannot be built")
     try:

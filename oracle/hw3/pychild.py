@@ -1,0 +1,227 @@
+"""The process that runs a Python submission: pyserve.py under the system Python, in the sandbox.
+
+The grader copies pyserve.py alone into a read-only area, binds the submission's root read-only, and talks
+to the server over two dedicated pipes; what the submission prints goes to a capped file. A reply is read
+within a deadline, bounded in size and decoded as JSON; a failure the server reports, a process that ends,
+a hang or a reply that is not the protocol's each raise ImplementationFailure with a label, and a process
+that cannot go on is stopped with everything it started (the next request starts a new one).
+"""
+
+import json
+import os
+import select
+import shutil
+import struct
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from oracle.hw3._interim_sandbox import Limits, Sandbox
+from oracle.hw3.c.adapter import failure_label
+from oracle.hw3.observation import ImplementationFailure
+from oracle.hw3.pyreply import BadReply, text
+
+SERVER = Path(__file__).with_name("pyserve.py")
+PYTHON = "/usr/bin/python3"
+MAX_REPLY = 64 << 20  # bytes in one reply (a 64 MiB pool's ref_count is about 2 MiB of JSON)
+_LENGTH = struct.Struct("<I")
+
+
+@dataclass(frozen=True)
+class PythonTarget:
+    """Where a Python submission is, found without running it: `module` (a dotted name, or the path of a .py
+    file) is imported with `root` first on sys.path; `attr` names the object with the six calls, if any."""
+
+    spec: str  # as the user gave it
+    root: Path
+    module: str
+    attr: str = ""
+
+
+class LoadFailure(Exception):
+    """The submission does not load (a SyntaxError, an ImportError, a missing call, ...): its fault."""
+
+
+def ended(status: int | None) -> str:
+    """How a server that stopped answering ended, in words."""
+    if status is None:
+        return "stopped answering and did not exit"
+    if status < 0:
+        return failure_label(status)
+    return f"ended the process (exit status {status})"
+
+
+class PythonChild:
+    """One server process for a submission, started lazily and again after a failure that stopped it.
+
+    `generation` counts the starts (a handle lives as long as its generation); `output(since)` is what the
+    submission printed in this generation from offset `since` on; `mark()` is the offset now.
+    """
+
+    def __init__(
+        self,
+        target: PythonTarget,
+        sandbox: Sandbox,
+        *,
+        timeout: float = 2.0,
+        load_timeout: float = 10.0,
+        output_limit: int = 1 << 20,
+        limits: Limits = Limits(cpu_seconds=120),
+    ):
+        self.target = target
+        self.sandbox = sandbox
+        self.timeout = timeout
+        self.load_timeout = load_timeout
+        self.output_limit = output_limit
+        self.limits = Limits(**{**limits.__dict__, "file_bytes": output_limit})
+        self.generation = 0
+        self._proc: subprocess.Popen | None = None
+        self._cmd = self._reply = -1
+        self._output = tempfile.TemporaryFile()
+        self._area = sandbox.area("pyserve")
+        shutil.copy(SERVER, self._area / SERVER.name)
+        os.chmod(self._area / SERVER.name, 0o444)
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None
+
+    def start(self) -> None:
+        """Starts the server and waits for it to load the submission; LoadFailure when it does not."""
+        self.stop()
+        self._output.seek(0)
+        self._output.truncate()
+        cmd_r, cmd_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        target = self.target
+        argv = [PYTHON, "-I", "-B", str(self._area / SERVER.name), str(cmd_r), str(reply_w), str(target.root), target.module]
+        try:
+            self._proc = self.sandbox.popen(
+                argv + ([target.attr] if target.attr else []),
+                readable=(self._area, target.root),
+                limits=self.limits,
+                pass_fds=(cmd_r, reply_w),
+                stdout=self._output,
+                stderr=self._output,
+            )
+        finally:
+            os.close(cmd_r)
+            os.close(reply_w)
+        os.set_blocking(cmd_w, False)
+        self._cmd, self._reply = cmd_w, reply_r
+        self.generation += 1
+        try:
+            hello = self._receive(self.load_timeout, "while loading")
+        except ImplementationFailure as failure:
+            raise LoadFailure(str(failure)) from None
+        if hello.get("loaded") is not True:
+            reason = hello.get("load_error")
+            self.stop()
+            raise LoadFailure(text(reason, "load_error") if type(reason) is str else "the server sent no load result")
+
+    def stop(self) -> int | None:
+        """Ends the server and everything it started; its exit status (None if it was not running)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None
+        os.close(self._cmd)
+        os.close(self._reply)
+        self._cmd = self._reply = -1
+        return self.sandbox.stop(proc)
+
+    def close(self) -> None:
+        self.stop()
+        self._output.close()
+
+    def mark(self) -> int:
+        return os.fstat(self._output.fileno()).st_size
+
+    def output(self, since: int = 0) -> str:
+        return os.pread(self._output.fileno(), self.output_limit + 1, since).decode(errors="replace")
+
+    # ---- one request, one reply ----
+
+    def ask(self, request: dict[str, Any], doing: str, timeout: float | None = None) -> dict[str, Any]:
+        """Sends a request and returns its reply; ImplementationFailure when the submission failed (the
+        server is stopped when it cannot go on). `doing` ends a label: "in llm_init"."""
+        if self._proc is None:
+            try:
+                self.start()
+            except LoadFailure as failure:
+                raise ImplementationFailure(f"does not load: {failure}") from None
+        timeout = self.timeout if timeout is None else timeout
+        body = json.dumps(request, separators=(",", ":")).encode()
+        self._send(_LENGTH.pack(len(body)) + body, time.monotonic() + timeout, doing)
+        return self.more(doing, timeout)
+
+    def more(self, doing: str, timeout: float | None = None) -> dict[str, Any]:
+        """The next reply of a request answered with several (the "calls" op)."""
+        reply = self._receive(self.timeout if timeout is None else timeout, doing)
+        if "failure" in reply:
+            try:
+                label = text(reply["failure"], "failure", 500)
+            except BadReply as bad:
+                raise self._fail(f"sent a reply the grader cannot read ({bad})") from None
+            if reply.get("fatal") is not False:
+                self.stop()
+            raise ImplementationFailure(label)
+        return reply
+
+    def _fail(self, label: str) -> ImplementationFailure:
+        self.stop()
+        return ImplementationFailure(label)
+
+    def _send(self, data: bytes, deadline: float, doing: str) -> None:
+        view = memoryview(data)
+        while view:
+            if not select.select([], [self._cmd], [], max(0.0, deadline - time.monotonic()))[1]:
+                raise self._fail(f"hung: no answer within {self.timeout:g} s")
+            try:
+                view = view[os.write(self._cmd, view) :]
+            except BrokenPipeError:
+                raise self._fail(f"{ended(self._stop_after_end())} {doing}") from None
+
+    def _receive(self, timeout: float, doing: str) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        (length,) = _LENGTH.unpack(self._read(_LENGTH.size, deadline, timeout, doing))
+        if length > MAX_REPLY:
+            raise self._fail(f"sent a reply of {length} bytes, over the {MAX_REPLY >> 20} MiB limit")
+        body = self._read(length, deadline, timeout, doing)
+        try:
+            reply = json.loads(body)
+        except (ValueError, RecursionError):
+            raise self._fail("sent a reply the grader cannot read (not JSON)") from None
+        if type(reply) is not dict:
+            raise self._fail("sent a reply the grader cannot read (not an object)")
+        return reply
+
+    def _read(self, n: int, deadline: float, timeout: float, doing: str) -> bytes:
+        chunks, have = [], 0
+        while have < n:
+            if not select.select([self._reply], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                raise self._fail(f"hung: no answer within {timeout:g} s" + (" while loading" if doing == "while loading" else ""))
+            chunk = os.read(self._reply, min(n - have, 1 << 20))
+            if not chunk:
+                raise self._fail(f"{ended(self._stop_after_end())} {doing}")
+            chunks.append(chunk)
+            have += len(chunk)
+        return b"".join(chunks)
+
+    def _stop_after_end(self) -> int | None:
+        """The reply pipe closed: the server ended (or closed it). Give it a moment to exit by itself, so its
+        own status, not our kill, names how it ended."""
+        proc = self._proc
+        if proc is not None:
+            try:
+                proc.wait(1.0)
+            except subprocess.TimeoutExpired:
+                pass
+        return self.stop()
+
+    def __del__(self) -> None:
+        if getattr(self, "_proc", None) is not None:
+            self.stop()
+

@@ -1,0 +1,287 @@
+"""RemotePythonAdapter: the Adapter protocol for a Python submission that runs in a child process.
+
+The submission never runs in the grader: pyserve.py loads it in the sandbox (pychild.py) and answers each
+call with what it returned and, read white-box there, the engine's state and the pool's bytes, which the
+grader compares with the model as it does for any adapter. One child serves every adapter of a grading run
+(as one imported module would); a failure that stops it (sys.exit, a BaseException, a fork, a hang, a crash)
+is a failing step with its label, and the next adapter's first call starts a new one.
+
+The white-box probes (pyprobes.py) use the lower-level calls: `call` (no observation), `counts`,
+`sequence`, `move_l2`, `move_entry` and `pool`, with handles for the objects the submission returned.
+"""
+
+import base64
+import binascii
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from oracle.hw3._interim_sandbox import Sandbox
+from oracle.hw3.observation import EngineState, ImplementationFailure, Observation
+from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
+from oracle.hw3.pychild import PythonChild, PythonTarget
+from oracle.hw3.pyreply import BadReply, engine_state, handle, integer, integers, returned, table, text
+from oracle.hw3.spec import API
+
+POINTER_CALLS = API[:3]
+
+
+@dataclass(frozen=True, slots=True)
+class Handle:
+    """An object the submission returned (an engine or a sequence), in one child process."""
+
+    number: int
+    generation: int
+
+    def __repr__(self) -> str:
+        return f"Handle({self.number})"
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """An engine's counters, ref_count, active-list length (up to a limit) and whether the list is empty."""
+
+    total: int
+    free: int
+    ref_count: tuple[int, ...]
+    length: int
+    empty: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceView:
+    """A sequence's fields, its whole block_table, and an identity per L2 table (to tell a copy from a share)."""
+
+    seq_id: int
+    kv_count: int
+    block_table: tuple[tuple[int, ...] | None, ...]
+    l2_ids: tuple[int | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PoolView:
+    sha256: str
+    data: bytes | None  # None past pyserve's POOL_BYTES_SHOWN
+
+
+@functools.lru_cache(maxsize=16)
+def _image(pool_size: int) -> str:
+    """guard + initial pool + guard in base64, as the server receives it."""
+    return base64.b64encode(GUARD + initial_pool(pool_size) + GUARD).decode()
+
+
+class RemotePythonAdapter:
+    """The Adapter protocol (adapters.py) over a PythonChild. `output` is what the submission printed while
+    this adapter was in use; `timeout` (None: the child's) bounds each call."""
+
+    def __init__(self, child: PythonChild, timeout: float | None = None):
+        self.child = child
+        self.name = child.target.spec
+        self.timeout = timeout
+        self._fresh = True  # the next init forgets the handles of earlier adapters
+        self._mark: tuple[int, int] | None = None  # (generation, output offset) when this adapter first called
+        self._region: bytearray | None = None  # guard + pool + guard of the last init
+        self._pool_size = 0
+
+    # ---- plumbing ----
+
+    def _ask(self, request: dict[str, Any], doing: str) -> dict[str, Any]:
+        child = self.child
+        if self._mark is None:
+            if not child.running:
+                child.ask({"op": "reset"}, "while starting")  # starts it, or says why it does not load
+            self._mark = (child.generation, child.mark())
+        return child.ask(request, doing, self.timeout)
+
+    def _bad(self, bad: BadReply) -> ImplementationFailure:
+        self.child.stop()
+        return ImplementationFailure(f"sent a reply the grader cannot read ({bad})")
+
+    def _number(self, obj: Any) -> int | None:
+        if obj is None:
+            return None
+        if not isinstance(obj, Handle):
+            raise TypeError(f"not a handle from this adapter: {obj!r}")
+        if obj.generation != self.child.generation or not self.child.running:
+            raise ImplementationFailure("this handle died with the process that made it (see the failing step before)")
+        return obj.number
+
+    def _handle(self, value: Any) -> Handle | None:
+        number = handle(value)
+        return None if number is None else Handle(number, self.child.generation)
+
+    def _observed(self, reply: dict[str, Any], engine: Any) -> EngineState | None:
+        region = reply.get("region")
+        if region is not None:
+            data = base64.b64decode(text(region, "region", 1 << 30), validate=True)
+            if self._region is None or len(data) != len(self._region):
+                raise BadReply("the pool is not the size it was given")
+            self._region = bytearray(data)
+        if engine is None:
+            return None
+        if "state_error" in reply:
+            raise ImplementationFailure(f"state unreadable: {text(reply['state_error'], 'state_error', 500)}")
+        return engine_state(reply.get("state"))
+
+    # ---- the Adapter protocol ----
+
+    def llm_init(self, pool_size: int, null_pool: bool = False) -> Handle | None:
+        if pool_size < 0:
+            raise ValueError("pool_size is a size_t: it cannot be negative")
+        self._region = None if null_pool else bytearray(GUARD + initial_pool(pool_size) + GUARD)
+        self._pool_size = pool_size
+        fill = None if null_pool else _image(pool_size)
+        request = {"op": "init", "size": pool_size, "guard": GUARD_SIZE, "fill": fill, "reset": self._fresh}
+        self._fresh = False
+        return self._checked(lambda reply: self._handle(reply.get("ret")), request, "in llm_init")
+
+    def _invoke(self, api: str, engine: Any, args: tuple[int, ...]) -> Any:
+        request = {"op": "call", "api": api, "engine": self._number(engine), "args": list(args)}
+        return self._checked(lambda reply: self._returned(api, reply.get("ret")), request, f"in {api}")
+
+    def _returned(self, api: str, value: Any) -> Any:
+        return self._handle(value) if api in POINTER_CALLS else returned(value)
+
+    def create_sequence(self, engine: Any, seq_id: int, initial_kv_len: int) -> Handle | None:
+        return self._invoke("create_sequence", engine, (seq_id, initial_kv_len))
+
+    def fork_sequence(self, engine: Any, parent_seq_id: int, new_seq_id: int) -> Handle | None:
+        return self._invoke("fork_sequence", engine, (parent_seq_id, new_seq_id))
+
+    def append_kv(self, engine: Any, seq_id: int, kv_data: int) -> Any:
+        return self._invoke("append_kv", engine, (seq_id, kv_data))
+
+    def free_sequence(self, engine: Any, seq_id: int) -> Any:
+        return self._invoke("free_sequence", engine, (seq_id,))
+
+    def llm_destroy(self, engine: Any) -> Any:
+        return self._invoke("llm_destroy", engine, ())
+
+    def observe(self, engine: Any) -> Observation:
+        """The engine's state and the pool, read in the child after the last call (one round trip)."""
+        if self._region is None:
+            return Observation(engine=None, pool=None)
+        request = {"op": "observe", "engine": self._number(engine)}
+        state = self._checked(lambda reply: self._observed(reply, engine), request, "while its state was read")
+        region, end = self._region, GUARD_SIZE + self._pool_size
+        return Observation(
+            engine=state,
+            pool=bytes(region[GUARD_SIZE:end]),
+            guard_before=bytes(region[:GUARD_SIZE]),
+            guard_after=bytes(region[end:]),
+        )
+
+    @property
+    def output(self) -> str:
+        """What the submission printed since this adapter's first call (in the process that made it)."""
+        if self._mark is None:
+            return ""
+        generation, since = self._mark
+        return self.child.output(since if generation == self.child.generation else 0)
+
+    def close(self) -> None:
+        self._region = None
+
+    # ---- for the probes ----
+
+    def init_pool(self, size: int, pattern: bytes | None) -> Handle | None:
+        """llm_init(pool, size) on a pool of `pattern` repeated (None: a NULL pool), with no guard zones."""
+        fill = None if pattern is None else base64.b64encode(pattern).decode()
+        request = {"op": "init", "size": size, "guard": 0, "fill": fill, "reset": self._fresh}
+        self._fresh = False
+        return self._checked(lambda reply: self._handle(reply.get("ret")), request, "in llm_init")
+
+    def call(self, api: str, engine: Any, *args: int) -> Any:
+        """One of the five calls after llm_init (the same as the Adapter's methods)."""
+        return self._invoke(api, engine, args)
+
+    def calls(self, api: str, engine: Any, args: list[tuple[int, ...]], stop: str) -> list[Any]:
+        """call(api, engine, *one) for each of args, in one request, up to the first that returns NULL (stop
+        "null") or not 0 (stop "nonzero"); what each returned. Each call has its own time limit."""
+        request = {"op": "calls", "api": api, "engine": self._number(engine), "args": [list(one) for one in args], "stop": stop}
+        results = []
+        reply = self._ask(request, f"in {api}")
+        while True:
+            try:
+                result = self._returned(api, reply.get("ret"))
+            except BadReply as bad:
+                raise self._bad(bad) from None
+            results.append(result)
+            if len(results) == len(args) or ((result is None) if stop == "null" else (result != 0)):
+                return results
+            reply = self.child.more(f"in {api}", self.timeout)
+
+    def counts(self, engine: Handle, limit: int = 10_000) -> Counts:
+        request = {"op": "counts", "engine": self._number(engine), "limit": limit}
+
+        def parse(reply: dict[str, Any]) -> Counts:
+            value = _object(reply.get("ret"), ("total", "free", "ref_count", "length", "empty"))
+            if type(value["empty"]) is not bool:
+                raise BadReply("empty is not a boolean")
+            return Counts(integer(value["total"], "total"), integer(value["free"], "free"),
+                          integers(value["ref_count"], "ref_count"), integer(value["length"], "length"), value["empty"])
+
+        return self._checked(parse, request, "while its state was read")
+
+    def sequence(self, seq: Handle) -> SequenceView:
+        request = {"op": "sequence", "seq": self._number(seq)}
+
+        def parse(reply: dict[str, Any]) -> SequenceView:
+            value = _object(reply.get("ret"), ("seq_id", "kv_count", "table", "l2_ids"))
+            ids = value["l2_ids"]
+            if type(ids) is not list or any(i is not None and type(i) is not int for i in ids):
+                raise BadReply("l2_ids is not a list of ids")
+            return SequenceView(integer(value["seq_id"], "seq_id"), integer(value["kv_count"], "kv_count"),
+                                table(value["table"], "block_table"), tuple(ids))
+
+        return self._checked(parse, request, "while a sequence was read")
+
+    def move_l2(self, seq: Handle, src: int, dst: int) -> None:
+        """block_table[dst] = block_table[src]; block_table[src] = None, on the live sequence."""
+        self._ask({"op": "move_l2", "seq": self._number(seq), "src": src, "dst": dst}, "while a block table was edited")
+
+    def move_entry(self, seq: Handle, l1: int, src: int, dst: int) -> None:
+        """block_table[l1][dst] = block_table[l1][src]; block_table[l1][src] = -1, on the live sequence."""
+        request = {"op": "move_entry", "seq": self._number(seq), "l1": l1, "src": src, "dst": dst}
+        self._ask(request, "while a block table was edited")
+
+    def pool(self) -> PoolView:
+        """The pool the last llm_init was given (by init_pool), as it is now."""
+        def parse(reply: dict[str, Any]) -> PoolView:
+            value = _object(reply.get("ret"), ("sha256", "bytes"))
+            data = value["bytes"]
+            return PoolView(text(value["sha256"], "sha256", 64),
+                            None if data is None else base64.b64decode(text(data, "bytes", 1 << 30), validate=True))
+
+        return self._checked(parse, {"op": "pool"}, "while the pool was read")
+
+    def _checked(self, parse: Any, request: dict[str, Any], doing: str) -> Any:
+        reply = self._ask(request, doing)
+        try:
+            return parse(reply)
+        except (BadReply, binascii.Error) as bad:
+            raise self._bad(BadReply(str(bad))) from None
+
+
+def _object(value: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    if type(value) is not dict or set(value) != set(names):
+        raise BadReply(f"expected an object with the fields {', '.join(names)}")
+    return value
+
+
+class RemotePython:
+    """A Python submission served by one child process: calling it makes an adapter (the Adapter factory a
+    Submission holds); `load()` starts the child and raises LoadFailure when the submission does not load;
+    `close()` stops it and everything it started."""
+
+    def __init__(self, target: PythonTarget, sandbox: Sandbox, *, timeout: float = 2.0, **options: Any):
+        self.child = PythonChild(target, sandbox, timeout=timeout, **options)
+
+    def load(self) -> None:
+        self.child.start()
+
+    def __call__(self, timeout: float | None = None) -> RemotePythonAdapter:
+        return RemotePythonAdapter(self.child, timeout)
+
+    def close(self) -> None:
+        self.child.close()

@@ -1,0 +1,414 @@
+"""The child side of grading a Python submission: loads it and serves the grader's calls over two pipes.
+
+Run in the sandbox as `/usr/bin/python3 -I -B pyserve.py REQUESTS_FD REPLIES_FD ROOT MODULE [ATTR]`. It
+imports the standard library only (nothing of pagedcheck is visible there); the grader also imports it, for
+`read_engine`, the one definition of how a Python implementation's objects are read white-box.
+
+Frames both ways: length:u32 (little-endian), then that many bytes of UTF-8 JSON. The first reply comes
+unasked: {"loaded": true} or {"load_error": reason}. Then one reply per request:
+
+    {"op": "init", "size": n, "guard": g, "fill": b64 | null, "reset": bool}  the pool is g+n+g bytes of
+        `fill` repeated (null: a NULL pool); llm_init gets the n bytes in the middle; with "reset", every
+        handle is forgotten first
+    {"op": "call", "api": name, "engine": h | null, "args": [int, ...]}
+    {"op": "calls", "api": name, "engine": h | null, "args": [[int, ...], ...], "stop": "null" | "nonzero"}
+        the call once per argument list, one reply each, up to the first that returns NULL / not 0
+    {"op": "observe", "engine": h | null}       "state" (see read_engine) or "state_error" of the engine
+                                                (none for null), and "region" (base64 of the last init's
+                                                guard+pool+guard) when it changed since the last observe
+    {"op": "counts", "engine": h, "limit": n}   counters, ref_count, list length (up to limit), empty list
+    {"op": "sequence", "seq": h}                seq_id, kv_count, the whole block_table, each L2 table's id()
+    {"op": "move_l2", "seq": h, "src": i, "dst": j}               block_table[j] = [i]; [i] = None
+    {"op": "move_entry", "seq": h, "l1": t, "src": i, "dst": j}   block_table[t][j] = [t][i]; [t][i] = -1
+    {"op": "pool"}                              the sha256 of the pool the last init gave llm_init, and its
+                                                bytes when at most POOL_BYTES_SHOWN
+    {"op": "reset"}                             forgets every handle
+
+A reply is {"ret": value, ...} or {"failure": label, "fatal": bool}; after a fatal one the server exits.
+Objects the submission returns are handles: small ints, 0 never used.
+Only the process that started the server replies: a fork's copy exits at once.
+"""
+
+import array
+import base64
+import errno
+import hashlib
+import importlib
+import importlib.util
+import json
+import operator
+import os
+import struct
+import sys
+
+API = ("llm_init", "create_sequence", "fork_sequence", "append_kv", "free_sequence", "llm_destroy")
+POINTER_CALLS = ("llm_init", "create_sequence", "fork_sequence")
+L1_SLOTS = 16  # L1_PT_SIZE; this file cannot import oracle.hw3.spec
+UNMAPPED = -1
+MAX_ITEMS = 1 << 21  # entries read from one list the submission owns (ref_count, an L2 table)
+MAX_TEXT = 500  # characters of a message the submission's objects word (str of an exception, a repr)
+POOL_BYTES_SHOWN = 1 << 20
+_LENGTH = struct.Struct("<I")
+
+
+class Unreadable(Exception):
+    """A field the contract names is missing or has a shape the C structs cannot have."""
+
+
+def _text(value: object, limit: int = MAX_TEXT) -> str:
+    try:
+        text = str(value)
+    except BaseException:  # a __str__ of the submission's that raises or exits
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _int(value: object, what: str) -> int:
+    """An int the way the grader compares it: an int or anything that is one (operator.index)."""
+    if type(value) is int or type(value) is bool:
+        number = int(value)
+    else:
+        try:
+            number = operator.index(value)  # type: ignore[arg-type]
+        except TypeError:
+            raise Unreadable(f"{what} is {_text(repr(value), 80)}, not an integer") from None
+    if not -(1 << 63) <= number < 1 << 63:
+        raise Unreadable(f"{what} is {_text(number, 80)}, beyond 64 bits")
+    return number
+
+
+def _ints(values: object, what: str) -> list[int]:
+    if type(values) in (list, tuple) and len(values) <= MAX_ITEMS:  # type: ignore[arg-type]
+        try:
+            return array.array("q", values).tolist()  # type: ignore[arg-type]
+        except (TypeError, OverflowError):
+            pass  # the loop below names the entry
+    out = []
+    for i, value in enumerate(values):  # type: ignore[call-overload]
+        if i >= MAX_ITEMS:
+            raise Unreadable(f"{what} has more than {MAX_ITEMS} entries")
+        if type(value) is int and -(1 << 63) <= value < 1 << 63:
+            out.append(value)
+        else:
+            out.append(_int(value, f"{what}[{i}]"))
+    return out
+
+
+def read_table(seq: object, slots: int | None = L1_SLOTS) -> list:
+    """seq.block_table (its first `slots` entries, all when None): None or a list of ints per entry."""
+    table = list(seq.block_table)[:slots] if slots is not None else list(seq.block_table)  # type: ignore[attr-defined]
+    name = f"seq {_text(getattr(seq, 'seq_id', '?'), 40)} block_table"
+    return [None if l2 is None else _ints(l2, f"{name}[{l1}]") for l1, l2 in enumerate(table)]
+
+
+def read_engine(engine: object, owners: dict[int, object]) -> dict:
+    """The engine's counters, ref_count and active list, read white-box with the C field names; `owners`
+    maps id(node) to the sequence create or fork returned (container_of). Raises Unreadable, AttributeError
+    or TypeError when the objects do not have the contract's shape.
+
+    Checking prev at every node also ends every cycle: the first node met twice is met from a different
+    node the second time, so its prev cannot match.
+    """
+    head = engine.active_seqs  # type: ignore[attr-defined]
+    sequences: list = []
+    list_error = None
+    prev, node = head, head.next
+    while node is not head:
+        if node.prev is not prev:
+            list_error = f"node {len(sequences)}: prev does not point to the node before it"
+            break
+        seq = owners.get(id(node))
+        if seq is None:
+            list_error = f"node {len(sequences)} belongs to no sequence that create or fork returned"
+            break
+        sequences.append([_int(seq.seq_id, "seq_id"), _int(seq.kv_count, "kv_count"), read_table(seq)])  # type: ignore[attr-defined]
+        prev, node = node, node.next
+    else:
+        if head.prev is not prev:
+            list_error = "head.prev is not the last node"
+    return {
+        "total": _int(engine.total_local_blocks, "total_local_blocks"),  # type: ignore[attr-defined]
+        "free": _int(engine.free_local_blocks, "free_local_blocks"),  # type: ignore[attr-defined]
+        "ref_count": _ints(engine.ref_count, "ref_count"),  # type: ignore[attr-defined]
+        "sequences": sequences,
+        "list_error": list_error,
+    }
+
+
+def _list_length(head: object, limit: int) -> int:
+    n, node = 0, head.next  # type: ignore[attr-defined]
+    while node is not head and n <= limit:
+        n, node = n + 1, node.next
+    return n
+
+
+class Fatal(Exception):
+    """The submission ended what the server does (sys.exit, a BaseException, a fork): the last reply."""
+
+
+class Server:
+    def __init__(self, impl: object, replies: int):
+        self.impl = impl
+        self.replies = replies
+        self.pid = os.getpid()
+        self.forked = False
+        self.handles: dict[int, object] = {}
+        self.pool: tuple[bytearray, int, int] | None = None  # the last init's (region, guard, size)
+        self.owners: dict[int, object] = {}  # id(node) -> sequence
+        self.region: bytearray | None = None  # the last init's guard+pool+guard
+        self.sent = b""  # the region as the grader last saw it
+
+    # ---- handles ----
+
+    def _handle(self, obj: object) -> int | None:
+        if obj is None:
+            return None
+        number = len(self.handles) + 1
+        self.handles[number] = obj
+        return number
+
+    def _object(self, handle: object) -> object:
+        if handle is None:
+            return None
+        if type(handle) is not int or handle not in self.handles:
+            raise ValueError(f"no such handle: {handle!r}")
+        return self.handles[handle]
+
+    # ---- running the submission's code ----
+
+    def _run(self, api: str, *args: object) -> object:
+        """One of the submission's calls; its ways of not returning become failures."""
+        try:
+            result = getattr(self.impl, api)(*args)
+        except SystemExit as exc:
+            raise Fatal(f"called sys.exit({_text(repr(exc.code), 80) if exc.code is not None else ''}) in {api}") from None
+        except OSError as exc:
+            if exc.errno == errno.EFBIG:
+                raise Fatal(f"wrote more output than allowed (File too large) in {api}") from None
+            raise
+        except Exception:
+            raise
+        except BaseException as exc:
+            said = _text(exc)
+            raise Fatal(f"raised {type(exc).__name__}{': ' + said if said else ''} in {api}") from None
+        self._check_alone(api)
+        return result
+
+    def _check_alone(self, api: str) -> None:
+        if os.getpid() != self.pid:
+            os._exit(0)  # a fork's copy never replies
+        try:
+            children = os.waitpid(-1, os.WNOHANG) is not None
+        except ChildProcessError:
+            children = False
+        if children or self.forked:
+            raise Fatal(f"started a child process (fork) in {api}")
+
+    def _state(self, engine: object) -> dict:
+        try:
+            return {"state": read_engine(engine, self.owners)}
+        except Exception as exc:
+            return {"state_error": _text(exc)}
+
+    # ---- the ops ----
+
+    def op_init(self, size: int, guard: int, fill: str | None, reset: bool = False) -> dict:
+        if reset:
+            self.op_reset()
+        if fill is None:
+            self.region, pool = None, None
+        else:
+            pattern = base64.b64decode(fill) or b"\0"
+            length = 2 * guard + size
+            self.region = bytearray((pattern * (length // len(pattern) + 1))[:length])
+            self.sent = bytes(self.region)
+            pool = memoryview(self.region)[guard : guard + size]
+        self.pool = None if self.region is None else (self.region, guard, size)
+        return {"ret": self._handle(self._run("llm_init", pool, size))}
+
+    def op_call(self, api: str, engine: int | None, args: list) -> dict:
+        if api not in API[1:]:
+            raise ValueError(f"no such call: {api!r}")
+        target = self._object(engine)
+        result = self._run(api, target, *args)
+        if api not in POINTER_CALLS:
+            return {"ret": _value(result)}
+        if result is not None:
+            self.owners[id(getattr(result, "node", result))] = result
+        return {"ret": self._handle(result)}
+
+    def op_calls(self, api: str, engine: int | None, args: list, stop: str) -> dict:
+        """The same call once per argument list, one reply each, up to the first that returns NULL
+        (stop "null") or not 0 (stop "nonzero")."""
+        reply: dict = {"ret": None}
+        for i, one in enumerate(args):
+            if i:
+                self._send(reply)
+            reply = self.op_call(api, engine, one)
+            if (reply["ret"] is None) if stop == "null" else (reply["ret"] != 0):
+                break
+        return reply
+
+    def op_observe(self, engine: int | None) -> dict:
+        reply: dict = {"ret": None}
+        if engine is not None:
+            reply.update(self._state(self._object(engine)))
+        if self.region is not None and self.region != self.sent:
+            self.sent = bytes(self.region)
+            reply["region"] = base64.b64encode(self.sent).decode()
+        return reply
+
+    def op_counts(self, engine: int, limit: int) -> dict:
+        obj = self._object(engine)
+        head = obj.active_seqs  # type: ignore[attr-defined]
+        return {"ret": {
+            "total": _int(obj.total_local_blocks, "total_local_blocks"),  # type: ignore[attr-defined]
+            "free": _int(obj.free_local_blocks, "free_local_blocks"),  # type: ignore[attr-defined]
+            "ref_count": _ints(obj.ref_count, "ref_count"),  # type: ignore[attr-defined]
+            "length": _list_length(head, limit),
+            "empty": head.next is head and head.prev is head,
+        }}
+
+    def op_sequence(self, seq: int) -> dict:
+        obj = self._object(seq)
+        table = list(obj.block_table)  # type: ignore[attr-defined]
+        return {"ret": {
+            "seq_id": _int(obj.seq_id, "seq_id"),  # type: ignore[attr-defined]
+            "kv_count": _int(obj.kv_count, "kv_count"),  # type: ignore[attr-defined]
+            "table": read_table(obj, None),
+            "l2_ids": [None if l2 is None else id(l2) for l2 in table],
+        }}
+
+    def op_move_l2(self, seq: int, src: int, dst: int) -> dict:
+        table = self._object(seq).block_table  # type: ignore[attr-defined]
+        table[dst], table[src] = table[src], None
+        return {"ret": None}
+
+    def op_move_entry(self, seq: int, l1: int, src: int, dst: int) -> dict:
+        l2 = self._object(seq).block_table[l1]  # type: ignore[attr-defined]
+        l2[dst], l2[src] = l2[src], UNMAPPED
+        return {"ret": None}
+
+    def op_pool(self) -> dict:
+        if self.pool is None:
+            raise ValueError("no pool: the last llm_init was given NULL")
+        region, guard, size = self.pool
+        pool = bytes(region[guard : guard + size])
+        shown = base64.b64encode(pool).decode() if size <= POOL_BYTES_SHOWN else None
+        return {"ret": {"sha256": hashlib.sha256(pool).hexdigest(), "bytes": shown}}
+
+    def op_reset(self) -> dict:
+        self.handles.clear()
+        self.pool = None
+        self.owners.clear()
+        self.region, self.sent = None, b""
+        return {"ret": None}
+
+    def serve(self, requests: int) -> None:
+        while (request := _receive(requests)) is not None:
+            op = request.pop("op")
+            try:
+                reply = getattr(self, f"op_{op}")(**request)
+            except Fatal as fatal:
+                self._send({"failure": str(fatal), "fatal": True})
+                os._exit(0)
+            except Exception as exc:  # the submission's bug, reported as a failing step
+                reply = {"failure": f"raised {type(exc).__name__}: {_text(exc)}", "fatal": False}
+            except BaseException as exc:  # raised by the submission's objects while the server read them
+                self._send({"failure": f"raised {type(exc).__name__}: {_text(exc)} in {op}", "fatal": True})
+                os._exit(0)
+            self._send(reply)
+
+    def _send(self, reply: dict) -> None:
+        if os.getpid() != self.pid:
+            os._exit(0)
+        _write(self.replies, json.dumps(reply, separators=(",", ":")).encode())
+
+    def _forked_child(self) -> None:
+        os._exit(0)
+
+    def _forked_parent(self) -> None:
+        self.forked = True
+
+
+def _value(result: object) -> object:
+    """A return value as JSON: ints (and bools) as they are, anything else as its text."""
+    if type(result) is bool or (type(result) is int and -(1 << 63) <= result < 1 << 63):  # type: ignore[operator]
+        return result
+    return _text(result, 200)
+
+
+def _read(fd: int, n: int) -> bytes | None:
+    data = b""
+    while len(data) < n:
+        chunk = os.read(fd, n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def _receive(fd: int) -> dict | None:
+    head = _read(fd, _LENGTH.size)
+    if head is None:
+        return None
+    body = _read(fd, _LENGTH.unpack(head)[0])
+    return None if body is None else json.loads(body)
+
+
+def _write(fd: int, body: bytes) -> None:
+    view = memoryview(_LENGTH.pack(len(body)) + body)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def load(root: str, module: str, attr: str) -> object:
+    """The submission: `module` imported with `root` first on sys.path, or a .py file when module is a path."""
+    sys.path.insert(0, root)
+    if module.endswith(".py"):
+        name = os.path.basename(module)[:-3]
+        spec = importlib.util.spec_from_file_location(name, module)
+        target = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules[name] = target
+        spec.loader.exec_module(target)  # type: ignore[union-attr]
+    else:
+        target = importlib.import_module(module)
+    return getattr(target, attr) if attr else target
+
+
+def _load_error(exc: BaseException) -> str:
+    if isinstance(exc, SyntaxError):
+        where = f" ({os.path.basename(exc.filename or '?')}, line {exc.lineno})"
+        return f"SyntaxError: {_text(exc.msg)}{where}"
+    if isinstance(exc, SystemExit):
+        return f"called sys.exit({_text(repr(exc.code), 80) if exc.code is not None else ''}) while loading"
+    said = _text(exc)
+    return f"{type(exc).__name__}{': ' + said if said else ''}"
+
+
+def main(argv: list[str]) -> None:
+    requests, replies, root, module = int(argv[1]), int(argv[2]), argv[3], argv[4]
+    attr = argv[5] if len(argv) > 5 else ""
+    server = Server(None, replies)
+    os.register_at_fork(after_in_child=server._forked_child, after_in_parent=server._forked_parent)
+    try:
+        impl = load(root, module, attr)
+        server._check_alone("loading")
+        missing = [name for name in API if not callable(getattr(impl, name, None))]
+    except Fatal as fatal:
+        server._send({"load_error": str(fatal)})
+        os._exit(0)
+    except BaseException as exc:
+        server._send({"load_error": _load_error(exc)})
+        os._exit(0)
+    if missing:
+        server._send({"load_error": f"it does not define {', '.join(missing)}"})
+        os._exit(0)
+    server.impl = impl
+    server._send({"loaded": True})
+    server.serve(requests)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
