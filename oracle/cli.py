@@ -312,7 +312,7 @@ def _add_limit_options(p: argparse.ArgumentParser) -> None:
 def _add_grade_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rubric", type=Path, metavar="FILE", help="a rubric TOML file (default: the shipped HW3 rubric)")
     p.add_argument("--seed", type=_seed, help="fuzz seed (default: the rubric's, fixed, so reruns agree)")
-    p.add_argument("--timeout", type=_timeout, default=2.0, help="seconds one call of a C submission may take (default: 2)")
+    p.add_argument("--timeout", type=_timeout, default=2.0, help="seconds one call of a submission may take (default: 2)")
     _add_limit_options(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 

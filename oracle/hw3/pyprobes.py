@@ -172,13 +172,13 @@ def spread_id(i: int) -> int:
 def many_sequences(r: Remote) -> str:
     count = 5000
     engine = _engine(r, count)
-    if (total := r.counts(engine, 0).total) != count:
+    if (total := r.counts(engine).total) != count:
         raise NotChecked(f"llm_init counted {total} blocks in a {count}-block pool")
     created = r.calls("create_sequence", engine, [(spread_id(i), 1) for i in range(count)], stop="null")
     if created[-1] is None:
         i = len(created) - 1
         raise ProbeFailed(f"create_sequence(engine, {spread_id(i)}, 1) returned NULL with {i} sequences live and "
-                              f"{r.counts(engine, 0).free} free blocks, expected a sequence: no live sequence has that "
+                              f"{r.counts(engine).free} free blocks, expected a sequence: no live sequence has that "
                               "id, and the spec limits sequences only by the pool")
     counts = r.counts(engine, count)
     if counts.free != 0:
@@ -190,7 +190,7 @@ def many_sequences(r: Remote) -> str:
     if freed[-1] != 0:
         i = len(freed) - 1
         raise ProbeFailed(f"free_sequence(engine, {spread_id(i)}) returned -1 with {count - i} sequences live, expected 0")
-    _check_all_free(r.counts(engine, 0), "freeing all 5000 sequences")
+    _check_all_free(r.counts(engine), "freeing all 5000 sequences")
     return "5000 sequences with ids spread up to INT_MAX live at once, then all freed"
 
 
@@ -202,19 +202,19 @@ def many_forks(r: Remote) -> str:
     if forked[-1] is None:
         i = len(forked)
         raise ProbeFailed(f"fork_sequence(engine, 0, {i}) returned NULL with {i - 1} forks of sequence 0 live, expected a sequence")
-    if (shared := r.counts(engine, 0).ref_count[block]) != forks + 1:
+    if (shared := r.counts(engine).ref_count[block]) != forks + 1:
         raise ProbeFailed(f"ref_count[{block}] is {shared} after 300 forks of the one-block sequence "
                           f"that maps it, expected {forks + 1}")
     freed = r.calls("free_sequence", engine, [(i,) for i in range(forks + 1)], stop="nonzero")
     if freed[-1] != 0:
         i = len(freed) - 1
         raise ProbeFailed(f"free_sequence(engine, {i}) returned -1 with {forks + 1 - i} sequences sharing a block, expected 0")
-    _check_all_free(r.counts(engine, 0), "freeing a sequence and its 300 forks")
+    _check_all_free(r.counts(engine), "freeing a sequence and its 300 forks")
     return "a one-block sequence and 300 forks share its block (ref_count 301), then all freed"
 
 
 def _snapshot(r: Remote, engine: Handle) -> tuple:
-    counts = r.counts(engine)
+    counts = r.counts(engine, 10_000)
     return counts.free, counts.length, list(counts.ref_count)
 
 
@@ -273,7 +273,7 @@ def init_untouched(r: Remote) -> str:
             continue
         if engine is None:
             raise ProbeFailed(f"llm_init(pool, {size}) returned NULL")
-        counts, total = r.counts(engine, 0), size // BLOCK_SIZE
+        counts, total = r.counts(engine), size // BLOCK_SIZE
         if counts.total != total:
             raise ProbeFailed(f"llm_init(pool, {size}): total_local_blocks is {counts.total}, expected {total}")
         if counts.free != total:

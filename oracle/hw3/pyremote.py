@@ -13,6 +13,8 @@ The white-box probes (pyprobes.py) use the lower-level calls: `call` (no observa
 import base64
 import binascii
 import functools
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +46,7 @@ class Counts:
     total: int
     free: int
     ref_count: tuple[int, ...]
-    length: int
+    length: int | None  # None when not asked for
     empty: bool
 
 
@@ -211,7 +213,8 @@ class RemotePythonAdapter:
                 return results
             reply = self.child.more(f"in {api}", self.timeout)
 
-    def counts(self, engine: Handle, limit: int = 10_000) -> Counts:
+    def counts(self, engine: Handle, limit: int | None = None) -> Counts:
+        """The engine's counters; with a limit, also the active list's length (walked up to limit + 1 nodes)."""
         request = {"op": "counts", "engine": self._number(engine), "limit": limit}
 
         def parse(reply: dict[str, Any]) -> Counts:
@@ -219,7 +222,8 @@ class RemotePythonAdapter:
             if type(value["empty"]) is not bool:
                 raise BadReply("empty is not a boolean")
             return Counts(integer(value["total"], "total"), integer(value["free"], "free"),
-                          integers(value["ref_count"], "ref_count"), integer(value["length"], "length"), value["empty"])
+                          integers(value["ref_count"], "ref_count"),
+                          None if value["length"] is None else integer(value["length"], "length"), value["empty"])
 
         return self._checked(parse, request, "while its state was read")
 
@@ -285,3 +289,20 @@ class RemotePython:
 
     def close(self) -> None:
         self.child.close()
+
+
+@contextmanager
+def served(spec: str, *, sandbox: Sandbox | None = None, timeout: float = 2.0, **options: Any) -> Iterator[RemotePython]:
+    """The Python submission `spec` (pkg.module[:attr] or a .py file) loaded in its child process for the
+    `with` block, in `sandbox` or one of its own; ValueError when there is no such file, LoadFailure when it
+    does not load. Everything it started is gone when the block ends."""
+    from oracle.hw3.pylocate import locate
+
+    target = locate(spec)
+    with ExitStack() as cleanup:
+        if sandbox is None:
+            sandbox = cleanup.enter_context(Sandbox())
+        remote = RemotePython(target, sandbox, timeout=timeout, **options)
+        cleanup.callback(remote.close)
+        remote.load()
+        yield remote

@@ -16,7 +16,8 @@ unasked: {"loaded": true} or {"load_error": reason}. Then one reply per request:
     {"op": "observe", "engine": h | null}       "state" (see read_engine) or "state_error" of the engine
                                                 (none for null), and "region" (base64 of the last init's
                                                 guard+pool+guard) when it changed since the last observe
-    {"op": "counts", "engine": h, "limit": n}   counters, ref_count, list length (up to limit), empty list
+    {"op": "counts", "engine": h, "limit": n | null}   counters, ref_count, whether the active list is
+                                                empty, its length (up to limit; none for null)
     {"op": "sequence", "seq": h}                seq_id, kv_count, the whole block_table, each L2 table's id()
     {"op": "move_l2", "seq": h, "src": i, "dst": j}               block_table[j] = [i]; [i] = None
     {"op": "move_entry", "seq": h, "l1": t, "src": i, "dst": j}   block_table[t][j] = [t][i]; [t][i] = -1
@@ -258,14 +259,14 @@ class Server:
             reply["region"] = base64.b64encode(self.sent).decode()
         return reply
 
-    def op_counts(self, engine: int, limit: int) -> dict:
+    def op_counts(self, engine: int, limit: int | None) -> dict:
         obj = self._object(engine)
         head = obj.active_seqs  # type: ignore[attr-defined]
         return {"ret": {
             "total": _int(obj.total_local_blocks, "total_local_blocks"),  # type: ignore[attr-defined]
             "free": _int(obj.free_local_blocks, "free_local_blocks"),  # type: ignore[attr-defined]
             "ref_count": _ints(obj.ref_count, "ref_count"),  # type: ignore[attr-defined]
-            "length": _list_length(head, limit),
+            "length": None if limit is None else _list_length(head, limit),
             "empty": head.next is head and head.prev is head,
         }}
 
