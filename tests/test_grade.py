@@ -207,7 +207,7 @@ def test_one_bug_fails_the_items_of_its_rule_only(
     "argv, words",
     [
         (["grade", "no/such/dir/"], "does not exist"),
-        (["grade", "no_such_module_xyz"], "cannot import"),
+        (["grade", "no_such_module_xyz"], "cannot find module"),  # found by its files, never imported
         (["grade", str(REFERENCE), "--rubric", "/nonexistent.toml"], "cannot read it"),
     ],
 )
