@@ -4,6 +4,8 @@ of theirs is left; the built-in engine still gets 85/85 through the same path.""
 
 import json
 import os
+import secrets
+import time
 from pathlib import Path
 
 import pytest
@@ -45,7 +47,7 @@ def rubric(path: Path, items: list[str]) -> Path:
 
 
 def processes_naming(text: str) -> list[int]:
-    """Every process whose command line holds `text` (a submission's unique folder): a /proc scan."""
+    """Every process whose command line holds `text` (a submission's unique name): a /proc scan."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -55,6 +57,15 @@ def processes_naming(text: str) -> list[int]:
                 continue
             if text.encode() in cmdline and int(entry) != os.getpid():
                 found.append(int(entry))
+    return found
+
+
+def left_running(name: str) -> list[int]:
+    """The processes naming `name` that are still there after a bounded wait: the sandbox kills what is in
+    its pid namespace when the namespace's first process dies, which the kernel finishes a moment later."""
+    deadline = time.monotonic() + 10.0
+    while (found := processes_naming(name)) and time.monotonic() < deadline:
+        time.sleep(0.05)
     return found
 
 
@@ -75,13 +86,14 @@ def children_of(pid: int) -> list[int]:
 def graded(tmp_path: Path, attack: str, items: list[str], timeout: float = 1.0) -> tuple[int, dict]:
     """`pagedcheck grade` of the engine plus `attack`: the exit status and the report it wrote. Checks that
     nothing the submission started is left."""
-    module = write_module(tmp_path / "submission", attack)
+    name = f"hostile_{secrets.token_hex(6)}"  # in the server's command line, and in any fork of it
+    module = write_module(tmp_path / "submission", attack, name)
     report = tmp_path / "out" / "report.json"
     report.parent.mkdir(exist_ok=True)
     before = set(children_of(os.getpid()))
     status = main(["grade", module, "--rubric", str(rubric(tmp_path / "rubric.toml", items)),
                    "--json", str(report), "--timeout", str(timeout), "-q"])
-    assert processes_naming(str(tmp_path / "submission")) == []
+    assert left_running(name) == []
     assert set(children_of(os.getpid())) <= before
     return status, json.loads(report.read_text())
 
@@ -201,18 +213,19 @@ def test_served_refuses_what_is_not_there_or_does_not_load(tmp_path: Path) -> No
     with pytest.raises(ValueError, match="cannot find module 'no_such_package_here'"):
         with served("no_such_package_here.memory"):
             pass
-    (tmp_path / "bad.py").write_text("1 +\n")
-    with pytest.raises(LoadFailure, match=r"SyntaxError: invalid syntax \(bad.py, line 1\)"):
-        with served(str(tmp_path / "bad.py")):
+    (tmp_path / "bad_syntax_here.py").write_text("1 +\n")
+    with pytest.raises(LoadFailure, match=r"SyntaxError: invalid syntax \(bad_syntax_here.py, line 1\)"):
+        with served(str(tmp_path / "bad_syntax_here.py")):
             pass
-    assert processes_naming(str(tmp_path)) == []
+    assert left_running("bad_syntax_here.py") == []
 
 
 def test_a_handle_dies_with_the_child_that_made_it(tmp_path: Path) -> None:
     from oracle.hw3.observation import ImplementationFailure
 
     attack = "_free = free_sequence\ndef free_sequence(engine, seq_id):\n    if seq_id == 9:\n        import os\n        os._exit(1)\n    return _free(engine, seq_id)\n"
-    with served(write_module(tmp_path, attack)) as remote:
+    name = f"hostile_{secrets.token_hex(6)}"
+    with served(write_module(tmp_path, attack, name)) as remote:
         adapter = remote()
         engine = adapter.llm_init(64 * 4)
         with pytest.raises(ImplementationFailure, match=r"ended the process \(exit status 1\) in free_sequence"):
@@ -221,7 +234,7 @@ def test_a_handle_dies_with_the_child_that_made_it(tmp_path: Path) -> None:
             adapter.free_sequence(engine, 1)
         fresh = remote()
         assert fresh.llm_init(64) is not None  # a new child
-    assert processes_naming(str(tmp_path)) == []
+    assert left_running(name) == []
 
 
 def test_grade_of_a_module_path_with_a_bad_name_is_a_grader_error(tmp_path: Path) -> None:
@@ -229,3 +242,39 @@ def test_grade_of_a_module_path_with_a_bad_name_is_a_grader_error(tmp_path: Path
 
     with pytest.raises(GraderError, match="cannot find module 'nothing_named_so'"):
         grade("nothing_named_so.memory", load(rubric(tmp_path / "r.toml", ["llm_init"])), tmp_path)
+
+
+def test_a_module_cannot_write_outside_its_sandbox(tmp_path: Path) -> None:
+    """Writing next to itself, into the grader's report folder or into our package fails in the sandbox:
+    the module's files are a read-only copy, and nothing else of the file system is there."""
+    targets = [tmp_path / "submission" / "planted.txt", tmp_path / "out" / "report.json", ROOT / "oracle" / "planted.py"]
+    attack = f"""
+_init = llm_init
+def llm_init(pool, size):
+    for path in {[str(t) for t in targets]!r}:
+        open(path, "w").write("planted")
+    return _init(pool, size)
+"""
+    status, report = graded(tmp_path, attack, ["llm_init"])
+    assert "raised " in only_item(report)["message"] and "Error" in only_item(report)["message"]
+    assert not (tmp_path / "submission" / "planted.txt").exists() and not (ROOT / "oracle" / "planted.py").exists()
+    assert report["score"] == 0 and status == 1
+
+
+def test_a_process_that_escapes_its_session_is_still_killed(tmp_path: Path) -> None:
+    """A fork through libc (no Python fork hooks) whose child starts a session of its own and spins: the
+    step fails and the spinning child is gone with the sandbox."""
+    attack = """
+_init = llm_init
+def llm_init(pool, size):
+    import ctypes, os
+    libc = ctypes.CDLL(None)
+    if libc.fork() == 0:
+        os.setsid()
+        while True:
+            pass
+    return _init(pool, size)
+"""
+    status, report = graded(tmp_path, attack, ["llm_init"])
+    assert "started a child process (fork) in llm_init" in only_item(report)["message"]
+    assert status == 1

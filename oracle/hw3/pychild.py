@@ -1,12 +1,13 @@
 """The process that runs a Python submission: pyserve.py under the system Python, in the sandbox.
 
-The grader copies pyserve.py alone into a read-only area, binds the submission's root read-only, and talks
-to the server over two dedicated pipes; what the submission prints goes to a capped file. A reply is read
+The grader copies pyserve.py and the submission's files (pylocate.py says which) into read-only areas of
+the sandbox, and talks to the server over two dedicated pipes; what the submission prints goes to a capped file. A reply is read
 within a deadline, bounded in size and decoded as JSON; a failure the server reports, a process that ends,
 a hang or a reply that is not the protocol's each raise ImplementationFailure with a label, and a process
 that cannot go on is stopped with everything it started (the next request starts a new one).
 """
 
+import dataclasses
 import json
 import os
 import select
@@ -19,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oracle.hw3._interim_sandbox import Limits, Sandbox
 from oracle.hw3.c.adapter import failure_label
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.pyreply import BadReply, text
+from oracle.sandbox import Limits, Sandbox
 
 SERVER = Path(__file__).with_name("pyserve.py")
 PYTHON = "/usr/bin/python3"
@@ -32,13 +33,15 @@ _LENGTH = struct.Struct("<I")
 
 @dataclass(frozen=True)
 class PythonTarget:
-    """Where a Python submission is, found without running it: `module` (a dotted name, or the path of a .py
-    file) is imported with `root` first on sys.path; `attr` names the object with the six calls, if any."""
+    """Where a Python submission is, found without running it: `module` (a dotted name, or a .py file's name)
+    is imported from a copy of `files` (paths relative to `root`) first on sys.path; `attr` names the object
+    with the six calls, if any."""
 
     spec: str  # as the user gave it
     root: Path
     module: str
     attr: str = ""
+    files: tuple[str, ...] = ()
 
 
 class LoadFailure(Exception):
@@ -76,14 +79,18 @@ class PythonChild:
         self.timeout = timeout
         self.load_timeout = load_timeout
         self.output_limit = output_limit
-        self.limits = Limits(**{**limits.__dict__, "file_bytes": output_limit})
+        self.limits = dataclasses.replace(limits, file_bytes=output_limit)
         self.generation = 0
         self._proc: subprocess.Popen | None = None
         self._cmd = self._reply = -1
         self._output = tempfile.TemporaryFile()
-        self._area = sandbox.area("pyserve")
-        shutil.copy(SERVER, self._area / SERVER.name)
-        os.chmod(self._area / SERVER.name, 0o444)
+        self._server = sandbox.expose(SERVER)
+        self._files = sandbox.area("submission")
+        for name in target.files:
+            (self._files / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(target.root / name, self._files / name)
+        for path in [self._files, *self._files.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
 
     @property
     def running(self) -> bool:
@@ -97,11 +104,12 @@ class PythonChild:
         cmd_r, cmd_w = os.pipe()
         reply_r, reply_w = os.pipe()
         target = self.target
-        argv = [PYTHON, "-I", "-B", str(self._area / SERVER.name), str(cmd_r), str(reply_w), str(target.root), target.module]
+        argv = [PYTHON, "-I", "-B", str(self._server), str(cmd_r), str(reply_w), str(self._files), target.module]
         try:
             self._proc = self.sandbox.popen(
                 argv + ([target.attr] if target.attr else []),
-                readable=(self._area, target.root),
+                readable=(self._server.parent, self._files),
+                cwd=self._files,
                 limits=self.limits,
                 pass_fds=(cmd_r, reply_w),
                 stdout=self._output,
@@ -213,13 +221,13 @@ class PythonChild:
     def _stop_after_end(self) -> int | None:
         """The reply pipe closed: the server ended (or closed it). Give it a moment to exit by itself, so its
         own status, not our kill, names how it ended."""
-        proc = self._proc
-        if proc is not None:
-            try:
-                proc.wait(1.0)
-            except subprocess.TimeoutExpired:
-                pass
-        return self.stop()
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None
+        os.close(self._cmd)
+        os.close(self._reply)
+        self._cmd = self._reply = -1
+        return self.sandbox.stop(proc, grace=1.0)
 
     def __del__(self) -> None:
         if getattr(self, "_proc", None) is not None:

@@ -2,14 +2,21 @@
 
 `pkg.module[:attr]` is looked up the way `import` would look it up: the top-level name through the grader's
 import path (finding a top-level spec runs nothing), then each further name as a file or folder under the
-package's folders. A path ending in .py is that file. The root is the folder the child imports from: it is
-bound read-only into the sandbox and put first on the child's sys.path.
+package's folders. A path ending in .py is that file. The root is the folder import found it in.
+
+The child process sees a copy of the .py files it needs and nothing else of the root: the submission's
+top-level package (or module), and each top-level package or module of the same root that one of the copied
+files imports (read with ast, not run), and so on. Files that resolve outside the root are left out.
 """
 
+import ast
 import importlib.util
 from pathlib import Path
 
 from oracle.hw3.pychild import PythonTarget
+
+MAX_FILES = 2000
+MAX_BYTES = 32 << 20
 
 
 def locate(spec: str) -> PythonTarget:
@@ -19,9 +26,9 @@ def locate(spec: str) -> PythonTarget:
         raise ValueError(f"{attr!r} is not an attribute name")
     if name.endswith(".py"):
         path = Path(name).resolve()
-        if not path.is_file():
-            raise ValueError(f"{name}: no such file")
-        return PythonTarget(spec, path.parent, str(path), attr)
+        if not path.is_file() or not path.stem.isidentifier():
+            raise ValueError(f"{name}: no such file" if not path.is_file() else f"{name}: not a module name")
+        return _target(spec, path, path.parent, path.name, attr, path.stem)
     parts = name.split(".")
     if not all(part.isidentifier() for part in parts):
         raise ValueError(f"{name!r} is not a module name (pkg.module) or a .py file")
@@ -34,11 +41,12 @@ def locate(spec: str) -> PythonTarget:
     if top.submodule_search_locations is None:  # a top-level module: nothing can be under it
         if len(parts) > 1:
             raise ValueError(f"cannot find module {name!r}: {parts[0]!r} is not a package")
-        return _target(spec, Path(str(top.origin)), Path(str(top.origin)).parent, name, attr)
+        origin = Path(str(top.origin))
+        return _target(spec, origin, origin.parent, name, attr, parts[0])
     for folder in map(Path, top.submodule_search_locations):
         found = _under(folder, parts[1:])
         if found is not None:
-            return _target(spec, found, folder.parent, name, attr)
+            return _target(spec, found, folder.parent, name, attr, parts[0])
     raise ValueError(f"cannot find module {name!r}")
 
 
@@ -54,7 +62,47 @@ def _under(folder: Path, parts: list[str]) -> Path | None:
     return init if init.is_file() else None
 
 
-def _target(spec: str, file: Path, root: Path, name: str, attr: str) -> PythonTarget:
+def _target(spec: str, file: Path, root: Path, module: str, attr: str, top: str) -> PythonTarget:
     if file.suffix != ".py":
-        raise ValueError(f"{name!r} is {file.name}, not Python source")
-    return PythonTarget(spec, root.resolve(), name, attr)
+        raise ValueError(f"{module!r} is {file.name}, not Python source")
+    root = root.resolve()
+    return PythonTarget(spec, root, module, attr, needed_files(root, top))
+
+
+def needed_files(root: Path, top: str) -> tuple[str, ...]:
+    """The .py files under root (relative paths) that the top-level package or module `top` needs."""
+    files: list[str] = []
+    seen: set[str] = set()
+    todo, size = [top], 0
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        unit = root / name
+        paths = sorted(unit.rglob("*.py")) if unit.is_dir() else [root / f"{name}.py"]
+        for path in paths:
+            if "__pycache__" in path.parts or not path.is_file() or not path.resolve().is_relative_to(root):
+                continue
+            files.append(str(path.relative_to(root)))
+            size += path.stat().st_size
+            if len(files) > MAX_FILES or size > MAX_BYTES:
+                raise ValueError(f"{top} needs more than {MAX_FILES} files or {MAX_BYTES >> 20} MiB of Python")
+            todo += [imported for imported in _imports(path)
+                     if imported not in seen and ((root / imported).is_dir() or (root / f"{imported}.py").is_file())]
+    return tuple(files)
+
+
+def _imports(path: Path) -> set[str]:
+    """The top-level names a file imports absolutely (anywhere in it); none when it does not parse."""
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError):
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names

@@ -18,12 +18,12 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from oracle.hw3._interim_sandbox import Sandbox
 from oracle.hw3.observation import EngineState, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
 from oracle.hw3.pychild import PythonChild, PythonTarget
 from oracle.hw3.pyreply import BadReply, engine_state, handle, integer, integers, returned, table, text
 from oracle.hw3.spec import API
+from oracle.sandbox import Sandbox
 
 POINTER_CALLS = API[:3]
 

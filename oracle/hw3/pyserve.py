@@ -1,6 +1,7 @@
 """The child side of grading a Python submission: loads it and serves the grader's calls over two pipes.
 
-Run in the sandbox as `/usr/bin/python3 -I -B pyserve.py REQUESTS_FD REPLIES_FD ROOT MODULE [ATTR]`. It
+Run in the sandbox as `/usr/bin/python3 -I -B pyserve.py REQUESTS_FD REPLIES_FD ROOT MODULE [ATTR]` (MODULE
+a dotted name, or the name of a .py file in ROOT). It
 imports the standard library only (nothing of pagedcheck is visible there); the grader also imports it, for
 `read_engine`, the one definition of how a Python implementation's objects are read white-box.
 
@@ -364,11 +365,11 @@ def _write(fd: int, body: bytes) -> None:
 
 
 def load(root: str, module: str, attr: str) -> object:
-    """The submission: `module` imported with `root` first on sys.path, or a .py file when module is a path."""
+    """The submission: `module` imported with `root` first on sys.path, or root/module when it is a .py file."""
     sys.path.insert(0, root)
     if module.endswith(".py"):
-        name = os.path.basename(module)[:-3]
-        spec = importlib.util.spec_from_file_location(name, module)
+        name = module[:-3]
+        spec = importlib.util.spec_from_file_location(name, os.path.join(root, module))
         target = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
         sys.modules[name] = target
         spec.loader.exec_module(target)  # type: ignore[union-attr]
