@@ -130,15 +130,16 @@ class PythonChild:
             self.stop()
             raise LoadFailure(text(reason, "load_error") if type(reason) is str else "the server sent no load result")
 
-    def stop(self) -> int | None:
-        """Ends the server and everything it started; its exit status (None if it was not running)."""
+    def stop(self, grace: float = 0.0) -> int | None:
+        """Ends the server and everything it started, after letting it exit by itself for up to `grace` s;
+        its exit status (None if it was not running)."""
         proc, self._proc = self._proc, None
         if proc is None:
             return None
         os.close(self._cmd)
         os.close(self._reply)
         self._cmd = self._reply = -1
-        return self.sandbox.stop(proc)
+        return self.sandbox.stop(proc, grace)
 
     def close(self) -> None:
         self.stop()
@@ -221,13 +222,7 @@ class PythonChild:
     def _stop_after_end(self) -> int | None:
         """The reply pipe closed: the server ended (or closed it). Give it a moment to exit by itself, so its
         own status, not our kill, names how it ended."""
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return None
-        os.close(self._cmd)
-        os.close(self._reply)
-        self._cmd = self._reply = -1
-        return self.sandbox.stop(proc, grace=1.0)
+        return self.stop(grace=1.0)
 
     def __del__(self) -> None:
         if getattr(self, "_proc", None) is not None:
