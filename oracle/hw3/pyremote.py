@@ -84,6 +84,11 @@ class RemotePythonAdapter:
         self._mark: tuple[int, int] | None = None  # (generation, output offset) when this adapter first called
         self._region: bytearray | None = None  # guard + pool + guard of the last init
         self._pool_size = 0
+        # A call's reply carries the observation of the engine observed last (after init: the new one), as
+        # long as each call so far was followed by observe(); a burst of unobserved calls turns that off.
+        self._watched: Handle | None = None
+        self._unobserved = False  # a call since the last observe()
+        self._ahead: tuple[Handle | None, dict[str, Any]] | None = None  # (engine, the reply observing it)
 
     # ---- plumbing ----
 
@@ -93,6 +98,7 @@ class RemotePythonAdapter:
             if not child.running:
                 child.ask({"op": "reset"}, "while starting")  # starts it, or says why it does not load
             self._mark = (child.generation, child.mark())
+        self._ahead = None
         return child.ask(request, doing, self.timeout)
 
     def _bad(self, bad: BadReply) -> ImplementationFailure:
@@ -112,13 +118,16 @@ class RemotePythonAdapter:
         number = handle(value)
         return None if number is None else Handle(number, self.child.generation)
 
-    def _observed(self, reply: dict[str, Any], engine: Any) -> EngineState | None:
+    def _take_region(self, reply: dict[str, Any]) -> None:
+        """The pool as the reply says it is now, when it changed (the server sends each change once)."""
         region = reply.get("region")
         if region is not None:
             data = base64.b64decode(text(region, "region", 1 << 30), validate=True)
             if self._region is None or len(data) != len(self._region):
                 raise BadReply("the pool is not the size it was given")
             self._region = bytearray(data)
+
+    def _state(self, reply: dict[str, Any], engine: Any) -> EngineState | None:
         if engine is None:
             return None
         if "state_error" in reply:
@@ -133,13 +142,26 @@ class RemotePythonAdapter:
         self._region = None if null_pool else bytearray(GUARD + initial_pool(pool_size) + GUARD)
         self._pool_size = pool_size
         fill = None if null_pool else _image(pool_size)
-        request = {"op": "init", "size": pool_size, "guard": GUARD_SIZE, "fill": fill, "reset": self._fresh}
-        self._fresh = False
-        return self._checked(lambda reply: self._handle(reply.get("ret")), request, "in llm_init")
+        request = {"op": "init", "size": pool_size, "guard": GUARD_SIZE, "fill": fill, "reset": self._fresh,
+                   "then": "new"}
+        self._fresh, self._unobserved = False, True
+        reply = self._reply(request, "in llm_init")
+        engine = self._parsed(lambda r: self._handle(r.get("ret")), reply)
+        self._ahead = (engine, reply)
+        return engine
 
-    def _invoke(self, api: str, engine: Any, args: tuple[int, ...]) -> Any:
-        request = {"op": "call", "api": api, "engine": self._number(engine), "args": list(args)}
-        return self._checked(lambda reply: self._returned(api, reply.get("ret")), request, f"in {api}")
+    def _invoke(self, api: str, engine: Any, args: tuple[int, ...], ahead: bool = True) -> Any:
+        request: dict[str, Any] = {"op": "call", "api": api, "engine": self._number(engine), "args": list(args)}
+        watch = None if api == "llm_destroy" else self._watched
+        ahead = ahead and not self._unobserved and (watch is None or watch.generation == self.child.generation)
+        if ahead:
+            request["then"] = None if watch is None else watch.number
+        self._unobserved = True
+        reply = self._reply(request, f"in {api}")
+        result = self._parsed(lambda r: self._returned(api, r.get("ret")), reply)
+        if ahead:
+            self._ahead = (watch, reply)
+        return result
 
     def _returned(self, api: str, value: Any) -> Any:
         return self._handle(value) if api in POINTER_CALLS else returned(value)
@@ -161,10 +183,15 @@ class RemotePythonAdapter:
 
     def observe(self, engine: Any) -> Observation:
         """The engine's state and the pool, read in the child after the last call (one round trip)."""
+        self._watched, self._unobserved = engine, False
         if self._region is None:
             return Observation(engine=None, pool=None)
-        request = {"op": "observe", "engine": self._number(engine)}
-        state = self._checked(lambda reply: self._observed(reply, engine), request, "while its state was read")
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] == engine:
+            reply = ahead[1]
+        else:
+            reply = self._reply({"op": "observe", "engine": self._number(engine)}, "while its state was read")
+        state = self._parsed(lambda r: self._state(r, engine), reply)
         region, end = self._region, GUARD_SIZE + self._pool_size
         return Observation(
             engine=state,
@@ -194,8 +221,8 @@ class RemotePythonAdapter:
         return self._checked(lambda reply: self._handle(reply.get("ret")), request, "in llm_init")
 
     def call(self, api: str, engine: Any, *args: int) -> Any:
-        """One of the five calls after llm_init (the same as the Adapter's methods)."""
-        return self._invoke(api, engine, args)
+        """One of the five calls after llm_init (the same as the Adapter's methods), observing nothing."""
+        return self._invoke(api, engine, args, ahead=False)
 
     def calls(self, api: str, engine: Any, args: list[tuple[int, ...]], stop: str) -> list[Any]:
         """call(api, engine, *one) for each of args, in one request, up to the first that returns NULL (stop
@@ -259,12 +286,20 @@ class RemotePythonAdapter:
 
         return self._checked(parse, {"op": "pool"}, "while the pool was read")
 
-    def _checked(self, parse: Any, request: dict[str, Any], doing: str) -> Any:
+    def _reply(self, request: dict[str, Any], doing: str) -> dict[str, Any]:
+        """The reply to a request, the pool updated from it."""
         reply = self._ask(request, doing)
+        return self._parsed(lambda r: self._take_region(r) or r, reply)
+
+    def _parsed(self, parse: Any, reply: dict[str, Any]) -> Any:
+        """parse(reply); a reply that is not the protocol's stops the child and fails the step."""
         try:
             return parse(reply)
         except (BadReply, binascii.Error) as bad:
             raise self._bad(BadReply(str(bad))) from None
+
+    def _checked(self, parse: Any, request: dict[str, Any], doing: str) -> Any:
+        return self._parsed(parse, self._reply(request, doing))
 
 
 def _object(value: Any, names: tuple[str, ...]) -> dict[str, Any]:

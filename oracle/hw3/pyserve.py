@@ -26,6 +26,9 @@ unasked: {"loaded": true} or {"load_error": reason}. Then one reply per request:
                                                 bytes when at most POOL_BYTES_SHOWN
     {"op": "reset"}                             forgets every handle
 
+An init or a call may carry "then": h | null | "new": its reply then also holds what observe of that engine
+(of the one it returned, for "new") would say, saving a round trip.
+
 A reply is {"ret": value, ...} or {"failure": label, "fatal": bool}; after a fatal one the server exits.
 Objects the submission returns are handles: small ints, 0 never used.
 Only the process that started the server replies: a fork's copy exits at once.
@@ -252,13 +255,14 @@ class Server:
         return reply
 
     def op_observe(self, engine: int | None) -> dict:
-        reply: dict = {"ret": None}
-        if engine is not None:
-            reply.update(self._state(self._object(engine)))
+        return {"ret": None, **self._observation(engine)}
+
+    def _observation(self, engine: int | None) -> dict:
+        observed = {} if engine is None else self._state(self._object(engine))
         if self.region is not None and self.region != self.sent:
             self.sent = bytes(self.region)
-            reply["region"] = base64.b64encode(self.sent).decode()
-        return reply
+            observed["region"] = base64.b64encode(self.sent).decode()
+        return observed
 
     def op_counts(self, engine: int, limit: int | None) -> dict:
         obj = self._object(engine)
@@ -308,9 +312,11 @@ class Server:
 
     def serve(self, requests: int) -> None:
         while (request := _receive(requests)) is not None:
-            op = request.pop("op")
+            op, then = request.pop("op"), request.pop("then", False)
             try:
                 reply = getattr(self, f"op_{op}")(**request)
+                if then is not False:
+                    reply.update(self._observation(reply["ret"] if then == "new" else then))
             except Fatal as fatal:
                 self._send({"failure": str(fatal), "fatal": True})
                 os._exit(0)
