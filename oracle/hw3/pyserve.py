@@ -196,10 +196,10 @@ class Server:
         except BaseException as exc:
             said = _text(exc)
             raise Fatal(f"raised {type(exc).__name__}{': ' + said if said else ''} in {api}") from None
-        self._check_alone(api)
+        self._check_alone(f"in {api}")
         return result
 
-    def _check_alone(self, api: str) -> None:
+    def _check_alone(self, doing: str) -> None:
         if os.getpid() != self.pid:
             os._exit(0)  # a fork's copy never replies
         try:
@@ -207,7 +207,7 @@ class Server:
         except ChildProcessError:
             children = False
         if children or self.forked:
-            raise Fatal(f"started a child process (fork) in {api}")
+            raise Fatal(f"started a child process (fork) {doing}")
 
     def _state(self, engine: object) -> dict:
         try:
@@ -401,7 +401,7 @@ def main(argv: list[str]) -> None:
     os.register_at_fork(after_in_child=server._forked_child, after_in_parent=server._forked_parent)
     try:
         impl = load(root, module, attr)
-        server._check_alone("loading")
+        server._check_alone("while loading")
         missing = [name for name in API if not callable(getattr(impl, name, None))]
     except Fatal as fatal:
         server._send({"load_error": str(fatal)})
