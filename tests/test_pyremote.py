@@ -106,6 +106,17 @@ ATTACKS = [
 ]
 
 
+FORGED = "def llm_init(pool, size):\n    import os, struct, sys\n    os.write(int(sys.argv[2]), {frame})\n    os._exit(0)\n"
+ATTACKS += [  # replies written straight onto the server's reply pipe
+    ("not JSON", FORGED.format(frame='struct.pack("<I", 5) + b"nope!"'), "llm_init",
+     "sent a reply the grader cannot read (not JSON)"),
+    ("wrong shape", FORGED.format(frame='struct.pack("<I", 11) + b\'{"ret":"x"}\''), "llm_init",
+     "sent a reply the grader cannot read (a handle is not a positive integer)"),
+    ("huge", FORGED.format(frame='struct.pack("<I", 1 << 31)'), "llm_init",
+     "sent a reply of 2147483648 bytes, over the 64 MiB limit"),
+]
+
+
 @pytest.mark.parametrize("attack, item, label", [a[1:] for a in ATTACKS], ids=[a[0] for a in ATTACKS])
 def test_an_attack_is_a_failing_step_with_its_label(tmp_path: Path, attack: str, item: str, label: str) -> None:
     status, report = graded(tmp_path, attack, [item])

@@ -1,0 +1,162 @@
+"""The server that runs a Python submission (oracle/hw3/pyserve.py), driven here in this process on the
+built-in engine: each op, the frames it writes, and how a call that does not return is worded. In grading
+it runs in the sandbox under the system Python (tests/test_pyremote.py does that for real)."""
+
+import base64
+import errno
+import json
+import os
+import struct
+import sys
+
+import pytest
+
+from engine import llm_memory as base
+from oracle.hw3.pool import GUARD_SIZE
+from oracle.hw3.pyreply import engine_state
+from oracle.hw3.pyserve import Fatal, Server, _load_error, _value, load, read_engine
+
+FRAME = struct.Struct("<I")
+
+
+def replies(fd: int) -> list[dict]:
+    data = b""
+    while chunk := os.read(fd, 1 << 16):
+        data += chunk
+    out = []
+    while data:
+        (n,) = FRAME.unpack_from(data)
+        out.append(json.loads(data[4 : 4 + n]))
+        data = data[4 + n :]
+    return out
+
+
+def served(impl: object, requests: list[dict]) -> list[dict]:
+    """serve() over real pipes: the requests written, the write end closed, every reply read back."""
+    req_r, req_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    for request in requests:
+        body = json.dumps(request).encode()
+        os.write(req_w, FRAME.pack(len(body)) + body)
+    os.close(req_w)
+    Server(impl, rep_w).serve(req_r)
+    os.close(req_r)
+    os.close(rep_w)
+    try:
+        return replies(rep_r)
+    finally:
+        os.close(rep_r)
+
+
+def test_serve_answers_calls_and_observations_in_order() -> None:
+    fill = base64.b64encode(b"\x01\x02\x03").decode()
+    got = served(base, [
+        {"op": "init", "size": 128, "guard": GUARD_SIZE, "fill": fill, "reset": True, "then": "new"},
+        {"op": "call", "api": "create_sequence", "engine": 1, "args": [7, 17], "then": 1},
+        {"op": "call", "api": "append_kv", "engine": 1, "args": [7, -5]},
+        {"op": "observe", "engine": 1},
+        {"op": "observe", "engine": 1},
+        {"op": "call", "api": "free_sequence", "engine": 99, "args": [7]},
+    ])
+    assert got[0]["ret"] == 1 and "region" not in got[0] and got[0]["state"]["total"] == 2
+    assert got[1]["ret"] == 2 and [s[:2] for s in got[1]["state"]["sequences"]] == [[7, 17]]
+    assert got[2] == {"ret": 0}
+    region = base64.b64decode(got[3]["region"])  # the append wrote record 17: block 1, slot 1
+    assert region[GUARD_SIZE + 68 : GUARD_SIZE + 72] == struct.pack("<i", -5)
+    assert engine_state(got[3]["state"]).sequences[0].kv_count == 18
+    assert "region" not in got[4]  # sent once
+    assert got[5] == {"failure": "raised ValueError: no such handle: 99", "fatal": False}
+
+
+def test_the_state_read_is_the_in_process_adapter_s() -> None:
+    server = Server(base, -1)
+    server.op_init(64 * 40, 0, "AA==", reset=True)
+    server.op_call("create_sequence", 1, [1, 300])
+    server.op_call("fork_sequence", 1, [1, 2])
+    engine = server.handles[1]
+    assert server.op_observe(1)["state"] == read_engine(engine, server.owners)
+    engine.active_seqs.next.prev = None  # a broken list is described, not followed
+    assert server.op_observe(1)["state"]["list_error"] == "node 0: prev does not point to the node before it"
+    engine.ref_count = [0, "x"]
+    assert server.op_observe(1) == {"ret": None, "state_error": "ref_count[1] is 'x', not an integer"}
+
+
+def test_probe_ops_edit_the_live_objects_and_report_what_they_see() -> None:
+    server = Server(base, -1)
+    server.op_init(64 * 40, 0, base64.b64encode(b"\x07").decode(), reset=True)
+    seq = server.op_call("create_sequence", 1, [1, 33 * 16])["ret"]
+    server.op_move_l2(seq, 1, 3)
+    server.op_move_entry(seq, 0, 1, 5)
+    view = server.op_sequence(seq)["ret"]
+    assert view["table"][1] is None and view["table"][3] == list(range(16, 32)) and view["table"][0][1] == -1
+    assert view["table"][0][5] == 1 and len(view["table"]) == 16 and view["l2_ids"][1] is None
+    counts = server.op_counts(1, 10)["ret"]
+    assert (counts["total"], counts["free"], counts["length"], counts["empty"]) == (40, 7, 1, False)
+    assert server.op_counts(1, None)["ret"]["length"] is None
+    pool = server.op_pool()["ret"]
+    assert base64.b64decode(pool["bytes"]) == b"\x07" * 2560 and len(pool["sha256"]) == 64
+    server.op_reset()
+    with pytest.raises(ValueError, match="no such handle"):
+        server.op_sequence(seq)
+
+
+def test_calls_streams_one_reply_per_call_up_to_the_first_null() -> None:
+    got = served(base, [
+        {"op": "init", "size": 64 * 3, "guard": 0, "fill": "AA==", "reset": True},
+        {"op": "calls", "api": "create_sequence", "engine": 1, "args": [[i, 16] for i in range(5)], "stop": "null"},
+        {"op": "calls", "api": "free_sequence", "engine": 1, "args": [[0], [1], [7], [2]], "stop": "nonzero"},
+    ])
+    assert [r["ret"] for r in got[1:]] == [2, 3, 4, None, 0, 0, -1]
+
+
+class _Raises:
+    def __init__(self, exc: BaseException):
+        self.exc = exc
+
+    def __getattr__(self, name: str):
+        def call(*args):
+            raise self.exc
+        return call
+
+
+@pytest.mark.parametrize("exc, label", [
+    (SystemExit(0), "called sys.exit(0) in llm_init"),
+    (SystemExit(), "called sys.exit() in llm_init"),
+    (KeyboardInterrupt(), "raised KeyboardInterrupt in llm_init"),
+    (BaseException("why"), "raised BaseException: why in llm_init"),
+    (OSError(errno.EFBIG, "File too large"), "wrote more output than allowed (File too large) in llm_init"),
+])
+def test_a_call_that_does_not_return_is_fatal_with_its_label(exc: BaseException, label: str) -> None:
+    with pytest.raises(Fatal, match=f"^{label.replace('(', '[(]').replace(')', '[)]')}$"):
+        Server(_Raises(exc), -1).op_init(64, 0, "AA==")
+
+
+def test_an_exception_is_not_fatal_and_a_child_process_is() -> None:
+    got = served(_Raises(KeyError("boom")), [{"op": "init", "size": 64, "guard": 0, "fill": "AA=="}])
+    assert got == [{"failure": "raised KeyError: 'boom'", "fatal": False}]
+    server = Server(base, -1)
+    server.forked = True
+    with pytest.raises(Fatal, match=r"^started a child process \(fork\) in llm_init$"):
+        server.op_init(64, 0, "AA==")
+
+
+def test_values_and_load_errors_are_words() -> None:
+    assert [_value(v) for v in (0, -1, True, None, 2**70, "x")] == [0, -1, True, "None", str(2**70), "x"]
+    try:
+        compile("def f(:\n", "memory.py", "exec")
+    except SyntaxError as exc:
+        assert _load_error(exc) == "SyntaxError: invalid syntax (memory.py, line 1)"
+    assert _load_error(SystemExit(2)) == "called sys.exit(2) while loading"
+    assert _load_error(ImportError("no x")) == "ImportError: no x"
+
+
+def test_load_imports_a_module_by_name_or_file(tmp_path) -> None:
+    (tmp_path / "served_by_file.py").write_text("def llm_init(pool, size):\n    return 'mine'\n")
+    saved = list(sys.path)
+    try:
+        assert load(str(tmp_path), "served_by_file.py", "").llm_init(None, 0) == "mine"
+        holder = load(str(tmp_path), "served_by_file", "llm_init")
+        assert holder(None, 0) == "mine"
+    finally:
+        sys.path[:] = saved
+        sys.modules.pop("served_by_file", None)
