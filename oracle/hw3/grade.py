@@ -1,5 +1,6 @@
 """Grade one HW3 submission: a C llm_memory.c (a file, or a directory holding one) or a Python module
-`pkg.module[:attr]`, against a rubric; C gets every check, Python the ones that apply to it.
+(`pkg.module[:attr]` or a .py file, run in a child process), against a rubric; C gets every check, Python
+the ones that apply to it.
 
     report = grade("alice/llm_memory.c", load(), out_dir=Path("alice-report"))
 """
@@ -57,7 +58,7 @@ def grade(
     require_sandbox: bool = False,
 ) -> GradeReport:
     """Runs every rubric item against the submission; repro files go to out_dir. `seed` overrides the fuzz
-    item's; `timeout` bounds each call of a C submission; items not started by `deadline` (a
+    item's; `timeout` bounds each call of the submission; items not started by `deadline` (a
     time.monotonic() value) are not run. All submission code (gcc included) runs in one Sandbox for the
     run, closed (every process it started killed) before the report is made. Raises GraderError when
     grading cannot start, e.g. `require_sandbox` without bubblewrap."""

@@ -10,7 +10,7 @@ Python counterpart and passes.
 import functools
 import hashlib
 from contextlib import closing
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.probes import PROBES, ProbeResult
