@@ -68,7 +68,7 @@ def left_running(name: str) -> list[int]:
     return found
 
 
-def graded(tmp_path: Path, attack: str, items: list[str], timeout: float = 1.0) -> tuple[int, dict]:
+def graded(tmp_path: Path, attack: str, items: list[str], timeout: float = 1.0, *more: str) -> tuple[int, dict]:
     """`pagedcheck grade` of the engine plus `attack`: the exit status and the report it wrote. Checks that
     nothing the submission started is left (the server, bwrap and any fork all name the module)."""
     name = f"hostile_{secrets.token_hex(6)}"  # in the server's command line, and in any fork of it
@@ -76,7 +76,7 @@ def graded(tmp_path: Path, attack: str, items: list[str], timeout: float = 1.0) 
     report = tmp_path / "out" / "report.json"
     report.parent.mkdir(exist_ok=True)
     status = main(["grade", module, "--rubric", str(rubric(tmp_path / "rubric.toml", items)),
-                   "--json", str(report), "--timeout", str(timeout), "-q"])
+                   "--json", str(report), "--timeout", str(timeout), "-q", *more])
     assert left_running(name) == []
     return status, json.loads(report.read_text())
 
@@ -271,4 +271,14 @@ def llm_init(pool, size):
 """
     status, report = graded(tmp_path, attack, ["llm_init"])
     assert "started a child process (fork) in llm_init" in only_item(report)["message"]
+    assert status == 1
+
+
+def test_the_grade_s_time_limit_stops_a_call_in_progress(tmp_path: Path) -> None:
+    """A call still running when the whole grade's time is up is not a hang of the submission's: the item
+    is not run, and the child is stopped."""
+    attack = "def free_sequence(engine, seq_id):\n    while True:\n        pass\n"
+    status, report = graded(tmp_path, attack, ["create_free"], 60.0, "--time-limit", "3")
+    result = only_item(report)
+    assert result["status"] == "not_run" and "reached while this item ran" in result["message"], result["message"]
     assert status == 1

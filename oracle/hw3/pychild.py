@@ -23,7 +23,7 @@ from typing import Any
 from oracle.hw3.c.adapter import failure_label
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.pyreply import BadReply, text
-from oracle.sandbox import Limits, Sandbox
+from oracle.sandbox import DeadlinePassed, Limits, Sandbox
 
 SERVER = Path(__file__).with_name("pyserve.py")
 PYTHON = "/usr/bin/python3"
@@ -194,7 +194,12 @@ class PythonChild:
                 raise self._fail(f"{ended(self._stop_after_end())} {doing}") from None
 
     def _receive(self, timeout: float, doing: str) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
+        try:
+            wait = self.sandbox.wait_limit(timeout)  # less when the grade's time limit comes first
+        except DeadlinePassed:
+            self.stop()
+            raise
+        deadline = time.monotonic() + wait
         (length,) = _LENGTH.unpack(self._read(_LENGTH.size, deadline, timeout, doing))
         if length > MAX_REPLY:
             raise self._fail(f"sent a reply of {length} bytes, over the {MAX_REPLY >> 20} MiB limit")
@@ -211,6 +216,9 @@ class PythonChild:
         chunks, have = [], 0
         while have < n:
             if not select.select([self._reply], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                if self.sandbox.deadline is not None and time.monotonic() >= self.sandbox.deadline:
+                    self.stop()
+                    raise DeadlinePassed()  # the grade's time limit, not this call's: the item is not run
                 raise self._fail(f"hung: no answer within {timeout:g} s" + (" while loading" if doing == "while loading" else ""))
             chunk = os.read(self._reply, min(n - have, 1 << 20))
             if not chunk:
