@@ -5,6 +5,7 @@ import csv
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -48,9 +49,15 @@ HOSTILE_LABELS = {
 
 
 def test_hostile_submissions_are_each_graded_with_exit_1_and_leave_nothing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], submission: Callable[..., Path]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], submission: Callable[..., Path],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     hostile = submission("hostile")  # one folder per hostile submission
+    # the grades' sandboxes go under a folder of this test's (traversable by their uids), so that what is
+    # left of them can be told from other processes on the machine
+    sandboxes = Path(tempfile.mkdtemp(prefix="batch-sandboxes-", dir="/tmp"))
+    sandboxes.chmod(0o711)
+    monkeypatch.setenv("TMPDIR", str(sandboxes))
     # the items the acts are checked on, and memory safety (valgrind runs the submission outside the driver)
     items = sorted({"compiles", "memory_safety"}.union(*(reached for _, reached in HOSTILE_LABELS.values())))
     rubric = small_rubric(tmp_path / "rubric.toml", items)
@@ -83,7 +90,7 @@ def test_hostile_submissions_are_each_graded_with_exit_1_and_leave_nothing(
     assert reports["warning"]["score"] == reports["warning"]["max_score"] - 5
     assert {i["status"] for i in reports["missing_symbol"]["items"][1:]} == {"not_run"}
     assert "grade-all: [12/12]" in capsys.readouterr().err
-    assert not _running("pagedcheck-sandbox-")  # every process a grade started in its sandbox is gone
+    assert not _running(str(sandboxes))  # every process a grade started in its sandbox is gone
 
 
 def test_one_broken_folder_never_stops_the_batch(tmp_path: Path, submission: Callable[..., Path]) -> None:
