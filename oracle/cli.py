@@ -15,8 +15,9 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import NoReturn, Sequence
 
-from oracle.family import families
+from oracle.family import Family, families
 from oracle.grading.report import GradeReport
+from oracle.page import PAGE_NAME, FailedItem, fuzz_items, grade_items, write_page
 from oracle.runner import Progress, fuzz
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -70,6 +71,8 @@ def write_json(path: Path, data: dict) -> None:
 def cmd_fuzz(args: argparse.Namespace) -> int:
     family = families()[args.family]
     impl = args.impl or family.default_impl
+    if args.html and family.render_html is None:
+        raise UsageError(f"--html: the {family.name} family draws no HTML page")
     try:
         factory = family.load_adapter(impl)
     except ValueError as exc:
@@ -93,7 +96,17 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         print(f"Rerun: pagedcheck fuzz --impl {impl} --examples {args.examples} --steps {args.steps} --seed {seed}")
     if args.json:
         write_json(args.json, report.as_dict())
+    if args.html:
+        _page(family, args.html, f"pagedcheck fuzz {impl} (seed {seed})", fuzz_items(report))
     return EXIT_OK if report.passed else EXIT_FAILED
+
+
+def _page(family: Family, path: Path, title: str, items: list[FailedItem]) -> None:
+    """Writes the family's HTML page of the failing steps (oracle/page.py)."""
+    try:
+        write_page(family, path, title, items)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def _artifacts_dir(args: argparse.Namespace, name: str) -> Path:
@@ -154,6 +167,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
     print(render(report))
     if any(item.repro for item in report.items):
         print(f"\nRepro files are in {out_dir}")
+    family = families()[report.family]
+    if family.render_html is not None:
+        _page(family, out_dir / PAGE_NAME, f"{args.submission}: {report.score:g}/{report.max_score:g}", grade_items(report))
+        if report.exit_status:
+            print(f"The failing steps, pictured: {out_dir / PAGE_NAME}")
     _write_reports(args, report)
     return report.exit_status
 
@@ -342,6 +360,8 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz_p.add_argument("--steps", type=_positive, default=50, help="calls per program, at most (default: 50)")
     fuzz_p.add_argument("--seed", type=_seed, help="random seed; the same seed gives the same run (default: random)")
     fuzz_p.add_argument("--json", type=_output_file, metavar="FILE", help="write statistics and any failure as JSON")
+    fuzz_p.add_argument("--html", type=_output_file, metavar="FILE",
+                        help="write one self-contained HTML page picturing the divergence (expected beside actual)")
     fuzz_p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     fuzz_p.set_defaults(run=cmd_fuzz)
 
@@ -358,7 +378,8 @@ def build_parser() -> argparse.ArgumentParser:
     grade_p.add_argument("--junit", type=_output_file, metavar="FILE", help="write the report as JUnit XML (for CI)")
     grade_p.add_argument("--prairielearn", type=_output_file, metavar="FILE",
                          help="write PrairieLearn's external grader results.json")
-    grade_p.add_argument("--out", type=Path, metavar="DIR", help="where repro files go (default: beside --json)")
+    grade_p.add_argument("--out", type=Path, metavar="DIR",
+                         help=f"where repro files and {PAGE_NAME} (the failing steps, pictured) go (default: beside --json)")
     _add_grade_options(grade_p)
     grade_p.set_defaults(run=cmd_grade)
 

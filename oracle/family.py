@@ -18,6 +18,8 @@ class Family:
     repro_preamble: Callable[[str], list[str]]  # the imports that make a printed program runnable
     default_impl: str = "engine"
     load_rubric: Callable[[Path | None], Any] | None = None  # its rubric at a path, or its default; RubricError
+    # (title, failed items) -> one self-contained HTML page picturing each failing step (oracle/page.py)
+    render_html: Callable[[str, list[Any]], str] | None = None
 
 
 def families() -> dict[str, Family]:

@@ -57,6 +57,7 @@ class GradeReport:
     grader_error: str | None = None  # set when the grader itself could not run (exit status 2)
     seconds: float = 0.0
     isolation: str = ""  # how submission code was isolated (oracle/sandbox.py), in one line
+    evidence: dict[str, Any] = field(default_factory=dict)  # item id -> the family's record of its failing step (not in JSON)
 
     @property
     def score(self) -> float:

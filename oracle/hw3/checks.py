@@ -29,9 +29,9 @@ from oracle.hw3 import FAMILY
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.c.build import BuildResult, OFFICIAL_FLAGS
 from oracle.hw3.compare import CONSISTENT_FREE_COUNT, first_divergence, state_change
-from oracle.hw3.machine import POINTER_CALLS, Call, Divergence, HW3Machine, machine_for
+from oracle.hw3.machine import POINTER_CALLS, Call, Divergence, HW3Machine, machine_for, observed
 from oracle.hw3.model import Model
-from oracle.hw3.observation import ImplementationFailure
+from oracle.hw3.observation import ImplementationFailure, Observation
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, L2_PT_SIZE, MAX_LOGICAL_BLOCKS
 from oracle.runner import fuzz
 from oracle.sandbox import Sandbox
@@ -81,6 +81,7 @@ class Submission:
     repro_sources: dict[str, str] = field(default_factory=dict)  # file name -> C source, written this run
     sandbox: Sandbox | None = None  # where its code runs (None: the process's shared sandbox)
     refused: str = ""  # why the submission was refused before any build (C only): its own fault
+    findings: dict[str, "Finding"] = field(default_factory=dict)  # item id -> where it failed (its HTML picture)
     _probes: dict[str, Any] | None = None
 
     def adapter(self) -> Adapter:
@@ -165,6 +166,8 @@ class Finding:
     output: str = ""  # what the submission printed
     rule_name: str | None = None  # when the check, not the difference, names the rule
     modulo: frozenset[str] = frozenset()  # the aspects the comparison was lenient on
+    seen: Observation | None = None  # the implementation's state after the call, when it could be read
+    line: int = 0  # the fuzz item's: the program's rule line that made the call (machine.Divergence.line)
 
     @property
     def rule(self) -> str:
@@ -233,6 +236,7 @@ def replay(adapter: Adapter, scenario: Scenario, modulo: frozenset[str] = frozen
     must also leave the implementation's state exactly as it was (see compare.state_change)."""
     model, engine, calls, before = Model(), None, [], None
     for number, step in enumerate(scenario.steps, 1):
+        seen = None
         if step.api == "llm_init":
             expected = model.llm_init(step.args[0], step.null)
             call = Call("llm_init", step.args, step.null, expected.returned)
@@ -252,6 +256,7 @@ def replay(adapter: Adapter, scenario: Scenario, modulo: frozenset[str] = frozen
             problem = None
             if got != expected.returned:
                 problem = f"return value: expected {_shown(step.api, expected.returned)}, got {_shown(step.api, got)}"
+                seen = observed(adapter, engine)
             else:
                 failed = fails(step.api, expected.returned)
                 seen = adapter.observe(engine)
@@ -262,7 +267,7 @@ def replay(adapter: Adapter, scenario: Scenario, modulo: frozenset[str] = frozen
         except ImplementationFailure as failure:
             problem = str(failure)
         if problem:
-            return Finding(scenario.name, number, call, problem, calls, model, _printed(adapter), modulo=modulo)
+            return Finding(scenario.name, number, call, problem, calls, model, _printed(adapter), modulo=modulo, seen=seen)
     return None
 
 
@@ -299,6 +304,7 @@ def failed(sub: Submission, item: str, finding: Finding, program: str = "") -> O
         more = f"\n... ({len(finding.output) - OUTPUT_SHOWN} more characters)" if len(finding.output) > OUTPUT_SHOWN else ""
         details += ["Your code printed:", shown + more]
     repro = None
+    sub.findings[item] = finding
     if sub.kind == "c":
         repro, note = _write_repro(sub, item, finding)
         details.append(note)
@@ -538,7 +544,7 @@ def check_fuzz(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     if not isinstance(failure, Divergence):
         return Outcome(False, f"fuzz ({ran}): {report.divergence}", "", program)
     sub.fuzz_failure = failure
-    finding = _finding_from(failure, sub)
+    finding = finding_from(failure)
     outcome = failed(sub, "fuzz", finding, program)
     cut = time.monotonic() - state["first_failure"] >= options["shrink_seconds"]
     note = " (shrinking stopped at its time budget: the program may not be minimal)" if cut else ""
@@ -549,7 +555,7 @@ class _OutOfTime(BaseException):
     """Ends a fuzz run at its budget. Not an Exception, so Hypothesis does not take it for a failure."""
 
 
-def _finding_from(failure: Divergence, sub: Submission) -> Finding:
+def finding_from(failure: Divergence) -> Finding:
     """A machine Divergence as a Finding: the step and call located, the trailing 'after <call>' dropped."""
     calls = list(failure.calls)
     call = calls[-1]
@@ -561,7 +567,7 @@ def _finding_from(failure: Divergence, sub: Submission) -> Finding:
         problem = f"{head}: {why}" if colon else head
     if problem.startswith(f"{call} "):
         problem = problem[len(str(call)) + 1 :]
-    return Finding("fuzz", len(calls), call, problem, calls, failure.model)
+    return Finding("fuzz", len(calls), call, problem, calls, failure.model, seen=failure.seen, line=failure.line)
 
 
 # ---- memory safety -------------------------------------------------------------------------------------

@@ -86,6 +86,7 @@ def grade(
         items=items,
         seconds=time.perf_counter() - start,
         isolation=box.description,
+        evidence=sub.findings,
     )
 
 

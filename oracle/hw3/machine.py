@@ -20,7 +20,7 @@ from oracle.hw3 import strategies as st
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.compare import first_divergence
 from oracle.hw3.model import NULL, Model, Outcome
-from oracle.hw3.observation import ImplementationFailure
+from oracle.hw3.observation import ImplementationFailure, Observation
 from oracle.hw3.spec import INT32_MIN, KV_PER_BLOCK, L2_PT_SIZE, MAX_KV, MAX_LOGICAL_BLOCKS
 from oracle.stats import RunStats
 
@@ -45,12 +45,14 @@ class Divergence(AssertionError):
     """The implementation and the model disagree; the message is the first difference, located.
 
     `calls` is every call of the program up to the one that diverged, and `model` the state expected
-    after it, so that a failing program can be replayed elsewhere (as C, say).
+    after it, so that a failing program can be replayed elsewhere (as C, say). `seen` is the state the
+    implementation showed after it (None when it could not be read: a crash, say), and `line` the rule line
+    of the program that made the call (1-based, after `state = HW3Machine()`; the teardown counts as one).
     """
 
-    def __init__(self, message: str, calls: list[Call], model: Model):
+    def __init__(self, message: str, calls: list[Call], model: Model, seen: Observation | None = None, line: int = 0):
         super().__init__(message)
-        self.calls, self.model = calls, model
+        self.calls, self.model, self.seen, self.line = calls, model, seen, line
 
 
 def _counted(step: Callable) -> Callable:
@@ -58,6 +60,7 @@ def _counted(step: Callable) -> Callable:
     def counted(self: "HW3Machine", **kwargs: Any) -> Any:
         self.stats.steps += 1
         self.stats.rules[step.__name__] += 1
+        self.lines += 1
         return step(self, **kwargs)
 
     return counted
@@ -80,10 +83,11 @@ class HW3Machine(RuleBasedStateMachine):
         self.engine: Any = None
         self.calls: list[Call] = []
         self.diverged = False  # once a step has failed, teardown only cleans up
+        self.lines = 0  # rule lines of the program run so far (what Divergence.line counts)
 
-    def _diverge(self, message: str) -> None:
+    def _diverge(self, message: str, seen: Observation | None = None) -> None:
         self.diverged = True
-        raise Divergence(message, self.calls, self.model)
+        raise Divergence(message, self.calls, self.model, seen, self.lines)
 
     # -- one call, checked ----------------------------------------------------------------------------
 
@@ -109,7 +113,8 @@ class HW3Machine(RuleBasedStateMachine):
             self.engine = None
         got = returned is not None if api in POINTER_CALLS else returned
         if got != expected.returned:
-            self._diverge(f"return value: expected {_shown(api, expected.returned)}, got {_shown(api, got)} after {call}")
+            self._diverge(f"return value: expected {_shown(api, expected.returned)}, got {_shown(api, got)} after {call}",
+                          observed(self.impl, self.engine))
         if check:
             self._check(str(call), failed=expected.returned is NULL or expected.returned == -1)
         return expected
@@ -121,7 +126,7 @@ class HW3Machine(RuleBasedStateMachine):
             self._diverge(f"observing the state after {shown}: {failure}")
         problem = first_divergence(self.model, seen, failed)
         if problem:
-            self._diverge(f"{problem} after {shown}")
+            self._diverge(f"{problem} after {shown}", seen)
 
     # -- rules ------------------------------------------------------------------------------------------
 
@@ -214,11 +219,20 @@ class HW3Machine(RuleBasedStateMachine):
         self._call(api, *args, null=null_engine)
 
     def teardown(self) -> None:
+        self.lines += 1
         try:
             if self.engine is not None and not self.diverged:
                 self._call("llm_destroy")  # checked: destroy with live sequences, and (C) no leak after it
         finally:
             self.impl.close()
+
+
+def observed(impl: Adapter, engine: Any) -> Observation | None:
+    """The implementation's state after a call that already failed, for its picture; None when it cannot be read."""
+    try:
+        return impl.observe(engine)
+    except ImplementationFailure:
+        return None
 
 
 def _shown(api: str, value: bool | int) -> str:
