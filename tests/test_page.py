@@ -1,0 +1,266 @@
+"""The HTML picture of a failing step (oracle/hw3/page.py, picture.py, picture_html.py), read back from
+real runs: `fuzz --html` on a broken engine, `grade --out` on a broken C submission, and a replayed
+scenario with a 300-block pool and a 4096-record sequence. The page is parsed, not grepped: the failing call
+is the marked line, the differing cells are the ones marked `diff`, and what did not change is collapsed."""
+
+import dataclasses
+import json
+import re
+from collections.abc import Callable
+from contextlib import closing
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from oracle.cli import main
+from oracle.hw3 import FAMILY, load_adapter
+from oracle.hw3.checks import Scenario, append, create, fork, free, init, replay
+from oracle.hw3.pool import magic
+from oracle.page import FailedItem
+from tests.test_grade import small_rubric
+
+VOID = {"meta", "br", "img", "hr", "input", "link"}
+
+
+@dataclass
+class Node:
+    tag: str
+    attrs: dict[str, str]
+    children: list["Node"] = field(default_factory=list)
+    parent: "Node | None" = None
+    texts: list[str] = field(default_factory=list)
+
+    @property
+    def classes(self) -> set[str]:
+        return set(self.attrs.get("class", "").split())
+
+    @property
+    def text(self) -> str:
+        return "".join(self.texts) + "".join(child.text for child in self.children)
+
+    def all(self, tag: str, cls: str | None = None) -> list["Node"]:
+        found = [self] if self.tag == tag and (cls is None or cls in self.classes) else []
+        for child in self.children:
+            found += child.all(tag, cls)
+        return found
+
+
+class _Tree(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.root = self.at = Node("root", {})
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        node = Node(tag, {k: v or "" for k, v in attrs}, parent=self.at)
+        self.at.children.append(node)
+        if tag not in VOID:
+            self.at = node
+
+    def handle_endtag(self, tag: str) -> None:
+        node = self.at
+        while node is not None and node.tag != tag:
+            node = node.parent
+        assert node is not None and node.parent is not None, f"unbalanced </{tag}>"
+        self.at = node.parent
+
+    def handle_data(self, data: str) -> None:
+        self.at.texts.append(data)
+
+
+def parse(page: str) -> Node:
+    tree = _Tree()
+    tree.feed(page)
+    assert tree.at is tree.root, "the page leaves elements open"
+    return tree.root
+
+
+def rows(section: Node) -> dict[str, list[Node]]:
+    """A grid's rows by their label (th.row): the cells of both sides (the gap cell left out)."""
+    return {tr.all("th", "row")[0].text: [td for td in tr.all("td") if "gap" not in td.classes]
+            for tr in section.all("tr") if tr.all("th", "row")}
+
+
+def part(failure: Node, heading: str) -> Node:
+    return next(s for s in failure.all("section", "part") if s.all("h3")[0].text.startswith(heading))
+
+
+def collapsed(section: Node) -> list[str]:
+    return [tr.text for tr in section.all("tr", "collapsed")]
+
+
+def assert_self_contained(page: str) -> None:
+    """Nothing the browser would fetch: no script, stylesheet link, image, frame, url() or remote address."""
+    tree = parse(page)
+    for tag in ("script", "link", "img", "iframe", "object", "embed"):
+        assert not tree.all(tag), tag
+    assert all(a.attrs["href"].startswith("#") for a in tree.all("a"))
+    assert "url(" not in page and "@import" not in page and "http://" not in page and "https://" not in page
+
+
+def replay_line(program: list[str]) -> int:
+    """The index of the program line whose execution raises, found by running it line by line."""
+    namespace: dict = {}
+    for index, line in enumerate(program):
+        try:
+            exec(line, namespace)
+        except AssertionError:
+            return index
+    raise AssertionError("the program did not fail")
+
+
+def test_fuzz_html_marks_the_failing_line_and_the_zeroed_slots(tmp_path: Path) -> None:
+    page_path, json_path = tmp_path / "fuzz.html", tmp_path / "fuzz.json"
+    argv = ["fuzz", "--impl", "tests.broken.zero_on_create", "--examples", "20", "--steps", "15", "--seed", "1", "-q",
+            "--html", str(page_path), "--json", str(json_path)]
+    assert main(argv) == 1
+    program = json.loads(json_path.read_text())["program"].splitlines()
+    page = page_path.read_text()
+    assert_self_contained(page)
+    (failure,) = parse(page).all("section", "failure")
+    assert "Rule: Constraint 4: No Premature Memory Modification" in failure.all("p", "rule")[0].text
+    assert "expected" in failure.all("p", "message")[0].text
+    marked = failure.all("ol", "program")[0].all("li", "failing")
+    assert len(marked) == 1 and marked[0].all("code")[0].text == program[replay_line(program)]
+    (call,) = failure.all("ol", "calls")[0].all("li", "failing")
+    assert call.all("code")[0].text.startswith("create_sequence(engine, ")
+    # create_sequence zeroed the block it mapped: the actual side's written slots are 0 and marked
+    pool = rows(part(failure, "Pool"))
+    cells = pool["block 0"]
+    expected, actual = cells[:16], cells[16:]
+    assert all("diff" not in c.classes and "magic" in c.classes for c in expected)
+    wrong = [c for c in actual if "diff" in c.classes]
+    assert wrong and all(c.text == "0" and "wrong" in c.classes for c in wrong)
+    assert all(c.text == "·" for c in actual if "diff" not in c.classes)  # untouched: their own magic number
+
+
+def test_grade_out_pictures_every_failed_item_with_its_cow_block(
+    tmp_path: Path, submission: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    rubric = small_rubric(tmp_path / "rubric.toml", ["compiles", "append_cow"])
+    out = tmp_path / "out"
+    assert main(["grade", str(submission("broken", "append_cow")), "--rubric", str(rubric), "--out", str(out), "-q"]) == 1
+    assert f"The failing steps, pictured: {out / 'report.html'}" in capsys.readouterr().out
+    page = (out / "report.html").read_text()
+    assert_self_contained(page)
+    (failure,) = parse(page).all("section", "failure")  # compiles passed: no section
+    assert failure.all("h2")[0].text == "Task 4: append_kv with copy-on-write"
+    (call,) = failure.all("ol", "calls")[0].all("li", "failing")
+    assert call.all("code")[0].text == "append_kv(engine, 2, 10)" and call.attrs["value"] == "7"
+    # seq 1 held 17 records, so block 1 had one record and fifteen magic numbers; the fork's append copied
+    # block 1 to block 2 with one record only: slot 0 copied, slot 1 appended, slots 2-15 left untouched
+    pool = part(failure, "Pool")
+    block = rows(pool)["block 2"]
+    expected, actual = block[:16], block[16:]
+    assert [c.text for c in expected[:2]] == ["3", "10"] and all(c.text == "b1" for c in expected[2:])
+    assert [("cow" in c.classes, "append" in c.classes) for c in expected[:2]] == [(True, False), (False, True)]
+    assert [i for i, c in enumerate(actual) if "diff" in c.classes] == list(range(2, 16))
+    assert all(c.text == "·" and "magic" in c.classes for c in actual[2:])  # never written: their own magic
+    assert all("now" in c.classes for c in expected)  # the failing call wrote the whole block, in the model
+    # everything else in the 24-block pool is the same on both sides: collapsed around block 2
+    assert set(rows(pool)) == {"block 2"} and len(collapsed(pool)) == 2
+    seqs = part(failure, "Block tables")
+    assert [d.all("summary")[0].all("span", "seq")[0].text for d in seqs.all("details", "seqtable")] == ["seq 1", "seq 2"]
+
+
+def test_grade_page_escapes_what_the_submission_prints_and_its_name(
+    tmp_path: Path, submission: Callable[..., Path]
+) -> None:
+    student = tmp_path / "<i>student"
+    student.mkdir()
+    source = (submission("broken", "append_cow") / "llm_memory.c").read_text()
+    source = source.replace("#include <string.h>", '#include <string.h>\n#include <stdio.h>', 1)
+    marker = '<b id="injected">x</b>'
+    source = re.sub(r"(int append_kv\([^)]*\)\s*\{)", lambda m: m[1] + f'\n    printf("%s\\n", "{marker.replace(chr(34), chr(92) + chr(34))}");', source, count=1)
+    assert marker.replace('"', '\\"') in source
+    (student / "llm_memory.c").write_text(source)
+    rubric = small_rubric(tmp_path / "rubric.toml", ["append_cow"])
+    out = tmp_path / "out"
+    assert main(["grade", str(student), "--rubric", str(rubric), "--out", str(out), "-q"]) == 1
+    page = (out / "report.html").read_text()
+    assert "&lt;b id=&quot;injected&quot;&gt;x&lt;/b&gt;" in page and "&lt;i&gt;student" in page
+    tree = parse(page)
+    assert not tree.all("b") and not tree.all("i")
+
+
+def _big_failure() -> FailedItem:
+    """A real replay on a 300-block pool: seq 1 with 4095 records (256 blocks), its fork appended to, by an
+    engine that writes the shared block in place instead of copying it."""
+    scenario = Scenario("big", (init(300), create(5, 100), create(1, 4095), fork(1, 2), free(5), append(2, 7)))
+    with closing(load_adapter("tests.broken.no_cow")()) as adapter:
+        finding = replay(adapter, scenario)
+    assert finding is not None and finding.step == 6
+    return FailedItem("append_cow", "Task 4", finding.message, "", (), finding)
+
+
+def big_page() -> str:
+    return FAMILY.render_html("a 300-block pool", [_big_failure()])
+
+
+def test_a_300_block_pool_and_a_4096_record_sequence_collapse_what_did_not_change() -> None:
+    page = big_page()
+    assert len(page) < 150_000
+    (failure,) = parse(page).all("section", "failure")
+    pool = part(failure, "Pool")
+    # copy-on-write should have copied block 262 (seq 1's last) into block 0 (freed by seq 5): those two
+    # blocks are drawn slot by slot, the 298 others as two collapsed rows
+    assert set(rows(pool)) == {"block 0", "block 262"}
+    assert [t.split(":")[0] for t in collapsed(pool)] == ["blocks 1–261 (261 blocks)", "blocks 263–299 (37 blocks)"]
+    assert "4176 untouched magic" in collapsed(pool)[0]
+    squares = pool.all("span", "b")  # the overview: one square per block, red where the sides differ
+    assert len(squares) == 300
+    assert [b.attrs["title"].split(":")[0] for b in squares if "wrong" in b.classes] == ["block 0", "block 262"]
+    new, shared = rows(pool)["block 0"], rows(pool)["block 262"]
+    assert all(c.text == "b262" and "cow" in c.classes for c in new[:15]) and new[15].text == "7"
+    assert all("diff" in c.classes and c.text == "·" for c in new[16:])  # no copy: block 0 untouched
+    assert [i for i, c in enumerate(shared[16:]) if "diff" in c.classes] == [15]  # written in place
+    assert shared[31].text == "7" and shared[31].attrs["title"].endswith(f"expected {magic(262 * 16 + 15)}")
+    # seq 1 is the same on both sides: a closed <details>; seq 2 (4096 records) differs in one entry
+    tables = part(failure, "Block tables")
+    (same,) = tables.all("details", "seqtable")
+    assert "seq 1" in same.all("summary")[0].text and "open" not in same.attrs
+    (seq2,) = tables.all("div", "seqtable")
+    grid = rows(seq2)
+    assert list(grid) == [f"L1[{i}]" for i in range(16)]
+    diffs = [(label, i) for label, cells in grid.items() for i, c in enumerate(cells) if "diff" in c.classes]
+    assert diffs == [("L1[15]", 15), ("L1[15]", 31)]
+    assert [grid["L1[15]"][15].text, grid["L1[15]"][31].text] == ["0", "262"]
+    # ref_count: the rows that agree are collapsed, the two that differ drawn
+    refs = part(failure, "ref_count")
+    assert set(rows(refs)) == {"0–15", "256–271"}
+    assert [t.split(":")[0] for t in collapsed(refs)] == ["blocks 16–255", "blocks 272–299"]
+
+
+def test_null_l1_slots_on_both_sides_collapse_into_one_row() -> None:
+    scenario = Scenario("small", (init(8), create(1, 20), fork(1, 2), append(2, 7)))
+    with closing(load_adapter("tests.broken.no_cow")()) as adapter:
+        finding = replay(adapter, scenario)
+    page = FAMILY.render_html("small", [FailedItem("append_cow", "", finding.message, "", (), finding)])
+    (failure,) = parse(page).all("section", "failure")
+    tables = part(failure, "Block tables")
+    texts = [t for s in tables.all("div", "seqtable") + tables.all("details", "seqtable") for t in collapsed(s)]
+    assert texts and all(t == "L1 1–15: NULL on both sides" for t in texts)
+    assert len(rows(part(failure, "Pool"))) == 8  # a small pool is drawn whole
+
+
+def test_a_page_without_failures_says_so() -> None:
+    page = FAMILY.render_html("green", [])
+    assert "Every item passed" in page and not parse(page).all("section", "failure")
+    assert_self_contained(page)
+
+
+def test_fuzz_html_errors_are_usage_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(SystemExit) as exit:
+        main(["fuzz", "--html", str(tmp_path / "missing" / "x.html"), "-q"])
+    assert exit.value.code == 2
+    assert main(["fuzz", "--examples", "1", "--html", "/proc/pagedcheck.html", "-q"]) == 2
+    assert "cannot write /proc/pagedcheck.html" in capsys.readouterr().err
+    # a family that draws no page: refused before anything runs
+    import oracle.cli
+
+    monkeypatch.setattr(oracle.cli, "families", lambda: {"hw3": dataclasses.replace(FAMILY, render_html=None)})
+    assert main(["fuzz", "--html", str(tmp_path / "x.html"), "-q"]) == 2
+    assert "the hw3 family draws no HTML page" in capsys.readouterr().err and not (tmp_path / "x.html").exists()
