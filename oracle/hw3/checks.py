@@ -510,10 +510,10 @@ def check_fuzz(sub: Submission, options: Mapping[str, Any]) -> Outcome:
                 raise _OutOfTime
             super().__init__()
 
-        def _diverge(self, message: str) -> None:
+        def _diverge(self, message: str, seen: Observation | None = None) -> None:
             if state["first_failure"] is None:
                 state["first_failure"] = time.monotonic()
-            super()._diverge(message)
+            super()._diverge(message, seen)
 
     def budgeted_machine_for(adapter_factory: Callable[[], Adapter], stats: RunStats | None = None) -> type:
         machine = type("HW3Machine", (BudgetedMachine, machine_for(adapter_factory, stats)), {})
