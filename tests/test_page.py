@@ -16,7 +16,10 @@ import pytest
 
 from oracle.cli import main
 from oracle.hw3 import FAMILY, load_adapter
-from oracle.hw3.checks import Scenario, append, create, fork, free, init, replay
+from oracle.hw3.checks import Finding, Scenario, append, create, fork, free, init, replay
+from oracle.hw3.machine import Call
+from oracle.hw3.model import Model
+from oracle.hw3.observation import Observation
 from oracle.hw3.pool import magic
 from oracle.page import FailedItem
 from tests.test_grade import small_rubric
@@ -264,3 +267,108 @@ def test_fuzz_html_errors_are_usage_errors(
     monkeypatch.setattr(oracle.cli, "families", lambda: {"hw3": dataclasses.replace(FAMILY, render_html=None)})
     assert main(["fuzz", "--html", str(tmp_path / "x.html"), "-q"]) == 2
     assert "the hw3 family draws no HTML page" in capsys.readouterr().err and not (tmp_path / "x.html").exists()
+
+
+def test_long_runs_of_one_call_show_their_first_and_last_calls() -> None:
+    bursts = tuple(append(1, k) for k in range(20))
+    scenario = Scenario("burst", (init(4), create(1, 1), *bursts, fork(1, 2), append(2, 9)))
+    with closing(load_adapter("tests.broken.no_cow")()) as adapter:
+        finding = replay(adapter, scenario)
+    page = FAMILY.render_html("burst", [FailedItem("append_cow", "", finding.message, "", (), finding)])
+    listing = parse(page).all("ol", "calls")[0]
+    numbers = [li.attrs["value"] for li in listing.all("li")]
+    assert numbers == ["1", "2", "3", "4", "5", "21", "22", "23", "24"]  # calls 5-20 collapsed into one line
+    assert listing.all("li", "collapsed")[0].text == "… 16 more calls (append_kv) …"
+    assert [li.attrs["value"] for li in listing.all("li", "failing")] == ["24"]
+
+
+def _graded(tmp_path: Path, fixture: Path, items: list[str]) -> Node:
+    tmp_path.mkdir(exist_ok=True)
+    rubric = small_rubric(tmp_path / "rubric.toml", items)
+    assert main(["grade", str(fixture), "--rubric", str(rubric), "--out", str(tmp_path / "out"), "-q"]) == 1
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert_self_contained(page)
+    return parse(page)
+
+
+def test_a_crash_shows_the_expected_side_only(tmp_path: Path, submission: Callable[..., Path]) -> None:
+    (failure,) = _graded(tmp_path, submission("hostile", "segfault"), ["append_cow"]).all("section", "failure")
+    assert "could not be read" in failure.all("p", "broken")[0].text
+    pool = part(failure, "Pool")
+    assert [th.text for th in pool.all("th", "side")] == ["Expected (the model)"]
+    assert not [td for td in pool.all("td") if "diff" in td.classes]
+    assert [li.attrs["value"] for li in failure.all("li", "failing")] == ["8"]  # the 5th append crashed
+
+
+def test_an_item_without_a_failing_step_shows_its_rule_and_details(tmp_path: Path, submission: Callable[..., Path]) -> None:
+    (failure,) = _graded(tmp_path, submission("hostile", "warning"), ["compiles"]).all("section", "failure")
+    assert failure.all("p", "rule")[0].text.startswith("Rule: Compilation Standard")
+    assert "unused variable" in failure.all("pre")[0].text and not failure.all("section", "part")
+
+
+def test_an_engine_that_should_be_null_and_a_failing_call_that_allocates(
+    tmp_path: Path, submission: Callable[..., Path]
+) -> None:
+    (init_failure,) = _graded(tmp_path / "a", submission("broken", "llm_init"), ["llm_init"]).all("section", "failure")
+    engine = rows(part(init_failure, "Engine"))["engine"]
+    assert [c.text for c in engine] == ["NULL (no engine)", "live"] and all("diff" in c.classes for c in engine)
+    assert part(init_failure, "Active list").all("td", "none")[0].text == "no engine"
+    (alloc_failure,) = _graded(tmp_path / "b", submission("broken", "check_before_allocate"),
+                               ["check_before_allocate"]).all("section", "failure")
+    heap = rows(part(alloc_failure, "Engine"))["heap"]
+    assert "diff" in heap[1].classes and heap[1].text.startswith("2 allocation(s) in the call")
+
+
+def test_a_sequence_missing_from_the_list(tmp_path: Path, submission: Callable[..., Path]) -> None:
+    """The C fuzz fixture refuses negative ids: its list lacks the sequence the model created."""
+    with closing(load_adapter(str(submission("broken", "fuzz")))()) as adapter:
+        finding = replay(adapter, Scenario("negative_id", (init(1), create(-1, 1))))
+    page = FAMILY.render_html("missing", [FailedItem("create_free", "", finding.message, "", (), finding)])
+    (failure,) = parse(page).all("section", "failure")
+    assert part(failure, "Active list").all("span", "missing")[0].text == "1 missing"
+    (table,) = part(failure, "Block tables").all("div", "seqtable")
+    assert table.all("span", "diff")[0].text == "expected kv_count 1, actual not on the list"
+    assert [td.text for td in table.all("td", "none")] == ["not on the list"]
+    assert collapsed(table) == ["L1 1–15: NULL"]
+
+
+def _observed_after(steps: tuple) -> tuple[Model, Observation, list]:
+    """The model and the reference engine's real observation after `steps`."""
+    model, calls = Model(), []
+    with closing(load_adapter("engine")()) as adapter:
+        engine = None
+        for step in steps:
+            if step.api == "llm_init":
+                model.llm_init(step.args[0], step.null)
+                engine = adapter.llm_init(step.args[0], step.null)
+                calls.append(Call("llm_init", step.args, step.null, engine is not None))
+            else:
+                returned = getattr(model, step.api)(engine is None, *step.args).returned
+                getattr(adapter, step.api)(engine, *step.args)
+                calls.append(Call(step.api, step.args, engine is None, returned))
+        return model, adapter.observe(engine), calls
+
+
+def test_guard_zones_tail_bytes_and_large_values() -> None:
+    model, seen, calls = _observed_after((init(2, 13), create(1, 2), append(1, 2_100_000_000)))
+    pool = bytearray(seen.pool)
+    pool[-1] ^= 0xFF  # a byte past the last block
+    seen = dataclasses.replace(seen, pool=bytes(pool), guard_after=b"\0" * 64)
+    finding = Finding("tail", 3, calls[-1], "pool byte 140 (past the last block)", calls, model, seen=seen)
+    page = FAMILY.render_html("tail", [FailedItem("x", "", "m", "", (), finding)])
+    (failure,) = parse(page).all("section", "failure")
+    assert [c.text for c in rows(part(failure, "Engine"))["guard zones"]] == ["intact", "overwritten"]
+    assert "past the last block" in part(failure, "Pool").all("p", "broken")[0].text
+    block = rows(part(failure, "Pool"))["block 0"]
+    assert block[2].text == block[18].text == "2.1G" and "append" in block[2].classes
+
+
+def test_a_null_pool_and_a_program_without_a_step() -> None:
+    model, seen, calls = _observed_after((init(10, null_pool=True),))
+    finding = Finding("null_pool", 1, calls[0], "(none: a picture of a NULL pool)", calls, model, seen=seen)
+    page = FAMILY.render_html("null", [FailedItem("x", "", "m", "", (), finding),
+                                       FailedItem("y", "", "m", "", ("state = M()", "state.init()"), None)])
+    first, second = parse(page).all("section", "failure")
+    assert part(first, "Pool").all("p", "none")[0].text.startswith("no pool")
+    assert [li.text for li in second.all("li")] == ["state = M()", "state.init()"]
+    assert not second.all("li", "failing")

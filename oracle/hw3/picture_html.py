@@ -101,7 +101,7 @@ def active_list(picture: Picture) -> str:
             chips.append(f'<span class="chip{" diff" if differs else ""}" title="position {position}">'
                          f'<small>{position}</small> seq {e(seq_id)}</span>')
         if len(sides) == 2 and len(other.active) > len(side.active):
-            chips.append('<span class="chip diff missing">missing</span>')
+            chips.append(f'<span class="chip diff missing">{len(other.active) - len(side.active)} missing</span>')
         broken = f' <span class="broken">list broken: {e(side.list_error)}</span>' if side.list_error else ""
         rows.append(f'<tr><th class="row">{name}</th><td>{"".join(chips) or "<em>empty</em>"}{broken}</td></tr>')
     return f'<table class="active">{"".join(rows)}</table>'
@@ -142,7 +142,7 @@ def ref_counts(picture: Picture) -> str:
                     kind = "none" if value is None else ("zero" if value == 0 else "used")
                     line.append(_cell(text, f"{kind}{' diff' if differs else ''}", f"ref_count[{block}]"))
                 cells.append(line)
-            body.append(_paired_row(f"{row * ROW}–{row * ROW + ROW - 1}", cells))
+            body.append(_paired_row(_span(row * ROW, min(row * ROW + ROW, length)), cells))
     return f'<table class="grid">{_head(picture, "blocks")}<tbody>{"".join(body)}</tbody></table>'
 
 
@@ -186,7 +186,8 @@ def _table_grid(picture: Picture, tables: list, now: set[int]) -> str:
     body = []
     for start, stop, shown in runs(L1_PT_SIZE, keep):
         if not shown:
-            body.append(_collapsed_row(picture, f"L1 {_span(start, stop)}: NULL" + (" on both sides" if len(tables) == 2 else "")))
+            both = len(tables) == 2 and "absent" not in tables
+            body.append(_collapsed_row(picture, f"L1 {_span(start, stop)}: NULL" + (" on both sides" if both else "")))
             continue
         for i in range(start, stop):
             rows = [l1(t, i) for t in tables]
