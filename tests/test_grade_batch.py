@@ -107,4 +107,5 @@ def test_one_broken_folder_never_stops_the_batch(tmp_path: Path, submission: Cal
     assert (rows["bob"]["score"], rows["bob"]["status"], rows["bob"]["tail_insertion"]) == ("5", "failed", "0")
     assert rows["carol"]["status"] == "grader error" and "has no llm_memory.c" in rows["carol"]["error"]
     assert (out / "bob" / "repro-tail_insertion.c").is_file()
+    assert 'class="failing"' in (out / "bob" / "report.html").read_text()  # the failing step, pictured
     assert json.loads((out / "carol" / "results.json").read_text())["score"] == 0
