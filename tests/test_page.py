@@ -297,6 +297,7 @@ def test_a_crash_shows_the_expected_side_only(tmp_path: Path, submission: Callab
     pool = part(failure, "Pool")
     assert [th.text for th in pool.all("th", "side")] == ["Expected (the model)"]
     assert not [td for td in pool.all("td") if "diff" in td.classes]
+    assert collapsed(pool) and not [t for t in collapsed(pool) if "both sides" in t]  # one side: nothing compared
     assert [li.attrs["value"] for li in failure.all("li", "failing")] == ["8"]  # the 5th append crashed
 
 

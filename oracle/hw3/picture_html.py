@@ -111,7 +111,7 @@ def active_list(picture: Picture) -> str:
 
 
 def ref_counts(picture: Picture) -> str:
-    sides = [s for s in _sides(picture)]
+    sides = _sides(picture)
     length = max(len(s.ref_count) for s in sides)
     if not length:
         return '<p class="none">no ref_count array</p>'
@@ -120,16 +120,21 @@ def ref_counts(picture: Picture) -> str:
     def entry(side: Side, block: int) -> int | None:
         return side.ref_count[block] if block < len(side.ref_count) else None
 
-    def row_differs(row: int) -> bool:
-        return len(sides) == 2 and any(entry(sides[0], b) != entry(sides[1], b) for b in range(row * ROW, (row + 1) * ROW))
+    def keep(row: int) -> bool:
+        """Rows that differ; with one side only, rows with a block in use."""
+        blocks = range(row * ROW, (row + 1) * ROW)
+        if len(sides) == 1:
+            return rows_total <= 4 or any(entry(sides[0], b) for b in blocks)
+        return rows_total <= 4 or any(entry(sides[0], b) != entry(sides[1], b) for b in blocks)
 
     body = []
-    for start, stop, shown in runs(rows_total, lambda r: rows_total <= 4 or row_differs(r)):
+    for start, stop, shown in runs(rows_total, keep):
         if not shown:
             blocks = range(start * ROW, min(stop * ROW, length))
             used = sum(1 for b in blocks if (entry(sides[0], b) or 0) > 0)
-            body.append(_collapsed_row(picture, f"blocks {_span(blocks.start, blocks.stop)}: the same on both "
-                                                f"sides ({used} in use, {len(blocks) - used} free)"))
+            same = "the same on both sides, " if len(sides) == 2 else ""
+            body.append(_collapsed_row(picture, f"blocks {_span(blocks.start, blocks.stop)}: {same}{used} in use, "
+                                                f"{len(blocks) - used} free"))
             continue
         for row in range(start, stop):
             cells = []
@@ -247,8 +252,8 @@ def _run_summary(picture: Picture, start: int, stop: int) -> str:
         kind = picture.expected_class(slot)
         counts[kind] = counts.get(kind, 0) + 1
     what = ", ".join(f"{n} {CLASS_WORDS[k]}" for k, n in counts.items())
-    both = " on both sides" if picture.actual is not None else ""
-    return f"blocks {_span(start, stop)} ({stop - start} blocks): the same{both}; slots: {what}"
+    same = "the same on both sides; " if picture.actual is not None else ""
+    return f"blocks {_span(start, stop)} ({stop - start} blocks): {same}slots: {what}"
 
 
 def _slot(picture: Picture, slot: int, side_index: int) -> str:
