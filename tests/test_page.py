@@ -373,3 +373,13 @@ def test_a_null_pool_and_a_program_without_a_step() -> None:
     assert part(first, "Pool").all("p", "none")[0].text.startswith("no pool")
     assert [li.text for li in second.all("li")] == ["state = M()", "state.init()"]
     assert not second.all("li", "failing")
+
+
+def test_a_pool_the_implementation_does_not_show_is_not_compared() -> None:
+    model, seen, calls = _observed_after((init(20), create(1, 2)))
+    finding = Finding("lost_pool", 2, calls[-1], "pool: expected the caller's pool, got none", calls, model,
+                      seen=dataclasses.replace(seen, pool=None))
+    (failure,) = parse(FAMILY.render_html("lost", [FailedItem("x", "", "m", "", (), finding)])).all("section", "failure")
+    pool = part(failure, "Pool")
+    assert "the implementation's pool could not be read" in pool.all("p", "broken")[0].text
+    assert not [td for td in pool.all("td") if "diff" in td.classes] and len(pool.all("span", "b")) == 20

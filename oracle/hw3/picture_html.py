@@ -215,7 +215,7 @@ def _entry(entries: tuple, other: object, j: int, i: int, now: set[int]) -> str:
     differs = value != theirs
     text = "·" if value == UNMAPPED else ("" if value is None else value)
     kind = "unmapped" if value in (UNMAPPED, None) else "mapped"
-    classes = f"{kind}{' diff' if differs else ''}{' now' if value in now else ''}"
+    classes = f"{kind}{' diff' if differs else ''}{' now' if isinstance(value, int) and value in now else ''}"
     return _cell(text, classes, f"block_table[{i}][{j}]: logical block {i * L2_PT_SIZE + j}")
 
 
@@ -240,6 +240,8 @@ def pool(picture: Picture) -> str:
             body.append(_paired_row(f"block {block}", cells))
     if blocks:
         parts.append(f'<table class="grid pool">{_head(picture, "slots")}<tbody>{"".join(body)}</tbody></table>')
+    if picture.actual is not None and picture.actual.pool is None:
+        parts.append('<p class="broken">the implementation\'s pool could not be read</p>')
     if picture.tail_differs():
         parts.append('<p class="broken">the bytes past the last block, or a guard zone either side of the pool, '
                      'were overwritten</p>')
