@@ -12,7 +12,7 @@ html.escape: a submission's names and values never become markup.
 from html import escape
 from typing import Callable, Iterator
 
-from oracle.hw3.picture import APPEND, CLASS_WORDS, COW, MAGIC, WRONG, Picture, Side, Table, magic_source
+from oracle.hw3.picture import APPEND, CLASS_WORDS, COW, MAGIC, WRONG, Picture, Side, magic_source
 from oracle.hw3.spec import KV_PER_BLOCK, KV_SIZE, L1_PT_SIZE, L2_PT_SIZE, UNMAPPED
 
 ROW = 16  # cells per row in every grid: one L2 table, one block's slots, 16 ref counts
