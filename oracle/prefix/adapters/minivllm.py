@@ -1,0 +1,1 @@
+class MinivllmAdapter: shape='minivllm'
