@@ -7,11 +7,11 @@
     manager.allocate_slots(request, request.num_tokens - num_cached, hits)
 """
 
-from engine.prefix.block import KVCacheBlock
-from engine.prefix.block_pool import BlockPool
-from engine.prefix.free_queue import FreeKVCacheBlockQueue
-from engine.prefix.hashing import hash_block_tokens
-from engine.prefix.kv_cache import KVCacheManager
-from engine.prefix.request import Request
+from .block import KVCacheBlock
+from .block_pool import BlockPool
+from .free_queue import FreeKVCacheBlockQueue
+from .hashing import hash_block_tokens
+from .kv_cache import KVCacheManager
+from .request import Request
 
 __all__ = ["BlockPool", "FreeKVCacheBlockQueue", "KVCacheBlock", "KVCacheManager", "Request", "hash_block_tokens"]

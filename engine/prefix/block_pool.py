@@ -6,8 +6,8 @@ Block 0 is the null block: never free, never hashed, never handed out. A freed b
 
 from collections.abc import Iterable
 
-from engine.prefix.block import KVCacheBlock
-from engine.prefix.free_queue import FreeKVCacheBlockQueue
+from .block import KVCacheBlock
+from .free_queue import FreeKVCacheBlockQueue
 
 
 class BlockPool:

@@ -6,7 +6,7 @@ hit on a free (warm) block needs.
 
 from collections.abc import Iterable
 
-from engine.prefix.block import KVCacheBlock
+from .block import KVCacheBlock
 
 
 class FreeKVCacheBlockQueue:

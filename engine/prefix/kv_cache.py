@@ -1,9 +1,9 @@
 """KVCacheManager: maps requests to block tables and reuses computed prefixes through the BlockPool."""
 
-from engine.prefix.block import KVCacheBlock
-from engine.prefix.block_pool import BlockPool
-from engine.prefix.hashing import hash_request_blocks
-from engine.prefix.request import Request
+from .block import KVCacheBlock
+from .block_pool import BlockPool
+from .hashing import hash_request_blocks
+from .request import Request
 
 
 class KVCacheManager:

@@ -39,6 +39,9 @@ class ContentTracker:
             for position, block in enumerate(table):
                 if position not in reused:
                     self.content[block] = model.prefix(request.tokens, position, request.covered)
+        problem = self.chaining(seen)
+        if problem:
+            return problem
         for other, table in seen.tables.items():
             request = model.requests.get(other)
             for position, block in enumerate(table if request else ()):
@@ -49,12 +52,24 @@ class ContentTracker:
         return None
 
 
+    def chaining(self, seen: Observation) -> Difference | None:
+        """Equal hashes only for blocks holding equal prefixes: the hash covers the parent's."""
+        first: dict[object, int] = {}
+        for block, value in sorted((seen.hashes or {}).items()):
+            other = first.setdefault(value, block)
+            mine, theirs = self.content.get(block), self.content.get(other)
+            if other != block and mine is not None and theirs is not None and mine != theirs:
+                return Difference("hash chaining", f"blocks {other} and {block}",
+                                  f"different hashes for {shown(theirs)} and {shown(mine)}", "the same hash")
+        return None
+
+
 def universal_difference(model: PrefixModel, seen: Observation) -> Difference | None:
     null, size = model.null, model.block_size
     used = [b for table in seen.tables.values() for b in table]
     if null is not None:
         where = "free list" if seen.free and null in seen.free else "a block table" if null in used else None
-        if where is None and seen.hashed and null in seen.hashed:
+        if where is None and seen.hashes and null in seen.hashes:
             where = "the hashed blocks"
         if where:
             return Difference("null block", f"block {null}", "never free, held or hashed", f"found in {where}")
@@ -94,8 +109,8 @@ def exact_difference(model: PrefixModel, seen: Observation) -> Difference | None
                 return Difference("block_table", f"req {rid} block_table[{position}]", want, have)
     if seen.free is not None and list(seen.free) != model.free:
         return Difference("free order", "", model.free, list(seen.free))
-    if seen.hashed is not None and seen.hashed != set(model.block_hash):
-        return Difference("hashed blocks", "", sorted(model.block_hash), sorted(seen.hashed))
+    if seen.hashes is not None and set(seen.hashes) != set(model.block_hash):
+        return Difference("hashed blocks", "", sorted(model.block_hash), sorted(seen.hashes))
     if seen.indexed is not None and list(seen.indexed) != model.indexed():
         return Difference("index", "blocks indexed", model.indexed(), list(seen.indexed))
     return None
@@ -103,7 +118,7 @@ def exact_difference(model: PrefixModel, seen: Observation) -> Difference | None
 
 def changed(before: Observation, after: Observation) -> Difference | None:
     """A refused call must change nothing."""
-    for name in ("tables", "free", "ref_counts", "hashed", "indexed"):
+    for name in ("tables", "free", "ref_counts", "hashes", "indexed"):
         if getattr(before, name) != getattr(after, name):
             return Difference("atomic failure", name, getattr(before, name), getattr(after, name))
     return None

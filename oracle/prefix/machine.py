@@ -115,7 +115,7 @@ class PrefixMachine(RuleBasedStateMachine):
         tokens = head[: max(keep, 0)] + tail
         return tokens or [0]
 
-    def _admit(self, tokens: list[int]) -> Any:
+    def _admit(self, tokens: list[int]) -> int | None:
         rid = self.next_rid
         self.next_rid += 1
         call = f"admit(req {rid}, {len(tokens)} tokens)"
@@ -125,14 +125,14 @@ class PrefixMachine(RuleBasedStateMachine):
         expected_hits = self.model.lookup(tokens)
         request = self.model.admit(rid, tokens)
         accepted, hits = self._run(call, lambda: self.impl.admit(rid, tokens))
-        self._returned(call, "return value", "accepted" if request else "refused", "accepted" if accepted else "refused")
-        if hits is not None and request is not None:
+        if hits is not None:
             self._returned(call, "hits", len(expected_hits), hits)
+        self._returned(call, "return value", "accepted" if request else "refused", "accepted" if accepted else "refused")
         self.prompts.append(list(tokens))
         if request is None:
             self.stats.events["refused"] += 1
             self._check(call, before=before)
-            return multiple()
+            return None
         self._events(before_free, before_hashed)
         self.stats.events["hit" if expected_hits else "miss"] += 1
         self.stats.events["warm_hit"] += sum(1 for b in expected_hits if b in before_free)
@@ -144,7 +144,8 @@ class PrefixMachine(RuleBasedStateMachine):
     @rule(target=requests, base=st.earlier, cut=st.cuts, count=st.block_counts, tail=st.tails)
     @_counted
     def admit(self, base: int, cut: str, count: int, tail: list[int]) -> Any:
-        return self._admit(self._prompt(base, cut, count, tail))
+        rid = self._admit(self._prompt(base, cut, count, tail))
+        return multiple() if rid is None else rid
 
     @rule(target=requests, base=st.earlier, slack=st.fill_slack)
     @_counted
@@ -153,13 +154,47 @@ class PrefixMachine(RuleBasedStateMachine):
         size = self.model.block_size
         length = max(1, len(self.model.free) * size - slack)
         head = self.prompts[base % len(self.prompts)] if self.prompts else []
-        return self._admit((head + [1] * length)[:length])
+        rid = self._admit((head + [1] * length)[:length])
+        return multiple() if rid is None else rid
+
+    @rule(target=requests, rid=requests, count=st.prefix_blocks)
+    @_counted
+    def admit_cached_prefix(self, rid: int, count: int) -> Any:
+        """A prompt equal to the first full blocks of a live request: the hit cap makes its last block a
+        duplicate of a cached one."""
+        request = self.model.requests.get(rid)
+        full = len(request.tokens) // self.model.block_size if request else 0
+        if not full:
+            return multiple()
+        new = self._admit(request.tokens[: min(count, full) * self.model.block_size])
+        return multiple() if new is None else new
+
+    @precondition(_supports("lookup"))
+    @rule(rid=requests, tail=st.tails)
+    @_counted
+    def lookup_live(self, rid: int, tail: list[int]) -> None:
+        """Look up what a live (or freed) request holds, and more."""
+        request = self.model.requests.get(rid)
+        self._lookup(list(request.tokens if request else self.prompts[rid % len(self.prompts)]) + tail or [0])
+
+    @rule(count=st.evictions)
+    @_counted
+    def evict(self, count: int) -> None:
+        """Pressure: a request of tokens no prompt has (so it hits nothing) takes `count` blocks from the head
+        of the free list (0: all of them), evicting the warm blocks there, and is freed at once."""
+        size = self.model.block_size
+        blocks = len(self.model.free) if count == 0 else min(count, len(self.model.free))
+        rid = self._admit([7] * max(1, blocks * size))
+        if rid is not None:
+            self._free(rid)
 
     @precondition(_supports("lookup"))
     @rule(base=st.earlier, cut=st.cuts, count=st.block_counts, tail=st.tails)
     @_counted
     def lookup(self, base: int, cut: str, count: int, tail: list[int]) -> None:
-        tokens = self._prompt(base, cut, count, tail)
+        self._lookup(self._prompt(base, cut, count, tail))
+
+    def _lookup(self, tokens: list[int]) -> None:
         call = f"lookup({len(tokens)} tokens)"
         expected = self.model.lookup(tokens)
         got = self._run(call, lambda: self.impl.lookup(tokens))
@@ -237,6 +272,9 @@ class PrefixMachine(RuleBasedStateMachine):
     @rule(rid=consumes(requests))
     @_counted
     def free(self, rid: int) -> None:
+        self._free(rid)
+
+    def _free(self, rid: int) -> None:
         call = f"free(req {rid})"
         self.model.free_request(rid)
         self._run(call, lambda: self.impl.free(rid))

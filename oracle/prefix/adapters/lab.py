@@ -48,6 +48,8 @@ class LabAdapter:
     def admit(self, rid: int, tokens: list[int]) -> tuple[bool, int | None]:
         request = self._request(rid, tokens)
         hits, num_cached = call("get_computed_blocks", self.manager.get_computed_blocks, request)
+        if num_cached >= len(tokens):  # nothing left to compute: allocate_slots cannot be asked
+            return False, len(hits)
         new = call("allocate_slots", self.manager.allocate_slots, request, len(tokens) - num_cached, hits)
         if new is None:
             return False, len(hits)
@@ -98,7 +100,7 @@ class LabAdapter:
                 tables=tables,
                 free=tuple(b.block_id for b in pool.free_block_queue.get_all_free_blocks()),
                 ref_counts={b.block_id: b.ref_cnt for b in pool.blocks},
-                hashed=frozenset(b.block_id for b in pool.blocks if b.block_hash is not None),
+                hashes={b.block_id: b.block_hash for b in pool.blocks if b.block_hash is not None},
                 indexed=tuple(indexed),
             )
         except (AttributeError, TypeError) as exc:
