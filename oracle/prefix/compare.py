@@ -112,7 +112,7 @@ def exact_difference(model: PrefixModel, seen: Observation) -> Difference | None
     if seen.hashes is not None and set(seen.hashes) != set(model.block_hash):
         return Difference("hashed blocks", "", sorted(model.block_hash), sorted(seen.hashes))
     if seen.indexed is not None and list(seen.indexed) != model.indexed():
-        return Difference("index", "blocks indexed", model.indexed(), list(seen.indexed))
+        return Difference("index", "the blocks it points to", model.indexed(), list(seen.indexed))
     return None
 
 

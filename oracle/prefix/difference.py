@@ -11,7 +11,7 @@ class Difference:
     got: object
 
     def render(self, step: str) -> str:
-        if not self.location or self.location.startswith(self.aspect):
+        if not self.location or self.location.startswith(self.aspect) or f"{self.aspect}[" in self.location:
             where = self.location or self.aspect
         else:
             where = f"{self.aspect}: {self.location}"
