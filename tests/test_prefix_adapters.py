@@ -74,4 +74,4 @@ def test_load_adapter_says_what_is_wrong_in_one_line(impl, message):
 
 
 def test_every_policy_is_named_by_its_system():
-    assert sorted(POLICIES) == ["lab", "mini_yaie", "minivllm", "nanovllm", "vllm_v1"]
+    assert sorted(POLICIES) == ["lab", "mini_yaie", "minivllm", "nanovllm", "nanovllm_fork", "vllm_v1"]

@@ -108,7 +108,7 @@ class PrefixModel:
             if block in self.used():
                 continue
             if not self.policy.warm:
-                self._unhash(block)
+                self._unhash(block, keep_hash=self.policy.cold_keeps_hash)
             if self.policy.free_order == "lifo":
                 self.free.insert(0, block)
             elif self.policy.free_order == "unhashed_front" and block not in self.block_hash:
@@ -119,8 +119,8 @@ class PrefixModel:
         if self.policy.free_order == "sorted":
             self.free.sort()
 
-    def _unhash(self, block: int) -> None:
-        old = self.block_hash.pop(block, None)
+    def _unhash(self, block: int, keep_hash: bool = False) -> None:
+        old = self.block_hash.get(block) if keep_hash else self.block_hash.pop(block, None)
         if old is not None and block in self.index.get(old, []):
             self.index[old].remove(block)
             if not self.index[old]:

@@ -23,6 +23,7 @@ class Policy:
     hit_cap: bool  # at most (n - 1) // block_size blocks hit (one token is always left to compute)
     admission: str  # a request fits when "exact": new blocks + hits taken from the free list <= free; "all_blocks": every block <= free
     caching: bool = True  # no prefix cache at all (Mini-YAIE)
+    cold_keeps_hash: bool = False  # not warm: a freed block loses its index entry but keeps its own hash
     exact: bool = True  # compare block ids, free order and the index; False: universal invariants only
 
 
@@ -38,11 +39,17 @@ MINIVLLM = Policy("minivllm", null_block=False, initial_order="descending", free
 NANOVLLM = Policy("nanovllm", null_block=False, initial_order="ascending", free_order="append", release_order="reverse",
                   duplicates="last", publish="allocation", warm=True, evict_on_reuse=False, verify_tokens=True,
                   hit_cap=False, admission="all_blocks")
+# nano-vllm-fork (PyPI, release 20260210): deallocate also drops the index entry of a block freed to 0, so
+# nothing stays warm and no entry goes stale; the freed block keeps its hash until it is reused.
+NANOVLLM_FORK = Policy("nanovllm_fork", null_block=False, initial_order="ascending", free_order="append",
+                       release_order="reverse", duplicates="last", publish="allocation", warm=False,
+                       evict_on_reuse=False, verify_tokens=True, hit_cap=False, admission="all_blocks",
+                       cold_keeps_hash=True)
 MINI_YAIE = Policy("mini_yaie", null_block=False, initial_order="ascending", free_order="sorted", release_order="forward",
                    duplicates="last", publish="allocation", warm=False, evict_on_reuse=True, verify_tokens=False,
                    hit_cap=False, admission="all_blocks", caching=False)
 
-POLICIES = {p.name: p for p in (LAB, VLLM_V1, MINIVLLM, NANOVLLM, MINI_YAIE)}
+POLICIES = {p.name: p for p in (LAB, VLLM_V1, MINIVLLM, NANOVLLM, NANOVLLM_FORK, MINI_YAIE)}
 
 
 def universal(policy: Policy) -> Policy:
