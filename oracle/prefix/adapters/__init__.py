@@ -17,8 +17,9 @@ Every adapter has these methods (the machine needs nothing else), and `shape`, `
 A call that raises raises ImplementationFailure.
 """
 
-import importlib
 from typing import Any, Callable
+
+from oracle import target
 
 from oracle.prefix.observation import ImplementationFailure
 
@@ -32,19 +33,9 @@ def call(what: str, function: Callable, *args: Any) -> Any:
 
 def load_target(spec: str) -> Any:
     """The module or object `pkg.module[:attr]` names; ValueError with a one-line reason."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name:
+    if not spec.partition(":")[0]:
         raise ValueError("no module named after the shape (expected SHAPE:pkg.module[:attr])")
-    try:
-        target = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValueError(f"cannot import {module_name!r}: {exc}") from exc
-    if attr:
-        try:
-            target = getattr(target, attr)
-        except AttributeError:
-            raise ValueError(f"module {module_name!r} has no attribute {attr!r}") from None
-    return target
+    return target.load_target(spec)
 
 
 def require(target: Any, spec: str, names: list[str]) -> None:

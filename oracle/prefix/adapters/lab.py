@@ -7,6 +7,7 @@ prompt_token_ids)` when it has one, else a plain object with `request_id`, `all_
 `num_computed_tokens`.
 """
 
+from dataclasses import dataclass
 from typing import Any
 
 from oracle.prefix.adapters import blocks_of, call, require
@@ -14,11 +15,13 @@ from oracle.prefix.observation import ImplementationFailure, Observation
 from oracle.prefix.policy import LAB, Policy
 
 
+@dataclass
 class PlainRequest:
-    def __init__(self, request_id: str, prompt_token_ids: list[int]):
-        self.request_id = request_id
-        self.all_token_ids = list(prompt_token_ids)
-        self.num_computed_tokens = 0
+    """The request the adapter makes when the module has no Request class of its own."""
+
+    request_id: str
+    all_token_ids: list[int]
+    num_computed_tokens: int = 0
 
     @property
     def num_tokens(self) -> int:
