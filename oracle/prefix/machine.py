@@ -180,13 +180,35 @@ class PrefixMachine(RuleBasedStateMachine):
     @rule(count=st.evictions)
     @_counted
     def evict(self, count: int) -> None:
-        """Pressure: a request of tokens no prompt has (so it hits nothing) takes `count` blocks from the head
+        """Pressure: a request of tokens no other request has (so it hits nothing) takes `count` blocks from the head
         of the free list (0: all of them), evicting the warm blocks there, and is freed at once."""
-        size = self.model.block_size
+        self._pressure(count)
+
+    def _pressure(self, count: int) -> None:
         blocks = len(self.model.free) if count == 0 else min(count, len(self.model.free))
-        rid = self._admit([7] * max(1, blocks * size))
+        rid = self._admit([100 + self.next_rid] * max(1, blocks * self.model.block_size))  # hits nothing
         if rid is not None:
             self._free(rid)
+
+    @rule(rid=requests)
+    @_counted
+    def evict_then_hit(self, rid: int) -> None:
+        """A warm block evicted just before a request hits past it: a prompt equal to a live request's first
+        block (under the hit cap, a duplicate entry for it) is freed, pressure evicts it, then the live
+        request's prompt is looked up (or admitted, where there is no look-up) again."""
+        request = self.model.requests.get(rid)
+        if request is None or len(request.tokens) < 2 * self.model.block_size:
+            return
+        duplicate = self._admit(request.tokens[: self.model.block_size])
+        if duplicate is not None:
+            self._free(duplicate)
+        self._pressure(0)
+        if "lookup" in self.impl.supports:
+            self._lookup(list(request.tokens) + [0])
+        else:
+            again = self._admit(list(request.tokens) + [0])
+            if again is not None:
+                self._free(again)
 
     @precondition(_supports("lookup"))
     @rule(base=st.earlier, cut=st.cuts, count=st.block_counts, tail=st.tails)
