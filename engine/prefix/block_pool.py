@@ -11,11 +11,10 @@ from .free_queue import FreeKVCacheBlockQueue
 
 
 class BlockPool:
-    def __init__(self, num_blocks: int, enable_caching: bool = True):
+    def __init__(self, num_blocks: int):
         if num_blocks < 1:
             raise ValueError(f"num_blocks must be at least 1 (the null block), got {num_blocks}")
         self.num_blocks = num_blocks
-        self.enable_caching = enable_caching
         self.blocks = [KVCacheBlock(i) for i in range(num_blocks)]
         self.free_block_queue = FreeKVCacheBlockQueue(self.blocks)
         self.cached_block_hash_to_block: dict[int, KVCacheBlock] = {}

@@ -12,7 +12,7 @@ class KVCacheManager:
             raise ValueError(f"block_size must be positive, got {block_size}")
         self.block_size = block_size
         self.enable_caching = enable_caching
-        self.block_pool = BlockPool(num_blocks, enable_caching)
+        self.block_pool = BlockPool(num_blocks)
         self.req_to_blocks: dict[str, list[KVCacheBlock]] = {}
         self.num_cached_block: dict[str, int] = {}  # how many leading blocks of a request are published
 
@@ -50,7 +50,7 @@ class KVCacheManager:
         if num_new_blocks > self.block_pool.get_num_free_blocks() - num_evictable_computed:
             return None
         self.block_pool.touch(computed)
-        new_blocks = self.block_pool.get_new_blocks(num_new_blocks) if num_new_blocks > 0 else []
+        new_blocks = self.block_pool.get_new_blocks(max(num_new_blocks, 0))
         req_blocks = self.req_to_blocks[request_id] = req_blocks + computed + new_blocks
         if self.enable_caching:
             self._cache_full_blocks(request, req_blocks, len(computed), num_tokens // self.block_size)
