@@ -271,6 +271,9 @@ class PrefixMachine(RuleBasedStateMachine):
     @_counted
     def fork(self, rid: int, position: int) -> None:
         """Copy-on-write of a table entry, a shared one when the request has any."""
+        sharing = [r for r, req in self.model.requests.items() if any(self.model.ref_count(b) > 1 for b in req.table)]
+        if rid not in sharing and sharing:
+            rid = sharing[rid % len(sharing)]  # the drawn request shares nothing: one that does
         request = self.model.requests.get(rid)
         if request is None or not request.table:
             return
