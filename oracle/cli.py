@@ -93,7 +93,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         print("\nMinimal failing program (run it with python):\n")
         print("\n".join(report.program))
         print(f"\nFirst divergence: {report.divergence}")
-        print(f"Rerun: pagedcheck fuzz --impl {impl} --examples {args.examples} --steps {args.steps} --seed {seed}")
+        print(f"Rerun: pagedcheck fuzz --family {family.name} --impl {impl} --examples {args.examples} --steps {args.steps} --seed {seed}")
     if args.json:
         write_json(args.json, report.as_dict())
     if args.html:
@@ -354,7 +354,8 @@ def build_parser() -> argparse.ArgumentParser:
     fuzz_p.add_argument(
         "--impl",
         metavar="IMPL",
-        help="`engine` (the built-in Python engine, the default) or a Python module `pkg.module[:attr]`",
+        help="`engine` (the family's built-in engine, the default); hw3: a C file or a Python module "
+        "`pkg.module[:attr]`; prefix: `SHAPE:pkg.module[:attr][@POLICY]`",
     )
     fuzz_p.add_argument("--examples", type=_positive, default=200, help="programs to run (default: 200)")
     fuzz_p.add_argument("--steps", type=_positive, default=50, help="calls per program, at most (default: 50)")

@@ -1,6 +1,9 @@
 """What a allocator family plugs into the shared runner and CLI: its machine, its adapters, its repro text."""
 
+import tomllib
 from dataclasses import dataclass
+from importlib import import_module
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Callable
 
@@ -22,7 +25,25 @@ class Family:
     render_html: Callable[[str, list[Any]], str] | None = None
 
 
-def families() -> dict[str, Family]:
-    from oracle.hw3 import FAMILY as hw3
+GROUP = "pagedcheck.families"
 
-    return {hw3.name: hw3}
+
+def families() -> dict[str, Family]:
+    """Every family registered under the entry-point group `pagedcheck.families`, by name.
+
+    A checkout run without installing (no metadata) reads the same table from its pyproject.toml."""
+    registered = {entry.name: entry.value for entry in entry_points(group=GROUP)} or _from_pyproject()
+    found = {}
+    for value in registered.values():
+        module, _, attr = value.partition(":")
+        family = getattr(import_module(module), attr)
+        found[family.name] = family
+    return dict(sorted(found.items()))
+
+
+def _from_pyproject() -> dict[str, str]:
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    if not pyproject.is_file():
+        return {}
+    table = tomllib.loads(pyproject.read_text()).get("project", {}).get("entry-points", {})
+    return dict(table.get(GROUP, {}))

@@ -15,8 +15,6 @@ An adapter is any object with these methods; the machine needs nothing else:
 crashes or hangs raises ImplementationFailure.
 """
 
-import importlib
-from types import ModuleType
 from typing import Any, Callable, Protocol
 
 from oracle.hw3.observation import EngineState, ImplementationFailure, Observation
@@ -24,6 +22,7 @@ from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
 from oracle.hw3.pyreply import engine_state
 from oracle.hw3.pyserve import Unreadable, read_engine
 from oracle.hw3.spec import API
+from oracle.target import load_target
 
 
 class Adapter(Protocol):
@@ -119,15 +118,6 @@ class PythonAdapter:
 
 def load_python(spec: str) -> Callable[[], PythonAdapter]:
     """An adapter factory for `pkg.module` or `pkg.module:attr`; raises ValueError with a one-line reason."""
-    module_name, _, attr = spec.partition(":")
-    try:
-        target: ModuleType | Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValueError(f"cannot import {module_name!r}: {exc}") from exc
-    if attr:
-        try:
-            target = getattr(target, attr)
-        except AttributeError:
-            raise ValueError(f"module {module_name!r} has no attribute {attr!r}") from None
+    target = load_target(spec)
     PythonAdapter(target, spec)  # validate now, so a bad --impl fails before any run
     return lambda: PythonAdapter(target, spec)

@@ -1,0 +1,63 @@
+"""The prefix-caching family: block pools with a chained-hash prefix cache (the mini_vllm lab / vLLM v1,
+seed 003's minivllm BlockManager, nano-vllm, Mini-YAIE).
+
+An implementation is named `SHAPE:pkg.module[:attr][@POLICY]`: the API shape (an adapter), the module or
+object of that shape, and optionally the policy to check it under (default: the shape's own system; `any`:
+the universal invariants only). `engine` is our engine, `lab:engine.prefix`.
+"""
+
+from oracle.family import AdapterFactory, Family
+from oracle.prefix.machine import machine_for
+from oracle.prefix.policy import POLICIES, universal
+
+BUILTIN_ENGINE = "lab:engine.prefix"
+
+
+def _shapes() -> dict:
+    from oracle.prefix.adapters.lab import LabAdapter
+    from oracle.prefix.adapters.minivllm import MinivllmAdapter
+    from oracle.prefix.adapters.nanovllm import NanovllmAdapter
+    from oracle.prefix.adapters.yaie import YaieAdapter
+
+    return {a.shape: a for a in (LabAdapter, MinivllmAdapter, NanovllmAdapter, YaieAdapter)}
+
+
+def load_adapter(impl: str) -> AdapterFactory:
+    """An adapter factory for `engine` or `SHAPE:pkg.module[:attr][@POLICY]`; ValueError with a one-line reason."""
+    from oracle.prefix.adapters import load_target
+
+    if impl == "engine":
+        impl = BUILTIN_ENGINE
+    spec, _, policy_name = impl.partition("@")
+    shape, sep, target_spec = spec.partition(":")
+    shapes = _shapes()
+    if not sep or shape not in shapes:
+        raise ValueError(f"expected SHAPE:pkg.module[:attr][@POLICY] with SHAPE one of {', '.join(sorted(shapes))}")
+    adapter = shapes[shape]
+    policy = adapter.default_policy
+    if policy_name == "any":
+        policy = universal(policy)
+    elif policy_name:
+        if policy_name not in POLICIES:
+            raise ValueError(f"unknown policy {policy_name!r}; known: {', '.join(sorted(POLICIES))}, any")
+        policy = POLICIES[policy_name]
+    target = load_target(target_spec)
+    adapter(target, target_spec, policy)  # validate now, so a bad --impl fails before any run
+    return lambda: adapter(target, target_spec, policy)
+
+
+def repro_preamble(impl: str) -> list[str]:
+    return [
+        "from oracle.prefix import load_adapter",
+        "from oracle.prefix.machine import machine_for",
+        f"PrefixMachine = machine_for(load_adapter({impl!r}))",
+    ]
+
+
+FAMILY = Family(
+    name="prefix",
+    summary="prefix-caching block pools: chained block hashes, ref counts, warm free blocks, eviction order",
+    machine_for=machine_for,
+    load_adapter=load_adapter,
+    repro_preamble=repro_preamble,
+)

@@ -1,0 +1,65 @@
+"""Seed 003's minivllm shape: `BlockManager(block_size, num_blocks)` with `allocate_for_sequence(seq)`,
+`deallocate_for_sequence(seq)` and `manage_blocks_after_append(seq)` (after `seq.append_token(t)`), and its
+`Sequence(token_ids)`, whose class attribute `block_size` the adapter sets to the pool's (Sequence slices
+tokens with its own). Read white-box: `blocks` (each `ref_cache` or `ref_count`, `block_hash`),
+`free_blocks` (a list popped from its end), `hash_to_block` (hash -> block id), each sequence's
+`block_list`.
+"""
+
+from typing import Any
+
+from oracle.prefix.adapters import call, require
+from oracle.prefix.observation import ImplementationFailure, Observation
+from oracle.prefix.policy import MINIVLLM, Policy
+
+
+class MinivllmAdapter:
+    shape = "minivllm"
+    default_policy = MINIVLLM
+    supports = frozenset({"append"})
+
+    def __init__(self, target: Any, spec: str, policy: Policy = MINIVLLM):
+        require(target, spec, ["BlockManager", "Sequence"])
+        self.target, self.spec, self.policy = target, spec, policy
+        self.sequences: dict[int, Any] = {}
+        self.freed: dict[int, Any] = {}
+
+    def start(self, num_blocks: int, block_size: int) -> None:
+        self.target.Sequence.block_size = block_size
+        self.manager = call("BlockManager()", self.target.BlockManager, block_size, num_blocks)
+        self.sequences, self.freed = {}, {}
+
+    def admit(self, rid: int, tokens: list[int]) -> tuple[bool, int | None]:
+        seq = call("Sequence()", self.target.Sequence, list(tokens))
+        accepted = call("allocate_for_sequence", self.manager.allocate_for_sequence, seq)
+        if accepted:
+            self.sequences[rid] = seq
+        return bool(accepted), None
+
+    def append(self, rid: int, token: int) -> bool:
+        seq = self.sequences[rid]
+        call("append_token", seq.append_token, token)
+        return bool(call("manage_blocks_after_append", self.manager.manage_blocks_after_append, seq))
+
+    def free(self, rid: int) -> None:
+        seq = self.sequences.pop(rid, None) or self.freed.get(rid)
+        if seq is None:
+            seq = call("Sequence()", self.target.Sequence, [0])  # an id never admitted: a fresh sequence
+        call("deallocate_for_sequence", self.manager.deallocate_for_sequence, seq)
+        self.freed[rid] = seq
+
+    def observe(self) -> Observation:
+        try:
+            blocks = self.manager.blocks
+            return Observation(
+                tables={rid: tuple(seq.block_list) for rid, seq in self.sequences.items()},
+                free=tuple(reversed(self.manager.free_blocks)),
+                ref_counts={i: getattr(b, "ref_count", getattr(b, "ref_cache", None)) for i, b in enumerate(blocks)},
+                hashes={i: b.block_hash for i, b in enumerate(blocks) if b.block_hash is not None},
+                indexed=tuple(sorted(self.manager.hash_to_block.values())),
+            )
+        except (AttributeError, TypeError) as exc:
+            raise ImplementationFailure(f"state unreadable: {exc}") from exc
+
+    def close(self) -> None:
+        self.sequences, self.freed = {}, {}

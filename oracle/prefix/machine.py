@@ -1,0 +1,343 @@
+"""The prefix-family state machine: drives an adapter and the model with the same calls and compares.
+
+After every call: the return value (accepted or refused, hits), then the universal invariants (null block,
+live requests, table length, conservation, derived ref counts, no false hit; a refused call changes
+nothing), then, under the system's own policy, the exact tables, free order, hashed blocks and index.
+
+    from oracle.prefix import load_adapter
+    from oracle.prefix.machine import machine_for
+    TestLab = machine_for(load_adapter("lab:engine.prefix")).TestCase
+"""
+
+from functools import wraps
+from typing import Any, Callable
+
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, multiple, precondition, rule
+
+from oracle.prefix import strategies as st
+from oracle.prefix.compare import ContentTracker, changed, shown, exact_difference, universal_difference
+from oracle.prefix.difference import Difference
+from oracle.prefix.model import PrefixModel
+from oracle.prefix.observation import ImplementationFailure, Observation
+from oracle.stats import RunStats
+
+
+class Divergence(AssertionError):
+    """The implementation and the model disagree; `difference` is the first difference, `call` the call."""
+
+    def __init__(self, call: str, difference: Difference | None, text: str | None = None):
+        super().__init__(text or difference.render(call))
+        self.call, self.difference = call, difference
+
+
+def _counted(step: Callable) -> Callable:
+    @wraps(step)
+    def counted(self: "PrefixMachine", **kwargs: Any) -> Any:
+        self.stats.steps += 1
+        self.stats.rules[step.__name__] += 1
+        return step(self, **kwargs)
+
+    return counted
+
+
+def _supports(operation: str) -> Callable[["PrefixMachine"], bool]:
+    return lambda self: operation in self.impl.supports
+
+
+class PrefixMachine(RuleBasedStateMachine):
+    requests = Bundle("requests")  # ids that admit accepted (later calls may have freed them)
+    adapter_factory: Callable[[], Any]
+    stats: RunStats
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stats.examples += 1
+        self.impl = self.adapter_factory()
+        self.model: PrefixModel | None = None
+        self.content = ContentTracker()
+        self.prompts: list[list[int]] = []
+        self.next_rid = 0
+
+    # -- one call, checked --------------------------------------------------------------------------
+
+    def _diverge(self, call: str, difference: Difference) -> None:
+        raise Divergence(call, difference)
+
+    def _observe(self, call: str) -> Observation:
+        try:
+            return self.impl.observe()
+        except ImplementationFailure as failure:
+            raise Divergence(call, None, f"{call}: {failure}") from None
+
+    def _run(self, call: str, operation: Callable[[], Any]) -> Any:
+        try:
+            return operation()
+        except ImplementationFailure as failure:
+            raise Divergence(call, None, f"{call}: {failure}") from None
+
+    def _returned(self, call: str, what: str, expected: Any, got: Any) -> None:
+        if expected != got:
+            self._diverge(call, Difference(what, "", expected, got))
+
+    def _check(self, call: str, rid: int | None = None, hits: set[int] = frozenset(),
+               held: set[int] = frozenset(), before: Observation | None = None) -> Observation:
+        seen = self._observe(call)
+        problem = (changed(before, seen) if before is not None else None) or universal_difference(self.model, seen)
+        problem = problem or self.content.after(self.model, seen, rid, hits, held)
+        if not problem and self.model.policy.exact:
+            problem = exact_difference(self.model, seen)
+        if problem:
+            self._diverge(call, problem)
+        return seen
+
+    def _events(self, before_free: list[int], before_hashed: set[int]) -> None:
+        taken = [b for b in before_free if b not in self.model.free]
+        self.stats.events["evicted_warm"] += sum(1 for b in taken if b in before_hashed and b not in self.model.used() - set(taken))
+        if not self.model.free:
+            self.stats.events["pool_exhausted"] += 1
+
+    # -- rules --------------------------------------------------------------------------------------
+
+    @initialize(num_blocks=st.pool_blocks, block_size=st.block_sizes)
+    @_counted
+    def start(self, num_blocks: int, block_size: int) -> None:
+        self.model = PrefixModel(self.impl.policy, num_blocks, block_size)
+        call = f"start({num_blocks} blocks of {block_size} tokens)"
+        self._run(call, lambda: self.impl.start(num_blocks, block_size))
+        self._check(call)
+
+    def _prompt(self, base: int, cut: str, count: int, tail: list[int]) -> list[int]:
+        """An earlier prompt cut at a block boundary (or one token either side, or whole), then `tail`."""
+        size = self.model.block_size
+        head = self.prompts[base % len(self.prompts)] if self.prompts else []
+        keep = {"blocks": count * size, "blocks_minus_one": count * size - 1, "blocks_plus_one": count * size + 1,
+                "whole": len(head), "none": 0}[cut]
+        tokens = head[: max(keep, 0)] + tail
+        return tokens or [0]
+
+    def _admit(self, tokens: list[int]) -> int | None:
+        rid = self.next_rid
+        self.next_rid += 1
+        call = f"admit(req {rid}, {len(tokens)} tokens)"
+        before = self._observe(call)
+        before_free, before_hashed = list(self.model.free), set(self.model.block_hash)
+        held = {b for table in before.tables.values() for b in table}
+        expected_hits = self.model.lookup(tokens)
+        request = self.model.admit(rid, tokens)
+        accepted, hits = self._run(call, lambda: self.impl.admit(rid, tokens))
+        if hits is not None:
+            self._returned(call, "hits", len(expected_hits), hits)
+        self._returned(call, "return value", "accepted" if request else "refused", "accepted" if accepted else "refused")
+        self.prompts.append(list(tokens))
+        if request is None:
+            self.stats.events["refused"] += 1
+            self._check(call, before=before)
+            return None
+        self._events(before_free, before_hashed)
+        self.stats.events["hit" if expected_hits else "miss"] += 1
+        self.stats.events["warm_hit"] += sum(1 for b in expected_hits if b in before_free)
+        if len(expected_hits) * self.model.block_size == len(tokens):
+            self.stats.events["whole_prompt_hit"] += 1
+        self._check(call, rid, set(range(hits if hits is not None else len(expected_hits))), held)
+        return rid
+
+    @rule(target=requests, base=st.earlier, cut=st.cuts, count=st.block_counts, tail=st.tails)
+    @_counted
+    def admit(self, base: int, cut: str, count: int, tail: list[int]) -> Any:
+        rid = self._admit(self._prompt(base, cut, count, tail))
+        return multiple() if rid is None else rid
+
+    @rule(target=requests, base=st.earlier, slack=st.fill_slack)
+    @_counted
+    def admit_filling_pool(self, base: int, slack: int) -> Any:
+        """A prompt that needs every free block exactly (slack 0), one token less, or one block too many."""
+        size = self.model.block_size
+        length = max(1, len(self.model.free) * size - slack)
+        head = self.prompts[base % len(self.prompts)] if self.prompts else []
+        rid = self._admit((head + [1] * length)[:length])
+        return multiple() if rid is None else rid
+
+    @rule(target=requests, rid=requests, count=st.prefix_blocks)
+    @_counted
+    def admit_cached_prefix(self, rid: int, count: int) -> Any:
+        """A prompt equal to the first full blocks of a live request: the hit cap makes its last block a
+        duplicate of a cached one."""
+        request = self.model.requests.get(rid)
+        full = len(request.tokens) // self.model.block_size if request else 0
+        if not full:
+            return multiple()
+        new = self._admit(request.tokens[: min(count, full) * self.model.block_size])
+        return multiple() if new is None else new
+
+    @precondition(_supports("lookup"))
+    @rule(rid=requests, tail=st.tails)
+    @_counted
+    def lookup_live(self, rid: int, tail: list[int]) -> None:
+        """Look up what a live (or freed) request holds, and more."""
+        request = self.model.requests.get(rid)
+        self._lookup(list(request.tokens if request else self.prompts[rid % len(self.prompts)]) + tail or [0])
+
+    @rule(count=st.evictions)
+    @_counted
+    def evict(self, count: int) -> None:
+        """Pressure: a request of tokens no other request has (so it hits nothing) takes `count` blocks from the head
+        of the free list (0: all of them), evicting the warm blocks there, and is freed at once."""
+        self._pressure(count)
+
+    def _pressure(self, count: int) -> None:
+        blocks = len(self.model.free) if count == 0 else min(count, len(self.model.free))
+        rid = self._admit([100 + self.next_rid] * max(1, blocks * self.model.block_size))  # hits nothing
+        if rid is not None:
+            self._free(rid)
+
+    @rule(rid=requests)
+    @_counted
+    def evict_then_hit(self, rid: int) -> None:
+        """A warm block evicted just before a request hits past it: a prompt equal to a live request's first
+        block (under the hit cap, a duplicate entry for it) is freed, pressure evicts it, then the live
+        request's prompt is looked up (or admitted, where there is no look-up) again."""
+        request = self.model.requests.get(rid)
+        if request is None or len(request.tokens) < 2 * self.model.block_size:
+            return
+        duplicate = self._admit(request.tokens[: self.model.block_size])
+        if duplicate is not None:
+            self._free(duplicate)
+        self._pressure(0)
+        if "lookup" in self.impl.supports:
+            self._lookup(list(request.tokens) + [0])
+        else:
+            again = self._admit(list(request.tokens) + [0])
+            if again is not None:
+                self._free(again)
+
+    @precondition(_supports("lookup"))
+    @rule(base=st.earlier, cut=st.cuts, count=st.block_counts, tail=st.tails)
+    @_counted
+    def lookup(self, base: int, cut: str, count: int, tail: list[int]) -> None:
+        self._lookup(self._prompt(base, cut, count, tail))
+
+    def _lookup(self, tokens: list[int]) -> None:
+        call = f"lookup({len(tokens)} tokens)"
+        expected = self.model.lookup(tokens)
+        got = self._run(call, lambda: self.impl.lookup(tokens))
+        self._returned(call, "hits", len(expected), len(got))
+        problem = self._lookup_content(tokens, got)
+        if problem:
+            self._diverge(call, problem)
+        if self.model.policy.exact:
+            self._returned(call, "hit blocks", expected, got)
+
+    def _lookup_content(self, tokens: list[int], blocks: list[int]) -> Difference | None:
+        size = self.model.block_size
+        for position, block in enumerate(blocks):
+            want = tuple(tokens[: (position + 1) * size])
+            if self.content.content.get(block) != want:
+                return Difference("no false hit", f"hit {position} (block {block})", shown(want), shown(self.content.content.get(block)))
+        return None
+
+    def _live(self, rid: int) -> bool:
+        request = self.model.requests.get(rid)
+        return request is not None and request.covered == len(request.tokens)
+
+    @precondition(_supports("append"))
+    @rule(rid=requests, token=st.tokens)
+    @_counted
+    def append(self, rid: int, token: int) -> None:
+        if not self._live(rid):
+            return
+        call = f"append(req {rid}, token {token})"
+        before = self._observe(call)
+        held = {b for other, table in before.tables.items() if other != rid for b in table}
+        expected = self.model.append(rid, token)
+        got = self._run(call, lambda: self.impl.append(rid, token))
+        self._returned(call, "return value", expected, got)
+        if not expected:
+            self.stats.events["append_refused"] += 1
+        self._check(call, rid, set(), held)
+
+    @precondition(_supports("commit"))
+    @rule(rid=requests)
+    @_counted
+    def commit(self, rid: int) -> None:
+        if not self._live(rid):
+            return
+        call = f"commit(req {rid})"
+        self.model.commit(rid)
+        self._run(call, lambda: self.impl.commit(rid))
+        self._check(call)
+
+    @precondition(_supports("fork"))
+    @rule(rid=requests, position=st.positions)
+    @_counted
+    def fork(self, rid: int, position: int) -> None:
+        """Copy-on-write of a table entry, a shared one when the request has any."""
+        sharing = [r for r, req in self.model.requests.items() if any(self.model.ref_count(b) > 1 for b in req.table)]
+        if rid not in sharing and sharing:
+            rid = sharing[rid % len(sharing)]  # the drawn request shares nothing: one that does
+        request = self.model.requests.get(rid)
+        if request is None or not request.table:
+            return
+        shared = [i for i, b in enumerate(request.table) if self.model.ref_count(b) > 1]
+        position = shared[position % len(shared)] if shared else position % len(request.table)
+        call = f"fork(req {rid}, block_table[{position}])"
+        before = self._observe(call)
+        was = request.table[position]
+        expected = self.model.fork(rid, position)
+        got = self._run(call, lambda: self.impl.fork(rid, position))
+        self._returned(call, "return value", "refused" if expected is None else "a block",
+                       "refused" if got is None else "a block")
+        if expected is None:
+            self._check(call, before=before)
+            return
+        if expected != was:
+            self.stats.events["cow_copy"] += 1
+        self.content.content[expected] = self.content.content.get(was)  # the copy holds the same KV
+        self._check(call)
+
+    @rule(rid=consumes(requests))
+    @_counted
+    def free(self, rid: int) -> None:
+        self._free(rid)
+
+    def _free(self, rid: int) -> None:
+        call = f"free(req {rid})"
+        self.model.free_request(rid)
+        self._run(call, lambda: self.impl.free(rid))
+        self._check(call)
+
+    @rule(rid=st.positions)
+    @_counted
+    def free_unknown(self, rid: int) -> None:
+        """Misuse: free an id that was never admitted, or was freed already (a double free)."""
+        if rid in self.model.requests:
+            return
+        self.stats.events["double_free" if rid < self.next_rid else "unknown_free"] += 1
+        call = f"free(req {rid}, not live)"
+        self.model.free_request(rid)
+        self._run(call, lambda: self.impl.free(rid))
+        self._check(call)
+
+    @precondition(_supports("reset"))
+    @rule(now=st.rarely)
+    @_counted
+    def reset(self, now: bool) -> None:
+        if not now:
+            return
+        call = "reset()"
+        expected = self.model.reset()
+        got = self._run(call, lambda: self.impl.reset())
+        self._returned(call, "return value", expected, got)
+        self.stats.events["reset" if expected else "reset_refused"] += 1
+        self._check(call)
+
+    def teardown(self) -> None:
+        self.impl.close()
+
+
+def machine_for(adapter_factory: Callable[[], Any], stats: RunStats | None = None) -> type[PrefixMachine]:
+    """A machine class bound to an implementation; `stats` collects what its runs fire and reach."""
+    return type(
+        "PrefixMachine",
+        (PrefixMachine,),
+        {"adapter_factory": staticmethod(adapter_factory), "stats": stats if stats is not None else RunStats()},
+    )

@@ -1,0 +1,57 @@
+"""Policies: where the prefix-caching systems differ by design, one named value per system.
+
+The universal invariants (conservation, derived ref counts, the null block, table length, no false hit,
+atomic failure) hold under every policy; block ids, free order and the index are compared exactly only
+under the system's own policy.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Policy:
+    name: str
+    null_block: bool  # block 0 is reserved: never free, never hashed, never handed out
+    initial_order: str  # the order blocks are first taken: "ascending" | "descending"
+    free_order: str  # where released blocks go: "append" (tail) | "unhashed_front" | "lifo" | "sorted"
+    release_order: str  # the order a request's table is released in: "reverse" | "forward"
+    duplicates: str  # a full block whose hash is already indexed: "first" (first wins, all kept) | "last" | "give_back"
+    publish: str  # when full blocks enter the index: "allocation" | "compute"
+    warm: bool  # a freed block keeps its index entry (can still be hit) until it is reused
+    evict_on_reuse: bool  # taking a block for new content removes its index entry (else the entry goes stale)
+    verify_tokens: bool  # a hit also checks the block's own token ids
+    hit_cap: bool  # at most (n - 1) // block_size blocks hit (one token is always left to compute)
+    admission: str  # a request fits when "exact": new blocks + hits taken from the free list <= free; "all_blocks": every block <= free
+    caching: bool = True  # no prefix cache at all (Mini-YAIE)
+    cold_keeps_hash: bool = False  # not warm: a freed block loses its index entry but keeps its own hash
+    exact: bool = True  # compare block ids, free order and the index; False: universal invariants only
+
+
+LAB = Policy("lab", null_block=True, initial_order="ascending", free_order="append", release_order="reverse",
+             duplicates="last", publish="allocation", warm=True, evict_on_reuse=True, verify_tokens=False,
+             hit_cap=True, admission="exact")
+VLLM_V1 = Policy("vllm_v1", null_block=True, initial_order="ascending", free_order="unhashed_front",
+                 release_order="reverse", duplicates="first", publish="allocation", warm=True, evict_on_reuse=True,
+                 verify_tokens=False, hit_cap=True, admission="exact")
+MINIVLLM = Policy("minivllm", null_block=False, initial_order="descending", free_order="lifo", release_order="forward",
+                  duplicates="give_back", publish="allocation", warm=False, evict_on_reuse=True, verify_tokens=False,
+                  hit_cap=False, admission="all_blocks")
+NANOVLLM = Policy("nanovllm", null_block=False, initial_order="ascending", free_order="append", release_order="reverse",
+                  duplicates="last", publish="allocation", warm=True, evict_on_reuse=False, verify_tokens=True,
+                  hit_cap=False, admission="all_blocks")
+# nano-vllm-fork (PyPI, release 20260210): deallocate also drops the index entry of a block freed to 0, so
+# nothing stays warm and no entry goes stale; the freed block keeps its hash until it is reused.
+NANOVLLM_FORK = Policy("nanovllm_fork", null_block=False, initial_order="ascending", free_order="append",
+                       release_order="reverse", duplicates="last", publish="allocation", warm=False,
+                       evict_on_reuse=False, verify_tokens=True, hit_cap=False, admission="all_blocks",
+                       cold_keeps_hash=True)
+MINI_YAIE = Policy("mini_yaie", null_block=False, initial_order="ascending", free_order="sorted", release_order="forward",
+                   duplicates="last", publish="allocation", warm=False, evict_on_reuse=True, verify_tokens=False,
+                   hit_cap=False, admission="all_blocks", caching=False)
+
+POLICIES = {p.name: p for p in (LAB, VLLM_V1, MINIVLLM, NANOVLLM, NANOVLLM_FORK, MINI_YAIE)}
+
+
+def universal(policy: Policy) -> Policy:
+    """The same system's generation, checked with the universal invariants only (the `@any` suffix)."""
+    return Policy(**{**policy.__dict__, "exact": False})

@@ -1,0 +1,22 @@
+"""Argument strategies for the prefix machine, biased to the boundaries of a prefix cache.
+
+Token ids come from a tiny alphabet, so equal blocks after different parents are common; prompts are
+mostly built from an earlier prompt (cut at a block boundary, one either side, or whole) plus a tail, so
+hits, partial hits and prompts equal to a cached prefix are common.
+"""
+
+from hypothesis import strategies as st
+
+block_sizes = st.sampled_from([2, 2, 3, 4])
+pool_blocks = st.one_of(st.integers(1, 12), st.sampled_from([2, 3, 4, 16, 24]))
+tokens = st.integers(0, 2)
+tails = st.one_of(st.just([]), st.lists(tokens, min_size=1, max_size=9))  # empty: exactly the cut prefix
+# How much of an earlier prompt a new one keeps: whole blocks, one token either side, or all of it.
+cuts = st.sampled_from(["blocks", "blocks", "blocks_minus_one", "blocks_plus_one", "whole", "whole", "none"])
+block_counts = st.integers(0, 3)
+earlier = st.integers(0, 7)  # which earlier prompt (modulo how many there are)
+positions = st.integers(0, 8)
+fill_slack = st.sampled_from([0, 0, 1, -1])  # tokens short of (negative: past) exhausting the pool
+rarely = st.sampled_from([False, False, False, True])  # a reset empties the cache: not too often
+evictions = st.sampled_from([0, 1, 1, 2, 3])  # blocks a pressure request takes from the free list (0: all)
+prefix_blocks = st.sampled_from([1, 1, 1, 2, 3])  # full blocks of a live request a new prompt repeats
