@@ -170,7 +170,8 @@ def test_each_base_bug_scores_its_honest_score(base: str, tmp_path: Path, reaper
     sub.mkdir()
     (sub / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{base}.patch"))
     evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, small_rubric(scene.rubric_dir / "rubric.toml", list(items))))
-    assert evidence.problems + check_report(scene.out, honest, max_points(items)) == []
+    problems = evidence.problems + check_report(scene.out, honest, max_points(items))
+    assert not problems, "\n".join(problems)
     assert evidence.ran.status == 1
 
 
@@ -196,7 +197,7 @@ def test_c_attack_gets_its_score_and_nothing_else(name: str, tmp_path: Path, rea
     problems = evidence.problems + check_report(scene.out, attack.expected, max_points(attack.rubric_items))
     if evidence.ran.status != 1:
         problems.append(f"pagedcheck grade exited {evidence.ran.status}, expected 1: {evidence.ran.stderr[-300:]}")
-    assert problems == [], f"{name} ({attack.why})"
+    assert not problems, "\n".join([f"{name} (expected {attack.expected}: {attack.why}):", *problems])
 
 
 @pytest.mark.parametrize("name", [a.name for a in ATTACKS_C if a.mode == "batch"])
@@ -220,7 +221,7 @@ def test_c_attack_in_grade_all_spares_the_classmate_graded_after_it(name: str, t
     problems = evidence.problems + check_report(scene.out / hostile, attack.expected, full)
     problems += [f"classmate: {p}" for p in check_report(scene.out / CLASSMATE, full, full)]
     problems += scores_csv_problems(scene.out, {hostile: attack.expected, CLASSMATE: full})
-    assert problems == [], f"{name} ({attack.why})"
+    assert not problems, "\n".join([f"{name} (expected {attack.expected}: {attack.why}):", *problems])
 
 
 def scores_csv_problems(out: Path, expected: dict[str, float]) -> list[str]:
@@ -246,7 +247,7 @@ def test_grade_all_gives_the_correct_submission_100_beside_a_hostile_one(tmp_pat
     evidence = grade_in_scene(scene, reaper, ["grade-all", str(batch), "--out", str(scene.out), "--rubric",
                                               str(rubric), "--jobs", "1", "-q"])
     problems = evidence.problems + [f"classmate: {p}" for p in check_report(scene.out / CLASSMATE, 100, 100)]
-    assert problems == []
+    assert not problems, "\n".join(problems)
     hostile_report = json.loads((scene.out / hostile / "report.json").read_text())
     assert hostile_report["score"] < 100 and hostile_report["items"][0]["status"] == "passed"
 
