@@ -119,6 +119,7 @@ class Scene:
             "HOME": str(self.home),
             "TMPDIR": str(self.tmp),
             "PYTHONPATH": os.pathsep.join([str(self.mods), str(ROOT)]),
+            "PYTHONDONTWRITEBYTECODE": "1",  # no .pyc beside a Python submission: its folder stays as it was
             SECRET_ENV: f"env-secret-{self.token}",
         }
 
@@ -152,14 +153,15 @@ class Scene:
             count += 1
 
     def leaks(self, text: str) -> list[str]:
-        """The secrets `text` holds: the planted token, and any line of /etc/shadow or /etc/passwd."""
-        found = [f"secret token {self.token}"] if self.token in text else []
+        """The secrets `text` holds: the planted token, and lines of /etc/shadow or /etc/passwd (counted)."""
+        found = [f"the secret token {self.token}"] if self.token in text else []
         for path in SYSTEM_FILES:
             try:
                 lines = path.read_text(errors="replace").splitlines()
             except OSError:
                 continue
-            found += [f"{path}: {line}" for line in lines if len(line.strip()) >= 8 and line in text]
+            if shown := [line for line in lines if len(line.strip()) >= 8 and line in text]:
+                found.append(f"{len(shown)} line(s) of {path}, first {shown[0]!r}")
         return found
 
 

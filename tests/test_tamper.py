@@ -83,7 +83,6 @@ ATTACKS_C = [
     Attack("signal_hang", "append_cow", 11, "the hang is in fork_sequence, which only append_cow reaches",
            timeout=0.5),
     Attack("spawn_sleeper", "append_cow", 11, HONEST),
-    Attack("huge_stack", "append_cow", 5, "llm_init overflows its stack: " + COMPILES_ONLY),
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS_C}
 CLASSMATE = "z-classmate"  # sorts after every hostile folder: grade-all grades it last
@@ -147,8 +146,8 @@ def check_report(folder: Path, expected: float, max_score: float) -> list[str]:
         results = json.loads((folder / "results.json").read_text())
     except (OSError, ValueError) as exc:
         return [f"no readable report in {folder.name}: {exc}"]
-    if "forged" in report or "forged" in results:
-        problems.append("a report was rewritten by the submission")
+    if "forged" in (folder / "report.json").read_text() + (folder / "results.json").read_text():
+        problems.append("a report was forged by the submission (rewritten, or by code it put into the grader)")
     if (report.get("score"), report.get("max_score")) != (expected, max_score):
         failed = [(i["id"], i["status"], i["message"][:150]) for i in report.get("items", []) if i["status"] != "passed"]
         problems.append(f"score {report.get('score')}/{report.get('max_score')}, expected {expected}/{max_score}: {failed}")
