@@ -11,6 +11,7 @@ report, make no network connection, and never crash the grader. `-k` selects att
 
 import csv
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,9 +123,11 @@ def grade_in_scene(scene: Scene, reaper: Reaper, args: list[str], memory_guard: 
     before = snapshot(scene.outside_scratch())
     ran = run_pagedcheck(args, scene, memory_guard=memory_guard)
     problems = [] if ran.status is not None else ["grading did not end within the harness's limit"]
-    left = reaper.leftovers(str(scene.root))
+    left = reaper.leftovers(f"{scene.root}{os.sep}")
     reaper.kill(left)
-    problems += [f"left running: pid {p.pid} ({p.state}) {p.cmdline[:160]}" for p in left]
+    problems += [f"left running: pid {p.pid} ({p.state}) {p.cmdline[:160]}" for p in left[:10]]
+    if len(left) > 10:
+        problems.append(f"... {len(left)} processes left running in all")
     after = snapshot(scene.outside_scratch())
     changed = differences(before, after)
     restore(before, after)

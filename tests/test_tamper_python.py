@@ -90,7 +90,15 @@ atexit.register(_rewrite)
 class Escape(BaseException):
     pass
 """ + in_init("raise Escape('not an Exception')")),
-    PyAttack("fork", 0, "a fork in llm_init fails each call with a label", in_init("import os\nos.fork()")),
+    PyAttack("fork", 0, "a fork in llm_init fails each call with a label", """
+_forked = False
+""" + in_init("""
+import os
+global _forked
+if not _forked:  # once: the two processes then each go on grading (not a fork bomb)
+    _forked = True
+    os.fork()
+""")),
     PyAttack("infinite_loop", HONEST, "the loop is in fork_sequence, which only append_cow reaches", """
 _honest_fork = fork_sequence
 
