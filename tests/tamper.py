@@ -4,7 +4,7 @@ the evidence of what it did to it.
 A `Scene` is one attack's world under pytest's tmp_path: a grader HOME and a rubric folder, each holding a
 secret file; a secret in the grader's environment; a file the attack is told to write to; a TCP port the
 test listens on; the grader's TMPDIR and output folder (its scratch). The grader runs as a separate
-`pagedcheck` process, in its own session, with a standard input that stays open and empty (so an
+`pagedcheck` process, in its own session and working directory, with a standard input that stays open and empty (so an
 `#include "/dev/stdin"` that reads the grader's input waits forever, as on a course machine's terminal).
 
 The evidence: `snapshot` hashes files (the grader's installed files, everything outside the scratch);
@@ -109,7 +109,8 @@ class Scene:
     tmp = property(lambda self: self.root / "tmp")  # the grader's TMPDIR: scratch
     out = property(lambda self: self.root / "out")  # reports: scratch
     mods = property(lambda self: self.root / "mods")  # Python submissions
-    work = property(lambda self: self.root / "work")  # the grader's working directory
+    work = property(lambda self: self.root / "work")  # the grader's working directory (Hypothesis keeps
+    # its example database there): scratch
     port = property(lambda self: self.listener.getsockname()[1])
 
     def env(self) -> dict[str, str]:
@@ -139,7 +140,7 @@ class Scene:
 
     def outside_scratch(self) -> list[Path]:
         """What an attack must leave as it was: the grader's files and everything of the scene but scratch."""
-        return [*grader_files(), *(p for p in self.root.iterdir() if p not in (self.tmp, self.out))]
+        return [*grader_files(), *(p for p in self.root.iterdir() if p not in (self.tmp, self.out, self.work))]
 
     def connections(self) -> int:
         """Connections made to the listening port (each accepted and closed)."""
