@@ -95,7 +95,8 @@ class Scene:
     token: str = field(default_factory=lambda: secrets.token_hex(12))
 
     def __post_init__(self) -> None:
-        for folder in (self.home, self.rubric_dir, self.target.parent, self.tmp, self.out, self.mods, self.work):
+        for folder in (self.home, self.rubric_dir, self.target.parent, self.tmp, self.cache, self.out, self.mods,
+                       self.work):
             folder.mkdir(parents=True, exist_ok=True)
         (self.home / "secret.txt").write_text(f"home-secret-{self.token}\n")
         (self.rubric_dir / "secret.txt").write_text(f"rubric-secret-{self.token}\n")
@@ -107,6 +108,7 @@ class Scene:
     rubric_dir = property(lambda self: self.root / "rubric")
     target = property(lambda self: self.root / "target" / "notes.txt")
     tmp = property(lambda self: self.root / "tmp")  # the grader's TMPDIR: scratch
+    cache = property(lambda self: self.root / "cache")  # the grader's XDG_CACHE_HOME (its build cache): scratch
     out = property(lambda self: self.root / "out")  # reports: scratch
     mods = property(lambda self: self.root / "mods")  # Python submissions
     work = property(lambda self: self.root / "work")  # the grader's working directory (Hypothesis keeps
@@ -119,6 +121,7 @@ class Scene:
             "LANG": "C.UTF-8",
             "HOME": str(self.home),
             "TMPDIR": str(self.tmp),
+            "XDG_CACHE_HOME": str(self.cache),
             "PYTHONPATH": os.pathsep.join([str(self.mods), str(ROOT)]),
             "PYTHONDONTWRITEBYTECODE": "1",  # no .pyc beside a Python submission: its folder stays as it was
             SECRET_ENV: f"env-secret-{self.token}",
@@ -129,7 +132,7 @@ class Scene:
         site = Path(sysconfig.get_paths()["purelib"])
         names = {
             "HOME": str(self.home), "RUBRIC_DIR": str(self.rubric_dir), "TARGET": str(self.target),
-            "TMPDIR": str(self.tmp), "PORT": str(self.port), "ORACLE": str(ROOT / "oracle"),
+            "TMPDIR": str(self.tmp), "CACHE": str(self.cache), "PORT": str(self.port), "ORACLE": str(ROOT / "oracle"),
             "PTH": str(next(site.glob("__editable__*pagedcheck*.pth"), site / "pagedcheck.pth")),
             "REFERENCE": str(ROOT / "engine" / "c" / "llm_memory.c"),
             "REPORT": str(self.out / "report.json"), "RESULTS": str(self.out / "results.json"), **more,
@@ -140,7 +143,7 @@ class Scene:
 
     def outside_scratch(self) -> list[Path]:
         """What an attack must leave as it was: the grader's files and everything of the scene but scratch."""
-        return [*grader_files(), *(p for p in self.root.iterdir() if p not in (self.tmp, self.out, self.work))]
+        return [*grader_files(), *(p for p in self.root.iterdir() if p not in (self.tmp, self.cache, self.out, self.work))]
 
     def connections(self) -> int:
         """Connections made to the listening port (each accepted and closed)."""
