@@ -19,6 +19,7 @@ import hashlib
 import os
 import resource
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -95,8 +96,11 @@ class Scene:
     token: str = field(default_factory=lambda: secrets.token_hex(12))
 
     def __post_init__(self) -> None:
-        for folder in (self.home, self.rubric_dir, self.target.parent, self.tmp, self.cache, self.out, self.mods,
-                       self.work):
+        # TMPDIR outside pytest's folders: a sandbox uid must be able to pass through to its areas there, and
+        # pytest's base folder is private to its user (mode 0700)
+        self.tmp = Path(tempfile.mkdtemp(prefix="pagedcheck-tamper-"))
+        self.tmp.chmod(0o711)
+        for folder in (self.home, self.rubric_dir, self.target.parent, self.cache, self.out, self.mods, self.work):
             folder.mkdir(parents=True, exist_ok=True)
         (self.home / "secret.txt").write_text(f"home-secret-{self.token}\n")
         (self.rubric_dir / "secret.txt").write_text(f"rubric-secret-{self.token}\n")
@@ -107,13 +111,21 @@ class Scene:
     home = property(lambda self: self.root / "home")
     rubric_dir = property(lambda self: self.root / "rubric")
     target = property(lambda self: self.root / "target" / "notes.txt")
-    tmp = property(lambda self: self.root / "tmp")  # the grader's TMPDIR: scratch
     cache = property(lambda self: self.root / "cache")  # the grader's XDG_CACHE_HOME (its build cache): scratch
     out = property(lambda self: self.root / "out")  # reports: scratch
     mods = property(lambda self: self.root / "mods")  # Python submissions
     work = property(lambda self: self.root / "work")  # the grader's working directory (Hypothesis keeps
     # its example database there): scratch
     port = property(lambda self: self.listener.getsockname()[1])
+
+    @property
+    def markers(self) -> tuple[str, ...]:
+        """Paths of the scene that a process of its grading has in its command line."""
+        return f"{self.root}{os.sep}", f"{self.tmp}{os.sep}"
+
+    def close(self) -> None:
+        self.listener.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def env(self) -> dict[str, str]:
         return {
@@ -143,7 +155,7 @@ class Scene:
 
     def outside_scratch(self) -> list[Path]:
         """What an attack must leave as it was: the grader's files and everything of the scene but scratch."""
-        return [*grader_files(), *(p for p in self.root.iterdir() if p not in (self.tmp, self.cache, self.out, self.work))]
+        return [*grader_files(), *(p for p in self.root.iterdir() if p not in (self.cache, self.out, self.work))]
 
     def connections(self) -> int:
         """Connections made to the listening port (each accepted and closed)."""
@@ -209,12 +221,12 @@ class Reaper:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.kill(self.leftovers(""))
+        self.kill(self.leftovers())
         self.libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 
-    def leftovers(self, marker: str) -> list[Proc]:
-        """Live processes descended from this one, and any whose command line holds `marker` (a path of
-        the scene), other than this process; zombies are dead and are reaped here."""
+    def leftovers(self, *markers: str) -> list[Proc]:
+        """Live processes descended from this one, and any whose command line holds one of `markers` (paths
+        of the scene), other than this process; zombies are dead and are reaped here."""
         table = processes()
         me = os.getpid()
         children: dict[int, list[int]] = {}
@@ -226,7 +238,7 @@ class Reaper:
             mine.add(pid)
             todo += children.get(pid, [])
         found = []
-        for pid in sorted(mine | {p.pid for p in table.values() if marker and marker in p.cmdline}):
+        for pid in sorted(mine | {p.pid for p in table.values() if any(m in p.cmdline for m in markers)}):
             proc = table[pid]
             if pid == me:
                 continue

@@ -11,7 +11,6 @@ report, make no network connection, and never crash the grader. `-k` selects att
 
 import csv
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +88,13 @@ BY_NAME = {attack.name: attack for attack in ATTACKS_C}
 CLASSMATE = "z-classmate"  # sorts after every hostile folder: grade-all grades it last
 
 
+@pytest.fixture
+def scene(tmp_path: Path) -> Iterator[Scene]:
+    world = Scene(tmp_path)
+    yield world
+    world.close()
+
+
 @pytest.fixture(scope="module")
 def reaper() -> Iterator[Reaper]:
     """This process as a child subreaper; and the grader's bytecode written beforehand, so that a .pyc the
@@ -123,7 +129,7 @@ def grade_in_scene(scene: Scene, reaper: Reaper, args: list[str], memory_guard: 
     before = snapshot(scene.outside_scratch())
     ran = run_pagedcheck(args, scene, memory_guard=memory_guard)
     problems = [] if ran.status is not None else ["grading did not end within the harness's limit"]
-    left = reaper.leftovers(f"{scene.root}{os.sep}")
+    left = reaper.leftovers(*scene.markers)
     reaper.kill(left)
     problems += [f"left running: pid {p.pid} ({p.state}) {p.cmdline[:160]}" for p in left[:10]]
     if len(left) > 10:
@@ -164,9 +170,8 @@ def check_report(folder: Path, expected: float, max_score: float) -> list[str]:
 
 
 @pytest.mark.parametrize("base", sorted(BASES))
-def test_each_base_bug_scores_its_honest_score(base: str, tmp_path: Path, reaper: Reaper) -> None:
+def test_each_base_bug_scores_its_honest_score(base: str, scene: Scene, reaper: Reaper) -> None:
     """The baseline every attack is measured against: the bug alone, graded the same way."""
-    scene = Scene(tmp_path)
     items, honest = BASES[base]
     sub = scene.root / "submission"
     sub.mkdir()
@@ -184,9 +189,8 @@ def grade_args(sub: Path, scene: Scene, rubric: Path, timeout: float = 2.0, opti
 
 
 @pytest.mark.parametrize("name", [a.name for a in ATTACKS_C if a.mode != "batch"])
-def test_c_attack_gets_its_score_and_nothing_else(name: str, tmp_path: Path, reaper: Reaper) -> None:
+def test_c_attack_gets_its_score_and_nothing_else(name: str, scene: Scene, reaper: Reaper) -> None:
     attack = BY_NAME[name]
-    scene = Scene(tmp_path)
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(attack.rubric_items))
     sub = scene.root / "submission"
     sub.mkdir()
@@ -203,10 +207,9 @@ def test_c_attack_gets_its_score_and_nothing_else(name: str, tmp_path: Path, rea
 
 
 @pytest.mark.parametrize("name", [a.name for a in ATTACKS_C if a.mode == "batch"])
-def test_c_attack_in_grade_all_spares_the_classmate_graded_after_it(name: str, tmp_path: Path, reaper: Reaper) -> None:
+def test_c_attack_in_grade_all_spares_the_classmate_graded_after_it(name: str, scene: Scene, reaper: Reaper) -> None:
     """grade-all, one job: the hostile folder first, then a correct classmate, who gets full marks."""
     attack = BY_NAME[name]
-    scene = Scene(tmp_path)
     items = attack.rubric_items
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
     batch, hostile = scene.root / "batch", f"a-{name}"
@@ -235,10 +238,9 @@ def scores_csv_problems(out: Path, expected: dict[str, float]) -> list[str]:
             for name, score in expected.items() if rows.get(name, {}).get("score") != f"{score:g}"]
 
 
-def test_grade_all_gives_the_correct_submission_100_beside_a_hostile_one(tmp_path: Path, reaper: Reaper) -> None:
+def test_grade_all_gives_the_correct_submission_100_beside_a_hostile_one(scene: Scene, reaper: Reaper) -> None:
     """The whole default rubric (a small fuzz budget): a correct submission graded after one that edits
     the grader's installed files scores 100 regardless."""
-    scene = Scene(tmp_path)
     rubric = small_rubric(scene.rubric_dir / "rubric.toml")
     attack = BY_NAME["oracle_edit"]
     batch, hostile = scene.root / "batch", "a-oracle_edit"
@@ -263,3 +265,23 @@ def test_attack_table_names_every_fixture_once() -> None:
         assert first.startswith(f"+/* Hostile test submission (tamper suite), on top of tests/submissions/broken/{attack.base}.patch: ")
         base = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{attack.base}.patch")
         assert patched(base, ATTACKS / f"{attack.name}.patch").startswith(first[1:])
+
+
+def test_a_sandbox_that_cannot_start_is_never_the_submissions_fault(scene: Scene, reaper: Reaper) -> None:
+    """A TMPDIR the sandbox's uid cannot pass through (mode 0700, as pytest's own folders or root's home):
+    grading the reference either works or is the grader's error (exit 2), and nothing of that failure is
+    cached, so the same submission graded with a usable TMPDIR gets full marks."""
+    items = ("compiles", "llm_init")
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(REFERENCE_C.read_text())
+    scene.tmp.chmod(0o700)
+    blocked = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+    report = json.loads((scene.out / "report.json").read_text())
+    problems = blocked.problems + ([] if report["score"] == max_points(items) or report["exit_status"] == 2 else
+                                   [f"blamed on the submission: {[(i['id'], i['message'][:200]) for i in report['items']]}"])
+    scene.tmp.chmod(0o711)
+    usable = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+    problems += [f"then: {p}" for p in usable.problems + check_report(scene.out, max_points(items), max_points(items))]
+    assert not problems, "\n".join(problems)

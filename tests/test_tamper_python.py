@@ -14,7 +14,7 @@ import pytest
 
 from tests.tamper import ROOT, Reaper, Scene
 from tests.test_grade import small_rubric
-from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points, reaper  # noqa: F401
+from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points, reaper, scene  # noqa: F401
 
 ITEMS = ("llm_init", "append_cow")  # 6 + 10 points: the bug fails append_cow
 HONEST = 6
@@ -156,9 +156,8 @@ def module_source(attack: PyAttack, scene: Scene) -> str:
 
 
 @pytest.mark.parametrize("name", sorted(BY_NAME))
-def test_python_attack_gets_its_score_and_nothing_else(name: str, tmp_path: Path, reaper: Reaper) -> None:  # noqa: F811
+def test_python_attack_gets_its_score_and_nothing_else(name: str, scene: Scene, reaper: Reaper) -> None:  # noqa: F811
     attack = BY_NAME[name]
-    scene = Scene(tmp_path)
     module = f"tamper_{name}"
     (scene.mods / f"{module}.py").write_text(module_source(attack, scene))
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(ITEMS))
@@ -169,9 +168,8 @@ def test_python_attack_gets_its_score_and_nothing_else(name: str, tmp_path: Path
     assert not problems, "\n".join([f"{name} (expected {attack.expected}: {attack.why}):", *problems])
 
 
-def test_the_python_base_bug_scores_its_honest_score(tmp_path: Path, reaper: Reaper) -> None:  # noqa: F811
+def test_the_python_base_bug_scores_its_honest_score(scene: Scene, reaper: Reaper) -> None:  # noqa: F811
     """The baseline: the module with the bug and no attack."""
-    scene = Scene(tmp_path)
     (scene.mods / "tamper_none.py").write_text(module_source(PyAttack("none", HONEST, "", ""), scene))
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(ITEMS))
     evidence = grade_in_scene(scene, reaper, grade_args(Path("tamper_none"), scene, rubric))
