@@ -77,8 +77,10 @@ ATTACKS_C = [
     # attacks beyond issue 7's list
     Attack("include_secret", "append_cow", 0, "does not compile", items=("compiles", "llm_init")),
     Attack("proc_environ", "append_cow", 11, HONEST),
-    Attack("stop_parent", "append_cow", 11, HONEST),
-    Attack("real_malloc", "llm_destroy", 5, "allocations the accounting cannot see are still the leak it has"),
+    Attack("stop_parent", "append_cow", 5, "under bubblewrap its parent is its own sandbox's init: a probe that "
+           "stops it hangs its own run, so llm_init's probe times out"),
+    Attack("real_malloc", "llm_destroy", 0, "the driver's own hooks are refused at build: does not compile"),
+    Attack("libc_malloc", "llm_destroy", 5, "allocations the accounting cannot see are still the leak it has"),
     Attack("fd_spray", "append_cow", 5, "junk on the driver's own channels fails its calls: " + COMPILES_ONLY),
     Attack("signal_hang", "append_cow", 11, "the hang is in fork_sequence, which only append_cow reaches",
            timeout=0.5),
