@@ -81,6 +81,7 @@ ATTACKS_C = [
            "stops it hangs its own run, so llm_init's probe times out"),
     Attack("real_malloc", "llm_destroy", 0, "the driver's own hooks are refused at build: does not compile"),
     Attack("libc_malloc", "llm_destroy", 5, "allocations the accounting cannot see are still the leak it has"),
+    Attack("probe_token_scan", "l1_traversal", 5, "a verdict only the probe's own code can give decides it"),
     Attack("fd_spray", "append_cow", 5, "junk on the driver's own channels fails its calls: " + COMPILES_ONLY),
     Attack("signal_hang", "append_cow", 11, "the hang is in fork_sequence, which only append_cow reaches",
            timeout=0.5),
