@@ -23,13 +23,16 @@ from tests.test_grade import small_rubric
 
 ATTACKS = SUBMISSIONS / "hostile" / "tamper"
 
-# The known bugs the attacks sit on: the rubric items an attack is graded on, and the bug's honest score
-# there (measured on main before the sandbox with test_each_base_bug_scores_its_honest_score).
-BASES = {
-    "append_cow": (("compiles", "llm_init", "append_cow"), 11),  # 5 + 6 of 21: append_cow fails
-    "l1_traversal": (("compiles", "l1_traversal"), 5),  # of 9
-    "llm_destroy": (("compiles", "llm_destroy"), 5),  # of 11: the leak fails llm_destroy
-}
+# The known bugs the attacks sit on, each with the rubric items an attack is graded on (by default the first
+# row of its bug) and the bug's honest score there (checked by test_each_base_bug_scores_its_honest_score).
+# No `llm_init` item by default: it runs every white-box probe, which only the attacks on probes need.
+BASES = [
+    ("append_cow", ("compiles", "null_engine", "append_cow"), 10),  # of 20: append_cow fails
+    ("append_cow", ("compiles", "llm_init", "append_cow"), 11),  # of 21: with the probes (llm_init's)
+    ("l1_traversal", ("compiles", "l1_traversal"), 5),  # of 9
+    ("llm_destroy", ("compiles", "llm_destroy"), 5),  # of 11: the leak fails llm_destroy
+]
+WITH_PROBES = BASES[1][1]
 
 
 @dataclass(frozen=True)
@@ -46,46 +49,46 @@ class Attack:
 
     @property
     def rubric_items(self) -> tuple[str, ...]:
-        return self.items or BASES[self.base][0]
+        return self.items or next(items for bug, items, _ in BASES if bug == self.base)
 
 
 HONEST = "the act cannot reach its target, so the bug's honest score"
 COMPILES_ONLY = "every program linked with it fails at once: only `compiles` passes"
 ATTACKS_C = [
     # the attacks of issue 7
-    Attack("include_reference", "append_cow", 11, "<llm_memory.c> is not on the include path: its own code is graded"),
-    Attack("include_reference_by_path", "append_cow", 11, "the reference cannot be read: its own code is graded"),
+    Attack("include_reference", "append_cow", 10, "<llm_memory.c> is not on the include path: its own code is graded"),
+    Attack("include_reference_by_path", "append_cow", 10, "the reference cannot be read: its own code is graded"),
     Attack("symlink_reference", "append_cow", 0, "a symlinked llm_memory.c is refused as the submission's fault",
            mode="symlink"),
-    Attack("read_secrets", "append_cow", 11, HONEST),
-    Attack("write_files", "append_cow", 11, HONEST),
-    Attack("socket", "append_cow", 11, HONEST),
-    Attack("classmate_error", "append_cow", 11, HONEST, mode="batch"),
-    Attack("oracle_edit", "append_cow", 11, HONEST, mode="batch"),
-    Attack("cache_poison", "append_cow", 11, HONEST, mode="batch"),
-    Attack("daemon_rewrite", "append_cow", 11, HONEST),
+    Attack("read_secrets", "append_cow", 10, HONEST),
+    Attack("write_files", "append_cow", 10, HONEST),
+    Attack("socket", "append_cow", 10, HONEST),
+    Attack("classmate_error", "append_cow", 10, HONEST, mode="batch"),
+    Attack("oracle_edit", "append_cow", 10, HONEST, mode="batch"),
+    Attack("cache_poison", "append_cow", 10, HONEST, mode="batch"),
+    Attack("daemon_rewrite", "append_cow", 11, HONEST, items=WITH_PROBES),
     Attack("probe_pass", "l1_traversal", 5, "a probe that prints PASS: but checked nothing fails l1_traversal"),
     Attack("include_dev_zero", "append_cow", 0, "gcc is stopped by its limits: does not compile",
-           items=("compiles", "llm_init"), memory_guard=4 << 30),
-    Attack("include_dev_stdin", "append_cow", 11, "gcc reads an empty standard input: its own code is graded"),
-    Attack("include_etc_passwd", "append_cow", 0, "does not compile", items=("compiles", "llm_init")),
+           items=("compiles", "null_engine"), memory_guard=4 << 30),
+    Attack("include_dev_stdin", "append_cow", 10, "gcc reads an empty standard input: its own code is graded"),
+    Attack("include_etc_passwd", "append_cow", 0, "does not compile", items=("compiles", "null_engine")),
     Attack("slow_calls", "append_cow", 5, "append_cow is stopped by the time limit; compiles passes",
            items=("compiles", "append_cow"), options=("--time-limit", "20")),
-    Attack("kill_parent", "append_cow", 11, HONEST),
+    Attack("kill_parent", "append_cow", 11, HONEST, items=WITH_PROBES),
     Attack("kill_group", "append_cow", 5, COMPILES_ONLY),
     Attack("constructor_exit", "append_cow", 5, COMPILES_ONLY),
     # attacks beyond issue 7's list
-    Attack("include_secret", "append_cow", 0, "does not compile", items=("compiles", "llm_init")),
-    Attack("proc_environ", "append_cow", 11, HONEST),
+    Attack("include_secret", "append_cow", 0, "does not compile", items=("compiles", "null_engine")),
+    Attack("proc_environ", "append_cow", 10, HONEST),
     Attack("stop_parent", "append_cow", 5, "under bubblewrap its parent is its own sandbox's init: a probe that "
-           "stops it hangs its own run, so llm_init's probe times out"),
+           "stops it hangs its own run, so llm_init's probe times out", items=WITH_PROBES),
     Attack("real_malloc", "llm_destroy", 0, "the driver's own hooks are refused at build: does not compile"),
     Attack("libc_malloc", "llm_destroy", 5, "allocations the accounting cannot see are still the leak it has"),
     Attack("probe_token_scan", "l1_traversal", 5, "a verdict only the probe's own code can give decides it"),
     Attack("fd_spray", "append_cow", 5, "junk on the driver's own channels fails its calls: " + COMPILES_ONLY),
-    Attack("signal_hang", "append_cow", 11, "the hang is in fork_sequence, which only append_cow reaches",
+    Attack("signal_hang", "append_cow", 10, "the hang is in fork_sequence, which only append_cow reaches",
            timeout=0.5),
-    Attack("spawn_sleeper", "append_cow", 11, HONEST),
+    Attack("spawn_sleeper", "append_cow", 10, HONEST),
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS_C}
 CLASSMATE = "z-classmate"  # sorts after every hostile folder: grade-all grades it last
@@ -172,10 +175,11 @@ def check_report(folder: Path, expected: float, max_score: float) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("base", sorted(BASES))
-def test_each_base_bug_scores_its_honest_score(base: str, scene: Scene, reaper: Reaper) -> None:
+@pytest.mark.parametrize("base, items, honest", BASES, ids=[f"{bug}-{len(items)}" for bug, items, _ in BASES])
+def test_each_base_bug_scores_its_honest_score(
+    base: str, items: tuple[str, ...], honest: int, scene: Scene, reaper: Reaper
+) -> None:
     """The baseline every attack is measured against: the bug alone, graded the same way."""
-    items, honest = BASES[base]
     sub = scene.root / "submission"
     sub.mkdir()
     (sub / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{base}.patch"))
