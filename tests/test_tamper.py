@@ -86,7 +86,7 @@ ATTACKS_C = [
     Attack("libc_malloc", "llm_destroy", 5, "allocations the accounting cannot see are still the leak it has"),
     Attack("probe_token_scan", "l1_traversal", 5, "a verdict only the probe's own code can give decides it"),
     Attack("fd_spray", "append_cow", 5, "junk on the driver's own channels fails its calls: " + COMPILES_ONLY),
-    Attack("signal_hang", "append_cow", 10, "the hang is in fork_sequence, which only append_cow reaches",
+    Attack("signal_hang", "append_cow", 10, "the hang is in fork_sequence on an engine, which only append_cow reaches",
            timeout=0.5),
     Attack("spawn_sleeper", "append_cow", 10, HONEST),
 ]
