@@ -81,7 +81,7 @@ ATTACKS_C = [
     Attack("include_secret", "append_cow", 0, "does not compile", items=("compiles", "null_engine")),
     Attack("proc_environ", "append_cow", 10, HONEST),
     Attack("stop_parent", "append_cow", 5, "under bubblewrap its parent is its own sandbox's init: a probe that "
-           "stops it hangs its own run, so llm_init's probe times out", items=WITH_PROBES),
+           "stops it hangs its own run, so llm_init's probe times out", items=WITH_PROBES, timeout=0.5),
     Attack("real_malloc", "llm_destroy", 0, "the driver's own hooks are refused at build: does not compile"),
     Attack("libc_malloc", "llm_destroy", 5, "allocations the accounting cannot see are still the leak it has"),
     Attack("probe_token_scan", "l1_traversal", 5, "a verdict only the probe's own code can give decides it"),
