@@ -74,7 +74,8 @@ ATTACKS_C = [
     Attack("include_etc_passwd", "append_cow", 0, "does not compile", items=("compiles", "null_engine")),
     Attack("slow_calls", "append_cow", 5, "append_cow is stopped by the time limit; compiles passes",
            items=("compiles", "append_cow"), options=("--time-limit", "20")),
-    Attack("kill_parent", "append_cow", 11, HONEST, items=WITH_PROBES),
+    Attack("kill_parent", "append_cow", 5, "its parent is its own run's supervisor in the sandbox: killing it ends "
+           "its own run, so every program linked with it fails: only `compiles` passes", items=WITH_PROBES),
     Attack("kill_group", "append_cow", 5, COMPILES_ONLY),
     Attack("constructor_exit", "append_cow", 5, COMPILES_ONLY),
     # attacks beyond issue 7's list
