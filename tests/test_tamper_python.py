@@ -119,7 +119,8 @@ for path in ("/etc/shadow", "@HOME@/secret.txt", "@RUBRIC_DIR@/secret.txt", f"/p
     except OSError:
         pass
 found.append(os.environ.get("PAGEDCHECK_TAMPER_SECRET", ""))
-if any(found):
+found = [text for text in found if "secret" in text.lower() or text.startswith("root:")]  # worth stealing
+if found:
     print(*found)
     raise RuntimeError(" ".join(found))
 """)),
