@@ -45,12 +45,14 @@ class Divergence(AssertionError):
     """The implementation and the model disagree; the message is the first difference, located.
 
     `calls` is every call of the program up to the one that diverged, and `model` the state expected
-    after it, so that a failing program can be replayed elsewhere (as C, say).
+    after it, so that a failing program can be replayed elsewhere (as C, say). `step` is the line of the
+    printed program that made the call (1 = the first line after `state = ...`; a `branch` line makes two
+    calls, `teardown` one).
     """
 
-    def __init__(self, message: str, calls: list[Call], model: Model):
+    def __init__(self, message: str, calls: list[Call], model: Model, step: int = 0):
         super().__init__(message)
-        self.calls, self.model = calls, model
+        self.calls, self.model, self.step = calls, model, step
 
 
 def _counted(step: Callable) -> Callable:
@@ -58,6 +60,7 @@ def _counted(step: Callable) -> Callable:
     def counted(self: "HW3Machine", **kwargs: Any) -> Any:
         self.stats.steps += 1
         self.stats.rules[step.__name__] += 1
+        self.step += 1
         return step(self, **kwargs)
 
     return counted
@@ -79,11 +82,12 @@ class HW3Machine(RuleBasedStateMachine):
         self.model = Model()
         self.engine: Any = None
         self.calls: list[Call] = []
+        self.step = 0  # the program line running (rules and teardown), as Divergence.step
         self.diverged = False  # once a step has failed, teardown only cleans up
 
     def _diverge(self, message: str) -> None:
         self.diverged = True
-        raise Divergence(message, self.calls, self.model)
+        raise Divergence(message, self.calls, self.model, self.step)
 
     # -- one call, checked ----------------------------------------------------------------------------
 
@@ -214,6 +218,7 @@ class HW3Machine(RuleBasedStateMachine):
         self._call(api, *args, null=null_engine)
 
     def teardown(self) -> None:
+        self.step += 1
         try:
             if self.engine is not None and not self.diverged:
                 self._call("llm_destroy")  # checked: destroy with live sequences, and (C) no leak after it
