@@ -62,7 +62,7 @@ class Progress:
         if now - self.last < 1.0:
             return
         self.last = now
-        line = f"fuzz: {stats.examples}/{self.total} examples, {stats.steps} steps, {now - self.start:.0f} s"
+        line = f"fuzz: {min(stats.examples, self.total)}/{self.total} examples, {stats.steps} steps, {now - self.start:.0f} s"
         if stats.shrink_replays:
             line += f", shrinking: {stats.shrink_replays} replays"
         tty = self.stream.isatty()
