@@ -86,6 +86,8 @@ class Shrinker:
             for name in _literal_arguments(steps[index]):
                 if index < len(steps) - 1:
                     steps, failure = self._simplify(steps, failure, index, name)
+            for name, held in _reference_arguments(steps[index]) if index < len(steps) - 1 else []:
+                steps, failure = self._rebind(steps, failure, index, name, held)
             index += 1
         return steps, failure
 
@@ -107,6 +109,17 @@ class Shrinker:
                 (steps, failure), high = outcome, middle
             else:
                 low = middle
+        return steps, failure
+
+    def _rebind(self, steps: list[str], failure: BaseException, index: int, name: str, held: str) -> tuple[list[str], BaseException]:
+        """An argument that names an earlier step's result: the earliest other result that still fails, so
+        that the step which made `held` may go."""
+        for earlier in _defined(steps[1:index]):  # not `state` itself
+            if earlier == held:
+                break
+            outcome = self._try(steps[:index] + [_with_reference(steps[index], name, earlier)] + steps[index + 1 :])
+            if outcome:
+                return outcome
         return steps, failure
 
     # -- one candidate -----------------------------------------------------------------------------------
@@ -180,6 +193,24 @@ def _literal_arguments(line: str) -> list[str]:
             continue
         names.append(keyword.arg)
     return names
+
+
+def _reference_arguments(line: str) -> list[tuple[str, str]]:
+    """The keyword arguments of a step that name an earlier step's result, with that name."""
+    return [(k.arg, k.value.id) for k in _call(line).keywords if isinstance(k.value, ast.Name) and k.arg]
+
+
+def _defined(steps: list[str]) -> list[str]:
+    """The names the steps assign, in order."""
+    return [n.strip() for line in steps if " = " in line for n in line.partition(" = ")[0].split(",")]
+
+
+def _with_reference(line: str, name: str, held: str) -> str:
+    node = ast.parse(line)
+    for keyword in _call_of(node).keywords:
+        if keyword.arg == name:
+            keyword.value = ast.Name(held)
+    return ast.unparse(node)
 
 
 def _argument(line: str, name: str) -> object:
