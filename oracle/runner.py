@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Callable, TextIO
 
 from hypothesis import HealthCheck, Phase, seed as use_seed, settings
-from hypothesis.errors import FlakyFailure
+from hypothesis.errors import FlakyFailure, UnsatisfiedAssumption
 from hypothesis.stateful import run_state_machine_as_test
 
 from oracle.family import AdapterFactory, Family
@@ -90,15 +90,21 @@ def fuzz(
     at most `shrink_replays` replays. The same seed gives the same run on any machine: every budget is a
     count. `seconds` is only a safety net on the wall clock; a run that reaches it says so (`cut_short`)."""
     stats = RunStats()
-    machine = family.machine_for(adapter_factory, stats)
+    machine = _watched(family.machine_for(adapter_factory, stats))
     deadline = None if seconds is None else time.monotonic() + seconds
     before = [RunStats()]  # the statistics before the latest program: Hypothesis replays a failure once
+    stopped: list[str] = []
 
     def new_machine():
         if progress:
             progress(stats)
-        if deadline is not None and time.monotonic() > deadline:
-            raise _OutOfTime
+        if not machine.failed:  # else this is Hypothesis's replay of the failing program, for printing
+            if stats.examples >= examples:  # programs Hypothesis drops as invalid ran too: they count
+                stopped.append("examples")
+            elif deadline is not None and time.monotonic() > deadline:
+                stopped.append("seconds")
+            if stopped:
+                raise _Stop
         before[0] = copy.deepcopy(stats)
         return machine()
 
@@ -121,10 +127,11 @@ def fuzz(
     except FlakyFailure as failure:
         divergence = f"flaky: the failure did not happen again on replay ({failure.exceptions[0]})"
     except BaseException:
-        if deadline is None or time.monotonic() <= deadline:
+        if not stopped:
             raise
-        # _OutOfTime, or what Hypothesis makes of a run ended mid-way (FlakyStrategyDefinition)
-        return FuzzReport(impl, seed, time.perf_counter() - start, stats, cut_short="generate-seconds")
+        # _Stop, or what Hypothesis makes of a run ended mid-way (FlakyStrategyDefinition)
+        cut_short = "generate-seconds" if stopped == ["seconds"] else None
+        return FuzzReport(impl, seed, time.perf_counter() - start, stats, cut_short=cut_short)
     if divergence:
         stats = before[0]  # without Hypothesis's replay of the failing program
     program = [note for note in notes if _PROGRAM_LINE.match(note)]
@@ -148,5 +155,19 @@ def fuzz(
     return report
 
 
-class _OutOfTime(BaseException):
-    """Ends a run at its safety limit. Not an Exception, so Hypothesis does not take it for a failure."""
+class _Stop(BaseException):
+    """Ends a run at its count of programs or its time limit. Not an Exception, so Hypothesis does not take
+    it for a failure."""
+
+
+def _watched(machine: type) -> type:
+    """The machine class, noting (in `failed`) when a program fails: after that, Hypothesis only replays."""
+
+    def teardown(self) -> None:
+        failure = sys.exc_info()[1]  # teardown runs in Hypothesis's `finally`, while a failure propagates
+        if isinstance(failure, Exception) and not isinstance(failure, UnsatisfiedAssumption):
+            watched.failed = True
+        machine.teardown(self)
+
+    watched = type(machine.__name__, (machine,), {"teardown": teardown, "failed": False})
+    return watched
