@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from oracle.grading.report import timing_free
-from oracle.grading.rubric import load
-from oracle.hw3.grade import grade
+from oracle.hw3.grade import grade, load
 
 ROOT = Path(__file__).resolve().parent.parent
 RUBRIC = ('[[item]]\nid = "fuzz"\npoints = 10\n[item.options]\n'
@@ -41,3 +40,24 @@ def test_check_fuzz_gives_the_same_report_idle_and_beside_another_grade(tmp_path
     if status == "failed":
         assert " of 30 programs" in item["message"] and item["program"].count("\n") >= 5
     assert timing_free(alone) == timing_free(busy)
+
+
+def test_check_fuzz_numbers_the_failing_step_by_the_printed_programs_lines(tmp_path: Path) -> None:
+    """no_cow fails on the append a `branch` line makes after its fork: one line, two calls."""
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text(RUBRIC)
+    (item,) = grade("tests.broken.no_cow", load(rubric), tmp_path).items
+    lines = item.program.splitlines()
+    steps = lines[lines.index("state = HW3Machine()") + 1 :]
+    number = int(item.message.split("fuzz: step ", 1)[1].split()[0])
+    assert steps[number - 1].startswith("state.branch("), (item.message, steps)
+    assert item.message.startswith(f"fuzz: step {number} append_kv(engine, "), item.message
+    assert "may not be minimal" not in item.message  # no budget cut the shrinking short
+
+
+def test_check_fuzz_says_when_its_shrink_budget_cut_the_shrinking_short(tmp_path: Path) -> None:
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text(RUBRIC.replace("shrink_replays = 2000", "shrink_replays = 3"))
+    (item,) = grade("tests.broken.no_cow", load(rubric), tmp_path).items
+    assert item.status == "failed"
+    assert item.message.endswith(" (shrinking stopped after its 3 replays: the program may not be minimal)"), item.message
