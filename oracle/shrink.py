@@ -96,7 +96,7 @@ class Shrinker:
         smallest magnitude towards 0 that fails (a bisection)."""
         value = _argument(steps[index], name)
         for simpler in _simpler(value):
-            outcome = self._try(_with(steps, index, name, simpler))
+            outcome = self._try(_with(steps, index, name, ast.Constant(simpler)))
             if outcome:
                 return outcome
         if not isinstance(value, int) or isinstance(value, bool) or abs(value) <= 1:
@@ -104,7 +104,7 @@ class Shrinker:
         sign, low, high = (1 if value > 0 else -1), 0, abs(value)
         while high - low > 1 and not self.budget.cut_short:
             middle = (low + high) // 2
-            outcome = self._try(_with(steps, index, name, sign * middle))
+            outcome = self._try(_with(steps, index, name, ast.Constant(sign * middle)))
             if outcome:
                 (steps, failure), high = outcome, middle
             else:
@@ -117,7 +117,7 @@ class Shrinker:
         for earlier in _defined(steps[1:index]):  # not `state` itself
             if earlier == held:
                 break
-            outcome = self._try(steps[:index] + [_with_reference(steps[index], name, earlier)] + steps[index + 1 :])
+            outcome = self._try(_with(steps, index, name, ast.Name(earlier)))
             if outcome:
                 return outcome
         return steps, failure
@@ -205,29 +205,17 @@ def _defined(steps: list[str]) -> list[str]:
     return [n.strip() for line in steps if " = " in line for n in line.partition(" = ")[0].split(",")]
 
 
-def _with_reference(line: str, name: str, held: str) -> str:
-    node = ast.parse(line)
-    for keyword in _call_of(node).keywords:
-        if keyword.arg == name:
-            keyword.value = ast.Name(held)
-    return ast.unparse(node)
-
-
 def _argument(line: str, name: str) -> object:
     return next(ast.literal_eval(k.value) for k in _call(line).keywords if k.arg == name)
 
 
-def _with(steps: list[str], index: int, name: str, value: object) -> list[str]:
-    """The program with one argument of steps[index] replaced."""
-    return steps[:index] + [_with_argument(steps[index], name, value)] + steps[index + 1 :]
-
-
-def _with_argument(line: str, name: str, value: object) -> str:
-    node = ast.parse(line)
+def _with(steps: list[str], index: int, name: str, value: ast.expr) -> list[str]:
+    """The program with the argument `name` of steps[index] replaced by `value` (a literal or a name)."""
+    node = ast.parse(steps[index])
     for keyword in _call_of(node).keywords:
         if keyword.arg == name:
-            keyword.value = ast.Constant(value)
-    return ast.unparse(node)
+            keyword.value = value
+    return steps[:index] + [ast.unparse(node)] + steps[index + 1 :]
 
 
 def _call_of(module: ast.Module) -> ast.Call:
