@@ -13,7 +13,7 @@ import ast
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from hypothesis.stateful import MultipleResults
 
@@ -47,13 +47,16 @@ class Shrinker:
 
     machine: type
     budget: Budget
-    kind: type = AssertionError  # what a candidate must raise to count as the same failure
+    initialize_steps: int = 0  # the first steps, made by @initialize rules, stay (Hypothesis always runs them)
     on_replay: Callable[[int], None] | None = None  # called after each replay with the count (progress)
-    _seen: dict[tuple[str, ...], tuple[BaseException | None, int]] = field(default_factory=dict)
+    kind: type = AssertionError  # what a candidate must raise to count as the same failure
+    _seen: dict[tuple[str, ...], "Replayed"] = field(default_factory=dict)
+    _values: dict[str, object] = field(default_factory=dict)  # what the current program's names hold
 
     def shrink(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
         """The smallest program found that still fails, and its failure."""
         self.kind = type(failure)
+        steps, failure = self._try(steps) or (steps, failure)  # also learns what its names hold
         while True:
             before = steps
             steps, failure = self._delete_chunks(steps, failure)
@@ -68,9 +71,10 @@ class Shrinker:
         the chunk size down to single steps."""
         size = 1 << max(0, (len(steps) - 2).bit_length() - 1)
         while size >= 1:
+            first = 1 + self.initialize_steps
             end = len(steps) - 1
-            while end > 1:
-                start = max(1, end - size)
+            while end > first:
+                start = max(first, end - size)
                 outcome = self._try(_without_steps(steps, start, end - start))
                 if outcome:
                     steps, failure = outcome
@@ -112,14 +116,18 @@ class Shrinker:
         return steps, failure
 
     def _rebind(self, steps: list[str], failure: BaseException, index: int, name: str, held: str) -> tuple[list[str], BaseException]:
-        """An argument that names an earlier step's result: the earliest other result that still fails, so
-        that the step which made `held` may go."""
+        """An argument that names an earlier step's result: the earliest other result that still fails, else
+        the value it holds as a literal if the step that made `held` can then go."""
         for earlier in _defined(steps[1:index]):  # not `state` itself
             if earlier == held:
                 break
             outcome = self._try(_with(steps, index, name, ast.Name(earlier)))
             if outcome:
                 return outcome
+        value = self._values.get(held)
+        maker = next((at for at in range(1, index) if held in _defined([steps[at]])), None)
+        if isinstance(value, (int, str)) and maker is not None:  # the value itself, without the step that made it
+            return self._try(_without_steps(_with(steps, index, name, ast.Constant(value)), maker, 1)) or (steps, failure)
         return steps, failure
 
     # -- one candidate -----------------------------------------------------------------------------------
@@ -134,22 +142,29 @@ class Shrinker:
             self._seen[key] = replay(self.machine, candidate)
             if self.on_replay:
                 self.on_replay(self.budget.spent)
-        failure, line = self._seen[key]
+        failure, line, values = self._seen[key]
         if not isinstance(failure, self.kind):
             return None
         if line < len(candidate) - 1:
             candidate = candidate[: line + 1] + [candidate[-1]]  # the rest never ran: keep the teardown line
+        self._values = values
         return candidate, failure
 
 
-def replay(machine: type, steps: list[str]) -> tuple[BaseException | None, int]:
-    """Runs a printed program line by line, with `machine` under the name its first line gives it: the
-    exception it ends in and the index of the line that raised it; (None, len(steps)) when it passes, or
-    when a step needs a name that a deleted step defined, or that a refused step left without a value
-    (an empty `multiple()`: Hypothesis never passes one on). A program that stops early is torn down here,
-    so an implementation's process does not outlive it."""
+class Replayed(NamedTuple):
+    failure: BaseException | None  # what the program ended in; None when it passed or was not valid
+    line: int  # the index of the line that raised it (len(steps) when none did)
+    values: dict[str, object]  # what the names the program assigned hold
+
+
+def replay(machine: type, steps: list[str]) -> Replayed:
+    """Runs a printed program line by line, with `machine` under the name its first line gives it. A
+    program is not valid (no failure) when a step needs a name that a deleted step defined, or that a
+    refused step left without a value (an empty `multiple()`: Hypothesis never passes one on). A program
+    that stops early is torn down here, so an implementation's process does not outlive it."""
     name = re.match(r"state = (\w+)\(\)$", steps[0])
     namespace: dict = {name[1] if name else "HW3Machine": machine}
+    values: dict[str, object] = {}
     for index, line in enumerate(steps):
         try:
             exec(compile(line, _SOURCE, "exec"), namespace)
@@ -158,12 +173,14 @@ def replay(machine: type, steps: list[str]) -> tuple[BaseException | None, int]:
                 namespace["state"].teardown()
             except Exception:
                 pass
-            return (None if isinstance(failure, NameError) else failure), index
-        for held in line.partition(" = ")[0].split(",") if " = " in line else []:
-            value = namespace.get(held.strip())
+            return Replayed(None if isinstance(failure, NameError) else failure, index, values)
+        for held in _defined([line]) if index else []:  # line 0 makes `state`
+            value = namespace.get(held)
             if isinstance(value, MultipleResults) and not value.values:
-                del namespace[held.strip()]
-    return None, len(steps)
+                del namespace[held]
+            else:
+                values[held] = value
+    return Replayed(None, len(steps), values)
 
 
 def _without_steps(steps: list[str], index: int, count: int) -> list[str]:
