@@ -144,7 +144,7 @@ def fuzz(
             if progress:
                 progress(stats)
 
-        shrinker = Shrinker(family.machine_for(adapter_factory, RunStats()), budget, family.initialize_steps, replayed)
+        shrinker = Shrinker(family.machine_for(adapter_factory, RunStats()), budget, replayed)
         program, report.failure = shrinker.shrink(program, error)
         report.divergence = str(report.failure).splitlines()[0]
         stats.shrink_replays = budget.spent

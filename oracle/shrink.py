@@ -47,7 +47,6 @@ class Shrinker:
 
     machine: type
     budget: Budget
-    initialize_steps: int = 0  # the first steps, made by @initialize rules, stay (Hypothesis always runs them)
     on_replay: Callable[[int], None] | None = None  # called after each replay with the count (progress)
     kind: type = AssertionError  # what a candidate must raise to count as the same failure
     _seen: dict[tuple[str, ...], "Replayed"] = field(default_factory=dict)
@@ -57,12 +56,16 @@ class Shrinker:
         """The smallest program found that still fails, and its failure."""
         self.kind = type(failure)
         steps, failure = self._try(steps) or (steps, failure)  # also learns what its names hold
-        while True:
-            before = steps
-            steps, failure = self._delete_chunks(steps, failure)
-            steps, failure = self._simplify_arguments(steps, failure)
-            if steps == before or self.budget.cut_short:
-                return steps, failure
+        passes = (self._delete_chunks, self._rebind_arguments, self._simplify_arguments)
+        while not self.budget.cut_short:
+            for shrink_pass in passes:  # after any progress, start again by deleting steps
+                before = steps
+                steps, failure = shrink_pass(steps, failure)
+                if steps != before:
+                    break
+            else:
+                break
+        return steps, failure
 
     # -- passes ------------------------------------------------------------------------------------------
 
@@ -71,10 +74,9 @@ class Shrinker:
         the chunk size down to single steps."""
         size = 1 << max(0, (len(steps) - 2).bit_length() - 1)
         while size >= 1:
-            first = 1 + self.initialize_steps
             end = len(steps) - 1
-            while end > first:
-                start = max(first, end - size)
+            while end > 1:
+                start = max(1, end - size)
                 outcome = self._try(_without_steps(steps, start, end - start))
                 if outcome:
                     steps, failure = outcome
@@ -90,9 +92,15 @@ class Shrinker:
             for name in _literal_arguments(steps[index]):
                 if index < len(steps) - 1:
                     steps, failure = self._simplify(steps, failure, index, name)
+            index += 1
+        return steps, failure
+
+    def _rebind_arguments(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
+        index = len(steps) - 2
+        while index > 0 and not self.budget.cut_short:
             for name, held in _reference_arguments(steps[index]) if index < len(steps) - 1 else []:
                 steps, failure = self._rebind(steps, failure, index, name, held)
-            index += 1
+            index -= 1
         return steps, failure
 
     def _simplify(self, steps: list[str], failure: BaseException, index: int, name: str) -> tuple[list[str], BaseException]:

@@ -43,20 +43,20 @@ def test_shrink_deletes_idle_steps_simplifies_arguments_and_keeps_a_failure() ->
     failure, line, values = replay(no_cow(), PADDED)
     assert isinstance(failure, Divergence) and line == 7 and values == {"sequences_0": 5, "sequences_1": 1}
     budget = Budget(500)
-    steps, kept = Shrinker(no_cow(), budget, 1).shrink(PADDED, failure)
+    steps, kept = Shrinker(no_cow(), budget).shrink(PADDED, failure)
     assert steps == MINIMAL
     assert isinstance(kept, Divergence) and str(kept).splitlines()[0] == "return value: expected -1, got 0 after append_kv(engine, 1, 0)"
     assert [str(call) for call in kept.calls] == ["llm_init(pool, 64)", "create_sequence(engine, 0, 1)",
                                                    "fork_sequence(engine, 0, 1)", "append_kv(engine, 1, 0)"]
     assert 0 < budget.spent < 500 and budget.cut_short is None
     again = Budget(500)
-    assert Shrinker(no_cow(), again, 1).shrink(PADDED, failure)[0] == steps and again.spent == budget.spent
+    assert Shrinker(no_cow(), again).shrink(PADDED, failure)[0] == steps and again.spent == budget.spent
 
 
 def test_shrink_stops_at_its_replay_budget_with_a_failing_program() -> None:
     failure = replay(no_cow(), PADDED).failure
     budget = Budget(3)
-    steps, kept = Shrinker(no_cow(), budget, 1).shrink(PADDED, failure)
+    steps, kept = Shrinker(no_cow(), budget).shrink(PADDED, failure)
     assert budget.spent == 3 and budget.cut_short == "replays"
     assert len(MINIMAL) < len(steps) <= len(PADDED) and isinstance(replay(no_cow(), steps)[0], Divergence)
     assert isinstance(kept, Divergence)
@@ -65,7 +65,7 @@ def test_shrink_stops_at_its_replay_budget_with_a_failing_program() -> None:
 def test_shrink_stops_at_its_deadline() -> None:
     failure = replay(no_cow(), PADDED).failure
     budget = Budget(500, deadline=0.0)  # long past
-    assert Shrinker(no_cow(), budget, 1).shrink(PADDED, failure)[0] == PADDED
+    assert Shrinker(no_cow(), budget).shrink(PADDED, failure)[0] == PADDED
     assert budget.spent == 0 and budget.cut_short == "seconds"
 
 
@@ -89,7 +89,7 @@ def test_shrink_passes_a_value_instead_of_a_result_when_the_step_that_made_it_ca
                "state.free(seq_id=sequences_0)", "state.teardown()"]
     failure = replay(machine, program).failure
     assert str(failure).startswith("return value: expected -1, got 0 after free_sequence(engine, 3)")
-    steps, kept = Shrinker(machine, Budget(500), 1).shrink(program, failure)
-    assert steps == ["state = HW3Machine()", "state.init(pool_size=64, null_pool=False)", "state.free(seq_id=0)",
-                     "state.teardown()"], steps  # init stays: Hypothesis always runs it first
+    steps, kept = Shrinker(machine, Budget(500)).shrink(program, failure)
+    assert steps == ["state = HW3Machine()", "state.destroy_and_reinit(null_pool=False, pool_size=64)",
+                     "state.free(seq_id=0)", "state.teardown()"], steps  # with no engine yet, it only makes one
     assert str(kept).startswith("return value: expected -1, got 0 after free_sequence(engine, 0)")
