@@ -3,10 +3,12 @@
 A program is the list of lines Hypothesis prints for a failing state machine run: `state = Name()`, one
 line per rule (`sequences_0 = state.create(initial_kv_len=1, seq_id=1)`), then `state.teardown()`. The
 shrinker replays candidate programs with `exec` and keeps one when it still fails with the same kind of
-exception (as Hypothesis judges "the same bug"). It deletes chunks of steps (halving their size, each step
-with the later steps that use a name it defines), cuts the program after the step that now fails, and
-simplifies each literal argument (integers towards 0, booleans to False), until a pass changes nothing or
-the budget is spent. Every replay is counted; the same program and budget give the same result.
+exception (as Hypothesis judges "the same bug"). Its passes: delete chunks of steps (halving their size,
+each step with the later steps that use a name it defines); point an argument that names an earlier result
+at an earlier one, or at the value it held, so that the step that made it can go; simplify each literal
+argument (integers towards 0, booleans to False). Every candidate is cut after the step that now fails.
+After any progress it starts again with deletion, until no pass changes anything or the budget is spent.
+Every replay is counted; the same program and budget give the same result on any machine.
 """
 
 import ast
