@@ -228,8 +228,8 @@ def test_no_gcc_is_the_graders_fault(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 def test_a_fuzz_run_stopped_by_its_time_limit_is_incomplete_not_passed(tmp_path: Path) -> None:
     path = tmp_path / "rubric.toml"
-    path.write_text('[[item]]\nid = "fuzz"\npoints = 1\n[item.options]\nseconds = 0.0\n')
+    path.write_text('[[item]]\nid = "fuzz"\npoints = 1\n[item.options]\nseconds = 1e-9\n')
     report = grade(str(REFERENCE), load(path), tmp_path)
     (result,) = report.items
     assert result.status == "incomplete" and result.points == 0 and report.exit_status == 1
-    assert result.message.startswith("incomplete: stopped at the 0 s time limit after 0 of 120 programs"), result.message
+    assert result.message.startswith("incomplete: stopped at the 1e-09 s time limit after 0 of 120 programs"), result.message
