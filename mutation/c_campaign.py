@@ -50,7 +50,7 @@ TRIAGE_FILE = Path(__file__).with_name("c_equivalent.toml")
 COST_ORDER = ("compiles", "null_engine", "create_free", "fork", "append_cow", "check_before_allocate",
               "first_fit", "no_premature_writes", "free_count", "tail_insertion", "llm_destroy", "llm_init",
               "l1_traversal", "fuzz", "memory_safety", "alloc_failure")
-QUICK_FUZZ = {"seconds": 3.0, "shrink_seconds": 0.5}
+QUICK_FUZZ = {"examples": 60, "shrink_replays": 100}
 
 
 class CampaignError(Exception):
@@ -245,7 +245,7 @@ def grade_mutant(source_path: Path, rubric: Any, out_dir: Path, build_cache: Pat
     from oracle.hw3 import grade as hw3
 
     def on_item(item: Any) -> None:
-        if stop_early and item.status in ("failed", "not_run", "error"):
+        if stop_early and item.status in ("failed", "not_run", "incomplete", "error"):
             raise _Stop(item)
 
     try:

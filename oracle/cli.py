@@ -86,6 +86,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     print(
         f"{family.name} {impl}: {stats.examples} examples, {stats.steps} steps in {report.seconds:.1f} s "
         f"({stats.steps / max(report.seconds, 1e-9):.0f} steps/s), seed {seed}"
+        + (f"; shrinking: {stats.shrink_replays} replays" if stats.shrink_replays else "")
     )
     if report.passed:
         print("OK: the implementation agreed with the model after every step")
@@ -93,6 +94,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         print("\nMinimal failing program (run it with python):\n")
         print("\n".join(report.program))
         print(f"\nFirst divergence: {report.divergence}")
+        if report.cut_short:
+            print(f"Shrinking stopped at its budget ({stats.shrink_replays} replays): the program may not be minimal")
         print(f"Rerun: pagedcheck fuzz --family {family.name} --impl {impl} --examples {args.examples} --steps {args.steps} --seed {seed}")
     if args.json:
         write_json(args.json, report.as_dict())

@@ -1,5 +1,6 @@
 """Run a family's state machine under Hypothesis and report what happened, for any family."""
 
+import copy
 import re
 import sys
 import time
@@ -7,13 +8,15 @@ from dataclasses import dataclass, field
 from typing import Callable, TextIO
 
 from hypothesis import HealthCheck, Phase, seed as use_seed, settings
-from hypothesis.errors import FlakyFailure
+from hypothesis.errors import FlakyFailure, UnsatisfiedAssumption
 from hypothesis.stateful import run_state_machine_as_test
 
 from oracle.family import AdapterFactory, Family
+from oracle.shrink import Budget, Shrinker
+from oracle.stats import RunStats
 
 _PROGRAM_LINE = re.compile(r"^(\w+(, \w+)* = )?state\b")  # a step as Hypothesis prints it
-from oracle.stats import RunStats
+SHRINK_REPLAYS = 2000  # replays the shrinker may spend; the broken fixtures need a few hundred at most
 
 
 @dataclass
@@ -24,7 +27,10 @@ class FuzzReport:
     stats: RunStats
     divergence: str | None = None  # one line: what differed first, and after which call
     program: list[str] = field(default_factory=list)  # the minimal failing program, runnable with python
-    failure: Exception | None = None  # the family's exception from the minimal program (calls, model, ...)
+    failure: BaseException | None = None  # the family's exception from the minimal program (calls, model, ...)
+    # None, or which limit stopped the run early: "generate-seconds" (the time limit, before `examples`
+    # programs ran), "shrink-replays" (the shrink budget) or "shrink-seconds" (the time limit, shrinking)
+    cut_short: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -38,6 +44,7 @@ class FuzzReport:
             "seconds": round(self.seconds, 3),
             "steps_per_second": round(self.stats.steps / self.seconds, 1) if self.seconds else None,
             **self.stats.as_dict(),
+            "cut_short": self.cut_short,
             "divergence": self.divergence,
             "program": "\n".join(self.program) if self.program else None,
         }
@@ -56,6 +63,8 @@ class Progress:
             return
         self.last = now
         line = f"fuzz: {min(stats.examples, self.total)}/{self.total} examples, {stats.steps} steps, {now - self.start:.0f} s"
+        if stats.shrink_replays:
+            line += f", shrinking: {stats.shrink_replays} replays"
         tty = self.stream.isatty()
         self.stream.write(f"\r{line}" if tty else f"{line}\n")
         self.stream.flush()
@@ -74,14 +83,29 @@ def fuzz(
     steps: int = 50,
     seed: int = 0,
     progress: Callable[[RunStats], None] | None = None,
+    shrink_replays: int = SHRINK_REPLAYS,
+    seconds: float | None = None,
 ) -> FuzzReport:
-    """Run `examples` programs of up to `steps` calls each; the same seed gives the same run."""
+    """Run `examples` programs of up to `steps` calls each, stopping at the first failure, then shrink it in
+    at most `shrink_replays` replays. The same seed gives the same run on any machine: every budget is a
+    count. `seconds` is only a safety net on the wall clock; a run that reaches it says so (`cut_short`)."""
     stats = RunStats()
-    machine = family.machine_for(adapter_factory, stats)
+    machine = _watched(family.machine_for(adapter_factory, stats))
+    deadline = None if seconds is None else time.monotonic() + seconds
+    before = [RunStats()]  # the statistics before the latest program: Hypothesis replays a failure once
+    stopped: list[str] = []
 
     def new_machine():
         if progress:
             progress(stats)
+        if not machine.failed:  # else this is Hypothesis's replay of the failing program, for printing
+            if stats.examples >= examples:  # programs Hypothesis drops as invalid ran too: they count
+                stopped.append("examples")
+            elif deadline is not None and time.monotonic() > deadline:
+                stopped.append("seconds")
+            if stopped:
+                raise _Stop
+        before[0] = copy.deepcopy(stats)
         return machine()
 
     run_settings = settings(
@@ -92,7 +116,7 @@ def fuzz(
         print_blob=False,
         report_multiple_bugs=False,
         suppress_health_check=list(HealthCheck),
-        phases=[Phase.explicit, Phase.generate, Phase.shrink],  # no explain phase: programs stay plain
+        phases=[Phase.explicit, Phase.generate],  # we shrink (oracle.shrink); no explain phase: plain programs
     )
     start = time.perf_counter()
     divergence, notes, error = None, [], None
@@ -102,55 +126,48 @@ def fuzz(
         divergence, notes, error = str(failure).splitlines()[0], getattr(failure, "__notes__", []), failure
     except FlakyFailure as failure:
         divergence = f"flaky: the failure did not happen again on replay ({failure.exceptions[0]})"
-    steps = [note for note in notes if _PROGRAM_LINE.match(note)]
-    if divergence and error is not None and steps:
-        steps, error = _without_idle_steps(family.machine_for(adapter_factory, RunStats()), steps, divergence, error)
-    report = FuzzReport(impl, seed, time.perf_counter() - start, stats, divergence, failure=error)
+    except BaseException:
+        if not stopped:
+            raise
+        # _Stop, or what Hypothesis makes of a run ended mid-way (FlakyStrategyDefinition)
+        cut_short = "generate-seconds" if stopped == ["seconds"] else None
+        return FuzzReport(impl, seed, time.perf_counter() - start, stats, cut_short=cut_short)
     if divergence:
-        report.program = family.repro_preamble(impl) + steps
+        stats = before[0]  # without Hypothesis's replay of the failing program
+    program = [note for note in notes if _PROGRAM_LINE.match(note)]
+    report = FuzzReport(impl, seed, 0.0, stats, divergence, failure=error)
+    if divergence and error is not None and program:
+        budget = Budget(shrink_replays, deadline)
+
+        def replayed(count: int) -> None:
+            stats.shrink_replays = count
+            if progress:
+                progress(stats)
+
+        shrinker = Shrinker(family.machine_for(adapter_factory, RunStats()), budget, replayed)
+        program, report.failure = shrinker.shrink(program, error)
+        report.divergence = str(report.failure).splitlines()[0]
+        stats.shrink_replays = budget.spent
+        report.cut_short = f"shrink-{budget.cut_short}" if budget.cut_short else None
+    if divergence:
+        report.program = family.repro_preamble(impl) + program
+    report.seconds = time.perf_counter() - start
     return report
 
 
-def _without_idle_steps(
-    machine: type, steps: list[str], divergence: str, failure: AssertionError
-) -> tuple[list[str], AssertionError]:
-    """Deletes every step the failure does not need. Hypothesis stops shrinking after 500 successful
-    shrinks, so a long program can keep calls that change nothing; a step goes, with the steps that use
-    what it returned, when the program without them still ends in the same divergence. Steps are replayed
-    as printed, with the machine class under the name the first step (`state = Name()`) uses."""
-    name = re.match(r"state = (\w+)\(\)$", steps[0])
-    index = 1
-    while name and index < len(steps) - 1:  # the first step makes the machine, the last tears it down
-        candidate = _without_step(steps, index)
-        again = _replay({name[1]: machine}, candidate)
-        if again is not None and str(again).splitlines()[0] == divergence:
-            steps, failure = candidate, again
-        else:
-            index += 1
-    return steps, failure
+class _Stop(BaseException):
+    """Ends a run at its count of programs or its time limit. Not an Exception, so Hypothesis does not take
+    it for a failure."""
 
 
-def _without_step(steps: list[str], index: int) -> list[str]:
-    """The program without steps[index] and every later step that uses a name it (or such a step) defines."""
-    dropped, names = {index}, set()
-    for at in range(index, len(steps)):
-        uses = set(re.findall(r"\b\w+\b", steps[at].split(" = ", 1)[-1]))
-        if at == index or uses & names:
-            dropped.add(at)
-            head, sep, _ = steps[at].partition(" = ")
-            names |= {n.strip() for n in head.split(",")} if sep else set()
-    return [step for at, step in enumerate(steps) if at not in dropped]
+def _watched(machine: type) -> type:
+    """The machine class, noting (in `failed`) when a program fails: after that, Hypothesis only replays."""
 
+    def teardown(self) -> None:
+        failure = sys.exc_info()[1]  # teardown runs in Hypothesis's `finally`, while a failure propagates
+        if isinstance(failure, Exception) and not isinstance(failure, UnsatisfiedAssumption):
+            watched.failed = True
+        machine.teardown(self)
 
-def _replay(namespace: dict, steps: list[str]) -> AssertionError | None:
-    """Runs a printed program; the AssertionError it ends in, if any. A program that stops early is torn
-    down here, so a C driver does not outlive it."""
-    try:
-        exec("\n".join(steps), namespace)
-        return None
-    except Exception as failure:  # a Divergence; or a NameError: a step needed one that was deleted
-        try:
-            namespace["state"].teardown()
-        except Exception:
-            pass
-        return failure if isinstance(failure, AssertionError) else None
+    watched = type(machine.__name__, (machine,), {"teardown": teardown, "failed": False})
+    return watched

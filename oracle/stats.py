@@ -6,8 +6,12 @@ from dataclasses import dataclass, field
 
 @dataclass
 class RunStats:
-    examples: int = 0
+    """What the generated programs did. Shrinking replays count apart (`shrink_replays`): `examples` never
+    exceeds the target, and steps, rules and events are those of the generated programs alone."""
+
+    examples: int = 0  # programs generated and run
     steps: int = 0
+    shrink_replays: int = 0  # replays of shrunk variants of the failing program
     rules: Counter = field(default_factory=Counter)
     events: Counter = field(default_factory=Counter)
 
@@ -15,6 +19,7 @@ class RunStats:
         return {
             "examples": self.examples,
             "steps": self.steps,
+            "shrink_replays": self.shrink_replays,
             "rules": dict(sorted(self.rules.items())),
             "events": dict(sorted(self.events.items())),
         }

@@ -40,7 +40,8 @@ def test_green_run_exits_0_and_writes_json_statistics(tmp_path):
     report = json.loads(path.read_text())
     assert {"steps", "seconds", "examples", "rules", "events"} <= report.keys()
     assert report["passed"] is True and report["divergence"] is None
-    assert report["examples"] >= 20 and report["steps"] > 0 and report["seconds"] >= 0
+    assert report["examples"] == 20 and report["steps"] > 0 and report["seconds"] >= 0  # the target, never more
+    assert report["shrink_replays"] == 0 and report["cut_short"] is None
     assert report["rules"]["init"] == report["examples"] and sum(report["rules"].values()) == report["steps"]
     assert report["events"]  # at least some boundary was reached
 
@@ -103,3 +104,14 @@ def test_printed_program_is_runnable_and_raises_the_divergence(broken_run, tmp_p
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, env=env)
     assert done.returncode != 0
     assert f"oracle.hw3.machine.Divergence: {divergence}" in done.stderr, program + "\n---\n" + done.stderr
+
+
+def test_a_failing_run_counts_programs_and_shrink_replays_apart(tmp_path):
+    path = tmp_path / "report.json"
+    code, out, _ = run(["fuzz", "--impl", "tests.broken.no_cow", "--examples", "30", "--steps", "20", "--seed", "3",
+                        "--json", str(path), "-q"])
+    report = json.loads(path.read_text())
+    assert code == 1 and report["passed"] is False and report["cut_short"] is None
+    assert 1 <= report["examples"] <= 30 and report["shrink_replays"] > 0
+    assert report["rules"]["init"] == report["examples"]  # the generated programs' steps alone
+    assert f"; shrinking: {report['shrink_replays']} replays" in out and "may not be minimal" not in out

@@ -43,7 +43,7 @@ def test_rubric_points_that_add_up_past_a_float_are_refused(tmp_path: Path) -> N
     ("fuzz", "seconds", "nan", "option 'seconds' must be finite, got nan"),
     ("fuzz", "seconds", "inf", "option 'seconds' must be finite, got inf"),
     ("fuzz", "seconds", "0", "option 'seconds' must be a finite number > 0, got 0"),
-    ("fuzz", "shrink_seconds", "-1.5", "option 'shrink_seconds' must be a finite number > 0, got -1.5"),
+    ("fuzz", "shrink_replays", "-1", "option 'shrink_replays' must be >= 0, got -1"),
     ("memory_safety", "timeout", "-inf", "option 'timeout' must be finite, got -inf"),
     ("memory_safety", "timeout", "0.0", "option 'timeout' must be a finite number > 0, got 0.0"),
 ])

@@ -1,9 +1,11 @@
-"""The runner's last pass over a shrunk program: steps the divergence does not need go, with the steps that
-use what they returned; the program that is left still fails the same way, and is returned with its failure."""
+"""The shrinker (oracle.shrink): our own loop over a failing program as printed. Steps the failure does
+not need go, with the steps that use what they returned; literal arguments get simpler; the program that is
+left still fails the same way; every replay is counted against a budget, and the same program and budget
+give the same result."""
 
 from oracle.hw3 import load_adapter
 from oracle.hw3.machine import Divergence, machine_for
-from oracle.runner import _replay, _without_idle_steps, _without_step
+from oracle.shrink import Budget, Shrinker, _without_steps, replay
 from oracle.stats import RunStats
 
 PADDED = [
@@ -12,33 +14,82 @@ PADDED = [
     "state.blind_call(api='create_sequence', null_engine=False, other=0, seq_id=0)",  # a bad length: no-op
     "sequences_0 = state.create(initial_kv_len=3, seq_id=5)",
     "state.free(seq_id=sequences_0)",  # with the create above: a pair that changes nothing
-    "sequences_1 = state.create(initial_kv_len=1, seq_id=1)",
+    "sequences_1 = state.create(initial_kv_len=17, seq_id=1)",
     "state.blind_call(api='free_sequence', null_engine=True, other=0, seq_id=1)",
-    "state.branch(kv_data=0, new_seq_id=0, parent_seq_id=sequences_1)",  # fork, then append: the CoW no_cow skips
+    "state.branch(kv_data=-12345, new_seq_id=4, parent_seq_id=sequences_1)",  # fork, then append: the CoW no_cow skips
+    "state.teardown()",
+]
+MINIMAL = [
+    "state = HW3Machine()",
+    "state.init(pool_size=64, null_pool=False)",  # the smallest pool that holds the sequence and a copy
+    "sequences_1 = state.create(initial_kv_len=1, seq_id=0)",
+    "state.branch(kv_data=0, new_seq_id=1, parent_seq_id=sequences_1)",
     "state.teardown()",
 ]
 
 
-def test_a_step_goes_with_the_steps_that_use_what_it_returned() -> None:
-    assert _without_step(PADDED, 3) == PADDED[:3] + PADDED[5:]
-    assert _without_step(PADDED, 5) == PADDED[:5] + PADDED[6:7] + PADDED[8:]
-    assert _without_step(PADDED, 2) == PADDED[:2] + PADDED[3:]
+def no_cow() -> type:
+    return machine_for(load_adapter("tests.broken.no_cow"), RunStats())
 
 
-def test_idle_steps_are_deleted_and_the_failure_kept() -> None:
-    machine = machine_for(load_adapter("tests.broken.no_cow"), RunStats())
-    failure = _replay({"HW3Machine": machine}, PADDED)
-    assert isinstance(failure, Divergence)
-    divergence = str(failure).splitlines()[0]
-    assert divergence.startswith("free_local_blocks: expected 8, got 9 ") and divergence.endswith(" after append_kv(engine, 0, 0)")
-
-    steps, kept = _without_idle_steps(machine, PADDED, divergence, failure)
-    assert steps == [PADDED[0], PADDED[1], PADDED[5], PADDED[7], PADDED[8]]
-    assert isinstance(kept, Divergence) and str(kept).splitlines()[0] == divergence
-    assert [str(call) for call in kept.calls][-1] == "append_kv(engine, 0, 0)" and len(kept.calls) == 4
+def test_without_steps_drops_the_steps_that_use_what_they_returned() -> None:
+    assert _without_steps(PADDED, 3, 1) == PADDED[:3] + PADDED[5:]
+    assert _without_steps(PADDED, 5, 1) == PADDED[:5] + PADDED[6:7] + PADDED[8:]
+    assert _without_steps(PADDED, 2, 2) == PADDED[:2] + PADDED[5:]
+    assert _without_steps(PADDED, 7, 5) == PADDED[:7] + PADDED[8:]  # the teardown line stays
 
 
-def test_a_program_without_the_divergence_replays_to_none() -> None:
-    machine = machine_for(load_adapter("engine"), RunStats())
-    assert _replay({"HW3Machine": machine}, PADDED) is None
-    assert _replay({"HW3Machine": machine}, ["state = HW3Machine()", "state.append(seq_id=undefined)"]) is None
+def test_shrink_deletes_idle_steps_simplifies_arguments_and_keeps_a_failure() -> None:
+    failure, line, values = replay(no_cow(), PADDED)
+    assert isinstance(failure, Divergence) and line == 7 and values == {"sequences_0": 5, "sequences_1": 1}
+    budget = Budget(500)
+    steps, kept = Shrinker(no_cow(), budget).shrink(PADDED, failure)
+    assert steps == MINIMAL
+    assert isinstance(kept, Divergence) and str(kept).splitlines()[0] == "return value: expected -1, got 0 after append_kv(engine, 1, 0)"
+    assert [str(call) for call in kept.calls] == ["llm_init(pool, 64)", "create_sequence(engine, 0, 1)",
+                                                   "fork_sequence(engine, 0, 1)", "append_kv(engine, 1, 0)"]
+    assert 0 < budget.spent < 500 and budget.cut_short is None
+    again = Budget(500)
+    assert Shrinker(no_cow(), again).shrink(PADDED, failure)[0] == steps and again.spent == budget.spent
+
+
+def test_shrink_stops_at_its_replay_budget_with_a_failing_program() -> None:
+    failure = replay(no_cow(), PADDED).failure
+    budget = Budget(3)
+    steps, kept = Shrinker(no_cow(), budget).shrink(PADDED, failure)
+    assert budget.spent == 3 and budget.cut_short == "replays"
+    assert len(MINIMAL) < len(steps) <= len(PADDED) and isinstance(replay(no_cow(), steps)[0], Divergence)
+    assert isinstance(kept, Divergence)
+
+
+def test_shrink_stops_at_its_deadline() -> None:
+    failure = replay(no_cow(), PADDED).failure
+    budget = Budget(500, deadline=0.0)  # long past
+    assert Shrinker(no_cow(), budget).shrink(PADDED, failure)[0] == PADDED
+    assert budget.spent == 0 and budget.cut_short == "seconds"
+
+
+def test_replay_of_a_passing_or_invalid_program_is_no_failure() -> None:
+    engine = machine_for(load_adapter("engine"), RunStats())
+    assert replay(engine, PADDED)[:2] == (None, len(PADDED))
+    assert replay(engine, ["state = HW3Machine()", "state.append(seq_id=undefined)"])[0] is None
+    # a refused create returns no sequence: a later step may not pass its (empty) result on
+    refused = ["state = HW3Machine()", "state.init(pool_size=64, null_pool=False)",
+               "sequences_0 = state.create(initial_kv_len=0, seq_id=0)",
+               "state.branch(kv_data=0, new_seq_id=1, parent_seq_id=sequences_0)", "state.teardown()"]
+    assert replay(no_cow(), refused)[0] is None
+
+
+def test_shrink_passes_a_value_instead_of_a_result_when_the_step_that_made_it_can_go(submission) -> None:
+    """create_free's free_sequence of an unknown id returns 0: the free needs no create before it."""
+    machine = machine_for(load_adapter(str(submission("broken", "create_free"))), RunStats())
+    program = ["state = HW3Machine()", "state.init(pool_size=64, null_pool=False)",
+               "sequences_0 = state.create(initial_kv_len=1, seq_id=3)",
+               "state.destroy_and_reinit(null_pool=False, pool_size=64)",
+               "state.free(seq_id=sequences_0)", "state.teardown()"]
+    failure = replay(machine, program).failure
+    assert str(failure).startswith("return value: expected -1, got 0 after free_sequence(engine, 3)")
+    steps, kept = Shrinker(machine, Budget(500)).shrink(program, failure)
+    assert steps == ["state = HW3Machine()", "state.destroy_and_reinit(null_pool=False, pool_size=64)",
+                     "state.free(seq_id=0)", "state.teardown()"], steps  # with no engine yet, it only makes one
+    assert str(kept).startswith("return value: expected -1, got 0 after free_sequence(engine, 0)")

@@ -41,7 +41,7 @@ def rubric(path: Path, items: list[str]) -> Path:
     """A rubric of `items` (each 1 point) with a short fuzz budget."""
     text = "".join(f'[[item]]\nid = "{item}"\nname = "{item}"\npoints = 1\n' for item in items)
     if "fuzz" in items:
-        text += "[item.options]\nseed = 110\nexamples = 10\nsteps = 20\nseconds = 2.0\nshrink_seconds = 5.0\n"
+        text += "[item.options]\nseed = 110\nexamples = 10\nsteps = 20\nshrink_replays = 200\nseconds = 120.0\n"
     path.write_text(text)
     return path
 

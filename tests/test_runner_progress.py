@@ -39,3 +39,13 @@ def test_progress_rewrites_in_place_on_a_terminal_and_ends_the_line_when_done():
     assert out.getvalue().startswith("\rfuzz: 2/3 examples, 7 steps, ") and "\n" not in out.getvalue()
     progress.done()
     assert out.getvalue().endswith("\n")
+
+
+def test_progress_shows_shrink_replays_apart_from_examples():
+    out = io.StringIO()
+    progress = Progress(10, out)
+    run = stats(4, 30)
+    run.shrink_replays = 57
+    progress.last -= 1.5
+    progress(run)
+    assert out.getvalue().startswith("fuzz: 4/10 examples, 30 steps, ") and out.getvalue().endswith(", shrinking: 57 replays\n")

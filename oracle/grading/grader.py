@@ -1,8 +1,9 @@
 """The grader proper: a plain loop over the rubric's items, one check each, like CS:APP's mdriver.
 
 A family supplies its checks; each check is a function of (context, options) returning an Outcome, or
-raising NotRun (a prerequisite failed: 0 points) or NotApplicable (not for this kind of implementation: not
-counted). Any other exception is the grader's own fault: the item is an `error` and the report says so.
+raising NotRun (a prerequisite failed: 0 points), NotApplicable (not for this kind of implementation: not
+counted) or Incomplete (stopped at a safety limit before deciding: 0 points). Any other exception is the
+grader's own fault: the item is an `error` and the report says so.
 Past the grade's deadline (a time.monotonic() value) the items not yet started are `not_run`.
 """
 
@@ -25,6 +26,11 @@ class NotRun(Exception):
 
 class NotApplicable(Exception):
     """The check does not apply to this kind of implementation; the item is left out of the score."""
+
+
+class Incomplete(Exception):
+    """The check stopped at a safety limit (wall clock) before it could decide; the item scores 0 and its
+    message says how far it got. Its budgets are counts, so only a very slow run gets here."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,8 @@ def run_checks(
             outcome, status = Outcome(False, f"not run: {OUT_OF_TIME_DURING}"), "not_run"
         except NotApplicable as reason:
             outcome, status = Outcome(False, f"not applicable: {reason}"), "not_applicable"
+        except Incomplete as reason:
+            outcome, status = Outcome(False, f"incomplete: {reason}"), "incomplete"
         except Exception as exc:  # a bug in the grader, not in the submission
             outcome = Outcome(False, f"grader error: {type(exc).__name__}: {exc}", traceback.format_exc())
             status = "error"

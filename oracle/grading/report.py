@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA = "pagedcheck-grade/1"
-STATUSES = ("passed", "failed", "not_run", "not_applicable", "error")
+STATUSES = ("passed", "failed", "not_run", "not_applicable", "incomplete", "error")
 EXIT_OK, EXIT_FAILED, EXIT_GRADER = 0, 1, 2
 
 
@@ -31,7 +31,7 @@ class ItemResult:
 
     @property
     def counts_as_failure(self) -> bool:
-        return self.status in ("failed", "not_run")
+        return self.status in ("failed", "not_run", "incomplete")
 
     def feedback(self, limit: int) -> str:
         """What a student reads about this item: rule, message, details, minimal program, repro file; at

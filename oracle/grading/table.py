@@ -2,7 +2,8 @@
 
 from oracle.grading.report import GradeReport, ItemResult
 
-_MARK = {"passed": "ok", "failed": "FAIL", "not_run": "not run", "not_applicable": "n/a", "error": "ERROR"}
+_MARK = {"passed": "ok", "failed": "FAIL", "not_run": "not run", "not_applicable": "n/a", "incomplete": "stopped",
+         "error": "ERROR"}
 _DETAIL_LINES = 40
 
 
@@ -27,7 +28,7 @@ def render(report: GradeReport, width: int = 100) -> str:
     lines.append(f"  {'total':<{name_w}}  {total:>7}   ({report.seconds:.1f} s, seed {report.seed})")
     if report.isolation:
         lines.append(f"  submission code ran in: {report.isolation}")
-    failed = [item for item in report.items if item.status in ("failed", "not_run", "error")]
+    failed = [item for item in report.items if item.status in ("failed", "not_run", "incomplete", "error")]
     for item in failed:
         lines += ["", *_feedback(item)]
     return "\n".join(lines)

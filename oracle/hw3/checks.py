@@ -14,28 +14,25 @@ standalone repro C file next to the report.
 import copy
 import dataclasses
 import re
-import time
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from hypothesis.internal.conjecture import engine as conjecture_engine
 from hypothesis.reporting import with_reporter
 
-from oracle.grading.grader import Check, NotApplicable, NotRun, Outcome
+from oracle.grading.grader import Check, Incomplete, NotApplicable, NotRun, Outcome
 from oracle.grading.rubric import at_least, positive
 from oracle.hw3 import FAMILY
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.c.build import BuildResult, OFFICIAL_FLAGS
 from oracle.hw3.compare import CONSISTENT_FREE_COUNT, first_divergence, state_change
-from oracle.hw3.machine import POINTER_CALLS, Call, Divergence, HW3Machine, machine_for, observed
+from oracle.hw3.machine import POINTER_CALLS, Call, Divergence, observed
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure, Observation
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, L2_PT_SIZE, MAX_LOGICAL_BLOCKS
 from oracle.runner import fuzz
 from oracle.sandbox import Sandbox
-from oracle.stats import RunStats
 
 TASKS = {
     "llm_init": "Task 1: Engine Initialization",
@@ -167,7 +164,7 @@ class Finding:
     rule_name: str | None = None  # when the check, not the difference, names the rule
     modulo: frozenset[str] = frozenset()  # the aspects the comparison was lenient on
     seen: Observation | None = None  # the implementation's state after the call, when it could be read
-    line: int = 0  # the fuzz item's: the program's rule line that made the call (machine.Divergence.line)
+    program_step: int | None = None  # the fuzz item: the printed program's line that made the call
 
     @property
     def rule(self) -> str:
@@ -175,7 +172,8 @@ class Finding:
 
     @property
     def message(self) -> str:
-        return f"{self.scenario}: step {self.step} {self.call}: {self.problem} [rule: {self.rule}]"
+        step = self.step if self.program_step is None else self.program_step
+        return f"{self.scenario}: step {step} {self.call}: {self.problem} [rule: {self.rule}]"
 
 
 _TABLE = re.compile(r"^seq (-?\d+) block_table")
@@ -488,55 +486,25 @@ def _built(sub: Submission) -> Callable[[], Adapter]:
 
 # ---- the stateful fuzz ----------------------------------------------------------------------------------
 
-FUZZ_OPTIONS = {"seed": 110, "examples": 120, "steps": 50, "seconds": 8.0, "shrink_seconds": 30.0}
-FUZZ_LIMITS = {"examples": at_least(1), "steps": at_least(1), "seconds": positive, "shrink_seconds": positive}
+FUZZ_OPTIONS = {"seed": 110, "examples": 120, "steps": 50, "shrink_replays": 2000, "seconds": 300.0}
+FUZZ_LIMITS = {"examples": at_least(1), "steps": at_least(1), "shrink_replays": at_least(0), "seconds": positive}
 
 
 def check_fuzz(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-    """The HW3 state machine against the oracle: a fixed seed, so a rerun gives the same program; a budget
-    for generating (a submission that runs out of it passes with a note) and one for shrinking."""
+    """The HW3 state machine against the oracle: a fixed seed and budgets that are counts (`examples`
+    programs, `shrink_replays` replays to shrink a failure), so a submission gets the same verdict and
+    program on any machine. `seconds` is only a safety net: a run that reaches it before deciding is
+    `incomplete`, never a pass."""
     factory = _built(sub)
     seed = sub.seed if sub.seed is not None else options["seed"]
-    deadline = time.monotonic() + options["seconds"]
-    state: dict[str, Any] = {"first_failure": None, "out_of_time": False}
-
-    class BudgetedMachine(HW3Machine):
-        """Past the deadline, and before any failure, the next program ends the run; once a failure is
-        found, the shrinker's own time limit bounds the rest."""
-
-        def __init__(self) -> None:
-            if time.monotonic() > deadline and state["first_failure"] is None:
-                state["out_of_time"] = True
-                raise _OutOfTime
-            super().__init__()
-
-        def _diverge(self, message: str, seen: Observation | None = None) -> None:
-            if state["first_failure"] is None:
-                state["first_failure"] = time.monotonic()
-            super()._diverge(message, seen)
-
-    def budgeted_machine_for(adapter_factory: Callable[[], Adapter], stats: RunStats | None = None) -> type:
-        machine = type("HW3Machine", (BudgetedMachine, machine_for(adapter_factory, stats)), {})
-        state["stats"] = machine.stats
-        return machine
-
-    family = dataclasses.replace(FAMILY, machine_for=budgeted_machine_for)
-    saved = conjecture_engine.MAX_SHRINKING_SECONDS
-    conjecture_engine.MAX_SHRINKING_SECONDS = options["shrink_seconds"]
-    try:
-        with with_reporter(lambda _: None):  # Hypothesis's own warnings (e.g. slow shrinking) are ours to word
-            report = fuzz(family, sub.path, factory, examples=options["examples"], steps=options["steps"], seed=seed)
-    except BaseException:
-        if not state["out_of_time"]:
-            raise
-        # _OutOfTime itself, or what Hypothesis makes of a run ended mid-way (FlakyStrategyDefinition)
-        stats = state["stats"]
-        return Outcome(True, f"no divergence in the {options['seconds']:g} s budget: {stats.examples} of "
-                             f"{options['examples']} programs, {stats.steps} calls, seed {seed}")
-    finally:
-        conjecture_engine.MAX_SHRINKING_SECONDS = saved
+    with with_reporter(lambda _: None):  # Hypothesis's own warnings are ours to word
+        report = fuzz(FAMILY, sub.path, factory, examples=options["examples"], steps=options["steps"], seed=seed,
+                      shrink_replays=options["shrink_replays"], seconds=options["seconds"])
     stats = report.stats
-    ran = f"{stats.examples} programs, {stats.steps} calls, seed {seed}"
+    ran = f"{stats.examples} of {options['examples']} programs, {stats.steps} calls, seed {seed}"
+    if report.cut_short == "generate-seconds":
+        raise Incomplete(f"stopped at the {options['seconds']:g} s time limit after {ran}, no divergence so far "
+                         "(a safety net for a very slow submission or machine)")
     if report.passed:
         return Outcome(True)
     program = "\n".join(report.program)
@@ -544,15 +512,12 @@ def check_fuzz(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     if not isinstance(failure, Divergence):
         return Outcome(False, f"fuzz ({ran}): {report.divergence}", "", program)
     sub.fuzz_failure = failure
-    finding = finding_from(failure)
-    outcome = failed(sub, "fuzz", finding, program)
-    cut = time.monotonic() - state["first_failure"] >= options["shrink_seconds"]
-    note = " (shrinking stopped at its time budget: the program may not be minimal)" if cut else ""
+    outcome = failed(sub, "fuzz", finding_from(failure), program)
+    note = {
+        "shrink-replays": f" (shrinking stopped after its {options['shrink_replays']} replays: the program may not be minimal)",
+        "shrink-seconds": f" (shrinking stopped at the {options['seconds']:g} s time limit: the program may not be minimal)",
+    }.get(report.cut_short or "", "")
     return dataclasses.replace(outcome, message=f"{outcome.message} ({ran}){note}")
-
-
-class _OutOfTime(BaseException):
-    """Ends a fuzz run at its budget. Not an Exception, so Hypothesis does not take it for a failure."""
 
 
 def finding_from(failure: Divergence) -> Finding:
@@ -567,7 +532,7 @@ def finding_from(failure: Divergence) -> Finding:
         problem = f"{head}: {why}" if colon else head
     if problem.startswith(f"{call} "):
         problem = problem[len(str(call)) + 1 :]
-    return Finding("fuzz", len(calls), call, problem, calls, failure.model, seen=failure.seen, line=failure.line)
+    return Finding("fuzz", len(calls), call, problem, calls, failure.model, seen=failure.seen, program_step=failure.step)
 
 
 # ---- memory safety -------------------------------------------------------------------------------------

@@ -46,13 +46,14 @@ class Divergence(AssertionError):
 
     `calls` is every call of the program up to the one that diverged, and `model` the state expected
     after it, so that a failing program can be replayed elsewhere (as C, say). `seen` is the state the
-    implementation showed after it (None when it could not be read: a crash, say), and `line` the rule line
-    of the program that made the call (1-based, after `state = HW3Machine()`; the teardown counts as one).
+    implementation showed after it (None when it could not be read: a crash, say), and `step` the line of
+    the printed program that made the call (1 = the first line after `state = ...`; a `branch` line makes
+    two calls, `teardown` one).
     """
 
-    def __init__(self, message: str, calls: list[Call], model: Model, seen: Observation | None = None, line: int = 0):
+    def __init__(self, message: str, calls: list[Call], model: Model, seen: Observation | None = None, step: int = 0):
         super().__init__(message)
-        self.calls, self.model, self.seen, self.line = calls, model, seen, line
+        self.calls, self.model, self.seen, self.step = calls, model, seen, step
 
 
 def _counted(step: Callable) -> Callable:
@@ -60,7 +61,7 @@ def _counted(step: Callable) -> Callable:
     def counted(self: "HW3Machine", **kwargs: Any) -> Any:
         self.stats.steps += 1
         self.stats.rules[step.__name__] += 1
-        self.lines += 1
+        self.step += 1
         return step(self, **kwargs)
 
     return counted
@@ -82,12 +83,12 @@ class HW3Machine(RuleBasedStateMachine):
         self.model = Model()
         self.engine: Any = None
         self.calls: list[Call] = []
+        self.step = 0  # the program line running (rules and teardown), as Divergence.step
         self.diverged = False  # once a step has failed, teardown only cleans up
-        self.lines = 0  # rule lines of the program run so far (what Divergence.line counts)
 
     def _diverge(self, message: str, seen: Observation | None = None) -> None:
         self.diverged = True
-        raise Divergence(message, self.calls, self.model, seen, self.lines)
+        raise Divergence(message, self.calls, self.model, seen, self.step)
 
     # -- one call, checked ----------------------------------------------------------------------------
 
@@ -219,7 +220,7 @@ class HW3Machine(RuleBasedStateMachine):
         self._call(api, *args, null=null_engine)
 
     def teardown(self) -> None:
-        self.lines += 1
+        self.step += 1
         try:
             if self.engine is not None and not self.diverged:
                 self._call("llm_destroy")  # checked: destroy with live sequences, and (C) no leak after it

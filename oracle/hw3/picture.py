@@ -103,7 +103,7 @@ def picture_of(evidence: object) -> Picture | None:
         step=evidence.step,
         problem=evidence.problem,
         rule=evidence.rule,
-        line=evidence.line,
+        line=evidence.program_step or 0,
         lenient=evidence.modulo,
         expected=expected_side(model),
         actual=None if evidence.seen is None else actual_side(evidence.seen),

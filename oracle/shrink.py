@@ -1,0 +1,260 @@
+"""Shrinking a failing program, as printed: our own loop over its lines, with a budget we count.
+
+A program is the list of lines Hypothesis prints for a failing state machine run: `state = Name()`, one
+line per rule (`sequences_0 = state.create(initial_kv_len=1, seq_id=1)`), then `state.teardown()`. The
+shrinker replays candidate programs with `exec` and keeps one when it still fails with the same kind of
+exception (as Hypothesis judges "the same bug"). Its passes: delete chunks of steps (halving their size,
+each step with the later steps that use a name it defines); point an argument that names an earlier result
+at an earlier one, or at the value it held, so that the step that made it can go; simplify each literal
+argument (integers towards 0, booleans to False). Every candidate is cut after the step that now fails.
+After any progress it starts again with deletion, until no pass changes anything or the budget is spent.
+Every replay is counted; the same program and budget give the same result on any machine.
+"""
+
+import ast
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
+
+from hypothesis.stateful import MultipleResults
+
+_NAME = re.compile(r"\b\w+\b")
+_SOURCE = "<program>"
+
+
+@dataclass
+class Budget:
+    """At most `replays` replays, and (a safety net) nothing once the wall clock passes `deadline`."""
+
+    replays: int
+    deadline: float | None = None  # time.monotonic() value
+    spent: int = 0
+    cut_short: str | None = None  # "replays" or "seconds", when a limit stopped the shrinking
+
+    def take(self) -> bool:
+        if self.spent >= self.replays:
+            self.cut_short = "replays"
+        elif self.deadline is not None and time.monotonic() > self.deadline:
+            self.cut_short = "seconds"
+        else:
+            self.spent += 1
+            return True
+        return False
+
+
+@dataclass
+class Shrinker:
+    """Replays programs against `machine` (bound to the name the first line uses) within `budget`."""
+
+    machine: type
+    budget: Budget
+    on_replay: Callable[[int], None] | None = None  # called after each replay with the count (progress)
+    kind: type = AssertionError  # what a candidate must raise to count as the same failure
+    _seen: dict[tuple[str, ...], "Replayed"] = field(default_factory=dict)
+    _values: dict[str, object] = field(default_factory=dict)  # what the current program's names hold
+
+    def shrink(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
+        """The smallest program found that still fails, and its failure."""
+        self.kind = type(failure)
+        steps, failure = self._try(steps) or (steps, failure)  # also learns what its names hold
+        passes = (self._delete_chunks, self._rebind_arguments, self._simplify_arguments)
+        while not self.budget.cut_short:
+            for shrink_pass in passes:  # after any progress, start again by deleting steps
+                before = steps
+                steps, failure = shrink_pass(steps, failure)
+                if steps != before:
+                    break
+            else:
+                break
+        return steps, failure
+
+    # -- passes ------------------------------------------------------------------------------------------
+
+    def _delete_chunks(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
+        """Deletes chunks of steps, from the end (the failing step is last, its causes earlier), halving
+        the chunk size down to single steps."""
+        size = 1 << max(0, (len(steps) - 2).bit_length() - 1)
+        while size >= 1:
+            end = len(steps) - 1
+            while end > 1:
+                start = max(1, end - size)
+                outcome = self._try(_without_steps(steps, start, end - start))
+                if outcome:
+                    steps, failure = outcome
+                elif self.budget.cut_short:
+                    return steps, failure
+                end = min(start, len(steps) - 1)
+            size //= 2
+        return steps, failure
+
+    def _simplify_arguments(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
+        index = 1
+        while index < len(steps) - 1 and not self.budget.cut_short:
+            for name in _literal_arguments(steps[index]):
+                if index < len(steps) - 1:
+                    steps, failure = self._simplify(steps, failure, index, name)
+            index += 1
+        return steps, failure
+
+    def _rebind_arguments(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
+        index = len(steps) - 2
+        while index > 0 and not self.budget.cut_short:
+            for name, held in _reference_arguments(steps[index]) if index < len(steps) - 1 else []:
+                steps, failure = self._rebind(steps, failure, index, name, held)
+            index -= 1
+        return steps, failure
+
+    def _simplify(self, steps: list[str], failure: BaseException, index: int, name: str) -> tuple[list[str], BaseException]:
+        """One argument of steps[index]: its simplest value that still fails; for an integer, 0, else the
+        smallest magnitude towards 0 that fails (a bisection)."""
+        value = _argument(steps[index], name)
+        for simpler in _simpler(value):
+            outcome = self._try(_with(steps, index, name, ast.Constant(simpler)))
+            if outcome:
+                return outcome
+        if not isinstance(value, int) or isinstance(value, bool) or abs(value) <= 1:
+            return steps, failure
+        sign, low, high = (1 if value > 0 else -1), 0, abs(value)
+        while high - low > 1 and not self.budget.cut_short:
+            middle = (low + high) // 2
+            outcome = self._try(_with(steps, index, name, ast.Constant(sign * middle)))
+            if outcome:
+                (steps, failure), high = outcome, middle
+            else:
+                low = middle
+        return steps, failure
+
+    def _rebind(self, steps: list[str], failure: BaseException, index: int, name: str, held: str) -> tuple[list[str], BaseException]:
+        """An argument that names an earlier step's result: the earliest other result that still fails, else
+        the value it holds as a literal if the step that made `held` can then go."""
+        for earlier in _defined(steps[1:index]):  # not `state` itself
+            if earlier == held:
+                break
+            outcome = self._try(_with(steps, index, name, ast.Name(earlier)))
+            if outcome:
+                return outcome
+        value = self._values.get(held)
+        maker = next((at for at in range(1, index) if held in _defined([steps[at]])), None)
+        if isinstance(value, (int, str)) and maker is not None:  # the value itself, without the step that made it
+            return self._try(_without_steps(_with(steps, index, name, ast.Constant(value)), maker, 1)) or (steps, failure)
+        return steps, failure
+
+    # -- one candidate -----------------------------------------------------------------------------------
+
+    def _try(self, candidate: list[str]) -> tuple[list[str], BaseException] | None:
+        """The candidate, cut after its failing step, and its failure; None when it does not fail the same
+        way (or the budget is spent)."""
+        key = tuple(candidate)
+        if key not in self._seen:
+            if not self.budget.take():
+                return None
+            self._seen[key] = replay(self.machine, candidate)
+            if self.on_replay:
+                self.on_replay(self.budget.spent)
+        failure, line, values = self._seen[key]
+        if not isinstance(failure, self.kind):
+            return None
+        if line < len(candidate) - 1:
+            candidate = candidate[: line + 1] + [candidate[-1]]  # the rest never ran: keep the teardown line
+        self._values = values
+        return candidate, failure
+
+
+class Replayed(NamedTuple):
+    failure: BaseException | None  # what the program ended in; None when it passed or was not valid
+    line: int  # the index of the line that raised it (len(steps) when none did)
+    values: dict[str, object]  # what the names the program assigned hold
+
+
+def replay(machine: type, steps: list[str]) -> Replayed:
+    """Runs a printed program line by line, with `machine` under the name its first line gives it. A
+    program is not valid (no failure) when a step needs a name that a deleted step defined, or that a
+    refused step left without a value (an empty `multiple()`: Hypothesis never passes one on). A program
+    that stops early is torn down here, so an implementation's process does not outlive it."""
+    name = re.match(r"state = (\w+)\(\)$", steps[0])
+    namespace: dict = {name[1] if name else "HW3Machine": machine}
+    values: dict[str, object] = {}
+    for index, line in enumerate(steps):
+        try:
+            exec(compile(line, _SOURCE, "exec"), namespace)
+        except Exception as failure:
+            try:
+                namespace["state"].teardown()
+            except Exception:
+                pass
+            return Replayed(None if isinstance(failure, NameError) else failure, index, values)
+        for held in _defined([line]) if index else []:  # line 0 makes `state`
+            value = namespace.get(held)
+            if isinstance(value, MultipleResults) and not value.values:
+                del namespace[held]
+            else:
+                values[held] = value
+    return Replayed(None, len(steps), values)
+
+
+def _without_steps(steps: list[str], index: int, count: int) -> list[str]:
+    """The program without steps[index:index + count] and every later step that uses a name they (or such
+    a step) define. The last line (the teardown) always stays."""
+    dropped, names = set(range(index, min(index + count, len(steps) - 1))), set()
+    for at in range(index, len(steps) - 1):
+        uses = set(_NAME.findall(steps[at].split(" = ", 1)[-1]))
+        if at in dropped or uses & names:
+            dropped.add(at)
+            head, sep, _ = steps[at].partition(" = ")
+            names |= {n.strip() for n in head.split(",")} if sep else set()
+    return [step for at, step in enumerate(steps) if at not in dropped]
+
+
+def _call(line: str) -> ast.Call:
+    return _call_of(ast.parse(line))
+
+
+def _literal_arguments(line: str) -> list[str]:
+    """The keyword arguments of a step that are literals (not names of earlier results)."""
+    names = []
+    for keyword in _call(line).keywords:
+        try:
+            ast.literal_eval(keyword.value)
+        except ValueError:
+            continue
+        names.append(keyword.arg)
+    return names
+
+
+def _reference_arguments(line: str) -> list[tuple[str, str]]:
+    """The keyword arguments of a step that name an earlier step's result, with that name."""
+    return [(k.arg, k.value.id) for k in _call(line).keywords if isinstance(k.value, ast.Name) and k.arg]
+
+
+def _defined(steps: list[str]) -> list[str]:
+    """The names the steps assign, in order."""
+    return [n.strip() for line in steps if " = " in line for n in line.partition(" = ")[0].split(",")]
+
+
+def _argument(line: str, name: str) -> object:
+    return next(ast.literal_eval(k.value) for k in _call(line).keywords if k.arg == name)
+
+
+def _with(steps: list[str], index: int, name: str, value: ast.expr) -> list[str]:
+    """The program with the argument `name` of steps[index] replaced by `value` (a literal or a name)."""
+    node = ast.parse(steps[index])
+    for keyword in _call_of(node).keywords:
+        if keyword.arg == name:
+            keyword.value = value
+    return steps[:index] + [ast.unparse(node)] + steps[index + 1 :]
+
+
+def _call_of(module: ast.Module) -> ast.Call:
+    call = module.body[0].value  # type: ignore[attr-defined]
+    assert isinstance(call, ast.Call)
+    return call
+
+
+def _simpler(value: object) -> list[object]:
+    """Simpler values to try for a literal argument, simplest first."""
+    if isinstance(value, bool):
+        return [False] if value else []
+    if isinstance(value, int):
+        return [] if value == 0 else [0]
+    return []
