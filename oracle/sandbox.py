@@ -127,6 +127,14 @@ def bwrap_problem(as_other_uid: bool) -> str | None:
     return _probed[as_other_uid] or None
 
 
+def _traversable_tmp() -> str:
+    """The temporary folder, if every run's uid can pass through it to our areas; else /tmp."""
+    here = Path(tempfile.gettempdir()).resolve()
+    if all(folder.stat().st_mode & 0o001 for folder in (here, *here.parents)):
+        return str(here)
+    return "/tmp"
+
+
 def _limit(resource_id: int, value: int) -> None:
     resource.setrlimit(resource_id, (value, value))
 
@@ -142,7 +150,7 @@ class Sandbox:
         if require_full and problem is not None:
             raise SandboxUnavailable(f"--require-sandbox: {problem}")
         self.problem = problem
-        self.root = Path(tempfile.mkdtemp(prefix="pagedcheck-sandbox-"))
+        self.root = Path(tempfile.mkdtemp(prefix="pagedcheck-sandbox-", dir=_traversable_tmp() if self.as_root else None))
         if self.as_root:
             self.root.chmod(0o711)  # the runs' uids may pass through to their areas, not list them
         self._uids: list[int] = []

