@@ -11,35 +11,31 @@ allocation fail in turn. Every failed item with a program behind it gets a stand
 the report.
 """
 
-import copy
 import dataclasses
 from contextlib import closing
 from typing import Any, Callable, Mapping
 
 from hypothesis.reporting import with_reporter
 
-from oracle.grading.grader import Check, Incomplete, NotApplicable, NotRun, Outcome
+from oracle.grading.grader import Check, Incomplete, NotApplicable, Outcome
 from oracle.grading.rubric import at_least, positive
 from oracle.hw3 import FAMILY
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.c.build import OFFICIAL_FLAGS
-from oracle.hw3.compare import first_difference
-from oracle.hw3.difference import CRASH, LEAK, Difference
+from oracle.hw3.difference import CRASH, Difference
 from oracle.hw3.machine import Call, Divergence
-from oracle.hw3.model import Model
-from oracle.hw3.observation import ImplementationFailure, Observation
-from oracle.hw3.replay import Finding, Scenario, Step, append, create, destroy, fork, free, init, listing, null, replay
+from oracle.hw3.observation import ImplementationFailure
+from oracle.hw3.replay import Finding, Scenario, Step, append, call_on as _call, create, destroy, fork, free, init, listing, null
 from oracle.hw3.rules import (  # noqa: F401  (the rule names, importable from here as before)
     BIG_POOL, CHECK_BEFORE_ALLOCATE, FIRST_FIT, FREE_BLOCK_CONSISTENCY, MEMORY_SAFETY, NO_PREMATURE_WRITES,
     POINTER_SAFETY, TAIL_INSERTION, TASKS, fails,
 )
 from oracle.hw3.spec import KV_PER_BLOCK, L2_PT_SIZE, MAX_LOGICAL_BLOCKS
-from oracle.hw3.verdicts import LENIENT, Submission, built as _built, failed, run_scenarios as _run_scenarios
+from oracle.hw3.verdicts import Submission, built as _built, failed, run_scenarios as _run_scenarios
 from oracle.hw3.verdicts import with_probes as _with_probes
 from oracle.runner import fuzz
 
 EXACT: frozenset[str] = frozenset()  # first_fit compares block ids exactly
-ANY_ORDER = LENIENT | {"list_order"}  # alloc_failure: block ids up to a renaming, the list as a set of ids
 
 
 # ---- the directed checks --------------------------------------------------------------------------------
@@ -340,102 +336,7 @@ def _leak(adapter: Any, name: str, calls: list[Call]) -> str | None:
     return None
 
 
-# ---- robustness under allocation failure ----------------------------------------------------------------
-
-ROBUSTNESS = "Robustness: a failed malloc leaves no trace (no crash, no leak, no half-built sequence)"
-ALLOCATING = Scenario("allocation_failure", (
-    init(40), create(1, 20), fork(1, 2), create(3, L2_PT_SIZE * KV_PER_BLOCK + 1),
-    create(4, L2_PT_SIZE * KV_PER_BLOCK), append(4, 9),  # the append needs a new L2 table
-))
-
-
-def check_alloc_failure(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-    """Each allocation of each call in turn returns NULL; the call must then fail cleanly (or succeed
-    regardless), and llm_destroy must still free everything."""
-    if sub.kind != "c":
-        raise NotApplicable("allocations are counted and failed only in C submissions")
-    with closing(sub.adapter()) as adapter:
-        finding = replay(adapter, ALLOCATING, ANY_ORDER)  # every rule but block ids and list order, which others own
-    if finding:
-        raise NotRun(f"with every allocation succeeding, {finding.message} (see the other items)")
-    adapter = sub.adapter()
-    try:
-        try:
-            counts = _allocations(adapter, ALLOCATING.steps)
-        except ImplementationFailure as failure:
-            return Outcome(False, f"{ALLOCATING.name}: {failure}, with no allocation failing [rule: {ROBUSTNESS}]")
-        for index, count in enumerate(counts):
-            for k in range(1, count + 1):
-                finding = _inject(adapter, ALLOCATING.steps, index, k)
-                if finding:
-                    return Outcome(False, finding.message, listing(finding.calls, finding.step))
-    finally:
-        adapter.close()
-    return Outcome(True, f"{sum(counts)} allocations failed one at a time")
-
-
-def _allocations(adapter: Any, steps: tuple[Step, ...]) -> list[int]:
-    """How many allocations each step makes when none fails."""
-    adapter.close()
-    counts, engine = [], None
-    for step in steps:
-        engine, _ = _call(adapter, step, engine)
-        counts.append(adapter.last_call.allocations)
-    return counts
-
-
-def _call(adapter: Any, step: Step, engine: Any) -> tuple[Any, Any]:
-    """Makes one call: the engine handle afterwards, and what the call returned."""
-    if step.api == "llm_init":
-        returned = adapter.llm_init(step.args[0], step.null)
-        return returned, returned
-    returned = getattr(adapter, step.api)(None if step.null else engine, *step.args)
-    return (None if step.api == "llm_destroy" and not step.null else engine), returned
-
-
-def _expect(model: Model, step: Step, engine: Any) -> Call:
-    """Applies a step to the model; the Call as made."""
-    if step.api == "llm_init":
-        return Call("llm_init", step.args, step.null, model.llm_init(step.args[0], step.null).returned)
-    null_engine = step.null or engine is None
-    return Call(step.api, step.args, null_engine, getattr(model, step.api)(null_engine, *step.args).returned)
-
-
-def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Finding | None:
-    """Replays steps[:index] on a fresh driver, then steps[index] with its k-th allocation failing."""
-    adapter.close()
-    model, engine, calls = Model(), None, []
-    for step in steps[:index]:
-        calls.append(_expect(model, step, engine))
-        engine, _ = _call(adapter, step, engine)
-    before = copy.deepcopy(model)
-    calls.append(_expect(model, steps[index], engine))
-    live_before = adapter.observe(engine).heap.live_blocks if engine is not None else 0
-    adapter.fail_allocation(k)
-    try:
-        after, returned = _call(adapter, steps[index], engine)
-        adapter.fail_allocation(None)
-        if not adapter.last_call.injected_failure:
-            return None
-        refused = returned is None or returned == -1
-        expected, engine = (before, engine) if refused else (model, after)
-        seen = adapter.observe(engine)
-        problem = first_difference(expected, seen, False, modulo=ANY_ORDER)
-        if not problem and refused and seen.heap.live_blocks != live_before:
-            problem = Difference(LEAK, "heap blocks the failed call left allocated", 0, seen.heap.live_blocks - live_before)
-        if not problem and engine is not None:
-            status = adapter.llm_destroy(engine)
-            left = adapter.observe(None).heap.live_blocks
-            if status != 0 or left:
-                problem = Difference(LEAK, "llm_destroy afterwards: its status and the heap blocks left", "0 and 0",
-                                     f"{status} and {left}")
-    except ImplementationFailure as failure:
-        problem = Difference(CRASH, "", None, str(failure))
-    if not problem:
-        return None
-    scenario = f"allocation_failure (allocation {k} of step {index + 1} failing)"
-    return Finding(scenario, index + 1, calls[index], problem, calls, model, rule_name=ROBUSTNESS)
-
+from oracle.hw3.alloc_failure import ROBUSTNESS, check_alloc_failure  # noqa: E402
 
 # ---- the registry ---------------------------------------------------------------------------------------
 

@@ -126,12 +126,7 @@ def replay(
         found: list[Difference] = []
         seen, failed = None, False
         try:
-            if step.api == "llm_init":
-                returned = engine = adapter.llm_init(step.args[0], step.null)
-            else:
-                returned = getattr(adapter, step.api)(None if step.null else engine, *step.args)
-                if step.api == "llm_destroy" and not step.null:
-                    engine = None
+            engine, returned = call_on(adapter, step, engine)
             got = returned is not None if step.api in POINTER_CALLS else returned
             if got != expected.returned:
                 found.append(Difference(RETURN, "return value", shown(step.api, expected.returned), shown(step.api, got)))
@@ -159,6 +154,15 @@ def replay(
         carried |= {str(d) for d in differences(model, seen, failed, modulo=modulo)}
         before = seen
     return None
+
+
+def call_on(adapter: Adapter, step: Step, engine: object) -> tuple[object, object]:
+    """Makes one call: the engine handle afterwards, and what the call returned."""
+    if step.api == "llm_init":
+        returned = adapter.llm_init(step.args[0], step.null)
+        return returned, returned
+    returned = getattr(adapter, step.api)(None if step.null else engine, *step.args)
+    return (None if step.api == "llm_destroy" and not step.null else engine), returned
 
 
 def _printed(adapter: Adapter) -> str:
