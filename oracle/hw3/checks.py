@@ -25,7 +25,9 @@ from oracle.hw3.c.build import OFFICIAL_FLAGS
 from oracle.hw3.difference import CRASH, Difference
 from oracle.hw3.machine import Call, Divergence
 from oracle.hw3.observation import ImplementationFailure
-from oracle.hw3.replay import Finding, Scenario, Step, append, call_on as _call, create, destroy, fork, free, init, listing, null
+from oracle.hw3.replay import (  # noqa: F401  (replay: importable from here as before)
+    Finding, Scenario, Step, append, call_on as _call, create, destroy, fork, free, init, listing, null, replay,
+)
 from oracle.hw3.rules import (  # noqa: F401  (the rule names, importable from here as before)
     BIG_POOL, CHECK_BEFORE_ALLOCATE, FIRST_FIT, FREE_BLOCK_CONSISTENCY, MEMORY_SAFETY, NO_PREMATURE_WRITES,
     POINTER_SAFETY, TAIL_INSERTION, TASKS, fails,

@@ -78,6 +78,7 @@ class Finding:
     rule_name: str | None = None  # when the check, not the difference, names the rule
     seen: Observation | None = None  # the implementation's state after the call, when it could be read
     program_step: int | None = None  # the fuzz item: the printed program's line that made the call
+    modulo: frozenset[str] = frozenset()  # the aspects the comparison was lenient on
 
     @property
     def problem(self) -> str:
@@ -138,7 +139,7 @@ def replay(
                 found += state_changes(before, seen)
         except ImplementationFailure as failure:
             found.append(Difference(CRASH, "", None, str(failure)))
-        finding = lambda d: Finding(scenario.name, number, call, d, list(calls), model, _printed(adapter), seen=seen)  # noqa: E731
+        finding = lambda d: Finding(scenario.name, number, call, d, list(calls), model, _printed(adapter), seen=seen, modulo=modulo)  # noqa: E731
         mine = next((d for d in found if owns is None or owns(rule_of(d, call))), None)
         if mine:
             return finding(mine)
