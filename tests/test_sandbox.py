@@ -13,22 +13,10 @@ import pytest
 
 import oracle.sandbox as sandbox
 from oracle.sandbox import Limits, Sandbox, SandboxUnavailable
+from tests.test_grade_batch import _running as _pids_running
 
 BUBBLEWRAP = sandbox.bwrap_problem(os.geteuid() == 0) is None
 needs_bwrap = pytest.mark.skipif(not BUBBLEWRAP and not os.environ.get("CI"), reason="bubblewrap cannot run here")
-
-
-def _pids_running(fragment: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-            if fragment in cmdline:
-                found.append(int(entry))
-    return found
 
 
 def _gone(fragment: str, seconds: float = 5) -> bool:

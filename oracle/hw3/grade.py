@@ -23,7 +23,7 @@ from oracle.hw3.checks import CHECKS, Submission
 from oracle.hw3.pychild import PYTHON, LoadFailure
 from oracle.hw3.pylocate import locate
 from oracle.hw3.pyremote import RemotePython
-from oracle.sandbox import Sandbox, SandboxUnavailable
+from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable
 
 DEFAULT_RUBRIC = Path(__file__).with_name("rubric.toml")
 
@@ -70,23 +70,27 @@ def grade(
     except SandboxUnavailable as exc:
         raise GraderError(str(exc)) from None
     with box, tempfile.TemporaryDirectory(prefix="pagedcheck-grade-") as scratch, ExitStack() as cleanup:
-        if submission == "engine" or not is_c(submission):
-            sub = _python(submission, out_dir, Path(scratch), timeout, box, cleanup)
-        else:
-            sub = _submission(submission, out_dir, Path(scratch), build_cache, timeout, box)
-        sub.seed, sub.deadline = seed, deadline
+        sub: Submission | None = None
+        try:
+            if submission == "engine" or not is_c(submission):
+                sub = _python(submission, out_dir, Path(scratch), timeout, box, cleanup)
+            else:
+                sub = _submission(submission, out_dir, Path(scratch), build_cache, timeout, box)
+            sub.seed, sub.deadline = seed, deadline
+        except DeadlinePassed:  # the time limit ran out while building: every item is not run, with why
+            pass
         items = run_checks(CHECKS, rubric, sub, on_item, deadline)
     return GradeReport(
         family="hw3",
         submission=submission,
-        kind=sub.kind,
+        kind=sub.kind if sub is not None else "c" if is_c(submission) and submission != "engine" else "python",
         rubric_title=rubric.title,
         rubric_source=rubric.source,
         seed=fuzz_seed if seed is None else seed,
         items=items,
         seconds=time.perf_counter() - start,
         isolation=box.description,
-        evidence=sub.findings,
+        evidence=sub.findings if sub is not None else [],
     )
 
 

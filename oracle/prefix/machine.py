@@ -12,6 +12,7 @@ nothing), then, under the system's own policy, the exact tables, free order, has
 from functools import wraps
 from typing import Any, Callable
 
+from hypothesis import assume
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, multiple, precondition, rule
 
 from oracle.prefix import strategies as st
@@ -101,6 +102,8 @@ class PrefixMachine(RuleBasedStateMachine):
     @initialize(num_blocks=st.pool_blocks, block_size=st.block_sizes)
     @_counted
     def start(self, num_blocks: int, block_size: int) -> None:
+        # a replayed (shrunk) program may ask for what the strategies never draw: such a program is invalid
+        assume(num_blocks >= 1 and block_size >= 1)
         self.model = PrefixModel(self.impl.policy, num_blocks, block_size)
         call = f"start({num_blocks} blocks of {block_size} tokens)"
         self._run(call, lambda: self.impl.start(num_blocks, block_size))
@@ -116,6 +119,7 @@ class PrefixMachine(RuleBasedStateMachine):
         return tokens or [0]
 
     def _admit(self, tokens: list[int]) -> int | None:
+        assume(tokens)  # the strategies never make an empty prompt; a shrunk replay that does is not valid
         rid = self.next_rid
         self.next_rid += 1
         call = f"admit(req {rid}, {len(tokens)} tokens)"
