@@ -577,7 +577,7 @@ def _leak(adapter: Any, name: str, calls: list[Call]) -> str | None:
     engine = None
     for number, call in enumerate(calls, 1):
         try:
-            engine, _ = _call(adapter, Step(call.api, call.args, call.null), engine)
+            engine, _ = make_call(adapter, Step(call.api, call.args, call.null), engine)
             if call.api == "llm_init" and engine is not None and not call.expected:
                 adapter.llm_destroy(engine)  # an engine the spec refuses is the llm_init item's bug, not a leak
                 engine = None
@@ -628,12 +628,12 @@ def _allocations(adapter: Any, steps: tuple[Step, ...]) -> list[int]:
     adapter.close()
     counts, engine = [], None
     for step in steps:
-        engine, _ = _call(adapter, step, engine)
+        engine, _ = make_call(adapter, step, engine)
         counts.append(adapter.last_call.allocations)
     return counts
 
 
-def _call(adapter: Any, step: Step, engine: Any) -> tuple[Any, Any]:
+def make_call(adapter: Any, step: Step, engine: Any) -> tuple[Any, Any]:
     """Makes one call: the engine handle afterwards, and what the call returned."""
     if step.api == "llm_init":
         returned = adapter.llm_init(step.args[0], step.null)
@@ -656,13 +656,13 @@ def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Findin
     model, engine, calls = Model(), None, []
     for step in steps[:index]:
         calls.append(_expect(model, step, engine))
-        engine, _ = _call(adapter, step, engine)
+        engine, _ = make_call(adapter, step, engine)
     before = copy.deepcopy(model)
     calls.append(_expect(model, steps[index], engine))
     live_before = adapter.observe(engine).heap.live_blocks if engine is not None else 0
     adapter.fail_allocation(k)
     try:
-        after, returned = _call(adapter, steps[index], engine)
+        after, returned = make_call(adapter, steps[index], engine)
         adapter.fail_allocation(None)
         if not adapter.last_call.injected_failure:
             return None

@@ -19,6 +19,7 @@ from typing import Sequence
 
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.valgrind import VALGRIND
+from oracle.hw3.checks import Step, make_call
 from oracle.hw3.compare import first_divergence
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
@@ -96,12 +97,7 @@ def _run(adapter: CAdapter, calls: Sequence[Call], model: Model) -> str | None:
     engine = None
     try:
         for number, call in enumerate(calls, 1):
-            if call.api == "llm_init":
-                returned = engine = adapter.llm_init(call.args[0], call.null)
-            else:
-                returned = getattr(adapter, call.api)(None if call.null else engine, *call.args)
-                if call.api == "llm_destroy" and not call.null:
-                    engine = None
+            engine, returned = make_call(adapter, Step(call.api, call.args, call.null), engine)
             got = returned is not None if call.api in POINTER_CALLS else returned
             if got != call.expected:
                 return f"step {number} {call}: return value: expected {call.expected}, got {got}"
