@@ -32,7 +32,7 @@ def test_observe_reads_the_engine_the_pool_and_the_guards():
 def test_a_prev_pointer_out_of_step_is_named():
     adapter, engine, (first, second, _) = _adapter_with_three_sequences()
     second.node.prev = second.node
-    assert adapter.observe(engine).engine.list_error == "node 1: prev does not point to the node before it"
+    assert adapter.observe(engine).engine.list_error == "position 1 (seq 2): prev does not point to the node before it"
 
 
 def test_a_node_nobody_returned_is_named():
@@ -41,13 +41,13 @@ def test_a_node_nobody_returned_is_named():
     stranger.prev, stranger.next = first.node, first.node.next
     first.node.next.prev = stranger
     first.node.next = stranger
-    assert adapter.observe(engine).engine.list_error == "node 1 belongs to no sequence that create or fork returned"
+    assert adapter.observe(engine).engine.list_error == "position 1: the node belongs to no sequence that create or fork returned"
 
 
 def test_a_list_that_never_returns_to_its_head_is_named_not_walked_forever():
     adapter, engine, (first, second, third) = _adapter_with_three_sequences()
     third.node.next = second.node  # the tail loops back to the middle; every prev left as it was
-    assert adapter.observe(engine).engine.list_error == "node 3: prev does not point to the node before it"
+    assert adapter.observe(engine).engine.list_error == "position 3 (seq 2): prev does not point to the node before it"
 
 
 def test_a_head_whose_prev_is_not_the_tail_is_named():

@@ -134,7 +134,7 @@ def test_broken_list_is_reported_not_followed(workdir: Path, submission: Callabl
         engine = adapter.llm_init(640)
         adapter.create_sequence(engine, 1, 1)
         state = adapter.observe(engine).engine
-        assert state is not None and state.list_error == "node 1: prev does not point to the node before it"
+        assert state is not None and state.list_error == "position 1 (seq 1): prev does not point to the node before it"
         assert [s.seq_id for s in state.sequences] == [1]
     finally:
         adapter.close()

@@ -17,6 +17,7 @@ import pytest
 from oracle.cli import main
 from oracle.hw3 import FAMILY, load_adapter
 from oracle.hw3.checks import Finding, Scenario, append, create, fork, free, init, replay
+from oracle.hw3.difference import CRASH, POOL, POOL_SIZE, Difference
 from oracle.hw3.machine import Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import Observation
@@ -355,7 +356,8 @@ def test_guard_zones_tail_bytes_and_large_values() -> None:
     pool = bytearray(seen.pool)
     pool[-1] ^= 0xFF  # a byte past the last block
     seen = dataclasses.replace(seen, pool=bytes(pool), guard_after=b"\0" * 64)
-    finding = Finding("tail", 3, calls[-1], "pool byte 140 (past the last block)", calls, model, seen=seen)
+    finding = Finding("tail", 3, calls[-1], Difference(POOL, "pool byte 140 (past the last block)", "0x7e", "0x81"), calls,
+                      model, seen=seen)
     page = FAMILY.render_html("tail", [FailedItem("x", "", "m", "", (), finding)])
     (failure,) = parse(page).all("section", "failure")
     assert [c.text for c in rows(part(failure, "Engine"))["guard zones"]] == ["intact", "overwritten"]
@@ -366,7 +368,8 @@ def test_guard_zones_tail_bytes_and_large_values() -> None:
 
 def test_a_null_pool_and_a_program_without_a_step() -> None:
     model, seen, calls = _observed_after((init(10, null_pool=True),))
-    finding = Finding("null_pool", 1, calls[0], "(none: a picture of a NULL pool)", calls, model, seen=seen)
+    finding = Finding("null_pool", 1, calls[0], Difference(CRASH, "", None, "(none: a picture of a NULL pool)"), calls, model,
+                      seen=seen)
     page = FAMILY.render_html("null", [FailedItem("x", "", "m", "", (), finding),
                                        FailedItem("y", "", "m", "", ("state = M()", "state.init()"), None)])
     first, second = parse(page).all("section", "failure")
@@ -377,7 +380,7 @@ def test_a_null_pool_and_a_program_without_a_step() -> None:
 
 def test_a_pool_the_implementation_does_not_show_is_not_compared() -> None:
     model, seen, calls = _observed_after((init(20), create(1, 2)))
-    finding = Finding("lost_pool", 2, calls[-1], "pool: expected the caller's pool, got none", calls, model,
+    finding = Finding("lost_pool", 2, calls[-1], Difference(POOL_SIZE, "pool", "the caller's pool", "none"), calls, model,
                       seen=dataclasses.replace(seen, pool=None))
     (failure,) = parse(FAMILY.render_html("lost", [FailedItem("x", "", "m", "", (), finding)])).all("section", "failure")
     pool = part(failure, "Pool")

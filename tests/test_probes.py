@@ -28,7 +28,6 @@ def test_reference_passes_every_probe(tmp_path: Path) -> None:
          "fork_sequence(engine, 1, 2) of a parent whose L1 slot 1 is NULL and slots 0, 2 and 3 are in use: "
          "the child's block_table[2] is NULL"),
         ("cmut_init_refuses_32mib", "init_untouched", "llm_init(pool, 67108864) returned NULL"),
-        ("init_writes_pool", "init_untouched", "llm_init(pool, 64) wrote into the pool (byte 2)"),
         ("destroy_frees_pool", "destroy_keeps_pool", "llm_destroy freed pool_base_ptr, which the caller owns"),
         ("l2_hole_free", "l2_hole_free", "after freeing a sequence whose block_table[0] maps entries 0, 2 and 5"),
         ("l2_hole_fork", "l2_hole_fork", "fork_sequence(engine, 1, 2) of a parent whose block_table[0] maps entries "
@@ -47,9 +46,29 @@ def test_a_broken_submission_fails_the_probe_aimed_at_it(
     assert all(r.passed for other, r in results.items() if other != probe), results
 
 
+@pytest.mark.parametrize(
+    "name, probe, detail",
+    [
+        ("init_writes_pool", "init_untouched", "not checked: llm_init(pool, 64) wrote into the pool (byte 2) (item no_premature_writes)"),
+        ("fork", "big_pool", "not checked: fork_sequence(engine, 1, 2): the child's kv_count is 0"),
+        ("fork", "l1_gap_fork", "not checked: fork_sequence(engine, 1, 2): the child's kv_count is 0"),
+        ("free_count", "many_forks", "not checked: free_local_blocks is 304 after freeing a sequence and its 300 forks, "
+         "expected 4 (item free_count)"),
+    ],
+)
+def test_a_probe_passes_another_items_bug_as_not_checked(
+    name: str, probe: str, detail: str, tmp_path: Path, submission: Callable[..., Path]
+) -> None:
+    result = {r.name: r for r in run_probes(submission("broken", name), tmp_path)}[probe]
+    assert result.passed and result.detail.startswith(detail), result.detail
+
+
 def test_a_crashing_or_hanging_probe_fails_alone(tmp_path: Path, submission: Callable[..., Path]) -> None:
     crashed = {r.name: r for r in run_probes(submission("broken", "deref_null_l1"), tmp_path / "crash")}
     assert not crashed["l1_gap_free"].passed and crashed["l1_gap_free"].detail.startswith("crashed: SIGSEGV")
+    # located in the call it happened in: free_sequence is what l1_gap_free is about, not what many_forks is about
+    assert crashed["l1_gap_free"].stopped_in == "free_sequence" and not crashed["l1_gap_free"].elsewhere
+    assert crashed["many_forks"].stopped_in == "free_sequence" and crashed["many_forks"].elsewhere
     hung = {r.name: r for r in run_probes(submission("broken", "hang_in_free"), tmp_path / "hang", timeout=1)}
-    assert hung["l1_gap_free"].detail == "timed out after 1 s"
+    assert hung["l1_gap_free"].detail == "timed out after 1 s" and hung["l1_gap_free"].stopped_in == "free_sequence"
     assert hung["init_untouched"].passed  # it calls no free_sequence

@@ -18,7 +18,8 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initial
 
 from oracle.hw3 import strategies as st
 from oracle.hw3.adapters import Adapter
-from oracle.hw3.compare import first_divergence
+from oracle.hw3.compare import first_difference
+from oracle.hw3.difference import CRASH, RETURN, Difference
 from oracle.hw3.model import NULL, Model, Outcome
 from oracle.hw3.observation import ImplementationFailure, Observation
 from oracle.hw3.spec import INT32_MIN, KV_PER_BLOCK, L2_PT_SIZE, MAX_KV, MAX_LOGICAL_BLOCKS
@@ -51,9 +52,11 @@ class Divergence(AssertionError):
     two calls, `teardown` one).
     """
 
-    def __init__(self, message: str, calls: list[Call], model: Model, seen: Observation | None = None, step: int = 0):
+    def __init__(self, message: str, calls: list[Call], model: Model, seen: Observation | None = None, step: int = 0,
+                 difference: Difference | None = None):
         super().__init__(message)
         self.calls, self.model, self.seen, self.step = calls, model, seen, step
+        self.difference = difference  # the structured value behind the message
 
 
 def _counted(step: Callable) -> Callable:
@@ -85,10 +88,15 @@ class HW3Machine(RuleBasedStateMachine):
         self.calls: list[Call] = []
         self.step = 0  # the program line running (rules and teardown), as Divergence.step
         self.diverged = False  # once a step has failed, teardown only cleans up
+        self.difference: Difference | None = None
 
     def _diverge(self, message: str, seen: Observation | None = None) -> None:
         self.diverged = True
-        raise Divergence(message, self.calls, self.model, seen, self.step)
+        raise Divergence(message, self.calls, self.model, seen, self.step, self.difference)
+
+    def _differs(self, difference: Difference, message: str, seen: Observation | None = None) -> None:
+        self.difference = difference  # the structured value behind the message, for the Divergence
+        self._diverge(message, seen)
 
     # -- one call, checked ----------------------------------------------------------------------------
 
@@ -108,14 +116,14 @@ class HW3Machine(RuleBasedStateMachine):
             else:
                 returned = getattr(self.impl, api)(None if null else self.engine, *args)
         except ImplementationFailure as failure:
-            self._diverge(f"{call} {failure}")
+            self._differs(Difference(CRASH, "", None, str(failure)), f"{call} {failure}")
         self.stats.events.update(expected.events)
         if api == "llm_destroy" and not null:
             self.engine = None
         got = returned is not None if api in POINTER_CALLS else returned
         if got != expected.returned:
-            self._diverge(f"return value: expected {_shown(api, expected.returned)}, got {_shown(api, got)} after {call}",
-                          observed(self.impl, self.engine))
+            difference = Difference(RETURN, "return value", _shown(api, expected.returned), _shown(api, got))
+            self._differs(difference, f"{difference} after {call}", observed(self.impl, self.engine))
         if check:
             self._check(str(call), failed=expected.returned is NULL or expected.returned == -1)
         return expected
@@ -124,10 +132,10 @@ class HW3Machine(RuleBasedStateMachine):
         try:
             seen = self.impl.observe(self.engine)
         except ImplementationFailure as failure:
-            self._diverge(f"observing the state after {shown}: {failure}")
-        problem = first_divergence(self.model, seen, failed)
-        if problem:
-            self._diverge(f"{problem} after {shown}", seen)
+            self._differs(Difference(CRASH, "", None, str(failure)), f"observing the state after {shown}: {failure}")
+        difference = first_difference(self.model, seen, failed)
+        if difference:
+            self._differs(difference, f"{difference} after {shown}", seen)
 
     # -- rules ------------------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from typing import Sequence
 
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.valgrind import VALGRIND
-from oracle.hw3.checks import Step, make_call
+from oracle.hw3.replay import Step, call_on, shown
 from oracle.hw3.compare import first_divergence
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
@@ -49,6 +49,7 @@ class MemcheckResult:
     clean: bool
     summary: str  # one line: "definitely lost 64 bytes in 1 blocks, allocated at llm_memory.c:83", ...
     log: str  # valgrind's log, then what the program printed
+    stopped: str | None = None  # where the program stopped short of its last call ("step 1 ...: what differs")
 
 
 def battery_programs(scenarios: Sequence[str] = tuple(BATTERY)) -> dict[str, tuple[list[Call], Model]]:
@@ -86,7 +87,8 @@ def memcheck(
         part = text[start:end][:LOG_LIMIT].decode(errors="replace")
         clean, summary = _verdict(part, stopped, timeout)
         if name != AT_EXIT or not clean:
-            results.append(MemcheckResult(name, clean, summary, f"{part}\n--- program output ---\n{output}"))
+            short = stopped if stopped and not stopped.startswith("after step") else None  # its calls did not all run
+            results.append(MemcheckResult(name, clean, summary, f"{part}\n--- program output ---\n{output}", short))
     return results
 
 
@@ -97,10 +99,10 @@ def _run(adapter: CAdapter, calls: Sequence[Call], model: Model) -> str | None:
     engine = None
     try:
         for number, call in enumerate(calls, 1):
-            engine, returned = make_call(adapter, Step(call.api, call.args, call.null), engine)
+            engine, returned = call_on(adapter, Step(call.api, call.args, call.null), engine)
             got = returned is not None if call.api in POINTER_CALLS else returned
             if got != call.expected:
-                return f"step {number} {call}: return value: expected {call.expected}, got {got}"
+                return f"step {number} {call}: return value: expected {shown(call.api, call.expected)}, got {shown(call.api, got)}"
         problem = first_divergence(model, adapter.observe(engine), False)
         return f"after step {len(calls)}: {problem}" if problem else None
     except ImplementationFailure as failure:

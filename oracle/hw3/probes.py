@@ -37,12 +37,33 @@ PROBES = {
 }
 
 
+# The calls each probe is about: a crash or a hang in another call is that call's item's bug.
+ALL_CALLS = frozenset({"llm_init", "create_sequence", "fork_sequence", "append_kv", "free_sequence", "llm_destroy"})
+SUBJECTS = {
+    "l1_gap_free": {"free_sequence"}, "l1_gap_fork": {"fork_sequence"}, "init_untouched": {"llm_init"},
+    "destroy_keeps_pool": {"llm_destroy"}, "l2_hole_free": {"free_sequence"}, "l2_hole_fork": {"fork_sequence"},
+    "many_sequences": {"create_sequence", "free_sequence"}, "many_forks": {"fork_sequence"},
+    "two_engines": ALL_CALLS, "big_pool": ALL_CALLS,
+}
+
+
 @dataclass(frozen=True, slots=True)
 class ProbeResult:
     name: str
     rule: str  # the spec's rule, in a sentence
     passed: bool
     detail: str  # what was checked, or what differed
+    stopped_in: str | None = None  # the API call a crash or a hang happened in, when the probe says
+
+    @property
+    def checked(self) -> bool:
+        """It judged its rule (passed or failed it): its set-up did not stop at another item's bug."""
+        return not self.detail.startswith("not checked")
+
+    @property
+    def elsewhere(self) -> bool:
+        """It crashed or hung in a call the probe is not about."""
+        return self.stopped_in is not None and self.stopped_in not in SUBJECTS.get(self.name, ALL_CALLS)
 
 
 def run_probes(
@@ -70,22 +91,25 @@ def _run_probe(binary: Path, name: str, rule: str, timeout: float, sandbox: Sand
                            limits=PROBE_LIMITS, pass_fds=(verdict_w, token_r))
         os.close(verdict_w)
         verdict_w = -1
-        said = _said(_drain(verdict_r), token)
+        text = _drain(verdict_r)
+        said, calls = _said(text, token), _calls(text, token)
     finally:
         for fd in (token_r, verdict_r, verdict_w):
             if fd >= 0:
                 os.close(fd)
     lines = done.output.strip().splitlines()
+    stopped_in = None  # the call a crash or a hang happened in, as the probe said on its private channel
     if done.status is None:
-        detail = f"timed out after {timeout:g} s"
+        detail, stopped_in = f"timed out after {timeout:g} s", calls[-1] if calls else None
     elif done.signal_name:
         detail = f"crashed: {done.signal_name}" + (f" ({lines[-1]})" if lines else "")
+        stopped_in = calls[-1] if calls else None
     elif said is None or done.status != 0:
         detail = said[1] if said else f"exited with status {done.status} without a verdict: {done.output.strip()[-300:]}"
     else:
         detail = said[1]
     passed = done.status == 0 and said is not None and said[0] == "PASS"
-    return ProbeResult(name, rule, passed, detail)
+    return ProbeResult(name, rule, passed, detail, stopped_in)
 
 
 def _drain(fd: int, limit: int = 1 << 16) -> str:
@@ -95,6 +119,11 @@ def _drain(fd: int, limit: int = 1 << 16) -> str:
         chunks.append(chunk)
         have += len(chunk)
     return b"".join(chunks).decode(errors="replace")
+
+
+def _calls(text: str, token: str) -> list[str]:
+    """The API calls the probe said it entered ("TOKEN CALL: api" lines), in order."""
+    return [line.removeprefix(f"{token} CALL: ") for line in text.splitlines() if line.startswith(f"{token} CALL: ")]
 
 
 def _said(text: str, token: str) -> tuple[str, str] | None:

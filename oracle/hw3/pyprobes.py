@@ -33,7 +33,7 @@ class NotChecked(Exception):
 def _engine(r: Remote, blocks: int) -> Handle:
     engine = r.init_pool(blocks * BLOCK_SIZE, b"\0")
     if engine is None:
-        raise ProbeFailed(f"llm_init(pool, {blocks * BLOCK_SIZE}) returned NULL")
+        raise NotChecked(f"llm_init(pool, {blocks * BLOCK_SIZE}) returned NULL (item llm_init)")
     return engine
 
 
@@ -290,11 +290,11 @@ def destroy_keeps_pool(r: Remote) -> str:
     size = 10 * BLOCK_SIZE
     engine = r.init_pool(size, PATTERN)
     if engine is None:
-        raise ProbeFailed(f"llm_init(pool, {size}) returned NULL")
+        raise NotChecked(f"llm_init(pool, {size}) returned NULL (item llm_init)")
     if (r.call("create_sequence", engine, 1, 20) is None or r.call("fork_sequence", engine, 1, 2) is None
             or r.call("append_kv", engine, 2, 7) != 0 or r.call("append_kv", engine, 1, 8) != 0
             or r.call("create_sequence", engine, 3, 16) is None):
-        raise ProbeFailed("a create, fork or append failed on a pool with room for it")
+        raise NotChecked("a create, fork or append failed on a pool with room for it")
     before = r.pool().data
     if r.call("llm_destroy", engine) != 0:
         raise ProbeFailed("llm_destroy(engine) did not return 0")

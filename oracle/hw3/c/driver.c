@@ -425,18 +425,21 @@ static void put_sequences(LLMEngine *engine)
     put_u32(0);
     reading = "the active list";
     struct list_node *head = &engine->active_seqs, *prev = head, *node = head->next;
+    const Sequence *at = NULL; /* the sequence at the position where the list breaks, when it is one */
     while (node != head) {
         if (node == NULL) {
-            error = "a next pointer is NULL";
+            error = "the next pointer before it is NULL";
             break;
         }
+        const Sequence *seq = container_of(node, Sequence, node);
+        int owner = is_owner(seq);
+        at = owner ? seq : NULL;
         if (node->prev != prev) {
             error = "prev does not point to the node before it";
             break;
         }
-        const Sequence *seq = container_of(node, Sequence, node);
-        if (!is_owner(seq)) {
-            error = "belongs to no sequence that create or fork returned";
+        if (!owner) {
+            error = "the node belongs to no sequence that create or fork returned";
             break;
         }
         if (count > n_owners) {
@@ -456,8 +459,10 @@ static void put_sequences(LLMEngine *engine)
         put_u16(0);
     else if (error[0] == 'l' || error[0] == 'h')
         put_text("%s", error);
+    else if (at != NULL)
+        put_text("position %u (seq %d): %s", count, at->seq_id, error);
     else
-        put_text("node %u: %s", count, error);
+        put_text("position %u: %s", count, error);
 }
 
 static void put_engine(LLMEngine *engine)

@@ -53,6 +53,24 @@ static void say(const char *verdict, const char *prefix, const char *fmt, va_lis
     dprintf(verdict_fd, "%s %s: %s%s%s\n", token, verdict, prefix, text, tail);
 }
 
+/* Each API call a probe makes first says "TOKEN CALL: <api>" on the private channel when it differs from the
+ * last one, so a crash or a hang is located in the call it happened in (probes.py passes one in a call the
+ * probe is not about as not checked: that call's item judges it). */
+static void entering(const char *api)
+{
+    static const char *last = "";
+    if (strcmp(last, api) != 0) {
+        last = api;
+        dprintf(verdict_fd, "%s CALL: %s\n", token, api);
+    }
+}
+#define llm_init(...) (entering("llm_init"), llm_init(__VA_ARGS__))
+#define create_sequence(...) (entering("create_sequence"), create_sequence(__VA_ARGS__))
+#define fork_sequence(...) (entering("fork_sequence"), fork_sequence(__VA_ARGS__))
+#define append_kv(...) (entering("append_kv"), append_kv(__VA_ARGS__))
+#define free_sequence(...) (entering("free_sequence"), free_sequence(__VA_ARGS__))
+#define llm_destroy(...) (entering("llm_destroy"), llm_destroy(__VA_ARGS__))
+
 static void fail(const char *fmt, ...)
 {
     va_list ap;
@@ -89,13 +107,15 @@ static void fill_magic(unsigned char *bytes, size_t size)
     }
 }
 
+static void not_checked(const char *fmt, ...);
+
 static void check_all_free(const LLMEngine *engine, const char *after)
 {
     for (int block = 0; block < engine->total_local_blocks; block++)
         if (engine->ref_count[block] != 0)
             fail("ref_count[%d] is %d after %s, expected 0", block, engine->ref_count[block], after);
-    if (engine->free_local_blocks != engine->total_local_blocks)
-        fail("free_local_blocks is %d after %s, expected %d", engine->free_local_blocks, after,
+    if (engine->free_local_blocks != engine->total_local_blocks) /* every ref_count is 0: Constraint 5's bug */
+        not_checked("free_local_blocks is %d after %s, expected %d (item free_count)", engine->free_local_blocks, after,
              engine->total_local_blocks);
 }
 
@@ -106,7 +126,7 @@ static LLMEngine *probe_engine(int blocks)
     fill_magic(pool, size);
     LLMEngine *engine = llm_init(pool, size);
     if (engine == NULL)
-        fail("llm_init(pool, %zu) returned NULL", size);
+        not_checked("llm_init(pool, %zu) returned NULL (item llm_init)", size);
     return engine;
 }
 
@@ -216,9 +236,9 @@ static void check_forked(const LLMEngine *engine, const Sequence *parent, const 
     if (child == NULL || child->block_table == NULL)
         fail("fork_sequence(engine, 1, 2) returned %s for a parent whose %s", child ? "a child with no block table" : "NULL",
              edit);
-    if (child->kv_count != parent->kv_count)
-        fail("fork_sequence(engine, 1, 2): the child's kv_count is %d, expected the parent's %d", child->kv_count,
-             parent->kv_count);
+    if (child->kv_count != parent->kv_count) /* the fork item's directed scenario judges kv_count */
+        not_checked("fork_sequence(engine, 1, 2): the child's kv_count is %d, expected the parent's %d (item fork)",
+                    child->kv_count, parent->kv_count);
     for (int l1 = 0; l1 < L1_PT_SIZE; l1++) {
         const int *from = parent->block_table[l1], *to = child->block_table[l1];
         if (from == NULL) {
@@ -452,6 +472,9 @@ static void big_pool(void)
         fail("append_kv(engine, 1, 0x5EED) did not write record 1 of block %d, 2 GiB and more into the pool "
              "(compute the block's address in size_t, not int)", first);
     Sequence *child = fork_sequence(engine, 1, 2);
+    if (child != NULL && (child->kv_count != 2 || engine->ref_count[first] != 2))
+        not_checked("fork_sequence(engine, 1, 2): the child's kv_count is %d and ref_count[%d] %d, expected 2 and 2 "
+                    "(item fork)", child->kv_count, first, engine->ref_count[first]);
     if (child == NULL || append_kv(engine, 2, 0xC0DE) != 0)
         fail("fork_sequence(engine, 1, 2) or append_kv(engine, 2, 0xC0DE) on a 2 GiB pool failed, with free blocks left");
     int copy = child->block_table[0] != NULL ? child->block_table[0][0] : -1;
@@ -504,7 +527,8 @@ static void init_untouched(void)
                 fail("llm_init(pool, %zu) wrote into the guard zone before the pool (byte %zu)", size, byte);
             if (byte >= GUARD_SIZE + size)
                 fail("llm_init(pool, %zu) wrote into the guard zone after the pool (byte %zu)", size, byte - GUARD_SIZE - size);
-            fail("llm_init(pool, %zu) wrote into the pool (byte %zu)", size, byte - GUARD_SIZE);
+            not_checked("llm_init(pool, %zu) wrote into the pool (byte %zu) (item no_premature_writes)", size,
+                        byte - GUARD_SIZE);
         }
         if (size < BLOCK_SIZE) {
             if (engine != NULL)
@@ -541,10 +565,10 @@ static void destroy_keeps_pool(void)
     fill_magic(pool, SIZE);
     LLMEngine *engine = llm_init(pool, SIZE);
     if (engine == NULL)
-        fail("llm_init(pool, %d) returned NULL", SIZE);
+        not_checked("llm_init(pool, %d) returned NULL (item llm_init)", SIZE);
     if (create_sequence(engine, 1, 20) == NULL || fork_sequence(engine, 1, 2) == NULL ||
         append_kv(engine, 2, 7) != 0 || append_kv(engine, 1, 8) != 0 || create_sequence(engine, 3, 16) == NULL)
-        fail("a create, fork or append failed on a pool with room for it");
+        not_checked("a create, fork or append failed on a pool with room for it");
     memcpy(before, pool, SIZE);
     if (llm_destroy(engine) != 0)
         fail("llm_destroy(engine) did not return 0");

@@ -124,16 +124,16 @@ static void check_list(int step, const struct expected_state *want, const Sequen
     int count = 0;
     while (node != head) {
         if (node == NULL)
-            diverge("after step", step, "active list broken: node %d: a next pointer is NULL", count);
+            diverge("after step", step, "active list broken: position %d: the next pointer before it is NULL", count);
         if (node->prev != prev)
-            diverge("after step", step, "active list broken: node %d: prev does not point to the node before it", count);
+            diverge("after step", step, "active list broken: position %d: prev does not point to the node before it", count);
         const Sequence *seq = container_of(node, Sequence, node);
         int known = 0;
         for (int i = 0; i < n_returned; i++)
             known |= returned[i] == seq;
         if (!known)
             diverge("after step", step,
-                    "active list broken: node %d: belongs to no sequence that create or fork returned", count);
+                    "active list broken: position %d: the node belongs to no sequence that create or fork returned", count);
         if (count > n_returned)
             diverge("after step", step, "active list broken: list does not return to its head");
         seen[count++] = seq;

@@ -1,0 +1,105 @@
+"""Robustness under allocation failure (reported, 0 points in the default rubric): each allocation of a fixed
+program's calls fails in turn; the call must then fail cleanly (or succeed regardless), and llm_destroy must
+still free everything. C only: the driver counts allocations and fails the k-th."""
+
+import copy
+from contextlib import closing
+from typing import Any, Mapping
+
+from oracle.grading.grader import NotApplicable, NotRun, Outcome
+from oracle.hw3.compare import first_difference
+from oracle.hw3.difference import CRASH, LEAK, Difference
+from oracle.hw3.machine import Call
+from oracle.hw3.model import Model
+from oracle.hw3.observation import ImplementationFailure
+from oracle.hw3.replay import Finding, Scenario, Step, append, call_on as _call, create, destroy, fork, init, listing, replay
+from oracle.hw3.spec import KV_PER_BLOCK, L2_PT_SIZE
+from oracle.hw3.verdicts import LENIENT, Submission
+
+ANY_ORDER = LENIENT | {"list_order"}  # block ids up to a renaming, the list as a set of ids: others own them
+
+ROBUSTNESS = "Robustness: a failed malloc leaves no trace (no crash, no leak, no half-built sequence)"
+ALLOCATING = Scenario("allocation_failure", (
+    init(40), create(1, 20), fork(1, 2), create(3, L2_PT_SIZE * KV_PER_BLOCK + 1),
+    create(4, L2_PT_SIZE * KV_PER_BLOCK), append(4, 9),  # the append needs a new L2 table
+))
+
+
+def check_alloc_failure(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+    """Each allocation of each call in turn returns NULL; the call must then fail cleanly (or succeed
+    regardless), and llm_destroy must still free everything."""
+    if sub.kind != "c":
+        raise NotApplicable("allocations are counted and failed only in C submissions")
+    with closing(sub.adapter()) as adapter:
+        # with llm_destroy at the end: a destroy that leaks or crashes anyway is the llm_destroy item's bug
+        finding = replay(adapter, Scenario(ALLOCATING.name, (*ALLOCATING.steps, destroy())), ANY_ORDER)  # every rule but block ids and list order, which others own
+    if finding:
+        raise NotRun(f"with every allocation succeeding, {finding.message} (see the other items)")
+    adapter = sub.adapter()
+    try:
+        try:
+            counts = _allocations(adapter, ALLOCATING.steps)
+        except ImplementationFailure as failure:
+            return Outcome(False, f"{ALLOCATING.name}: {failure}, with no allocation failing [rule: {ROBUSTNESS}]")
+        for index, count in enumerate(counts):
+            for k in range(1, count + 1):
+                finding = _inject(adapter, ALLOCATING.steps, index, k)
+                if finding:
+                    return Outcome(False, finding.message, listing(finding.calls, finding.step))
+    finally:
+        adapter.close()
+    return Outcome(True, f"{sum(counts)} allocations failed one at a time")
+
+
+def _allocations(adapter: Any, steps: tuple[Step, ...]) -> list[int]:
+    """How many allocations each step makes when none fails."""
+    adapter.close()
+    counts, engine = [], None
+    for step in steps:
+        engine, _ = _call(adapter, step, engine)
+        counts.append(adapter.last_call.allocations)
+    return counts
+
+
+def _expect(model: Model, step: Step, engine: Any) -> Call:
+    """Applies a step to the model; the Call as made."""
+    if step.api == "llm_init":
+        return Call("llm_init", step.args, step.null, model.llm_init(step.args[0], step.null).returned)
+    null_engine = step.null or engine is None
+    return Call(step.api, step.args, null_engine, getattr(model, step.api)(null_engine, *step.args).returned)
+
+
+def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Finding | None:
+    """Replays steps[:index] on a fresh driver, then steps[index] with its k-th allocation failing."""
+    adapter.close()
+    model, engine, calls = Model(), None, []
+    for step in steps[:index]:
+        calls.append(_expect(model, step, engine))
+        engine, _ = _call(adapter, step, engine)
+    before = copy.deepcopy(model)
+    calls.append(_expect(model, steps[index], engine))
+    live_before = adapter.observe(engine).heap.live_blocks if engine is not None else 0
+    adapter.fail_allocation(k)
+    try:
+        after, returned = _call(adapter, steps[index], engine)
+        adapter.fail_allocation(None)
+        if not adapter.last_call.injected_failure:
+            return None
+        refused = returned is None or returned == -1
+        expected, engine = (before, engine) if refused else (model, after)
+        seen = adapter.observe(engine)
+        problem = first_difference(expected, seen, False, modulo=ANY_ORDER)
+        if not problem and refused and seen.heap.live_blocks != live_before:
+            problem = Difference(LEAK, "heap blocks the failed call left allocated", 0, seen.heap.live_blocks - live_before)
+        if not problem and engine is not None:
+            status = adapter.llm_destroy(engine)
+            left = adapter.observe(None).heap.live_blocks
+            if status != 0 or left:
+                problem = Difference(LEAK, "llm_destroy afterwards: its status and the heap blocks left", "0 and 0",
+                                     f"{status} and {left}")
+    except ImplementationFailure as failure:
+        problem = Difference(CRASH, "", None, str(failure))
+    if not problem:
+        return None
+    scenario = f"allocation_failure (allocation {k} of step {index + 1} failing)"
+    return Finding(scenario, index + 1, calls[index], problem, calls, model, rule_name=ROBUSTNESS)

@@ -1,0 +1,54 @@
+"""One way an implementation's observed state differs from the model's: a structured value whose text is made
+last. The aspect says which fact differs (the rule a difference breaks is a function of its aspect and the call
+that made it, see rules.py); the location says where, in the implementation's own terms."""
+
+from dataclasses import dataclass
+
+# The facts an observation holds, one aspect each.
+ENGINE = "engine"  # a live engine or NULL
+POOL_SIZE = "pool_size"  # the caller's pool present, its length
+TOTAL = "total_local_blocks"
+FREE_COUNT = "free_count"  # free_local_blocks disagrees with the implementation's own ref_count array
+BLOCKS_TAKEN = "blocks_taken"  # free_local_blocks agrees with its own ref_count: the call took the wrong number
+REF_COUNT = "ref_count"
+LIST_BROKEN = "list_integrity"  # prev/next, circularity
+LIST_IDS = "list_ids"  # which sequences are on the active list
+LIST_ORDER = "list_order"  # the same ids in another order
+KV_COUNT = "kv_count"
+TABLE_SHAPE = "table_shape"  # which L1 slots hold an L2 table, how long it is
+BLOCK_ID = "block_id"  # two valid block ids where the exact comparison wants one: which block first fit picks
+MAPPING = "block_mapping"  # an entry mapped where it must not be (or not where it must), out of range, merged
+CONTENTS = "contents"  # a sequence's records read through its table
+POOL = "pool"  # the pool byte for byte (magic numbers of untouched slots included)
+GUARD = "guard"  # the guard zones either side of the pool
+CALL_ALLOCATIONS = "call_allocations"  # a failing call allocated
+LEAK = "leak"  # heap blocks live with no engine
+STATE_CHANGE = "state_change"  # a failing call changed the implementation's own state
+RETURN = "return"
+CRASH = "crash"  # the call (or reading the state after it) crashed, hung or exited
+FACTS = (ENGINE, POOL_SIZE, TOTAL, FREE_COUNT, BLOCKS_TAKEN, REF_COUNT, LIST_BROKEN, LIST_IDS, LIST_ORDER, KV_COUNT,
+         TABLE_SHAPE, BLOCK_ID, MAPPING, CONTENTS, POOL, GUARD, CALL_ALLOCATIONS, LEAK, STATE_CHANGE, RETURN)
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    aspect: str
+    location: str  # e.g. "ref_count[3]", "seq 2 block_table[0][1]"
+    expected: object
+    got: object
+    seq: int | None = None  # the sequence whose fact differs, if one does
+    note: str = ""  # why, in a few words, when the values alone do not say it
+
+    def __str__(self) -> str:
+        if self.aspect == LIST_BROKEN:
+            return f"active list broken: {self.got}"
+        if self.aspect == GUARD:
+            return f"{self.location} overwritten with {self.got}"
+        if self.aspect == CALL_ALLOCATIONS:
+            return f"heap: a failing call must allocate nothing, it allocated {self.got} time(s)"
+        if self.aspect == STATE_CHANGE:
+            return f"a failing call changed the state: {self.location}: before {self.expected}, after {self.got}"
+        if self.aspect == CRASH:
+            return str(self.got)
+        text = f"{self.location}: expected {self.expected}, got {self.got}"
+        return f"{text} ({self.note})" if self.note else text

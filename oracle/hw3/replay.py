@@ -1,0 +1,206 @@
+"""Fixed programs (scenarios) replayed through an implementation and the model together, compared after every
+call; a Finding says where a replay first broke a rule the check owns.
+
+A directed check owns some rules (rules.py). After each call every difference is listed; a difference that
+was already there before the call is not the call's. The first new difference of an owned rule fails the
+check. A new difference of another rule does not: the model takes over the implementation's state
+(resync.py), so the next calls are judged by what each of them changes, and the check says in one line what
+it could not check and which item owns it. Where the model cannot take the state over, the differences it
+leaves are carried, and only new ones count."""
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Callable
+
+from oracle.hw3.adapters import Adapter
+from oracle.hw3.compare import differences, state_changes
+from oracle.hw3.difference import BLOCK_ID, CALL_ALLOCATIONS, CRASH, FACTS, LEAK, LIST_ORDER, STATE_CHANGE, RETURN, Difference
+from oracle.hw3.machine import POINTER_CALLS, Call
+from oracle.hw3.model import Model
+from oracle.hw3.observation import ImplementationFailure, Observation
+from oracle.hw3.resync import ModelLost, TrackedModel, resync
+from oracle.hw3.rules import fails, rule_of
+from oracle.hw3.spec import BLOCK_SIZE
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    api: str
+    args: tuple[int, ...]
+    null: bool = False  # a NULL engine (for llm_init: a NULL pool)
+
+
+def init(blocks: int, extra: int = 0, null_pool: bool = False) -> Step:
+    return Step("llm_init", (blocks * BLOCK_SIZE + extra,), null_pool)
+
+
+def create(seq_id: int, initial_kv_len: int) -> Step:
+    return Step("create_sequence", (seq_id, initial_kv_len))
+
+
+def fork(parent_seq_id: int, new_seq_id: int) -> Step:
+    return Step("fork_sequence", (parent_seq_id, new_seq_id))
+
+
+def append(seq_id: int, kv_data: int) -> Step:
+    return Step("append_kv", (seq_id, kv_data))
+
+
+def free(seq_id: int) -> Step:
+    return Step("free_sequence", (seq_id,))
+
+
+def destroy() -> Step:
+    return Step("llm_destroy", ())
+
+
+def null(step: Step) -> Step:
+    return dataclasses.replace(step, null=True)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    steps: tuple[Step, ...]
+
+
+@dataclass
+class Finding:
+    """Where a replay first went wrong."""
+
+    scenario: str
+    step: int  # 1-based
+    call: Call
+    difference: Difference
+    calls: list[Call]
+    model: Model
+    output: str = ""  # what the submission printed
+    rule_name: str | None = None  # when the check, not the difference, names the rule
+    seen: Observation | None = None  # the implementation's state after the call, when it could be read
+    program_step: int | None = None  # the fuzz item: the printed program's line that made the call
+    modulo: frozenset[str] = frozenset()  # the aspects the comparison was lenient on
+
+    @property
+    def problem(self) -> str:
+        return str(self.difference)
+
+    @property
+    def rule(self) -> str:
+        return self.rule_name or rule_of(self.difference, self.call)
+
+    @property
+    def message(self) -> str:
+        step = self.step if self.program_step is None else self.program_step
+        return f"{self.scenario}: step {step} {self.call}: {self.problem} [rule: {self.rule}]"
+
+
+def shown(api: str, value: bool | int) -> str:
+    if api in POINTER_CALLS:
+        return POINTER_CALLS[api] if value else "NULL"
+    return str(value)
+
+
+def replay(
+    adapter: Adapter,
+    scenario: Scenario,
+    modulo: frozenset[str] = frozenset(),
+    owns: Callable[[str], bool] | None = None,
+    passed_over: list[Finding] | None = None,
+    checked: list[Call] | None = None,
+) -> Finding | None:
+    """Runs a scenario through the adapter and the model, comparing after every call (leniently on the
+    aspects in `modulo`); the first difference of a rule `owns` accepts (every rule when None). Differences
+    of other rules are appended to `passed_over`; a crash of another rule ends the replay there. Each call
+    whose comparison could have shown a difference of a rule `owns` accepts, and showed none, is appended to
+    `checked`: a directed item that checked no call of its own rule has judged nothing."""
+    model, engine, calls = TrackedModel(), None, []
+    before: Observation | None = None
+    carried: set[str] = set()  # differences the model could not take over
+    for number, step in enumerate(scenario.steps, 1):
+        null_engine = step.null if step.api == "llm_init" else step.null or engine is None
+        try:
+            if step.api == "llm_init":
+                expected = model.llm_init(step.args[0], step.null)
+            else:
+                expected = getattr(model, step.api)(null_engine, *step.args)
+        except ModelLost:
+            return None
+        call = Call(step.api, step.args, null_engine, expected.returned)
+        calls.append(call)
+        found: list[Difference] = []
+        seen, failed = None, False
+        try:
+            engine, returned = call_on(adapter, step, engine)
+            got = returned is not None if step.api in POINTER_CALLS else returned
+            if got != expected.returned:
+                found.append(Difference(RETURN, "return value", shown(step.api, expected.returned), shown(step.api, got)))
+            failed = fails(step.api, expected.returned) and got == expected.returned  # Constraint 2 binds a failing call
+            seen = adapter.observe(engine)
+            if not found:  # a wrong return value is the call's rule; the state it leaves follows from it
+                found += [d for d in differences(model, seen, failed, modulo=modulo) if str(d) not in carried]
+            if failed and not found and before is not None and step.api != "llm_init":
+                found += state_changes(before, seen)
+        except ImplementationFailure as failure:
+            found.append(Difference(CRASH, "", None, str(failure)))
+        finding = lambda d: Finding(scenario.name, number, call, d, list(calls), model, _printed(adapter), seen=seen, modulo=modulo)  # noqa: E731
+        mine = next((d for d in found if owns is None or owns(rule_of(d, call))), None)
+        if mine:
+            return finding(mine)
+        if checked is not None and seen is not None and _speaks_for(call, owns, _compared(found, modulo)):
+            checked.append(call)
+        if not found:
+            before = seen
+            continue
+        if passed_over is not None:
+            passed_over.append(finding(found[0]))
+        if seen is None:
+            return None  # it crashed: nothing further can be checked
+        if resync(model, seen) is None:
+            carried = set()
+        carried |= {str(d) for d in differences(model, seen, failed, modulo=modulo)}
+        before = seen
+    return None
+
+
+def _compared(found: list[Difference], modulo: frozenset[str]) -> tuple[str, ...]:
+    """The aspects a call's comparison judged: the return value alone when it was wrong, else every fact but
+    those compared leniently."""
+    if any(d.aspect == RETURN for d in found):
+        return (RETURN,)
+    lenient = {BLOCK_ID} if "block_ids" in modulo else set()
+    lenient |= {LIST_ORDER} if "list_order" in modulo else set()
+    return tuple(aspect for aspect in FACTS if aspect not in lenient)
+
+
+def _speaks_for(call: Call, owns: Callable[[str], bool] | None, compared: tuple[str, ...]) -> bool:
+    """Whether a difference in one of the `compared` aspects, right after `call`, would break a rule `owns`
+    accepts (a table lookup: rule_of on each aspect, for the call's own sequence and another one)."""
+    if owns is None:
+        return True
+    others = (None, (call.args[0] if call.args else 0) + 1)
+    if call.api != "llm_destroy":
+        compared = tuple(aspect for aspect in compared if aspect != LEAK)
+    if not fails(call.api, call.expected):
+        compared = tuple(aspect for aspect in compared if aspect not in (CALL_ALLOCATIONS, STATE_CHANGE))
+    return any(owns(rule_of(Difference(aspect, "", None, None, seq=seq), call)) for aspect in compared for seq in others)
+
+
+def call_on(adapter: Adapter, step: Step, engine: object) -> tuple[object, object]:
+    """Makes one call: the engine handle afterwards, and what the call returned."""
+    if step.api == "llm_init":
+        returned = adapter.llm_init(step.args[0], step.null)
+        return returned, returned
+    returned = getattr(adapter, step.api)(None if step.null else engine, *step.args)
+    return (None if step.api == "llm_destroy" and not step.null else engine), returned
+
+
+def _printed(adapter: Adapter) -> str:
+    return getattr(adapter, "output", "")
+
+
+def listing(calls: list[Call], failed_at: int) -> str:
+    lines = []
+    for number, call in enumerate(calls, 1):
+        mark = "   <-- differs here" if number == failed_at else ""
+        lines.append(f"{number:>3}  {call} -> {shown(call.api, call.expected)} expected{mark}")
+    return "\n".join(lines)

@@ -1,0 +1,125 @@
+"""A model that can take over an implementation's observed state, so a directed check reads past another
+rule's bug: after the bug, the model starts again from what the implementation holds, and the next calls are
+judged by what each of them changes.
+
+`TrackedModel` keeps ref_count and free_local_blocks as state of their own (the plain Model derives them from
+the mappings), updated by each call the way the spec says (each mapping taken or dropped moves its block's
+count; a block whose count leaves or reaches 0 moves the free count). Derived or kept, they agree until
+`resync` copies an implementation's own counts, which may be wrong."""
+
+import struct
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import chain
+
+from oracle.hw3.model import Model, ModelSequence, Outcome
+from oracle.hw3.observation import Observation
+from oracle.hw3.pool import magic
+from oracle.hw3.spec import KV_PER_BLOCK, KV_SIZE, MAX_KV, UNMAPPED
+
+
+@dataclass
+class TrackedModel(Model):
+    counts: list[int] = field(default_factory=list)
+    free: int = 0
+
+    def ref_count(self) -> list[int]:
+        return list(self.counts)
+
+    def refs(self, block: int) -> int:
+        return self.counts[block]
+
+    def free_blocks(self) -> int:
+        return self.free
+
+    def first_free(self, count: int = 1) -> list[int]:
+        found = [block for block in range(self.total) if self.counts[block] == 0][:count]
+        if len(found) < count:
+            raise ModelLost(f"free_local_blocks says {self.free} blocks are free, ref_count only {len(found)}")
+        return found
+
+    def _mappings(self) -> Counter:
+        return Counter(chain.from_iterable(seq.blocks for seq in self.sequences.values()))
+
+    def _tracked(self, api: str, *args: object) -> Outcome:
+        before = self._mappings()
+        outcome = getattr(super(), api)(*args)
+        after = self._mappings()
+        for block in before.keys() | after.keys():
+            old = self.counts[block]
+            self.counts[block] = new = old + after[block] - before[block]
+            self.free += (old != 0 and new == 0) - (old == 0 and new != 0)
+        return outcome
+
+    def llm_init(self, pool_size: int, null_pool: bool = False) -> Outcome:
+        outcome = super().llm_init(pool_size, null_pool)
+        self.counts, self.free = [0] * self.total, self.total
+        return outcome
+
+    def create_sequence(self, null_engine: bool, seq_id: int, initial_kv_len: int) -> Outcome:
+        return self._tracked("create_sequence", null_engine, seq_id, initial_kv_len)
+
+    def fork_sequence(self, null_engine: bool, parent_seq_id: int, new_seq_id: int) -> Outcome:
+        return self._tracked("fork_sequence", null_engine, parent_seq_id, new_seq_id)
+
+    def append_kv(self, null_engine: bool, seq_id: int, kv_data: int) -> Outcome:
+        return self._tracked("append_kv", null_engine, seq_id, kv_data)
+
+    def free_sequence(self, null_engine: bool, seq_id: int) -> Outcome:
+        return self._tracked("free_sequence", null_engine, seq_id)
+
+
+class ModelLost(Exception):
+    """The model cannot follow the implementation's state any further."""
+
+
+def resync(model: TrackedModel, seen: Observation) -> str | None:
+    """Makes `model` hold what `seen` shows: sequences (in list order), their records read through their own
+    tables, the counts and the pool. None when it did; else why it cannot (and `model` is left as it was)."""
+    engine = seen.engine
+    if engine is None:
+        model.live = False
+        model.sequences.clear()
+        return _take_pool(model, seen)
+    if engine.list_error:
+        return "the active list is broken"
+    if len(engine.ref_count) != engine.total_local_blocks:
+        return "ref_count does not have total_local_blocks entries"
+    if seen.pool is None or len(seen.pool) != len(model.pool_image()):
+        return "the pool is not the caller's"
+    total, sequences = engine.total_local_blocks, {}
+    slots = struct.unpack_from(f"<{len(seen.pool) // KV_SIZE}i", seen.pool)
+    for state in engine.sequences:
+        if state.seq_id in sequences or not 0 <= state.kv_count <= MAX_KV:
+            return f"seq {state.seq_id} is listed twice or has kv_count {state.kv_count}"
+        blocks = _mapped(state.block_table, total)  # all it maps, even past kv_count: what later calls use
+        if len(blocks) < -(-state.kv_count // KV_PER_BLOCK):
+            return f"seq {state.seq_id} has no block mapped for its record {len(blocks) * KV_PER_BLOCK}"
+        values = [slots[blocks[i // KV_PER_BLOCK] * KV_PER_BLOCK + i % KV_PER_BLOCK] for i in range(state.kv_count)]
+        sequences[state.seq_id] = ModelSequence(values, blocks)
+    model.live, model.total, model.sequences = True, total, sequences
+    model.counts, model.free = list(engine.ref_count), engine.free_local_blocks
+    return _take_pool(model, seen)
+
+
+def _mapped(table: tuple, total: int) -> list[int]:
+    """The blocks a table maps from logical block 0 up to its first unmapped entry."""
+    blocks = []
+    for l2 in table:
+        for block in l2 or (UNMAPPED,):
+            if not 0 <= block < total:
+                return blocks
+            blocks.append(block)
+    return blocks
+
+
+def _take_pool(model: TrackedModel, seen: Observation) -> str | None:
+    if model.pool_size is None:
+        return None
+    if seen.pool is None or len(seen.pool) != len(model.pool_image()):
+        return "the pool is not the caller's"
+    slots = struct.unpack_from(f"<{len(seen.pool) // KV_SIZE}i", seen.pool)
+    model.memory = {slot: value for slot, value in enumerate(slots) if value != magic(slot)}
+    model._image = bytearray(seen.pool)
+    model._dirty.clear()
+    return None

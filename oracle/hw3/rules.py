@@ -1,0 +1,64 @@
+"""The spec's rules, and which rule a difference breaks: a table from the difference's aspect and the call that
+made it (no message is parsed). Each rule belongs to one rubric item (checks.CHECKS names it)."""
+
+from oracle.hw3.difference import (
+    BLOCK_ID, CALL_ALLOCATIONS, CONTENTS, FREE_COUNT, GUARD, KV_COUNT, LEAK, LIST_ORDER, MAPPING, POOL,
+    RETURN, CRASH, STATE_CHANGE, TABLE_SHAPE, Difference,
+)
+from oracle.hw3.machine import POINTER_CALLS, Call
+
+TASKS = {
+    "llm_init": "Task 1: Engine Initialization",
+    "create_sequence": "Task 2: Sequence Creation & Deletion",
+    "free_sequence": "Task 2: Sequence Creation & Deletion",
+    "fork_sequence": "Task 3: Sequence Forking",
+    "append_kv": "Task 4: Virtual Addressing, CoW & Appending",
+    "llm_destroy": "Task 5: Engine Destruction",
+}
+POINTER_SAFETY = "Constraint 1: Pointer Safety"
+CHECK_BEFORE_ALLOCATE = "Constraint 2: Check Before Allocate"
+FIRST_FIT = "Constraint 3: First-Fit Allocation"
+NO_PREMATURE_WRITES = "Constraint 4: No Premature Memory Modification"
+FREE_BLOCK_CONSISTENCY = "Constraint 5: Free Block Consistency"
+TAIL_INSERTION = "Tasks 2-3: append to the tail of active_seqs (head->prev)"
+MEMORY_SAFETY = "Compilation Standard: Valgrind-clean, 0 bytes lost"
+BIG_POOL = "Block addresses in size_t: pools over 2 GiB (beyond the spec's tests)"
+
+_WRITES_NOTHING = ("llm_init", "create_sequence", "fork_sequence")  # Constraint 4: these never write the pool
+_PICKS_BLOCKS = ("create_sequence", "append_kv")  # first fit decides which block these map
+_ONE_SEQUENCE = ("create_sequence", "append_kv", "free_sequence")  # these touch their own sequence only
+
+
+def fails(api: str, returned: bool | int) -> bool:
+    """Whether a call's return value is its failure value: NULL for the pointer calls, -1 for the others
+    (0 == False in Python, so `returned in (False, -1)` would count a successful append as failing)."""
+    return returned is False if api in POINTER_CALLS else returned == -1
+
+
+def rule_of(difference: Difference, call: Call) -> str:
+    """The rule `difference`, seen right after `call`, breaks."""
+    aspect, api = difference.aspect, call.api
+    if call.null and api != "llm_init":
+        return POINTER_SAFETY
+    if aspect == GUARD:
+        return MEMORY_SAFETY
+    if aspect in (CALL_ALLOCATIONS, STATE_CHANGE):
+        return CHECK_BEFORE_ALLOCATE
+    if aspect == LEAK:
+        return TASKS["llm_destroy"]
+    if aspect in (POOL, CONTENTS) and api in _WRITES_NOTHING:
+        return NO_PREMATURE_WRITES
+    if api == "llm_init":
+        return TASKS["llm_init"]
+    if aspect not in (RETURN, CRASH) and fails(api, call.expected):
+        return CHECK_BEFORE_ALLOCATE  # a call that must fail changed something on its way to failing
+    if aspect == FREE_COUNT:
+        return FREE_BLOCK_CONSISTENCY
+    if aspect == BLOCK_ID and api in _PICKS_BLOCKS:
+        return FIRST_FIT
+    if aspect == LIST_ORDER and api in ("create_sequence", "fork_sequence"):
+        return TAIL_INSERTION
+    if (aspect in (TABLE_SHAPE, MAPPING, BLOCK_ID, KV_COUNT) and api in _ONE_SEQUENCE
+            and difference.seq is not None and difference.seq != call.args[0]):
+        return TASKS["fork_sequence"]  # the call changed another sequence's table: a fork shared an L2 table
+    return TASKS[api]

@@ -1,0 +1,166 @@
+"""What the checks grade (a Submission) and how a directed check turns replays into an item's Outcome: its
+own rule's first difference fails it, with the calls and a standalone repro; another rule's bug is passed
+over with a one-line note naming the item that owns it."""
+
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from oracle.grading.grader import NotRun, Outcome
+from oracle.hw3.adapters import Adapter
+from oracle.hw3.c.build import BuildResult, OFFICIAL_FLAGS
+from oracle.hw3.machine import Call, Divergence
+from oracle.hw3.replay import Finding, Scenario, listing, replay
+from oracle.sandbox import Sandbox
+
+LENIENT = frozenset({"block_ids"})  # every item but first_fit compares block ids up to a renaming
+OUTPUT_SHOWN = 2000  # characters of what the submission printed, in a failed item's details
+
+
+@dataclass
+class Submission:
+    """What the checks grade, and where they leave what a student needs (repro files)."""
+
+    path: str
+    kind: str  # "c" or "python"
+    factory: Callable[[], Adapter] | None  # None when a C submission does not build
+    out_dir: Path
+    workdir: Path  # build cache and scratch space
+    build: BuildResult | None = None  # C only
+    source: Path | None = None  # C only: the llm_memory.c graded
+    timeout: float = 2.0  # per call
+    not_loaded: str | None = None  # why a Python submission does not load (factory is None then)
+    seed: int | None = None  # overrides the fuzz item's seed
+    deadline: float | None = None  # time.monotonic() by which the whole grade must end; None: no limit
+    fuzz_failure: Divergence | None = None  # set by the fuzz check, for the memory-safety check's repro run
+    repro_sources: dict[str, str] = field(default_factory=dict)  # file name -> C source, written this run
+    sandbox: Sandbox | None = None  # where its code runs (None: the process's shared sandbox)
+    refused: str = ""  # why the submission was refused before any build (C only): its own fault
+    findings: dict[str, "Finding"] = field(default_factory=dict)  # item id -> where it failed (its HTML picture)
+    _probes: dict[str, Any] | None = None
+
+    def adapter(self) -> Adapter:
+        return built(self)()
+
+    def probes(self) -> dict[str, Any]:
+        """The white-box probes' results by name, run once per submission."""
+        if self._probes is None:
+            from oracle.hw3.probes import run_probes
+            from oracle.hw3.pyprobes import run_python_probes
+
+            if self.kind == "c":
+                probes = run_probes(self.source, self.workdir / "probes", timeout=5 * self.timeout, flags=self.flags,
+                                    sandbox=self.sandbox)
+            else:  # a RemotePython: the probes run in the submission's child process, with longer calls
+                probes = run_python_probes(lambda: built(self)(timeout=5 * self.timeout))  # type: ignore[call-arg]
+            self._probes = {p.name: p for p in probes}
+        return self._probes
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """The flags the submission is graded with: the official ones, or those without -Werror when only
+        warnings stop the official build (the "compiles" item fails, the others are graded)."""
+        return self.build.flags if self.build is not None else OFFICIAL_FLAGS
+
+
+def run_scenarios(sub: Submission, item: str, scenarios: list[Scenario], modulo: frozenset[str] = LENIENT) -> Outcome:
+    """Each scenario on a fresh adapter, compared leniently on `modulo` (block ids up to a renaming, by
+    default); the item fails on the first difference of its own rule. When a scenario meets another rule's
+    bug first, the item reads past it (see replay.py) and its message says, in one line, what it could not
+    check and which item owns that rule."""
+    rule = item_rule(item)
+    passed_over: list[Finding] = []
+    checked: list[Call] = []
+    for scenario in scenarios:
+        with closing(sub.adapter()) as adapter:
+            finding = replay(adapter, scenario, modulo, owns=lambda r: r == rule, passed_over=passed_over,
+                             checked=checked)
+        if finding:
+            return failed(sub, item, finding)
+    if passed_over and not checked:  # it judged nothing of its own rule: no points for that
+        raise NotRun(passed_over_note(passed_over[0]).replace("not checked past", "could not check its rule past", 1))
+    return Outcome(True, passed_over_note(passed_over[0]) if passed_over else "")
+
+
+def passed_over_note(finding: Finding) -> str:
+    owner = item_of(finding.rule)
+    whose = f"item {owner}" if owner else f"rule {finding.rule}"
+    return (f"not checked past {finding.scenario} step {finding.step} {finding.call}: {finding.problem} "
+            f"(that is {whose}'s to judge)")
+
+
+def item_rule(item: str) -> str:
+    from oracle.hw3.checks import CHECKS
+
+    return CHECKS[item].rule
+
+
+def item_of(rule: str) -> str | None:
+    from oracle.hw3.checks import CHECKS
+
+    return next((check.id for check in CHECKS.values() if check.rule == rule), None)
+
+
+def failed(sub: Submission, item: str, finding: Finding, program: str = "") -> Outcome:
+    """The Outcome for a finding: the message, the calls that led there, what was printed, a repro file."""
+    sub.findings[item] = finding
+    details = [f"The calls ({finding.scenario}):", listing(finding.calls, finding.step)]
+    if finding.output:
+        printed = finding.output[:OUTPUT_SHOWN]
+        more = f"\n... ({len(finding.output) - OUTPUT_SHOWN} more characters)" if len(finding.output) > OUTPUT_SHOWN else ""
+        details += ["Your code printed:", printed + more]
+    repro = None
+    if sub.kind == "c":
+        repro, note = _write_repro(sub, item, finding)
+        details.append(note)
+    return Outcome(False, finding.message, "\n".join(details), program, repro)
+
+
+def _write_repro(sub: Submission, item: str, finding: Finding) -> tuple[str, str]:
+    """Writes the repro next to the report (repro.c for the fuzz item, repro-<item>.c for the others) and
+    checks that it builds against the submission with the official flags."""
+    from oracle.hw3.repro import build_repro, repro_c
+
+    stem = "repro" if item == "fuzz" else f"repro-{item}"
+    source = repro_c(finding.calls, finding.model, finding.message)
+    (sub.out_dir / f"{stem}.c").write_text(source)
+    sub.repro_sources[stem] = source
+    assert sub.source is not None
+    binary, compiler = build_repro(source, sub.source, sub.workdir / stem, name=stem, flags=sub.flags, sandbox=sub.sandbox)
+    if binary is None:
+        return f"{stem}.c", f"{stem}.c does not build against the submission (a pagedcheck bug; please report it):\n{compiler}"
+    command = " ".join(["gcc", *sub.flags, "llm_memory.c", f"{stem}.c", "-o", stem])
+    return f"{stem}.c", f"Standalone repro {stem}.c, next to llm_memory.h and your llm_memory.c: {command} && ./{stem}"
+
+def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outcome:
+    """A directed check's outcome (None: the item is its probes alone), then the white-box probes that cover
+    what one engine's API calls cannot show. A probe whose set-up met another item's bug, or that crashed or
+    hung in a call it is not about, checked nothing: noted, that call's item judges it. An item that checked
+    nothing of its own rule at all is not run (0 points), naming the item that owns what stopped it."""
+    if outcome is not None and not outcome.passed:
+        return outcome
+    notes: list[str] = []
+    for probe in probes:
+        result = sub.probes()[probe]
+        if not result.passed and result.elsewhere:
+            from oracle.hw3.rules import TASKS
+
+            owner = item_of(TASKS[result.stopped_in])
+            notes.append(f"not checked past {probe}: {result.detail} in {result.stopped_in} (that is item {owner}'s to judge)")
+        elif not result.passed:
+            return Outcome(False, f"{probe}: {result.detail} [rule: {result.rule}]", f"White-box probe {probe!r} failed.")
+        elif not result.checked:
+            notes.append(f"{probe}: {result.detail}")
+    if outcome is None and len(notes) == len(probes):
+        raise NotRun(f"could not check its rule: {notes[0]}")
+    if outcome is None:
+        return Outcome(True, notes[0] if notes else "")
+    return Outcome(True, outcome.message or (notes[0] if notes else ""))
+
+
+def built(sub: Submission) -> Callable[[], Adapter]:
+    if sub.factory is None:
+        raise NotRun(f"the module does not load: {sub.not_loaded}" if sub.not_loaded
+                     else "the submission does not build (see the compiles item)")
+    return sub.factory

@@ -1,0 +1,46 @@
+"""The rubric items each broken fixture's bug belongs to: its own rule's items, and memory_safety for a memory
+error. A fixture must fail exactly these items, plus `fuzz` where the fuzz item reaches the bug (FUZZ_MISSES
+lists the fixtures whose bug only a white-box probe, valgrind or the build can show)."""
+
+OWN_ITEMS: dict[str, set[str]] = {
+    "alloc_failure": {"alloc_failure"},
+    "append_cow": {"append_cow"},
+    "break_at_null_l1": {"l1_traversal"},
+    "check_before_allocate": {"check_before_allocate"},
+    "cmut_cow_copies_63_bytes": {"append_cow"},
+    "cmut_create_cap_257": {"create_free", "memory_safety"},  # the 257th block is written past block_table[15]
+    "cmut_fork_break_at_null_l1": {"l1_traversal"},
+    "cmut_init_refuses_32mib": {"llm_init"},
+    "compiles": {"compiles"},
+    "create_free": {"create_free"},
+    "deref_null_l1": {"create_free", "l1_traversal", "llm_destroy", "memory_safety"},  # free and destroy share the walk
+    "destroy_frees_pool": {"llm_destroy", "memory_safety"},
+    "first_fit": {"first_fit"},
+    "first_fit_static_hint": {"first_fit"},
+    "fork": {"fork"},
+    "free_count": {"free_count"},
+    "fuzz": set(),
+    "hang_in_free": {"create_free"},
+    "init_writes_pool": {"no_premature_writes"},  # Constraint 4: only append_kv writes the pool
+    "int_block_offset": {"big_pool"},
+    "l1_traversal": {"l1_traversal"},
+    "l2_hole_fork": {"fork"},
+    "l2_hole_free": {"create_free"},
+    "leak_l2": {"memory_safety"},  # free_sequence leaks its L2 tables: only heap accounting shows it
+    "llm_destroy": {"llm_destroy", "memory_safety"},  # the Sequence it leaks
+    "llm_init": {"llm_init"},
+    "malloc_ref_count": {"llm_init", "memory_safety"},  # valgrind: a jump on uninitialised values
+    "many_sequences": {"create_free"},
+    "memory_safety": {"memory_safety"},
+    "no_premature_writes": {"no_premature_writes"},
+    "null_engine": {"null_engine", "memory_safety"},  # a NULL dereference
+    "oom_append_l2": {"check_before_allocate"},
+    "realloc_registry": {"check_before_allocate"},
+    "repro_accepts_zero_length": {"create_free"},
+    "repro_cow_copies_half": {"append_cow"},
+    "repro_cow_keeps_ref": {"append_cow"},
+    "repro_fork_at_head": {"tail_insertion"},
+    "tail_insertion": {"tail_insertion"},
+    "two_engines": {"create_free"},
+    "use_after_free": {"memory_safety"},
+}
