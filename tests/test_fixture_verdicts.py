@@ -20,6 +20,12 @@ KNOWN_COLLATERAL = {
     "leak_l2": {"llm_destroy"},
     "realloc_registry": {"alloc_failure"},  # 0 points: a failed malloc after the registry grew leaves it grown
 }
+# Items that could check nothing of their own rule past the fixture's bug: not run, 0 points (an item earns
+# only what it checked).
+# (alloc_failure, 0 points, is not run whenever its program meets any bug with every allocation succeeding.)
+NOT_CHECKED: dict[str, set[str]] = {
+    "cmut_init_refuses_32mib": {"big_pool"},  # llm_init refuses the 2 GiB pool the probe needs
+}
 # Not yet understood after the last merge of main: with this small fuzz budget the malloc_ref_count fixture
 # also fails create_free and valgrind does not reach its uninitialised read.
 UNSETTLED = {"malloc_ref_count"}
@@ -31,6 +37,8 @@ def test_a_broken_fixture_fails_exactly_its_own_items(name: str, tmp_path: Path,
     report = grade(str(submission("broken", name)), load(small_rubric(tmp_path / "rubric.toml")), tmp_path, timeout=1.0)
     failed = {item.id for item in report.items if item.status == "failed"}
     assert failed - {"fuzz"} == OWN_ITEMS[name] | KNOWN_COLLATERAL.get(name, set()), [(i.id, i.message) for i in report.items if i.id in failed]
+    not_run = {item.id: item.message for item in report.items if item.status == "not_run" and item.max_points}
+    assert set(not_run) == NOT_CHECKED.get(name, set()), not_run
     for item in report.items:
         if item.status == "passed" and item.message.startswith("not checked past"):
             assert "that is item " in item.message and "'s to judge" in item.message
