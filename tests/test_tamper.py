@@ -27,8 +27,8 @@ ATTACKS = SUBMISSIONS / "hostile" / "tamper"
 # row of its bug) and the bug's honest score there (checked by test_each_base_bug_scores_its_honest_score).
 # No `llm_init` item by default: it runs every white-box probe, which only the attacks on probes need.
 BASES = [
-    ("append_cow", ("compiles", "null_engine", "append_cow"), 10),  # of 20: append_cow fails
-    ("append_cow", ("compiles", "llm_init", "append_cow"), 11),  # of 21: with the probes (llm_init's)
+    ("append_cow", ("compiles", "null_engine", "append_cow"), 10),  # of 18: append_cow fails
+    ("append_cow", ("compiles", "llm_init", "append_cow"), 11),  # of 19: with the probes (llm_init's)
     ("l1_traversal", ("compiles", "l1_traversal"), 5),  # of 9
     ("llm_destroy", ("compiles", "llm_destroy"), 5),  # of 11: the leak fails llm_destroy
 ]
@@ -87,8 +87,9 @@ ATTACKS_C = [
     Attack("libc_malloc", "llm_destroy", 0, "glibc's __libc_malloc allocates behind the accounting: refused at build"),
     Attack("probe_token_scan", "l1_traversal", 5, "a verdict only the probe's own code can give decides it"),
     Attack("fd_spray", "append_cow", 5, "junk on the driver's own channels fails its calls: " + COMPILES_ONLY),
-    Attack("signal_hang", "append_cow", 10, "the hang is in fork_sequence on an engine, which only append_cow reaches",
-           timeout=0.5),
+    Attack("signal_hang", "append_cow", 18, "the hang is fork_sequence's own bug: fork fails (8), and append_cow, whose "
+           "copy-on-write it cannot reach past the hang, earns what it checked of its rule (the other appends)",
+           items=("compiles", "null_engine", "append_cow", "fork"), timeout=0.5),
     Attack("spawn_sleeper", "append_cow", 10, HONEST),
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS_C}

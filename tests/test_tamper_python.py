@@ -16,7 +16,7 @@ from tests.tamper import ROOT, Reaper, Scene
 from tests.test_grade import small_rubric
 from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points, reaper, scene  # noqa: F401
 
-ITEMS = ("llm_init", "append_cow")  # 6 + 10 points: the bug fails append_cow
+ITEMS = ("llm_init", "append_cow")  # 6 + 8 points: the bug fails append_cow
 HONEST = 6
 
 WRAP_INIT = """
@@ -36,6 +36,7 @@ class PyAttack:
     why: str
     code: str  # appended to the module; WRAP_INIT puts code at the start of llm_init
     timeout: float = 2.0
+    items: tuple[str, ...] = ITEMS  # the rubric items it is graded on
 
 
 def in_init(body: str) -> str:
@@ -99,14 +100,15 @@ if not _forked:  # once: the two processes then each go on grading (not a fork b
     _forked = True
     os.fork()
 """)),
-    PyAttack("infinite_loop", HONEST, "the loop is in fork_sequence, which only append_cow reaches", """
+    PyAttack("infinite_loop", 14, "the loop is fork_sequence's own bug: fork fails, and append_cow, whose "
+             "copy-on-write it cannot reach past the loop, earns what it checked of its rule (the other appends)", """
 _honest_fork = fork_sequence
 
 
 def fork_sequence(engine, parent_seq_id, new_seq_id):
     while True:
         pass
-""", timeout=1.0),
+""", timeout=1.0, items=(*ITEMS, "fork")),
     PyAttack("syntax_error", 0, "a module that does not import is the submission's fault", "\ndef broken(:\n    pass\n"),
     PyAttack("read_secrets", HONEST, "the secrets cannot be read; had they been, the exception would carry them",
              in_init("""
@@ -161,9 +163,9 @@ def test_python_attack_gets_its_score_and_nothing_else(name: str, scene: Scene, 
     attack = BY_NAME[name]
     module = f"tamper_{name}"
     (scene.mods / f"{module}.py").write_text(module_source(attack, scene))
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(ITEMS))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(attack.items))
     evidence = grade_in_scene(scene, reaper, grade_args(Path(module), scene, rubric, attack.timeout))
-    problems = evidence.problems + check_report(scene.out, attack.expected, max_points(ITEMS))
+    problems = evidence.problems + check_report(scene.out, attack.expected, max_points(attack.items))
     if evidence.ran.status != 1:
         problems.append(f"pagedcheck grade exited {evidence.ran.status}, expected 1: {evidence.ran.stderr[-300:]}")
     assert not problems, "\n".join([f"{name} (expected {attack.expected}: {attack.why}):", *problems])

@@ -94,6 +94,15 @@ class Finding:
         return f"{self.scenario}: step {step} {self.call}: {self.problem} [rule: {self.rule}]"
 
 
+@dataclass
+class Reading:
+    """What replays of a directed item met besides its own rule's differences."""
+
+    passed_over: list[Finding] = dataclasses.field(default_factory=list)  # other rules' differences, read past
+    checked: list[Call] = dataclasses.field(default_factory=list)  # calls that could have shown its rule's bug
+    cut: list[Finding] = dataclasses.field(default_factory=list)  # what stopped a replay before its last call
+
+
 def shown(api: str, value: bool | int) -> str:
     if api in POINTER_CALLS:
         return POINTER_CALLS[api] if value else "NULL"
@@ -105,14 +114,13 @@ def replay(
     scenario: Scenario,
     modulo: frozenset[str] = frozenset(),
     owns: Callable[[str], bool] | None = None,
-    passed_over: list[Finding] | None = None,
-    checked: list[Call] | None = None,
+    reading: "Reading | None" = None,
 ) -> Finding | None:
     """Runs a scenario through the adapter and the model, comparing after every call (leniently on the
-    aspects in `modulo`); the first difference of a rule `owns` accepts (every rule when None). Differences
-    of other rules are appended to `passed_over`; a crash of another rule ends the replay there. Each call
-    whose comparison could have shown a difference of a rule `owns` accepts, and showed none, is appended to
-    `checked`: a directed item that checked no call of its own rule has judged nothing."""
+    aspects in `modulo`); the first difference of a rule `owns` accepts (every rule when None). What else it
+    met goes into `reading`: differences of other rules (read past, the model re-synchronised), the calls it
+    checked for a rule `owns` accepts, and whether another rule's crash or hang (or a state the model cannot
+    take over) stopped it before its last call."""
     model, engine, calls = TrackedModel(), None, []
     before: Observation | None = None
     carried: set[str] = set()  # differences the model could not take over
@@ -124,6 +132,8 @@ def replay(
             else:
                 expected = getattr(model, step.api)(null_engine, *step.args)
         except ModelLost:
+            if reading is not None and reading.passed_over:
+                reading.cut.append(reading.passed_over[-1])
             return None
         call = Call(step.api, step.args, null_engine, expected.returned)
         calls.append(call)
@@ -146,15 +156,17 @@ def replay(
         mine = next((d for d in found if owns is None or owns(rule_of(d, call))), None)
         if mine:
             return finding(mine)
-        if checked is not None and seen is not None and _speaks_for(call, owns, _compared(found, modulo)):
-            checked.append(call)
+        if reading is not None and seen is not None and _speaks_for(call, owns, _compared(found, modulo)):
+            reading.checked.append(call)
         if not found:
             before = seen
             continue
-        if passed_over is not None:
-            passed_over.append(finding(found[0]))
-        if seen is None:
-            return None  # it crashed: nothing further can be checked
+        if reading is not None:
+            reading.passed_over.append(finding(found[0]))
+        if seen is None:  # it crashed: nothing further can be checked
+            if reading is not None:
+                reading.cut.append(reading.passed_over[-1])
+            return None
         if resync(model, seen) is None:
             carried = set()
         carried |= {str(d) for d in differences(model, seen, failed, modulo=modulo)}

@@ -10,8 +10,8 @@ from typing import Any, Callable
 from oracle.grading.grader import NotRun, Outcome
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.c.build import BuildResult, OFFICIAL_FLAGS
-from oracle.hw3.machine import Call, Divergence
-from oracle.hw3.replay import Finding, Scenario, listing, replay
+from oracle.hw3.machine import Divergence
+from oracle.hw3.replay import Finding, Reading, Scenario, listing, replay
 from oracle.sandbox import Sandbox
 
 LENIENT = frozenset({"block_ids"})  # every item but first_fit compares block ids up to a renaming
@@ -68,19 +68,18 @@ def run_scenarios(sub: Submission, item: str, scenarios: list[Scenario], modulo:
     """Each scenario on a fresh adapter, compared leniently on `modulo` (block ids up to a renaming, by
     default); the item fails on the first difference of its own rule. When a scenario meets another rule's
     bug first, the item reads past it (see replay.py) and its message says, in one line, what it could not
-    check and which item owns that rule."""
+    check and which item owns that rule. An item that checked no call of its own rule (another rule's bug
+    stopped every program first) is not run: it earns nothing for what it could not see."""
     rule = item_rule(item)
-    passed_over: list[Finding] = []
-    checked: list[Call] = []
+    reading = Reading()
     for scenario in scenarios:
         with closing(sub.adapter()) as adapter:
-            finding = replay(adapter, scenario, modulo, owns=lambda r: r == rule, passed_over=passed_over,
-                             checked=checked)
+            finding = replay(adapter, scenario, modulo, owns=lambda r: r == rule, reading=reading)
         if finding:
             return failed(sub, item, finding)
-    if passed_over and not checked:  # it judged nothing of its own rule: no points for that
-        raise NotRun(passed_over_note(passed_over[0]).replace("not checked past", "could not check its rule past", 1))
-    return Outcome(True, passed_over_note(passed_over[0]) if passed_over else "")
+    if reading.passed_over and not reading.checked:
+        raise NotRun(passed_over_note(reading.passed_over[0]).replace("not checked past", "could not check its rule past", 1))
+    return Outcome(True, passed_over_note(reading.passed_over[0]) if reading.passed_over else "")
 
 
 def passed_over_note(finding: Finding) -> str:
