@@ -25,6 +25,9 @@ KNOWN_COLLATERAL = {
 # (alloc_failure, 0 points, is not run whenever its program meets any bug with every allocation succeeding.)
 NOT_CHECKED: dict[str, set[str]] = {
     "cmut_init_refuses_32mib": {"big_pool"},  # llm_init refuses the 2 GiB pool the probe needs
+    "init_refuses_all": {"create_free", "fork", "append_cow", "llm_destroy", "big_pool", "check_before_allocate",
+                         "first_fit", "no_premature_writes", "free_count", "l1_traversal", "tail_insertion",
+                         "memory_safety"},  # with no engine, only null_engine's calls can be judged
 }
 # Not yet understood after the last merge of main: with this small fuzz budget the malloc_ref_count fixture
 # also fails create_free and valgrind does not reach its uninitialised read.
@@ -39,6 +42,8 @@ def test_a_broken_fixture_fails_exactly_its_own_items(name: str, tmp_path: Path,
     assert failed - {"fuzz"} == OWN_ITEMS[name] | KNOWN_COLLATERAL.get(name, set()), [(i.id, i.message) for i in report.items if i.id in failed]
     not_run = {item.id: item.message for item in report.items if item.status == "not_run" and item.max_points}
     assert set(not_run) == NOT_CHECKED.get(name, set()), not_run
+    for message in not_run.values():  # each says what stopped it, and which item that is
+        assert "could not check its rule" in message and "item " in message, message
     for item in report.items:
         if item.status == "passed" and item.message.startswith("not checked past"):
             assert "that is item " in item.message and "'s to judge" in item.message

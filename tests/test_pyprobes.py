@@ -76,7 +76,7 @@ BUGS = [
      "l2_hole_free", True, "not checked: block_table[15] is an L2 table after create_sequence(engine, 1, 48)"),
     ("create maps a block twice", "create_maps_twice",
      "l2_hole_fork", True, "not checked: create_sequence(engine, 1, 48) maps 2 distinct blocks, expected 3"),
-    ("llm_init returns NULL", "init_returns_null", "l1_gap_fork", False, "llm_init(pool, 2560) returned NULL"),
+    ("llm_init returns NULL", "init_returns_null", "l1_gap_fork", True, "not checked: llm_init(pool, 2560) returned NULL (item llm_init)"),
     ("free returns -1", "free_returns_minus_1",
      "l1_gap_free", False, "free_sequence(engine, 1) did not return 0 for a sequence with L1 slots 0, 2 and 3 in use"),
     ("free keeps the node linked", "free_keeps_node",

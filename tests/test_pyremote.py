@@ -1,6 +1,6 @@
 """Grading a Python submission in its child process: hostile modules (written here, each the engine plus one
 attack) get a failing step with a label, the report is written, the exit status is honest, and no process
-of theirs is left; the built-in engine still gets 85/85 through the same path."""
+of theirs is left; the built-in engine still gets 83/83 through the same path."""
 
 import json
 import os
@@ -180,7 +180,7 @@ def llm_destroy(engine):
 def test_the_builtin_engine_gets_full_marks_through_the_child(tmp_path: Path) -> None:
     status = main(["grade", "engine", "--json", str(tmp_path / "report.json"), "-q"])
     report = json.loads((tmp_path / "report.json").read_text())
-    assert (report["score"], report["max_score"], status) == (85, 85, 0)
+    assert (report["score"], report["max_score"], status) == (83, 83, 0)
     assert report["kind"] == "python"
 
 

@@ -76,7 +76,7 @@ def test_the_state_read_is_the_in_process_adapter_s() -> None:
     engine = server.handles[1]
     assert server.op_observe(1)["state"] == read_engine(engine, server.owners)
     engine.active_seqs.next.prev = None  # a broken list is described, not followed
-    assert server.op_observe(1)["state"]["list_error"] == "node 0: prev does not point to the node before it"
+    assert server.op_observe(1)["state"]["list_error"] == "position 0 (seq 1): prev does not point to the node before it"
     engine.ref_count = [0, "x"]
     assert server.op_observe(1) == {"ret": None, "state_error": "ref_count[1] is 'x', not an integer"}
 

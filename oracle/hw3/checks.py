@@ -22,7 +22,7 @@ from oracle.grading.rubric import at_least, positive
 from oracle.hw3 import FAMILY
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.c.build import OFFICIAL_FLAGS
-from oracle.hw3.difference import CRASH, Difference
+from oracle.hw3.difference import CRASH, RETURN, Difference
 from oracle.hw3.machine import Call, Divergence
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.replay import (  # noqa: F401  (replay: importable from here as before)
@@ -30,10 +30,10 @@ from oracle.hw3.replay import (  # noqa: F401  (replay: importable from here as 
 )
 from oracle.hw3.rules import (  # noqa: F401  (the rule names, importable from here as before)
     BIG_POOL, CHECK_BEFORE_ALLOCATE, FIRST_FIT, FREE_BLOCK_CONSISTENCY, MEMORY_SAFETY, NO_PREMATURE_WRITES,
-    POINTER_SAFETY, TAIL_INSERTION, TASKS, fails,
+    POINTER_SAFETY, TAIL_INSERTION, TASKS, fails, rule_of,
 )
 from oracle.hw3.spec import KV_PER_BLOCK, L2_PT_SIZE, MAX_LOGICAL_BLOCKS
-from oracle.hw3.verdicts import Submission, built as _built, failed, run_scenarios as _run_scenarios
+from oracle.hw3.verdicts import Submission, built as _built, failed, item_of, run_scenarios as _run_scenarios
 from oracle.hw3.verdicts import with_probes as _with_probes
 from oracle.runner import fuzz
 
@@ -323,8 +323,9 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
                if result.name in BATTERY and any(c.api == "llm_init" and c.expected for c in programs[result.name][0])]
     if all(result.stopped for result in engines):  # valgrind watched none of them run whole
         first = engines[0]
-        raise NotRun(f"could not check its rule: no program of the battery made all its calls "
-                     f"({first.name} stopped at {first.stopped}: the other items judge that)")
+        owner = item_of(rule_of(Difference(RETURN, "", None, None), first.stopped_at)) if first.stopped_at else None
+        raise NotRun(f"could not check its rule: no program of the battery made all its calls ({first.name} "
+                     f"stopped at {first.stopped}: that is {f'item {owner}' if owner else 'the other items'}'s to judge)")
     return Outcome(True)
 
 

@@ -50,6 +50,7 @@ class MemcheckResult:
     summary: str  # one line: "definitely lost 64 bytes in 1 blocks, allocated at llm_memory.c:83", ...
     log: str  # valgrind's log, then what the program printed
     stopped: str | None = None  # where the program stopped short of its last call ("step 1 ...: what differs")
+    stopped_at: Call | None = None  # the call whose return value stopped it
 
 
 def battery_programs(scenarios: Sequence[str] = tuple(BATTERY)) -> dict[str, tuple[list[Call], Model]]:
@@ -70,43 +71,44 @@ def memcheck(
         adapter = CAdapter(driver, timeout=timeout + STARTUP, wrapper=(*MEMCHECK, f"--log-fd={log.fileno()}"),
                            seccomp=False, close_timeout=timeout + STARTUP, sandbox=sandbox,
                            pass_fds=(log.fileno(),))
-        runs: list[tuple[str, int, str | None, str]] = []  # name, where its log starts, where it stopped, output
+        runs: list[tuple[str, int, tuple[str | None, Call | None], str]] = []  # name, log start, stop, output
         try:
             for name, (calls, model) in programs.items():
                 start = os.fstat(log.fileno()).st_size
                 runs.append((name, start, _run(adapter, calls, model), adapter.output))
-                if runs[-1][2] == "hung":  # the next programs would wait as long again: one hang is enough
+                if runs[-1][2][0] == "hung":  # the next programs would wait as long again: one hang is enough
                     break
-            runs.append((AT_EXIT, os.fstat(log.fileno()).st_size, None, adapter.output))
+            runs.append((AT_EXIT, os.fstat(log.fileno()).st_size, (None, None), adapter.output))
         finally:
             adapter.close()
         text = os.pread(log.fileno(), LOG_LIMIT * (len(runs) + 1), 0)
     results = []
-    for index, (name, start, stopped, output) in enumerate(runs):
+    for index, (name, start, (stopped, stopped_at), output) in enumerate(runs):
         end = runs[index + 1][1] if index + 1 < len(runs) else len(text)
         part = text[start:end][:LOG_LIMIT].decode(errors="replace")
         clean, summary = _verdict(part, stopped, timeout)
         if name != AT_EXIT or not clean:
             short = stopped if stopped and not stopped.startswith("after step") else None  # its calls did not all run
-            results.append(MemcheckResult(name, clean, summary, f"{part}\n--- program output ---\n{output}", short))
+            results.append(MemcheckResult(name, clean, summary, f"{part}\n--- program output ---\n{output}", short,
+                                          stopped_at))
     return results
 
 
-def _run(adapter: CAdapter, calls: Sequence[Call], model: Model) -> str | None:
+def _run(adapter: CAdapter, calls: Sequence[Call], model: Model) -> tuple[str | None, Call | None]:
     """Makes the calls, checking each return value, then the state after the last one against the model;
     destroys an engine still live, so that the next program starts clean. Where it stopped, if it did:
-    "step N ...: what differs", "crash: label" or "hung"."""
+    "step N ...: what differs" (with the call), "crash: label" or "hung"."""
     engine = None
     try:
         for number, call in enumerate(calls, 1):
             engine, returned = call_on(adapter, Step(call.api, call.args, call.null), engine)
             got = returned is not None if call.api in POINTER_CALLS else returned
             if got != call.expected:
-                return f"step {number} {call}: return value: expected {shown(call.api, call.expected)}, got {shown(call.api, got)}"
+                return f"step {number} {call}: return value: expected {shown(call.api, call.expected)}, got {shown(call.api, got)}", call
         problem = first_divergence(model, adapter.observe(engine), False)
-        return f"after step {len(calls)}: {problem}" if problem else None
+        return (f"after step {len(calls)}: {problem}" if problem else None), None
     except ImplementationFailure as failure:
-        return "hung" if str(failure).startswith("hung") else f"crash: {failure}"
+        return ("hung" if str(failure).startswith("hung") else f"crash: {failure}"), None
     finally:
         if engine is not None and adapter.pid is not None:
             try:

@@ -458,7 +458,7 @@ static void big_pool(void)
     }
     LLMEngine *engine = llm_init(pool, size);
     if (engine == NULL || engine->total_local_blocks != blocks)
-        not_checked("llm_init did not take the 2 GiB pool whole");
+        not_checked("llm_init did not take the 2 GiB pool whole (item llm_init)");
     for (int block = 0; block < far; block++)
         engine->ref_count[block] = 1;
     engine->free_local_blocks = 3;
