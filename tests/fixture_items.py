@@ -18,7 +18,9 @@ OWN_ITEMS: dict[str, set[str]] = {
     "first_fit": {"first_fit"},
     "first_fit_static_hint": {"first_fit"},
     "fork": {"fork"},
+    "fork_no_incref": {"fork"},
     "free_count": {"free_count"},
+    "free_count_at_zero": {"free_count"},
     "fuzz": set(),
     "hang_in_free": {"create_free"},
     "init_refuses_all": {"llm_init"},  # and nothing else can be checked: see NOT_CHECKED in test_fixture_verdicts
@@ -33,6 +35,7 @@ OWN_ITEMS: dict[str, set[str]] = {
     "malloc_ref_count": {"llm_init", "memory_safety"},  # valgrind: a jump on uninitialised values
     "many_sequences": {"create_free"},
     "memory_safety": {"memory_safety"},
+    "no_cow": {"append_cow"},
     "no_premature_writes": {"no_premature_writes"},
     "null_engine": {"null_engine", "memory_safety"},  # a NULL dereference
     "oom_append_l2": {"check_before_allocate"},

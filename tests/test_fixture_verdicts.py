@@ -19,6 +19,7 @@ KNOWN_COLLATERAL = {
     "hang_in_free": {"l1_traversal", "memory_safety"},
     "leak_l2": {"llm_destroy"},
     "realloc_registry": {"alloc_failure"},  # 0 points: a failed malloc after the registry grew leaves it grown
+    "free_count_at_zero": {"alloc_failure"},  # 0 points: its free counts after a failed malloc are off too
 }
 # Items that could check nothing of their own rule past the fixture's bug: not run, 0 points (an item earns
 # only what it checked).
@@ -47,3 +48,32 @@ def test_a_broken_fixture_fails_exactly_its_own_items(name: str, tmp_path: Path,
     for item in report.items:
         if item.status == "passed" and item.message.startswith("not checked past"):
             assert "that is item " in item.message and "'s to judge" in item.message
+
+
+# The Python variants of tests/broken/ (each the engine with one bug), graded in their child process.
+PYTHON_OWN_ITEMS: dict[str, set[str]] = {
+    "big_endian": {"append_cow"},
+    "cap_one_early": {"append_cow"},
+    "cap_one_late": {"append_cow"},
+    "cow_copies_written_only": {"append_cow"},
+    "cow_no_oom_check": {"append_cow"},  # the append's return value: Task 4's
+    "create_at_head": {"tail_insertion"},
+    "destroy_returns_minus_one": {"llm_destroy"},
+    "fork_breaks_at_null_l1": {"l1_traversal"},
+    "fork_no_incref": {"fork"},
+    "free_breaks_at_null_l1": {"l1_traversal"},
+    "free_count_not_incremented": {"free_count"},
+    "last_fit": {"first_fit"},
+    "no_cow": {"append_cow"},
+    "oom_append_allocates_l2": {"check_before_allocate"},
+    "zero_on_create": {"no_premature_writes"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(PYTHON_OWN_ITEMS))
+def test_a_broken_python_variant_fails_exactly_its_own_items(name: str, tmp_path: Path) -> None:
+    report = grade(f"tests.broken.{name}", load(small_rubric(tmp_path / "rubric.toml")), tmp_path, timeout=1.0)
+    failed = {item.id for item in report.items if item.status == "failed"}
+    assert failed - {"fuzz"} == PYTHON_OWN_ITEMS[name], sorted(failed)
+    assert [item.id for item in report.items if item.status == "not_run" and item.max_points] == []
+

@@ -102,10 +102,13 @@ def check_append_cow(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         create(4, L2_PT_SIZE * KV_PER_BLOCK - 1), append(4, 30), append(4, 31),  # a new L2 table
         fork(4, 5), append(5, 32), append(4, 33),
     ))
+    oom_cow = Scenario("append_kv_oom_cow", (  # a shared block to copy and no free block: refused, nothing changed
+        init(3), create(1, 20), fork(1, 2), create(3, 1), append(2, 7), free(3), append(2, 8), append(1, 9),
+    ))
     cap = Scenario("append_kv_cap", (
         init(257), create(1, 256 * KV_PER_BLOCK - 1), append(1, 5), append(1, 6),  # logical_idx 256: refused
     ))
-    return _run_scenarios(sub, "append_cow", [cow, cap])
+    return _run_scenarios(sub, "append_cow", [cow, oom_cow, cap])
 
 
 def check_big_pool(sub: Submission, options: Mapping[str, Any]) -> Outcome:

@@ -68,8 +68,8 @@ def _check_all_free(counts: Counts, after: str) -> None:
     if any(counts.ref_count):
         block, count = next((block, count) for block, count in enumerate(counts.ref_count) if count)
         raise ProbeFailed(f"ref_count[{block}] is {count} after {after}, expected 0")
-    if counts.free != counts.total:
-        raise ProbeFailed(f"free_local_blocks is {counts.free} after {after}, expected {counts.total}")
+    if counts.free != counts.total:  # every ref_count is 0: Constraint 5's bug
+        raise NotChecked(f"free_local_blocks is {counts.free} after {after}, expected {counts.total} (item free_count)")
 
 
 def _check_released(counts: Counts, kept: set[int], after: str, why: str) -> None:
@@ -85,9 +85,14 @@ def _check_forked(r: Remote, engine: Handle, parent_seq: Handle, child_seq: Hand
     if child is None or len(child.block_table) != len(parent.block_table):
         got = "NULL" if child is None else f"a child with {len(child.block_table)} L1 slots"
         raise ProbeFailed(f"fork_sequence(engine, 1, 2) returned {got} for a parent whose {edit}")
-    if child.kv_count != parent.kv_count:
-        raise ProbeFailed(f"fork_sequence(engine, 1, 2): the child's kv_count is {child.kv_count}, expected the parent's {parent.kv_count}")
+    if child.kv_count != parent.kv_count:  # the fork item's directed scenario judges kv_count
+        raise NotChecked(f"fork_sequence(engine, 1, 2): the child's kv_count is {child.kv_count}, expected the "
+                         f"parent's {parent.kv_count} (item fork)")
     ref_count = r.counts(engine).ref_count
+    first = parent.block_table[0][0] if parent.block_table and parent.block_table[0] else UNMAPPED
+    if 0 <= first < len(ref_count) and ref_count[first] != 2:  # before any gap: the fork item's
+        raise NotChecked(f"ref_count[{first}] is {ref_count[first]} after fork_sequence(engine, 1, 2), expected 2, for "
+                         f"the block of the parent's block_table[0][0], before any gap (item fork)")
     for l1, (source, copy) in enumerate(zip(parent.block_table, child.block_table)):
         if source is None:
             if copy is not None:

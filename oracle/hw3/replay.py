@@ -19,7 +19,7 @@ from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure, Observation
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
-from oracle.hw3.rules import fails, rule_of
+from oracle.hw3.rules import Effects, fails, rule_of
 from oracle.hw3.spec import BLOCK_SIZE
 
 
@@ -79,6 +79,7 @@ class Finding:
     seen: Observation | None = None  # the implementation's state after the call, when it could be read
     program_step: int | None = None  # the fuzz item: the printed program's line that made the call
     modulo: frozenset[str] = frozenset()  # the aspects the comparison was lenient on
+    effects: Effects | None = None  # what the call did to the implementation's state, when known
 
     @property
     def problem(self) -> str:
@@ -86,7 +87,7 @@ class Finding:
 
     @property
     def rule(self) -> str:
-        return self.rule_name or rule_of(self.difference, self.call)
+        return self.rule_name or rule_of(self.difference, self.call, self.effects)
 
     @property
     def message(self) -> str:
@@ -152,8 +153,10 @@ def replay(
                 found += state_changes(before, seen)
         except ImplementationFailure as failure:
             found.append(Difference(CRASH, "", None, str(failure)))
-        finding = lambda d: Finding(scenario.name, number, call, d, list(calls), model, _printed(adapter), seen=seen, modulo=modulo)  # noqa: E731
-        mine = next((d for d in found if owns is None or owns(rule_of(d, call))), None)
+        effects = _effects(before, seen)
+        finding = lambda d: Finding(scenario.name, number, call, d, list(calls), model, _printed(adapter), seen=seen,  # noqa: E731
+                                    modulo=modulo, effects=effects)
+        mine = next((d for d in found if owns is None or owns(rule_of(d, call, effects))), None)
         if mine:
             return finding(mine)
         if reading is not None and seen is not None and _speaks_for(call, owns, _compared(found, modulo)):
@@ -172,6 +175,17 @@ def replay(
         carried |= {str(d) for d in differences(model, seen, failed, modulo=modulo)}
         before = seen
     return None
+
+
+def _effects(before: Observation | None, seen: Observation | None) -> Effects | None:
+    """What a call changed between two observations of the implementation (None when either is unknown)."""
+    if before is None or seen is None or before.engine is None or seen.engine is None:
+        return None
+    tables = {state.seq_id: state.block_table for state in before.engine.sequences}
+    moved = frozenset(state.seq_id for state in seen.engine.sequences if tables.get(state.seq_id) != state.block_table)
+    old, new = before.engine.ref_count, seen.engine.ref_count
+    taken = frozenset(block for block in range(min(len(old), len(new))) if old[block] == 0 and new[block] > 0)
+    return Effects(moved, taken)
 
 
 def _compared(found: list[Difference], modulo: frozenset[str]) -> tuple[str, ...]:

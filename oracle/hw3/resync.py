@@ -42,13 +42,24 @@ class TrackedModel(Model):
         return Counter(chain.from_iterable(seq.blocks for seq in self.sequences.values()))
 
     def _tracked(self, api: str, *args: object) -> Outcome:
+        """The call as the spec makes it on the counts: each mapping dropped decrements its block's count (and
+        a count reaching 0 frees the block), each mapping taken increments it (and a count leaving 0 takes
+        one), one mapping at a time, as an implementation's release and take do. After another rule's bug,
+        two sequences may hold one block with a count of 1: what one writes there, the other reads, so each
+        sequence's records are read back through its table."""
         before = self._mappings()
         outcome = getattr(super(), api)(*args)
         after = self._mappings()
         for block in before.keys() | after.keys():
-            old = self.counts[block]
-            self.counts[block] = new = old + after[block] - before[block]
-            self.free += (old != 0 and new == 0) - (old == 0 and new != 0)
+            for _ in range(before[block] - after[block]):
+                self.counts[block] -= 1
+                self.free += self.counts[block] == 0
+            for _ in range(after[block] - before[block]):
+                self.free -= self.counts[block] == 0
+                self.counts[block] += 1
+        for seq in self.sequences.values():
+            seq.values = [self.read(seq.blocks[i // KV_PER_BLOCK] * KV_PER_BLOCK + i % KV_PER_BLOCK)
+                          for i in range(len(seq.values))]
         return outcome
 
     def llm_init(self, pool_size: int, null_pool: bool = False) -> Outcome:

@@ -1,6 +1,8 @@
 """The spec's rules, and which rule a difference breaks: a table from the difference's aspect and the call that
 made it (no message is parsed). Each rule belongs to one rubric item (checks.CHECKS names it)."""
 
+from dataclasses import dataclass
+
 from oracle.hw3.difference import (
     BLOCK_ID, CALL_ALLOCATIONS, CONTENTS, FREE_COUNT, GUARD, KV_COUNT, LEAK, LIST_ORDER, MAPPING, POOL,
     RETURN, CRASH, STATE_CHANGE, TABLE_SHAPE, Difference,
@@ -35,8 +37,19 @@ def fails(api: str, returned: bool | int) -> bool:
     return returned is False if api in POINTER_CALLS else returned == -1
 
 
-def rule_of(difference: Difference, call: Call) -> str:
-    """The rule `difference`, seen right after `call`, breaks."""
+@dataclass(frozen=True, slots=True)
+class Effects:
+    """What a call did to the implementation's own state, from its observations before and after."""
+
+    moved: frozenset[int]  # the sequences whose block tables it changed
+    taken: frozenset[int]  # the blocks whose ref_count it raised from 0: the blocks it allocated
+
+
+def rule_of(difference: Difference, call: Call, effects: Effects | None = None) -> str:
+    """The rule `difference`, seen right after `call`, breaks. `effects`, when known, tells a call's own bug
+    from another's: a difference in another sequence's table the call did not change is the call's own rule
+    (an append that wrote in place into a block another sequence shares), and a wrong block id is first
+    fit's only when the call did allocate that block (an append that allocated nothing is Task 4's)."""
     aspect, api = difference.aspect, call.api
     if call.null and api != "llm_init":
         return POINTER_SAFETY
@@ -54,11 +67,12 @@ def rule_of(difference: Difference, call: Call) -> str:
         return CHECK_BEFORE_ALLOCATE  # a call that must fail changed something on its way to failing
     if aspect == FREE_COUNT:
         return FREE_BLOCK_CONSISTENCY
-    if aspect == BLOCK_ID and api in _PICKS_BLOCKS:
+    if aspect == BLOCK_ID and api in _PICKS_BLOCKS and (effects is None or difference.got in effects.taken):
         return FIRST_FIT
     if aspect == LIST_ORDER and api in ("create_sequence", "fork_sequence"):
         return TAIL_INSERTION
     if (aspect in (TABLE_SHAPE, MAPPING, BLOCK_ID, KV_COUNT) and api in _ONE_SEQUENCE
-            and difference.seq is not None and difference.seq != call.args[0]):
+            and difference.seq is not None and difference.seq != call.args[0]
+            and (effects is None or difference.seq in effects.moved)):
         return TASKS["fork_sequence"]  # the call changed another sequence's table: a fork shared an L2 table
     return TASKS[api]

@@ -239,6 +239,10 @@ static void check_forked(const LLMEngine *engine, const Sequence *parent, const 
     if (child->kv_count != parent->kv_count) /* the fork item's directed scenario judges kv_count */
         not_checked("fork_sequence(engine, 1, 2): the child's kv_count is %d, expected the parent's %d (item fork)",
                     child->kv_count, parent->kv_count);
+    int first = parent->block_table[0] != NULL ? parent->block_table[0][0] : -1;
+    if (first >= 0 && first < engine->total_local_blocks && engine->ref_count[first] != 2) /* before any gap */
+        not_checked("ref_count[%d] is %d after fork_sequence(engine, 1, 2), expected 2, for the block of the parent's "
+                    "block_table[0][0], before any gap (item fork)", first, engine->ref_count[first]);
     for (int l1 = 0; l1 < L1_PT_SIZE; l1++) {
         const int *from = parent->block_table[l1], *to = child->block_table[l1];
         if (from == NULL) {
@@ -481,7 +485,12 @@ static void big_pool(void)
     if (child == NULL || append_kv(engine, 2, 0xC0DE) != 0)
         fail("fork_sequence(engine, 1, 2) or append_kv(engine, 2, 0xC0DE) on a 2 GiB pool failed, with free blocks left");
     int copy = child->block_table[0] != NULL ? child->block_table[0][0] : -1;
-    if (copy < far || copy >= blocks || copy == first)
+    if (copy == first) {
+        pass("only partly checked: the write past 2^25 is right; append_kv(engine, 2, 0xC0DE) after the fork wrote "
+             "into the shared block %d instead of a copy (another item's bug: append_cow)", first);
+        exit(0);
+    }
+    if (copy < far || copy >= blocks)
         fail("append_kv(engine, 2, 0xC0DE) after the fork: the child maps block %d, expected a copy of block %d", copy, first);
     if (pool_int(pool, copy, 1) != 0x5EED || pool_int(pool, copy, 2) != 0xC0DE)
         fail("the copy-on-write from block %d to block %d did not copy record 1 and write 0xC0DE as record 2 "
