@@ -20,6 +20,10 @@ OUT_OF_TIME = "the time limit for the whole grade was reached before this item s
 OUT_OF_TIME_DURING = "the time limit for the whole grade was reached while this item ran (its runs were stopped)"
 
 
+class GraderError(Exception):
+    """The grader cannot run (bad path, no gcc, a kind of submission the family cannot grade): exit status 2."""
+
+
 class NotRun(Exception):
     """The check cannot run on this submission (e.g. it does not build); the item scores 0."""
 

@@ -13,7 +13,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Callable
 
-from oracle.grading.grader import run_checks
+from oracle.grading.grader import GraderError, run_checks
 from oracle.grading.report import GradeReport, ItemResult
 from oracle.grading.rubric import Rubric, load_rubric
 from oracle.hw3 import BUILTIN_ENGINE
@@ -26,10 +26,6 @@ from oracle.hw3.pyremote import RemotePython
 from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable
 
 DEFAULT_RUBRIC = Path(__file__).with_name("rubric.toml")
-
-
-class GraderError(Exception):
-    """The grader cannot run (bad path, no gcc, a module that does not import): exit status 2."""
 
 
 def load(path: Path | str | None = None) -> Rubric:

@@ -6,14 +6,16 @@ object of that shape, and optionally the policy to check it under (default: the 
 the universal invariants only). `engine` is our engine, `lab:engine.prefix`.
 """
 
-from oracle.family import AdapterFactory, Family
+from pathlib import Path
+
+from oracle.family import AdapterFactory, Family, MutationTarget
 from oracle.prefix.machine import machine_for
 from oracle.prefix.policy import POLICIES, universal
 
 BUILTIN_ENGINE = "lab:engine.prefix"
 
 
-def _shapes() -> dict:
+def shapes() -> dict:
     from oracle.prefix.adapters.lab import LabAdapter
     from oracle.prefix.adapters.minivllm import MinivllmAdapter
     from oracle.prefix.adapters.nanovllm import NanovllmAdapter
@@ -30,10 +32,10 @@ def load_adapter(impl: str) -> AdapterFactory:
         impl = BUILTIN_ENGINE
     spec, _, policy_name = impl.partition("@")
     shape, sep, target_spec = spec.partition(":")
-    shapes = _shapes()
-    if not sep or shape not in shapes:
-        raise ValueError(f"expected SHAPE:pkg.module[:attr][@POLICY] with SHAPE one of {', '.join(sorted(shapes))}")
-    adapter = shapes[shape]
+    known = shapes()
+    if not sep or shape not in known:
+        raise ValueError(f"expected SHAPE:pkg.module[:attr][@POLICY] with SHAPE one of {', '.join(sorted(known))}")
+    adapter = known[shape]
     policy = adapter.default_policy
     if policy_name == "any":
         policy = universal(policy)
@@ -54,10 +56,36 @@ def repro_preamble(impl: str) -> list[str]:
     ]
 
 
+def load_rubric(path: Path | None = None):  # type: ignore[no-untyped-def]
+    """The prefix rubric at `path`, or the shipped one (oracle/prefix/rubric.toml); raises RubricError."""
+    from oracle.prefix.grade import load
+
+    return load(path)
+
+
+def grade(*args, **kwargs):  # type: ignore[no-untyped-def]
+    from oracle.prefix.grade import grade as run
+
+    return run(*args, **kwargs)
+
+
+# `pagedcheck mutation --family prefix`: mutmut over engine/prefix, killed by the prefix tests (mutation/prefix.md)
+MUTATION = MutationTarget("engine/prefix/", "mutation/prefix_equivalent.toml", {
+    "source_paths": ["engine/prefix/"],
+    "also_copy": ["oracle/", "mutation/"],
+    "pytest_add_cli_args_test_selection": ["tests/test_prefix_engine.py", "tests/test_prefix_machine.py"],
+    "pytest_add_cli_args": ["-p", "no:cacheprovider", "-x", "-q", "-k", "not reaches_every_boundary"],
+})
+
 FAMILY = Family(
     name="prefix",
     summary="prefix-caching block pools: chained block hashes, ref counts, warm free blocks, eviction order",
     machine_for=machine_for,
     load_adapter=load_adapter,
     repro_preamble=repro_preamble,
+    default_impl="engine",
+    load_rubric=load_rubric,
+    grade=grade,
+    default_rubric=Path(__file__).with_name("rubric.toml"),
+    mutation=MUTATION,
 )
