@@ -75,25 +75,30 @@ def directed(item: str) -> Check:
         if reason:
             adapter.close()
             raise NotApplicable(reason)
-        replay, checked = Replay(program, adapter), False
+        replay, checked, past = Replay(program, adapter), False, ""
         with closing(replay.steps()) as steps:
             for found in steps:
-                own = [d for d in found.differences if rule_of(d, found.op) == item]
-                if own:
-                    return Outcome(False, f"{own[0].render(_where(program, found))} [rule: {item}]", _details(replay))
+                where = _where(program, found)
+                first = found.differences[0] if found.differences else None
+                if first is not None and rule_of(first, found.op) == item:
+                    return Outcome(False, f"{first.render(where)} [rule: {item}]", _details(replay))
                 if found.failure and found.judge:
-                    return Outcome(False, f"{_where(program, found)}: {found.failure} [rule: {item}]", _details(replay))
-                if found.failure or found.differences:
-                    if found.failure:
-                        why, owner = f"{_where(program, found)}: {found.failure}", "fuzz"
-                    else:
-                        first = found.differences[0]
-                        why, owner = first.render(_where(program, found)), rule_of(first, found.op) or "fuzz"
-                    if checked:
-                        return Outcome(True, f"not checked past {why} (that is item {owner}'s to judge)")
-                    raise NotRun(f"checked nothing of its own rule: {why} (that is item {owner}'s to judge)")
-                checked = checked or found.judge
-        return Outcome(True)
+                    return Outcome(False, f"{where}: {found.failure} [rule: {item}]", _details(replay))
+                if found.failure:
+                    why, owner = f"{where}: {found.failure}", "fuzz"
+                elif first is not None:
+                    why, owner = first.render(where), rule_of(first, found.op) or "fuzz"
+                else:
+                    checked = checked or found.judge
+                    continue
+                if found.taken_over:  # another rule's free order: read on in the implementation's
+                    past = past or f"read past {why} (that is item {owner}'s to judge)"
+                    checked = checked or found.judge
+                    continue
+                if checked:
+                    return Outcome(True, f"not checked past {why} (that is item {owner}'s to judge)")
+                raise NotRun(f"checked nothing of its own rule: {why} (that is item {owner}'s to judge)")
+        return Outcome(True, past)
 
     return Check(item, RULES[item], run)
 

@@ -2,7 +2,7 @@
 loop for every item. Each step yields what it found: every check's first difference, in the order checked,
 or the implementation's failure; the item's check decides which of them are its rule's."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator
 
 from oracle.prefix.compare import ContentTracker, changed, exact_difference, shown, universal_difference
@@ -13,6 +13,7 @@ from oracle.prefix.programs import Program, Step
 from oracle.prefix.rules import free_order_difference, hits_difference
 
 _OUT_OF_STEP = ("live requests", "table length", "return value")  # after these the model cannot follow
+_TAKEN_OVER = ("free order", "release order")  # the model takes the implementation's order and goes on
 
 
 @dataclass
@@ -23,6 +24,7 @@ class Found:
     judge: bool
     differences: list[Difference] = field(default_factory=list)
     failure: str | None = None  # the implementation raised, or its state could not be read
+    taken_over: bool = False  # only the free order differed: the model took the implementation's and went on
 
     @property
     def out_of_step(self) -> bool:
@@ -82,9 +84,30 @@ class Replay:
         self.calls.append(found.call)
         try:
             found.differences = [d for d in run() if d is not None]
+            if found.differences and all(d.aspect in _TAKEN_OVER for d in found.differences):
+                found.taken_over = self._take_over_free_order()
+            elif found.op == "start" and found.differences[:1] and found.differences[0].aspect == "null block":
+                found.taken_over = self._take_over_null_block()
         except ImplementationFailure as failure:
             found.failure = str(failure)
         return found
+
+    def _take_over_null_block(self) -> bool:
+        """A pool that keeps block 0 free: the model reads on as a pool without a null block."""
+        seen = self.impl.observe().free
+        if seen is None or sorted(seen) != sorted([0, *self.model.free]):
+            return False
+        self.model.policy = replace(self.model.policy, null_block=False)
+        self.model.free = list(seen)
+        return True
+
+    def _take_over_free_order(self) -> bool:
+        """The model reads on in the implementation's free order, when it holds the same blocks."""
+        seen = self.impl.observe().free
+        if seen is None or sorted(seen) != sorted(self.model.free):
+            return False
+        self.model.free = list(seen)
+        return True
 
     def _checked(self, seen: Observation, rid: int | None = None, hits: set[int] = frozenset(),
                  held: set[int] = frozenset()) -> list[Difference | None]:
