@@ -7,11 +7,13 @@ and the item whose rule it is, or, when none of its own steps had run yet, is no
 of its own rule, so it earns nothing).
 """
 
+import warnings
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from hypothesis.errors import HypothesisDeprecationWarning
 from hypothesis.reporting import with_reporter
 
 from oracle.family import AdapterFactory
@@ -115,7 +117,9 @@ def check_fuzz(sub: PrefixSubmission, options: Mapping[str, Any]) -> Outcome:
 
     _adapter(sub).close()
     seed = sub.seed if sub.seed is not None else options["seed"]
-    with with_reporter(lambda _: None):
+    with with_reporter(lambda _: None), warnings.catch_warnings():
+        # the shrinker replays programs outside Hypothesis, where the machine's `assume` warns
+        warnings.simplefilter("ignore", HypothesisDeprecationWarning)
         report = fuzz(FAMILY, sub.spec, sub.factory, examples=options["examples"], steps=options["steps"], seed=seed,
                       shrink_replays=options["shrink_replays"], seconds=options["seconds"])
     stats = report.stats

@@ -1,7 +1,8 @@
 """Grade one Python implementation of the prefix family against a rubric (oracle/prefix/rubric.toml).
 
-A submission is `SHAPE:pkg.module[:attr][@POLICY]` (oracle/prefix/__init__.py), a module or a .py file
-(`path/kv_cache.py[:attr][@POLICY]`) of the lab's shape, or `engine` (ours). Isolation: none yet. The
+A submission is `SHAPE:pkg.module[:attr][@POLICY]` (oracle/prefix/__init__.py), a module, a .py file
+(`path/kv_cache.py[:attr][@POLICY]`) or a folder (a package, or one holding kv_cache.py) of the lab's shape,
+or `engine` (ours). Isolation: none yet. The
 submission is imported into the grader's own process (report.isolation says so); `--require-sandbox`
 refuses to grade it.
 """
@@ -48,7 +49,7 @@ def resolve(submission: str) -> str:
         sys.path.insert(0, str(path.resolve().parent))
         name = path.stem
     elif Path(name).is_dir():
-        raise GraderError(f"{name}: the prefix family grades a module (SHAPE:pkg.module) or a .py file, not a folder")
+        name = _folder_module(Path(name))
     try:
         found = importlib.util.find_spec(name)
     except (ImportError, ValueError):
@@ -56,6 +57,19 @@ def resolve(submission: str) -> str:
     if found is None:
         raise GraderError(f"{submission}: cannot find module {name!r}")
     return f"{shape}:{name}{colon}{attr}{at}{policy}"
+
+
+def _folder_module(folder: Path) -> str:
+    """A folder is a package (it holds __init__.py) or holds the lab's kv_cache.py; its parent, or itself,
+    goes first on sys.path."""
+    if (folder / "__init__.py").is_file() and folder.name.isidentifier():
+        sys.path.insert(0, str(folder.resolve().parent))
+        return folder.name
+    if (folder / "kv_cache.py").is_file():
+        sys.path.insert(0, str(folder.resolve()))
+        return "kv_cache"
+    raise GraderError(f"{folder}: the prefix family grades a package folder (with __init__.py) or a folder holding "
+                      "kv_cache.py, a .py file or a module SHAPE:pkg.module")
 
 
 def open_submission(submission: str, seed: int | None) -> PrefixSubmission:

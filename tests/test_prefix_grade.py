@@ -1,0 +1,136 @@
+"""`pagedcheck grade --family prefix`: the lab rubric over our engine, the broken variants of it, each
+adapter shape's test implementation, and the CLI's reports and usage errors."""
+
+import json
+
+import pytest
+
+from oracle.cli import main
+from oracle.grading.grader import GraderError
+from oracle.prefix.grade import grade, load
+from oracle.prefix.programs import BY_ITEM
+from oracle.prefix.rules import RULES
+from tests.test_prefix_teeth import EXPECTED, broken_engine  # noqa: F401 (a fixture)
+
+# variant -> (the items it fails, the items whose program it stops before any step of their own rule)
+FAILED_ITEMS = {
+    "no_null_block": ({"null_block", "fuzz"}, set()),
+    "hash_not_chained": ({"hash_chaining", "fuzz"}, set()),
+    "no_hit_cap": ({"hit_cap", "fuzz"}, set()),
+    "hits_past_first_miss": ({"no_false_hit", "fuzz"}, set()),
+    "eviction_keeps_index": ({"eviction", "fuzz"}, {"no_false_hit"}),  # its stale entry is what a false hit needs
+    "touch_leaves_in_queue": ({"touch", "fuzz"}, set()),
+    "non_atomic_allocation": ({"atomic_allocation", "fuzz"}, set()),
+    "forward_order_free": ({"reverse_order_free", "fuzz"}, set()),
+    "free_to_front_hashed": ({"free_queue", "fuzz"}, set()),
+    "ref_count_not_per_table": ({"touch", "fuzz"}, {"no_false_hit", "copy_on_write"}),  # sharing needs the count
+}
+
+
+def statuses(report) -> dict[str, str]:
+    return {item.id: item.status for item in report.items}
+
+
+def test_every_rule_of_the_rubric_has_a_program_and_every_variant_an_expectation():
+    assert set(BY_ITEM) | {"fuzz"} == set(RULES) == {item.id for item in load().items}
+    assert FAILED_ITEMS.keys() == EXPECTED.keys()
+    assert load().max_score == 100
+
+
+def test_our_engine_gets_full_marks_with_nothing_read_past(tmp_path):
+    report = grade("engine", load(), tmp_path)
+    assert report.exit_status == 0 and report.score == report.max_score == 100
+    assert [item.message for item in report.items] == [""] * len(report.items)
+    assert report.family == "prefix" and report.isolation.startswith("none")
+
+
+@pytest.mark.parametrize("variant", sorted(FAILED_ITEMS))
+def test_broken_variant_fails_exactly_its_own_items(variant, broken_engine, tmp_path):  # noqa: F811
+    report = grade(f"lab:{broken_engine(variant)}", load(), tmp_path)
+    failed, not_run = FAILED_ITEMS[variant]
+    got = statuses(report)
+    assert {item for item, status in got.items() if status == "failed"} == failed, report.items
+    assert {item for item, status in got.items() if status == "not_run"} == not_run, report.items
+    for item in report.items:
+        if item.status == "failed" and item.id != "fuzz":
+            # the step, the call, expected and actual, and the rule, as a student reads them
+            assert f"{BY_ITEM[item.id].scenario}: step " in item.message and "expected " in item.message
+            assert item.message.endswith(f"[rule: {item.id}]") and "1. KVCacheManager(" in item.details
+        if item.status == "not_run":
+            assert "checked nothing of its own rule" in item.message and "that is item " in item.message
+
+
+def test_a_failing_item_names_the_step_and_values(broken_engine, tmp_path):  # noqa: F811
+    report = grade(f"lab:{broken_engine('forward_order_free')}", load(), tmp_path)
+    item = next(item for item in report.items if item.id == "reverse_order_free")
+    assert item.message == ("reverse-order free: step 3 free(req 0): release order: the blocks the free put back "
+                            "(tail of the free queue): expected [4, 3, 2, 1], got [1, 2, 3, 4] [rule: reverse_order_free]")
+
+
+@pytest.mark.parametrize("shape", ["minivllm", "nanovllm", "yaie"])
+def test_shape_test_implementation_grades_cleanly_under_its_policy(shape, tmp_path):
+    report = grade(f"{shape}:tests.prefix_shapes.{shape}_shape", load(), tmp_path)
+    got = statuses(report)
+    assert set(got.values()) == {"passed", "not_applicable"}, report.items
+    assert got["free_queue"] == got["fuzz"] == "passed"
+
+
+def test_a_py_file_of_the_labs_shape_is_graded(tmp_path):
+    student = tmp_path / "student" / "my_cache.py"
+    student.parent.mkdir()
+    student.write_text("from engine.prefix import KVCacheManager, Request\n")
+    report = grade(str(student), load(), tmp_path / "out")
+    assert report.exit_status == 0, report.items
+
+
+def test_a_module_that_does_not_load_is_graded_not_run(tmp_path):
+    student = tmp_path / "broken_import.py"
+    student.write_text("raise SystemExit(3)\n")
+    report = grade(str(student), load(), tmp_path / "out")
+    assert set(statuses(report).values()) == {"not_run"} and report.exit_status == 1
+    assert "SystemExit" in report.items[0].message
+
+
+@pytest.mark.parametrize("submission, words", [
+    ("engine@nope", "unknown policy 'nope'"),
+    ("lab:no_such_module_here", "cannot find module"),
+    ("tests/prefix_shapes/nothing.py", "no such file"),
+])
+def test_what_cannot_be_graded_is_a_grader_error(submission, words, tmp_path):
+    with pytest.raises(GraderError, match=words):
+        grade(submission, load(), tmp_path)
+
+
+def test_cli_grades_prefix_with_json_and_gradescope(tmp_path, capsys):
+    code = main(["grade", "--family", "prefix", "engine", "--json", str(tmp_path / "r.json"),
+                 "--gradescope", str(tmp_path / "g.json"), "-q"])
+    out = capsys.readouterr().out
+    assert code == 0 and "100/100" in out and "submission code ran in: none" in out
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["family"] == "prefix" and report["score"] == 100 and len(report["items"]) == 11
+    assert json.loads((tmp_path / "g.json").read_text())["score"] == 100
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["grade", "--family", "nope", "engine"], "unknown family 'nope'; known: hw3, prefix"),
+    (["grade-all", "--family", "nope", "."], "unknown family 'nope'"),
+    (["mutation", "--family", "nope"], "unknown family 'nope'"),
+    (["grade", "--family", "prefix", "tests"], "grades a package folder"),
+    (["grade", "--family", "prefix", "engine", "--require-sandbox"], "without a sandbox"),
+])
+def test_cli_bad_family_input_is_one_line_and_status_2(argv, words, capsys):
+    assert main([*argv, "-q"] if argv[0] != "mutation" else argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err and "Traceback" not in err
+
+
+def test_grade_all_grades_prefix_folders(tmp_path):
+    classroom = tmp_path / "class"
+    (classroom / "alice").mkdir(parents=True)
+    (classroom / "alice" / "kv_cache.py").write_text("from engine.prefix import KVCacheManager, Request\n")
+    (classroom / "bob").mkdir()
+    (classroom / "bob" / "kv_cache.py").write_text("KVCacheManager = None\n")
+    assert main(["grade-all", "--family", "prefix", str(classroom), "-q"]) == 1
+    rows = (tmp_path / "class-grades" / "scores.csv").read_text().splitlines()
+    assert rows[1].startswith("alice,100,100,passed") and rows[2].startswith("bob,0,")
+    assert json.loads((tmp_path / "class-grades" / "alice" / "report.json").read_text())["family"] == "prefix"
