@@ -1,7 +1,10 @@
 """`pagedcheck grade --family prefix`: the lab rubric over our engine, the broken variants of it, each
 adapter shape's test implementation, and the CLI's reports and usage errors."""
 
+import builtins
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +13,7 @@ from oracle.grading.grader import GraderError
 from oracle.prefix.grade import grade, load
 from oracle.prefix.programs import BY_ITEM
 from oracle.prefix.rules import RULES
+from tests.conftest import ROOT
 from tests.test_prefix_teeth import EXPECTED, broken_engine  # noqa: F401 (a fixture)
 
 # variant -> (the items it fails, the items whose program it stops before any step of their own rule)
@@ -27,6 +31,14 @@ FAILED_ITEMS = {
 }
 
 
+def with_lab_package(folder: Path) -> Path:
+    """`folder` holding a copy of our engine as the package `labsol` (a student's files must be their own:
+    the sandboxed child sees nothing else)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(ROOT / "engine" / "prefix", folder / "labsol", ignore=shutil.ignore_patterns("__pycache__"))
+    return folder
+
+
 def statuses(report) -> dict[str, str]:
     return {item.id: item.status for item in report.items}
 
@@ -41,7 +53,28 @@ def test_our_engine_gets_full_marks_with_nothing_read_past(tmp_path):
     report = grade("engine", load(), tmp_path)
     assert report.exit_status == 0 and report.score == report.max_score == 100
     assert [item.message for item in report.items] == [""] * len(report.items)
-    assert report.family == "prefix" and report.isolation.startswith("none")
+    assert report.family == "prefix" and report.isolation.startswith("bubblewrap")
+
+
+def test_the_submission_runs_in_its_own_sandboxed_process_never_in_the_graders(tmp_path):
+    student = with_lab_package(tmp_path) / "imported_here.py"
+    student.write_text("import builtins\nbuiltins.PAGEDCHECK_IMPORTED_HERE = True\n"
+                       "from labsol import KVCacheManager, Request\n")
+    report = grade(str(student), load(), tmp_path / "out", require_sandbox=True)
+    assert report.exit_status == 0, report.items
+    assert not hasattr(builtins, "PAGEDCHECK_IMPORTED_HERE")
+
+
+def test_a_submission_that_kills_its_process_fails_its_steps_and_the_grader_goes_on(tmp_path):
+    student = with_lab_package(tmp_path) / "exits.py"
+    student.write_text("import os\nfrom labsol import KVCacheManager as Base, Request\n\n"
+                       "class KVCacheManager(Base):\n"
+                       "    def free(self, request):\n        os._exit(0)\n")
+    report = grade(str(student), load(), tmp_path / "out")
+    got = statuses(report)
+    assert got["free_queue"] == got["reverse_order_free"] == got["fuzz"] == "failed", report.items
+    assert "ended the process" in next(i.message for i in report.items if i.id == "free_queue")
+    assert got["hit_cap"] == "passed"  # its program frees nothing
 
 
 @pytest.mark.parametrize("variant", sorted(FAILED_ITEMS))
@@ -76,9 +109,8 @@ def test_shape_test_implementation_grades_cleanly_under_its_policy(shape, tmp_pa
 
 
 def test_a_py_file_of_the_labs_shape_is_graded(tmp_path):
-    student = tmp_path / "student" / "my_cache.py"
-    student.parent.mkdir()
-    student.write_text("from engine.prefix import KVCacheManager, Request\n")
+    student = with_lab_package(tmp_path / "student") / "my_cache.py"
+    student.write_text("from labsol import KVCacheManager, Request\n")
     report = grade(str(student), load(), tmp_path / "out")
     assert report.exit_status == 0, report.items
 
@@ -88,7 +120,7 @@ def test_a_module_that_does_not_load_is_graded_not_run(tmp_path):
     student.write_text("raise SystemExit(3)\n")
     report = grade(str(student), load(), tmp_path / "out")
     assert set(statuses(report).values()) == {"not_run"} and report.exit_status == 1
-    assert "SystemExit" in report.items[0].message
+    assert "did not load: SystemExit: 3" in report.items[0].message
 
 
 @pytest.mark.parametrize("submission, words", [
@@ -105,7 +137,7 @@ def test_cli_grades_prefix_with_json_and_gradescope(tmp_path, capsys):
     code = main(["grade", "--family", "prefix", "engine", "--json", str(tmp_path / "r.json"),
                  "--gradescope", str(tmp_path / "g.json"), "-q"])
     out = capsys.readouterr().out
-    assert code == 0 and "100/100" in out and "submission code ran in: none" in out
+    assert code == 0 and "100/100" in out and "submission code ran in: bubblewrap" in out
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["family"] == "prefix" and report["score"] == 100 and len(report["items"]) == 11
     assert json.loads((tmp_path / "g.json").read_text())["score"] == 100
@@ -116,7 +148,6 @@ def test_cli_grades_prefix_with_json_and_gradescope(tmp_path, capsys):
     (["grade-all", "--family", "nope", "."], "unknown family 'nope'"),
     (["mutation", "--family", "nope"], "unknown family 'nope'"),
     (["grade", "--family", "prefix", "tests"], "grades a package folder"),
-    (["grade", "--family", "prefix", "engine", "--require-sandbox"], "without a sandbox"),
 ])
 def test_cli_bad_family_input_is_one_line_and_status_2(argv, words, capsys):
     assert main([*argv, "-q"] if argv[0] != "mutation" else argv) == 2
@@ -126,8 +157,8 @@ def test_cli_bad_family_input_is_one_line_and_status_2(argv, words, capsys):
 
 def test_grade_all_grades_prefix_folders(tmp_path):
     classroom = tmp_path / "class"
-    (classroom / "alice").mkdir(parents=True)
-    (classroom / "alice" / "kv_cache.py").write_text("from engine.prefix import KVCacheManager, Request\n")
+    with_lab_package(classroom / "alice")
+    (classroom / "alice" / "kv_cache.py").write_text("from labsol import KVCacheManager, Request\n")
     (classroom / "bob").mkdir()
     (classroom / "bob" / "kv_cache.py").write_text("KVCacheManager = None\n")
     assert main(["grade-all", "--family", "prefix", str(classroom), "-q"]) == 1

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from oracle.family import AdapterFactory, Family, MutationTarget
 from oracle.prefix.machine import machine_for
-from oracle.prefix.policy import POLICIES, universal
+from oracle.prefix.policy import POLICIES, Policy, universal
 
 BUILTIN_ENGINE = "lab:engine.prefix"
 
@@ -22,6 +22,15 @@ def shapes() -> dict:
     from oracle.prefix.adapters.yaie import YaieAdapter
 
     return {a.shape: a for a in (LabAdapter, MinivllmAdapter, NanovllmAdapter, YaieAdapter)}
+
+
+def policy_for(adapter: type, name: str) -> Policy:
+    """The policy `name` (empty: the shape's own; `any`: its universal invariants only); ValueError."""
+    if name == "any":
+        return universal(adapter.default_policy)
+    if name and name not in POLICIES:
+        raise ValueError(f"unknown policy {name!r}; known: {', '.join(sorted(POLICIES))}, any")
+    return POLICIES[name] if name else adapter.default_policy
 
 
 def load_adapter(impl: str) -> AdapterFactory:
@@ -36,13 +45,7 @@ def load_adapter(impl: str) -> AdapterFactory:
     if not sep or shape not in known:
         raise ValueError(f"expected SHAPE:pkg.module[:attr][@POLICY] with SHAPE one of {', '.join(sorted(known))}")
     adapter = known[shape]
-    policy = adapter.default_policy
-    if policy_name == "any":
-        policy = universal(policy)
-    elif policy_name:
-        if policy_name not in POLICIES:
-            raise ValueError(f"unknown policy {policy_name!r}; known: {', '.join(sorted(POLICIES))}, any")
-        policy = POLICIES[policy_name]
+    policy = policy_for(adapter, policy_name)
     target = load_target(target_spec)
     adapter(target, target_spec, policy)  # validate now, so a bad --impl fails before any run
     return lambda: adapter(target, target_spec, policy)

@@ -2,23 +2,24 @@
 
 A submission is `SHAPE:pkg.module[:attr][@POLICY]` (oracle/prefix/__init__.py), a module, a .py file
 (`path/kv_cache.py[:attr][@POLICY]`) or a folder (a package, or one holding kv_cache.py) of the lab's shape,
-or `engine` (ours). Isolation: none yet. The
-submission is imported into the grader's own process (report.isolation says so); `--require-sandbox`
-refuses to grade it.
+or `engine` (ours). It runs in a sandboxed child process with the shape's adapter (oracle/prefix/remote.py,
+the HW3 grader's sandbox and child process); the grader never imports it.
 """
 
-import importlib.util
+import os
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Callable
 
 from oracle.grading.grader import GraderError, run_checks
 from oracle.grading.report import GradeReport, ItemResult
 from oracle.grading.rubric import Rubric, load_rubric
+from oracle.hw3.pychild import PYTHON, LoadFailure
+from oracle.hw3.pylocate import locate
 from oracle.prefix.checks import CHECKS, DEFAULT_RUBRIC, PrefixSubmission
-
-ISOLATION = "none: the prefix family imports the submission into the grader's own process (no sandbox)"
+from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable
 
 
 def load(path: Path | str | None = None) -> Rubric:
@@ -28,8 +29,8 @@ def load(path: Path | str | None = None) -> Rubric:
 
 
 def resolve(submission: str) -> str:
-    """The adapter spec `SHAPE:pkg.module[:attr][@POLICY]` of a submission as the user names it; a .py
-    file's folder goes first on sys.path. GraderError when it names nothing gradable."""
+    """The spec `SHAPE:pkg.module-or-file.py[:attr][@POLICY]` of a submission as the user names it;
+    GraderError when it names nothing gradable."""
     from oracle.prefix import BUILTIN_ENGINE, shapes
     from oracle.prefix.policy import POLICIES
 
@@ -42,49 +43,45 @@ def resolve(submission: str) -> str:
     if not sep or shape not in shapes():
         shape, rest = "lab", spec  # no shape named: the lab's
     name, colon, attr = rest.partition(":")
-    if name.endswith(".py"):
-        path = Path(name)
-        if not path.is_file():
-            raise GraderError(f"{name}: no such file")
-        sys.path.insert(0, str(path.resolve().parent))
-        name = path.stem
-    elif Path(name).is_dir():
+    if Path(name).is_dir():
         name = _folder_module(Path(name))
-    try:
-        found = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        found = None
-    if found is None:
-        raise GraderError(f"{submission}: cannot find module {name!r}")
     return f"{shape}:{name}{colon}{attr}{at}{policy}"
 
 
 def _folder_module(folder: Path) -> str:
-    """A folder is a package (it holds __init__.py) or holds the lab's kv_cache.py; its parent, or itself,
-    goes first on sys.path."""
+    """A folder is a package (it holds __init__.py: its parent goes on sys.path, where pylocate looks it up
+    without running it) or holds the lab's kv_cache.py."""
     if (folder / "__init__.py").is_file() and folder.name.isidentifier():
         sys.path.insert(0, str(folder.resolve().parent))
         return folder.name
     if (folder / "kv_cache.py").is_file():
-        sys.path.insert(0, str(folder.resolve()))
-        return "kv_cache"
+        return str(folder / "kv_cache.py")
     raise GraderError(f"{folder}: the prefix family grades a package folder (with __init__.py) or a folder holding "
                       "kv_cache.py, a .py file or a module SHAPE:pkg.module")
 
 
-def open_submission(submission: str, seed: int | None) -> PrefixSubmission:
-    """Loads the submission (in this process). One that does not load is graded: every item not run, with why."""
-    from oracle.prefix import load_adapter
+def open_submission(submission: str, seed: int | None, box: Sandbox, timeout: float, cleanup: ExitStack) -> PrefixSubmission:
+    """Starts the submission's child. One that does not load is graded: every item not run, with why."""
+    from oracle.prefix import policy_for, shapes
+    from oracle.prefix.remote import RemotePrefix
 
     spec = resolve(submission)
+    shape, _, rest = spec.partition(":")
+    name, _, policy_name = rest.partition("@")
+    adapter = shapes()[shape]
     try:
-        factory = load_adapter(spec)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # its import raised, exited, or it lacks the shape's calls: its fault
-        reason = str(exc) if isinstance(exc, ValueError) else f"importing it raised {type(exc).__name__}: {exc}"
-        return PrefixSubmission(spec, None, reason, seed)
-    return PrefixSubmission(spec, factory, seed=seed)
+        target = locate(name)
+    except ValueError as exc:
+        raise GraderError(f"{submission}: {exc}") from None
+    if not os.access(PYTHON, os.X_OK):
+        raise GraderError(f"{PYTHON} is missing: Python submissions run under the system Python")
+    remote = RemotePrefix(target, adapter, policy_for(adapter, policy_name), box, timeout)
+    cleanup.callback(remote.close)
+    try:
+        remote.load()
+    except LoadFailure as failure:
+        return PrefixSubmission(spec, None, str(failure), seed)
+    return PrefixSubmission(spec, remote, seed=seed)
 
 
 def grade(
@@ -93,20 +90,28 @@ def grade(
     out_dir: Path,
     *,
     seed: int | None = None,
-    timeout: float = 2.0,  # not enforced: the submission runs in this process
+    timeout: float = 2.0,
     on_item: Callable[[ItemResult], None] | None = None,
     deadline: float | None = None,
     require_sandbox: bool = False,
     **_: object,
 ) -> GradeReport:
-    """Runs every rubric item against the submission; raises GraderError when it cannot start."""
-    if require_sandbox:
-        raise GraderError("--require-sandbox: the prefix family runs a submission inside the grader's process, "
-                          "without a sandbox")
+    """Runs every rubric item against the submission, served by its child in one Sandbox for the run;
+    raises GraderError when it cannot start."""
     start = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
-    sub = open_submission(submission, seed)
-    items = run_checks(CHECKS, rubric, sub, on_item, deadline)
+    try:
+        box = Sandbox(require_full=require_sandbox, deadline=deadline)
+    except SandboxUnavailable as exc:
+        raise GraderError(str(exc)) from None
+    with box, ExitStack() as cleanup:
+        sub: PrefixSubmission | None = None
+        try:
+            sub = open_submission(submission, seed, box, timeout, cleanup)
+        except DeadlinePassed:
+            pass
+        items = run_checks(CHECKS, rubric, sub or PrefixSubmission(submission, None, "the time limit ran out"),
+                           on_item, deadline)
     fuzz_seed = next((item.options["seed"] for item in rubric.items if item.id == "fuzz"), 0)
     return GradeReport(
         family="prefix",
@@ -117,5 +122,5 @@ def grade(
         seed=fuzz_seed if seed is None else seed,
         items=items,
         seconds=time.perf_counter() - start,
-        isolation=ISOLATION,
+        isolation=box.description,
     )
