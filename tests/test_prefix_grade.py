@@ -120,7 +120,7 @@ def test_a_module_that_does_not_load_is_graded_not_run(tmp_path):
     student.write_text("raise SystemExit(3)\n")
     report = grade(str(student), load(), tmp_path / "out")
     assert set(statuses(report).values()) == {"not_run"} and report.exit_status == 1
-    assert "did not load: SystemExit: 3" in report.items[0].message
+    assert "did not load: called sys.exit(3) while loading" in report.items[0].message
 
 
 @pytest.mark.parametrize("submission, words", [

@@ -7,7 +7,8 @@ Run in the sandbox (oracle/hw3/pychild.py starts it) as
 MODULE is a dotted name, or the name of a .py file in ROOT; SUPPORT is a folder holding a copy of the
 family's adapters (oracle/prefix/adapters and the few modules they import, nothing else of pagedcheck);
 ADAPTER is `module:Class` there. The adapter runs here, beside the submission, and only its answers cross:
-the grader never imports the submission. Standard library only, besides SUPPORT.
+the grader never imports the submission. Standard library only, besides SUPPORT (which also holds
+oracle/hw3/pyserve.py, whose framing and loading this server shares).
 
 Frames both ways: length:u32 (little-endian), then UTF-8 JSON, never pickle. The first reply comes unasked:
 {"loaded": true} or {"load_error": reason}. Then one reply per request:
@@ -21,23 +22,16 @@ after a fatal one the server exits. A process the submission forks exits at once
 """
 
 import importlib
-import importlib.util
 import json
 import os
-import struct
 import sys
 
+if __name__ == "__main__":  # pragma: no cover  (in the child: SUPPORT, argv[6], holds oracle/)
+    sys.path.insert(0, sys.argv[6])
+
+from oracle.hw3.pyserve import _load_error, _receive, _text, _write, load  # noqa: E402 (standard library only)
+
 METHODS = ("start", "admit", "lookup", "append", "commit", "fork", "free", "reset", "observe", "close")
-MAX_TEXT = 500
-_LENGTH = struct.Struct("<I")
-
-
-def _text(value: object, limit: int = MAX_TEXT) -> str:
-    try:
-        text = str(value)
-    except BaseException:  # a __str__ of the submission's that raises or exits
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def observation(seen: object) -> dict:
@@ -93,39 +87,7 @@ class Server:
             body = json.dumps(reply, separators=(",", ":"), default=_text).encode()
         except (ValueError, RecursionError) as exc:
             body = json.dumps({"failure": f"state unreadable: {_text(exc)}", "fatal": False}).encode()
-        view = memoryview(_LENGTH.pack(len(body)) + body)
-        while view:
-            view = view[os.write(self.replies, view) :]
-
-
-def _read(fd: int, n: int) -> bytes | None:
-    data = b""
-    while len(data) < n:
-        chunk = os.read(fd, n - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    return data
-
-
-def _receive(fd: int) -> dict | None:
-    head = _read(fd, _LENGTH.size)
-    body = None if head is None else _read(fd, _LENGTH.unpack(head)[0])
-    return None if body is None else json.loads(body)
-
-
-def load(root: str, module: str, attr: str) -> object:
-    """The submission: `module` imported with `root` on sys.path, or root/module when it is a .py file."""
-    sys.path.insert(1, root)  # after SUPPORT: the adapters' own modules are ours
-    if module.endswith(".py"):
-        name = module[:-3]
-        spec = importlib.util.spec_from_file_location(name, os.path.join(root, module))
-        target = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[name] = target
-        spec.loader.exec_module(target)  # type: ignore[union-attr]
-    else:
-        target = importlib.import_module(module)
-    return getattr(target, attr) if attr else target
+        _write(self.replies, body)
 
 
 def main(argv: list[str]) -> None:  # pragma: no cover  (run by the system Python in the sandbox, where
@@ -134,7 +96,6 @@ def main(argv: list[str]) -> None:  # pragma: no cover  (run by the system Pytho
     server = Server(int(replies), object, None, "", None, Exception)
     os.register_at_fork(after_in_child=lambda: os._exit(0))
     try:
-        sys.path.insert(0, support)
         adapter_module, _, adapter_class = adapter.partition(":")
         adapters = importlib.import_module(adapter_module)
         from oracle.prefix.observation import ImplementationFailure
@@ -146,8 +107,7 @@ def main(argv: list[str]) -> None:  # pragma: no cover  (run by the system Pytho
         server = Server(int(replies), getattr(adapters, adapter_class), target, spec, chosen, ImplementationFailure)
         server.adapter_class(target, spec, chosen)  # the shape's calls are there (ValueError otherwise)
     except BaseException as exc:
-        said = _text(exc)
-        server.send({"load_error": f"{type(exc).__name__}{': ' + said if said else ''}"})
+        server.send({"load_error": _load_error(exc)})
         os._exit(0)
     server.send({"loaded": True})
     server.serve(int(requests))
