@@ -165,3 +165,31 @@ def test_grade_all_grades_prefix_folders(tmp_path):
     rows = (tmp_path / "class-grades" / "scores.csv").read_text().splitlines()
     assert rows[1].startswith("alice,100,100,passed") and rows[2].startswith("bob,0,")
     assert json.loads((tmp_path / "class-grades" / "alice" / "report.json").read_text())["family"] == "prefix"
+
+
+def test_the_child_server_answers_adapter_calls_in_json(tmp_path):
+    """oracle/prefix/serve.py's Server, run here over real pipes (the child runs the same code)."""
+    import os
+
+    import engine.prefix
+    from oracle.hw3.pyserve import _receive, _write
+    from oracle.prefix.adapters.lab import LabAdapter
+    from oracle.prefix.observation import ImplementationFailure
+    from oracle.prefix.policy import LAB
+    from oracle.prefix.serve import Server
+
+    requests_r, requests_w = os.pipe()
+    replies_r, replies_w = os.pipe()
+    server = Server(replies_w, LabAdapter, engine.prefix, "engine.prefix", LAB, ImplementationFailure)
+    asked = [{"op": "new"}, {"op": "call", "method": "start", "args": [4, 2]},
+             {"op": "call", "method": "admit", "args": [0, [1, 2, 3]]}, {"op": "call", "method": "observe"},
+             {"op": "call", "method": "fork", "args": [9, 0]}]  # (a fatal reply would end this process)
+    for request in asked:
+        _write(requests_w, json.dumps(request).encode())
+    os.close(requests_w)
+    server.serve(requests_r)
+    replies = [_receive(replies_r) for _ in asked]
+    assert replies[:3] == [{"ret": None}, {"ret": None}, {"ret": [True, 0]}]
+    assert replies[3]["ret"]["tables"] == [[0, [1, 2]]] and replies[3]["ret"]["free"] == [3]
+    assert [block for block, _ in replies[3]["ret"]["hashes"]] == [1]  # the full block, its hash as text
+    assert replies[4] == {"failure": "raised KeyError: 9", "fatal": False}  # no request 9
