@@ -396,12 +396,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     grade_p = sub.add_parser(
         "grade",
-        help="grade one HW3 submission against a rubric",
-        description="Grade a C submission (llm_memory.c, or a directory holding one) or a Python module "
-        "pkg.module[:attr]: every rubric item, with the rule, step, expected and actual value of each failure "
-        "and a standalone repro C file. Exit 0 all items pass, 1 some item fails, 2 the grader cannot run.",
+        help="grade one submission against a rubric",
+        description="Grade a submission of the family (hw3, the default: a C submission, llm_memory.c or a "
+        "directory holding one, or a Python module pkg.module[:attr]; prefix: SHAPE:pkg.module[@POLICY], a .py "
+        "file or a folder): every rubric item, with the rule, step, expected and actual value of each failure "
+        "(and, for hw3, a standalone repro C file). Exit 0 all items pass, 1 some item fails, 2 the grader cannot run.",
     )
-    grade_p.add_argument("submission", metavar="SUBMISSION", help="llm_memory.c, a directory holding it, or pkg.module")
+    grade_p.add_argument("submission", metavar="SUBMISSION",
+                         help="hw3: llm_memory.c, a directory holding it, or pkg.module; prefix: see --family")
     grade_p.add_argument("--json", type=_output_file, metavar="FILE", help="write the report as JSON (pagedcheck-grade/1)")
     grade_p.add_argument("--gradescope", type=_output_file, metavar="FILE", help="write Gradescope's results.json")
     grade_p.add_argument("--junit", type=_output_file, metavar="FILE", help="write the report as JUnit XML (for CI)")

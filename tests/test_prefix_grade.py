@@ -108,6 +108,14 @@ def test_shape_test_implementation_grades_cleanly_under_its_policy(shape, tmp_pa
     assert got["free_queue"] == got["fuzz"] == "passed"
 
 
+def test_under_the_universal_invariants_only_the_exact_rules_do_not_apply(tmp_path):
+    report = grade("lab:engine.prefix@any", load(), tmp_path)
+    got = statuses(report)
+    assert {item for item, status in got.items() if status == "not_applicable"} == \
+        {"free_queue", "reverse_order_free", "eviction"}
+    assert report.exit_status == 0
+
+
 def test_a_py_file_of_the_labs_shape_is_graded(tmp_path):
     student = with_lab_package(tmp_path / "student") / "my_cache.py"
     student.write_text("from labsol import KVCacheManager, Request\n")
