@@ -43,7 +43,7 @@ class Outcome:
     message: str = ""  # one line: what failed and where, or a note on a pass (e.g. a partial run)
     details: str = ""  # what a student needs to see it: compiler output, the calls, valgrind's words
     program: str = ""  # the minimal failing program, as Hypothesis prints it
-    repro: str | None = None  # the standalone C repro's file name, next to the report
+    repro: str | None = None  # the standalone repro file's name, next to the report
 
 
 @dataclass(frozen=True)
