@@ -42,7 +42,7 @@ def _adapter(sub: PrefixSubmission) -> Any:
 
 def not_applicable(program: Program, adapter: Any) -> str | None:
     """Why the item's rule is not the system's (its policy) or its calls are not the shape's, or None."""
-    missing = program.ops - {"admit", "free"} - adapter.supports
+    missing = program.ops - {"admit", "free", "lookup"} - adapter.supports  # replay admits for a look-up
     if missing:
         return f"the {adapter.shape} shape has no {', '.join(sorted(missing))}"
     policy = adapter.policy
@@ -54,7 +54,7 @@ def not_applicable(program: Program, adapter: Any) -> str | None:
     }
     if program.item in ("free_queue", "reverse_order_free", "eviction") and not policy.exact:
         return "checked under the universal invariants only (@any): no exact order or index"
-    if not policy.caching and program.item != "free_queue":
+    if not policy.caching and program.item not in ("free_queue", "atomic_allocation"):
         return "its policy has no prefix cache"
     return reasons.get(program.item)
 

@@ -13,7 +13,8 @@ from oracle.prefix.programs import Program, Step
 from oracle.prefix.rules import free_order_difference, hits_difference
 
 _OUT_OF_STEP = ("live requests", "table length", "return value")  # after these the model cannot follow
-_TAKEN_OVER = ("free order", "release order")  # the model takes the implementation's order and goes on
+_TAKEN_OVER = ("free order", "release order")
+LOOKUP_RID = 1000  # a look-up on a shape without one admits a request numbered from here, and frees it  # the model takes the implementation's order and goes on
 
 
 @dataclass
@@ -43,7 +44,9 @@ def tokens_text(tokens: tuple[int, ...] | list[int]) -> str:
     return f"[{', '.join(parts)}]"
 
 
-def describe(step: Step, rid: int) -> str:
+def describe(step: Step, rid: int, lookup: bool = True) -> str:
+    if step.op == "lookup" and not lookup:
+        return f"admit(req {LOOKUP_RID + rid}, tokens {tokens_text(step.tokens)}) and free it (a look-up)"
     if step.op == "admit":
         return f"admit(req {rid}, tokens {tokens_text(step.tokens)})"
     if step.op == "lookup":
@@ -72,8 +75,9 @@ class Replay:
             if start.out_of_step:
                 return
             for number, step in enumerate(program.steps, 2):
-                rid = self.next_rid
-                found = Found(number, step.op, describe(step, rid), step.judge)
+                rid, lookup = self.next_rid, "lookup" in self.impl.supports
+                op = "admit" if step.op == "lookup" and not lookup else step.op
+                found = Found(number, op, describe(step, rid, lookup), step.judge)
                 yield self._found(found, lambda: getattr(self, f"_{step.op}")(step))
                 if found.out_of_step:
                     return
@@ -122,8 +126,10 @@ class Replay:
         return self._checked(self.impl.observe())
 
     def _admit(self, step: Step) -> list[Difference | None]:
-        rid, tokens = self.next_rid, list(step.tokens)
         self.next_rid += 1
+        return self._admit_as(self.next_rid - 1, list(step.tokens))
+
+    def _admit_as(self, rid: int, tokens: list[int]) -> list[Difference | None]:
         before = self.impl.observe()
         held = {b for table in before.tables.values() for b in table}
         expected_hits = self.model.lookup(tokens)
@@ -141,6 +147,12 @@ class Replay:
         return found + self._checked(seen, rid, set(range(hits if hits is not None else len(expected_hits))), held)
 
     def _lookup(self, step: Step) -> list[Difference | None]:
+        if "lookup" not in self.impl.supports:  # admit the tokens as a request of their own, then free it
+            rid = LOOKUP_RID + self.next_rid
+            found = self._admit_as(rid, list(step.tokens))
+            if any(d is not None for d in found) or rid not in self.model.requests:
+                return found
+            return self._free(Step("free", rid=rid))
         tokens = list(step.tokens)
         expected = self.model.lookup(tokens)
         got = self.impl.lookup(tokens)
