@@ -211,3 +211,10 @@ def test_the_child_server_answers_adapter_calls_in_json(tmp_path):
     assert replies[3]["ret"]["tables"] == [[0, [1, 2]]] and replies[3]["ret"]["free"] == [3]
     assert [block for block, _ in replies[3]["ret"]["hashes"]] == [1]  # the full block, its hash as text
     assert replies[4] == {"failure": "raised KeyError: 9", "fatal": False}  # no request 9
+
+
+def test_a_package_folder_named_like_a_grader_module_is_refused(tmp_path):
+    (tmp_path / "oracle").mkdir()
+    (tmp_path / "oracle" / "__init__.py").write_text("from labsol import KVCacheManager, Request\n")
+    with pytest.raises(GraderError, match="named like a module the grader uses"):
+        grade(str(tmp_path / "oracle"), load(), tmp_path / "out")

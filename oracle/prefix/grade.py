@@ -52,6 +52,9 @@ def _folder_module(folder: Path) -> str:
     """A folder is a package (it holds __init__.py: its parent goes on sys.path, where pylocate looks it up
     without running it) or holds the lab's kv_cache.py."""
     if (folder / "__init__.py").is_file() and folder.name.isidentifier():
+        loaded = sys.modules.get(folder.name)
+        if loaded is not None and Path(getattr(loaded, "__file__", "") or "").parent != folder.resolve():
+            raise GraderError(f"{folder}: a package named like a module the grader uses ({folder.name}): rename it")
         sys.path.insert(0, str(folder.resolve().parent))
         return folder.name
     if (folder / "kv_cache.py").is_file():
