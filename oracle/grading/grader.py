@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from oracle.grading.report import ItemResult
-from oracle.grading.rubric import OptionRule, Rubric
+from oracle.grading.rubric import OptionRule, Rubric, load_rubric
 from oracle.sandbox import DeadlinePassed
 
 OUT_OF_TIME = "the time limit for the whole grade was reached before this item started"
@@ -53,6 +53,12 @@ class Check:
     run: Callable[[Any, Mapping[str, Any]], Outcome]
     options: Mapping[str, Any] = field(default_factory=dict)  # defaults; a rubric may override them
     limits: Mapping[str, OptionRule] = field(default_factory=dict)  # the bounds of options, checked at load
+
+
+def rubric_for(checks: Mapping[str, Check], path: Any) -> Rubric:
+    """The rubric at `path` for a family's checks (their ids, default options and option bounds); RubricError."""
+    return load_rubric(path, {check.id: check.options for check in checks.values()},
+                       {check.id: check.limits for check in checks.values()})
 
 
 def run_checks(

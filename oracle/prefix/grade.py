@@ -13,9 +13,9 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Callable
 
-from oracle.grading.grader import GraderError, run_checks
+from oracle.grading.grader import GraderError, rubric_for, run_checks
 from oracle.grading.report import GradeReport, ItemResult
-from oracle.grading.rubric import Rubric, load_rubric
+from oracle.grading.rubric import Rubric
 from oracle.hw3.pychild import PYTHON, LoadFailure
 from oracle.hw3.pylocate import locate
 from oracle.prefix.checks import CHECKS, DEFAULT_RUBRIC, PrefixSubmission
@@ -24,8 +24,7 @@ from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable
 
 def load(path: Path | str | None = None) -> Rubric:
     """The rubric at `path`, or the shipped default; raises RubricError."""
-    return load_rubric(path or DEFAULT_RUBRIC, {check.id: check.options for check in CHECKS.values()},
-                       {check.id: check.limits for check in CHECKS.values()})
+    return rubric_for(CHECKS, path or DEFAULT_RUBRIC)
 
 
 def resolve(submission: str) -> str:
