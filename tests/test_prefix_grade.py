@@ -218,3 +218,16 @@ def test_a_package_folder_named_like_a_grader_module_is_refused(tmp_path):
     (tmp_path / "oracle" / "__init__.py").write_text("from labsol import KVCacheManager, Request\n")
     with pytest.raises(GraderError, match="named like a module the grader uses"):
         grade(str(tmp_path / "oracle"), load(), tmp_path / "out")
+
+
+def test_a_call_that_hangs_fails_its_step_within_the_timeout(tmp_path):
+    student = with_lab_package(tmp_path) / "hangs.py"
+    student.write_text("from labsol import KVCacheManager as Base, Request\n\n"
+                       "class KVCacheManager(Base):\n"
+                       "    def free(self, request):\n        while True:\n            pass\n")
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text('[[item]]\nid = "free_queue"\npoints = 1\n\n[[item]]\nid = "hit_cap"\npoints = 1\n')
+    report = grade(str(student), load(rubric), tmp_path / "out", timeout=0.5)
+    failed = next(item for item in report.items if item.id == "free_queue")
+    assert failed.status == "failed" and "hung: no answer within 0.5 s" in failed.message, failed
+    assert statuses(report)["hit_cap"] == "passed"  # the child was restarted for the next item
