@@ -15,10 +15,15 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from oracle.family import MutationTarget
 
 TRIAGE_FILE = Path("mutation") / "equivalent.toml"  # in the checkout: its triage matches its engine
 PRAGMA = "# pragma: no mutate"
@@ -53,6 +58,7 @@ class CampaignResult:
     seconds: float
     jobs: int
     stale_triage: list[str] = field(default_factory=list)  # triaged names that were killed or no longer exist
+    target: str = "engine/"  # what was mutated, as the summary names it
 
     @property
     def score(self) -> float:
@@ -79,7 +85,7 @@ class CampaignResult:
     def as_dict(self, threshold: float) -> dict:
         return {
             "tool": "mutmut",
-            "target": "engine/",
+            "target": self.target,
             **self.stats,
             "score": round(self.score, 4),
             "score_after_triage": round(self.score_after_triage, 4),
@@ -197,10 +203,47 @@ def run_campaign(root: Path, jobs: int = 2, triage: dict[str, Triage] | None = N
     return CampaignResult(stats, survivors, seconds, jobs, stale)
 
 
+_COPIED = ("pyproject.toml", "engine", "oracle", "mutation", "tests")
+
+
+def run_target(root: Path, target: "MutationTarget", jobs: int = 2) -> CampaignResult:
+    """A family's campaign: in the checkout itself when it uses the checkout's own [tool.mutmut], else in a
+    copy of the checkout (under a temporary directory) whose pyproject.toml holds the family's table."""
+    triage = load_triage(root / target.triage)
+    if target.mutmut is None:
+        result = run_campaign(root, jobs=jobs, triage=triage)
+    else:
+        with tempfile.TemporaryDirectory(prefix="pagedcheck-mutation-") as scratch:
+            copy = Path(scratch)
+            for name in _COPIED:
+                source = root / name
+                if source.is_dir():
+                    shutil.copytree(source, copy / name, ignore=shutil.ignore_patterns("__pycache__", "mutants"))
+                elif source.is_file():
+                    shutil.copy2(source, copy / name)
+            pyproject = copy / "pyproject.toml"
+            pyproject.write_text(with_mutmut_table(pyproject.read_text(), target.mutmut))
+            result = run_campaign(copy, jobs=jobs, triage=triage)
+    result.target = target.label
+    return result
+
+
+def with_mutmut_table(pyproject: str, table: dict) -> str:
+    """pyproject.toml's text with its [tool.mutmut] table replaced by `table` (strings and lists of strings)."""
+    kept, skipping = [], False
+    for line in pyproject.splitlines():
+        if line.startswith("["):
+            skipping = line.strip() == "[tool.mutmut]"
+        if not skipping:
+            kept.append(line)
+    lines = ["[tool.mutmut]"] + [f"{key} = {json.dumps(value)}" for key, value in table.items()]
+    return "\n".join(kept + [""] + lines) + "\n"
+
+
 def render(result: CampaignResult, threshold: float) -> str:
     s = result.stats
     lines = [
-        f"mutmut on engine/: {s['total']} mutants in {result.seconds:.0f} s with {result.jobs} jobs",
+        f"mutmut on {result.target}: {s['total']} mutants in {result.seconds:.0f} s with {result.jobs} jobs",
         f"  killed {s['killed']}, timeout {s['timeout']}, survived {s['survived']} "
         f"({len(result.equivalent)} triaged equivalent), no tests {s['no_tests']}, suspicious {s['suspicious']}, "
         f"skipped {s['skipped']}, segfault {s['segfault']}",

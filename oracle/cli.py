@@ -15,7 +15,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import NoReturn, Sequence
 
-from oracle.family import Family, families
+from oracle.family import DEFAULT_FAMILY, Family, families, family_named
 from oracle.grading.report import GradeReport
 from oracle.page import PAGE_NAME, FailedItem, fuzz_items, grade_items, write_page
 from oracle.runner import Progress, fuzz
@@ -146,11 +146,23 @@ def _write_reports(args: argparse.Namespace, report: GradeReport) -> None:
             raise UsageError(f"cannot write {path}: {exc.strerror}") from None
 
 
+def _grading_family(args: argparse.Namespace) -> Family:
+    """The --family to grade with: registered, and with a grader and a rubric."""
+    try:
+        family = family_named(args.family)
+    except ValueError as exc:
+        raise UsageError(f"--family: {exc}") from None
+    if family.grade is None or family.load_rubric is None:
+        raise UsageError(f"--family {family.name}: this family has no grader")
+    return family
+
+
 def cmd_grade(args: argparse.Namespace) -> int:
+    from oracle.grading.grader import GraderError
     from oracle.grading.rubric import RubricError
     from oracle.grading.table import render
-    from oracle.hw3 import grade as hw3
 
+    family = _grading_family(args)
     deadline = time.monotonic() + args.time_limit
 
     def on_item(item) -> None:
@@ -159,18 +171,17 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     out_dir = _artifacts_dir(args, args.submission)
     try:
-        rubric = hw3.load(args.rubric)
-        report = hw3.grade(args.submission, rubric, out_dir, seed=args.seed, timeout=args.timeout, on_item=on_item,
+        rubric = family.load_rubric(args.rubric)
+        report = family.grade(args.submission, rubric, out_dir, seed=args.seed, timeout=args.timeout, on_item=on_item,
                            deadline=deadline, require_sandbox=args.require_sandbox)
-    except (RubricError, hw3.GraderError) as exc:
-        failure = GradeReport("hw3", args.submission, "unknown", "", str(args.rubric or hw3.DEFAULT_RUBRIC),
+    except (RubricError, GraderError) as exc:
+        failure = GradeReport(family.name, args.submission, "unknown", "", str(args.rubric or family.default_rubric),
                               args.seed or 0, grader_error=str(exc))
         _write_reports(args, failure)
         raise UsageError(str(exc)) from None
     print(render(report))
     if any(item.repro for item in report.items):
         print(f"\nRepro files are in {out_dir}")
-    family = families()[report.family]
     if family.render_html is not None:
         _page(family, out_dir / PAGE_NAME, f"{args.submission}: {report.score:g}/{report.max_score:g}", grade_items(report))
         if report.exit_status:
@@ -182,12 +193,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
 def cmd_grade_all(args: argparse.Namespace) -> int:
     from oracle.grading.batch import exit_status, find_submissions, grade_all
     from oracle.grading.rubric import RubricError
-    from oracle.hw3 import grade as hw3
 
+    family = _grading_family(args)
     if not args.directory.is_dir():
         raise UsageError(f"{args.directory} is not a directory")
     try:
-        rubric = hw3.load(args.rubric)  # a bad rubric stops the batch before it starts
+        rubric = family.load_rubric(args.rubric)  # a bad rubric stops the batch before it starts
     except RubricError as exc:
         raise UsageError(str(exc)) from None
     submissions, skipped = find_submissions(args.directory)
@@ -200,7 +211,7 @@ def cmd_grade_all(args: argparse.Namespace) -> int:
     def command(submission: Path, sub_out: Path) -> list[str]:
         cmd = [sys.executable, "-m", "oracle.cli", "grade", str(submission), "--out", str(sub_out),
                "--json", str(sub_out / "report.json"), "--gradescope", str(sub_out / "results.json"),
-               "--timeout", str(args.timeout), "--time-limit", str(args.time_limit), "-q"]
+               "--timeout", str(args.timeout), "--time-limit", str(args.time_limit), "--family", family.name, "-q"]
         if args.require_sandbox:
             cmd.append("--require-sandbox")
         if args.rubric:
@@ -223,11 +234,11 @@ def cmd_gradescope_bundle(args: argparse.Namespace) -> int:
     from oracle.grading.bundle import BundleError, write_bundle
     from oracle.grading.rubric import RubricError
 
-    family = families()["hw3"]
-    assert family.load_rubric is not None
+    family = _grading_family(args)
     try:
         rubric = family.load_rubric(args.rubric)  # a bad rubric never makes a bundle
         options = ["--time-limit", str(args.time_limit)] + (["--require-sandbox"] if args.require_sandbox else [])
+        options += ["--family", family.name] if family.name != DEFAULT_FAMILY else []
         names = write_bundle(args.bundle, Path(rubric.source), options)
     except (RubricError, BundleError) as exc:
         raise UsageError(str(exc)) from None
@@ -295,13 +306,20 @@ def cmd_mutation(args: argparse.Namespace) -> int:
 
     from mutation import python as campaign
 
+    try:
+        family = family_named(args.family)
+    except ValueError as exc:
+        raise UsageError(f"--family: {exc}") from None
+    if family.mutation is None:
+        raise UsageError(f"--family {family.name}: this family has no mutation campaign")
     if importlib.util.find_spec("mutmut") is None:
         raise UsageError("mutmut is not installed: pip install -e '.[dev]'")
     try:
         root = campaign.find_checkout(Path.cwd())
         if not args.quiet:
-            print(f"mutation: running mutmut in {root} with {args.jobs} jobs (a few minutes)", file=sys.stderr)
-        result = campaign.run_campaign(root, jobs=args.jobs)
+            print(f"mutation: running mutmut on {family.mutation.label} of {root} with {args.jobs} jobs (a few "
+                  "minutes)", file=sys.stderr)
+        result = campaign.run_target(root, family.mutation, jobs=args.jobs)
     except campaign.CampaignError as exc:
         raise UsageError(str(exc)) from None
     print(campaign.render(result, args.threshold))
@@ -330,8 +348,14 @@ def _add_limit_options(p: argparse.ArgumentParser) -> None:
                    help="refuse to grade unless submission code runs in the full sandbox (bubblewrap)")
 
 
+def _add_family_option(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--family", default=DEFAULT_FAMILY, metavar="NAME",
+                   help=f"the allocator family {what}: {', '.join(families())} (default: {DEFAULT_FAMILY})")
+
+
 def _add_grade_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rubric", type=Path, metavar="FILE", help="a rubric TOML file (default: the shipped HW3 rubric)")
+    _add_family_option(p, "to grade")
+    p.add_argument("--rubric", type=Path, metavar="FILE", help="a rubric TOML file (default: the family's shipped rubric)")
     p.add_argument("--seed", type=_seed, help="fuzz seed (default: the rubric's, fixed, so reruns agree)")
     p.add_argument("--timeout", type=_timeout, default=2.0, help="seconds one call of a submission may take (default: 2)")
     _add_limit_options(p)
@@ -353,7 +377,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Drive an implementation and the model with the same random programs; stop at the first "
         "disagreement and print the smallest program that shows it.",
     )
-    fuzz_p.add_argument("--family", choices=sorted(families()), default="hw3", help="allocator family (default: hw3)")
+    fuzz_p.add_argument("--family", choices=sorted(families()), default=DEFAULT_FAMILY,
+                        help=f"allocator family (default: {DEFAULT_FAMILY})")
     fuzz_p.add_argument(
         "--impl",
         metavar="IMPL",
@@ -371,12 +396,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     grade_p = sub.add_parser(
         "grade",
-        help="grade one HW3 submission against a rubric",
-        description="Grade a C submission (llm_memory.c, or a directory holding one) or a Python module "
-        "pkg.module[:attr]: every rubric item, with the rule, step, expected and actual value of each failure "
-        "and a standalone repro C file. Exit 0 all items pass, 1 some item fails, 2 the grader cannot run.",
+        help="grade one submission against a rubric",
+        description="Grade a submission of the family (hw3, the default: a C submission, llm_memory.c or a "
+        "directory holding one, or a Python module pkg.module[:attr]; prefix: SHAPE:pkg.module[@POLICY], a .py "
+        "file or a folder): every rubric item, with the rule, step, expected and actual value of each failure "
+        "(and, for hw3, a standalone repro C file). Exit 0 all items pass, 1 some item fails, 2 the grader cannot run.",
     )
-    grade_p.add_argument("submission", metavar="SUBMISSION", help="llm_memory.c, a directory holding it, or pkg.module")
+    grade_p.add_argument("submission", metavar="SUBMISSION",
+                         help="hw3: llm_memory.c, a directory holding it, or pkg.module; prefix: see --family")
     grade_p.add_argument("--json", type=_output_file, metavar="FILE", help="write the report as JSON (pagedcheck-grade/1)")
     grade_p.add_argument("--gradescope", type=_output_file, metavar="FILE", help="write Gradescope's results.json")
     grade_p.add_argument("--junit", type=_output_file, metavar="FILE", help="write the report as JUnit XML (for CI)")
@@ -406,7 +433,8 @@ def build_parser() -> argparse.ArgumentParser:
         "written), this checkout as a wheel, pinned requirements and the rubric. Needs a source checkout.",
     )
     bundle_p.add_argument("bundle", type=_output_file, metavar="OUT.zip", help="the zip to write")
-    bundle_p.add_argument("--rubric", type=Path, metavar="FILE", help="a rubric TOML file (default: the shipped HW3 rubric)")
+    bundle_p.add_argument("--rubric", type=Path, metavar="FILE", help="a rubric TOML file (default: the family's shipped rubric)")
+    _add_family_option(bundle_p, "to grade")
     _add_limit_options(bundle_p)
     bundle_p.set_defaults(run=cmd_gradescope_bundle)
 
@@ -430,6 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
         "mutants/), with the suite's mutation test selection; print a summary with every untriaged survivor's "
         "diff. Exit 0 score >= threshold and no mutant without tests, 1 otherwise, 2 usage error.",
     )
+    _add_family_option(mut_p, "whose engine to mutate")
     mut_p.add_argument("--jobs", type=_positive, default=2, help="mutants tested at once (mutmut --max-children; default: 2)")
     mut_p.add_argument("--threshold", type=_fraction, default=0.95, help="lowest passing score (default: 0.95)")
     mut_p.add_argument("--json", type=_output_file, metavar="FILE", help="write the counts, score and survivors as JSON")

@@ -10,6 +10,18 @@ from typing import Any, Callable
 from oracle.stats import RunStats
 
 AdapterFactory = Callable[[], Any]
+DEFAULT_FAMILY = "hw3"  # what every command grades or fuzzes without --family
+
+
+@dataclass(frozen=True)
+class MutationTarget:
+    """What `pagedcheck mutation --family NAME` mutates: `label` names it in the summary, `triage` is its
+    equivalent-mutant file in the checkout, and `mutmut` the [tool.mutmut] table to run with (None: the
+    checkout's own pyproject.toml; else the campaign runs in a copy of the checkout with this table)."""
+
+    label: str
+    triage: str
+    mutmut: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -23,6 +35,19 @@ class Family:
     load_rubric: Callable[[Path | None], Any] | None = None  # its rubric at a path, or its default; RubricError
     # (title, failed items) -> one self-contained HTML page picturing each failing step (oracle/page.py)
     render_html: Callable[[str, list[Any]], str] | None = None
+    # grade(submission, rubric, out_dir, *, seed, timeout, on_item, deadline, require_sandbox) -> GradeReport;
+    # raises oracle.grading.grader.GraderError when grading cannot start (a bad path, a kind it cannot grade)
+    grade: Callable[..., Any] | None = None
+    default_rubric: Path | None = None  # the shipped rubric, named in a report when grading cannot start
+    mutation: MutationTarget | None = None  # its engine's mutation campaign
+
+
+def family_named(name: str) -> Family:
+    """The registered family `name`; ValueError with a one-line reason naming the known ones."""
+    known = families()
+    if name not in known:
+        raise ValueError(f"unknown family {name!r}; known: {', '.join(known)}")
+    return known[name]
 
 
 GROUP = "pagedcheck.families"

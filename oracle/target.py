@@ -1,14 +1,18 @@
 """The module or object a `pkg.module[:attr]` spec names, for every family's Python adapters."""
 
 import importlib
+import importlib.util
+import sys
+from pathlib import Path
 from typing import Any
 
 
 def load_target(spec: str) -> Any:
-    """Imports `pkg.module` and returns it, or its attribute `attr`; ValueError with a one-line reason."""
+    """Imports `pkg.module` (or the file `path/name.py`) and returns it, or its attribute `attr`; ValueError
+    with a one-line reason."""
     module_name, _, attr = spec.partition(":")
     try:
-        target = importlib.import_module(module_name)
+        target = _from_file(Path(module_name)) if module_name.endswith(".py") else importlib.import_module(module_name)
     except ImportError as exc:
         raise ValueError(f"cannot import {module_name!r}: {exc}") from exc
     if attr:
@@ -17,3 +21,15 @@ def load_target(spec: str) -> Any:
         except AttributeError:
             raise ValueError(f"module {module_name!r} has no attribute {attr!r}") from None
     return target
+
+
+def _from_file(path: Path) -> Any:
+    """The module in a .py file, its folder first on sys.path (for the modules beside it it imports)."""
+    if not path.is_file():
+        raise ImportError(f"no such file {str(path)!r}")
+    sys.path.insert(0, str(path.resolve().parent))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module

@@ -13,11 +13,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from oracle.grading.report import ItemResult
-from oracle.grading.rubric import OptionRule, Rubric
+from oracle.grading.rubric import OptionRule, Rubric, load_rubric
 from oracle.sandbox import DeadlinePassed
 
 OUT_OF_TIME = "the time limit for the whole grade was reached before this item started"
 OUT_OF_TIME_DURING = "the time limit for the whole grade was reached while this item ran (its runs were stopped)"
+
+
+class GraderError(Exception):
+    """The grader cannot run (bad path, no gcc, a kind of submission the family cannot grade): exit status 2."""
 
 
 class NotRun(Exception):
@@ -39,7 +43,7 @@ class Outcome:
     message: str = ""  # one line: what failed and where, or a note on a pass (e.g. a partial run)
     details: str = ""  # what a student needs to see it: compiler output, the calls, valgrind's words
     program: str = ""  # the minimal failing program, as Hypothesis prints it
-    repro: str | None = None  # the standalone C repro's file name, next to the report
+    repro: str | None = None  # the standalone repro file's name, next to the report
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,12 @@ class Check:
     run: Callable[[Any, Mapping[str, Any]], Outcome]
     options: Mapping[str, Any] = field(default_factory=dict)  # defaults; a rubric may override them
     limits: Mapping[str, OptionRule] = field(default_factory=dict)  # the bounds of options, checked at load
+
+
+def rubric_for(checks: Mapping[str, Check], path: Any) -> Rubric:
+    """The rubric at `path` for a family's checks (their ids, default options and option bounds); RubricError."""
+    return load_rubric(path, {check.id: check.options for check in checks.values()},
+                       {check.id: check.limits for check in checks.values()})
 
 
 def run_checks(

@@ -40,7 +40,7 @@ class ItemResult:
         if self.program:
             parts.append("Minimal failing program (as Hypothesis prints it):\n" + self.program)
         if self.repro:
-            parts.append(f"Standalone C repro: {self.repro}")
+            parts.append(f"Standalone repro: {self.repro}")
         text = "\n\n".join(part for part in parts if part)
         return text if len(text) <= limit else text[:limit] + "\n... (truncated)"
 

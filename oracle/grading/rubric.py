@@ -1,6 +1,6 @@
 """The rubric: which checks count, for how many points, and who sees them. Loaded from TOML.
 
-    title = "HW3: vLLM PagedAttention memory manager"
+    title = "Paged KV-cache allocator"
 
     [[item]]
     id = "compiles"                 # a check the family defines

@@ -46,5 +46,5 @@ def _feedback(item: ItemResult) -> list[str]:
             body = body[:_DETAIL_LINES] + [f"... ({len(body) - _DETAIL_LINES} more lines in the JSON report)"]
         lines += [f"    {line}" for line in body]
     if item.repro:
-        lines.append(f"  Standalone C repro: {item.repro} (build it with the official flags; run it under gdb)")
+        lines.append(f"  Standalone repro: {item.repro} (build it with the official flags; run it under gdb)")
     return lines

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from oracle.family import AdapterFactory, Family
+from oracle.family import AdapterFactory, Family, MutationTarget
 from oracle.grading.rubric import Rubric
 from oracle.hw3.adapters import load_python
 
@@ -36,6 +36,13 @@ def load_rubric(path: Path | None = None) -> Rubric:
     return load(path)
 
 
+def grade(*args, **kwargs):  # type: ignore[no-untyped-def]
+    """grade.grade, imported on first use (it needs gcc's and the sandbox's modules)."""
+    from oracle.hw3.grade import grade as run
+
+    return run(*args, **kwargs)
+
+
 def machine_for(*args, **kwargs):  # type: ignore[no-untyped-def]
     """machine.machine_for, imported on first use: engine/llm_memory.py imports oracle.hw3.spec, and in a
     Python submission's child process (the system Python, no Hypothesis) this package must import."""
@@ -58,4 +65,7 @@ FAMILY = Family(
     repro_preamble=repro_preamble,
     load_rubric=load_rubric,
     render_html=render_html,
+    grade=grade,
+    default_rubric=Path(__file__).with_name("rubric.toml"),
+    mutation=MutationTarget("engine/", "mutation/equivalent.toml"),
 )

@@ -13,9 +13,9 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Callable
 
-from oracle.grading.grader import run_checks
+from oracle.grading.grader import GraderError, rubric_for, run_checks
 from oracle.grading.report import GradeReport, ItemResult
-from oracle.grading.rubric import Rubric, load_rubric
+from oracle.grading.rubric import Rubric
 from oracle.hw3 import BUILTIN_ENGINE
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import Refused, build, submission_source
@@ -28,14 +28,9 @@ from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable
 DEFAULT_RUBRIC = Path(__file__).with_name("rubric.toml")
 
 
-class GraderError(Exception):
-    """The grader cannot run (bad path, no gcc, a module that does not import): exit status 2."""
-
-
 def load(path: Path | str | None = None) -> Rubric:
     """The rubric at `path`, or the shipped default; raises RubricError."""
-    return load_rubric(path or DEFAULT_RUBRIC, {check.id: check.options for check in CHECKS.values()},
-                       {check.id: check.limits for check in CHECKS.values()})
+    return rubric_for(CHECKS, path or DEFAULT_RUBRIC)
 
 
 def is_c(submission: str) -> bool:

@@ -73,7 +73,12 @@ class PythonChild:
         load_timeout: float = 10.0,
         output_limit: int = 1 << 20,
         limits: Limits = Limits(cpu_seconds=120),
+        server: Path = SERVER,
+        server_args: tuple[str, ...] = (),
+        support: Path | None = None,
     ):
+        """`server` is the script the child runs (pyserve.py; another family's server takes the same first
+        arguments, then `server_args`); `support`, a directory it may read besides the submission's files."""
         self.target = target
         self.sandbox = sandbox
         self.timeout = timeout
@@ -84,7 +89,9 @@ class PythonChild:
         self._proc: subprocess.Popen | None = None
         self._cmd = self._reply = -1
         self._output = tempfile.TemporaryFile()
-        self._server = sandbox.expose(SERVER)
+        self._server = sandbox.expose(server)
+        self._server_args = server_args
+        self._support = (support,) if support is not None else ()
         self._files = sandbox.area("submission")
         for name in target.files:
             (self._files / name).parent.mkdir(parents=True, exist_ok=True)
@@ -105,10 +112,11 @@ class PythonChild:
         reply_r, reply_w = os.pipe()
         target = self.target
         argv = [PYTHON, "-I", "-B", str(self._server), str(cmd_r), str(reply_w), str(self._files), target.module]
+        argv += [target.attr, *self._server_args] if self._server_args else [target.attr] if target.attr else []
         try:
             self._proc = self.sandbox.popen(
-                argv + ([target.attr] if target.attr else []),
-                readable=(self._server.parent, self._files),
+                argv,
+                readable=(self._server.parent, self._files, *self._support),
                 cwd=self._files,
                 limits=self.limits,
                 pass_fds=(cmd_r, reply_w),

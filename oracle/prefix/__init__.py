@@ -6,20 +6,31 @@ object of that shape, and optionally the policy to check it under (default: the 
 the universal invariants only). `engine` is our engine, `lab:engine.prefix`.
 """
 
-from oracle.family import AdapterFactory, Family
+from pathlib import Path
+
+from oracle.family import AdapterFactory, Family, MutationTarget
 from oracle.prefix.machine import machine_for
-from oracle.prefix.policy import POLICIES, universal
+from oracle.prefix.policy import POLICIES, Policy, universal
 
 BUILTIN_ENGINE = "lab:engine.prefix"
 
 
-def _shapes() -> dict:
+def shapes() -> dict:
     from oracle.prefix.adapters.lab import LabAdapter
     from oracle.prefix.adapters.minivllm import MinivllmAdapter
     from oracle.prefix.adapters.nanovllm import NanovllmAdapter
     from oracle.prefix.adapters.yaie import YaieAdapter
 
     return {a.shape: a for a in (LabAdapter, MinivllmAdapter, NanovllmAdapter, YaieAdapter)}
+
+
+def policy_for(adapter: type, name: str) -> Policy:
+    """The policy `name` (empty: the shape's own; `any`: its universal invariants only); ValueError."""
+    if name == "any":
+        return universal(adapter.default_policy)
+    if name and name not in POLICIES:
+        raise ValueError(f"unknown policy {name!r}; known: {', '.join(sorted(POLICIES))}, any")
+    return POLICIES[name] if name else adapter.default_policy
 
 
 def load_adapter(impl: str) -> AdapterFactory:
@@ -30,17 +41,11 @@ def load_adapter(impl: str) -> AdapterFactory:
         impl = BUILTIN_ENGINE
     spec, _, policy_name = impl.partition("@")
     shape, sep, target_spec = spec.partition(":")
-    shapes = _shapes()
-    if not sep or shape not in shapes:
-        raise ValueError(f"expected SHAPE:pkg.module[:attr][@POLICY] with SHAPE one of {', '.join(sorted(shapes))}")
-    adapter = shapes[shape]
-    policy = adapter.default_policy
-    if policy_name == "any":
-        policy = universal(policy)
-    elif policy_name:
-        if policy_name not in POLICIES:
-            raise ValueError(f"unknown policy {policy_name!r}; known: {', '.join(sorted(POLICIES))}, any")
-        policy = POLICIES[policy_name]
+    known = shapes()
+    if not sep or shape not in known:
+        raise ValueError(f"expected SHAPE:pkg.module[:attr][@POLICY] with SHAPE one of {', '.join(sorted(known))}")
+    adapter = known[shape]
+    policy = policy_for(adapter, policy_name)
     target = load_target(target_spec)
     adapter(target, target_spec, policy)  # validate now, so a bad --impl fails before any run
     return lambda: adapter(target, target_spec, policy)
@@ -54,10 +59,36 @@ def repro_preamble(impl: str) -> list[str]:
     ]
 
 
+def load_rubric(path: Path | None = None):  # type: ignore[no-untyped-def]
+    """The prefix rubric at `path`, or the shipped one (oracle/prefix/rubric.toml); raises RubricError."""
+    from oracle.prefix.grade import load
+
+    return load(path)
+
+
+def grade(*args, **kwargs):  # type: ignore[no-untyped-def]
+    from oracle.prefix.grade import grade as run
+
+    return run(*args, **kwargs)
+
+
+# `pagedcheck mutation --family prefix`: mutmut over engine/prefix, killed by the prefix tests (mutation/prefix.md)
+MUTATION = MutationTarget("engine/prefix/", "mutation/prefix_equivalent.toml", {
+    "source_paths": ["engine/prefix/"],
+    "also_copy": ["oracle/", "mutation/"],
+    "pytest_add_cli_args_test_selection": ["tests/test_prefix_engine.py", "tests/test_prefix_machine.py"],
+    "pytest_add_cli_args": ["-p", "no:cacheprovider", "-x", "-q", "-k", "not reaches_every_boundary"],
+})
+
 FAMILY = Family(
     name="prefix",
     summary="prefix-caching block pools: chained block hashes, ref counts, warm free blocks, eviction order",
     machine_for=machine_for,
     load_adapter=load_adapter,
     repro_preamble=repro_preamble,
+    default_impl="engine",
+    load_rubric=load_rubric,
+    grade=grade,
+    default_rubric=Path(__file__).with_name("rubric.toml"),
+    mutation=MUTATION,
 )

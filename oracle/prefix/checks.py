@@ -1,0 +1,141 @@
+"""The prefix family's rubric checks: one directed program per rule of the lab (oracle/prefix/programs.py),
+and the state machine against the model (fuzz).
+
+A directed item fails on the first difference of its own rule (oracle/prefix/rules.py). When its program
+meets another rule's difference first, replay stops there: the item passes with a note naming that step
+and the item whose rule it is, or, when none of its own steps had run yet, is not run (it checked nothing
+of its own rule, so it earns nothing).
+"""
+
+import warnings
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from hypothesis.errors import HypothesisDeprecationWarning
+from hypothesis.reporting import with_reporter
+
+from oracle.family import AdapterFactory
+from oracle.grading.grader import Check, Incomplete, NotApplicable, NotRun, Outcome
+from oracle.grading.rubric import at_least, positive
+from oracle.prefix.programs import BY_ITEM, Program
+from oracle.prefix.replay import Found, Replay
+from oracle.prefix.rules import RULES, rule_of
+
+ADMIT_MEANS = "admit = get_computed_blocks(request), then allocate_slots for the prompt's tokens not cached"
+
+
+@dataclass
+class PrefixSubmission:
+    spec: str  # SHAPE:pkg.module[:attr][@POLICY], as the adapter loads it
+    factory: AdapterFactory | None  # None: it did not load
+    not_loaded: str = ""
+    seed: int | None = None
+
+
+def _adapter(sub: PrefixSubmission) -> Any:
+    if sub.factory is None:
+        raise NotRun(f"the submission did not load: {sub.not_loaded}")
+    return sub.factory()
+
+
+def not_applicable(program: Program, adapter: Any) -> str | None:
+    """Why the item's rule is not the system's (its policy) or its calls are not the shape's, or None."""
+    missing = program.ops - {"admit", "free", "lookup"} - adapter.supports  # replay admits for a look-up
+    if missing:
+        return f"the {adapter.shape} shape has no {', '.join(sorted(missing))}"
+    policy = adapter.policy
+    reasons = {
+        "null_block": None if policy.null_block else "its policy has no null block",
+        "hit_cap": None if policy.hit_cap else "its policy has no hit cap",
+        "reverse_order_free": None if policy.release_order == "reverse" else "its policy frees in forward order",
+        "eviction": None if policy.evict_on_reuse else "its policy leaves index entries when a block is reused",
+    }
+    if program.item in ("free_queue", "reverse_order_free", "eviction") and not policy.exact:
+        return "checked under the universal invariants only (@any): no exact order or index"
+    if not policy.caching and program.item not in ("free_queue", "atomic_allocation"):
+        return "its policy has no prefix cache"
+    return reasons.get(program.item)
+
+
+def _where(program: Program, found: Found) -> str:
+    return f"{program.scenario}: step {found.number} {found.call}"
+
+
+def _details(replay: Replay) -> str:
+    calls = "\n".join(f"  {number}. {call}" for number, call in enumerate(replay.calls, 1))
+    return f"The calls ({ADMIT_MEANS}; request ids in admission order):\n{calls}"
+
+
+def directed(item: str) -> Check:
+    program = BY_ITEM[item]
+
+    def run(sub: PrefixSubmission, options: Mapping[str, Any]) -> Outcome:
+        adapter = _adapter(sub)
+        reason = not_applicable(program, adapter)
+        if reason:
+            adapter.close()
+            raise NotApplicable(reason)
+        replay, checked, past = Replay(program, adapter), False, ""
+        with closing(replay.steps()) as steps:
+            for found in steps:
+                where = _where(program, found)
+                first = found.differences[0] if found.differences else None
+                if first is not None and rule_of(first, found.op) == item:
+                    return Outcome(False, f"{first.render(where)} [rule: {item}]", _details(replay))
+                if found.failure and found.judge:
+                    return Outcome(False, f"{where}: {found.failure} [rule: {item}]", _details(replay))
+                if found.failure:
+                    why, owner = f"{where}: {found.failure}", "fuzz"
+                elif first is not None:
+                    why, owner = first.render(where), rule_of(first, found.op) or "fuzz"
+                else:
+                    checked = checked or found.judge
+                    continue
+                if found.taken_over:  # another rule's free order: read on in the implementation's
+                    past = past or f"read past {why} (that is item {owner}'s to judge)"
+                    checked = checked or found.judge
+                    continue
+                if checked:
+                    return Outcome(True, f"not checked past {why} (that is item {owner}'s to judge)")
+                raise NotRun(f"checked nothing of its own rule: {why} (that is item {owner}'s to judge)")
+        return Outcome(True, past)
+
+    return Check(item, RULES[item], run)
+
+
+FUZZ_OPTIONS = {"seed": 1, "examples": 150, "steps": 30, "shrink_replays": 2000, "seconds": 300.0}
+FUZZ_LIMITS = {"examples": at_least(1), "steps": at_least(1), "shrink_replays": at_least(0), "seconds": positive}
+
+
+def check_fuzz(sub: PrefixSubmission, options: Mapping[str, Any]) -> Outcome:
+    """The prefix state machine against the model: a fixed seed and budgets that are counts, so a
+    submission gets the same verdict and program on any machine; `seconds` is only a safety net."""
+    from oracle.prefix import FAMILY
+    from oracle.runner import fuzz
+
+    _adapter(sub).close()
+    seed = sub.seed if sub.seed is not None else options["seed"]
+    with with_reporter(lambda _: None), warnings.catch_warnings():
+        # the shrinker replays programs outside Hypothesis, where the machine's `assume` warns
+        warnings.simplefilter("ignore", HypothesisDeprecationWarning)
+        report = fuzz(FAMILY, sub.spec, sub.factory, examples=options["examples"], steps=options["steps"], seed=seed,
+                      shrink_replays=options["shrink_replays"], seconds=options["seconds"])
+    stats = report.stats
+    ran = f"{stats.examples} of {options['examples']} programs, {stats.steps} calls, seed {seed}"
+    if report.cut_short == "generate-seconds":
+        raise Incomplete(f"stopped at the {options['seconds']:g} s time limit after {ran}, no divergence so far")
+    if report.passed:
+        return Outcome(True)
+    difference = getattr(report.failure, "difference", None)
+    call = getattr(report.failure, "call", "")
+    rule = rule_of(difference, call.split("(")[0]) if difference is not None else None
+    note = " (shrinking stopped at its budget: the program may not be minimal)" if report.cut_short else ""
+    return Outcome(False, f"fuzz ({ran}): {report.divergence}" + (f" [rule: {rule}]" if rule else "") + note,
+                   "", "\n".join(report.program))
+
+
+CHECKS = {item: directed(item) for item in BY_ITEM}
+CHECKS["fuzz"] = Check("fuzz", RULES["fuzz"], check_fuzz, FUZZ_OPTIONS, FUZZ_LIMITS)
+DEFAULT_RUBRIC = Path(__file__).with_name("rubric.toml")

@@ -1,0 +1,152 @@
+"""The directed call programs of the prefix family's rubric, as data: one per rule of the lab (seed 001).
+
+A program is a pool (`blocks`, `block_size`) and its steps; request ids are given in admission order (the
+first `admit` is request 0). Steps marked `judge` are the ones that exercise the program's own rule: an item
+whose program another rule's bug stops before any of them earns nothing (it checked nothing of its own).
+Each program keeps clear of the other rules' edge cases, so another rule's bug rarely reaches it.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Step:
+    op: str  # "admit", "free", "lookup", "fork"
+    tokens: tuple[int, ...] = ()  # admit, lookup
+    rid: int = -1  # free, fork
+    position: int = 0  # fork: the table entry
+    judge: bool = False
+
+
+@dataclass(frozen=True)
+class Program:
+    item: str  # the rubric item (and rule) it judges
+    scenario: str  # its name in messages
+    blocks: int
+    block_size: int
+    steps: tuple[Step, ...]
+
+    @property
+    def ops(self) -> set[str]:
+        return {step.op for step in self.steps}
+
+
+def run(start: int, count: int) -> tuple[int, ...]:
+    """`count` consecutive token ids from `start`."""
+    return tuple(range(start, start + count))
+
+
+def admit(*tokens: int, judge: bool = False) -> Step:
+    return Step("admit", tuple(tokens), judge=judge)
+
+
+def free(rid: int, judge: bool = False) -> Step:
+    return Step("free", rid=rid, judge=judge)
+
+
+def lookup(*tokens: int, judge: bool = False) -> Step:
+    return Step("lookup", tuple(tokens), judge=judge)
+
+
+def fork(rid: int, position: int, judge: bool = False) -> Step:
+    return Step("fork", rid=rid, position=position, judge=judge)
+
+
+PROGRAMS = (
+    # Blocks come from the free queue's head; a freed block goes to its tail (one-block requests, so the
+    # order inside one request's release is not this program's business).
+    Program("free_queue", "free queue", 6, 4, (
+        admit(*run(1, 4), judge=True),  # req 0: block 1
+        admit(*run(10, 4), judge=True),  # req 1: block 2
+        admit(*run(20, 3), judge=True),  # req 2: block 3 (partial)
+        free(1, judge=True),  # block 2 to the tail
+        free(0, judge=True),  # block 1 after it
+        admit(*run(30, 12), judge=True),  # 3 blocks from the head: 4, 5, then 2 (evicted)
+        admit(40, judge=True),  # the last free block: 1
+    )),
+    Program("null_block", "null block", 4, 4, (
+        admit(*run(1, 12), judge=True),  # every usable block: 1, 2, 3, never 0
+        free(0, judge=True),
+        admit(*run(50, 9), judge=True),
+        admit(60, judge=True),  # refused: block 0 is not free
+    )),
+    # The same four tokens after different parents must hash differently (no hit walks past a miss here),
+    # and the same prefix must hash the same (it hits).
+    Program("hash_chaining", "hash chaining", 8, 4, (
+        admit(*run(1, 8), 9),  # req 0: blocks for [1..4] and [1..8]
+        admit(*[9, 9, 9, 9], *run(5, 4), 0, judge=True),  # req 1: [5..8] after another parent: a new hash
+        lookup(*run(1, 8), 7, judge=True),  # the same prefix: 2 hits
+        admit(*run(1, 8), 7, judge=True),  # req 2: hits both
+    )),
+    # A hit on a free (warm) block takes it out of the free queue, from wherever it is; every hit adds one holder.
+    Program("touch", "touch", 6, 4, (
+        admit(*run(1, 8), 9),  # req 0: blocks 1, 2, 3
+        free(0),  # free queue: 4, 5, 3, 2, 1
+        admit(*run(1, 8), 10, judge=True),  # req 1: hits 1 and 2 out of the queue's middle and tail
+        admit(*run(1, 8), 11, judge=True),  # req 2: hits them again: each has two holders
+        free(1, judge=True),
+        free(2, judge=True),
+    )),
+    # A cached free block taken for new tokens loses its hash and its index entry.
+    Program("eviction", "eviction", 4, 4, (
+        admit(*run(1, 4), 5),  # req 0: block 1 cached for [1..4]
+        free(0),
+        admit(*run(50, 12), judge=True),  # req 1: takes every free block, 1 among them: evicted
+        free(1, judge=True),
+        lookup(*run(1, 4), 5, judge=True),  # nothing cached for [1..4] any more
+    )),
+    # At most (num_tokens - 1) // block_size blocks hit: one token is always left to compute.
+    Program("hit_cap", "hit cap", 6, 4, (
+        admit(*run(1, 8)),  # req 0: two full blocks, both cached
+        lookup(*run(1, 8), judge=True),  # 8 tokens: 1 hit at most
+        admit(*run(1, 8), judge=True),  # req 1: the same prompt: 1 hit, the last block computed again
+        lookup(*run(1, 4), judge=True),  # 4 tokens: no hit at all
+        lookup(*run(1, 8), 0, judge=True),  # 9 tokens: 2 hits
+    )),
+    # allocate_slots gives a request every block it needs, or returns None and changes nothing.
+    Program("atomic_allocation", "atomic allocation", 5, 4, (
+        admit(*run(1, 4), 5),  # req 0: blocks 1, 2; block 1 cached for [1..4]
+        free(0),  # free queue: 3, 4, 2, 1
+        admit(*run(70, 5)),  # req 1: blocks 3, 4; free: 2, 1
+        admit(*run(1, 4), 5, 6, 7, 8, 9, judge=True),  # hits block 1 (free) and needs 2 more: only 1 left: refused
+        admit(*run(80, 8), judge=True),  # req 3: the 2 free blocks
+        admit(90, judge=True),  # refused: nothing free
+        free(3, judge=True),
+        free(1, judge=True),
+        admit(*run(1, 4), 5, 6, 7, 8, 9, judge=True),  # req 5: now it fits
+    )),
+    # free(request) releases its blocks in reverse order: a chain's tail is evicted before its head.
+    Program("reverse_order_free", "reverse-order free", 6, 4, (
+        admit(*run(1, 13), judge=True),  # req 0: blocks 1, 2, 3, 4
+        free(0, judge=True),  # free queue: 5, then 4, 3, 2, 1
+        admit(*run(20, 17), judge=True),  # req 1: takes them in that order
+    )),
+    # A hit block holds exactly the KV of the request's own prefix: the walk stops at the first miss. Block 1
+    # (for [1..4]) is evicted while block 2 (for [1..8]) is still cached: [1..8] must not hit block 2 first.
+    Program("no_false_hit", "no false hit", 9, 4, (
+        admit(*run(1, 8), 9),  # req 0: blocks 1, 2, 3
+        admit(*run(1, 8), 10),  # req 1: hits 1 and 2, and block 4
+        fork(1, 0),  # req 1 copies block 1 (copy-on-write, into 5): block 1 is req 0's alone
+        free(0),  # releases 3 and 1 (block 2 is still req 1's): free queue 6, 7, 8, 3, 1
+        admit(*run(60, 16)),  # req 2: takes 6, 7, 8, 3 ...
+        admit(*run(70, 4)),  # req 3: ... and 1: evicted
+        lookup(*run(1, 8), 11, judge=True),  # [1..4] misses: no hit, although [1..8] is cached
+        free(2),
+        admit(*run(1, 8), 12, judge=True),  # req 4: no hit either
+        lookup(*run(1, 8), 9, judge=True),  # now both hit, on req 4's blocks
+    )),
+    # fork_block copies a shared block into a fresh one and drops one holder of the original; a block held
+    # once is written in place.
+    Program("copy_on_write", "copy-on-write", 6, 4, (
+        admit(*run(1, 4), 5),  # req 0: blocks 1, 2
+        admit(*run(1, 4), 6),  # req 1: hits block 1: [1, 3]
+        fork(1, 0, judge=True),  # shared: copied into block 4
+        fork(0, 0, judge=True),  # block 1 is req 0's alone now: no copy
+        admit(*run(1, 4), 7),  # req 2: hits block 1 again; the last free block
+        fork(2, 0, judge=True),  # shared, but nothing is free: refused, nothing changes
+        free(0, judge=True),
+        fork(2, 0, judge=True),  # held once now: no copy
+    )),
+)
+
+BY_ITEM = {program.item: program for program in PROGRAMS}

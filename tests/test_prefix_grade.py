@@ -1,0 +1,233 @@
+"""`pagedcheck grade --family prefix`: the lab rubric over our engine, the broken variants of it, each
+adapter shape's test implementation, and the CLI's reports and usage errors."""
+
+import builtins
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from oracle.cli import main
+from oracle.grading.grader import GraderError
+from oracle.prefix.grade import grade, load
+from oracle.prefix.programs import BY_ITEM
+from oracle.prefix.rules import RULES
+from tests.conftest import ROOT
+from tests.test_prefix_teeth import EXPECTED, broken_engine  # noqa: F401 (a fixture)
+
+# variant -> (the items it fails, the items whose program it stops before any step of their own rule)
+FAILED_ITEMS = {
+    "no_null_block": ({"null_block", "fuzz"}, set()),
+    "hash_not_chained": ({"hash_chaining", "fuzz"}, set()),
+    "no_hit_cap": ({"hit_cap", "fuzz"}, set()),
+    "hits_past_first_miss": ({"no_false_hit", "fuzz"}, set()),
+    "eviction_keeps_index": ({"eviction", "fuzz"}, {"no_false_hit"}),  # its stale entry is what a false hit needs
+    "touch_leaves_in_queue": ({"touch", "fuzz"}, set()),
+    "non_atomic_allocation": ({"atomic_allocation", "fuzz"}, set()),
+    "forward_order_free": ({"reverse_order_free", "fuzz"}, set()),
+    "free_to_front_hashed": ({"free_queue", "fuzz"}, set()),
+    "ref_count_not_per_table": ({"touch", "fuzz"}, {"no_false_hit", "copy_on_write"}),  # sharing needs the count
+}
+
+
+def with_lab_package(folder: Path) -> Path:
+    """`folder` holding a copy of our engine as the package `labsol` (a student's files must be their own:
+    the sandboxed child sees nothing else)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(ROOT / "engine" / "prefix", folder / "labsol", ignore=shutil.ignore_patterns("__pycache__"))
+    return folder
+
+
+def statuses(report) -> dict[str, str]:
+    return {item.id: item.status for item in report.items}
+
+
+def test_every_rule_of_the_rubric_has_a_program_and_every_variant_an_expectation():
+    assert set(BY_ITEM) | {"fuzz"} == set(RULES) == {item.id for item in load().items}
+    assert FAILED_ITEMS.keys() == EXPECTED.keys()
+    assert load().max_score == 100
+
+
+def test_our_engine_gets_full_marks_with_nothing_read_past(tmp_path):
+    report = grade("engine", load(), tmp_path)
+    assert report.exit_status == 0 and report.score == report.max_score == 100
+    assert [item.message for item in report.items] == [""] * len(report.items)
+    assert report.family == "prefix" and report.isolation.startswith("bubblewrap")
+
+
+def test_the_submission_runs_in_its_own_sandboxed_process_never_in_the_graders(tmp_path):
+    student = with_lab_package(tmp_path) / "imported_here.py"
+    student.write_text("import builtins\nbuiltins.PAGEDCHECK_IMPORTED_HERE = True\n"
+                       "from labsol import KVCacheManager, Request\n")
+    report = grade(str(student), load(), tmp_path / "out", require_sandbox=True)
+    assert report.exit_status == 0, report.items
+    assert not hasattr(builtins, "PAGEDCHECK_IMPORTED_HERE")
+
+
+def test_a_submission_that_kills_its_process_fails_its_steps_and_the_grader_goes_on(tmp_path):
+    student = with_lab_package(tmp_path) / "exits.py"
+    student.write_text("import os\nfrom labsol import KVCacheManager as Base, Request\n\n"
+                       "class KVCacheManager(Base):\n"
+                       "    def free(self, request):\n        os._exit(0)\n")
+    report = grade(str(student), load(), tmp_path / "out")
+    got = statuses(report)
+    assert got["free_queue"] == got["reverse_order_free"] == got["fuzz"] == "failed", report.items
+    assert "ended the process" in next(i.message for i in report.items if i.id == "free_queue")
+    assert got["hit_cap"] == "passed"  # its program frees nothing
+
+
+@pytest.mark.parametrize("variant", sorted(FAILED_ITEMS))
+def test_broken_variant_fails_exactly_its_own_items(variant, broken_engine, tmp_path):  # noqa: F811
+    report = grade(f"lab:{broken_engine(variant)}", load(), tmp_path)
+    failed, not_run = FAILED_ITEMS[variant]
+    got = statuses(report)
+    assert {item for item, status in got.items() if status == "failed"} == failed, report.items
+    assert {item for item, status in got.items() if status == "not_run"} == not_run, report.items
+    for item in report.items:
+        if item.status == "failed" and item.id != "fuzz":
+            # the step, the call, expected and actual, and the rule, as a student reads them
+            assert f"{BY_ITEM[item.id].scenario}: step " in item.message and "expected " in item.message
+            assert item.message.endswith(f"[rule: {item.id}]") and "1. KVCacheManager(" in item.details
+        if item.status == "not_run":
+            assert "checked nothing of its own rule" in item.message and "that is item " in item.message
+
+
+def test_a_failing_item_names_the_step_and_values(broken_engine, tmp_path):  # noqa: F811
+    report = grade(f"lab:{broken_engine('forward_order_free')}", load(), tmp_path)
+    item = next(item for item in report.items if item.id == "reverse_order_free")
+    assert item.message == ("reverse-order free: step 3 free(req 0): release order: the blocks the free put back "
+                            "(tail of the free queue): expected [4, 3, 2, 1], got [1, 2, 3, 4] [rule: reverse_order_free]")
+
+
+# shape -> the items that apply to its test implementation under its own policy (the rest: not applicable);
+# a look-up is replayed as an admission and a free on shapes without one
+APPLIES = {
+    "minivllm": {"free_queue", "hash_chaining", "touch", "eviction", "atomic_allocation", "fuzz"},
+    "nanovllm": {"free_queue", "hash_chaining", "touch", "atomic_allocation", "reverse_order_free", "fuzz"},
+    "yaie": {"free_queue", "atomic_allocation", "fuzz"},
+}
+
+
+@pytest.mark.parametrize("shape", sorted(APPLIES))
+def test_shape_test_implementation_grades_cleanly_under_its_policy(shape, tmp_path):
+    report = grade(f"{shape}:tests.prefix_shapes.{shape}_shape", load(), tmp_path)
+    got = statuses(report)
+    assert {item for item, status in got.items() if status == "passed"} == APPLIES[shape], report.items
+    assert {item for item, status in got.items() if status == "not_applicable"} == set(got) - APPLIES[shape]
+    assert not [item.message for item in report.items if item.status == "passed" and item.message]
+
+
+def test_under_the_universal_invariants_only_the_exact_rules_do_not_apply(tmp_path):
+    report = grade("lab:engine.prefix@any", load(), tmp_path)
+    got = statuses(report)
+    assert {item for item, status in got.items() if status == "not_applicable"} == \
+        {"free_queue", "reverse_order_free", "eviction"}
+    assert report.exit_status == 0
+
+
+def test_a_py_file_of_the_labs_shape_is_graded(tmp_path):
+    student = with_lab_package(tmp_path / "student") / "my_cache.py"
+    student.write_text("from labsol import KVCacheManager, Request\n")
+    report = grade(str(student), load(), tmp_path / "out")
+    assert report.exit_status == 0, report.items
+
+
+def test_a_module_that_does_not_load_is_graded_not_run(tmp_path):
+    student = tmp_path / "broken_import.py"
+    student.write_text("raise SystemExit(3)\n")
+    report = grade(str(student), load(), tmp_path / "out")
+    assert set(statuses(report).values()) == {"not_run"} and report.exit_status == 1
+    assert "did not load: called sys.exit(3) while loading" in report.items[0].message
+
+
+@pytest.mark.parametrize("submission, words", [
+    ("engine@nope", "unknown policy 'nope'"),
+    ("lab:no_such_module_here", "cannot find module"),
+    ("tests/prefix_shapes/nothing.py", "no such file"),
+])
+def test_what_cannot_be_graded_is_a_grader_error(submission, words, tmp_path):
+    with pytest.raises(GraderError, match=words):
+        grade(submission, load(), tmp_path)
+
+
+def test_cli_grades_prefix_with_json_and_gradescope(tmp_path, capsys):
+    code = main(["grade", "--family", "prefix", "engine", "--json", str(tmp_path / "r.json"),
+                 "--gradescope", str(tmp_path / "g.json"), "-q"])
+    out = capsys.readouterr().out
+    assert code == 0 and "100/100" in out and "submission code ran in: bubblewrap" in out
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["family"] == "prefix" and report["score"] == 100 and len(report["items"]) == 11
+    assert json.loads((tmp_path / "g.json").read_text())["score"] == 100
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["grade", "--family", "nope", "engine"], "unknown family 'nope'; known: hw3, prefix"),
+    (["grade-all", "--family", "nope", "."], "unknown family 'nope'"),
+    (["mutation", "--family", "nope"], "unknown family 'nope'"),
+    (["grade", "--family", "prefix", "tests"], "grades a package folder"),
+])
+def test_cli_bad_family_input_is_one_line_and_status_2(argv, words, capsys):
+    assert main([*argv, "-q"] if argv[0] != "mutation" else argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err and "Traceback" not in err
+
+
+def test_grade_all_grades_prefix_folders(tmp_path):
+    classroom = tmp_path / "class"
+    with_lab_package(classroom / "alice")
+    (classroom / "alice" / "kv_cache.py").write_text("from labsol import KVCacheManager, Request\n")
+    (classroom / "bob").mkdir()
+    (classroom / "bob" / "kv_cache.py").write_text("KVCacheManager = None\n")
+    assert main(["grade-all", "--family", "prefix", str(classroom), "-q"]) == 1
+    rows = (tmp_path / "class-grades" / "scores.csv").read_text().splitlines()
+    assert rows[1].startswith("alice,100,100,passed") and rows[2].startswith("bob,0,")
+    assert json.loads((tmp_path / "class-grades" / "alice" / "report.json").read_text())["family"] == "prefix"
+
+
+def test_the_child_server_answers_adapter_calls_in_json(tmp_path):
+    """oracle/prefix/serve.py's Server, run here over real pipes (the child runs the same code)."""
+    import os
+
+    import engine.prefix
+    from oracle.hw3.pyserve import _receive, _write
+    from oracle.prefix.adapters.lab import LabAdapter
+    from oracle.prefix.observation import ImplementationFailure
+    from oracle.prefix.policy import LAB
+    from oracle.prefix.serve import Server
+
+    requests_r, requests_w = os.pipe()
+    replies_r, replies_w = os.pipe()
+    server = Server(replies_w, LabAdapter, engine.prefix, "engine.prefix", LAB, ImplementationFailure)
+    asked = [{"op": "new"}, {"op": "call", "method": "start", "args": [4, 2]},
+             {"op": "call", "method": "admit", "args": [0, [1, 2, 3]]}, {"op": "call", "method": "observe"},
+             {"op": "call", "method": "fork", "args": [9, 0]}]  # (a fatal reply would end this process)
+    for request in asked:
+        _write(requests_w, json.dumps(request).encode())
+    os.close(requests_w)
+    server.serve(requests_r)
+    replies = [_receive(replies_r) for _ in asked]
+    assert replies[:3] == [{"ret": None}, {"ret": None}, {"ret": [True, 0]}]
+    assert replies[3]["ret"]["tables"] == [[0, [1, 2]]] and replies[3]["ret"]["free"] == [3]
+    assert [block for block, _ in replies[3]["ret"]["hashes"]] == [1]  # the full block, its hash as text
+    assert replies[4] == {"failure": "raised KeyError: 9", "fatal": False}  # no request 9
+
+
+def test_a_package_folder_named_like_a_grader_module_is_refused(tmp_path):
+    (tmp_path / "oracle").mkdir()
+    (tmp_path / "oracle" / "__init__.py").write_text("from labsol import KVCacheManager, Request\n")
+    with pytest.raises(GraderError, match="named like a module the grader uses"):
+        grade(str(tmp_path / "oracle"), load(), tmp_path / "out")
+
+
+def test_a_call_that_hangs_fails_its_step_within_the_timeout(tmp_path):
+    student = with_lab_package(tmp_path) / "hangs.py"
+    student.write_text("from labsol import KVCacheManager as Base, Request\n\n"
+                       "class KVCacheManager(Base):\n"
+                       "    def free(self, request):\n        while True:\n            pass\n")
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text('[[item]]\nid = "free_queue"\npoints = 1\n\n[[item]]\nid = "hit_cap"\npoints = 1\n')
+    report = grade(str(student), load(rubric), tmp_path / "out", timeout=0.5)
+    failed = next(item for item in report.items if item.id == "free_queue")
+    assert failed.status == "failed" and "hung: no answer within 0.5 s" in failed.message, failed
+    assert statuses(report)["hit_cap"] == "passed"  # the child was restarted for the next item
