@@ -468,24 +468,29 @@ static void put_sequences(LLMEngine *engine)
         put_text("position %u: %s", count, error);
 }
 
-static void put_engine(LLMEngine *engine)
+/* Runs reader(arg) with faults caught: puts `readable` and what reader puts, or, when a wild pointer in the
+ * submission's state faults, `unreadable` and the words instead. */
+static void guarded(void (*reader)(const void *arg), const void *arg, uint8_t readable, uint8_t unreadable)
 {
-    if (engine == NULL) {
-        put_u8(OBS_NONE);
-        return;
-    }
     size_t mark = out.len;
     int sig = sigsetjmp(observe_jump, 0);
     if (sig != 0) {
         observing = 0;
         out.len = mark;
-        put_u8(OBS_UNREADABLE);
+        put_u8(unreadable);
         put_text("state unreadable: SIG%s while reading %s", sigabbrev_np(sig), reading);
         return;
     }
     observing = 1;
+    put_u8(readable);
+    reader(arg);
+    observing = 0;
+}
+
+static void put_engine_state(const void *arg)
+{
+    LLMEngine *engine = (LLMEngine *)arg;
     reading = "the engine";
-    put_u8(OBS_ENGINE);
     int total = engine->total_local_blocks;
     put_i32(total);
     put_i32(engine->free_local_blocks);
@@ -497,7 +502,14 @@ static void put_engine(LLMEngine *engine)
         put_u32(0); /* implausible or missing: the oracle reports total_local_blocks itself */
     }
     put_sequences(engine);
-    observing = 0;
+}
+
+static void put_engine(LLMEngine *engine)
+{
+    if (engine == NULL)
+        put_u8(OBS_NONE);
+    else
+        guarded(put_engine_state, engine, OBS_ENGINE, OBS_UNREADABLE);
 }
 
 /* ---- requests ---- */

@@ -117,20 +117,10 @@ static int in_table(int32_t i, int size)
     return i >= 0 && i < size;
 }
 
-/* The reads and edits, guarded: a wild pointer in the submission's state is reported, not a crash. */
-static void probe_access(const struct request *req)
+/* A read or an edit of the submission's state, run guarded (a wild pointer is reported, not a crash). */
+static void probe_access(const void *arg)
 {
-    size_t mark = out.len;
-    int sig = sigsetjmp(observe_jump, 0);
-    if (sig != 0) {
-        observing = 0;
-        out.len = mark;
-        put_u8(KIND_UNREADABLE);
-        put_text("state unreadable: SIG%s while reading %s", sigabbrev_np(sig), reading);
-        return;
-    }
-    observing = 1;
-    put_u8(KIND_READ);
+    const struct request *req = arg;
     LLMEngine *engine = (LLMEngine *)(uintptr_t)req->target;
     Sequence *seq = (Sequence *)(uintptr_t)req->target;
     switch (req->op) {
@@ -178,7 +168,6 @@ static void probe_access(const struct request *req)
         break;
     }
     }
-    observing = 0;
 }
 
 static void probe_serve(const struct request *req, int cmd_fd)
@@ -187,6 +176,6 @@ static void probe_serve(const struct request *req, int cmd_fd)
     if (req->op == 'P')
         probe_init(req, cmd_fd); /* llm_init is the submission's code: a fault there is its crash */
     else
-        probe_access(req);
+        guarded(probe_access, req, KIND_READ, KIND_UNREADABLE);
     send_reply();
 }
