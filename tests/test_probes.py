@@ -60,7 +60,8 @@ def test_a_broken_submission_fails_the_probe_aimed_at_it(
     "name, probe, detail",
     [
         ("init_writes_pool", "init_untouched", "not checked: llm_init(pool, 64) wrote into the pool (byte 0) (item no_premature_writes)"),
-        ("fork", "big_pool", "only partly checked: the write past 2^25 is right; the copy-on-write was not checked: fork_sequence(engine, 1, 2) gave the child kv_count 0"),
+        ("fork", "big_pool", "only partly checked: the write past 2^25 is right; the copy-on-write was not checked: "
+         "fork_sequence(engine, 1, 2) gave the child kv_count 0 and ref_count["),
         ("fork", "l1_gap_fork", "not checked: fork_sequence(engine, 1, 2): the child's kv_count is 0"),
         ("free_count", "many_forks", "not checked: free_local_blocks is 304 after freeing a sequence and its 300 forks, "
          "expected 4 (item free_count)"),

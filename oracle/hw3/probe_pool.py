@@ -21,7 +21,11 @@ def _filled(size: int) -> bytes:
 
 @functools.cache
 def _filled_sha256(size: int) -> str:
-    return hashlib.sha256(_filled(size)).hexdigest()
+    """The digest of _filled(size), a MiB at a time (the chunks are whole PATTERNs, so they continue it)."""
+    digest, chunk = hashlib.sha256(), PATTERN * 4096
+    for start in range(0, size, len(chunk)):
+        digest.update(chunk[: size - start])
+    return digest.hexdigest()
 
 
 def _check_untouched(view: PoolView, size: int) -> None:
@@ -116,9 +120,10 @@ def big_pool(target: ProbeTarget) -> str:
     child = r.call("fork_sequence", on, 1, 2)
     if child is not None:
         kv_count, shared = r.sequence(child).kv_count, r.ref_count(on, first)
-        if (kv_count, shared) != (2, 2):
-            raise NotChecked(f"fork_sequence(engine, 1, 2): the child's kv_count is {kv_count} and ref_count[{first}] "
-                             f"{shared}, expected 2 and 2 (item fork)")
+        if (kv_count, shared) != (2, 2):  # the fork item's bug: what came before the fork was checked
+            return (f"only partly checked: the write past 2^25 is right; the copy-on-write was not checked: "
+                    f"fork_sequence(engine, 1, 2) gave the child kv_count {kv_count} and ref_count[{first}] {shared}, "
+                    "expected 2 and 2 (another item's bug)")
     if child is None or r.call("append_kv", on, 2, 0xC0DE) != 0:
         raise ProbeFailed("fork_sequence(engine, 1, 2) or append_kv(engine, 2, 0xC0DE) on a 2 GiB pool failed, with "
                           "free blocks left")

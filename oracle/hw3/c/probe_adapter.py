@@ -13,6 +13,7 @@ driver: the grader reads each pool back itself, outside the submission's process
 One adapter is one driver process: a probe gets its own, with `limit` seconds for everything it does.
 """
 
+import hashlib
 import mmap
 import os
 import signal
@@ -26,6 +27,7 @@ from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.pool import GUARD, GUARD_SIZE
 from oracle.hw3.probe_checks import Unavailable
 from oracle.hw3.probe_target import Counts, PoolView, SequenceView, calls_until
+from oracle.hw3.pyserve import POOL_BYTES_SHOWN
 from oracle.hw3.spec import L1_PT_SIZE, L2_PT_SIZE
 from oracle.sandbox import Limits, Sandbox
 
@@ -93,8 +95,9 @@ class CProbeAdapter(CAdapter):
         offset, guard = self._end, GUARD_SIZE
         os.ftruncate(self._memfd, offset + size + 2 * guard)
         os.pwrite(self._memfd, GUARD, offset)
-        if pattern:
-            os.pwrite(self._memfd, (pattern * (size // len(pattern) + 1))[:size], offset + guard)
+        chunk = pattern * max(1, (1 << 20) // len(pattern)) if pattern else b""  # whole patterns: they continue it
+        for start in range(0, size if chunk else 0, len(chunk) or 1):
+            os.pwrite(self._memfd, chunk[: size - start], offset + guard + start)
         os.pwrite(self._memfd, GUARD, offset + guard + size)
         self._end = -(-(offset + size + 2 * guard) // mmap.PAGESIZE) * mmap.PAGESIZE
         return offset, guard
@@ -153,12 +156,18 @@ class CProbeAdapter(CAdapter):
         self._probe("E", self._address(seq), l1, src * L2_PT_SIZE + dst)
 
     def pool(self) -> PoolView:
-        """The last pool, read from the memory file (not from the driver), and whether it was freed."""
+        """The last pool, read from the memory file (not from the driver): its bytes up to POOL_BYTES_SHOWN, else
+        their digest, read a MiB at a time; its guard zones; and whether it was freed."""
         assert self._last is not None, "no pool: init_pool first"
         offset, guard, size, base = self._last
-        region = os.pread(self._memfd, size + 2 * guard, offset)
+        before, after = os.pread(self._memfd, guard, offset), os.pread(self._memfd, guard, offset + guard + size)
+        data, digest = None, hashlib.sha256()
+        if size <= POOL_BYTES_SHOWN:
+            data = os.pread(self._memfd, size, offset + guard)
+        for start in range(0, size if data is None else 0, 1 << 20):
+            digest.update(os.pread(self._memfd, min(1 << 20, size - start), offset + guard + start))
         freed = self._probe("Q", base)[0]
-        return PoolView(None, region[guard:guard + size], region[:guard], region[guard + size:], bool(freed))
+        return PoolView(None if data is not None else digest.hexdigest(), data, before, after, bool(freed))
 
     def stopped(self, failure: ImplementationFailure) -> str:
         """A crash by its signal (and the last line printed), a hang by the probe's limit, else the failure."""
