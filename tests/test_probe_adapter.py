@@ -89,3 +89,11 @@ def test_a_write_into_a_pool_past_a_mib_shows_in_its_digest(tmp_path: Path) -> N
                    INIT + "    if (pool_size == (size_t)64 << 20)\n        ((unsigned char *)pool_addr)[pool_size - 1] = 0;\n")
     assert result.passed and result.detail == ("not checked: llm_init(pool, 67108864) wrote into the pool "
                                                "(item no_premature_writes) (another item's bug)")
+
+
+def test_a_call_the_driver_cannot_go_on_after_fails_the_probe_with_its_words(tmp_path: Path) -> None:
+    """A double free in llm_destroy: the driver reports it and exits; the probe fails in that call."""
+    result = probe(tmp_path, "destroy_keeps_pool", "    free(engine->ref_count);\n    free(engine);",
+                   "    free(engine->ref_count);\n    free(engine->ref_count);\n    free(engine);")
+    assert not result.passed and result.stopped_in == "llm_destroy" and not result.elsewhere
+    assert result.detail.startswith("free(0x") and "not a live heap block (double free" in result.detail
