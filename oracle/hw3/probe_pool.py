@@ -102,7 +102,7 @@ def big_pool(target: ProbeTarget) -> str:
     blocks = FAR + 3
     on = r.reserve_pool(blocks * BLOCK_SIZE)  # raises Unavailable when there is no address space for it
     if on is None or r.counts(on).total != blocks:
-        raise NotChecked("llm_init did not take the 2 GiB pool whole")
+        raise NotChecked("llm_init did not take the 2 GiB pool whole (item llm_init)")
     r.hold_blocks(on, FAR, 3)
 
     def record(block: int, slot: int) -> int:
