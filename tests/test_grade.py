@@ -62,7 +62,7 @@ BROKEN_ITEMS = [
     ("cmut_create_cap_257", "create_free", "create_sequence_cap: step 2 create_sequence(engine, 1, 4097): return value: expected NULL, got a Sequence"),
     ("cmut_fork_break_at_null_l1", "l1_traversal", "l1_gap_fork: fork_sequence(engine, 1, 2)"),
     ("cmut_init_refuses_32mib", "llm_init", "init_untouched: llm_init(pool, 67108864) returned NULL"),
-    # bugs only a probe or a debugging malloc shows (c/probes.c, the driver's 0xA5 fill)
+    # bugs only a probe or a debugging malloc shows (the white-box probes, the driver's 0xA5 fill)
     ("many_sequences", "create_free", "many_sequences: create_sequence(engine, "),
     ("two_engines", "create_free", "two_engines: free_sequence(a, 2) succeeded, expected NULL / -1: sequence 2 lives in engine b, not a"),
     ("l2_hole_free", "create_free", "l2_hole_free: after freeing a sequence whose block_table[0] maps entries 0, 2 and 5"),

@@ -1,15 +1,25 @@
-"""The white-box probes: the reference passes all of them, each broken submission fails the probe aimed at
-it (and only that one), and a probe that crashes or hangs fails alone, with the signal or time named."""
+"""The white-box probes on C submissions, each in its own driver process and judged in the grader: the
+reference passes all of them, each broken submission fails the probe aimed at it (and only that one), and a
+probe that crashes or hangs fails alone, with the signal or time named."""
 
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from oracle.hw3.probes import PROBES, run_probes
+from oracle.hw3.c.build import build
+from oracle.hw3.probes import PROBES, ProbeResult
+from oracle.hw3.probes import run_probes as run_on_driver
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "engine" / "c"
+
+
+def run_probes(submission: Path, cache: Path, timeout: float = 10) -> list[ProbeResult]:
+    """Every probe on a C submission, built into its driver in `cache`."""
+    driver = build(submission, cache).graded_driver
+    assert driver is not None
+    return run_on_driver(driver, timeout)
 
 
 def test_reference_passes_every_probe(tmp_path: Path) -> None:
@@ -49,8 +59,9 @@ def test_a_broken_submission_fails_the_probe_aimed_at_it(
 @pytest.mark.parametrize(
     "name, probe, detail",
     [
-        ("init_writes_pool", "init_untouched", "not checked: llm_init(pool, 64) wrote into the pool (byte 2) (item no_premature_writes)"),
-        ("fork", "big_pool", "only partly checked: the write past 2^25 is right; the copy-on-write was not checked: fork_sequence(engine, 1, 2) gave the child kv_count 0"),
+        ("init_writes_pool", "init_untouched", "not checked: llm_init(pool, 64) wrote into the pool (byte 0) (item no_premature_writes)"),
+        ("fork", "big_pool", "only partly checked: the write past 2^25 is right; the copy-on-write was not checked: "
+         "fork_sequence(engine, 1, 2) gave the child kv_count 0 and ref_count["),
         ("fork", "l1_gap_fork", "not checked: fork_sequence(engine, 1, 2): the child's kv_count is 0"),
         ("free_count", "many_forks", "not checked: free_local_blocks is 304 after freeing a sequence and its 300 forks, "
          "expected 4 (item free_count)"),

@@ -1,6 +1,6 @@
 """The white-box probes on Python implementations, run in the implementation's child process: the engine
 passes every one, and each bug a probe is aimed at (tests/broken/probe_bugs.py) fails that probe, with the
-words of its C twin (c/probes.c)."""
+words the same probe says of a C submission (one probe for both: probes.py)."""
 
 import pytest
 
@@ -76,7 +76,8 @@ BUGS = [
      "l2_hole_free", True, "not checked: block_table[15] is an L2 table after create_sequence(engine, 1, 48)"),
     ("create maps a block twice", "create_maps_twice",
      "l2_hole_fork", True, "not checked: create_sequence(engine, 1, 48) maps 2 distinct blocks, expected 3"),
-    ("llm_init returns NULL", "init_returns_null", "l1_gap_fork", True, "not checked: llm_init(pool, 2560) returned NULL (item llm_init)"),
+    ("llm_init returns NULL", "init_returns_null", "l1_gap_fork", True,
+     "not checked: llm_init(pool, 2560) returned NULL (item llm_init) (another item's bug)"),
     ("free returns -1", "free_returns_minus_1",
      "l1_gap_free", False, "free_sequence(engine, 1) did not return 0 for a sequence with L1 slots 0, 2 and 3 in use"),
     ("free keeps the node linked", "free_keeps_node",
@@ -85,15 +86,16 @@ BUGS = [
      "fork_sequence(engine, 1, 2) returned NULL for a parent whose L1 slot 1 is NULL"),
     ("fork shares L2 tables", "fork_shares_l2",
      "l1_gap_fork", False, "fork_sequence(engine, 1, 2): the child's block_table[0] is the parent's L2 table"),
-    ("fork zeroes kv_count", "fork_zeroes_kv_count",
-     "l2_hole_fork", False, "fork_sequence(engine, 1, 2): the child's kv_count is 0, expected the parent's 48"),
+    ("fork zeroes kv_count", "fork_zeroes_kv_count", "l2_hole_fork", True,
+     "not checked: fork_sequence(engine, 1, 2): the child's kv_count is 0, expected the parent's 48 (item fork)"),
     ("fork adds an L2 table", "fork_adds_l2",
      "l1_gap_fork", False, "fork_sequence(engine, 1, 2) of a parent whose L1 slot 1 is NULL: the child's block_table[1] is an L2 table"),
     ("fork takes a block", "fork_takes_block",
      "l1_gap_fork", False, "free_local_blocks is 6 after fork_sequence(engine, 1, 2), expected 7 (a fork takes no block)"),
     ("fork shares no block", "fork_shares_no_block",
      "many_forks", False, "ref_count[0] is 1 after 300 forks of the one-block sequence that maps it, expected 301"),
-    ("init writes the pool", "init_writes_pool", "init_untouched", False, "llm_init(pool, 63) wrote into the pool"),
+    ("init writes the pool", "init_writes_pool", "init_untouched", True,
+     "not checked: llm_init(pool, 63) wrote into the pool (byte 0) (item no_premature_writes)"),
     ("init takes 63 bytes", "init_takes_63", "init_untouched", False, "llm_init(pool, 63) returned an engine, expected NULL"),
     ("init refuses 65 bytes", "init_refuses_65", "init_untouched", False, "llm_init(pool, 65) returned NULL"),
     ("init counts one free block too few", "init_free_one_short",

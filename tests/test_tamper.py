@@ -67,7 +67,7 @@ ATTACKS_C = [
     Attack("oracle_edit", "append_cow", 10, HONEST, mode="batch"),
     Attack("cache_poison", "append_cow", 10, HONEST, mode="batch"),
     Attack("daemon_rewrite", "append_cow", 11, HONEST, items=WITH_PROBES),
-    Attack("probe_pass", "l1_traversal", 5, "a probe that prints PASS: but checked nothing fails l1_traversal"),
+    Attack("probe_pass", "l1_traversal", 5, "what a submission prints decides no probe: l1_traversal still fails"),
     Attack("include_dev_zero", "append_cow", 0, "gcc is stopped by its limits: does not compile",
            items=("compiles", "null_engine"), memory_guard=4 << 30),
     Attack("include_dev_stdin", "append_cow", 10, "gcc reads an empty standard input: its own code is graded"),
@@ -81,11 +81,13 @@ ATTACKS_C = [
     # attacks beyond issue 7's list
     Attack("include_secret", "append_cow", 0, "does not compile", items=("compiles", "null_engine")),
     Attack("proc_environ", "append_cow", 10, HONEST),
-    Attack("stop_parent", "append_cow", 5, "under bubblewrap its parent is its own sandbox's init: a probe that "
-           "stops it hangs its own run, so llm_init's probe times out", items=WITH_PROBES, timeout=0.5),
+    Attack("stop_parent", "append_cow", 11, "under bubblewrap its parent is its own sandbox's init: stopping it "
+           "stops nothing the grader waits for (the driver, probes' too, answers over its own pipes): " + HONEST,
+           items=WITH_PROBES, timeout=0.5),
     Attack("real_malloc", "llm_destroy", 0, "the driver's own hooks are refused at build: does not compile"),
     Attack("libc_malloc", "llm_destroy", 0, "glibc's __libc_malloc allocates behind the accounting: refused at build"),
-    Attack("probe_token_scan", "l1_traversal", 5, "a verdict only the probe's own code can give decides it"),
+    Attack("probe_token_scan", "l1_traversal", 5, "the submission's process holds no verdict and no token to forge one "
+           "with: the probes are judged in the grader from what they observe"),
     Attack("fd_spray", "append_cow", 5, "junk on the driver's own channels fails its calls: " + COMPILES_ONLY),
     Attack("signal_hang", "append_cow", 18, "the hang is fork_sequence's own bug: fork fails (8), and append_cow, whose "
            "copy-on-write it cannot reach past the hang, earns what it checked of its rule (the other appends)",
@@ -197,15 +199,7 @@ def grade_args(sub: Path, scene: Scene, rubric: Path, timeout: float = 2.0, opti
             "-q", *options]
 
 
-# A known hole, kept visible: a constructor that finds the probe's token in the probe process's own memory can
-# forge its verdict. Any verdict computed inside the submission's process can be forged; the fix is to judge
-# the probes in the grader from observed state (as the Python probes are), not yet done for C.
-KNOWN_HOLES = {"probe_token_scan": "the probe's token can be found in its own memory: verdicts must be judged outside"}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_HOLES[a.name])) if a.name in KNOWN_HOLES
-    else a.name for a in ATTACKS_C if a.mode != "batch"])
+@pytest.mark.parametrize("name", [a.name for a in ATTACKS_C if a.mode != "batch"])
 def test_c_attack_gets_its_score_and_nothing_else(name: str, scene: Scene, reaper: Reaper) -> None:
     attack = BY_NAME[name]
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(attack.rubric_items))

@@ -121,6 +121,6 @@ def _submission(path: str, out_dir: Path, scratch: Path, build_cache: Path | Non
     except RuntimeError as exc:  # our own driver does not build, or the build cache is not ours
         raise GraderError(str(exc)) from None
     # Only warnings (the compile without -Werror succeeds): "compiles" fails, the rest is graded on that build.
-    driver = result.driver if result.ok else result.lenient_driver
+    driver = result.graded_driver
     factory = (lambda: CAdapter(driver, timeout=timeout, sandbox=box)) if driver is not None else None
     return Submission(path, "c", factory, out_dir, scratch, build=result, source=source, timeout=timeout, sandbox=box)

@@ -6,7 +6,7 @@ slot index, `slot * MAGIC_MUL + MAGIC_BASE (mod 2**32)` read as an int32: the mu
 slots share a number, and none of its four bytes is 0x00 or 0xFF, so the numbers of neighbouring slots
 differ in every byte (a copy that misses one byte of a block shows up whichever byte it misses).
 
-This is the one definition: the C programs (repro.py's repro and battery files, probes.py's probes) get
+This is the one definition: the C programs (repro.py's repro and battery files) get
 MAGIC_MUL and MAGIC_BASE from here and compute the same numbers in unsigned arithmetic.
 """
 

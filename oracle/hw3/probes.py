@@ -1,26 +1,24 @@
 """White-box probes: rules only a program that edits the submission's live structures can check.
 
-Each probe is a function of c/probes.c, compiled with the submission and run in the sandbox, in its own
-process with a time limit, so a crash or a hang fails that probe alone, with the signal named. The verdict
-comes over a private pipe, each line led by a random token the probe took before the submission's first
-instruction; what the program prints on stdout, and its exit status alone, decide nothing.
+Each probe (probe_tables, probe_scale, probe_pool) is written once, against the small interface of
+probe_target.py: it makes calls, reads counters, block tables and pool bytes, edits a live block table, and
+judges here, in the grader, what it observed. The submission's process only answers (C: the driver of
+c/probe_adapter.py, one process per probe with a time limit, so a crash or a hang fails that probe alone;
+Python: its child process, pyprobes.py), so nothing it prints or writes can pass a probe: only the state a
+correct implementation would leave.
 """
 
-import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Iterable
 
-from oracle.hw3.c.build import OFFICIAL_FLAGS
-from oracle.hw3.c.process import run_program
-from oracle.hw3.pool import c_defines
-from oracle.hw3.repro import build_repro
-from oracle.sandbox import Limits, Sandbox
-
-PROBE_LIMITS = Limits(cpu_seconds=60, memory_bytes=4 << 30, file_bytes=1 << 20)  # big_pool maps 2 GiB
-
-SOURCE = Path(__file__).with_name("c") / "probes.c"
+from oracle.hw3.observation import ImplementationFailure
+from oracle.hw3.probe_checks import NotChecked, ProbeFailed, Unavailable
+from oracle.hw3.probe_pool import big_pool, destroy_keeps_pool, init_untouched
+from oracle.hw3.probe_scale import many_forks, many_sequences, two_engines
+from oracle.hw3.probe_tables import l1_gap_fork, l1_gap_free, l2_hole_fork, l2_hole_free
+from oracle.hw3.probe_target import ProbeTarget
+from oracle.sandbox import Sandbox
 
 PROBES = {
     "l1_gap_free": "free_sequence visits all 16 L1 slots and does not stop at a NULL one",
@@ -35,7 +33,12 @@ PROBES = {
     "two_engines": "each engine's state is its own: two live engines with the same sequence ids do not interfere",
     "big_pool": "block addresses are computed in size_t: blocks past 2^25 of a pool over 2 GiB are written and copied right",
 }
-
+PROBE_FUNCTIONS: dict[str, Callable[[ProbeTarget], str]] = {
+    "l1_gap_free": l1_gap_free, "l1_gap_fork": l1_gap_fork, "init_untouched": init_untouched,
+    "destroy_keeps_pool": destroy_keeps_pool, "l2_hole_free": l2_hole_free, "l2_hole_fork": l2_hole_fork,
+    "many_sequences": many_sequences, "many_forks": many_forks, "two_engines": two_engines, "big_pool": big_pool,
+}
+C_ONLY = {"big_pool"}  # about int overflow in a C address: no Python counterpart
 
 # The calls each probe is about: a crash or a hang in another call is that call's item's bug.
 ALL_CALLS = frozenset({"llm_init", "create_sequence", "fork_sequence", "append_kv", "free_sequence", "llm_destroy"})
@@ -53,7 +56,7 @@ class ProbeResult:
     rule: str  # the spec's rule, in a sentence
     passed: bool
     detail: str  # what was checked, or what differed
-    stopped_in: str | None = None  # the API call a crash or a hang happened in, when the probe says
+    stopped_in: str | None = None  # the API call the probe had entered last when the submission crashed or hung
 
     @property
     def checked(self) -> bool:
@@ -66,71 +69,29 @@ class ProbeResult:
         return self.stopped_in is not None and self.stopped_in not in SUBJECTS.get(self.name, ALL_CALLS)
 
 
-def run_probes(
-    submission: Path, workdir: Path, timeout: float = 10, *, flags: Sequence[str] = OFFICIAL_FLAGS,
-    sandbox: Sandbox | None = None,
-) -> list[ProbeResult]:
-    """Each probe in PROBES, in its own sandboxed process of at most `timeout` s, compiled with `flags`."""
-    source = c_defines() + SOURCE.read_text()
-    binary, output = build_repro(source, submission, Path(workdir) / "probes", name="probes", flags=flags,
-                                 sandbox=sandbox, ours_first=True)
-    if binary is None:
-        detail = f"does not compile with the official flags:\n{output}"
-        return [ProbeResult(name, rule, False, detail) for name, rule in PROBES.items()]
-    return [_run_probe(binary, name, rule, timeout, sandbox) for name, rule in PROBES.items()]
-
-
-def _run_probe(binary: Path, name: str, rule: str, timeout: float, sandbox: Sandbox | None) -> ProbeResult:
-    token = secrets.token_hex(16)
-    token_r, token_w = os.pipe()
-    verdict_r, verdict_w = os.pipe()
+def judge(name: str, target: ProbeTarget) -> ProbeResult:
+    """Runs probe `name` on `target` (closed after) and words its result."""
+    rule = PROBES[name]
     try:
-        os.write(token_w, token.encode())
-        os.close(token_w)
-        done = run_program([binary, name, str(verdict_w), str(token_r)], timeout=timeout, sandbox=sandbox,
-                           limits=PROBE_LIMITS, pass_fds=(verdict_w, token_r))
-        os.close(verdict_w)
-        verdict_w = -1
-        text = _drain(verdict_r)
-        said, calls = _said(text, token), _calls(text, token)
+        return ProbeResult(name, rule, True, PROBE_FUNCTIONS[name](target))
+    except Unavailable as why:
+        return ProbeResult(name, rule, True, f"not checked: {why}")
+    except NotChecked as why:
+        return ProbeResult(name, rule, True, f"not checked: {why} (another item's bug)")
+    except ProbeFailed as failure:
+        return ProbeResult(name, rule, False, str(failure))
+    except ImplementationFailure as failure:  # it crashed, hung, raised or left a state that cannot be read
+        return ProbeResult(name, rule, False, target.stopped(failure), target.entered)
+    except Exception as exc:  # what was observed has a shape no probe step expects (a short ref_count)
+        return ProbeResult(name, rule, False, f"raised {type(exc).__name__}: {exc}")
     finally:
-        for fd in (token_r, verdict_r, verdict_w):
-            if fd >= 0:
-                os.close(fd)
-    lines = done.output.strip().splitlines()
-    stopped_in = None  # the call a crash or a hang happened in, as the probe said on its private channel
-    if done.status is None:
-        detail, stopped_in = f"timed out after {timeout:g} s", calls[-1] if calls else None
-    elif done.signal_name:
-        detail = f"crashed: {done.signal_name}" + (f" ({lines[-1]})" if lines else "")
-        stopped_in = calls[-1] if calls else None
-    elif said is None or done.status != 0:
-        detail = said[1] if said else f"exited with status {done.status} without a verdict: {done.output.strip()[-300:]}"
-    else:
-        detail = said[1]
-    passed = done.status == 0 and said is not None and said[0] == "PASS"
-    return ProbeResult(name, rule, passed, detail, stopped_in)
+        target.close()
 
 
-def _drain(fd: int, limit: int = 1 << 16) -> str:
-    """What is in a pipe whose writers are all gone, up to limit bytes."""
-    chunks, have = [], 0
-    while have < limit and (chunk := os.read(fd, limit - have)):
-        chunks.append(chunk)
-        have += len(chunk)
-    return b"".join(chunks).decode(errors="replace")
+def run_probes(driver: Path, timeout: float = 10, *, sandbox: Sandbox | None = None,
+               only: Iterable[str] = tuple(PROBES)) -> list[ProbeResult]:
+    """Each probe of PROBES (or of `only`) on a C submission built into `driver` (c/build.py), each in its own
+    driver process in the sandbox, for at most `timeout` s."""
+    from oracle.hw3.c.probe_adapter import CProbeAdapter
 
-
-def _calls(text: str, token: str) -> list[str]:
-    """The API calls the probe said it entered ("TOKEN CALL: api" lines), in order."""
-    return [line.removeprefix(f"{token} CALL: ") for line in text.splitlines() if line.startswith(f"{token} CALL: ")]
-
-
-def _said(text: str, token: str) -> tuple[str, str] | None:
-    """The first verdict line led by the token: ("PASS" or "FAIL", what it says); None if there is none."""
-    for line in text.splitlines():
-        head, _, rest = line.partition(" ")
-        verdict, colon, what = rest.partition(": ")
-        if head == token and colon and verdict in ("PASS", "FAIL"):
-            return verdict, what
-    return None
+    return [judge(name, CProbeAdapter(driver, limit=timeout, sandbox=sandbox)) for name in only]

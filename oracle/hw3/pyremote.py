@@ -6,8 +6,9 @@ grader compares with the model as it does for any adapter. One child serves ever
 (as one imported module would); a failure that stops it (sys.exit, a BaseException, a fork, a hang, a crash)
 is a failing step with its label, and the next adapter's first call starts a new one.
 
-The white-box probes (pyprobes.py) use the lower-level calls: `call` (no observation), `counts`,
-`sequence`, `move_l2`, `move_entry` and `pool`, with handles for the objects the submission returned.
+The white-box probes (pyprobes.py) use the lower-level calls of probe_target.ProbeTarget: `call` (no
+observation), `counts`, `sequence`, `move_l2`, `move_entry` and `pool`, with handles for the objects the
+submission returned.
 """
 
 import base64
@@ -20,6 +21,7 @@ from typing import Any
 
 from oracle.hw3.observation import EngineState, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
+from oracle.hw3.probe_target import Counts, PoolView, SequenceView
 from oracle.hw3.pychild import PythonChild, PythonTarget
 from oracle.hw3.pyreply import BadReply, engine_state, handle, integer, integers, returned, table, text
 from oracle.hw3.spec import API
@@ -37,33 +39,6 @@ class Handle:
 
     def __repr__(self) -> str:
         return f"Handle({self.number})"
-
-
-@dataclass(frozen=True, slots=True)
-class Counts:
-    """An engine's counters, ref_count, active-list length (up to a limit) and whether the list is empty."""
-
-    total: int
-    free: int
-    ref_count: tuple[int, ...]
-    length: int | None  # None when not asked for
-    empty: bool
-
-
-@dataclass(frozen=True, slots=True)
-class SequenceView:
-    """A sequence's fields, its whole block_table, and an identity per L2 table (to tell a copy from a share)."""
-
-    seq_id: int
-    kv_count: int
-    block_table: tuple[tuple[int, ...] | None, ...]
-    l2_ids: tuple[int | None, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class PoolView:
-    sha256: str
-    data: bytes | None  # None past pyserve's POOL_BYTES_SHOWN
 
 
 @functools.lru_cache(maxsize=16)
@@ -89,6 +64,7 @@ class RemotePythonAdapter:
         self._watched: Handle | None = None
         self._unobserved = False  # a call since the last observe()
         self._ahead: tuple[Handle | None, dict[str, Any]] | None = None  # (engine, the reply observing it)
+        self.entered: str | None = None  # the API call a probe entered last
 
     # ---- plumbing ----
 
@@ -217,17 +193,19 @@ class RemotePythonAdapter:
         """llm_init(pool, size) on a pool of `pattern` repeated (None: a NULL pool), with no guard zones."""
         fill = None if pattern is None else base64.b64encode(pattern).decode()
         request = {"op": "init", "size": size, "guard": 0, "fill": fill, "reset": self._fresh}
-        self._fresh = False
+        self._fresh, self.entered = False, "llm_init"
         return self._checked(lambda reply: self._handle(reply.get("ret")), request, "in llm_init")
 
     def call(self, api: str, engine: Any, *args: int) -> Any:
         """One of the five calls after llm_init (the same as the Adapter's methods), observing nothing."""
+        self.entered = api
         return self._invoke(api, engine, args, ahead=False)
 
     def calls(self, api: str, engine: Any, args: list[tuple[int, ...]], stop: str) -> list[Any]:
         """call(api, engine, *one) for each of args, in one request, up to the first that returns NULL (stop
         "null") or not 0 (stop "nonzero"); what each returned. Each call has its own time limit."""
         request = {"op": "calls", "api": api, "engine": self._number(engine), "args": [list(one) for one in args], "stop": stop}
+        self.entered = api
         results = []
         reply = self._ask(request, f"in {api}")
         while True:
@@ -285,6 +263,10 @@ class RemotePythonAdapter:
                             None if data is None else base64.b64decode(text(data, "bytes", 1 << 30), validate=True))
 
         return self._checked(parse, {"op": "pool"}, "while the pool was read")
+
+    def stopped(self, failure: ImplementationFailure) -> str:
+        """A failure in the child, as a probe's result says it."""
+        return str(failure)
 
     def _reply(self, request: dict[str, Any], doing: str) -> dict[str, Any]:
         """The reply to a request, the pool updated from it."""

@@ -123,19 +123,17 @@ int main(int argc, char **argv)
 
 def build_repro(
     source: str, submission: Path, workdir: Path, *, name: str = "repro", flags: Sequence[str] = OFFICIAL_FLAGS,
-    sandbox: Sandbox | None = None, ours_first: bool = False,
+    sandbox: Sandbox | None = None,
 ) -> tuple[Path | None, str]:
     """Compile `source` with the submission's llm_memory.c (against our header alone, never one beside it) in
     the sandbox, using the official flags (or `flags`: a submission graded despite warnings builds without
-    -Werror); the program (in workdir, with both sources), or None, and everything gcc printed. `ours_first`
-    links our source before the submission's (its .preinit_array then runs before any of the submission's)."""
+    -Werror); the program (in workdir, with both sources), or None, and everything gcc printed."""
     workdir.mkdir(parents=True, exist_ok=True)
     submitted = submission_source(submission).read_bytes()
     (workdir / SOURCE_NAME).write_bytes(submitted)
     (workdir / f"{name}.c").write_text(source)
-    order = [f"{name}.c", SOURCE_NAME] if ours_first else [SOURCE_NAME, f"{name}.c"]
     built, output = gcc(sandbox or shared(), {SOURCE_NAME: submitted, f"{name}.c": source.encode()},
-                        [*flags, *order], name)
+                        [*flags, SOURCE_NAME, f"{name}.c"], name)
     if built is None:
         return None, output
     binary = workdir / name

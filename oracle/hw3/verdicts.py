@@ -49,11 +49,12 @@ class Submission:
             from oracle.hw3.probes import run_probes
             from oracle.hw3.pyprobes import run_python_probes
 
-            if self.kind == "c":
-                probes = run_probes(self.source, self.workdir / "probes", timeout=5 * self.timeout, flags=self.flags,
-                                    sandbox=self.sandbox)
+            factory = built(self)
+            if self.kind == "c":  # each probe drives its own process of the graded driver
+                assert self.build is not None and self.build.graded_driver is not None
+                probes = run_probes(self.build.graded_driver, timeout=5 * self.timeout, sandbox=self.sandbox)
             else:  # a RemotePython: the probes run in the submission's child process, with longer calls
-                probes = run_python_probes(lambda: built(self)(timeout=5 * self.timeout))  # type: ignore[call-arg]
+                probes = run_python_probes(lambda: factory(timeout=5 * self.timeout))  # type: ignore[call-arg]
             self._probes = {p.name: p for p in probes}
         return self._probes
 

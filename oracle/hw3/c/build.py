@@ -27,6 +27,7 @@ from oracle.sandbox import Limits, Sandbox, shared
 HEADER_DIR = Path(__file__).resolve().parents[3] / "engine" / "c"  # the official header; our driver's -I
 HEADER = HEADER_DIR / "llm_memory.h"
 DRIVER_SOURCE = Path(__file__).with_name("driver.c")
+DRIVER_PARTS = (DRIVER_SOURCE, DRIVER_SOURCE.with_name("driver_probes.c"))  # driver.c includes the others
 OFFICIAL_FLAGS = ("-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-O2", "-ggdb")
 LENIENT_FLAGS = tuple(flag for flag in OFFICIAL_FLAGS if flag != "-Werror")  # warnings stay warnings
 DRIVER_FLAGS = ("-std=gnu11", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-O2", "-ggdb")
@@ -52,6 +53,11 @@ class BuildResult:
     def flags(self) -> tuple[str, ...]:
         """The flags the driver that grading uses was compiled with."""
         return OFFICIAL_FLAGS if self.ok else LENIENT_FLAGS
+
+    @property
+    def graded_driver(self) -> Path | None:
+        """The driver that grading uses: the official build, or the one without -Werror (None: neither)."""
+        return self.driver if self.ok else self.lenient_driver
 
     @property
     def message(self) -> str:
@@ -118,7 +124,7 @@ def _publish(tmp: Path, final: Path) -> None:
 def _driver_object(workdir: Path) -> Path:
     """driver.o, compiled once per driver and header version, from our own source (not sandboxed)."""
     header = HEADER.read_bytes()
-    key = _digest(DRIVER_SOURCE.read_bytes(), header, " ".join(DRIVER_FLAGS).encode())
+    key = _digest(*(part.read_bytes() for part in DRIVER_PARTS), header, " ".join(DRIVER_FLAGS).encode())
     obj = workdir / f"driver-{key}.o"
     if not obj.exists():
         tmp = workdir / f"driver-{key}.{os.getpid()}.o"

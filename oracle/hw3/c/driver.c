@@ -5,7 +5,8 @@
  * Requests arrive on CMD_FD and replies leave on REPLY_FD, so the submission may print anything on
  * stdout/stderr. Every reply carries the call's result, its heap accounting and an observation of the
  * live engine (read white-box through the header), so one round trip serves a call and its observe().
- * The protocol is described in adapter.py. Linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,
+ * The protocol is described in adapter.py; the white-box probes' operations are in driver_probes.c, included
+ * below. Linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,
  * --wrap=free: every allocation the submission makes goes through the __wrap_ functions below, while the
  * driver's own memory comes from mmap and __real_malloc. */
 #define _GNU_SOURCE
@@ -261,9 +262,11 @@ void *__wrap_calloc(size_t count, size_t size)
     return injected_failure() ? NULL : track(__real_calloc(count, size), count * size);
 }
 
+static int probe_pool_freed(void *ptr); /* driver_probes.c */
+
 void __wrap_free(void *ptr)
 {
-    if (ptr == NULL)
+    if (ptr == NULL || probe_pool_freed(ptr))
         return;
     struct live *entry = table_find((uintptr_t)ptr);
     if (entry == NULL)
@@ -465,24 +468,29 @@ static void put_sequences(LLMEngine *engine)
         put_text("position %u: %s", count, error);
 }
 
-static void put_engine(LLMEngine *engine)
+/* Runs reader(arg) with faults caught: puts `readable` and what reader puts, or, when a wild pointer in the
+ * submission's state faults, `unreadable` and the words instead. */
+static void guarded(void (*reader)(const void *arg), const void *arg, uint8_t readable, uint8_t unreadable)
 {
-    if (engine == NULL) {
-        put_u8(OBS_NONE);
-        return;
-    }
     size_t mark = out.len;
     int sig = sigsetjmp(observe_jump, 0);
     if (sig != 0) {
         observing = 0;
         out.len = mark;
-        put_u8(OBS_UNREADABLE);
+        put_u8(unreadable);
         put_text("state unreadable: SIG%s while reading %s", sigabbrev_np(sig), reading);
         return;
     }
     observing = 1;
+    put_u8(readable);
+    reader(arg);
+    observing = 0;
+}
+
+static void put_engine_state(const void *arg)
+{
+    LLMEngine *engine = (LLMEngine *)arg;
     reading = "the engine";
-    put_u8(OBS_ENGINE);
     int total = engine->total_local_blocks;
     put_i32(total);
     put_i32(engine->free_local_blocks);
@@ -494,7 +502,14 @@ static void put_engine(LLMEngine *engine)
         put_u32(0); /* implausible or missing: the oracle reports total_local_blocks itself */
     }
     put_sequences(engine);
-    observing = 0;
+}
+
+static void put_engine(LLMEngine *engine)
+{
+    if (engine == NULL)
+        put_u8(OBS_NONE);
+    else
+        guarded(put_engine_state, engine, OBS_ENGINE, OBS_UNREADABLE);
 }
 
 /* ---- requests ---- */
@@ -520,6 +535,8 @@ static int read_full(int fd, void *buf, size_t n)
     }
     return 1;
 }
+
+#include "driver_probes.c" /* the white-box probes' operations: see there */
 
 static int64_t call(const struct request *req, int cmd_fd)
 {
@@ -564,6 +581,10 @@ static void serve(int cmd_fd)
 {
     struct request req;
     while (read_full(cmd_fd, &req, sizeof req)) {
+        if (is_probe_op(req.op)) {
+            probe_serve(&req, cmd_fd);
+            continue;
+        }
         if (req.fail_at >= 0)
             heap.fail_countdown = req.fail_at;
         heap.call_allocations = heap.call_frees = 0;

@@ -1,4 +1,4 @@
-"""Runs one program a submission is linked into (a repro, a probe, valgrind over either), bounded in time,
+"""Runs one program a submission is linked into (a repro, valgrind over one), bounded in time,
 in the sandbox (oracle/sandbox.py).
 
 Each Path in the command (the program, say) is one of our files: the program sees a read-only copy of it and

@@ -1,0 +1,202 @@
+"""CProbeAdapter: the white-box probes' interface (probe_target.ProbeTarget) over a C submission's driver.
+
+A probe's pools are windows on a memory file (a memfd) that the grader creates, fills and passes to the
+driver: the grader reads each pool back itself, outside the submission's process. The driver only answers
+(driver_probes.c); the probe judges in the grader what it observed. Over adapter.py's request:
+
+    op P llm_init (target = size, a = the memory file's descriptor, b = 1 for a NULL pool; then offset:u64
+         guard:u64), K counts (target = engine, a = list limit or -1), S a sequence (target), M move_l2
+         (a = src, b = dst), E move_entry (a = l1, b = src * 16 + dst), H ref_count[0 .. a) = b, N
+         free_local_blocks = a, G ref_count[a], Q whether free() was given the pool at target
+    reply = length:u32  status:u8 (3; 2 fatal, as in adapter.py)  kind:u8 (0: the fields; 2: text, unreadable)
+
+One adapter is one driver process: a probe gets its own, with `limit` seconds for everything it does.
+"""
+
+import hashlib
+import mmap
+import os
+import signal
+import struct
+import time
+from pathlib import Path
+from typing import Any
+
+from oracle.hw3.c.adapter import _REQUEST, _U16, _U32, CAdapter, Pointer
+from oracle.hw3.observation import ImplementationFailure
+from oracle.hw3.pool import GUARD, GUARD_SIZE
+from oracle.hw3.probe_checks import Unavailable
+from oracle.hw3.probe_target import Counts, PoolView, SequenceView, calls_until
+from oracle.hw3.pyserve import POOL_BYTES_SHOWN
+from oracle.hw3.spec import L1_PT_SIZE, L2_PT_SIZE
+from oracle.sandbox import Limits, Sandbox
+
+PROBE_LIMITS = Limits(cpu_seconds=60, memory_bytes=4 << 30, file_bytes=1 << 20)  # big_pool maps 2 GiB
+_COUNTS = struct.Struct("<iiQBI")
+_LIST = struct.Struct("<iB")
+_SEQUENCE = struct.Struct(f"<iiB{L1_PT_SIZE}Q")
+_INIT = struct.Struct("<BQQ")
+
+
+class CProbeAdapter(CAdapter):
+    def __init__(self, driver: Path | str, *, limit: float, sandbox: Sandbox | None = None):
+        super().__init__(driver, timeout=limit, cpu_seconds=PROBE_LIMITS.cpu_seconds,
+                         memory_limit=PROBE_LIMITS.memory_bytes, output_limit=PROBE_LIMITS.file_bytes, sandbox=sandbox)
+        self.limit = limit
+        self.entered: str | None = None  # the API call the probe entered last
+        self.end_status: int | None = None  # how the driver ended, once it has
+        self._memfd = os.memfd_create("pagedcheck-pools")
+        self.pass_fds = (self._memfd,)
+        self._deadline = 0.0
+        self._end = 0  # bytes of the memory file in use
+        self._last: tuple[int, int, int, int] | None = None  # the last pool: (offset, guard, size, address)
+        self._given: dict[int, int] = {}  # engine address -> the pool address llm_init was given
+
+    # ---- plumbing ----
+
+    def _start(self) -> None:
+        super()._start()
+        self._deadline = time.monotonic() + self.limit
+
+    def _stop(self, wait: float) -> tuple[int | None, bool]:
+        status, exited = super()._stop(wait)
+        self.end_status = status
+        return status, exited
+
+    def _receive(self) -> int:
+        self.timeout = max(self._deadline - time.monotonic(), 1e-3)  # what is left of the probe's limit
+        return super()._receive()
+
+    def _probe(self, op: str, target: int = 0, a: int = 0, b: int = 0, payload: bytes = b"") -> bytes:
+        """One probe operation: the fields of its reply."""
+        if self._proc is None:
+            self._start()
+        try:
+            self._write_all(_REQUEST.pack(ord(op), -1, target, a, b) + payload)
+        except BrokenPipeError:
+            raise self._fail("") from None
+        self.timeout = max(self._deadline - time.monotonic(), 1e-3)
+        data = self._read(4, self.timeout)
+        (length,) = _U32.unpack_from(data)
+        if len(data) < length:
+            data += self._read(length - len(data), self.timeout)
+        if data[4] == 2:  # fatal: the driver has exited (a free of a pointer that is not live, say)
+            (n,) = _U16.unpack_from(data, 5)
+            raise self._fail(data[7 : 7 + n].decode(errors="replace"))
+        if data[4] != 3:
+            raise self._fail("sent a reply the grader cannot read")
+        if data[5] == 2:  # a wild pointer in the state read
+            (n,) = _U16.unpack_from(data, 6)
+            raise ImplementationFailure(data[8 : 8 + n].decode(errors="replace"))
+        return data[6:length]
+
+    def _pool_at(self, size: int, pattern: bytes | None) -> tuple[int, int]:
+        """A fresh window of the memory file: guard + `pattern` repeated (zeros: None) + guard; (offset, guard)."""
+        offset, guard = self._end, GUARD_SIZE
+        os.ftruncate(self._memfd, offset + size + 2 * guard)
+        os.pwrite(self._memfd, GUARD, offset)
+        chunk = pattern * max(1, (1 << 20) // len(pattern)) if pattern else b""  # whole patterns: they continue it
+        for start in range(0, size if chunk else 0, len(chunk) or 1):
+            os.pwrite(self._memfd, chunk[: size - start], offset + guard + start)
+        os.pwrite(self._memfd, GUARD, offset + guard + size)
+        self._end = -(-(offset + size + 2 * guard) // mmap.PAGESIZE) * mmap.PAGESIZE
+        return offset, guard
+
+    def _init(self, size: int, pattern: bytes | None, null: bool) -> Pointer | None:
+        self.entered = "llm_init"
+        offset, guard = (0, 0) if null else self._pool_at(size, pattern)
+        body = self._probe("P", size, self._memfd, int(null), struct.pack("<QQ", offset, guard))
+        mapped, engine, base = _INIT.unpack_from(body)
+        if not mapped:
+            raise Unavailable(f"no {size >> 30 or size} {'GiB' if size >> 30 else 'bytes'} of address space for the pool")
+        if not null:
+            self._last = (offset, guard, size, base)
+        if engine:
+            self._given[engine] = base
+        return self._handle(engine)
+
+    # ---- the interface ----
+
+    def init_pool(self, size: int, pattern: bytes | None) -> Pointer | None:
+        return self._init(size, pattern, pattern is None)
+
+    def call(self, api: str, engine: Any, *args: int) -> Any:
+        self.entered = api
+        return getattr(self, api)(engine, *args)
+
+    def calls(self, api: str, engine: Any, args: list[tuple[int, ...]], stop: str) -> list[Any]:
+        return calls_until(lambda *one: self.call(api, engine, *one), args, stop)
+
+    def counts(self, engine: Any, limit: int | None = None) -> Counts:
+        address = self._address(engine)
+        body = self._probe("K", address, -1 if limit is None else limit)
+        total, free, pool_base, has_ref, n_ref = _COUNTS.unpack_from(body)
+        if not has_ref:
+            raise ImplementationFailure("state unreadable: ref_count is NULL")
+        ref_count = struct.unpack_from(f"<{n_ref}i", body, _COUNTS.size)
+        length, empty = _LIST.unpack_from(body, _COUNTS.size + 4 * n_ref)
+        return Counts(total, free, ref_count, None if length < 0 else length, bool(empty),
+                      pool_base == self._given.get(address))
+
+    def sequence(self, seq: Any) -> SequenceView:
+        body = self._probe("S", self._address(seq))
+        seq_id, kv_count, has_table, *l2s = _SEQUENCE.unpack_from(body)
+        if not has_table:
+            return SequenceView(seq_id, kv_count, (), ())
+        table, at = [], _SEQUENCE.size
+        for l2 in l2s:
+            table.append(struct.unpack_from(f"<{L2_PT_SIZE}i", body, at) if l2 else None)
+            at += 4 * L2_PT_SIZE if l2 else 0
+        return SequenceView(seq_id, kv_count, tuple(table), tuple(l2 or None for l2 in l2s))
+
+    def move_l2(self, seq: Any, src: int, dst: int) -> None:
+        self._probe("M", self._address(seq), src, dst)
+
+    def move_entry(self, seq: Any, l1: int, src: int, dst: int) -> None:
+        self._probe("E", self._address(seq), l1, src * L2_PT_SIZE + dst)
+
+    def pool(self) -> PoolView:
+        """The last pool, read from the memory file (not from the driver): its bytes up to POOL_BYTES_SHOWN, else
+        their digest, read a MiB at a time; its guard zones; and whether it was freed."""
+        assert self._last is not None, "no pool: init_pool first"
+        offset, guard, size, base = self._last
+        before, after = os.pread(self._memfd, guard, offset), os.pread(self._memfd, guard, offset + guard + size)
+        data, digest = None, hashlib.sha256()
+        if size <= POOL_BYTES_SHOWN:
+            data = os.pread(self._memfd, size, offset + guard)
+        for start in range(0, size if data is None else 0, 1 << 20):
+            digest.update(os.pread(self._memfd, min(1 << 20, size - start), offset + guard + start))
+        freed = self._probe("Q", base)[0]
+        return PoolView(None if data is not None else digest.hexdigest(), data, before, after, bool(freed))
+
+    def stopped(self, failure: ImplementationFailure) -> str:
+        """A crash by its signal (and the last line printed), a hang by the probe's limit, else the failure."""
+        if (self.failure or "").startswith("hung:"):
+            return f"timed out after {self.limit:g} s"
+        if self.end_status is not None and self.end_status < 0 and self.end_status != -signal.SIGKILL:
+            lines = self.output.strip().splitlines()
+            return f"crashed: {signal.Signals(-self.end_status).name}" + (f" ({lines[-1][:200]})" if lines else "")
+        return str(failure)
+
+    def close(self) -> None:
+        super().close()
+        if self._memfd >= 0:
+            os.close(self._memfd)
+            self._memfd = -1
+
+    # ---- big_pool (LargePoolTarget) ----
+
+    def reserve_pool(self, size: int) -> Pointer | None:
+        return self._init(size, None, False)
+
+    def hold_blocks(self, engine: Any, blocks: int, free: int) -> None:
+        self._probe("H", self._address(engine), blocks, 1)
+        self._probe("N", self._address(engine), free)
+
+    def ref_count(self, engine: Any, block: int) -> int:
+        return struct.unpack_from("<i", self._probe("G", self._address(engine), block))[0]
+
+    def pool_int(self, offset: int) -> int:
+        assert self._last is not None, "no pool: reserve_pool first"
+        start, guard, _size, _base = self._last
+        return struct.unpack("<i", os.pread(self._memfd, 4, start + guard + offset))[0]

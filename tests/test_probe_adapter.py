@@ -1,0 +1,99 @@
+"""CProbeAdapter: the probes' interface over a C submission's driver. The pool is read from the grader's own
+memory file, not from the submission's process; and the observations only C has (guard zones, pool_base_ptr,
+a NULL ref_count, a wild pointer in a block table) reach the probe's judgement in the grader."""
+
+from pathlib import Path
+
+import pytest
+
+from oracle.hw3.c.build import build
+from oracle.hw3.c.probe_adapter import CProbeAdapter
+from oracle.hw3.pool import GUARD
+from oracle.hw3.probe_pool import PATTERN
+from oracle.hw3.probes import ProbeResult, run_probes
+from tests.conftest import REFERENCE_C
+
+
+def driver_of(tmp_path: Path, source: str) -> Path:
+    (tmp_path / "llm_memory.c").write_text(source)
+    driver = build(tmp_path, tmp_path / "cache").graded_driver
+    assert driver is not None
+    return driver
+
+
+def variant(old: str, new: str) -> str:
+    """The reference with one exact piece of its text replaced."""
+    text = REFERENCE_C.read_text()
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+
+def test_the_pool_is_read_from_the_graders_memory_file(tmp_path: Path) -> None:
+    adapter = CProbeAdapter(driver_of(tmp_path, REFERENCE_C.read_text()), limit=10)
+    try:
+        engine = adapter.init_pool(640, PATTERN)
+        view = adapter.pool()
+        assert view.data == (PATTERN * 3)[:640] and (view.guard_before, view.guard_after) == (GUARD, GUARD)
+        assert adapter.counts(engine).pool_base_ok is True and not view.freed
+        adapter.call("create_sequence", engine, 1, 1)
+        assert adapter.call("append_kv", engine, 1, 0x1234) == 0
+        assert adapter.pool().data[4:8] == (0x1234).to_bytes(4, "little")  # record 1 of block 0, first fit
+        assert adapter.pool_int(4) == 0x1234
+        assert adapter.entered == "append_kv"
+    finally:
+        adapter.close()
+
+
+def probe(tmp_path: Path, name: str, old: str, new: str) -> ProbeResult:
+    (result,) = run_probes(driver_of(tmp_path, variant(old, new)), only=[name])
+    return result
+
+
+INIT = "    engine->pool_base_ptr = pool_addr;\n"
+
+
+@pytest.mark.parametrize("new, detail", [
+    (INIT + "    ((unsigned char *)pool_addr)[pool_size] = 0;\n",
+     "llm_init(pool, 64) wrote into the guard zone after the pool (byte 0)"),
+    (INIT + "    ((unsigned char *)pool_addr)[-2] = 0;\n",
+     "llm_init(pool, 64) wrote into the guard zone before the pool (byte 62)"),
+    ("    engine->pool_base_ptr = (char *)pool_addr + 64;\n",
+     "llm_init(pool, 64): pool_base_ptr is not the pool it was given"),
+])
+def test_init_untouched_judges_what_only_c_shows(new: str, detail: str, tmp_path: Path) -> None:
+    result = probe(tmp_path, "init_untouched", INIT, new)
+    assert not result.passed and result.detail == detail and result.stopped_in is None  # judged, not stopped
+
+
+def test_a_null_ref_count_is_an_unreadable_state_in_the_call_that_left_it(tmp_path: Path) -> None:
+    result = probe(tmp_path, "init_untouched", "    list_init(&engine->active_seqs);\n",
+                   "    list_init(&engine->active_seqs);\n"
+                   "    if (pool_size == 6400) {\n        free(engine->ref_count);\n        engine->ref_count = NULL;\n    }\n")
+    assert not result.passed and result.detail == "state unreadable: ref_count is NULL"
+    assert result.stopped_in == "llm_init" and not result.elsewhere
+
+
+def test_a_wild_pointer_read_is_reported_in_the_call_that_left_it(tmp_path: Path) -> None:
+    """create_sequence leaves a wild L2 pointer: reading it faults in the driver, which says so; that is
+    create_sequence's bug, not what l1_gap_free is about."""
+    result = probe(tmp_path, "l1_gap_free", "    list_add_tail(&seq->node, &engine->active_seqs);\n    return seq;\n",
+                   "    list_add_tail(&seq->node, &engine->active_seqs);\n    seq->block_table[15] = (int *)16;\n"
+                   "    return seq;\n")
+    assert not result.passed and result.detail == "state unreadable: SIGSEGV while reading an L2 block table"
+    assert result.stopped_in == "create_sequence" and result.elsewhere
+
+
+def test_a_write_into_a_pool_past_a_mib_shows_in_its_digest(tmp_path: Path) -> None:
+    """A 64 MiB pool is compared by its digest, read from the memory file a MiB at a time."""
+    result = probe(tmp_path, "init_untouched", INIT,
+                   INIT + "    if (pool_size == (size_t)64 << 20)\n        ((unsigned char *)pool_addr)[pool_size - 1] = 0;\n")
+    assert result.passed and result.detail == ("not checked: llm_init(pool, 67108864) wrote into the pool "
+                                               "(item no_premature_writes) (another item's bug)")
+
+
+def test_a_call_the_driver_cannot_go_on_after_fails_the_probe_with_its_words(tmp_path: Path) -> None:
+    """A double free in llm_destroy: the driver reports it and exits; the probe fails in that call."""
+    result = probe(tmp_path, "destroy_keeps_pool", "    free(engine->ref_count);\n    free(engine);",
+                   "    free(engine->ref_count);\n    free(engine->ref_count);\n    free(engine);")
+    assert not result.passed and result.stopped_in == "llm_destroy" and not result.elsewhere
+    assert result.detail.startswith("free(0x") and "not a live heap block (double free" in result.detail
