@@ -29,19 +29,20 @@ def _running(fragment: str) -> list[str]:
     return found
 
 
-# Each hostile submission is the reference plus one act inside a call the checks reach: the label the
-# items that reach it must show. Every one of these items fails with the label; the fuzz item too, except
-# where noted (the act is not in a call the fuzz item makes, or it is a build failure).
+# Each hostile submission is the reference plus one act inside a call the checks reach: the label the items
+# whose rule owns that call must show. Those items fail with the label (the fuzz item too, where it makes that
+# call); the others do not fail for it: they read past it, or are not run when they could check nothing of
+# their own rule before it (an act in create_sequence stops every program at its first create).
 HOSTILE_LABELS = {
     "segfault": ("crashed with SIGSEGV", {"append_cow", "fuzz"}),  # the 5th append of a driver
-    "exit": ("called exit(0)", {"fork", "append_cow", "fuzz"}),
-    "abort": ("aborted (SIGABRT)", {"create_free", "fork", "free_count", "fuzz"}),
-    "hang": ("hung: no answer within 0.5 s", {"fork", "append_cow", "llm_destroy", "fuzz"}),
+    "exit": ("called exit(0)", {"fork", "fuzz"}),
+    "abort": ("aborted (SIGABRT)", {"create_free", "fuzz"}),
+    "hang": ("hung: no answer within 0.5 s", {"append_cow", "fuzz"}),
     "flood": ("wrote more output than allowed (SIGXFSZ)", {"create_free", "fuzz"}),
-    "fork": ("made a forbidden system call (SIGSYS)", {"create_free", "fork", "first_fit", "fuzz"}),
-    "double_free": ("not a live heap block (double free", {"create_free", "fork", "fuzz"}),
-    "cyclic_list": ("active list broken: ", {"create_free", "fork", "fuzz"}),
-    "garbage_list": ("state unreadable: SIGSEGV while reading the active list", {"create_free", "fork", "fuzz"}),
+    "fork": ("made a forbidden system call (SIGSYS)", {"create_free", "fuzz"}),
+    "double_free": ("not a live heap block (double free", {"create_free", "fuzz"}),
+    "cyclic_list": ("active list broken: ", {"create_free", "fuzz"}),
+    "garbage_list": ("state unreadable: SIGSEGV while reading the active list", {"llm_init", "fuzz"}),
     "leak": ("heap: expected every allocation freed", {"llm_destroy", "fuzz"}),
     "missing_symbol": ("link failed: undefined symbols append_kv", {"compiles"}),
     "warning": ("error: unused variable", {"compiles"}),
@@ -80,6 +81,9 @@ def test_hostile_submissions_are_each_graded_with_exit_1_and_leave_nothing(
         items = {i["id"]: i for i in report["items"]}
         for item in reached:  # the act was reached: the item failed with its label, not for another reason
             assert items[item]["status"] == "failed" and label in items[item]["message"] + items[item]["details"], (name, item)
+        for item in items.values():  # an item that judged nothing says what stopped it
+            if item["status"] == "not_run" and name != "missing_symbol":
+                assert "could not check its rule past" in item["message"], (name, item["id"], item["message"])
         fuzz = items["fuzz"]
         if fuzz["status"] == "failed":  # a divergence: the minimal program, twice
             assert fuzz["program"] and fuzz["repro"] == "repro.c" and (out / name / "repro.c").is_file(), name
