@@ -52,13 +52,15 @@ class Shrinker:
     on_replay: Callable[[int], None] | None = None  # called after each replay with the count (progress)
     kind: type = AssertionError  # what a candidate must raise to count as the same failure
     _seen: dict[tuple[str, ...], "Replayed"] = field(default_factory=dict)
-    _values: dict[str, object] = field(default_factory=dict)  # what the current program's names hold
+    _values: dict[str, object] | None = None  # what the current program's names hold (None: not replayed yet)
 
     def shrink(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
-        """The smallest program found that still fails, and its failure."""
+        """The smallest program found that still fails, and its failure. The program as given is taken to
+        fail as `failure` says (it just did): it is not replayed again."""
         self.kind = type(failure)
-        steps, failure = self._try(steps) or (steps, failure)  # also learns what its names hold
-        passes = (self._delete_chunks, self._rebind_arguments, self._simplify_arguments)
+        self._seen[tuple(steps)] = Replayed(failure, len(steps) - 2, None)
+        passes = (self._keep_what_the_failing_step_needs, self._delete_chunks, self._rebind_arguments,
+                  self._simplify_arguments)
         while not self.budget.cut_short:
             for shrink_pass in passes:  # after any progress, start again by deleting steps
                 before = steps
@@ -71,12 +73,26 @@ class Shrinker:
 
     # -- passes ------------------------------------------------------------------------------------------
 
+    def _keep_what_the_failing_step_needs(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
+        """The failing step with only the steps whose results it uses (transitively), first alone, then
+        after the program's first step (an initialisation, usually): one replay each, at most."""
+        if len(steps) < 4:
+            return steps, failure
+        needed = _needed(steps, len(steps) - 2)
+        for keep in (needed, needed | {1}):
+            if len(keep) + 2 < len(steps):
+                outcome = self._try([steps[0], *(steps[at] for at in sorted(keep)), steps[-1]])
+                if outcome:
+                    return outcome
+        return steps, failure
+
     def _delete_chunks(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
-        """Deletes chunks of steps, from the end (the failing step is last, its causes earlier), halving
-        the chunk size down to single steps."""
-        size = 1 << max(0, (len(steps) - 2).bit_length() - 1)
+        """Deletes chunks of the steps before the failing step (the last one), from the end (its causes are
+        earlier), halving the chunk size down to single steps; then the failing step itself (the teardown
+        may fail without it)."""
+        size = 1 << max(0, (len(steps) - 3).bit_length() - 1)
         while size >= 1:
-            end = len(steps) - 1
+            end = len(steps) - 2
             while end > 1:
                 start = max(1, end - size)
                 outcome = self._try(_without_steps(steps, start, end - start))
@@ -84,8 +100,10 @@ class Shrinker:
                     steps, failure = outcome
                 elif self.budget.cut_short:
                     return steps, failure
-                end = min(start, len(steps) - 1)
+                end = min(start, len(steps) - 2)
             size //= 2
+        if len(steps) > 2:
+            steps, failure = self._try(_without_steps(steps, len(steps) - 2, 1)) or (steps, failure)
         return steps, failure
 
     def _simplify_arguments(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
@@ -106,8 +124,9 @@ class Shrinker:
         return steps, failure
 
     def _simplify(self, steps: list[str], failure: BaseException, index: int, name: str) -> tuple[list[str], BaseException]:
-        """One argument of steps[index]: its simplest value that still fails; for an integer, 0, else the
-        smallest magnitude towards 0 that fails (a bisection)."""
+        """One argument of steps[index]: its simplest value that still fails; for an integer 0, else 1 (or
+        -1), else the smallest magnitude towards 0 that fails: one step towards 0 first (a value at a
+        boundary stops there), then a bisection."""
         value = _argument(steps[index], name)
         for simpler in _simpler(value):
             outcome = self._try(_with(steps, index, name, ast.Constant(simpler)))
@@ -115,7 +134,11 @@ class Shrinker:
                 return outcome
         if not isinstance(value, int) or isinstance(value, bool) or abs(value) <= 1:
             return steps, failure
-        sign, low, high = (1 if value > 0 else -1), 0, abs(value)
+        sign = 1 if value > 0 else -1
+        outcome = self._try(_with(steps, index, name, ast.Constant(value - sign)))
+        if not outcome:  # one step towards 0 does not fail: the value is at a boundary already
+            return steps, failure
+        (steps, failure), low, high = outcome, 0, abs(value) - 1
         while high - low > 1 and not self.budget.cut_short:
             middle = (low + high) // 2
             outcome = self._try(_with(steps, index, name, ast.Constant(sign * middle)))
@@ -134,11 +157,20 @@ class Shrinker:
             outcome = self._try(_with(steps, index, name, ast.Name(earlier)))
             if outcome:
                 return outcome
-        value = self._values.get(held)
+        value = self._held(steps).get(held)
         maker = next((at for at in range(1, index) if held in _defined([steps[at]])), None)
         if isinstance(value, (int, str)) and maker is not None:  # the value itself, without the step that made it
             return self._try(_without_steps(_with(steps, index, name, ast.Constant(value)), maker, 1)) or (steps, failure)
         return steps, failure
+
+    def _held(self, steps: list[str]) -> dict[str, object]:
+        """What the names of `steps` (the current program) hold; the program given to shrink() was not
+        replayed, so it is, once, when a pass first needs its values."""
+        if self._values is None and self.budget.take():
+            self._values = replay(self.machine, steps).values
+            if self.on_replay:
+                self.on_replay(self.budget.spent)
+        return self._values or {}
 
     # -- one candidate -----------------------------------------------------------------------------------
 
@@ -164,7 +196,7 @@ class Shrinker:
 class Replayed(NamedTuple):
     failure: BaseException | None  # what the program ended in; None when it passed or was not valid
     line: int  # the index of the line that raised it (len(steps) when none did)
-    values: dict[str, object]  # what the names the program assigned hold
+    values: dict[str, object] | None  # what the names the program assigned hold (None: not known)
 
 
 def replay(machine: type, steps: list[str]) -> Replayed:
@@ -227,6 +259,17 @@ def _reference_arguments(line: str) -> list[tuple[str, str]]:
     return [(k.arg, k.value.id) for k in _call(line).keywords if isinstance(k.value, ast.Name) and k.arg]
 
 
+def _needed(steps: list[str], index: int) -> set[int]:
+    """The indices of the steps before steps[index] whose results it uses, directly or through another such
+    step, with index itself."""
+    needed, wanted = {index}, set(_NAME.findall(steps[index].split(" = ", 1)[-1]))
+    for at in range(index - 1, 0, -1):
+        if wanted & set(_defined([steps[at]])):
+            needed.add(at)
+            wanted |= set(_NAME.findall(steps[at].split(" = ", 1)[-1]))
+    return needed
+
+
 def _defined(steps: list[str]) -> list[str]:
     """The names the steps assign, in order."""
     return [n.strip() for line in steps if " = " in line for n in line.partition(" = ")[0].split(",")]
@@ -256,5 +299,5 @@ def _simpler(value: object) -> list[object]:
     if isinstance(value, bool):
         return [False] if value else []
     if isinstance(value, int):
-        return [] if value == 0 else [0]
+        return [] if value == 0 else [0] if abs(value) == 1 else [0, 1 if value > 0 else -1]
     return []
