@@ -3,12 +3,16 @@
 A program is the list of lines Hypothesis prints for a failing state machine run: `state = Name()`, one
 line per rule (`sequences_0 = state.create(initial_kv_len=1, seq_id=1)`), then `state.teardown()`. The
 shrinker replays candidate programs with `exec` and keeps one when it still fails with the same kind of
-exception (as Hypothesis judges "the same bug"). Its passes: delete chunks of steps (halving their size,
+exception (as Hypothesis judges "the same bug"). Its passes: keep only the failing step, the steps whose
+results it uses and one set-up step; delete chunks of the steps before the failing step (halving their size,
 each step with the later steps that use a name it defines); point an argument that names an earlier result
-at an earlier one, or at the value it held, so that the step that made it can go; simplify each literal
-argument (integers towards 0, booleans to False). Every candidate is cut after the step that now fails.
-After any progress it starts again with deletion, until no pass changes anything or the budget is spent.
-Every replay is counted; the same program and budget give the same result on any machine.
+at an earlier one (dropping the step that made the old one), or at the value it held, so that the step that
+made it can go; simplify literal arguments, the last step's first (all of a step's at once, then each:
+integers to 0, 1, up in powers of two and a bisection; booleans to False). Every candidate is cut after the
+step that now fails. After any progress it starts again, until no pass changes anything or the budget is
+spent. The passes favour candidates that do not fail, which are cheap, over a walk of many small failing
+steps: a failing replay may wait out a whole per-call timeout (a hang). Every replay is counted; the same
+program and budget give the same result on any machine.
 """
 
 import ast
@@ -21,6 +25,7 @@ from hypothesis.stateful import MultipleResults
 
 _NAME = re.compile(r"\b\w+\b")
 _SOURCE = "<program>"
+SET_UP_STEPS = 3  # the first steps tried as the set-up of the failing step (with what it uses)
 
 
 @dataclass
@@ -75,11 +80,11 @@ class Shrinker:
 
     def _keep_what_the_failing_step_needs(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
         """The failing step with only the steps whose results it uses (transitively), first alone, then
-        after the program's first step (an initialisation, usually): one replay each, at most."""
+        after one of the program's first steps (where it sets up): a few replays, each a big jump."""
         if len(steps) < 4:
             return steps, failure
         needed = _needed(steps, len(steps) - 2)
-        for keep in (needed, needed | {1}):
+        for keep in (needed, *({at} | needed for at in range(1, min(SET_UP_STEPS, min(needed) - 1) + 1))):
             if len(keep) + 2 < len(steps):
                 outcome = self._try([steps[0], *(steps[at] for at in sorted(keep)), steps[-1]])
                 if outcome:
@@ -107,12 +112,23 @@ class Shrinker:
         return steps, failure
 
     def _simplify_arguments(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
-        index = 1
-        while index < len(steps) - 1 and not self.budget.cut_short:
-            for name in _literal_arguments(steps[index]):
+        """Each step's literal arguments, the last step's first (what later steps ask for bounds the earlier
+        ones, a pool's size say): all of them at their simplest at once (one replay), else one by one."""
+        index = len(steps) - 2
+        while index > 0 and not self.budget.cut_short:
+            if index >= len(steps) - 1:  # a candidate failed earlier and was cut there
+                index = len(steps) - 2
+                continue
+            simplest = {name: _simpler(_argument(steps[index], name))[:1] for name in _literal_arguments(steps[index])}
+            if sum(map(len, simplest.values())) > 1:
+                candidate = steps
+                for name, value in simplest.items():
+                    candidate = _with(candidate, index, name, ast.Constant(value[0])) if value else candidate
+                steps, failure = self._try(candidate) or (steps, failure)
+            for name in _literal_arguments(steps[index]) if index < len(steps) - 1 else []:
                 if index < len(steps) - 1:
                     steps, failure = self._simplify(steps, failure, index, name)
-            index += 1
+            index -= 1
         return steps, failure
 
     def _rebind_arguments(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
@@ -125,8 +141,9 @@ class Shrinker:
 
     def _simplify(self, steps: list[str], failure: BaseException, index: int, name: str) -> tuple[list[str], BaseException]:
         """One argument of steps[index]: its simplest value that still fails; for an integer 0, else 1 (or
-        -1), else the smallest magnitude towards 0 that fails: one step towards 0 first (a value at a
-        boundary stops there), then a bisection."""
+        -1), else the smallest magnitude towards 0 that fails: up from 1 in powers of two to the first that
+        fails (else one step towards 0: a value at a boundary stops there), then a bisection below it. Few
+        candidates fail that way, and a failing replay may cost a whole per-call timeout (a hang)."""
         value = _argument(steps[index], name)
         for simpler in _simpler(value):
             outcome = self._try(_with(steps, index, name, ast.Constant(simpler)))
@@ -134,11 +151,18 @@ class Shrinker:
                 return outcome
         if not isinstance(value, int) or isinstance(value, bool) or abs(value) <= 1:
             return steps, failure
-        sign = 1 if value > 0 else -1
-        outcome = self._try(_with(steps, index, name, ast.Constant(value - sign)))
-        if not outcome:  # one step towards 0 does not fail: the value is at a boundary already
-            return steps, failure
-        (steps, failure), low, high = outcome, 0, abs(value) - 1
+        sign, low, high = (1 if value > 0 else -1), 1, None  # low does not fail; high (once found) does
+        while 2 * low < abs(value) and not self.budget.cut_short:  # up from 1 in powers of two
+            outcome = self._try(_with(steps, index, name, ast.Constant(sign * 2 * low)))
+            if outcome:
+                (steps, failure), high = outcome, 2 * low
+                break
+            low *= 2
+        if high is None:  # no power of two fails: one step towards 0, or the value is at a boundary already
+            outcome = self._try(_with(steps, index, name, ast.Constant(value - sign)))
+            if not outcome:
+                return steps, failure
+            (steps, failure), high = outcome, abs(value) - 1
         while high - low > 1 and not self.budget.cut_short:
             middle = (low + high) // 2
             outcome = self._try(_with(steps, index, name, ast.Constant(sign * middle)))
@@ -154,7 +178,13 @@ class Shrinker:
         for earlier in _defined(steps[1:index]):  # not `state` itself
             if earlier == held:
                 break
-            outcome = self._try(_with(steps, index, name, ast.Name(earlier)))
+            candidate = _with(steps, index, name, ast.Name(earlier))
+            maker = next(at for at in range(1, index) if held in _defined([steps[at]]))
+            if not any(held in _NAME.findall(line.split(" = ", 1)[-1]) for line in candidate[maker + 1 : -1]):
+                outcome = self._try(_without_steps(candidate, maker, 1))  # and the step that made `held`, now unused
+                if outcome:
+                    return outcome
+            outcome = self._try(candidate)
             if outcome:
                 return outcome
         value = self._held(steps).get(held)

@@ -22,8 +22,8 @@ PADDED = [
 MINIMAL = [
     "state = HW3Machine()",
     "state.init(pool_size=64, null_pool=False)",  # the smallest pool that holds the sequence and a copy
-    "sequences_1 = state.create(initial_kv_len=1, seq_id=0)",
-    "state.branch(kv_data=0, new_seq_id=1, parent_seq_id=sequences_1)",
+    "sequences_1 = state.create(initial_kv_len=1, seq_id=1)",  # the fork's new id went to 0 first (the last step's
+    "state.branch(kv_data=0, new_seq_id=0, parent_seq_id=sequences_1)",  # arguments are simplified first)
     "state.teardown()",
 ]
 
@@ -45,9 +45,9 @@ def test_shrink_deletes_idle_steps_simplifies_arguments_and_keeps_a_failure() ->
     budget = Budget(500)
     steps, kept = Shrinker(no_cow(), budget).shrink(PADDED, failure)
     assert steps == MINIMAL
-    assert isinstance(kept, Divergence) and str(kept).splitlines()[0] == "return value: expected -1, got 0 after append_kv(engine, 1, 0)"
-    assert [str(call) for call in kept.calls] == ["llm_init(pool, 64)", "create_sequence(engine, 0, 1)",
-                                                   "fork_sequence(engine, 0, 1)", "append_kv(engine, 1, 0)"]
+    assert isinstance(kept, Divergence) and str(kept).splitlines()[0] == "return value: expected -1, got 0 after append_kv(engine, 0, 0)"
+    assert [str(call) for call in kept.calls] == ["llm_init(pool, 64)", "create_sequence(engine, 1, 1)",
+                                                   "fork_sequence(engine, 1, 0)", "append_kv(engine, 0, 0)"]
     assert 0 < budget.spent < 500 and budget.cut_short is None
     again = Budget(500)
     assert Shrinker(no_cow(), again).shrink(PADDED, failure)[0] == steps and again.spent == budget.spent
