@@ -142,8 +142,9 @@ class Shrinker:
     def _simplify(self, steps: list[str], failure: BaseException, index: int, name: str) -> tuple[list[str], BaseException]:
         """One argument of steps[index]: its simplest value that still fails; for an integer 0, else 1 (or
         -1), else the smallest magnitude towards 0 that fails: up from 1 in powers of two to the first that
-        fails (else one step towards 0: a value at a boundary stops there), then a bisection below it. Few
-        candidates fail that way, and a failing replay may cost a whole per-call timeout (a hang)."""
+        fails (else one step towards 0: a value at a boundary stops there), one below it (a boundary stops
+        there), then a bisection. Few candidates fail that way, and a failing replay may cost a whole
+        per-call timeout (a hang)."""
         value = _argument(steps[index], name)
         for simpler in _simpler(value):
             outcome = self._try(_with(steps, index, name, ast.Constant(simpler)))
@@ -156,6 +157,11 @@ class Shrinker:
             outcome = self._try(_with(steps, index, name, ast.Constant(sign * 2 * low)))
             if outcome:
                 (steps, failure), high = outcome, 2 * low
+                if high - low > 1:  # a power of two is often the boundary itself (64 bytes, 256 blocks)
+                    outcome = self._try(_with(steps, index, name, ast.Constant(sign * (high - 1))))
+                    if not outcome:
+                        return steps, failure
+                    (steps, failure), high = outcome, high - 1
                 break
             low *= 2
         if high is None:  # no power of two fails: one step towards 0, or the value is at a boundary already
