@@ -57,6 +57,7 @@ class Shrinker:
     on_replay: Callable[[int], None] | None = None  # called after each replay with the count (progress)
     kind: type = AssertionError  # what a candidate must raise to count as the same failure
     _seen: dict[tuple[str, ...], "Replayed"] = field(default_factory=dict)
+    _settled: set[str] = field(default_factory=set)  # steps none of whose arguments could be made simpler
     _values: dict[str, object] | None = None  # what the current program's names hold (None: not replayed yet)
 
     def shrink(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
@@ -113,11 +114,16 @@ class Shrinker:
 
     def _simplify_arguments(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
         """Each step's literal arguments, the last step's first (what later steps ask for bounds the earlier
-        ones, a pool's size say): all of them at their simplest at once (one replay), else one by one."""
+        ones, a pool's size say): all of them at their simplest at once (one replay), else one by one. A
+        step none of whose arguments got simpler is not tried again in a later round."""
         index = len(steps) - 2
         while index > 0 and not self.budget.cut_short:
             if index >= len(steps) - 1:  # a candidate failed earlier and was cut there
                 index = len(steps) - 2
+                continue
+            line = steps[index]
+            if line in self._settled:  # no simpler argument of it failed before: not tried again
+                index -= 1
                 continue
             simplest = {name: _simpler(_argument(steps[index], name))[:1] for name in _literal_arguments(steps[index])}
             if sum(map(len, simplest.values())) > 1:
@@ -128,6 +134,8 @@ class Shrinker:
             for name in _literal_arguments(steps[index]) if index < len(steps) - 1 else []:
                 if index < len(steps) - 1:
                     steps, failure = self._simplify(steps, failure, index, name)
+            if index < len(steps) - 1 and steps[index] == line:
+                self._settled.add(line)
             index -= 1
         return steps, failure
 
