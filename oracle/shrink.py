@@ -7,8 +7,9 @@ exception (as Hypothesis judges "the same bug"). Its passes: keep only the faili
 results it uses and one set-up step; delete chunks of the steps before the failing step (halving their size,
 each step with the later steps that use a name it defines); point an argument that names an earlier result
 at an earlier one (dropping the step that made the old one), or at the value it held, so that the step that
-made it can go; simplify literal arguments, the last step's first (all of a step's at once, then each:
-integers to 0, 1, up in powers of two and a bisection; booleans to False). Every candidate is cut after the
+made it can go; simplify literal arguments, first every step's simplest values (all of a step's at once,
+then each: integers to 0 or 1, booleans to False), then each integer's search (up in powers of two, one
+below the first that fails, a bisection; or one step towards 0). Every candidate is cut after the
 step that now fails. After any progress it starts again, until no pass changes anything or the budget is
 spent. The passes favour candidates that do not fail, which are cheap, over a walk of many small failing
 steps: a failing replay may wait out a whole per-call timeout (a hang). Every replay is counted; the same
@@ -57,7 +58,6 @@ class Shrinker:
     on_replay: Callable[[int], None] | None = None  # called after each replay with the count (progress)
     kind: type = AssertionError  # what a candidate must raise to count as the same failure
     _seen: dict[tuple[str, ...], "Replayed"] = field(default_factory=dict)
-    _settled: set[str] = field(default_factory=set)  # steps none of whose arguments could be made simpler
     _values: dict[str, object] | None = None  # what the current program's names hold (None: not replayed yet)
 
     def shrink(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
@@ -113,31 +113,28 @@ class Shrinker:
         return steps, failure
 
     def _simplify_arguments(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
-        """Each step's literal arguments, the last step's first (what later steps ask for bounds the earlier
-        ones, a pool's size say): all of them at their simplest at once (one replay), else one by one. A
-        step none of whose arguments got simpler is not tried again in a later round."""
-        index = len(steps) - 2
-        while index > 0 and not self.budget.cut_short:
-            if index >= len(steps) - 1:  # a candidate failed earlier and was cut there
-                index = len(steps) - 2
-                continue
-            line = steps[index]
-            if line in self._settled:  # no simpler argument of it failed before: not tried again
-                index -= 1
-                continue
-            simplest = {name: _simpler(_argument(steps[index], name))[:1] for name in _literal_arguments(steps[index])}
-            if sum(map(len, simplest.values())) > 1:
-                candidate = steps
-                for name, value in simplest.items():
-                    candidate = _with(candidate, index, name, ast.Constant(value[0])) if value else candidate
-                steps, failure = self._try(candidate) or (steps, failure)
-            for name in _literal_arguments(steps[index]) if index < len(steps) - 1 else []:
-                if index < len(steps) - 1:
-                    steps, failure = self._simplify(steps, failure, index, name)
-            if index < len(steps) - 1 and steps[index] == line:
-                self._settled.add(line)
-            index -= 1
+        """Each step's literal arguments, in two sweeps over the steps: the simplest values first (all of a
+        step's at once, then each), so that later steps ask for less (a pool's size bounds what they can
+        take); then each integer's search."""
+        for search in (False, True):
+            index = 1
+            while index < len(steps) - 1 and not self.budget.cut_short:
+                if not search:
+                    steps, failure = self._simplest_at_once(steps, failure, index)
+                for name in _literal_arguments(steps[index]) if index < len(steps) - 1 else []:
+                    if index < len(steps) - 1:
+                        steps, failure = self._simplify(steps, failure, index, name, search)
+                index += 1
         return steps, failure
+
+    def _simplest_at_once(self, steps: list[str], failure: BaseException, index: int) -> tuple[list[str], BaseException]:
+        simplest = {name: _simpler(_argument(steps[index], name))[:1] for name in _literal_arguments(steps[index])}
+        if sum(map(len, simplest.values())) < 2:
+            return steps, failure
+        candidate = steps
+        for name, value in simplest.items():
+            candidate = _with(candidate, index, name, ast.Constant(value[0])) if value else candidate
+        return self._try(candidate) or (steps, failure)
 
     def _rebind_arguments(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
         index = len(steps) - 2
@@ -147,9 +144,10 @@ class Shrinker:
             index -= 1
         return steps, failure
 
-    def _simplify(self, steps: list[str], failure: BaseException, index: int, name: str) -> tuple[list[str], BaseException]:
+    def _simplify(self, steps: list[str], failure: BaseException, index: int, name: str,
+                  search: bool = True) -> tuple[list[str], BaseException]:
         """One argument of steps[index]: its simplest value that still fails; for an integer 0, else 1 (or
-        -1), else the smallest magnitude towards 0 that fails: up from 1 in powers of two to the first that
+        -1), else (if `search`) the smallest magnitude towards 0 that fails: up from 1 in powers of two to the first that
         fails (else one step towards 0: a value at a boundary stops there), one below it (a boundary stops
         there), then a bisection. Few candidates fail that way, and a failing replay may cost a whole
         per-call timeout (a hang)."""
@@ -158,7 +156,7 @@ class Shrinker:
             outcome = self._try(_with(steps, index, name, ast.Constant(simpler)))
             if outcome:
                 return outcome
-        if not isinstance(value, int) or isinstance(value, bool) or abs(value) <= 1:
+        if not search or not isinstance(value, int) or isinstance(value, bool) or abs(value) <= 1:
             return steps, failure
         sign, low, high = (1 if value > 0 else -1), 1, None  # low does not fail; high (once found) does
         while 2 * low < abs(value) and not self.budget.cut_short:  # up from 1 in powers of two
@@ -189,20 +187,19 @@ class Shrinker:
     def _rebind(self, steps: list[str], failure: BaseException, index: int, name: str, held: str) -> tuple[list[str], BaseException]:
         """An argument that names an earlier step's result: the earliest other result that still fails, else
         the value it holds as a literal if the step that made `held` can then go."""
+        maker = next((at for at in range(1, index) if held in _defined([steps[at]])), None)
         for earlier in _defined(steps[1:index]):  # not `state` itself
             if earlier == held:
                 break
             candidate = _with(steps, index, name, ast.Name(earlier))
-            maker = next(at for at in range(1, index) if held in _defined([steps[at]]))
-            if not any(held in _NAME.findall(line.split(" = ", 1)[-1]) for line in candidate[maker + 1 : -1]):
+            if maker is not None and not any(held in _NAME.findall(line.split(" = ", 1)[-1]) for line in candidate[maker + 1 : -1]):
                 outcome = self._try(_without_steps(candidate, maker, 1))  # and the step that made `held`, now unused
                 if outcome:
                     return outcome
             outcome = self._try(candidate)
             if outcome:
                 return outcome
-        value = self._held(steps).get(held)
-        maker = next((at for at in range(1, index) if held in _defined([steps[at]])), None)
+        value = self._held(steps).get(held) if maker is not None else None
         if isinstance(value, (int, str)) and maker is not None:  # the value itself, without the step that made it
             return self._try(_without_steps(_with(steps, index, name, ast.Constant(value)), maker, 1)) or (steps, failure)
         return steps, failure

@@ -22,8 +22,8 @@ PADDED = [
 MINIMAL = [
     "state = HW3Machine()",
     "state.init(pool_size=64, null_pool=False)",  # the smallest pool that holds the sequence and a copy
-    "sequences_1 = state.create(initial_kv_len=1, seq_id=1)",  # the fork's new id went to 0 first (the last step's
-    "state.branch(kv_data=0, new_seq_id=0, parent_seq_id=sequences_1)",  # arguments are simplified first)
+    "sequences_1 = state.create(initial_kv_len=1, seq_id=0)",
+    "state.branch(kv_data=0, new_seq_id=1, parent_seq_id=sequences_1)",
     "state.teardown()",
 ]
 
@@ -45,9 +45,9 @@ def test_shrink_deletes_idle_steps_simplifies_arguments_and_keeps_a_failure() ->
     budget = Budget(500)
     steps, kept = Shrinker(no_cow(), budget).shrink(PADDED, failure)
     assert steps == MINIMAL
-    assert isinstance(kept, Divergence) and str(kept).splitlines()[0] == "return value: expected -1, got 0 after append_kv(engine, 0, 0)"
-    assert [str(call) for call in kept.calls] == ["llm_init(pool, 64)", "create_sequence(engine, 1, 1)",
-                                                   "fork_sequence(engine, 1, 0)", "append_kv(engine, 0, 0)"]
+    assert isinstance(kept, Divergence) and str(kept).splitlines()[0] == "return value: expected -1, got 0 after append_kv(engine, 1, 0)"
+    assert [str(call) for call in kept.calls] == ["llm_init(pool, 64)", "create_sequence(engine, 0, 1)",
+                                                   "fork_sequence(engine, 0, 1)", "append_kv(engine, 1, 0)"]
     assert 0 < budget.spent < 500 and budget.cut_short is None
     again = Budget(500)
     assert Shrinker(no_cow(), again).shrink(PADDED, failure)[0] == steps and again.spent == budget.spent
@@ -93,3 +93,27 @@ def test_shrink_passes_a_value_instead_of_a_result_when_the_step_that_made_it_ca
     assert steps == ["state = HW3Machine()", "state.init(pool_size=64, null_pool=False)",
                      "state.free(seq_id=0)", "state.teardown()"], steps  # the re-init went: one engine is enough
     assert str(kept).startswith("return value: expected -1, got 0 after free_sequence(engine, 0)")
+
+
+def test_shrink_first_keeps_the_failing_step_with_what_it_uses_and_a_set_up_step() -> None:
+    """The failing branch uses sequences_1 only: alone (no engine) it passes; after the init it fails."""
+    failure = replay(no_cow(), PADDED).failure
+    budget = Budget(2)
+    steps, _ = Shrinker(no_cow(), budget).shrink(PADDED, failure)
+    assert steps == [PADDED[0], PADDED[1], PADDED[5], PADDED[7], PADDED[8]] and budget.cut_short == "replays"
+
+
+def test_shrink_reaches_the_minimal_program_through_few_failing_candidates() -> None:
+    """A failing candidate may wait out a hang's whole per-call timeout, a passing one is quick: the passes
+    jump (what the failing step needs, all of a step's literals at once, integers up in powers of two)."""
+    machine = no_cow()
+    failing = []
+
+    class Counted(machine):  # type: ignore[misc, valid-type]
+        def teardown(self) -> None:
+            failing.append(self.diverged)
+            super().teardown()
+
+    failure = replay(machine, PADDED).failure
+    steps, _ = Shrinker(Counted, Budget(500)).shrink(PADDED, failure)
+    assert steps == MINIMAL and 0 < sum(failing) <= 6, sum(failing)  # 16 for a bisecting, one-at-a-time shrinker
