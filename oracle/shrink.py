@@ -11,20 +11,23 @@ made it can go; simplify literal arguments, first every step's simplest values (
 then each: integers to 0 or 1, booleans to False), then each integer's search (up in powers of two, one
 below the first that fails, a bisection; or one step towards 0). Every candidate is cut after the
 step that now fails. After any progress it starts again, until no pass changes anything or the budget is
-spent. The passes favour candidates that do not fail, which are cheap, over a walk of many small failing
-steps: a failing replay may wait out a whole per-call timeout (a hang). Every replay is counted; the same
-program and budget give the same result on any machine.
+spent; the names the program assigns are then numbered again from 0. The passes favour candidates that do
+not fail, which are cheap, over a walk of many small failing steps: a failing replay may wait out a whole
+per-call timeout (a hang). Every replay is counted; the same program and budget give the same result on
+any machine.
 """
 
 import ast
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
 from hypothesis.stateful import MultipleResults
 
 _NAME = re.compile(r"\b\w+\b")
+_NUMBERED = re.compile(r"(\w+)_(\d+)$")
 _SOURCE = "<program>"
 SET_UP_STEPS = 3  # the first steps tried as the set-up of the failing step (with what it uses)
 
@@ -75,7 +78,7 @@ class Shrinker:
                     break
             else:
                 break
-        return steps, failure
+        return _renumbered(steps), failure
 
     # -- passes ------------------------------------------------------------------------------------------
 
@@ -298,6 +301,19 @@ def _literal_arguments(line: str) -> list[str]:
 def _reference_arguments(line: str) -> list[tuple[str, str]]:
     """The keyword arguments of a step that name an earlier step's result, with that name."""
     return [(k.arg, k.value.id) for k in _call(line).keywords if isinstance(k.value, ast.Name) and k.arg]
+
+
+def _renumbered(steps: list[str]) -> list[str]:
+    """The program with the names it assigns numbered again from 0 in the order they are made, per prefix
+    (`sequences_2` alone becomes `sequences_0`): the same program, read more easily."""
+    renamed: dict[str, str] = {}
+    made: Counter[str] = Counter()
+    for name in _defined(steps[1:]):
+        numbered = _NUMBERED.match(name)
+        if numbered and name not in renamed:
+            renamed[name] = f"{numbered[1]}_{made[numbered[1]]}"
+            made[numbered[1]] += 1
+    return [_NAME.sub(lambda m: renamed.get(m[0], m[0]), line) for line in steps]
 
 
 def _needed(steps: list[str], index: int) -> set[int]:
