@@ -118,3 +118,16 @@ def test_shrink_reaches_the_minimal_program_through_few_failing_candidates() -> 
     failure = replay(machine, PADDED).failure
     steps, _ = Shrinker(Counted, Budget(500)).shrink(PADDED, failure)
     assert steps == MINIMAL and 0 < sum(failing) <= 6, sum(failing)  # 16 for a bisecting, one-at-a-time shrinker
+
+
+def test_shrink_points_an_argument_at_an_earlier_result_and_drops_the_step_that_made_the_old_one() -> None:
+    """The branch forks a fork of sequences_0: forking sequences_0 itself fails the same way, and the fork
+    that made sequences_1 goes with it (deleting it alone would take the branch along)."""
+    program = ["state = HW3Machine()", "state.init(pool_size=256, null_pool=False)",
+               "sequences_0 = state.create(initial_kv_len=1, seq_id=0)",
+               "sequences_1 = state.fork(new_seq_id=1, parent_seq_id=sequences_0)",
+               "state.branch(kv_data=0, new_seq_id=2, parent_seq_id=sequences_1)", "state.teardown()"]
+    failure = replay(no_cow(), program).failure
+    assert isinstance(failure, Divergence)
+    steps, _ = Shrinker(no_cow(), Budget(500)).shrink(program, failure)
+    assert steps == MINIMAL, steps
