@@ -22,8 +22,8 @@ PADDED = [
 MINIMAL = [
     "state = HW3Machine()",
     "state.init(pool_size=64, null_pool=False)",  # the smallest pool that holds the sequence and a copy
-    "sequences_1 = state.create(initial_kv_len=1, seq_id=0)",
-    "state.branch(kv_data=0, new_seq_id=1, parent_seq_id=sequences_1)",
+    "sequences_0 = state.create(initial_kv_len=1, seq_id=0)",  # its result's name numbered again from 0
+    "state.branch(kv_data=0, new_seq_id=1, parent_seq_id=sequences_0)",
     "state.teardown()",
 ]
 
@@ -55,9 +55,9 @@ def test_shrink_deletes_idle_steps_simplifies_arguments_and_keeps_a_failure() ->
 
 def test_shrink_stops_at_its_replay_budget_with_a_failing_program() -> None:
     failure = replay(no_cow(), PADDED).failure
-    budget = Budget(3)
+    budget = Budget(1)  # two replays reach a program as short as the minimal one (keeping what the failing step needs)
     steps, kept = Shrinker(no_cow(), budget).shrink(PADDED, failure)
-    assert budget.spent == 3 and budget.cut_short == "replays"
+    assert budget.spent == 1 and budget.cut_short == "replays"
     assert len(MINIMAL) < len(steps) <= len(PADDED) and isinstance(replay(no_cow(), steps)[0], Divergence)
     assert isinstance(kept, Divergence)
 
@@ -90,6 +90,44 @@ def test_shrink_passes_a_value_instead_of_a_result_when_the_step_that_made_it_ca
     failure = replay(machine, program).failure
     assert str(failure).startswith("return value: expected -1, got 0 after free_sequence(engine, 3)")
     steps, kept = Shrinker(machine, Budget(500)).shrink(program, failure)
-    assert steps == ["state = HW3Machine()", "state.destroy_and_reinit(null_pool=False, pool_size=64)",
-                     "state.free(seq_id=0)", "state.teardown()"], steps  # with no engine yet, it only makes one
+    assert steps == ["state = HW3Machine()", "state.init(pool_size=64, null_pool=False)",
+                     "state.free(seq_id=0)", "state.teardown()"], steps  # the re-init went: one engine is enough
     assert str(kept).startswith("return value: expected -1, got 0 after free_sequence(engine, 0)")
+
+
+def test_shrink_first_keeps_the_failing_step_with_what_it_uses_and_a_set_up_step() -> None:
+    """The failing branch uses sequences_1 only: alone (no engine) it passes; after the init it fails."""
+    failure = replay(no_cow(), PADDED).failure
+    budget = Budget(2)
+    steps, _ = Shrinker(no_cow(), budget).shrink(PADDED, failure)
+    kept = [PADDED[0], PADDED[1], PADDED[5], PADDED[7], PADDED[8]]
+    assert steps == [line.replace("sequences_1", "sequences_0") for line in kept] and budget.cut_short == "replays"
+
+
+def test_shrink_reaches_the_minimal_program_through_few_failing_candidates() -> None:
+    """A failing candidate may wait out a hang's whole per-call timeout, a passing one is quick: the passes
+    jump (what the failing step needs, all of a step's literals at once, integers up in powers of two)."""
+    machine = no_cow()
+    failing = []
+
+    class Counted(machine):  # type: ignore[misc, valid-type]
+        def teardown(self) -> None:
+            failing.append(self.diverged)
+            super().teardown()
+
+    failure = replay(machine, PADDED).failure
+    steps, _ = Shrinker(Counted, Budget(500)).shrink(PADDED, failure)
+    assert steps == MINIMAL and 0 < sum(failing) <= 6, sum(failing)  # 16 for a bisecting, one-at-a-time shrinker
+
+
+def test_shrink_points_an_argument_at_an_earlier_result_and_drops_the_step_that_made_the_old_one() -> None:
+    """The branch forks a fork of sequences_0: forking sequences_0 itself fails the same way, and the fork
+    that made sequences_1 goes with it (deleting it alone would take the branch along)."""
+    program = ["state = HW3Machine()", "state.init(pool_size=256, null_pool=False)",
+               "sequences_0 = state.create(initial_kv_len=1, seq_id=0)",
+               "sequences_1 = state.fork(new_seq_id=1, parent_seq_id=sequences_0)",
+               "state.branch(kv_data=0, new_seq_id=2, parent_seq_id=sequences_1)", "state.teardown()"]
+    failure = replay(no_cow(), program).failure
+    assert isinstance(failure, Divergence)
+    steps, _ = Shrinker(no_cow(), Budget(500)).shrink(program, failure)
+    assert steps == MINIMAL, steps
