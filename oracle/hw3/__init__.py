@@ -36,8 +36,9 @@ def load_rubric(path: Path | None = None) -> Rubric:
     return load(path)
 
 
-def grade(*args, **kwargs):  # type: ignore[no-untyped-def]
-    """grade.grade, imported on first use (it needs gcc's and the sandbox's modules)."""
+def grade_submission(*args, **kwargs):  # type: ignore[no-untyped-def]
+    """grade.grade, imported on first use (it needs gcc's and the sandbox's modules). Not named `grade`: that
+    name is the submodule oracle.hw3.grade, which `from oracle.hw3 import grade` must find."""
     from oracle.hw3.grade import grade as run
 
     return run(*args, **kwargs)
@@ -65,7 +66,7 @@ FAMILY = Family(
     repro_preamble=repro_preamble,
     load_rubric=load_rubric,
     render_html=render_html,
-    grade=grade,
+    grade=grade_submission,
     default_rubric=Path(__file__).with_name("rubric.toml"),
     mutation=MutationTarget("engine/", "mutation/equivalent.toml"),
 )
