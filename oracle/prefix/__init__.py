@@ -66,7 +66,7 @@ def load_rubric(path: Path | None = None):  # type: ignore[no-untyped-def]
     return load(path)
 
 
-def grade(*args, **kwargs):  # type: ignore[no-untyped-def]
+def grade_submission(*args, **kwargs):  # type: ignore[no-untyped-def]
     from oracle.prefix.grade import grade as run
 
     return run(*args, **kwargs)
@@ -88,7 +88,7 @@ FAMILY = Family(
     repro_preamble=repro_preamble,
     default_impl="engine",
     load_rubric=load_rubric,
-    grade=grade,
+    grade=grade_submission,
     default_rubric=Path(__file__).with_name("rubric.toml"),
     mutation=MUTATION,
 )
