@@ -7,6 +7,7 @@ grader's own fault: the item is an `error` and the report says so.
 Past the grade's deadline (a time.monotonic() value) the items not yet started are `not_run`.
 """
 
+import dataclasses
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -24,8 +25,26 @@ class GraderError(Exception):
     """The grader cannot run (bad path, no gcc, a kind of submission the family cannot grade): exit status 2."""
 
 
+@dataclass(frozen=True)
+class Excuse:
+    """An item read past a bug it names as other items' (`owners`; ANY_OTHER: some other item's). A bug must
+    cost some item: when every owner in the rubric passes, the item gets `failure` instead. An owner the
+    rubric leaves out is the course's choice not to grade that rule: the excuse holds."""
+
+    owners: frozenset[str]
+    failure: "Outcome"
+
+
+ANY_OTHER = "*"  # an excuse owner: any other item but fuzz (which checks every rule at once)
+
+
 class NotRun(Exception):
-    """The check cannot run on this submission (e.g. it does not build); the item scores 0."""
+    """The check cannot run on this submission (e.g. it does not build); the item scores 0. With an `excuse`,
+    the reason is another item's bug, and the excuse says what holds if that item does not fail."""
+
+    def __init__(self, reason: object, excuse: "Excuse | None" = None) -> None:
+        super().__init__(reason)
+        self.excuse = excuse
 
 
 class NotApplicable(Exception):
@@ -44,6 +63,9 @@ class Outcome:
     details: str = ""  # what a student needs to see it: compiler output, the calls, valgrind's words
     program: str = ""  # the minimal failing program, as Hypothesis prints it
     repro: str | None = None  # the standalone repro file's name, next to the report
+    excuse: Excuse | None = None  # a pass that read past another item's bug (see Excuse)
+
+
 
 
 @dataclass(frozen=True)
@@ -70,7 +92,7 @@ def run_checks(
 ) -> list[ItemResult]:
     """Runs each rubric item's check in rubric order; never raises for a check's failure or error. An item
     that would start at or past `deadline` is not run."""
-    results = []
+    results, excuses = [], {}
     for item in rubric.items:
         check = checks[item.id]
         start = time.perf_counter()
@@ -79,8 +101,12 @@ def run_checks(
                 raise NotRun(OUT_OF_TIME)
             outcome = check.run(context, item.options)
             status = "passed" if outcome.passed else "failed"
+            if outcome.passed and outcome.excuse is not None:
+                excuses[item.id] = outcome.excuse
         except NotRun as reason:
             outcome, status = Outcome(False, f"not run: {reason}"), "not_run"
+            if reason.excuse is not None:
+                excuses[item.id] = reason.excuse
         except DeadlinePassed:
             outcome, status = Outcome(False, f"not run: {OUT_OF_TIME_DURING}"), "not_run"
         except NotApplicable as reason:
@@ -105,6 +131,36 @@ def run_checks(
             seconds=time.perf_counter() - start,
         )
         results.append(result)
-        if on_item:
+        if on_item and item.id not in excuses:
+            on_item(result)
+    results = _settled(results, excuses)
+    for result in results:
+        if on_item and result.id in excuses:  # told once its excuse is settled
             on_item(result)
     return results
+
+
+def _settled(results: list[ItemResult], excuses: Mapping[str, Excuse]) -> list[ItemResult]:
+    """Each excused item as it stands once every item has run: its excuse holds when every owner in the rubric
+    did not pass (none of them in the rubric: the course grades none of those rules); otherwise a bug it read
+    past would cost no item, so the item fails with what it saw."""
+    status = {result.id: result.status for result in results}
+
+    def holds(item: str, excuse: Excuse) -> bool:
+        owners = [o for o in status if o not in (item, "fuzz")] if ANY_OTHER in excuse.owners else \
+            [o for o in excuse.owners if o in status and o != item]
+        if item in excuse.owners or (ANY_OTHER in excuse.owners and not owners):
+            return False  # it names itself, or there is no other item to pay
+        if ANY_OTHER in excuse.owners:
+            return any(status[o] != "passed" for o in owners)
+        return all(status[o] != "passed" for o in owners)  # each bug it read past costs its own item
+
+    settled = []
+    for result in results:
+        excuse = excuses.get(result.id)
+        if excuse is not None and not holds(result.id, excuse):
+            failure = excuse.failure
+            result = dataclasses.replace(result, status="failed", points=0, message=failure.message,
+                                         details=failure.details)
+        settled.append(result)
+    return settled

@@ -14,7 +14,12 @@ class ProbeFailed(Exception):
 
 
 class NotChecked(Exception):
-    """The probe's set-up met another item's bug: the probe passes, that item fails."""
+    """The probe's set-up met another item's bug: the probe passes, that item (`owner`; None: some other
+    item) must fail for it (oracle/grading/grader.py's Excuse)."""
+
+    def __init__(self, reason: str, owner: str | None = None) -> None:
+        super().__init__(reason)
+        self.owner = owner
 
 
 class Unavailable(NotChecked):
@@ -26,7 +31,7 @@ def engine(r: ProbeTarget, blocks: int) -> Any:
     size = blocks * BLOCK_SIZE
     made = r.init_pool(size, initial_pool(size))
     if made is None:
-        raise NotChecked(f"llm_init(pool, {size}) returned NULL (item llm_init)")
+        raise NotChecked(f"llm_init(pool, {size}) returned NULL (item llm_init)", "llm_init")
     return made
 
 
@@ -40,22 +45,24 @@ def created(r: ProbeTarget, on: Any, seq_id: int, records: int) -> Any:
     view = None if seq is None else r.sequence(seq)
     if view is None or not view.block_table:
         got = "NULL" if view is None else "a sequence with no block table"
-        raise NotChecked(f"{call} returned {got} with {free_before} free blocks")
+        raise NotChecked(f"{call} returned {got} with {free_before} free blocks (item create_free)", "create_free")
     counts = r.counts(on)
-    if counts.free != free_before - used:
-        raise NotChecked(f"free_local_blocks is {counts.free} after {call}, expected {free_before - used}")
+    if counts.free != free_before - used:  # the blocks it took are checked below: a count off is Constraint 5's
+        raise NotChecked(f"free_local_blocks is {counts.free} after {call}, expected {free_before - used} (item free_count)",
+                         "free_count")
     for l1, l2 in enumerate(view.block_table):
         if (l2 is not None) != (l1 * L2_PT_SIZE < used):
-            raise NotChecked(f"block_table[{l1}] is {'NULL' if l2 is None else 'an L2 table'} after {call}")
+            raise NotChecked(f"block_table[{l1}] is {'NULL' if l2 is None else 'an L2 table'} after {call} (item create_free)",
+                             "create_free")
         for j, block in enumerate(l2 or ()):
             if l1 * L2_PT_SIZE + j < used:
                 wrong = not (0 <= block < counts.total and block < len(counts.ref_count) and counts.ref_count[block] == 1)
             else:
                 wrong = block != UNMAPPED
             if wrong:
-                raise NotChecked(f"block_table[{l1}][{j}] is {block} after {call}")
+                raise NotChecked(f"block_table[{l1}][{j}] is {block} after {call} (item create_free)", "create_free")
     if len(mapped(view)) != used:
-        raise NotChecked(f"{call} maps {len(mapped(view))} distinct blocks, expected {used}")
+        raise NotChecked(f"{call} maps {len(mapped(view))} distinct blocks, expected {used} (item create_free)", "create_free")
     return seq
 
 
@@ -70,7 +77,7 @@ def check_all_free(counts: Counts, after: str) -> None:
     if held is not None:
         raise ProbeFailed(f"ref_count[{held[0]}] is {held[1]} after {after}, expected 0")
     if counts.free != counts.total:  # every ref_count is 0: Constraint 5's bug
-        raise NotChecked(f"free_local_blocks is {counts.free} after {after}, expected {counts.total} (item free_count)")
+        raise NotChecked(f"free_local_blocks is {counts.free} after {after}, expected {counts.total} (item free_count)", "free_count")
 
 
 def check_released(counts: Counts, kept: set[int], after: str, why: str) -> None:
@@ -94,12 +101,12 @@ def check_forked(r: ProbeTarget, on: Any, parent_seq: Any, child_seq: Any, edit:
             f"a child with {len(child.block_table)} L1 slots"
         raise ProbeFailed(f"{fork} returned {got} for a parent whose {edit}")
     if child.kv_count != parent.kv_count:  # the fork item's directed scenario judges kv_count
-        raise NotChecked(f"{fork}: the child's kv_count is {child.kv_count}, expected the parent's {parent.kv_count} (item fork)")
+        raise NotChecked(f"{fork}: the child's kv_count is {child.kv_count}, expected the parent's {parent.kv_count} (item fork)", "fork")
     ref_count = r.counts(on).ref_count
     first = parent.block_table[0][0] if parent.block_table and parent.block_table[0] else UNMAPPED
     if 0 <= first < len(ref_count) and ref_count[first] != 2:  # before any gap: the fork item's bug
         raise NotChecked(f"ref_count[{first}] is {ref_count[first]} after {fork}, expected 2, for the block of the "
-                         "parent's block_table[0][0], before any gap (item fork)")
+                         "parent's block_table[0][0], before any gap (item fork)", "fork")
     for l1, (source, copy) in enumerate(zip(parent.block_table, child.block_table)):
         if source is None:
             if copy is not None:

@@ -36,9 +36,9 @@ def _check_untouched(view: PoolView, size: int) -> None:
             raise ProbeFailed(f"llm_init(pool, {size}) wrote into the guard zone {where} the pool (byte {at})")
     at = first_difference(view.data, _filled(size)) if view.data is not None else None
     if view.data is not None and at is not None:
-        raise NotChecked(f"llm_init(pool, {size}) wrote into the pool (byte {at}) (item no_premature_writes)")
+        raise NotChecked(f"llm_init(pool, {size}) wrote into the pool (byte {at}) (item no_premature_writes)", "no_premature_writes")
     if view.data is None and view.sha256 != _filled_sha256(size):
-        raise NotChecked(f"llm_init(pool, {size}) wrote into the pool (item no_premature_writes)")
+        raise NotChecked(f"llm_init(pool, {size}) wrote into the pool (item no_premature_writes)", "no_premature_writes")
 
 
 def init_untouched(r: ProbeTarget) -> str:
@@ -73,7 +73,7 @@ def destroy_keeps_pool(r: ProbeTarget) -> str:
     size = 10 * BLOCK_SIZE
     on = r.init_pool(size, PATTERN)
     if on is None:
-        raise NotChecked(f"llm_init(pool, {size}) returned NULL (item llm_init)")
+        raise NotChecked(f"llm_init(pool, {size}) returned NULL (item llm_init)", "llm_init")
     if (r.call("create_sequence", on, 1, 20) is None or r.call("fork_sequence", on, 1, 2) is None
             or r.call("append_kv", on, 2, 7) != 0 or r.call("append_kv", on, 1, 8) != 0
             or r.call("create_sequence", on, 3, 16) is None):
@@ -102,7 +102,7 @@ def big_pool(target: ProbeTarget) -> str:
     blocks = FAR + 3
     on = r.reserve_pool(blocks * BLOCK_SIZE)  # raises Unavailable when there is no address space for it
     if on is None or r.counts(on).total != blocks:
-        raise NotChecked("llm_init did not take the 2 GiB pool whole (item llm_init)")
+        raise NotChecked("llm_init did not take the 2 GiB pool whole (item llm_init)", "llm_init")
     r.hold_blocks(on, FAR, 3)
 
     def record(block: int, slot: int) -> int:

@@ -20,7 +20,7 @@ def many_sequences(r: ProbeTarget) -> str:
     count = 5000
     on = engine(r, count)
     if (total := r.counts(on).total) != count:
-        raise NotChecked(f"llm_init counted {total} blocks in a {count}-block pool")
+        raise NotChecked(f"llm_init counted {total} blocks in a {count}-block pool (item llm_init)", "llm_init")
     created_ = r.calls("create_sequence", on, [(spread_id(i), 1) for i in range(count)], stop="null")
     if created_[-1] is None:
         i = len(created_) - 1
@@ -28,9 +28,9 @@ def many_sequences(r: ProbeTarget) -> str:
                           f"{r.counts(on).free} free blocks, expected a sequence: no live sequence has that id, and the "
                           "spec limits sequences only by the pool")
     counts = r.counts(on, count)  # the list's order is the tail_insertion item's business
-    if counts.free != 0:
-        raise ProbeFailed(f"free_local_blocks is {counts.free} with {count} one-block sequences in a {count}-block pool, "
-                          "expected 0")
+    if counts.free != 0:  # every sequence was made: a count off is Constraint 5's
+        raise NotChecked(f"free_local_blocks is {counts.free} with {count} one-block sequences in a {count}-block pool, "
+                         "expected 0 (item free_count)", "free_count")
     if (n := counts.length or 0) != count:
         raise ProbeFailed(f"the active list holds {'more than ' if n > count else ''}{min(n, count)} sequences, expected {count}")
     freed = r.calls("free_sequence", on, [(spread_id(i),) for i in range(count)], stop="nonzero")

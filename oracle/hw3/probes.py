@@ -57,6 +57,8 @@ class ProbeResult:
     passed: bool
     detail: str  # what was checked, or what differed
     stopped_in: str | None = None  # the API call the probe had entered last when the submission crashed or hung
+    owner: str | None = None  # not checked: the item whose bug stopped it (None: some other item's)
+    unavailable: bool = False  # not checked: this machine cannot run it (no item's bug)
 
     @property
     def checked(self) -> bool:
@@ -75,9 +77,9 @@ def judge(name: str, target: ProbeTarget) -> ProbeResult:
     try:
         return ProbeResult(name, rule, True, PROBE_FUNCTIONS[name](target))
     except Unavailable as why:
-        return ProbeResult(name, rule, True, f"not checked: {why}")
+        return ProbeResult(name, rule, True, f"not checked: {why}", unavailable=True)
     except NotChecked as why:
-        return ProbeResult(name, rule, True, f"not checked: {why} (another item's bug)")
+        return ProbeResult(name, rule, True, f"not checked: {why} (another item's bug)", owner=why.owner)
     except ProbeFailed as failure:
         return ProbeResult(name, rule, False, str(failure))
     except ImplementationFailure as failure:  # it crashed, hung, raised or left a state that cannot be read

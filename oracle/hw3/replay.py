@@ -185,7 +185,7 @@ def _effects(before: Observation | None, seen: Observation | None) -> Effects | 
     moved = frozenset(state.seq_id for state in seen.engine.sequences if tables.get(state.seq_id) != state.block_table)
     old, new = before.engine.ref_count, seen.engine.ref_count
     taken = frozenset(block for block in range(min(len(old), len(new))) if old[block] == 0 and new[block] > 0)
-    return Effects(moved, taken)
+    return Effects(moved, taken, before.pool != seen.pool)
 
 
 def _compared(found: list[Difference], modulo: frozenset[str]) -> tuple[str, ...]:

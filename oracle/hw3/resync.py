@@ -30,7 +30,10 @@ class TrackedModel(Model):
         return self.counts[block]
 
     def free_blocks(self) -> int:
-        return self.free
+        """The free count a call checks before it allocates: the kept count, but never more blocks than
+        ref_count shows free (after another rule's bug the two may disagree; a call cannot take a block that
+        is not there, so the model goes on judging the other rules instead of losing its way)."""
+        return min(self.free, sum(1 for count in self.counts if count == 0))
 
     def first_free(self, count: int = 1) -> list[int]:
         found = [block for block in range(self.total) if self.counts[block] == 0][:count]

@@ -43,6 +43,7 @@ class Effects:
 
     moved: frozenset[int]  # the sequences whose block tables it changed
     taken: frozenset[int]  # the blocks whose ref_count it raised from 0: the blocks it allocated
+    wrote: bool = True  # whether the pool's bytes changed
 
 
 def rule_of(difference: Difference, call: Call, effects: Effects | None = None) -> str:
@@ -60,6 +61,8 @@ def rule_of(difference: Difference, call: Call, effects: Effects | None = None) 
     if aspect == LEAK:
         return TASKS["llm_destroy"]
     if aspect in (POOL, CONTENTS) and api in _WRITES_NOTHING:
+        if effects is not None and not effects.wrote:  # nothing written: the records it shows are another block's
+            return FIRST_FIT if api in _PICKS_BLOCKS else TASKS[api]
         return NO_PREMATURE_WRITES
     if api == "llm_init":
         return TASKS["llm_init"]

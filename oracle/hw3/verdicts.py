@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from oracle.grading.grader import NotRun, Outcome
+from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outcome
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.c.build import BuildResult, OFFICIAL_FLAGS
 from oracle.hw3.machine import Divergence
@@ -78,9 +78,22 @@ def run_scenarios(sub: Submission, item: str, scenarios: list[Scenario], modulo:
             finding = replay(adapter, scenario, modulo, owns=lambda r: r == rule, reading=reading)
         if finding:
             return failed(sub, item, finding)
-    if reading.passed_over and not reading.checked:
-        raise NotRun(passed_over_note(reading.passed_over[0]).replace("not checked past", "could not check its rule past", 1))
-    return Outcome(True, passed_over_note(reading.passed_over[0]) if reading.passed_over else "")
+    if not reading.passed_over:
+        return Outcome(True)
+    excuse = excuse_for(reading.passed_over)
+    if not reading.checked:
+        raise NotRun(passed_over_note(reading.passed_over[0]).replace("not checked past", "could not check its rule past", 1),
+                     excuse)
+    return Outcome(True, passed_over_note(reading.passed_over[0]), excuse=excuse)
+
+
+def excuse_for(findings: list[Finding]) -> Excuse:
+    """The items that must fail for the bugs an item read past (see grading.grader.Excuse), and what the item
+    says if they do not: the first of those bugs, which no other item then charges."""
+    owners = frozenset(item_of(finding.rule) or ANY_OTHER for finding in findings)
+    first = findings[0]
+    details = f"The calls ({first.scenario}):\n{listing(first.calls, first.step)}"
+    return Excuse(owners, Outcome(False, f"{first.message} (another rule's bug, but no item failed for it here)", details))
 
 
 def passed_over_note(finding: Finding) -> str:
@@ -136,27 +149,42 @@ def _write_repro(sub: Submission, item: str, finding: Finding) -> tuple[str, str
 def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outcome:
     """A directed check's outcome (None: the item is its probes alone), then the white-box probes that cover
     what one engine's API calls cannot show. A probe whose set-up met another item's bug, or that crashed or
-    hung in a call it is not about, checked nothing: noted, that call's item judges it. An item that checked
-    nothing of its own rule at all is not run (0 points), naming the item that owns what stopped it."""
+    hung in a call it is not about, checked nothing: noted, and excused only if that item fails (Excuse). An
+    item that checked nothing of its own rule at all is not run (0 points), naming the item that owns what
+    stopped it; a probe this machine cannot run (no address space) leaves its item not applicable."""
     if outcome is not None and not outcome.passed:
         return outcome
     notes: list[str] = []
+    owners: set[str] = set(outcome.excuse.owners) if outcome is not None and outcome.excuse else set()
+    failure = outcome.excuse.failure if outcome is not None and outcome.excuse else None
+    unavailable = []
     for probe in probes:
         result = sub.probes()[probe]
         if not result.passed and result.elsewhere:
             from oracle.hw3.rules import TASKS
 
-            owner = item_of(TASKS[result.stopped_in])
-            notes.append(f"not checked past {probe}: {result.detail} in {result.stopped_in} (that is item {owner}'s to judge)")
+            owner = item_of(TASKS[result.stopped_in]) or ANY_OTHER
+            note = f"not checked past {probe}: {result.detail} in {result.stopped_in} (that is item {owner}'s to judge)"
         elif not result.passed:
             return Outcome(False, f"{probe}: {result.detail} [rule: {result.rule}]", f"White-box probe {probe!r} failed.")
+        elif result.unavailable:
+            unavailable.append(f"{probe}: {result.detail}")
+            continue
         elif not result.checked:
-            notes.append(f"{probe}: {result.detail}")
-    if outcome is None and len(notes) == len(probes):
-        raise NotRun(f"could not check its rule: {notes[0]}")
-    if outcome is None:
-        return Outcome(True, notes[0] if notes else "")
-    return Outcome(True, outcome.message or (notes[0] if notes else ""))
+            owner, note = result.owner or ANY_OTHER, f"{probe}: {result.detail}"
+        else:
+            continue
+        notes.append(note)
+        owners.add(owner)
+        failure = failure or Outcome(False, f"{probe}: {result.detail} [rule: {result.rule}] (another item's bug, "
+                                            "but no item failed for it here)", f"White-box probe {probe!r}.")
+    if outcome is None and unavailable and len(unavailable) == len(probes):
+        raise NotApplicable(f"this machine cannot run it: {unavailable[0]}")
+    excuse = Excuse(frozenset(owners), failure) if failure is not None else None
+    if outcome is None and len(notes) + len(unavailable) == len(probes):
+        raise NotRun(f"could not check its rule: {notes[0]}", excuse)
+    message = (outcome.message if outcome is not None else "") or (notes[0] if notes else "")
+    return Outcome(True, message, excuse=excuse)
 
 
 def built(sub: Submission) -> Callable[[], Adapter]:
