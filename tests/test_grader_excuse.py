@@ -1,0 +1,71 @@
+"""grading.grader's excuses: an item that read past a bug it names as other items' keeps its pass only when
+each of those items (in the rubric) did not pass; otherwise the bug would cost no item, and it fails."""
+
+from typing import Any, Mapping
+
+import pytest
+
+from oracle.grading.grader import ANY_OTHER, Check, Excuse, NotRun, Outcome, run_checks
+from oracle.grading.report import ItemResult
+from oracle.grading.rubric import Rubric, RubricItem
+
+SAW = Outcome(False, "own: step 3 fork(1, 2): ref_count[0]: expected 2, got 1 (no item failed for it here)", "calls")
+
+
+def excused(*owners: str, not_run: bool = False):  # type: ignore[no-untyped-def]
+    def run(context: Any, options: Mapping[str, Any]) -> Outcome:
+        excuse = Excuse(frozenset(owners), SAW)
+        if not_run:
+            raise NotRun("could not check its rule past step 3 (that is item B's to judge)", excuse)
+        return Outcome(True, "not checked past step 3 (that is item B's to judge)", excuse=excuse)
+    return run
+
+
+def plain(passed: bool):  # type: ignore[no-untyped-def]
+    return lambda context, options: Outcome(passed, "" if passed else "B: its own bug")
+
+
+def grade(checks: dict[str, Any]) -> dict[str, ItemResult]:
+    table = {name: Check(name, f"rule {name}", run) for name, run in checks.items()}
+    rubric = Rubric("t", tuple(RubricItem(name, name, 5) for name in checks), "code")
+    told: list[str] = []
+    results = run_checks(table, rubric, None, on_item=lambda result: told.append(result.id))
+    assert sorted(told) == sorted(checks)  # each item told once, in its final state
+    return {result.id: result for result in results}
+
+
+def test_the_excuse_holds_when_the_named_item_fails() -> None:
+    results = grade({"A": excused("B"), "B": plain(False)})
+    assert (results["A"].status, results["A"].points) == ("passed", 5)
+
+
+def test_the_item_fails_with_what_it_saw_when_the_named_item_passes() -> None:
+    results = grade({"A": excused("B"), "B": plain(True)})
+    assert (results["A"].status, results["A"].points, results["A"].message) == ("failed", 0, SAW.message)
+    assert results["A"].details == "calls"
+
+
+def test_every_named_item_must_fail() -> None:
+    assert grade({"A": excused("B", "C"), "B": plain(False), "C": plain(True)})["A"].status == "failed"
+    assert grade({"A": excused("B", "C"), "B": plain(False), "C": plain(False)})["A"].status == "passed"
+
+
+def test_an_item_that_names_itself_is_not_excused() -> None:
+    assert grade({"A": excused("A"), "B": plain(False)})["A"].status == "failed"
+
+
+def test_an_owner_the_rubric_leaves_out_is_the_course_s_choice() -> None:
+    assert grade({"A": excused("tail_insertion"), "B": plain(True)})["A"].status == "passed"
+
+
+def test_some_other_item_must_fail_for_an_unnamed_owner() -> None:
+    assert grade({"A": excused(ANY_OTHER), "B": plain(True)})["A"].status == "failed"
+    assert grade({"A": excused(ANY_OTHER), "B": plain(False)})["A"].status == "passed"
+    assert grade({"A": excused(ANY_OTHER), "fuzz": plain(False)})["A"].status == "failed"  # fuzz pays for no one
+
+
+@pytest.mark.parametrize("owner_passes", [True, False])
+def test_a_not_run_item_s_excuse_is_settled_too(owner_passes: bool) -> None:
+    results = grade({"A": excused("B", not_run=True), "B": plain(owner_passes)})
+    assert results["A"].status == ("failed" if owner_passes else "not_run")
+    assert results["A"].points == 0
