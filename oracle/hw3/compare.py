@@ -85,12 +85,12 @@ def first_divergence(
 def counter_differences(model: Model, engine: EngineState) -> Iterator[Difference]:
     if model.total != engine.total_local_blocks:
         yield Difference(TOTAL, "total_local_blocks", model.total, engine.total_local_blocks)
-    if model.free_blocks() != engine.free_local_blocks:
+    if model.free_count() != engine.free_local_blocks:
         consistent = engine.ref_count.count(0) == engine.free_local_blocks
         # consistent with the implementation's own ref_count array: Constraint 5 held and the call took or
         # released the wrong number of blocks
         yield Difference(
-            BLOCKS_TAKEN if consistent else FREE_COUNT, "free_local_blocks", model.free_blocks(), engine.free_local_blocks,
+            BLOCKS_TAKEN if consistent else FREE_COUNT, "free_local_blocks", model.free_count(), engine.free_local_blocks,
             note=f"{CONSISTENT_FREE_COUNT}: the call took or released the wrong number of blocks" if consistent else "",
         )
 

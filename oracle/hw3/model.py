@@ -54,6 +54,10 @@ class Model:
     def free_blocks(self) -> int:
         return self.total - len(self.mapped())
 
+    def free_count(self) -> int:
+        """What free_local_blocks must say."""
+        return self.free_blocks()
+
     def first_free(self, count: int = 1) -> list[int]:
         mapped = self.mapped()
         return [block for block in range(self.total) if block not in mapped][:count]

@@ -89,8 +89,12 @@ def run_scenarios(sub: Submission, item: str, scenarios: list[Scenario], modulo:
 
 def excuse_for(findings: list[Finding]) -> Excuse:
     """The items that must fail for the bugs an item read past (see grading.grader.Excuse), and what the item
-    says if they do not: the first of those bugs, which no other item then charges."""
-    owners = frozenset(item_of(finding.rule) or ANY_OTHER for finding in findings)
+    says if they do not: the first of those bugs, which no other item then charges. In each program only the
+    first difference read past counts: what follows in that program may be its consequence."""
+    firsts: dict[str, Finding] = {}
+    for finding in findings:
+        firsts.setdefault(finding.scenario, finding)
+    owners = frozenset(item_of(finding.rule) or ANY_OTHER for finding in firsts.values())
     first = findings[0]
     details = f"The calls ({first.scenario}):\n{listing(first.calls, first.step)}"
     return Excuse(owners, Outcome(False, f"{first.message} (another rule's bug, but no item failed for it here)", details))
