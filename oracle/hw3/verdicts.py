@@ -153,7 +153,7 @@ def _write_repro(sub: Submission, item: str, finding: Finding) -> tuple[str, str
 def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outcome:
     """A directed check's outcome (None: the item is its probes alone), then the white-box probes that cover
     what one engine's API calls cannot show. A probe whose set-up met another item's bug, or that crashed or
-    hung in a call it is not about, checked nothing: noted, and excused only if that item fails (Excuse). An
+    hung in a call, checked nothing: noted, and excused only if the item of that bug or call fails (Excuse). An
     item that checked nothing of its own rule at all is not run (0 points), naming the item that owns what
     stopped it; a probe this machine cannot run (no address space) leaves its item not applicable."""
     if outcome is not None and not outcome.passed:
@@ -164,11 +164,17 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
     unavailable = []
     for probe in probes:
         result = sub.probes()[probe]
-        if not result.passed and result.elsewhere:
+        if not result.passed and result.stopped_in is not None:  # crashed or hung in a call: its item's first
             from oracle.hw3.rules import TASKS
 
             owner = item_of(TASKS[result.stopped_in]) or ANY_OTHER
             note = f"not checked past {probe}: {result.detail} in {result.stopped_in} (that is item {owner}'s to judge)"
+            if not result.elsewhere:  # in the call the probe is about: if that call's item misses it, it is ours
+                notes.append(note)
+                owners.add(owner)
+                failure = failure or Outcome(False, f"{probe}: {result.detail} in {result.stopped_in} [rule: {result.rule}]",
+                                             f"White-box probe {probe!r} failed.")
+                continue
         elif not result.passed:
             return Outcome(False, f"{probe}: {result.detail} [rule: {result.rule}]", f"White-box probe {probe!r} failed.")
         elif result.unavailable:
