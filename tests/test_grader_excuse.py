@@ -69,3 +69,11 @@ def test_a_not_run_item_s_excuse_is_settled_too(owner_passes: bool) -> None:
     results = grade({"A": excused("B", not_run=True), "B": plain(owner_passes)})
     assert results["A"].status == ("failed" if owner_passes else "not_run")
     assert results["A"].points == 0
+
+
+def test_a_strict_excuse_does_not_hold_when_its_owner_is_not_graded() -> None:
+    def run(context: Any, options: Mapping[str, Any]) -> Outcome:
+        return Outcome(True, "not checked past big_pool: crashed in append_kv", excuse=Excuse(frozenset({"append_cow"}), SAW, False))
+    assert grade({"A": run, "B": plain(True)})["A"].status == "failed"
+    assert grade({"A": run, "append_cow": plain(False)})["A"].status == "passed"
+

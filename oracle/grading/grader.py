@@ -33,6 +33,8 @@ class Excuse:
 
     owners: frozenset[str]
     failure: "Outcome"
+    absent_holds: bool = True  # False: an owner the rubric leaves out cannot take the bug (what the item saw may
+    # well be its own rule's bug: a crash in the very call a probe is about)
 
 
 ANY_OTHER = "*"  # an excuse owner: any other item but fuzz (which checks every rule at once)
@@ -151,6 +153,8 @@ def _settled(results: list[ItemResult], excuses: Mapping[str, Excuse]) -> list[I
             [o for o in excuse.owners if o in status and o != item]
         if item in excuse.owners or (ANY_OTHER in excuse.owners and not owners):
             return False  # it names itself, or there is no other item to pay
+        if not excuse.absent_holds and any(o not in status for o in excuse.owners - {ANY_OTHER}):
+            return False  # an owner it names is not graded here: the bug is this item's
         if ANY_OTHER in excuse.owners:
             return any(status[o] != "passed" for o in owners)
         return all(status[o] != "passed" for o in owners)  # each bug it read past costs its own item

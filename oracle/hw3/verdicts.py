@@ -161,7 +161,7 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
     notes: list[str] = []
     owners: set[str] = set(outcome.excuse.owners) if outcome is not None and outcome.excuse else set()
     failure = outcome.excuse.failure if outcome is not None and outcome.excuse else None
-    unavailable = []
+    unavailable, absent_holds = [], True
     for probe in probes:
         result = sub.probes()[probe]
         if not result.passed and result.stopped_in is not None:  # crashed or hung in a call: its item's first
@@ -170,6 +170,7 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
             owner = item_of(TASKS[result.stopped_in]) or ANY_OTHER
             note = f"not checked past {probe}: {result.detail} in {result.stopped_in} (that is item {owner}'s to judge)"
             if not result.elsewhere:  # in the call the probe is about: if that call's item misses it, it is ours
+                absent_holds = False
                 notes.append(note)
                 owners.add(owner)
                 failure = failure or Outcome(False, f"{probe}: {result.detail} in {result.stopped_in} [rule: {result.rule}]",
@@ -190,7 +191,7 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
                                             "but no item failed for it here)", f"White-box probe {probe!r}.")
     if outcome is None and unavailable and len(unavailable) == len(probes):
         raise NotApplicable(f"this machine cannot run it: {unavailable[0]}")
-    excuse = Excuse(frozenset(owners), failure) if failure is not None else None
+    excuse = Excuse(frozenset(owners), failure, absent_holds) if failure is not None else None
     if outcome is None and len(notes) + len(unavailable) == len(probes):
         raise NotRun(f"could not check its rule: {notes[0]}", excuse)
     message = (outcome.message if outcome is not None else "") or (notes[0] if notes else "")
