@@ -59,11 +59,8 @@ class ProbeResult:
     stopped_in: str | None = None  # the API call the probe had entered last when the submission crashed or hung
     owner: str | None = None  # not checked: the item whose bug stopped it (None: some other item's)
     unavailable: bool = False  # not checked: this machine cannot run it (no item's bug)
+    checked: bool = True  # it judged its rule (passed or failed it): its set-up did not stop at another item's bug
 
-    @property
-    def checked(self) -> bool:
-        """It judged its rule (passed or failed it): its set-up did not stop at another item's bug."""
-        return not self.detail.startswith("not checked")
 
     @property
     def elsewhere(self) -> bool:
@@ -77,9 +74,10 @@ def judge(name: str, target: ProbeTarget) -> ProbeResult:
     try:
         return ProbeResult(name, rule, True, PROBE_FUNCTIONS[name](target))
     except Unavailable as why:
-        return ProbeResult(name, rule, True, f"not checked: {why}", unavailable=True)
+        return ProbeResult(name, rule, True, f"not checked: {why}", unavailable=True, checked=False)
     except NotChecked as why:
-        return ProbeResult(name, rule, True, f"not checked: {why} (another item's bug)", owner=why.owner)
+        return ProbeResult(name, rule, True, f"not checked: {why} (another item's bug)", owner=why.owner,
+                           checked=False)
     except ProbeFailed as failure:
         return ProbeResult(name, rule, False, str(failure))
     except ImplementationFailure as failure:  # it crashed, hung, raised or left a state that cannot be read
