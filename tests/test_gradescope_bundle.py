@@ -76,7 +76,8 @@ def test_the_bundle_holds_gradescopes_files_and_this_pagedcheck_pinned(made: dic
     assert all(modes[name] & stat.S_IXUSR and stat.S_ISREG(modes[name]) for name in ("setup.sh", "run_autograder"))
     assert wheel == f"pagedcheck-{metadata.version('pagedcheck')}-py3-none-any.whl"
     assert f"hypothesis=={metadata.version('hypothesis')}" in pins and all("==" in pin for pin in pins)
-    assert {"oracle/hw3/rubric.toml", "oracle/hw3/c/driver.c", "engine/c/llm_memory.h", "oracle/cli.py"} <= packaged
+    assert {"oracle/hw3/rubric.toml", "oracle/hw3/c/driver.c", "engine/c/llm_memory.h", "oracle/cli.py",
+            "oracle/commands/grade.py"} <= packaged
     assert options == ["--time-limit", "120.0"]
 
 

@@ -263,9 +263,9 @@ def test_fuzz_html_errors_are_usage_errors(
     assert main(["fuzz", "--examples", "1", "--html", "/proc/pagedcheck.html", "-q"]) == 2
     assert "cannot write /proc/pagedcheck.html" in capsys.readouterr().err
     # a family that draws no page: refused before anything runs
-    import oracle.cli
+    import oracle.commands.fuzz
 
-    monkeypatch.setattr(oracle.cli, "families", lambda: {"hw3": dataclasses.replace(FAMILY, render_html=None)})
+    monkeypatch.setattr(oracle.commands.fuzz, "families", lambda: {"hw3": dataclasses.replace(FAMILY, render_html=None)})
     assert main(["fuzz", "--html", str(tmp_path / "x.html"), "-q"]) == 2
     assert "the hw3 family draws no HTML page" in capsys.readouterr().err and not (tmp_path / "x.html").exists()
 

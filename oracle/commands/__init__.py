@@ -1,0 +1,1 @@
+"""`pagedcheck`'s commands, one module per command group: each registers its parser and runs it (oracle/cli.py)."""

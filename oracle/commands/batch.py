@@ -1,0 +1,65 @@
+"""`pagedcheck grade-all`: every submission folder of a directory, each graded by its own `pagedcheck grade`."""
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from oracle.commands.options import add_grade_options, grading_family, positive
+from oracle.commands.status import UsageError
+
+GRADE_ALL_MARGIN = 60.0  # seconds past --time-limit before grade-all kills a grade (it still writes its report)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "grade-all",
+        help="grade every submission folder in a directory",
+        description="Grade each folder of DIR as a submission, JOBS at a time; write OUT/scores.csv and, per "
+        "folder, report.json, results.json and repro files. One broken submission never stops the batch.",
+    )
+    p.add_argument("directory", type=Path, metavar="DIR", help="a directory of submission folders")
+    p.add_argument("--out", type=Path, metavar="OUT", help="where reports go (default: DIR-grades beside DIR)")
+    p.add_argument("--jobs", type=positive, default=1, help="submissions graded at once (default: 1)")
+    add_grade_options(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from oracle.grading.batch import exit_status, find_submissions, grade_all
+    from oracle.grading.rubric import RubricError
+
+    family = grading_family(args)
+    if not args.directory.is_dir():
+        raise UsageError(f"{args.directory} is not a directory")
+    try:
+        rubric = family.load_rubric(args.rubric)  # a bad rubric stops the batch before it starts
+    except RubricError as exc:
+        raise UsageError(str(exc)) from None
+    submissions, skipped = find_submissions(args.directory)
+    if not submissions and not skipped:
+        raise UsageError(f"{args.directory} holds no submission folders")
+    out = args.out or args.directory.with_name(args.directory.name + "-grades")
+    if out.resolve().is_relative_to(args.directory.resolve()):
+        raise UsageError(f"--out {out} would mix reports with submissions")
+
+    def command(submission: Path, sub_out: Path) -> list[str]:
+        cmd = [sys.executable, "-m", "oracle.cli", "grade", str(submission), "--out", str(sub_out),
+               "--json", str(sub_out / "report.json"), "--gradescope", str(sub_out / "results.json"),
+               "--timeout", str(args.timeout), "--time-limit", str(args.time_limit), "--family", family.name, "-q"]
+        if args.require_sandbox:
+            cmd.append("--require-sandbox")
+        if args.rubric:
+            cmd += ["--rubric", str(args.rubric)]
+        if args.seed is not None:
+            cmd += ["--seed", str(args.seed)]
+        return cmd
+
+    root = str(Path(__file__).resolve().parents[2])  # the folder holding oracle/: the child imports this very pagedcheck
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    rows = grade_all(submissions, out.resolve(), command, [item.id for item in rubric.items], jobs=args.jobs,
+                     timeout=args.time_limit + GRADE_ALL_MARGIN, env=env, progress=None if args.quiet else sys.stderr,
+                     skipped=skipped)
+    graded = sum(row.status not in ("grader error", "skipped") for row in rows)
+    print(f"graded {graded} of {len(rows)} submissions; scores in {out / 'scores.csv'}, one report per folder")
+    return exit_status(rows)

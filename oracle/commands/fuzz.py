@@ -1,0 +1,72 @@
+"""`pagedcheck fuzz`: an implementation and the model driven by the same random programs (oracle/runner.py)."""
+
+import argparse
+import random
+
+from oracle.commands.options import add_quiet_option, output_file, positive, seed_value
+from oracle.commands.outputs import write_html, write_json
+from oracle.commands.status import EXIT_FAILED, EXIT_OK, UsageError
+from oracle.family import DEFAULT_FAMILY, families
+from oracle.page import fuzz_items
+from oracle.runner import Progress, fuzz
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "fuzz",
+        help="fuzz an implementation against the model",
+        description="Drive an implementation and the model with the same random programs; stop at the first "
+        "disagreement and print the smallest program that shows it.",
+    )
+    p.add_argument("--family", choices=sorted(families()), default=DEFAULT_FAMILY,
+                   help=f"allocator family (default: {DEFAULT_FAMILY})")
+    p.add_argument(
+        "--impl",
+        metavar="IMPL",
+        help="`engine` (the family's built-in engine, the default); hw3: a C file or a Python module "
+        "`pkg.module[:attr]`; prefix: `SHAPE:pkg.module[:attr][@POLICY]`",
+    )
+    p.add_argument("--examples", type=positive, default=200, help="programs to run (default: 200)")
+    p.add_argument("--steps", type=positive, default=50, help="calls per program, at most (default: 50)")
+    p.add_argument("--seed", type=seed_value, help="random seed; the same seed gives the same run (default: random)")
+    p.add_argument("--json", type=output_file, metavar="FILE", help="write statistics and any failure as JSON")
+    p.add_argument("--html", type=output_file, metavar="FILE",
+                   help="write one self-contained HTML page picturing the divergence (expected beside actual)")
+    add_quiet_option(p, "no progress line")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    family = families()[args.family]
+    impl = args.impl or family.default_impl
+    if args.html and family.render_html is None:
+        raise UsageError(f"--html: the {family.name} family draws no HTML page")
+    try:
+        factory = family.load_adapter(impl)
+    except ValueError as exc:
+        raise UsageError(f"--impl {impl}: {exc}") from None
+    seed = args.seed if args.seed is not None else random.randrange(2**32)
+    progress = None if args.quiet else Progress(args.examples)
+    report = fuzz(family, impl, factory, examples=args.examples, steps=args.steps, seed=seed, progress=progress)
+    if progress:
+        progress.done()
+    stats = report.stats
+    print(
+        f"{family.name} {impl}: {stats.examples} examples, {stats.steps} steps in {report.seconds:.1f} s "
+        f"({stats.steps / max(report.seconds, 1e-9):.0f} steps/s), seed {seed}"
+        + (f"; shrinking: {stats.shrink_replays} replays" if stats.shrink_replays else "")
+    )
+    if report.passed:
+        print("OK: the implementation agreed with the model after every step")
+    else:
+        print("\nMinimal failing program (run it with python):\n")
+        print("\n".join(report.program))
+        print(f"\nFirst divergence: {report.divergence}")
+        if report.cut_short:
+            print(f"Shrinking stopped at its budget ({stats.shrink_replays} replays): the program may not be minimal")
+        print(f"Rerun: pagedcheck fuzz --family {family.name} --impl {impl} --examples {args.examples} --steps {args.steps} --seed {seed}")
+    if args.json:
+        write_json(args.json, report.as_dict())
+    if args.html:
+        write_html(family, args.html, f"pagedcheck fuzz {impl} (seed {seed})", fuzz_items(report))
+    return EXIT_OK if report.passed else EXIT_FAILED

@@ -1,0 +1,98 @@
+"""`pagedcheck grade`: one submission against a rubric, with the report files a course platform reads."""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from oracle.commands.options import add_grade_options, grading_family, output_file
+from oracle.commands.outputs import write_file, write_html, write_json
+from oracle.commands.status import UsageError
+from oracle.grading.report import GradeReport
+from oracle.page import PAGE_NAME, grade_items
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "grade",
+        help="grade one submission against a rubric",
+        description="Grade a submission of the family (hw3, the default: a C submission, llm_memory.c or a "
+        "directory holding one, or a Python module pkg.module[:attr]; prefix: SHAPE:pkg.module[@POLICY], a .py "
+        "file or a folder): every rubric item, with the rule, step, expected and actual value of each failure "
+        "(and, for hw3, a standalone repro C file). Exit 0 all items pass, 1 some item fails, 2 the grader cannot run.",
+    )
+    p.add_argument("submission", metavar="SUBMISSION",
+                   help="hw3: llm_memory.c, a directory holding it, or pkg.module; prefix: see --family")
+    p.add_argument("--json", type=output_file, metavar="FILE", help="write the report as JSON (pagedcheck-grade/1)")
+    p.add_argument("--gradescope", type=output_file, metavar="FILE", help="write Gradescope's results.json")
+    p.add_argument("--junit", type=output_file, metavar="FILE", help="write the report as JUnit XML (for CI)")
+    p.add_argument("--prairielearn", type=output_file, metavar="FILE",
+                   help="write PrairieLearn's external grader results.json")
+    p.add_argument("--out", type=Path, metavar="DIR",
+                   help=f"where repro files and {PAGE_NAME} (the failing steps, pictured) go (default: beside --json)")
+    add_grade_options(p)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from oracle.grading.grader import GraderError
+    from oracle.grading.rubric import RubricError
+    from oracle.grading.table import render
+
+    family = grading_family(args)
+    deadline = time.monotonic() + args.time_limit
+
+    def on_item(item) -> None:
+        if not args.quiet:
+            print(f"grade: {item.id}: {item.status.replace('_', ' ')} ({item.seconds:.1f} s)", file=sys.stderr)
+
+    out_dir = artifacts_dir(args, args.submission)
+    try:
+        rubric = family.load_rubric(args.rubric)
+        report = family.grade(args.submission, rubric, out_dir, seed=args.seed, timeout=args.timeout, on_item=on_item,
+                              deadline=deadline, require_sandbox=args.require_sandbox)
+    except (RubricError, GraderError) as exc:
+        failure = GradeReport(family.name, args.submission, "unknown", "", str(args.rubric or family.default_rubric),
+                              args.seed or 0, grader_error=str(exc))
+        write_reports(args, failure)
+        raise UsageError(str(exc)) from None
+    print(render(report))
+    if any(item.repro for item in report.items):
+        print(f"\nRepro files are in {out_dir}")
+    if family.render_html is not None:
+        write_html(family, out_dir / PAGE_NAME, f"{args.submission}: {report.score:g}/{report.max_score:g}",
+                   grade_items(report))
+        if report.exit_status:
+            print(f"The failing steps, pictured: {out_dir / PAGE_NAME}")
+    write_reports(args, report)
+    return report.exit_status
+
+
+def artifacts_dir(args: argparse.Namespace, name: str) -> Path:
+    """Where repro files go: --out, else beside a report file, else a new temporary directory."""
+    import tempfile
+
+    if args.out:
+        return args.out
+    for path in (args.json, args.gradescope, args.junit, args.prairielearn):
+        if path:
+            return path.parent
+    return Path(tempfile.mkdtemp(prefix=f"pagedcheck-{Path(name).stem or 'grade'}-"))
+
+
+def write_reports(args: argparse.Namespace, report: GradeReport) -> None:
+    """Every report file asked for: --json, --gradescope, --junit, --prairielearn."""
+    from oracle.grading import gradescope, junit, prairielearn
+
+    if args.json:
+        write_json(args.json, report.as_dict())
+    scope = gradescope.failure_results(report.grader_error) if report.grader_error and not report.items \
+        else gradescope.results(report)
+    writers = [
+        (args.gradescope, lambda path: gradescope.write(path, scope)),
+        (args.junit, lambda path: junit.write(path, report)),
+        (args.prairielearn, lambda path: prairielearn.write(path, report)),
+    ]
+    for path, write in writers:
+        if path is not None:
+            write_file(path, write)

@@ -1,0 +1,104 @@
+"""What the user types: argument types that refuse a bad value in one line, the options several commands share,
+and the --family they name."""
+
+import argparse
+import math
+from pathlib import Path
+
+from oracle.commands.status import UsageError
+from oracle.family import DEFAULT_FAMILY, Family, families, family_named
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+def seed_value(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer seed, got {text!r}") from None
+
+
+def fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {value}")
+    return value
+
+
+def seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {value}")
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds, got {text!r}")
+    return value
+
+
+def output_file(text: str) -> Path:
+    path = Path(text)
+    if not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"directory {str(path.parent)!r} does not exist")
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory")
+    return path
+
+
+def add_family_option(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--family", default=DEFAULT_FAMILY, metavar="NAME",
+                   help=f"the allocator family {what}: {', '.join(families())} (default: {DEFAULT_FAMILY})")
+
+
+def add_rubric_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rubric", type=Path, metavar="FILE", help="a rubric TOML file (default: the family's shipped rubric)")
+
+
+def add_quiet_option(p: argparse.ArgumentParser, text: str = "no progress lines") -> None:
+    p.add_argument("-q", "--quiet", action="store_true", help=text)
+
+
+def add_limit_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--time-limit", type=seconds, default=300.0, metavar="SECONDS",
+                   help="seconds for the whole grade of one submission; items not started by then are not run "
+                   "(default: 300)")
+    p.add_argument("--require-sandbox", action="store_true",
+                   help="refuse to grade unless submission code runs in the full sandbox (bubblewrap)")
+
+
+def add_grade_options(p: argparse.ArgumentParser) -> None:
+    """The options of `grade` and `grade-all` (which passes each on to the `grade` of every submission)."""
+    add_family_option(p, "to grade")
+    add_rubric_option(p)
+    p.add_argument("--seed", type=seed_value, help="fuzz seed (default: the rubric's, fixed, so reruns agree)")
+    p.add_argument("--timeout", type=seconds, default=2.0, help="seconds one call of a submission may take (default: 2)")
+    add_limit_options(p)
+    add_quiet_option(p)
+
+
+def chosen_family(args: argparse.Namespace) -> Family:
+    """The registered family --family names."""
+    try:
+        return family_named(args.family)
+    except ValueError as exc:
+        raise UsageError(f"--family: {exc}") from None
+
+
+def grading_family(args: argparse.Namespace) -> Family:
+    """The --family to grade with: registered, and with a grader and a rubric."""
+    family = chosen_family(args)
+    if family.grade is None or family.load_rubric is None:
+        raise UsageError(f"--family {family.name}: this family has no grader")
+    return family
