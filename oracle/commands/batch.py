@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
             cmd += ["--seed", str(args.seed)]
         return cmd
 
-    root = str(Path(__file__).resolve().parents[2])  # the folder holding oracle/: the child imports this very pagedcheck
+    root = str(Path(__file__).resolve().parents[2])  # holds oracle/: the child imports this very pagedcheck
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     rows = grade_all(submissions, out.resolve(), command, [item.id for item in rubric.items], jobs=args.jobs,
                      timeout=args.time_limit + GRADE_ALL_MARGIN, env=env, progress=None if args.quiet else sys.stderr,

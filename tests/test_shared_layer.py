@@ -1,0 +1,36 @@
+"""The shared layer names no family (issue 9): `hw3` appears in oracle/runner.py, oracle/cli.py, the CLI's
+commands (oracle/commands/) and oracle/grading/ only inside help text (a `help=` or `description=` argument)."""
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = [ROOT / "oracle" / "runner.py", ROOT / "oracle" / "cli.py",
+          *sorted((ROOT / "oracle" / "commands").glob("*.py")), *sorted((ROOT / "oracle" / "grading").glob("*.py"))]
+
+
+def help_lines(source: str) -> set[int]:
+    """The lines of every `help=` and `description=` argument's value."""
+    return {line for node in ast.walk(ast.parse(source)) if isinstance(node, ast.keyword)
+            and node.arg in ("help", "description") for line in range(node.value.lineno, node.value.end_lineno + 1)}
+
+
+def family_names_outside_help(source: str) -> list[tuple[int, str]]:
+    """(line number, line) of every line naming hw3 outside help text."""
+    allowed = help_lines(source)
+    return [(number, line.strip()) for number, line in enumerate(source.splitlines(), 1)
+            if "hw3" in line.lower() and number not in allowed]
+
+
+def test_the_shared_layer_names_no_family_outside_help_text() -> None:
+    assert len(SHARED) >= 10 and all(path.is_file() for path in SHARED)
+    hits = [(str(path.relative_to(ROOT)), *hit)
+            for path in SHARED for hit in family_names_outside_help(path.read_text())]
+    assert hits == []
+
+
+def test_a_family_named_in_code_is_found_and_help_text_is_not() -> None:
+    source = ('p.add_argument("--impl", help="hw3: a C file"\n    " or a module")\n'
+              'from oracle.HW3 import load_adapter\nif family.name == "hw3":\n    pass\n')
+    assert family_names_outside_help(source) == [(3, "from oracle.HW3 import load_adapter"),
+                                                 (4, 'if family.name == "hw3":')]
