@@ -8,13 +8,13 @@ from typing import Any, Mapping
 
 from oracle.grading.grader import NotApplicable, NotRun, Outcome
 from oracle.hw3.compare import first_difference
-from oracle.hw3.difference import CRASH, LEAK, Difference
+from oracle.hw3.difference import CRASH, FREE_COUNT, LEAK, Difference
 from oracle.hw3.machine import Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.replay import Finding, Scenario, Step, append, call_on as _call, create, destroy, fork, init, listing, replay
 from oracle.hw3.spec import KV_PER_BLOCK, L2_PT_SIZE
-from oracle.hw3.verdicts import LENIENT, Submission
+from oracle.hw3.verdicts import LENIENT, Submission, excuse_for, passed_over_note
 
 ANY_ORDER = LENIENT | {"list_order"}  # block ids up to a renaming, the list as a set of ids: others own them
 
@@ -41,14 +41,20 @@ def check_alloc_failure(sub: Submission, options: Mapping[str, Any]) -> Outcome:
             counts = _allocations(adapter, ALLOCATING.steps)
         except ImplementationFailure as failure:
             return Outcome(False, f"{ALLOCATING.name}: {failure}, with no allocation failing [rule: {ROBUSTNESS}]")
+        passed_over = []  # failures that left a free count off from the implementation's own ref_count
         for index, count in enumerate(counts):
             for k in range(1, count + 1):
                 finding = _inject(adapter, ALLOCATING.steps, index, k)
-                if finding:
+                if finding and finding.difference.aspect == FREE_COUNT:  # Constraint 5's, whatever the path
+                    passed_over.append(finding)
+                elif finding:
                     return Outcome(False, finding.message, listing(finding.calls, finding.step))
     finally:
         adapter.close()
-    return Outcome(True, f"{sum(counts)} allocations failed one at a time")
+    done = f"{sum(counts)} allocations failed one at a time"
+    if passed_over:
+        return Outcome(True, f"{done}; {passed_over_note(passed_over[0])}", excuse=excuse_for(passed_over))
+    return Outcome(True, done)
 
 
 def _allocations(adapter: Any, steps: tuple[Step, ...]) -> list[int]:
@@ -102,4 +108,5 @@ def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Findin
     if not problem:
         return None
     scenario = f"allocation_failure (allocation {k} of step {index + 1} failing)"
-    return Finding(scenario, index + 1, calls[index], problem, calls, model, rule_name=ROBUSTNESS)
+    return Finding(scenario, index + 1, calls[index], problem, calls, model,
+                   rule_name=None if problem.aspect == FREE_COUNT else ROBUSTNESS)

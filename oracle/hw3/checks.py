@@ -12,28 +12,25 @@ the report.
 """
 
 import dataclasses
-from contextlib import closing
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from hypothesis.reporting import with_reporter
 
-from oracle.grading.grader import Check, Incomplete, NotApplicable, NotRun, Outcome
+from oracle.grading.grader import Check, Incomplete, NotApplicable, Outcome
 from oracle.grading.rubric import at_least, positive
 from oracle.hw3 import FAMILY
-from oracle.hw3.adapters import Adapter
 from oracle.hw3.c.build import OFFICIAL_FLAGS
-from oracle.hw3.difference import CRASH, RETURN, Difference
-from oracle.hw3.machine import Call, Divergence
-from oracle.hw3.observation import ImplementationFailure
+from oracle.hw3.difference import CRASH, Difference
+from oracle.hw3.machine import Divergence
 from oracle.hw3.replay import (  # noqa: F401  (replay: importable from here as before)
-    Finding, Scenario, Step, append, call_on as _call, create, destroy, fork, free, init, listing, null, replay,
+    Finding, Scenario, Step, append, create, destroy, fork, free, init, null, replay,
 )
 from oracle.hw3.rules import (  # noqa: F401  (the rule names, importable from here as before)
     BIG_POOL, CHECK_BEFORE_ALLOCATE, FIRST_FIT, FREE_BLOCK_CONSISTENCY, MEMORY_SAFETY, NO_PREMATURE_WRITES,
     POINTER_SAFETY, TAIL_INSERTION, TASKS, fails, rule_of,
 )
 from oracle.hw3.spec import KV_PER_BLOCK, L2_PT_SIZE, MAX_LOGICAL_BLOCKS
-from oracle.hw3.verdicts import Submission, built as _built, failed, item_of, run_scenarios as _run_scenarios
+from oracle.hw3.verdicts import Submission, built as _built, failed, run_scenarios as _run_scenarios
 from oracle.hw3.verdicts import with_probes as _with_probes
 from oracle.runner import fuzz
 
@@ -287,69 +284,8 @@ def finding_from(failure: Divergence) -> Finding:
                    program_step=failure.step)
 
 
-# ---- memory safety -------------------------------------------------------------------------------------
-
-MEMCHECK_OPTIONS = {"timeout": 20.0}  # s one call may take under valgrind
-MEMCHECK_LIMITS = {"timeout": positive}
-_LOG_LINES = 60
-
-
-def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-    """Our heap accounting over the fixed battery (nothing may stay allocated while there is no engine),
-    then valgrind over the battery and over the fuzz item's minimal failing program, if there is one."""
-    if sub.kind != "c":
-        raise NotApplicable("valgrind and heap accounting need a C submission")
-    from oracle.hw3.memcheck import memcheck
-    from oracle.hw3.scenarios import BATTERY, scenario_calls
-
-    _built(sub)
-    for name in BATTERY:
-        calls, _ = scenario_calls(name)
-        with closing(sub.adapter()) as adapter:
-            problem = _leak(adapter, name, calls)
-        if problem:
-            return Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
-    from oracle.hw3.memcheck import battery_programs
-
-    programs = battery_programs()
-    if sub.fuzz_failure is not None:  # the fuzz item's minimal failing program, as its repro.c replays it
-        programs["the fuzz item's minimal program (repro.c)"] = (sub.fuzz_failure.calls, sub.fuzz_failure.model)
-    assert sub.build is not None
-    driver = sub.build.driver or sub.build.lenient_driver
-    results = memcheck(driver, programs, timeout=options["timeout"], sandbox=sub.sandbox)
-    for result in results:
-        if not result.clean:
-            log = result.log.splitlines()
-            shown = log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else [])
-            return Outcome(False, f"valgrind, program {result.name}: {result.summary} [rule: {MEMORY_SAFETY}]", "\n".join(shown))
-    engines = [result for result in results  # the battery's programs that make an engine (not only refuse one)
-               if result.name in BATTERY and any(c.api == "llm_init" and c.expected for c in programs[result.name][0])]
-    if all(result.stopped for result in engines):  # valgrind watched none of them run whole
-        first = engines[0]
-        owner = item_of(rule_of(Difference(RETURN, "", None, None), first.stopped_at)) if first.stopped_at else None
-        raise NotRun(f"could not check its rule: no program of the battery made all its calls ({first.name} "
-                     f"stopped at {first.stopped}: that is {f'item {owner}' if owner else 'the other items'}'s to judge)")
-    return Outcome(True)
-
-
-def _leak(adapter: Any, name: str, calls: list[Call]) -> str | None:
-    """Runs a battery program; the first crash, or heap block still allocated while there is no engine."""
-    engine = None
-    for number, call in enumerate(calls, 1):
-        try:
-            engine, _ = _call(adapter, Step(call.api, call.args, call.null), engine)
-            if call.api == "llm_init" and engine is not None and not call.expected:
-                adapter.llm_destroy(engine)  # an engine the spec refuses is the llm_init item's bug, not a leak
-                engine = None
-            heap = adapter.observe(None).heap if engine is None else None
-        except ImplementationFailure as failure:
-            return f"{name}: step {number} {call}: {failure}"
-        if heap is not None and heap.live_blocks:
-            return f"{name}: step {number} {call}: {heap.live_blocks} heap block(s) ({heap.live_bytes} bytes) still allocated with no engine"
-    return None
-
-
 from oracle.hw3.alloc_failure import ROBUSTNESS, check_alloc_failure  # noqa: E402
+from oracle.hw3.memory_safety import MEMCHECK_LIMITS, MEMCHECK_OPTIONS, check_memory_safety  # noqa: E402
 
 # ---- the registry ---------------------------------------------------------------------------------------
 

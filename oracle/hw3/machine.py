@@ -36,6 +36,7 @@ class Call:
     args: tuple[int, ...]  # llm_init: (pool_size,)
     null: bool  # a NULL engine (for llm_init: a NULL pool)
     expected: bool | int  # NULL/NOT_NULL for pointer-returning calls, else the int
+    judged: bool = True  # False: the model could not say (it had lost the ref counts); `expected` is what came
 
     def __str__(self) -> str:
         first = ("NULL" if self.null else "pool") if self.api == "llm_init" else ("NULL" if self.null else "engine")

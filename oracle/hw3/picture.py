@@ -119,7 +119,7 @@ def expected_side(model: Model) -> Side:
     return Side(
         engine=True,
         total=model.total,
-        free=model.free_blocks(),
+        free=model.free_count(),
         ref_count=tuple(model.ref_count()),
         active=tuple(model.sequences),
         kv_count={seq_id: len(seq.values) for seq_id, seq in model.sequences.items()},

@@ -27,11 +27,16 @@ class Unavailable(NotChecked):
 
 
 def engine(r: ProbeTarget, blocks: int) -> Any:
-    """llm_init on a pool of `blocks` blocks holding the grader's magic numbers."""
+    """llm_init on a pool of `blocks` blocks holding the grader's magic numbers, checked to start with every
+    block free (else the probe checks nothing: that is the llm_init item's bug)."""
     size = blocks * BLOCK_SIZE
     made = r.init_pool(size, initial_pool(size))
     if made is None:
         raise NotChecked(f"llm_init(pool, {size}) returned NULL (item llm_init)", "llm_init")
+    counts = r.counts(made)
+    held = next(((block, count) for block, count in enumerate(counts.ref_count) if count), None)
+    if held is not None:
+        raise NotChecked(f"ref_count[{held[0]}] is {held[1]} after llm_init(pool, {size}), expected 0 (item llm_init)", "llm_init")
     return made
 
 

@@ -103,6 +103,8 @@ def big_pool(target: ProbeTarget) -> str:
     on = r.reserve_pool(blocks * BLOCK_SIZE)  # raises Unavailable when there is no address space for it
     if on is None or r.counts(on).total != blocks:
         raise NotChecked("llm_init did not take the 2 GiB pool whole (item llm_init)", "llm_init")
+    if (stray := next((b for b in range(FAR, blocks) if r.ref_count(on, b)), None)) is not None:
+        raise NotChecked(f"ref_count[{stray}] is {r.ref_count(on, stray)} after llm_init, expected 0 (item llm_init)", "llm_init")
     r.hold_blocks(on, FAR, 3)
 
     def record(block: int, slot: int) -> int:

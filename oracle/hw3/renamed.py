@@ -53,13 +53,14 @@ def renamed_differences(model: Model, seen: Observation, any_order: bool) -> Ite
 
 
 def _ref_count_differences(model: Model, engine: EngineState, renaming: dict[int, int]) -> Iterator[Difference]:
-    """ref_count, indexed by the implementation's block ids through `renaming` (a block nothing maps must have
-    count 0)."""
+    """ref_count, indexed by the implementation's block ids through `renaming`. A block neither side maps keeps
+    the model's own count (0, unless the model took over an implementation's stray counts); a block only the
+    model maps has moved, so must have count 0 where it is."""
     counts = model.ref_count()
     if len(counts) != len(engine.ref_count):
         yield Difference(REF_COUNT, "ref_count", f"{len(counts)} entries", len(engine.ref_count))
         return
-    expected = [0] * len(counts)
+    expected = [0 if block in renaming else count for block, count in enumerate(counts)]
     for block, image in renaming.items():
         expected[image] = counts[block]
     for block, (want, have) in enumerate(zip(expected, engine.ref_count)):

@@ -283,7 +283,7 @@ def _expected_state(model: Model, prefix: str, step: int) -> str:
         "live": int(model.live),
         "has_pool": int(model.pool_size is not None),
         "total_local_blocks": model.total if model.live else 0,
-        "free_local_blocks": model.free_blocks() if model.live else 0,
+        "free_local_blocks": model.free_count() if model.live else 0,
         "ref_count": f"{prefix}ref_count" if ref_count else "NULL",
         "n_sequences": len(entries),
         "sequences": f"{prefix}sequences" if entries else "NULL",

@@ -22,18 +22,28 @@ from oracle.hw3.spec import KV_PER_BLOCK, KV_SIZE, MAX_KV, UNMAPPED
 class TrackedModel(Model):
     counts: list[int] = field(default_factory=list)
     free: int = 0
+    lost: str = ""  # why the counts say nothing (a negative one): no call that reads them can be judged
 
     def ref_count(self) -> list[int]:
         return list(self.counts)
 
     def refs(self, block: int) -> int:
+        self._trust_counts()
         return self.counts[block]
 
     def free_blocks(self) -> int:
         """The free count a call checks before it allocates: the kept count, but never more blocks than
         ref_count shows free (after another rule's bug the two may disagree; a call cannot take a block that
         is not there, so the model goes on judging the other rules instead of losing its way)."""
+        self._trust_counts()
         return min(self.free, sum(1 for count in self.counts if count == 0))
+
+    def _trust_counts(self) -> None:
+        """A negative count is no state any call leaves: which block a call may take, or whether one is
+        shared, is anybody's guess. Calls decided before the counts (NULL engine, bad arguments, ids) are
+        still judged; a call that reads them ends the program."""
+        if self.lost:
+            raise ModelLost(f"{self.lost}: no block can be judged free or shared")
 
     def free_count(self) -> int:
         """What free_local_blocks must say: the count kept call by call from the implementation's own."""
@@ -71,7 +81,7 @@ class TrackedModel(Model):
 
     def llm_init(self, pool_size: int, null_pool: bool = False) -> Outcome:
         outcome = super().llm_init(pool_size, null_pool)
-        self.counts, self.free = [0] * self.total, self.total
+        self.counts, self.free, self.lost = [0] * self.total, self.total, ""
         return outcome
 
     def create_sequence(self, null_engine: bool, seq_id: int, initial_kv_len: int) -> Outcome:
@@ -117,6 +127,8 @@ def resync(model: TrackedModel, seen: Observation) -> str | None:
         sequences[state.seq_id] = ModelSequence(values, blocks)
     model.live, model.total, model.sequences = True, total, sequences
     model.counts, model.free = list(engine.ref_count), engine.free_local_blocks
+    negative = next((block for block, count in enumerate(model.counts) if count < 0), None)
+    model.lost = "" if negative is None else f"ref_count[{negative}] is {model.counts[negative]}"
     return _take_pool(model, seen)
 
 

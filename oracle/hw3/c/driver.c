@@ -24,6 +24,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <valgrind/memcheck.h> /* client requests: no-ops outside valgrind */
 #if defined(__x86_64__)
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -244,8 +245,15 @@ static void *track(void *p, size_t size)
 }
 
 /* malloc'd memory is filled with 0xA5, as a debugging malloc does: an array used uninitialised (ref_count
- * from malloc, an L1 table never set to NULL) must show every time, not read as the zeros of a fresh page. */
+ * from malloc, an L1 table never set to NULL) must show every time, not read as the zeros of a fresh page.
+ * Under valgrind the filled bytes are marked undefined again, so memcheck still reports their first use. */
 enum { FRESH_BYTE = 0xA5 };
+
+static void fill_fresh(void *block, size_t size)
+{
+    memset(block, FRESH_BYTE, size);
+    (void)VALGRIND_MAKE_MEM_UNDEFINED(block, size);
+}
 
 void *__wrap_malloc(size_t size)
 {
@@ -253,7 +261,7 @@ void *__wrap_malloc(size_t size)
         return NULL;
     void *block = __real_malloc(size);
     if (block != NULL)
-        memset(block, FRESH_BYTE, size);
+        fill_fresh(block, size);
     return track(block, size);
 }
 
@@ -299,7 +307,7 @@ void *__wrap_realloc(void *ptr, size_t size)
     heap.live_bytes -= old_size;
     table_remove(entry);
     if (size > old_size)
-        memset((unsigned char *)moved + old_size, FRESH_BYTE, size - old_size);
+        fill_fresh((unsigned char *)moved + old_size, size - old_size);
     return track(moved, size);
 }
 

@@ -1,0 +1,66 @@
+"""The re-synchronised model (oracle/hw3/resync.py): what it takes over from an implementation's observed state,
+and which calls it can still judge when the counts it took over are no state any call leaves."""
+
+import pytest
+
+from oracle.hw3.model import NOT_NULL, NULL
+from oracle.hw3.observation import EngineState, Observation, SequenceState
+from oracle.hw3.renamed import renamed_differences
+from oracle.hw3.resync import ModelLost, TrackedModel, resync
+from oracle.hw3.spec import BLOCK_SIZE, L1_PT_SIZE, L2_PT_SIZE, UNMAPPED
+
+BLOCKS = 4
+
+
+def seen_after_init(model: TrackedModel, ref_count: tuple[int, ...], free: int,
+                    sequences: tuple[SequenceState, ...] = ()) -> Observation:
+    return Observation(EngineState(BLOCKS, free, ref_count, sequences), model.pool_image())
+
+
+def one_block_table(block: int) -> tuple[tuple[int, ...] | None, ...]:
+    return ((block,) + (UNMAPPED,) * (L2_PT_SIZE - 1),) + (None,) * (L1_PT_SIZE - 1)
+
+
+def test_a_negative_count_leaves_the_model_unable_to_judge_what_reads_the_counts() -> None:
+    model = TrackedModel()
+    model.llm_init(BLOCKS * BLOCK_SIZE)
+    assert resync(model, seen_after_init(model, (-1515870811,) * BLOCKS, BLOCKS)) is None
+    assert "ref_count[0] is -1515870811" in model.lost
+    with pytest.raises(ModelLost, match="no block can be judged free or shared"):
+        model.create_sequence(False, 1, 1)  # which block first fit takes, or whether any is free: unknown
+    # calls decided before the counts are still judged
+    assert model.create_sequence(True, 1, 1).returned == NULL  # a NULL engine
+    assert model.create_sequence(False, 1, 0).returned == NULL  # a bad length
+    assert model.append_kv(False, 9, 1).returned == -1  # an unknown id
+
+
+def test_llm_init_makes_the_counts_known_again() -> None:
+    model = TrackedModel()
+    model.llm_init(BLOCKS * BLOCK_SIZE)
+    resync(model, seen_after_init(model, (-1,) * BLOCKS, BLOCKS))
+    model.llm_init(BLOCKS * BLOCK_SIZE)
+    assert model.lost == ""
+    assert model.create_sequence(False, 1, 1).returned == NOT_NULL
+
+
+def test_counts_that_are_only_wrong_are_taken_over_and_judged_by() -> None:
+    model = TrackedModel()
+    model.llm_init(BLOCKS * BLOCK_SIZE)
+    resync(model, seen_after_init(model, (0, 2, 0, 0), BLOCKS - 1))  # a stray count: another rule's bug
+    assert model.lost == ""
+    assert model.create_sequence(False, 1, 1).returned == NOT_NULL
+    assert model.sequences[1].blocks == [0]  # first fit skips the block the implementation holds
+
+
+def test_the_renamed_comparison_keeps_a_stray_count_the_model_took_over() -> None:
+    """A block neither side maps keeps the count the model took over; before, it had to be 0, and every later
+    call showed the same old difference again."""
+    model = TrackedModel()
+    model.llm_init(BLOCKS * BLOCK_SIZE)
+    table = SequenceState(1, 1, one_block_table(0))
+    resync(model, seen_after_init(model, (1, 0, 0, 7), BLOCKS - 2, (table,)))
+    same = seen_after_init(model, (1, 0, 0, 7), BLOCKS - 2, (table,))
+    assert [str(d) for d in renamed_differences(model, same, False) if d.location.startswith("ref_count")] == []
+    other = seen_after_init(model, (1, 0, 0, 0), BLOCKS - 2, (table,))
+    assert [str(d) for d in renamed_differences(model, other, False) if d.location.startswith("ref_count")] == [
+        "ref_count[3]: expected 7, got 0"]
