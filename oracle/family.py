@@ -17,11 +17,13 @@ DEFAULT_FAMILY = "hw3"  # what every command grades or fuzzes without --family
 class MutationTarget:
     """What `pagedcheck mutation --family NAME` mutates: `label` names it in the summary, `triage` is its
     equivalent-mutant file in the checkout, and `mutmut` the [tool.mutmut] table to run with (None: the
-    checkout's own pyproject.toml; else the campaign runs in a copy of the checkout with this table)."""
+    checkout's own pyproject.toml; else the campaign runs in a copy of the checkout with this table). A family
+    whose grader grades C solutions names its C reference: `mutation --c` grades mutants of it."""
 
     label: str
     triage: str
     mutmut: dict[str, Any] | None = None
+    c_reference: Path | None = None  # the C solution `mutation --c` mutates by default (None: no C campaign)
 
 
 @dataclass(frozen=True)

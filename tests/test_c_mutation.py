@@ -176,10 +176,14 @@ def test_grade_mutant_stops_at_the_first_failed_item(tmp_path):
     assert "ref_count" in verdict["message"]
 
 
-def test_cli_c_option_defaults_to_the_reference_and_refuses_a_missing_file(tmp_path, capsys):
+def test_cli_c_option_defaults_to_the_familys_reference_and_refuses_a_missing_file(tmp_path, capsys):
     from oracle.cli import build_parser, main
+    from oracle.family import family_named
 
-    assert Path(build_parser().parse_args(["mutation", "--c"]).c) == c_campaign.REFERENCE
+    assert family_named("hw3").mutation.c_reference == c_campaign.REFERENCE  # what a bare --c mutates
+    assert build_parser().parse_args(["mutation", "--c"]).c == ""
     assert build_parser().parse_args(["mutation"]).c is None
     assert main(["mutation", "--c", str(tmp_path / "nope.c")]) == 2
     assert "no such file" in capsys.readouterr().err
+    assert main(["mutation", "--c", "--family", "prefix"]) == 2
+    assert "--family prefix: this family grades no C" in capsys.readouterr().err

@@ -9,8 +9,6 @@ from oracle.commands.options import add_family_option, add_quiet_option, chosen_
 from oracle.commands.outputs import write_json
 from oracle.commands.status import EXIT_FAILED, EXIT_OK, UsageError
 
-C_REFERENCE = Path(__file__).resolve().parents[2] / "engine" / "c" / "llm_memory.c"  # what --c mutates by default
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -26,8 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", type=output_file, metavar="FILE", help="write the counts, score and survivors as JSON")
     add_quiet_option(p)
     p.add_argument(
-        "--c", nargs="?", const=str(C_REFERENCE),
-        metavar="PATH", help="instead: grader strength on C. Mutate a model solution (default: the C reference), "
+        "--c", nargs="?", const="",
+        metavar="PATH", help="instead: grader strength on C. Mutate a model solution (default: the family's C reference), "
         "grade every compiling mutant with the real grader, report killed / survived / equivalent",
     )
     p.set_defaults(run=run)
@@ -62,7 +60,12 @@ def run_c(args: argparse.Namespace) -> int:
     """Grader strength on C: mutants of a model solution, each graded by the real grader (mutation/README.md)."""
     from mutation import c_campaign
 
-    source = Path(args.c)
+    family = chosen_family(args)
+    reference = family.mutation.c_reference if family.mutation else None
+    if not args.c and reference is None:
+        raise UsageError(f"--family {family.name}: this family grades no C, so it has no C campaign")
+    source = Path(args.c) if args.c else reference
+    assert source is not None
     if not source.is_file():
         raise UsageError(f"--c {args.c}: no such file")
     progress = None if args.quiet else (lambda line: print(f"mutation: {line}", file=sys.stderr))

@@ -68,5 +68,6 @@ FAMILY = Family(
     render_html=render_html,
     grade=grade_submission,
     default_rubric=Path(__file__).with_name("rubric.toml"),
-    mutation=MutationTarget("engine/", "mutation/equivalent.toml"),
+    mutation=MutationTarget("engine/", "mutation/equivalent.toml",
+                            c_reference=Path(__file__).resolve().parents[2] / "engine" / "c" / "llm_memory.c"),
 )
