@@ -215,7 +215,7 @@ def check_no_premature_writes(sub: Submission, options: Mapping[str, Any]) -> Ou
     return _run_scenarios(sub, "no_premature_writes", [Scenario("no_premature_writes", (
         init(8, 13), create(1, 40), append(1, 5), fork(1, 2), free(1), free(2),
         create(3, 48),  # stale records (and magic numbers) are its first 48 records
-        create(4, 16), fork(4, 5),
+        create(4, 16), fork(4, 5), free(4), destroy(),  # free and destroy write nothing either
     ))])
 
 

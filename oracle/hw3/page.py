@@ -111,7 +111,7 @@ def _call_row(call: Call, n: int, failing: bool) -> str:
     expected = POINTER_CALLS[call.api] if call.api in POINTER_CALLS and call.expected else (
         "NULL" if call.api in POINTER_CALLS else str(call.expected))
     verdict = "fails" if fails(call.api, call.expected) else "succeeds"
-    said = f"expected ({verdict})" if call.judged else "returned (not judged: the ref counts were lost)"
+    said = f"expected ({verdict})" if call.judged else "returned (not judged: the model had lost the state)"
     mark = '<span class="mark">◀ the failing call</span>' if failing else ""
     return (f'<li value="{n + 1}" class="{"failing" if failing else ""}"><code>{e(call)}</code> '
             f'<span class="ret">→ {e(expected)} {said}</span>{mark}</li>')

@@ -32,6 +32,7 @@ def renamed_differences(model: Model, seen: Observation, any_order: bool) -> Ite
     if engine is not None:
         yield from counter_differences(model, engine)
         yield from list_differences(model, engine, any_order)
+        intact = engine.list_error is None  # a broken list hides the sequences: no renaming can be made
         pairs = paired(model, engine)
         holder: dict[int, tuple[int, int, int]] = {}  # implementation block -> (seq_id, l1, l2) that first mapped it
         for seq_id, seq, state in pairs:

@@ -126,22 +126,26 @@ def replay(
     before: Observation | None = None
     carried: set[str] = set()  # differences the model could not take over
     blind = False  # the model lost the counts and then a state it could not take over: it judges NULL-engine calls only
+    unreadable = False  # a call returned, but its state could not be read: NULL-engine calls' returns judged only
     for number, step in enumerate(scenario.steps, 1):
         null_engine = step.null if step.api == "llm_init" else step.null or engine is None
+        mapped = model.mapped()
         try:
             if step.api == "llm_init":
-                blind, expected = False, model.llm_init(step.args[0], step.null)
-            elif blind and not null_engine:
+                blind, unreadable, expected = False, False, model.llm_init(step.args[0], step.null)
+            elif (blind or unreadable) and not null_engine:
                 raise ModelLost("the model could not take over the state the last call left")
             else:
                 expected = getattr(model, step.api)(null_engine, *step.args)
         except ModelLost:
-            if model.lost and engine is not None and reading is not None and reading.passed_over:
-                engine, seen = _unjudged(adapter, step, engine, calls)
+            if (model.lost or unreadable) and engine is not None and reading is not None and reading.passed_over:
+                engine, made, seen = _unjudged(adapter, step, engine, calls, observe=not unreadable)
                 if seen is not None:  # the model takes over what it left, or carries what it cannot
                     blind = resync(model, seen) is not None
                     carried = {str(d) for d in differences(model, seen, False, modulo=modulo)} if blind else set()
                     before = seen
+                    continue
+                if made and unreadable:
                     continue
             if reading is not None and reading.passed_over:
                 reading.cut.append(reading.passed_over[-1])
@@ -149,13 +153,21 @@ def replay(
         call = Call(step.api, step.args, null_engine, expected.returned)
         calls.append(call)
         found: list[Difference] = []
-        seen, failed = None, False
+        seen, failed, returned_normally = None, False, False
         try:
             engine, returned = call_on(adapter, step, engine)
+            returned_normally = True
             got = returned is not None if step.api in POINTER_CALLS else returned
             if got != expected.returned:
                 found.append(Difference(RETURN, "return value", shown(step.api, expected.returned), shown(step.api, got)))
             failed = fails(step.api, expected.returned) and got == expected.returned  # Constraint 2 binds a failing call
+            if unreadable:  # a NULL-engine call: its return value alone can be judged
+                if reading is not None and not found and _speaks_for(call, owns, (RETURN,)):
+                    reading.checked.append(call)
+                mine = next((d for d in found if owns is None or owns(rule_of(d, call))), None)
+                if mine:
+                    return Finding(scenario.name, number, call, mine, list(calls), model, _printed(adapter), modulo=modulo)
+                continue
             seen = adapter.observe(engine)
             if not found:  # a wrong return value is the call's rule; the state it leaves follows from it
                 found += [d for d in differences(model, seen, failed, modulo=modulo) if str(d) not in carried]
@@ -163,7 +175,7 @@ def replay(
                 found += state_changes(before, seen)
         except ImplementationFailure as failure:
             found.append(Difference(CRASH, "", None, str(failure)))
-        effects = _effects(before, seen)
+        effects = _effects(before, seen, frozenset(model.mapped() - mapped))
         finding = lambda d: Finding(scenario.name, number, call, d, list(calls), model, _printed(adapter), seen=seen,  # noqa: E731
                                     modulo=modulo, effects=effects)
         mine = next((d for d in found if owns is None or owns(rule_of(d, call, effects))), None)
@@ -176,6 +188,9 @@ def replay(
             continue
         if reading is not None:
             reading.passed_over.append(finding(found[0]))
+        if seen is None and returned_normally and reading is not None:  # its state cannot be read (another rule's
+            unreadable, before = True, None  # bug): the model follows no further, NULL-engine calls are still judged
+            continue
         if seen is None:  # it crashed: nothing further can be checked
             if reading is not None:
                 reading.cut.append(reading.passed_over[-1])
@@ -187,28 +202,31 @@ def replay(
     return None
 
 
-def _unjudged(adapter: Adapter, step: Step, engine: object, calls: list[Call]) -> tuple[object, Observation | None]:
-    """A call whose outcome depends on ref counts the model has lost (another rule's bug made one negative):
-    made, not judged. The engine handle and the state it left; None when it crashed (the program ends)."""
+def _unjudged(adapter: Adapter, step: Step, engine: object, calls: list[Call],
+              observe: bool = True) -> tuple[object, bool, Observation | None]:
+    """A call whose outcome depends on state the model has lost (a negative ref count, or a state that cannot be
+    read, after another rule's bug): made, not judged, and listed. The engine handle, whether the call (and
+    the observation) returned, and the state it left (None when it did not, or `observe` is False)."""
     try:
         engine, returned = call_on(adapter, step, engine)
-        seen = adapter.observe(engine)
+        seen = adapter.observe(engine) if observe else None
     except ImplementationFailure:
-        return engine, None
+        return engine, False, None
     got = returned is not None if step.api in POINTER_CALLS else returned
     calls.append(Call(step.api, step.args, False, got, judged=False))
-    return engine, seen
+    return engine, True, seen
 
 
-def _effects(before: Observation | None, seen: Observation | None) -> Effects | None:
-    """What a call changed between two observations of the implementation (None when either is unknown)."""
+def _effects(before: Observation | None, seen: Observation | None, picked: frozenset[int]) -> Effects | None:
+    """What a call changed between two observations of the implementation (None when either is unknown), and
+    `picked`, the blocks the model's call newly mapped."""
     if before is None or seen is None or before.engine is None or seen.engine is None:
         return None
     tables = {state.seq_id: state.block_table for state in before.engine.sequences}
     moved = frozenset(state.seq_id for state in seen.engine.sequences if tables.get(state.seq_id) != state.block_table)
     old, new = before.engine.ref_count, seen.engine.ref_count
     taken = frozenset(block for block in range(min(len(old), len(new))) if old[block] == 0 and new[block] > 0)
-    return Effects(moved, taken, before.pool != seen.pool)
+    return Effects(moved, taken, before.pool != seen.pool, picked)
 
 
 def _compared(found: list[Difference], modulo: frozenset[str]) -> tuple[str, ...]:
@@ -251,6 +269,6 @@ def listing(calls: list[Call], failed_at: int) -> str:
     lines = []
     for number, call in enumerate(calls, 1):
         mark = "   <-- differs here" if number == failed_at else ""
-        said = "expected" if call.judged else "(what it returned: not judged, the ref counts being lost)"
+        said = "expected" if call.judged else "(what it returned: not judged, the model having lost the state)"
         lines.append(f"{number:>3}  {call} -> {shown(call.api, call.expected)} {said}{mark}")
     return "\n".join(lines)

@@ -26,7 +26,8 @@ TAIL_INSERTION = "Tasks 2-3: append to the tail of active_seqs (head->prev)"
 MEMORY_SAFETY = "Compilation Standard: Valgrind-clean, 0 bytes lost"
 BIG_POOL = "Block addresses in size_t: pools over 2 GiB (beyond the spec's tests)"
 
-_WRITES_NOTHING = ("llm_init", "create_sequence", "fork_sequence")  # Constraint 4: these never write the pool
+# Constraint 4: "You may ONLY write to the physical memory during an actual append_kv operation"
+_WRITES_NOTHING = ("llm_init", "create_sequence", "fork_sequence", "free_sequence", "llm_destroy")
 _PICKS_BLOCKS = ("create_sequence", "append_kv")  # first fit decides which block these map
 _ONE_SEQUENCE = ("create_sequence", "append_kv", "free_sequence")  # these touch their own sequence only
 
@@ -44,13 +45,15 @@ class Effects:
     moved: frozenset[int]  # the sequences whose block tables it changed
     taken: frozenset[int]  # the blocks whose ref_count it raised from 0: the blocks it allocated
     wrote: bool = True  # whether the pool's bytes changed
+    picked: frozenset[int] | None = None  # the blocks the model's call newly mapped (None: unknown)
 
 
 def rule_of(difference: Difference, call: Call, effects: Effects | None = None) -> str:
     """The rule `difference`, seen right after `call`, breaks. `effects`, when known, tells a call's own bug
     from another's: a difference in another sequence's table the call did not change is the call's own rule
     (an append that wrote in place into a block another sequence shares), and a wrong block id is first
-    fit's only when the call did allocate that block (an append that allocated nothing is Task 4's)."""
+    fit's only when the call did allocate that block where the model took one too (an append that allocated
+    nothing, or copied a block it holds alone, is Task 4's)."""
     aspect, api = difference.aspect, call.api
     if call.null and api != "llm_init":
         return POINTER_SAFETY
@@ -70,8 +73,9 @@ def rule_of(difference: Difference, call: Call, effects: Effects | None = None) 
         return CHECK_BEFORE_ALLOCATE  # a call that must fail changed something on its way to failing
     if aspect == FREE_COUNT:
         return FREE_BLOCK_CONSISTENCY
-    if aspect == BLOCK_ID and api in _PICKS_BLOCKS and (effects is None or difference.got in effects.taken):
-        return FIRST_FIT
+    if aspect == BLOCK_ID and api in _PICKS_BLOCKS and (effects is None or (
+            difference.got in effects.taken and (effects.picked is None or difference.expected in effects.picked))):
+        return FIRST_FIT  # both took a block there, and another one: which block is first fit's choice
     if aspect == LIST_ORDER and api in ("create_sequence", "fork_sequence"):
         return TAIL_INSERTION
     if (aspect in (TABLE_SHAPE, MAPPING, BLOCK_ID, KV_COUNT) and api in _ONE_SEQUENCE

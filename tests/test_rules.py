@@ -1,0 +1,34 @@
+"""The rule a difference breaks (oracle/hw3/rules.py): a table of the difference's aspect, the call that made it
+and what the call did to the implementation's state."""
+
+from oracle.hw3.difference import BLOCK_ID, CONTENTS, POOL, Difference
+from oracle.hw3.machine import Call
+from oracle.hw3.rules import FIRST_FIT, NO_PREMATURE_WRITES, TASKS, Effects, rule_of
+
+APPEND = Call("append_kv", (4, 1), False, 0)
+
+
+def test_a_wrong_block_the_call_took_where_the_model_took_one_is_first_fits() -> None:
+    wrong = Difference(BLOCK_ID, "seq 4 block_table[0][0]", 3, 4, seq=4)
+    assert rule_of(wrong, APPEND, Effects(frozenset({4}), frozenset({4}), True, picked=frozenset({3}))) == FIRST_FIT
+
+
+def test_a_copy_the_model_does_not_make_is_the_appends_not_first_fits() -> None:
+    """An append that copied a block it holds alone took block 4; the model took none: when to copy is Task 4's."""
+    wrong = Difference(BLOCK_ID, "seq 4 block_table[0][0]", 3, 4, seq=4)
+    assert rule_of(wrong, APPEND, Effects(frozenset({4}), frozenset({4}), True, picked=frozenset())) == TASKS["append_kv"]
+
+
+def test_only_append_kv_may_write_the_pool() -> None:
+    """Constraint 4: "You may ONLY write to the physical memory during an actual append_kv operation"."""
+    scrubbed = Difference(POOL, "pool block 0 slot 0", 7, 0)
+    for api, args in (("free_sequence", (1,)), ("llm_destroy", ()), ("create_sequence", (1, 5)), ("fork_sequence", (1, 2))):
+        call = Call(api, args, False, 0 if api in ("free_sequence", "llm_destroy") else True)
+        assert rule_of(scrubbed, call, Effects(frozenset(), frozenset(), wrote=True)) == NO_PREMATURE_WRITES, api
+    assert rule_of(scrubbed, APPEND, Effects(frozenset(), frozenset(), wrote=True)) == TASKS["append_kv"]
+
+
+def test_records_that_differ_with_the_pool_untouched_are_not_a_write() -> None:
+    shown = Difference(CONTENTS, "seq 1 record 0", 7, 8, seq=1)
+    free = Call("free_sequence", (2,), False, 0)
+    assert rule_of(shown, free, Effects(frozenset(), frozenset(), wrote=False)) == TASKS["free_sequence"]
