@@ -1,9 +1,9 @@
 """The rule a difference breaks (oracle/hw3/rules.py): a table of the difference's aspect, the call that made it
 and what the call did to the implementation's state."""
 
-from oracle.hw3.difference import BLOCK_ID, CONTENTS, POOL, Difference
+from oracle.hw3.difference import BLOCK_ID, CONTENTS, CRASH, HEAP_CORRUPTED, POOL, Difference
 from oracle.hw3.machine import Call
-from oracle.hw3.rules import FIRST_FIT, NO_PREMATURE_WRITES, TASKS, Effects, rule_of
+from oracle.hw3.rules import FIRST_FIT, MEMORY_SAFETY, NO_PREMATURE_WRITES, TASKS, Effects, rule_of
 
 APPEND = Call("append_kv", (4, 1), False, 0)
 
@@ -32,3 +32,13 @@ def test_records_that_differ_with_the_pool_untouched_are_not_a_write() -> None:
     shown = Difference(CONTENTS, "seq 1 record 0", 7, 8, seq=1)
     free = Call("free_sequence", (2,), False, 0)
     assert rule_of(shown, free, Effects(frozenset(), frozenset(), wrote=False)) == TASKS["free_sequence"]
+
+
+def test_a_heap_found_corrupted_is_memory_safetys_whichever_call_showed_it() -> None:
+    """malloc aborting, or a free of a pointer that is not live: the memory error may have been made by any
+    earlier call (valgrind says which); a plain crash is the crashing call's."""
+    create = Call("create_sequence", (3, 40), False, True)
+    aborted = Difference(CRASH, HEAP_CORRUPTED, None, "malloc aborted: the heap was corrupted by an earlier memory error")
+    assert rule_of(aborted, create) == MEMORY_SAFETY
+    assert rule_of(aborted, Call("create_sequence", (3, 40), True, False)) == MEMORY_SAFETY  # even with a NULL engine
+    assert rule_of(Difference(CRASH, "", None, "crashed with SIGSEGV"), create) == TASKS["create_sequence"]

@@ -4,6 +4,8 @@ that made it, see rules.py); the location says where, in the implementation's ow
 
 from dataclasses import dataclass
 
+from oracle.hw3.observation import ImplementationFailure
+
 # The facts an observation holds, one aspect each.
 ENGINE = "engine"  # a live engine or NULL
 POOL_SIZE = "pool_size"  # the caller's pool present, its length
@@ -26,6 +28,8 @@ LEAK = "leak"  # heap blocks live with no engine
 STATE_CHANGE = "state_change"  # a failing call changed the implementation's own state
 RETURN = "return"
 CRASH = "crash"  # the call (or reading the state after it) crashed, hung or exited
+HEAP_CORRUPTED = "heap"  # a crash's location when the allocator found its heap corrupted (a double free,
+# malloc aborting): a memory error that may have been made by any earlier call
 FACTS = (ENGINE, POOL_SIZE, TOTAL, FREE_COUNT, BLOCKS_TAKEN, REF_COUNT, LIST_BROKEN, LIST_IDS, LIST_ORDER, KV_COUNT,
          TABLE_SHAPE, BLOCK_ID, MAPPING, CONTENTS, POOL, GUARD, CALL_ALLOCATIONS, LEAK, STATE_CHANGE, RETURN)
 
@@ -52,3 +56,9 @@ class Difference:
             return str(self.got)
         text = f"{self.location}: expected {self.expected}, got {self.got}"
         return f"{text} ({self.note})" if self.note else text
+
+
+def crash(failure: ImplementationFailure) -> Difference:
+    """The difference a call that did not return normally makes: located on the heap when the allocator found
+    it corrupted (the rule is then memory safety's, whichever call showed it)."""
+    return Difference(CRASH, HEAP_CORRUPTED if failure.heap_corrupted else "", None, str(failure))

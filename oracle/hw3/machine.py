@@ -19,7 +19,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initial
 from oracle.hw3 import strategies as st
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.compare import first_difference
-from oracle.hw3.difference import CRASH, RETURN, Difference
+from oracle.hw3.difference import RETURN, Difference, crash
 from oracle.hw3.model import NULL, Model, Outcome
 from oracle.hw3.observation import ImplementationFailure, Observation
 from oracle.hw3.spec import INT32_MIN, KV_PER_BLOCK, L2_PT_SIZE, MAX_KV, MAX_LOGICAL_BLOCKS
@@ -117,7 +117,7 @@ class HW3Machine(RuleBasedStateMachine):
             else:
                 returned = getattr(self.impl, api)(None if null else self.engine, *args)
         except ImplementationFailure as failure:
-            self._differs(Difference(CRASH, "", None, str(failure)), f"{call} {failure}")
+            self._differs(crash(failure), f"{call} {failure}")
         self.stats.events.update(expected.events)
         if api == "llm_destroy" and not null:
             self.engine = None
@@ -133,7 +133,7 @@ class HW3Machine(RuleBasedStateMachine):
         try:
             seen = self.impl.observe(self.engine)
         except ImplementationFailure as failure:
-            self._differs(Difference(CRASH, "", None, str(failure)), f"observing the state after {shown}: {failure}")
+            self._differs(crash(failure), f"observing the state after {shown}: {failure}")
         difference = first_difference(self.model, seen, failed)
         if difference:
             self._differs(difference, f"{difference} after {shown}", seen)

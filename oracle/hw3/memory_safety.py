@@ -21,19 +21,23 @@ MEMCHECK_OPTIONS = {"timeout": 20.0}  # s one call may take under valgrind
 MEMCHECK_LIMITS = {"timeout": positive}
 _LOG_LINES = 60
 HUNG = "hung"  # what _leak says of a program a call of which never returned
+CORRUPTED = " (valgrind did not say where)"  # how _leak's problem ends when the heap was found corrupted
 
 
 def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     if sub.kind != "c":
         raise NotApplicable("valgrind and heap accounting need a C submission")
     built(sub)
+    corrupted: Outcome | None = None  # the heap found corrupted: valgrind says where, if it can
     for name in BATTERY:
         calls, _ = scenario_calls(name)
         with closing(sub.adapter()) as adapter:
             problem = _leak(adapter, name, calls)
         if problem is HUNG:  # the next programs would wait as long again: valgrind's pass says what ran whole
             break
-        if problem:
+        if problem and problem.endswith(CORRUPTED):
+            corrupted = corrupted or Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
+        elif problem:
             return Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
     programs = battery_programs()
     if sub.fuzz_failure is not None:  # the fuzz item's minimal failing program, as its repro.c replays it
@@ -46,6 +50,8 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
             log = result.log.splitlines()
             shown = log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else [])
             return Outcome(False, f"valgrind, program {result.name}: {result.summary} [rule: {MEMORY_SAFETY}]", "\n".join(shown))
+    if corrupted is not None:
+        return corrupted
     engines = [result for result in results  # the battery's programs that make an engine (not only refuse one)
                if result.name in BATTERY and any(c.api == "llm_init" and c.expected for c in programs[result.name][0])]
     if all(result.stopped for result in engines):  # valgrind watched none of them run whole
@@ -78,7 +84,7 @@ def _leak(adapter: Any, name: str, calls: list[Call]) -> str | None:
         except ImplementationFailure as failure:
             if str(failure).startswith("hung"):
                 return HUNG
-            return f"{name}: step {number} {call}: {failure}"
+            return f"{name}: step {number} {call}: {failure}" + (CORRUPTED if failure.heap_corrupted else "")
         if heap is not None and heap.live_blocks:
             return f"{name}: step {number} {call}: {heap.live_blocks} heap block(s) ({heap.live_bytes} bytes) still allocated with no engine"
     return None

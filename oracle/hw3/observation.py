@@ -42,4 +42,8 @@ class Observation:
 
 
 class ImplementationFailure(Exception):
-    """The implementation did not return normally: it raised, crashed, exited or hung. The message says which."""
+    """The implementation did not return normally: it raised, crashed, exited or hung. The message says which.
+    `heap_corrupted`: the allocator found its heap corrupted (a double free, malloc aborting), a memory error
+    whose cause may lie in any earlier call."""
+
+    heap_corrupted: bool = False

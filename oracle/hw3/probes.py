@@ -81,6 +81,9 @@ def judge(name: str, target: ProbeTarget) -> ProbeResult:
     except ProbeFailed as failure:
         return ProbeResult(name, rule, False, str(failure))
     except ImplementationFailure as failure:  # it crashed, hung, raised or left a state that cannot be read
+        if failure.heap_corrupted:  # a memory error made before, in whichever call: memory_safety's to judge
+            return ProbeResult(name, rule, True, f"not checked: {target.stopped(failure)} (item memory_safety)",
+                               owner="memory_safety", checked=False)
         return ProbeResult(name, rule, False, target.stopped(failure), target.entered)
     except Exception as exc:  # what was observed has a shape no probe step expects (a short ref_count)
         return ProbeResult(name, rule, False, f"raised {type(exc).__name__}: {exc}")

@@ -14,7 +14,9 @@ from typing import Callable
 
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.compare import differences, state_changes
-from oracle.hw3.difference import BLOCK_ID, CALL_ALLOCATIONS, CRASH, FACTS, LEAK, LIST_ORDER, STATE_CHANGE, RETURN, Difference
+from oracle.hw3.difference import (
+    BLOCK_ID, CALL_ALLOCATIONS, FACTS, LEAK, LIST_ORDER, STATE_CHANGE, RETURN, Difference, crash,
+)
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure, Observation
@@ -174,7 +176,7 @@ def replay(
             if failed and not found and before is not None and step.api != "llm_init":
                 found += state_changes(before, seen)
         except ImplementationFailure as failure:
-            found.append(Difference(CRASH, "", None, str(failure)))
+            found.append(crash(failure))
         effects = _effects(before, seen, frozenset(model.mapped() - mapped))
         finding = lambda d: Finding(scenario.name, number, call, d, list(calls), model, _printed(adapter), seen=seen,  # noqa: E731
                                     modulo=modulo, effects=effects)

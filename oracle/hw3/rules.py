@@ -4,7 +4,7 @@ made it (no message is parsed). Each rule belongs to one rubric item (checks.CHE
 from dataclasses import dataclass
 
 from oracle.hw3.difference import (
-    BLOCK_ID, CALL_ALLOCATIONS, CONTENTS, FREE_COUNT, GUARD, KV_COUNT, LEAK, LIST_ORDER, MAPPING, POOL,
+    BLOCK_ID, CALL_ALLOCATIONS, CONTENTS, FREE_COUNT, GUARD, HEAP_CORRUPTED, KV_COUNT, LEAK, LIST_ORDER, MAPPING, POOL,
     RETURN, CRASH, STATE_CHANGE, TABLE_SHAPE, Difference,
 )
 from oracle.hw3.machine import POINTER_CALLS, Call
@@ -55,6 +55,8 @@ def rule_of(difference: Difference, call: Call, effects: Effects | None = None) 
     fit's only when the call did allocate that block where the model took one too (an append that allocated
     nothing, or copied a block it holds alone, is Task 4's)."""
     aspect, api = difference.aspect, call.api
+    if aspect == CRASH and difference.location == HEAP_CORRUPTED:
+        return MEMORY_SAFETY  # the heap was corrupted before: where, valgrind (the memory_safety item) says
     if call.null and api != "llm_init":
         return POINTER_SAFETY
     if aspect == GUARD:

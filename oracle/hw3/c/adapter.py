@@ -8,7 +8,9 @@ Protocol (little-endian, over two dedicated pipes; the submission's stdout/stder
             (seq_id, kv_data), R free_sequence (seq_id), D llm_destroy, O observe; target is the engine
             address (0 = NULL). fail_at: -1 unchanged, 0 none, k: the k-th allocation from now fails.
     reply    = length:u32  status:u8  ...
-        status 2 (fatal): text; the driver then exits (e.g. free of a pointer that is not live).
+        status 2 (fatal): text; the driver then exits (e.g. it cannot map the pool asked for);
+        status 3 (fatal, heap): likewise, when the heap was found corrupted (a free of a pointer that is not
+        live, or glibc's malloc aborting on its own corrupted lists): a memory error made before this call.
         status 0: ret:i64  call_allocations:u32  call_frees:u32  fault_fired:u8
                   allocations:u64  live_blocks:u64  live_bytes:u64
                   changed chunks: n:u32, n x (index:u32, up to 64 bytes of guard+pool+guard)
@@ -303,9 +305,11 @@ class CAdapter:
         (length,) = _U32.unpack_from(data)
         if len(data) < length:
             data += self._read(length - len(data), self.timeout)
-        if data[4] == 2:
+        if data[4] in (2, 3):  # 3: the heap was found corrupted (a double free, or malloc aborting)
             (n,) = _U16.unpack_from(data, 5)
-            raise self._fail(data[7 : 7 + n].decode(errors="replace"))
+            failure = self._fail(data[7 : 7 + n].decode(errors="replace"))
+            failure.heap_corrupted = data[4] == 3
+            raise failure
         ret, allocs, frees, fired, _total, live_blocks, live_bytes = _RESULT.unpack_from(data, 5)
         self.last_call = CallStats(allocs, frees, bool(fired))
         self._heap = HeapState(allocs, live_blocks, live_bytes)

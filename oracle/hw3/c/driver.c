@@ -41,7 +41,7 @@ void *__wrap_calloc(size_t count, size_t size);
 void *__wrap_realloc(void *ptr, size_t size);
 void __wrap_free(void *ptr);
 
-enum { REPLY_OK = 0, REPLY_FATAL = 2 };
+enum { REPLY_OK = 0, REPLY_FATAL = 2, REPLY_HEAP = 3 }; /* HEAP: fatal, the heap found corrupted */
 enum { OBS_NONE = 0, OBS_ENGINE = 1, OBS_UNREADABLE = 2 };
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
@@ -128,18 +128,56 @@ static void begin_reply(uint8_t status)
     put_u8(status);
 }
 
-/* The submission did something the driver cannot continue after: report it, then leave. */
-static void fatal(const char *fmt, ...)
+/* The submission did something the driver cannot continue after: report it (REPLY_FATAL, or REPLY_HEAP when
+ * the heap was found corrupted: a memory error made earlier, wherever it shows), then leave. */
+static void fatal_as(uint8_t status, const char *fmt, va_list ap)
 {
     char text[512];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    begin_reply(REPLY_FATAL);
+    begin_reply(status);
     put_text("%s", text);
     send_reply();
     _exit(0);
+}
+
+static void fatal(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fatal_as(REPLY_FATAL, fmt, ap);
+}
+
+static void heap_fatal(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fatal_as(REPLY_HEAP, fmt, ap);
+}
+
+/* An abort inside malloc or free is glibc finding its heap corrupted: prebuilt, since the heap is not usable. */
+static volatile sig_atomic_t in_allocator;
+static unsigned char heap_abort_reply[160];
+static size_t heap_abort_len;
+
+static void prepare_heap_abort_reply(void)
+{
+    begin_reply(REPLY_HEAP);
+    put_text("malloc aborted: the heap was corrupted by an earlier memory error");
+    uint32_t len = (uint32_t)out.len;
+    memcpy(out.data, &len, 4);
+    heap_abort_len = out.len < sizeof heap_abort_reply ? out.len : sizeof heap_abort_reply;
+    memcpy(heap_abort_reply, out.data, heap_abort_len);
+    out.len = 0;
+}
+
+static void on_abort(int sig)
+{
+    if (in_allocator) {
+        write_full(reply_fd, heap_abort_reply, heap_abort_len);
+        _exit(0);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 /* ---- heap accounting: live blocks in an open-addressing table keyed by address ---- */
@@ -259,7 +297,9 @@ void *__wrap_malloc(size_t size)
 {
     if (injected_failure())
         return NULL;
+    in_allocator = 1;
     void *block = __real_malloc(size);
+    in_allocator = 0;
     if (block != NULL)
         fill_fresh(block, size);
     return track(block, size);
@@ -267,7 +307,12 @@ void *__wrap_malloc(size_t size)
 
 void *__wrap_calloc(size_t count, size_t size)
 {
-    return injected_failure() ? NULL : track(__real_calloc(count, size), count * size);
+    if (injected_failure())
+        return NULL;
+    in_allocator = 1;
+    void *block = __real_calloc(count, size);
+    in_allocator = 0;
+    return track(block, count * size);
 }
 
 static int probe_pool_freed(void *ptr); /* driver_probes.c */
@@ -278,12 +323,14 @@ void __wrap_free(void *ptr)
         return;
     struct live *entry = table_find((uintptr_t)ptr);
     if (entry == NULL)
-        fatal("free(%p): not a live heap block (double free, or a pointer malloc did not return)", ptr);
+        heap_fatal("free(%p): not a live heap block (double free, or a pointer malloc did not return)", ptr);
     heap.live_blocks--;
     heap.live_bytes -= entry->size;
     heap.call_frees++;
     table_remove(entry);
+    in_allocator = 1;
     __real_free(ptr);
+    in_allocator = 0;
 }
 
 void *__wrap_realloc(void *ptr, size_t size)
@@ -292,14 +339,16 @@ void *__wrap_realloc(void *ptr, size_t size)
         return __wrap_malloc(size);
     struct live *entry = table_find((uintptr_t)ptr);
     if (entry == NULL)
-        fatal("realloc(%p): not a live heap block (freed, or a pointer malloc did not return)", ptr);
+        heap_fatal("realloc(%p): not a live heap block (freed, or a pointer malloc did not return)", ptr);
     if (size == 0) { /* glibc frees and returns NULL */
         __wrap_free(ptr);
         return NULL;
     }
     if (injected_failure())
         return NULL;
+    in_allocator = 1;
     void *moved = __real_realloc(ptr, size);
+    in_allocator = 0;
     if (moved == NULL)
         return NULL;
     size_t old_size = entry->size;
@@ -674,6 +723,9 @@ int main(int argc, char **argv)
     struct sigaction sa = {.sa_handler = on_fault, .sa_flags = SA_NODEFER | SA_ONSTACK};
     sigaction(SIGSEGV, &sa, NULL);
     sigaction(SIGBUS, &sa, NULL);
+    prepare_heap_abort_reply();
+    struct sigaction on_abort_sa = {.sa_handler = on_abort, .sa_flags = SA_NODEFER | SA_ONSTACK};
+    sigaction(SIGABRT, &on_abort_sa, NULL);
 
     sandbox(strtoul(argv[3], NULL, 10), strtoul(argv[4], NULL, 10), strtoul(argv[5], NULL, 10), atoi(argv[6]));
     serve(cmd_fd);
