@@ -317,13 +317,31 @@ void *__wrap_calloc(size_t count, size_t size)
 
 static int probe_pool_freed(void *ptr); /* driver_probes.c */
 
+/* The blocks the current API call has freed (the first ones): freeing one again is that call's own bug; any
+ * other pointer that is not live was freed (or corrupted) by an earlier call, or never came from malloc. */
+static uintptr_t freed_this_call[64];
+static unsigned n_freed_this_call;
+
+static int freed_in_this_call(uintptr_t addr)
+{
+    for (unsigned i = 0; i < n_freed_this_call && i < 64; i++)
+        if (freed_this_call[i] == addr)
+            return 1;
+    return 0;
+}
+
 void __wrap_free(void *ptr)
 {
     if (ptr == NULL || probe_pool_freed(ptr))
         return;
     struct live *entry = table_find((uintptr_t)ptr);
+    if (entry == NULL && freed_in_this_call((uintptr_t)ptr))
+        fatal("free(%p): a double free: this call already freed that block", ptr);
     if (entry == NULL)
         heap_fatal("free(%p): not a live heap block (double free, or a pointer malloc did not return)", ptr);
+    if (n_freed_this_call < 64)
+        freed_this_call[n_freed_this_call] = (uintptr_t)ptr;
+    n_freed_this_call++;
     heap.live_blocks--;
     heap.live_bytes -= entry->size;
     heap.call_frees++;
@@ -645,6 +663,7 @@ static void serve(int cmd_fd)
         if (req.fail_at >= 0)
             heap.fail_countdown = req.fail_at;
         heap.call_allocations = heap.call_frees = 0;
+        n_freed_this_call = 0;
         heap.fault_fired = 0;
         int64_t ret = call(&req, cmd_fd);
         begin_reply(REPLY_OK);
