@@ -66,7 +66,8 @@ HOSTILE_ACTS = {
              lambda a, e: a.append_kv(e, 1, 20)),
     "flood": ("wrote more output than allowed (SIGXFSZ)", lambda a, e: None, lambda a, e: a.create_sequence(e, 1, 1)),
     "fork": ("made a forbidden system call (SIGSYS)", lambda a, e: None, lambda a, e: a.create_sequence(e, 1, 1)),
-    "double_free": ("not a live heap block (double free", lambda a, e: None, lambda a, e: a.create_sequence(e, 1, 1)),
+    "double_free": ("a double free: this call already freed that block", lambda a, e: None,
+                    lambda a, e: a.create_sequence(e, 1, 1)),
 }
 
 

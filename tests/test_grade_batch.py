@@ -40,7 +40,7 @@ HOSTILE_LABELS = {
     "hang": ("hung: no answer within 0.5 s", {"append_cow", "fuzz"}),
     "flood": ("wrote more output than allowed (SIGXFSZ)", {"create_free", "fuzz"}),
     "fork": ("made a forbidden system call (SIGSYS)", {"create_free", "fuzz"}),
-    "double_free": ("not a live heap block (double free", {"create_free", "fuzz"}),
+    "double_free": ("a double free: this call already freed that block", {"create_free", "fuzz"}),
     "cyclic_list": ("active list broken: ", {"create_free", "fuzz"}),
     "garbage_list": ("state unreadable: SIGSEGV while reading the active list", {"llm_init", "fuzz"}),
     "leak": ("heap: expected every allocation freed", {"llm_destroy", "fuzz"}),

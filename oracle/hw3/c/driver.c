@@ -322,6 +322,8 @@ static int probe_pool_freed(void *ptr); /* driver_probes.c */
 static uintptr_t freed_this_call[64];
 static unsigned n_freed_this_call;
 
+static int in_a_pool(uintptr_t addr); /* below, with the pools */
+
 static int freed_in_this_call(uintptr_t addr)
 {
     for (unsigned i = 0; i < n_freed_this_call && i < 64; i++)
@@ -337,6 +339,8 @@ void __wrap_free(void *ptr)
     struct live *entry = table_find((uintptr_t)ptr);
     if (entry == NULL && freed_in_this_call((uintptr_t)ptr))
         fatal("free(%p): a double free: this call already freed that block", ptr);
+    if (entry == NULL && in_a_pool((uintptr_t)ptr))
+        fatal("free(%p): not a live heap block: the caller's pool, which malloc did not return", ptr);
     if (entry == NULL)
         heap_fatal("free(%p): not a live heap block (double free, or a pointer malloc did not return)", ptr);
     if (n_freed_this_call < 64)
@@ -384,6 +388,11 @@ static struct {
     unsigned char *region, *shadow;
     size_t len, guard, size;
 } pool;
+
+static int in_a_pool(uintptr_t addr)
+{
+    return pool.region != NULL && addr >= (uintptr_t)pool.region && addr < (uintptr_t)pool.region + pool.len;
+}
 static void **old_regions; /* earlier pools, kept mapped: an old engine may still point into one */
 static size_t n_old_regions;
 
