@@ -6,7 +6,7 @@ memory_safety for a memory error). Prints one line per fixture, then the totals.
     python tests/bench/collateral.py --dir tests/submissions/unseen [--jobs N]
 
 With --dir, the patches of that folder are graded instead, each owned by the item its comment names
-(`Owner: \`item\``, or `Owner: correct` for a correct one, which must score 100). memory_safety is then
+("Owner: `item`", or "Owner: correct" for a correct one, which must score 100). memory_safety is then
 listed apart (it is the patch's own item when the bug is a memory error, which the comment may not say), and
 a bug its owner missed (the owner passed) is counted as a miss.
 """
@@ -38,7 +38,7 @@ def grade(name: str, work: Path, folder: Path = SUBMISSIONS / "broken") -> tuple
 
 
 def owner_of(patch: Path) -> str:
-    """The item a --dir patch's comment names (`Owner: \`item\``), or "correct"."""
+    """The item a --dir patch's comment names ("Owner: `item`"), or "correct"."""
     match = re.search(r"Owner: `?([a-z_]+)`?", patch.read_text())
     if match is None:
         raise SystemExit(f"{patch}: no `Owner: item` in its comment")
