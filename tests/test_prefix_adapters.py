@@ -79,3 +79,12 @@ def test_load_adapter_says_what_is_wrong_in_one_line(impl, message):
 
 def test_every_policy_is_named_by_its_system():
     assert sorted(POLICIES) == ["lab", "mini_yaie", "minivllm", "nanovllm", "nanovllm_fork", "vllm_v1"]
+
+
+def test_yaie_copy_blocks_is_fuzzed_and_a_copy_that_takes_blocks_is_caught():
+    """copy_blocks runs between live requests (and with lists of different lengths, which must be refused); a
+    copy that takes blocks off the free list breaks conservation at that step."""
+    report = run(SHAPES["yaie"], examples=100)
+    assert report.passed and report.stats.events["copy"] > 0 and report.stats.events["copy_refused"] > 0
+    broken = run("yaie:tests.prefix_shapes.yaie_copy_takes_blocks", examples=100)
+    assert not broken.passed and broken.failure.call.startswith("copy_blocks(req "), broken.divergence

@@ -298,6 +298,20 @@ class PrefixMachine(RuleBasedStateMachine):
         self.content.content[expected] = self.content.content.get(was)  # the copy holds the same KV
         self._check(call)
 
+    @precondition(_supports("copy"))
+    @rule(src=requests, dst=requests, mismatched=st.rarely)
+    @_counted
+    def copy(self, src: int, dst: int, mismatched: bool) -> None:
+        """Mini-YAIE's copy_blocks between two live requests' blocks: KV moves, no table and no free block
+        changes; lists of different lengths are refused (ValueError), changing nothing."""
+        if src not in self.model.requests or dst not in self.model.requests:
+            return
+        call = f"copy_blocks(req {src}'s blocks -> req {dst}'s{', one destination more' if mismatched else ''})"
+        refused = self._run(call, lambda: self.impl.copy(src, dst, mismatched))
+        self._returned(call, "refused (ValueError)", mismatched, refused)
+        self.stats.events["copy_refused" if mismatched else "copy"] += 1
+        self._check(call)
+
     @rule(rid=consumes(requests))
     @_counted
     def free(self, rid: int) -> None:

@@ -1,7 +1,7 @@
 """Adapters: how the machine drives one API shape of the family, and reads its state back in block ids.
 
 Every adapter has these methods (the machine needs nothing else), and `shape`, `policy` and `supports`
-(the optional operations it can do: "lookup", "append", "commit", "fork", "reset"):
+(the optional operations it can do: "lookup", "append", "commit", "fork", "copy", "reset"):
 
     start(num_blocks, block_size) -> None          # a fresh pool
     admit(rid, tokens) -> (accepted, hits | None)  # allocate a new request's prompt; hits: blocks it reused
@@ -9,6 +9,7 @@ Every adapter has these methods (the machine needs nothing else), and `shape`, `
     append(rid, token) -> bool                     # one decode token; False: no block for it
     commit(rid) -> None                            # the forward pass ran over every slotted token
     fork(rid, position) -> int | None              # copy-on-write of a table entry; None: refused
+    copy(src, dst, mismatched) -> bool             # copy one request's blocks' KV into another's; True: refused
     free(rid) -> None                              # also for unknown and freed ids
     reset() -> bool                                # forget the prefix cache
     observe() -> Observation

@@ -1,7 +1,8 @@
 """Mini-YAIE's shape (seed 004): `KVCacheManager(num_blocks, block_size, num_heads, head_dim)` with
 `allocate_blocks(request_id, num_tokens)` (RuntimeError when short), `free_blocks(request_id)` and
-`copy_blocks(src, dst)`; no ref counts, no prefix cache. Read white-box: `free_block_list` (taken from
-the front) and `block_tables` (request id -> block ids). Checked for conservation and leaks.
+`copy_blocks(src, dst)` (lists of the same length, else ValueError); no ref counts, no prefix cache. Read
+white-box: `free_block_list` (taken from the front) and `block_tables` (request id -> block ids). Checked for
+conservation and leaks: a copy changes no table and no free block.
 """
 
 from typing import Any
@@ -14,7 +15,7 @@ from oracle.prefix.policy import MINI_YAIE, Policy
 class YaieAdapter:
     shape = "yaie"
     default_policy = MINI_YAIE
-    supports = frozenset()
+    supports = frozenset({"copy"})
 
     def __init__(self, target: Any, spec: str, policy: Policy = MINI_YAIE):
         require(target, spec, ["KVCacheManager"])
@@ -33,6 +34,23 @@ class YaieAdapter:
             raise ImplementationFailure(f"allocate_blocks raised {type(exc).__name__}: {exc}") from exc
         self.live.add(rid)
         return True, None
+
+    def copy(self, src: int, dst: int, mismatched: bool) -> bool:
+        """copy_blocks from the blocks of request `src` to those of `dst` (as many as both have; with
+        `mismatched`, one more destination than sources). True when it was refused with ValueError."""
+        tables = self.manager.block_tables
+        sources, targets = list(tables[f"req-{src}"]), list(tables[f"req-{dst}"])
+        n = min(len(sources), len(targets))
+        sources, targets = sources[:n], targets[:n]
+        if mismatched:
+            targets.append(targets[0] if targets else 0)
+        try:
+            self.manager.copy_blocks(sources, targets)
+        except ValueError:
+            return True
+        except Exception as exc:
+            raise ImplementationFailure(f"copy_blocks raised {type(exc).__name__}: {exc}") from exc
+        return False
 
     def free(self, rid: int) -> None:
         self.live.discard(rid)
