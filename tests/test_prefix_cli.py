@@ -27,7 +27,7 @@ def test_bad_prefix_impl_is_one_line_on_stderr_with_status_2():
 
 def test_a_divergence_prints_a_program_that_reproduces_it(tmp_path):
     impl = "lab:engine.prefix@vllm_v1"  # our engine: last writer wins, freed blocks appended; vLLM v1 differs
-    code, out, _ = run(["fuzz", "--family", "prefix", "--impl", impl, "--examples", "100", "--steps", "20", "-q", "--seed", "1"])
+    code, out, _ = run(["fuzz", "--family", "prefix", "--impl", impl, "--examples", "400", "--steps", "20", "-q", "--seed", "1"])
     assert code == 1
     program = out.split("run it with python):\n\n", 1)[1].split("\n\nFirst divergence: ", 1)[0]
     divergence = out.split("First divergence: ", 1)[1].splitlines()[0]

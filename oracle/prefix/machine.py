@@ -270,11 +270,14 @@ class PrefixMachine(RuleBasedStateMachine):
         self._run(call, lambda: self.impl.commit(rid))
         self._check(call)
 
-    @precondition(_supports("fork"))
+    @precondition(lambda self: bool({"fork", "copy"} & self.impl.supports))
     @rule(rid=requests, position=st.positions)
     @_counted
     def fork(self, rid: int, position: int) -> None:
-        """Copy-on-write of a table entry, a shared one when the request has any."""
+        """Copy-on-write of a table entry, a shared one when the request has any; on a shape with
+        copy_blocks and no fork (Mini-YAIE), a copy between two live requests' blocks instead."""
+        if "fork" not in self.impl.supports:
+            return self._copy(rid, position)
         sharing = [r for r, req in self.model.requests.items() if any(self.model.ref_count(b) > 1 for b in req.table)]
         if rid not in sharing and sharing:
             rid = sharing[rid % len(sharing)]  # the drawn request shares nothing: one that does
@@ -298,14 +301,14 @@ class PrefixMachine(RuleBasedStateMachine):
         self.content.content[expected] = self.content.content.get(was)  # the copy holds the same KV
         self._check(call)
 
-    @precondition(_supports("copy"))
-    @rule(src=requests, dst=requests, mismatched=st.rarely)
-    @_counted
-    def copy(self, src: int, dst: int, mismatched: bool) -> None:
-        """Mini-YAIE's copy_blocks between two live requests' blocks: KV moves, no table and no free block
-        changes; lists of different lengths are refused (ValueError), changing nothing."""
-        if src not in self.model.requests or dst not in self.model.requests:
+    def _copy(self, src: int, position: int) -> None:
+        """Mini-YAIE's copy_blocks from request `src`'s blocks to another live request's (the `position`-th,
+        cyclically): KV moves, no table and no free block changes. Every fourth position gives lists of
+        different lengths, which must be refused (ValueError), changing nothing."""
+        live = sorted(self.model.requests)
+        if src not in self.model.requests or not live:
             return
+        dst, mismatched = live[position % len(live)], position % 4 == 3
         call = f"copy_blocks(req {src}'s blocks -> req {dst}'s{', one destination more' if mismatched else ''})"
         refused = self._run(call, lambda: self.impl.copy(src, dst, mismatched))
         self._returned(call, "refused (ValueError)", mismatched, refused)

@@ -79,6 +79,9 @@ class RemoteAdapter:
     def fork(self, rid: int, position: int) -> int | None:
         return self._call("fork", rid, position)
 
+    def copy(self, src: int, dst: int, mismatched: bool) -> bool:
+        return self._call("copy", src, dst, mismatched)
+
     def free(self, rid: int) -> None:
         self._call("free", rid)
 

@@ -15,7 +15,7 @@ Frames both ways: length:u32 (little-endian), then UTF-8 JSON, never pickle. The
 
     {"op": "new"}                                   a fresh adapter (the last one is dropped)
     {"op": "call", "method": name, "args": [...]}   the adapter's method: start, admit, lookup, append,
-                                                    commit, fork, free, reset, observe, close
+                                                    commit, fork, copy, free, reset, observe, close
 
 A reply is {"ret": value} (an Observation as an object of lists) or {"failure": label, "fatal": bool};
 after a fatal one the server exits. A process the submission forks exits at once.
@@ -31,7 +31,7 @@ if __name__ == "__main__":  # pragma: no cover  (in the child: SUPPORT, argv[6],
 
 from oracle.hw3.pyserve import _load_error, _receive, _text, _write, load  # noqa: E402 (standard library only)
 
-METHODS = ("start", "admit", "lookup", "append", "commit", "fork", "free", "reset", "observe", "close")
+METHODS = ("start", "admit", "lookup", "append", "commit", "fork", "copy", "free", "reset", "observe", "close")
 
 
 def observation(seen: object) -> dict:
