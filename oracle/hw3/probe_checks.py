@@ -69,7 +69,8 @@ def created(r: ProbeTarget, on: Any, seq_id: int, records: int) -> Any:
         got = "NULL" if view is None else "a sequence with no block table"
         raise NotChecked(f"{call} returned {got} with {free_before} free blocks (item create_free)", "create_free")
     counts = r.counts(on)
-    if counts.free != free_before - used:  # the blocks it took are checked below: a count off is Constraint 5's
+    taken = sum(1 for count in counts.ref_count if count)
+    if counts.free != free_before - used and counts.free != counts.total - taken:  # off from its own ref_count
         raise NotChecked(f"free_local_blocks is {counts.free} after {call}, expected {free_before - used} (item free_count)",
                          "free_count")
     for l1, l2 in enumerate(view.block_table):
@@ -81,10 +82,14 @@ def created(r: ProbeTarget, on: Any, seq_id: int, records: int) -> Any:
                 wrong = not (0 <= block < counts.total and block < len(counts.ref_count) and counts.ref_count[block] == 1)
             else:
                 wrong = block != UNMAPPED
+            if wrong and block == UNMAPPED and taken < used:  # with free blocks left: first fit found none
+                raise NotChecked(f"block_table[{l1}][{j}] is -1 after {call}, with {free_before} free blocks before it: "
+                                 "first fit found no free block (item first_fit)", "first_fit")
             if wrong:
                 raise NotChecked(f"block_table[{l1}][{j}] is {block} after {call} (item create_free)", "create_free")
-    if len(mapped(view)) != used:
-        raise NotChecked(f"{call} maps {len(mapped(view))} distinct blocks, expected {used} (item create_free)", "create_free")
+    if len(mapped(view)) != used or counts.free != free_before - used:
+        raise NotChecked(f"{call} maps {len(mapped(view))} distinct blocks and leaves free_local_blocks {counts.free}, "
+                         f"expected {used} and {free_before - used} (item create_free)", "create_free")
     return seq
 
 
