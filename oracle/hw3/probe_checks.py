@@ -125,6 +125,9 @@ def check_freed(r: ProbeTarget, on: Any, before: set[int], kept: set[int], edit:
     if held and held.keys() == kept:
         raise ProbeFailed(f"after freeing a sequence whose {edit}, the blocks past the gap still have ref_count 1, "
                           f"expected 0 ({why})")
+    if held and held.keys() < kept:
+        raise ProbeFailed(f"after freeing a sequence whose {edit}, {len(held)} of the {len(kept)} blocks past the gap "
+                          f"(ref_count[{min(held)}] among them) still have ref_count {held[min(held)]}, expected 0")
     if held:
         block = min(held)
         raise ProbeFailed(f"ref_count[{block}] is {held[block]} after freeing a sequence whose {edit}, expected 0")

@@ -6,7 +6,7 @@ import hashlib
 from typing import Any, cast
 
 from oracle.hw3.pool import GUARD
-from oracle.hw3.probe_checks import CheckedPast, NotChecked, ProbeFailed, check_all_free, checked_past
+from oracle.hw3.probe_checks import CheckedPast, NotChecked, ProbeFailed, check_all_free, checked_past, expect
 from oracle.hw3.probe_target import LargePoolTarget, PoolView, ProbeTarget, first_difference
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, KV_SIZE, L2_PT_SIZE
 
@@ -74,10 +74,11 @@ def destroy_keeps_pool(r: ProbeTarget) -> str:
     on = r.init_pool(size, PATTERN)
     if on is None:
         raise NotChecked(f"llm_init(pool, {size}) returned NULL (item llm_init)", "llm_init")
-    if (r.call("create_sequence", on, 1, 20) is None or r.call("fork_sequence", on, 1, 2) is None
-            or r.call("append_kv", on, 2, 7) != 0 or r.call("append_kv", on, 1, 8) != 0
-            or r.call("create_sequence", on, 3, 16) is None):
-        raise NotChecked("a create, fork or append failed on a pool with room for it")
+    for api, args, owner in (("create_sequence", (1, 20), "create_free"), ("fork_sequence", (1, 2), "fork"),
+                             ("append_kv", (2, 7), "append_cow"), ("append_kv", (1, 8), "append_cow"),
+                             ("create_sequence", (3, 16), "create_free")):
+        call = f"{api}(engine, {', '.join(map(str, args))})"
+        expect(r.call(api, on, *args), True, call, "the pool has room for it", owner)
     before = r.pool()
     if r.call("llm_destroy", on) != 0:
         raise ProbeFailed("llm_destroy(engine) did not return 0")
