@@ -37,6 +37,8 @@ def test_reference_passes_every_probe(tmp_path: Path) -> None:
         ("cmut_fork_break_at_null_l1", "l1_gap_fork",
          "fork_sequence(engine, 1, 2) of a parent whose L1 slot 1 is NULL and slots 0, 2 and 3 are in use: "
          "the child's block_table[2] is NULL"),
+        ("free_walks_kv_count", "l1_gap_free", "after freeing a sequence whose L1 slot 1 is NULL and slots 0, 2 and 3 "
+         "are in use, 16 of the 17 blocks past the gap (ref_count[16] among them) still have ref_count 1, expected 0"),
         ("cmut_init_refuses_32mib", "init_untouched", "llm_init(pool, 67108864) returned NULL"),
         ("destroy_frees_pool", "destroy_keeps_pool", "llm_destroy freed pool_base_ptr, which the caller owns"),
         ("l2_hole_free", "l2_hole_free", "after freeing a sequence whose block_table[0] maps entries 0, 2 and 5"),
@@ -57,21 +59,66 @@ def test_a_broken_submission_fails_the_probe_aimed_at_it(
 
 
 @pytest.mark.parametrize(
-    "name, probe, detail",
+    "name, probe, owner, detail",
     [
-        ("init_writes_pool", "init_untouched", "not checked: llm_init(pool, 64) wrote into the pool (byte 0) (item no_premature_writes)"),
-        ("fork", "big_pool", "only partly checked: the write past 2^25 is right; the copy-on-write was not checked: "
-         "fork_sequence(engine, 1, 2) gave the child kv_count 0 and ref_count["),
-        ("fork", "l1_gap_fork", "not checked: fork_sequence(engine, 1, 2): the child's kv_count is 0"),
-        ("free_count", "many_forks", "not checked: free_local_blocks is 304 after freeing a sequence and its 300 forks, "
-         "expected 4 (item free_count)"),
+        ("init_writes_pool", "init_untouched", "no_premature_writes",
+         "not checked: llm_init(pool, 64) wrote into the pool (byte 0) (item no_premature_writes)"),
+        # fork's NULL is fork's when a control fork of the same parent without the gap is NULL too
+        ("fork_deep_copy", "l1_gap_fork", "fork",
+         "not checked: fork_sequence(engine, 1, 2) returned NULL for a parent whose L1 slot 1 is NULL and slots 0, 2 and 3 "
+         "are in use, and fork_sequence(engine, 1, 3) of the same parent without the gap returned NULL, with 7 free blocks "
+         "(item fork)"),
     ],
 )
 def test_a_probe_passes_another_items_bug_as_not_checked(
-    name: str, probe: str, detail: str, tmp_path: Path, submission: Callable[..., Path]
+    name: str, probe: str, owner: str, detail: str, tmp_path: Path, submission: Callable[..., Path]
 ) -> None:
-    result = {r.name: r for r in run_probes(submission("broken", name), tmp_path)}[probe]
-    assert result.passed and result.detail.startswith(detail), result.detail
+    result = run_probe(submission("broken", name), tmp_path, probe)
+    assert result.passed and not result.checked and result.detail.startswith(detail), result.detail
+    assert result.owner == owner
+
+
+PAST = "its rule holds; on the way, another item's bug: "
+
+
+@pytest.mark.parametrize(
+    "name, probe, owner, detail",
+    [
+        ("fork", "big_pool", "fork", "the copy-on-write was not checked: fork_sequence(engine, 1, 2) gave the child kv_count 0 "
+         "and ref_count[33554432] 2, expected 2 and 2 (item fork)"),
+        ("fork", "l1_gap_fork", "fork", "fork_sequence(engine, 1, 2): the child's kv_count is 0, expected the parent's 528 (item fork)"),
+        ("free_count", "many_forks", "free_count", "free_local_blocks is 304 after freeing a sequence and its 300 forks, "
+         "expected 4 (item free_count)"),
+        # free's return value, and the list after it, are create_free's: the L1 walk is still judged by the blocks
+        ("free_returns_one", "l1_gap_free", "create_free", "free_sequence(engine, 1) returned 1, expected 0 (item create_free)"),
+        ("free_returns_one", "many_forks", "create_free",
+         "free_sequence(engine, 0) returned 1 with 301 sequences sharing a block, expected 0 (item create_free)"),
+        ("free_unlink_half", "l1_gap_free", "create_free",
+         "the active list is not empty after free_sequence(engine, 1) freed its only sequence (item create_free)"),
+        # a free count off from the implementation's own ref_count is free_count's
+        ("fork_counts_shared_blocks", "l1_gap_fork", "free_count", "free_local_blocks is -26 after fork_sequence(engine, 1, 2), "
+         "expected 7: a fork takes no block, and ref_count shows none taken (item free_count)"),
+        # big_pool judges where a record lands by the implementation's own kv_count and table
+        ("create_kv_count_rounded", "big_pool", "create_free",
+         "create_sequence(engine, 1, 1) left kv_count 16, expected 1 (item create_free)"),
+        ("append_byte_offset", "big_pool", "append_cow", "append_kv(engine, 1, 0x5EED) wrote 0x5eed at byte 1 of block "
+         "33554432, expected byte 4 (record 1): the block's address is right, the offset within it is wrong (item append_cow)"),
+    ],
+)
+def test_a_probe_that_judged_its_rule_names_another_items_bug_it_met(
+    name: str, probe: str, owner: str, detail: str, tmp_path: Path, submission: Callable[..., Path]
+) -> None:
+    result = run_probe(submission("broken", name), tmp_path, probe)
+    assert result.passed and result.checked and result.past and result.detail == PAST + detail, result.detail
+    assert result.owner == owner
+
+
+def run_probe(submission: Path, cache: Path, probe: str) -> ProbeResult:
+    """One probe on a C submission, built into its driver in `cache`."""
+    driver = build(submission, cache).graded_driver
+    assert driver is not None
+    (result,) = run_on_driver(driver, 10, only=[probe])
+    return result
 
 
 def test_a_crashing_or_hanging_probe_fails_alone(tmp_path: Path, submission: Callable[..., Path]) -> None:

@@ -1,8 +1,10 @@
 """The steps the white-box probes share: setting up an engine and a sequence checked before a probe edits
-it, and the judgements of what a free or a fork left. Each raises ProbeFailed with what differs, or
-NotChecked when the set-up met another item's bug (that item fails; the probe passes as not checked)."""
+it, and the judgements of what a free or a fork left. A probe raises ProbeFailed only for a fact of its own
+rule. Every other fact it needs (a return value, kv_count, the list, a free count, which block first fit
+picks) is another item's: NotChecked when it stops the probe before its rule could be judged, CheckedPast
+when the probe judged its rule (it holds) and met that fact on the way. Either way that item must fail."""
 
-from typing import Any
+from typing import Any, Callable
 
 from oracle.hw3.pool import initial_pool
 from oracle.hw3.probe_target import Counts, ProbeTarget, SequenceView
@@ -20,6 +22,21 @@ class NotChecked(Exception):
     def __init__(self, reason: str, owner: str | None = None) -> None:
         super().__init__(reason)
         self.owner = owner
+
+
+class CheckedPast(Exception):
+    """The probe judged its rule, which holds, and met another item's bug (`owner`) on the way: the probe
+    passes, and that item must fail for it (Excuse), as for NotChecked."""
+
+    def __init__(self, reason: str, owner: str | None = None) -> None:
+        super().__init__(reason)
+        self.owner = owner
+
+
+def checked_past(others: list[CheckedPast]) -> None:
+    """The end of a probe whose rule holds: the first other item's bug it met, if any."""
+    if others:
+        raise others[0]
 
 
 class Unavailable(NotChecked):
@@ -52,7 +69,8 @@ def created(r: ProbeTarget, on: Any, seq_id: int, records: int) -> Any:
         got = "NULL" if view is None else "a sequence with no block table"
         raise NotChecked(f"{call} returned {got} with {free_before} free blocks (item create_free)", "create_free")
     counts = r.counts(on)
-    if counts.free != free_before - used:  # the blocks it took are checked below: a count off is Constraint 5's
+    taken = sum(1 for count in counts.ref_count if count)
+    if counts.free != free_before - used and counts.free != counts.total - taken:  # off from its own ref_count
         raise NotChecked(f"free_local_blocks is {counts.free} after {call}, expected {free_before - used} (item free_count)",
                          "free_count")
     for l1, l2 in enumerate(view.block_table):
@@ -64,10 +82,16 @@ def created(r: ProbeTarget, on: Any, seq_id: int, records: int) -> Any:
                 wrong = not (0 <= block < counts.total and block < len(counts.ref_count) and counts.ref_count[block] == 1)
             else:
                 wrong = block != UNMAPPED
+            if wrong and block == UNMAPPED and taken < used:  # with free blocks left: first fit found none
+                raise NotChecked(f"block_table[{l1}][{j}] is -1 after {call}, with {free_before} free blocks before it: "
+                                 "first fit found no free block (item first_fit)", "first_fit")
             if wrong:
                 raise NotChecked(f"block_table[{l1}][{j}] is {block} after {call} (item create_free)", "create_free")
     if len(mapped(view)) != used:
         raise NotChecked(f"{call} maps {len(mapped(view))} distinct blocks, expected {used} (item create_free)", "create_free")
+    if counts.free != free_before - used:  # it agrees with ref_count: the call took the wrong number of blocks
+        raise NotChecked(f"free_local_blocks is {counts.free} after {call}, expected {free_before - used}, as ref_count "
+                         "says: the call took the wrong number of blocks (item create_free)", "create_free")
     return seq
 
 
@@ -82,36 +106,74 @@ def check_all_free(counts: Counts, after: str) -> None:
     if held is not None:
         raise ProbeFailed(f"ref_count[{held[0]}] is {held[1]} after {after}, expected 0")
     if counts.free != counts.total:  # every ref_count is 0: Constraint 5's bug
-        raise NotChecked(f"free_local_blocks is {counts.free} after {after}, expected {counts.total} (item free_count)", "free_count")
+        raise CheckedPast(f"free_local_blocks is {counts.free} after {after}, expected {counts.total} (item free_count)",
+                          "free_count")
 
 
-def check_released(counts: Counts, kept: set[int], after: str, why: str) -> None:
-    """After freeing a probe's only sequence: every block free. `kept` holds the blocks a loop that stopped at
-    the probe's gap would keep, so that bug gets its name (`why`) and any other gets the plain difference."""
-    held = {block for block, count in enumerate(counts.ref_count) if count}
-    if held and held == kept:
-        raise ProbeFailed(f"after {after}, the blocks past the gap still have ref_count 1, expected 0 ({why})")
-    check_all_free(counts, after)
+def check_freed(r: ProbeTarget, on: Any, before: set[int], kept: set[int], edit: str, why: str) -> None:
+    """free_sequence(engine, 1) of a probe's only sequence, whose `edit` made a gap: every block released.
+    `before` holds the blocks mapped before the gap (their release is the create_free item's rule), `kept`
+    those past it, which a loop that stopped at the gap keeps (that bug gets its name, `why`). What free
+    returns, the free count and the list are other items' facts."""
+    call = "free_sequence(engine, 1)"
+    returned = r.call("free_sequence", on, 1)
+    counts = r.counts(on)
+    held = {block: count for block, count in enumerate(counts.ref_count) if count}
+    if stuck := sorted(held.keys() & before):
+        raise NotChecked(f"{call} returned {returned} and left ref_count[{stuck[0]}] at {held[stuck[0]]}, expected 0, for a "
+                         "block mapped before the gap (item create_free)", "create_free")
+    if held and held.keys() == kept:
+        raise ProbeFailed(f"after freeing a sequence whose {edit}, the blocks past the gap still have ref_count 1, "
+                          f"expected 0 ({why})")
+    if held and held.keys() < kept:
+        raise ProbeFailed(f"after freeing a sequence whose {edit}, {len(held)} of the {len(kept)} blocks past the gap "
+                          f"(ref_count[{min(held)}] among them) still have ref_count {held[min(held)]}, expected 0")
+    if held:
+        block = min(held)
+        raise ProbeFailed(f"ref_count[{block}] is {held[block]} after freeing a sequence whose {edit}, expected 0")
+    others = []
+    if returned != 0:
+        others.append(CheckedPast(f"{call} returned {returned}, expected 0 (item create_free)", "create_free"))
+    if counts.free != counts.total:  # every ref_count is 0: Constraint 5's bug
+        others.append(CheckedPast(f"free_local_blocks is {counts.free} after {call}, expected {counts.total} (item free_count)",
+                                  "free_count"))
+    if not counts.empty:
+        others.append(CheckedPast(f"the active list is not empty after {call} freed its only sequence (item create_free)",
+                                  "create_free"))
+    checked_past(others)
 
 
-def check_forked(r: ProbeTarget, on: Any, parent_seq: Any, child_seq: Any, edit: str, why: str) -> None:
-    """The child of fork_sequence(engine, 1, 2) has its own copy of each of the parent's L2 tables, entry for
-    entry, NULL where the parent's slot is NULL, the parent's kv_count, and each block is shared (ref_count
-    2). `edit` says what the probe did to the parent's table, `why` names the loop bug a mismatch most likely is."""
+def check_forked(r: ProbeTarget, on: Any, parent_seq: Any, edit: str, why: str, undo: Callable[[], None]) -> None:
+    """fork_sequence(engine, 1, 2) of a parent whose `edit` made a gap: the child has its own copy of each of
+    the parent's L2 tables, entry for entry, NULL where the parent's slot is NULL, and each block is shared
+    (ref_count 2). `why` names the loop bug a mismatch most likely is. What comes before the gap (a child at
+    all, its block_table[0][0] shared), its kv_count, its own L2 tables and taking no block are the fork
+    item's facts; the free count the free_count item's. `undo` removes the gap, for a control fork when the
+    fork fails: only a fork that fails just with the gap is this probe's bug."""
     fork = "fork_sequence(engine, 1, 2)"
+    free_before = r.counts(on).free
+    child_seq = r.call("fork_sequence", on, 1, 2)
     parent = r.sequence(parent_seq)
-    child = None if child_seq is None else r.sequence(child_seq)
-    if child is None or len(child.block_table) != L1_PT_SIZE:
-        got = "NULL" if child is None else "a child with no block table" if not child.block_table else \
-            f"a child with {len(child.block_table)} L1 slots"
-        raise ProbeFailed(f"{fork} returned {got} for a parent whose {edit}")
-    if child.kv_count != parent.kv_count:  # the fork item's directed scenario judges kv_count
-        raise NotChecked(f"{fork}: the child's kv_count is {child.kv_count}, expected the parent's {parent.kv_count} (item fork)", "fork")
-    ref_count = r.counts(on).ref_count
+    if (got := _no_child(r, child_seq)) is not None:
+        undo()
+        if (control := _no_child(r, r.call("fork_sequence", on, 1, 3))) is not None:
+            raise NotChecked(f"{fork} returned {got} for a parent whose {edit}, and fork_sequence(engine, 1, 3) of the same "
+                             f"parent without the gap returned {control}, with {free_before} free blocks (item fork)", "fork")
+        raise ProbeFailed(f"{fork} returned {got} for a parent whose {edit}; without the gap, fork_sequence(engine, 1, 3) "
+                          "of the same parent succeeded")
+    child = r.sequence(child_seq)
+    counts = r.counts(on)
+    ref_count = counts.ref_count
     first = parent.block_table[0][0] if parent.block_table and parent.block_table[0] else UNMAPPED
-    if 0 <= first < len(ref_count) and ref_count[first] != 2:  # before any gap: the fork item's bug
-        raise NotChecked(f"ref_count[{first}] is {ref_count[first]} after {fork}, expected 2, for the block of the "
-                         "parent's block_table[0][0], before any gap (item fork)", "fork")
+    have = child.block_table[0][0] if child.block_table[0] else UNMAPPED
+    if have != first or not 0 <= first < len(ref_count) or ref_count[first] != 2:  # before any gap: the fork item's
+        shared = ref_count[first] if 0 <= first < len(ref_count) else None
+        raise NotChecked(f"after {fork}, the child's block_table[0][0] is {have} and ref_count[{first}] is {shared}, expected "
+                         f"the parent's block {first} with ref_count 2, before any gap (item fork)", "fork")
+    others = []
+    if child.kv_count != parent.kv_count:
+        others.append(CheckedPast(f"{fork}: the child's kv_count is {child.kv_count}, expected the parent's {parent.kv_count} "
+                                  "(item fork)", "fork"))
     for l1, (source, copy) in enumerate(zip(parent.block_table, child.block_table)):
         if source is None:
             if copy is not None:
@@ -121,18 +183,45 @@ def check_forked(r: ProbeTarget, on: Any, parent_seq: Any, child_seq: Any, edit:
         if copy is None:
             raise ProbeFailed(f"{fork} of a parent whose {edit}: the child's block_table[{l1}] is NULL, expected a copy "
                               f"of the parent's ({why})")
-        if child.l2_ids[l1] == parent.l2_ids[l1]:
-            raise ProbeFailed(f"{fork}: the child's block_table[{l1}] is the parent's L2 table, expected its own copy")
-        for j, (want, have) in enumerate(zip(source, copy)):
-            if have != want:
-                raise ProbeFailed(f"{fork} of a parent whose {edit}: the child's block_table[{l1}][{j}] is {have}, "
+        if child.l2_ids[l1] == parent.l2_ids[l1]:  # its entries are the parent's: the walk is still judged below
+            others.append(CheckedPast(f"{fork}: the child's block_table[{l1}] is the parent's L2 table, expected its own "
+                                      "copy (item fork)", "fork"))
+        for j, (want, entry) in enumerate(zip(source, copy)):
+            if entry != want:
+                raise ProbeFailed(f"{fork} of a parent whose {edit}: the child's block_table[{l1}][{j}] is {entry}, "
                                   f"expected the parent's {want} ({why})")
             if want != UNMAPPED and ref_count[want] != 2:
                 raise ProbeFailed(f"ref_count[{want}] is {ref_count[want]} after {fork}, expected 2: the block is in the "
                                   f"parent's block_table[{l1}][{j}], and the parent's {edit} ({why})")
+    parents = mapped(parent)
+    taken = next((block for block, count in enumerate(ref_count) if count and block not in parents), None)
+    if taken is not None:
+        others.append(CheckedPast(f"ref_count[{taken}] is {ref_count[taken]} after {fork}, expected 0: the parent does not "
+                                  "map it, and a fork takes no block (item fork)", "fork"))
+    elif counts.free != free_before:  # ref_count shows no block taken: Constraint 5's bug
+        others.append(CheckedPast(f"free_local_blocks is {counts.free} after {fork}, expected {free_before}: a fork takes "
+                                  "no block, and ref_count shows none taken (item free_count)", "free_count"))
+    checked_past(others)
 
 
-def expect(ok: bool, want: bool, call: str, why: str) -> None:
-    """One call's result: success (a sequence, or 0) when `want`, else NULL / -1."""
+def _no_child(r: ProbeTarget, seq: Any) -> str | None:
+    """What a fork returned instead of a child with a whole block table (None: such a child)."""
+    view = None if seq is None else r.sequence(seq)
+    if view is None:
+        return "NULL"
+    if len(view.block_table) != L1_PT_SIZE:
+        return "a child with no block table" if not view.block_table else f"a child with {len(view.block_table)} L1 slots"
+    return None
+
+
+def expect(got: Any, want: bool, call: str, why: str, owner: str | None = None) -> None:
+    """One call's result: success (a sequence, or 0) when `want`, else NULL / -1. With an `owner`, the result
+    is that item's fact, which the probe needs (NotChecked), not its own rule's."""
+    counted = call.startswith(("append_kv", "free_sequence"))  # 0 / -1; the others return a sequence or NULL
+    ok = got == 0 if counted else got is not None
     if ok != want:
-        raise ProbeFailed(f"{call} {'succeeded' if ok else 'failed'}, expected {'success' if want else 'NULL / -1'}: {why}")
+        value = f" (returned {got})" if counted and got not in (0, -1) else ""
+        said = f"{call} {'succeeded' if ok else 'failed'}{value}, expected {'success' if want else 'NULL / -1'}: {why}"
+        if owner is not None:
+            raise NotChecked(f"{said} (item {owner})", owner)
+        raise ProbeFailed(said)

@@ -6,9 +6,9 @@ import hashlib
 from typing import Any, cast
 
 from oracle.hw3.pool import GUARD
-from oracle.hw3.probe_checks import NotChecked, ProbeFailed, check_all_free
+from oracle.hw3.probe_checks import CheckedPast, NotChecked, ProbeFailed, check_all_free, checked_past, expect
 from oracle.hw3.probe_target import LargePoolTarget, PoolView, ProbeTarget, first_difference
-from oracle.hw3.spec import BLOCK_SIZE, KV_SIZE
+from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, KV_SIZE, L2_PT_SIZE
 
 PATTERN = bytes(range(1, 256))  # every byte non-zero, so a zeroing write shows
 INIT_SIZES = (0, BLOCK_SIZE - 1, BLOCK_SIZE, BLOCK_SIZE + 1, 100, 3 * BLOCK_SIZE - 1, 6400, 64 << 20)
@@ -74,10 +74,11 @@ def destroy_keeps_pool(r: ProbeTarget) -> str:
     on = r.init_pool(size, PATTERN)
     if on is None:
         raise NotChecked(f"llm_init(pool, {size}) returned NULL (item llm_init)", "llm_init")
-    if (r.call("create_sequence", on, 1, 20) is None or r.call("fork_sequence", on, 1, 2) is None
-            or r.call("append_kv", on, 2, 7) != 0 or r.call("append_kv", on, 1, 8) != 0
-            or r.call("create_sequence", on, 3, 16) is None):
-        raise NotChecked("a create, fork or append failed on a pool with room for it")
+    for api, args, owner in (("create_sequence", (1, 20), "create_free"), ("fork_sequence", (1, 2), "fork"),
+                             ("append_kv", (2, 7), "append_cow"), ("append_kv", (1, 8), "append_cow"),
+                             ("create_sequence", (3, 16), "create_free")):
+        call = f"{api}(engine, {', '.join(map(str, args))})"
+        expect(r.call(api, on, *args), True, call, "the pool has room for it", owner)
     before = r.pool()
     if r.call("llm_destroy", on) != 0:
         raise ProbeFailed("llm_destroy(engine) did not return 0")
@@ -98,7 +99,10 @@ def big_pool(target: ProbeTarget) -> str:
     """Block 2^25's address must be computed in size_t ((char *)pool + (size_t)block * BLOCK_SIZE); in int,
     block * BLOCK_SIZE overflows. The pool is reserved address space, never touched but where the probe
     looks; ref_count marks the blocks below 2^25 as taken (white-box), so a create and a copy-on-write must
-    use blocks past 2^25. Which ones is first fit's business."""
+    use blocks past 2^25. The probe's own fact is that each record lands in the block the sequence maps for
+    it, at the slot its own kv_count gives: which block first fit picks, kv_count, whether an append copies,
+    the offset within a block and what fork shares are other items' (checked as the probe goes, cheaply:
+    single ref_count entries, never the whole 2^25 array)."""
     r = cast(LargePoolTarget, target)
     blocks = FAR + 3
     on = r.reserve_pool(blocks * BLOCK_SIZE)  # raises Unavailable when there is no address space for it
@@ -107,43 +111,86 @@ def big_pool(target: ProbeTarget) -> str:
     if (stray := next((b for b in range(FAR, blocks) if r.ref_count(on, b)), None)) is not None:
         raise NotChecked(f"ref_count[{stray}] is {r.ref_count(on, stray)} after llm_init, expected 0 (item llm_init)", "llm_init")
     r.hold_blocks(on, FAR, 3)
-
-    def record(block: int, slot: int) -> int:
-        return r.pool_int(block * BLOCK_SIZE + slot * KV_SIZE)
+    far = range(FAR, blocks)
 
     seq = r.call("create_sequence", on, 1, 1)
-    first = _first_block(r, seq)
-    if not FAR <= first < blocks:
-        raise ProbeFailed("create_sequence(engine, 1, 1) with only blocks 2^25 to 2^25 + 2 free did not map one of them")
-    if r.call("append_kv", on, 1, 0x5EED) != 0:
-        raise ProbeFailed("append_kv(engine, 1, 0x5EED) on a 2 GiB pool did not return 0")
-    if record(first, 1) != 0x5EED:
-        raise ProbeFailed(f"append_kv(engine, 1, 0x5EED) did not write record 1 of block {first}, 2 GiB and more into "
-                          "the pool (compute the block's address in size_t, not int)")
+    if seq is None:
+        raise NotChecked("create_sequence(engine, 1, 1) returned NULL with blocks 2^25 to 2^25 + 2 free")
+    if (first := _block_of(r, seq, 0)) not in far:
+        raise NotChecked(f"create_sequence(engine, 1, 1) with only blocks 2^25 to 2^25 + 2 free mapped block {first} "
+                         "(item first_fit)", "first_fit")
+    others: list[CheckedPast] = []
+    if (kv := r.sequence(seq).kv_count) != 1:  # the append then goes where this kv_count says
+        others.append(CheckedPast(f"create_sequence(engine, 1, 1) left kv_count {kv}, expected 1 (item create_free)",
+                                  "create_free"))
+    if (returned := r.call("append_kv", on, 1, 0x5EED)) != 0:
+        raise NotChecked(f"append_kv(engine, 1, 0x5EED) returned {returned}, expected 0, with free blocks left (item "
+                         f"{others[0].owner if others else 'append_cow'})", others[0].owner if others else "append_cow")
+    if (block := _block_of(r, seq, kv)) not in far:
+        raise NotChecked(f"append_kv(engine, 1, 0x5EED) left record {kv} in block {block}, with only blocks 2^25 to "
+                         "2^25 + 2 free (item first_fit)", "first_fit")
+    if kv < KV_PER_BLOCK and block != first:
+        others.append(CheckedPast(f"append_kv(engine, 1, 0x5EED) moved record {kv} from block {first}, which only this "
+                                  f"sequence maps, to block {block}: only a shared block is copied (item append_cow)",
+                                  "append_cow"))
+    _check_record(r, block, kv, 0x5EED, "append_kv(engine, 1, 0x5EED)")
+
+    if (kv_parent := r.sequence(seq).kv_count) != kv + 1:  # the child's append then goes where this says
+        others.append(CheckedPast(f"append_kv(engine, 1, 0x5EED) left kv_count {kv_parent}, expected {kv + 1} (item "
+                                  "append_cow)", "append_cow"))
     child = r.call("fork_sequence", on, 1, 2)
-    if child is not None:
-        kv_count, shared = r.sequence(child).kv_count, r.ref_count(on, first)
-        if (kv_count, shared) != (2, 2):  # the fork item's bug: what came before the fork was checked
-            return (f"only partly checked: the write past 2^25 is right; the copy-on-write was not checked: "
-                    f"fork_sequence(engine, 1, 2) gave the child kv_count {kv_count} and ref_count[{first}] {shared}, "
-                    "expected 2 and 2 (another item's bug)")
-    if child is None or r.call("append_kv", on, 2, 0xC0DE) != 0:
-        raise ProbeFailed("fork_sequence(engine, 1, 2) or append_kv(engine, 2, 0xC0DE) on a 2 GiB pool failed, with "
-                          "free blocks left")
-    copy = _first_block(r, child)
-    if copy == first:  # no copy at all: the append_cow item's bug; the write past 2^25 was checked
-        return ("only partly checked: the write past 2^25 is right; append_kv(engine, 2, 0xC0DE) after the fork wrote "
-                f"into the shared block {first} instead of a copy (another item's bug: append_cow)")
-    if not FAR <= copy < blocks:
-        raise ProbeFailed(f"append_kv(engine, 2, 0xC0DE) after the fork: the child maps block {copy}, expected a copy of block {first}")
-    if record(copy, 1) != 0x5EED or record(copy, 2) != 0xC0DE:
-        raise ProbeFailed(f"the copy-on-write from block {first} to block {copy} did not copy record 1 and write 0xC0DE "
-                          "as record 2 (compute the blocks' addresses in size_t, not int)")
+    kv_child = None if child is None else r.sequence(child).kv_count
+    if (kv_child, r.ref_count(on, block)) != (kv_parent, 2) or _block_of(r, seq, kv_parent) != block:
+        raise first_of(others, f"the copy-on-write was not checked: fork_sequence(engine, 1, 2) gave "
+                          f"{'NULL' if child is None else f'the child kv_count {kv_child}'} and ref_count[{block}] "
+                          f"{r.ref_count(on, block)}, expected {kv_parent} and 2 (item fork)", "fork")
+    if (returned := r.call("append_kv", on, 2, 0xC0DE)) != 0:
+        raise first_of(others, f"append_kv(engine, 2, 0xC0DE) after the fork returned {returned}, expected 0, with a free block "
+                          "left (item append_cow)", "append_cow")
+    copy = _block_of(r, child, kv_parent)
+    if copy == block:
+        raise first_of(others, f"the copy-on-write was not checked: append_kv(engine, 2, 0xC0DE) after the fork wrote into the "
+                          f"shared block {block} instead of a copy (item append_cow)", "append_cow")
+    if copy not in far:
+        raise first_of(others, f"the copy-on-write was not checked: append_kv(engine, 2, 0xC0DE) after the fork mapped block "
+                          f"{copy}, with only blocks 2^25 to 2^25 + 2 free (item first_fit)", "first_fit")
+    slot = kv_parent % KV_PER_BLOCK
+    for kept in range(slot):  # the records the child holds in the block it copied
+        if (got := _record(r, copy, kept)) != (want := _record(r, block, kept)):
+            raise ProbeFailed(f"the copy-on-write from block {block} to block {copy}: record {kept} is {got}, expected "
+                              f"{want} (compute the blocks' addresses in size_t, not int)")
+    _check_record(r, copy, kv_parent, 0xC0DE, "append_kv(engine, 2, 0xC0DE) after the fork")
+    checked_past(others)
     return "blocks past 2^25 of a 2 GiB pool written and copied at the right addresses"
 
 
-def _first_block(r: LargePoolTarget, seq: Any) -> int:
-    """block_table[0][0] of a sequence; -1 when it is NULL or has no L2 table there."""
-    table = () if seq is None else r.sequence(seq).block_table
-    return table[0][0] if table and table[0] is not None else -1
+def first_of(others: list[CheckedPast], reason: str, owner: str) -> CheckedPast:
+    """What stops a probe past its rule: the first other item's bug it met (what follows may be its
+    consequence), else this one."""
+    return others[0] if others else CheckedPast(reason, owner)
 
+
+def _record(r: LargePoolTarget, block: int, slot: int) -> int:
+    return r.pool_int(block * BLOCK_SIZE + slot * KV_SIZE)
+
+
+def _check_record(r: LargePoolTarget, block: int, kv: int, value: int, call: str) -> None:
+    """`value` is record `kv` of the sequence, in `block`, which it maps for it (past 2^25). Found elsewhere in
+    that block, its address was right and the offset within the block is the append_cow item's bug: the
+    probe's rule holds, and nothing past it is checked."""
+    slot = kv % KV_PER_BLOCK
+    if _record(r, block, slot) == value:
+        return
+    if (at := next((b for b in range(BLOCK_SIZE - KV_SIZE + 1) if r.pool_int(block * BLOCK_SIZE + b) == value), None)) is not None:
+        raise CheckedPast(f"{call} wrote {value:#x} at byte {at} of block {block}, expected byte {slot * KV_SIZE} (record "
+                          f"{kv}): the block's address is right, the offset within it is wrong (item append_cow)", "append_cow")
+    raise ProbeFailed(f"{call} did not write record {kv} of block {block}, 2 GiB and more into the pool (compute the block's "
+                      "address in size_t, not int)")
+
+
+def _block_of(r: LargePoolTarget, seq: Any, kv: int) -> int:
+    """The block a sequence maps for record `kv`; -1 when none (a NULL L2 table, or past the table)."""
+    logical = kv // KV_PER_BLOCK
+    table = r.sequence(seq).block_table
+    l2 = table[logical // L2_PT_SIZE] if logical // L2_PT_SIZE < len(table) else None
+    return l2[logical % L2_PT_SIZE] if l2 is not None else -1

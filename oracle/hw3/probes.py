@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from oracle.hw3.observation import ImplementationFailure
-from oracle.hw3.probe_checks import NotChecked, ProbeFailed, Unavailable
+from oracle.hw3.probe_checks import CheckedPast, NotChecked, ProbeFailed, Unavailable
 from oracle.hw3.probe_pool import big_pool, destroy_keeps_pool, init_untouched
 from oracle.hw3.probe_scale import many_forks, many_sequences, two_engines
 from oracle.hw3.probe_tables import l1_gap_fork, l1_gap_free, l2_hole_fork, l2_hole_free
@@ -57,9 +57,10 @@ class ProbeResult:
     passed: bool
     detail: str  # what was checked, or what differed
     stopped_in: str | None = None  # the API call the probe had entered last when the submission crashed or hung
-    owner: str | None = None  # not checked: the item whose bug stopped it (None: some other item's)
+    owner: str | None = None  # not checked, or checked past: the item whose bug it met (None: some other item's)
     unavailable: bool = False  # not checked: this machine cannot run it (no item's bug)
     checked: bool = True  # it judged its rule (passed or failed it): its set-up did not stop at another item's bug
+    past: bool = False  # it judged its rule, which holds, and met another item's bug (owner's) on the way
 
 
     @property
@@ -75,6 +76,8 @@ def judge(name: str, target: ProbeTarget) -> ProbeResult:
         return ProbeResult(name, rule, True, PROBE_FUNCTIONS[name](target))
     except Unavailable as why:
         return ProbeResult(name, rule, True, f"not checked: {why}", unavailable=True, checked=False)
+    except CheckedPast as why:
+        return ProbeResult(name, rule, True, f"its rule holds; on the way, another item's bug: {why}", owner=why.owner, past=True)
     except NotChecked as why:
         return ProbeResult(name, rule, True, f"not checked: {why} (another item's bug)", owner=why.owner,
                            checked=False)

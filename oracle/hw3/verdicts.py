@@ -153,15 +153,16 @@ def _write_repro(sub: Submission, item: str, finding: Finding) -> tuple[str, str
 def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outcome:
     """A directed check's outcome (None: the item is its probes alone), then the white-box probes that cover
     what one engine's API calls cannot show. A probe whose set-up met another item's bug, or that crashed or
-    hung in a call, checked nothing: noted, and excused only if the item of that bug or call fails (Excuse). An
-    item that checked nothing of its own rule at all is not run (0 points), naming the item that owns what
+    hung in a call, checked nothing: noted, and excused only if the item of that bug or call fails (Excuse); one
+    that judged its rule and met another item's bug on the way (CheckedPast) is noted and excused the same way,
+    but counts as checked. An item that checked nothing of its own rule at all is not run (0 points), naming the item that owns what
     stopped it; a probe this machine cannot run (no address space) leaves its item not applicable."""
     if outcome is not None and not outcome.passed:
         return outcome
     notes: list[str] = []
     owners: set[str] = set(outcome.excuse.owners) if outcome is not None and outcome.excuse else set()
     failure = outcome.excuse.failure if outcome is not None and outcome.excuse else None
-    unavailable, absent_holds = [], True
+    unavailable, absent_holds, unchecked = [], True, 0
     for probe in probes:
         result = sub.probes()[probe]
         if not result.passed and result.stopped_in is not None:  # crashed or hung in a call: its item's first
@@ -171,6 +172,7 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
             note = f"not checked past {probe}: {result.detail} in {result.stopped_in} (that is item {owner}'s to judge)"
             if not result.elsewhere:  # in the call the probe is about: if that call's item misses it, it is ours
                 absent_holds = False
+                unchecked += 1
                 notes.append(note)
                 owners.add(owner)
                 failure = failure or Outcome(False, f"{probe}: {result.detail} in {result.stopped_in} [rule: {result.rule}]",
@@ -181,10 +183,11 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
         elif result.unavailable:
             unavailable.append(f"{probe}: {result.detail}")
             continue
-        elif not result.checked:
+        elif not result.checked or result.past:
             owner, note = result.owner or ANY_OTHER, f"{probe}: {result.detail}"
         else:
             continue
+        unchecked += not result.past
         notes.append(note)
         owners.add(owner)
         failure = failure or Outcome(False, f"{probe}: {result.detail} [rule: {result.rule}] (another item's bug, "
@@ -192,7 +195,7 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
     if outcome is None and unavailable and len(unavailable) == len(probes):
         raise NotApplicable(f"this machine cannot run it: {unavailable[0]}")
     excuse = Excuse(frozenset(owners), failure, absent_holds) if failure is not None else None
-    if outcome is None and len(notes) + len(unavailable) == len(probes):
+    if outcome is None and unchecked + len(unavailable) == len(probes):
         raise NotRun(f"could not check its rule: {notes[0]}", excuse)
     message = (outcome.message if outcome is not None else "") or (notes[0] if notes else "")
     return Outcome(True, message, excuse=excuse)
