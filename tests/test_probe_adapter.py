@@ -91,11 +91,18 @@ def test_a_write_into_a_pool_past_a_mib_shows_in_its_digest(tmp_path: Path) -> N
                                                "(item no_premature_writes) (another item's bug)")
 
 
-def test_a_heap_found_corrupted_leaves_the_probe_to_memory_safety_with_the_drivers_words(tmp_path: Path) -> None:
-    """A double free in llm_destroy: the driver reports the heap corrupted and exits. A memory error, made in
-    this call or any before it: the probe checked nothing, and names memory_safety."""
+def test_a_call_the_driver_cannot_go_on_after_fails_the_probe_with_its_words(tmp_path: Path) -> None:
+    """A double free within llm_destroy: the driver reports it and exits; the probe fails in that call."""
     result = probe(tmp_path, "destroy_keeps_pool", "    free(engine->ref_count);\n    free(engine);",
                    "    free(engine->ref_count);\n    free(engine->ref_count);\n    free(engine);")
-    assert result.passed and not result.checked and result.owner == "memory_safety"
-    assert result.detail.startswith("not checked: free(0x") and "not a live heap block (double free" in result.detail
+    assert not result.passed and result.stopped_in == "llm_destroy" and not result.elsewhere
+    assert result.detail.startswith("free(0x") and "a double free: this call already freed that block" in result.detail
+
+
+def test_a_heap_found_corrupted_leaves_the_probe_to_memory_safety(tmp_path: Path) -> None:
+    """fork_sequence overflows the L2 copies it mallocs; glibc's malloc aborts later, in whichever call: a
+    memory error made before, so the probe checked nothing and names memory_safety."""
+    result = probe(tmp_path, "many_forks", "        int *to = new_l2_table();", "        int *to = malloc(L2_PT_SIZE);")
+    assert result.passed and not result.checked and result.owner == "memory_safety", result
+    assert result.detail.startswith("not checked: ") and "the heap was corrupted" in result.detail
     assert result.detail.endswith("(item memory_safety)")
