@@ -80,8 +80,9 @@ def rule_of(difference: Difference, call: Call, effects: Effects | None = None) 
         return FIRST_FIT  # both took a block there, and another one: which block is first fit's choice
     if aspect == LIST_ORDER and api in ("create_sequence", "fork_sequence"):
         return TAIL_INSERTION
-    if (aspect in (TABLE_SHAPE, MAPPING, BLOCK_ID, KV_COUNT) and api in _ONE_SEQUENCE
-            and difference.seq is not None and difference.seq != call.args[0]
-            and (effects is None or difference.seq in effects.moved)):
+    others_moved = effects is not None and any(seq != call.args[0] for seq in effects.moved)
+    if (aspect in (TABLE_SHAPE, MAPPING, BLOCK_ID, KV_COUNT) and api in _ONE_SEQUENCE and difference.seq is not None
+            and ((difference.seq != call.args[0] and (effects is None or difference.seq in effects.moved))
+                 or others_moved)):
         return TASKS["fork_sequence"]  # the call changed another sequence's table: a fork shared an L2 table
     return TASKS[api]

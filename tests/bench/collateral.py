@@ -39,7 +39,7 @@ def grade(name: str, work: Path, folder: Path = SUBMISSIONS / "broken") -> tuple
 
 def owner_of(patch: Path) -> str:
     """The item a --dir patch's comment names ("Owner: `item`"), or "correct"."""
-    match = re.search(r"Owner: `?([a-z_]+)`?", patch.read_text())
+    match = re.search(r"Owner: `?([a-z0-9_]+)`?", patch.read_text())
     if match is None:
         raise SystemExit(f"{patch}: no `Owner: item` in its comment")
     return match.group(1)
