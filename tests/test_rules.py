@@ -42,3 +42,14 @@ def test_a_heap_found_corrupted_is_memory_safetys_whichever_call_showed_it() -> 
     assert rule_of(aborted, create) == MEMORY_SAFETY
     assert rule_of(aborted, Call("create_sequence", (3, 40), True, False)) == MEMORY_SAFETY  # even with a NULL engine
     assert rule_of(Difference(CRASH, "", None, "crashed with SIGSEGV"), create) == TASKS["create_sequence"]
+
+
+def test_a_call_that_changed_another_sequences_table_shows_a_shared_l2_table_forks() -> None:
+    """An append on seq 2 changed seq 1's table too: the two share an L2 table, which only a fork can have
+    made; the difference shows on seq 2 itself."""
+    from oracle.hw3.difference import MAPPING
+
+    append = Call("append_kv", (2, 10), False, 0)
+    wrong = Difference(MAPPING, "seq 2 block_table[0][1]", "a block other than 2", 2, seq=2)
+    assert rule_of(wrong, append, Effects(frozenset({1, 2}), frozenset({5}), True)) == TASKS["fork_sequence"]
+    assert rule_of(wrong, append, Effects(frozenset({2}), frozenset({5}), True)) == TASKS["append_kv"]
