@@ -17,7 +17,8 @@ import pytest
 from oracle.cli import main
 from oracle.hw3 import FAMILY, load_adapter
 from oracle.hw3.checks import Finding, Scenario, append, create, fork, free, init, replay
-from oracle.hw3.difference import CRASH, POOL, POOL_SIZE, Difference
+from oracle.difference import Difference
+from oracle.hw3.difference import CRASH, POOL, POOL_SIZE
 from oracle.hw3.machine import Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import Observation

@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 from oracle.prefix.compare import ContentTracker, changed, exact_difference, universal_difference
-from oracle.prefix.difference import Difference
+from oracle.difference import Difference
 from oracle.prefix.model import PrefixModel
 from oracle.prefix.observation import Observation
 from oracle.prefix.policy import LAB, MINI_YAIE, MINIVLLM, NANOVLLM, VLLM_V1, universal

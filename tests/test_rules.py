@@ -1,7 +1,8 @@
 """The rule a difference breaks (oracle/hw3/rules.py): a table of the difference's aspect, the call that made it
 and what the call did to the implementation's state."""
 
-from oracle.hw3.difference import BLOCK_ID, CONTENTS, CRASH, HEAP_CORRUPTED, POOL, Difference
+from oracle.difference import Difference
+from oracle.hw3.difference import BLOCK_ID, CONTENTS, CRASH, HEAP_CORRUPTED, POOL
 from oracle.hw3.machine import Call
 from oracle.hw3.rules import FIRST_FIT, MEMORY_SAFETY, NO_PREMATURE_WRITES, TASKS, Effects, rule_of
 

@@ -8,7 +8,8 @@ from typing import Any, Mapping
 
 from oracle.grading.grader import NotApplicable, NotRun, Outcome
 from oracle.hw3.compare import first_difference
-from oracle.hw3.difference import CRASH, FREE_COUNT, LEAK, Difference
+from oracle.difference import Difference
+from oracle.hw3.difference import CRASH, FREE_COUNT, LEAK
 from oracle.hw3.machine import Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure

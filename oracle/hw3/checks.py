@@ -20,7 +20,8 @@ from oracle.grading.grader import Check, Incomplete, NotApplicable, Outcome
 from oracle.grading.rubric import at_least, positive
 from oracle.hw3 import FAMILY
 from oracle.hw3.c.build import OFFICIAL_FLAGS
-from oracle.hw3.difference import CRASH, Difference
+from oracle.difference import Difference
+from oracle.hw3.difference import CRASH
 from oracle.hw3.machine import Divergence
 from oracle.hw3.replay import (  # noqa: F401  (replay: importable from here as before)
     Finding, Scenario, Step, append, create, destroy, fork, free, init, null, replay,

@@ -15,9 +15,10 @@ The comparison is exact by default. `modulo` names aspects compared leniently:
 import struct
 from typing import Iterator
 
+from oracle.difference import Difference
 from oracle.hw3.difference import (
     BLOCK_ID, BLOCKS_TAKEN, CALL_ALLOCATIONS, CONTENTS, ENGINE, FREE_COUNT, GUARD, KV_COUNT, LEAK, LIST_BROKEN,
-    LIST_IDS, LIST_ORDER, MAPPING, POOL, POOL_SIZE, REF_COUNT, STATE_CHANGE, TABLE_SHAPE, TOTAL, Difference,
+    LIST_IDS, LIST_ORDER, MAPPING, POOL, POOL_SIZE, REF_COUNT, STATE_CHANGE, TABLE_SHAPE, TOTAL,
 )
 from oracle.hw3.model import Model
 from oracle.hw3.observation import EngineState, HeapState, Observation

@@ -1,9 +1,8 @@
-"""One way an implementation's observed state differs from the model's: a structured value whose text is made
-last. The aspect says which fact differs (the rule a difference breaks is a function of its aspect and the call
-that made it, see rules.py); the location says where, in the implementation's own terms."""
+"""The HW3 family's aspects of a Difference (oracle/difference.py), and its wordings of the few that do not read
+`location: expected E, got G`. The rule a difference breaks is a function of its aspect and the call that made
+it (rules.py)."""
 
-from dataclasses import dataclass
-
+from oracle.difference import Difference, word
 from oracle.hw3.observation import ImplementationFailure
 
 # The facts an observation holds, one aspect each.
@@ -34,28 +33,29 @@ FACTS = (ENGINE, POOL_SIZE, TOTAL, FREE_COUNT, BLOCKS_TAKEN, REF_COUNT, LIST_BRO
          TABLE_SHAPE, BLOCK_ID, MAPPING, CONTENTS, POOL, GUARD, CALL_ALLOCATIONS, LEAK, STATE_CHANGE, RETURN)
 
 
-@dataclass(frozen=True, slots=True)
-class Difference:
-    aspect: str
-    location: str  # e.g. "ref_count[3]", "seq 2 block_table[0][1]"
-    expected: object
-    got: object
-    seq: int | None = None  # the sequence whose fact differs, if one does
-    note: str = ""  # why, in a few words, when the values alone do not say it
+def _list_broken(d: Difference) -> str:
+    return f"active list broken: {d.got}"
 
-    def __str__(self) -> str:
-        if self.aspect == LIST_BROKEN:
-            return f"active list broken: {self.got}"
-        if self.aspect == GUARD:
-            return f"{self.location} overwritten with {self.got}"
-        if self.aspect == CALL_ALLOCATIONS:
-            return f"heap: a failing call must allocate nothing, it allocated {self.got} time(s)"
-        if self.aspect == STATE_CHANGE:
-            return f"a failing call changed the state: {self.location}: before {self.expected}, after {self.got}"
-        if self.aspect == CRASH:
-            return str(self.got)
-        text = f"{self.location}: expected {self.expected}, got {self.got}"
-        return f"{text} ({self.note})" if self.note else text
+
+def _guard(d: Difference) -> str:
+    return f"{d.location} overwritten with {d.got}"
+
+
+def _call_allocations(d: Difference) -> str:
+    return f"heap: a failing call must allocate nothing, it allocated {d.got} time(s)"
+
+
+def _state_change(d: Difference) -> str:
+    return f"a failing call changed the state: {d.location}: before {d.expected}, after {d.got}"
+
+
+def _crash(d: Difference) -> str:
+    return str(d.got)
+
+
+# the aspects worded otherwise than `location: expected E, got G (note)`
+word({LIST_BROKEN: _list_broken, GUARD: _guard, CALL_ALLOCATIONS: _call_allocations, STATE_CHANGE: _state_change,
+      CRASH: _crash})
 
 
 def crash(failure: ImplementationFailure) -> Difference:

@@ -19,7 +19,8 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initial
 from oracle.hw3 import strategies as st
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.compare import first_difference
-from oracle.hw3.difference import RETURN, Difference, crash
+from oracle.difference import Difference
+from oracle.hw3.difference import RETURN, crash
 from oracle.hw3.model import NULL, Model, Outcome
 from oracle.hw3.observation import ImplementationFailure, Observation
 from oracle.hw3.spec import INT32_MIN, KV_PER_BLOCK, L2_PT_SIZE, MAX_KV, MAX_LOGICAL_BLOCKS

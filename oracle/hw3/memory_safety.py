@@ -8,7 +8,8 @@ from typing import Any, Mapping
 
 from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outcome
 from oracle.grading.rubric import positive
-from oracle.hw3.difference import RETURN, Difference
+from oracle.difference import Difference
+from oracle.hw3.difference import RETURN
 from oracle.hw3.machine import Call
 from oracle.hw3.memcheck import MemcheckResult, battery_programs, memcheck
 from oracle.hw3.observation import ImplementationFailure

@@ -18,7 +18,8 @@ from oracle.hw3.compare import (
     counter_differences, expected_table, guard_differences, list_differences, paired, pool_byte_difference,
     pool_size_difference, shape_difference,
 )
-from oracle.hw3.difference import CONTENTS, MAPPING, POOL, REF_COUNT, TABLE_SHAPE, Difference
+from oracle.difference import Difference
+from oracle.hw3.difference import CONTENTS, MAPPING, POOL, REF_COUNT, TABLE_SHAPE
 from oracle.hw3.model import Model
 from oracle.hw3.observation import EngineState, Observation
 from oracle.hw3.pool import magic, magic_slot

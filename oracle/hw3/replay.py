@@ -14,9 +14,8 @@ from typing import Callable
 
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.compare import differences, state_changes
-from oracle.hw3.difference import (
-    BLOCK_ID, CALL_ALLOCATIONS, FACTS, LEAK, LIST_ORDER, STATE_CHANGE, RETURN, Difference, crash,
-)
+from oracle.difference import Difference
+from oracle.hw3.difference import BLOCK_ID, CALL_ALLOCATIONS, FACTS, LEAK, LIST_ORDER, STATE_CHANGE, RETURN, crash
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure, Observation

@@ -3,9 +3,10 @@ made it (no message is parsed). Each rule belongs to one rubric item (checks.CHE
 
 from dataclasses import dataclass
 
+from oracle.difference import Difference
 from oracle.hw3.difference import (
     BLOCK_ID, CALL_ALLOCATIONS, CONTENTS, FREE_COUNT, GUARD, HEAP_CORRUPTED, KV_COUNT, LEAK, LIST_ORDER, MAPPING, POOL,
-    RETURN, CRASH, STATE_CHANGE, TABLE_SHAPE, Difference,
+    RETURN, CRASH, STATE_CHANGE, TABLE_SHAPE,
 )
 from oracle.hw3.machine import POINTER_CALLS, Call
 

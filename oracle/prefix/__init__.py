@@ -9,6 +9,7 @@ the universal invariants only). `engine` is our engine, `lab:engine.prefix`.
 from pathlib import Path
 
 from oracle.family import AdapterFactory, Family, MutationTarget
+from oracle.prefix import difference  # noqa: F401  (words the family's aspects)
 from oracle.prefix.machine import machine_for
 from oracle.prefix.policy import POLICIES, Policy, universal
 

@@ -1,7 +1,7 @@
 """Check an implementation's observed state: the universal invariants, then (under the system's own
 policy) the exact state the model expects. Each check gives the first Difference or None."""
 
-from oracle.prefix.difference import Difference
+from oracle.difference import Difference
 from oracle.prefix.model import Prefix, PrefixModel
 from oracle.prefix.observation import Observation
 

@@ -1,18 +1,18 @@
-"""A difference between the implementation and the model, as a value; its text is made last."""
+"""The prefix family's wording of a Difference (oracle/difference.py): `ASPECT: LOCATION: expected E, got G`,
+the aspect left out when the location already names it (or is empty)."""
 
-from dataclasses import dataclass
+from oracle.difference import Difference, plain, word
+
+ASPECTS = ("return value", "hits", "extra hits", "missed hits", "hit cap", "hit blocks", "no false hit",
+           "hash chaining", "null block", "live requests", "table length", "conservation", "ref count",
+           "block_table", "free order", "release order", "hashed blocks", "index", "atomic failure")
 
 
-@dataclass(frozen=True)
-class Difference:
-    aspect: str  # which rule: "block_table", "free order", "no false hit", "conservation", ...
-    location: str  # where: "block_table[1]", "block 3", "" when the aspect says it all
-    expected: object
-    got: object
+def located(difference: Difference) -> str:
+    aspect, location = difference.aspect, difference.location
+    if not location or location.startswith(aspect) or f"{aspect}[" in location:
+        return plain(difference)
+    return f"{aspect}: {plain(difference)}"
 
-    def render(self, step: str) -> str:
-        if not self.location or self.location.startswith(self.aspect) or f"{self.aspect}[" in self.location:
-            where = self.location or self.aspect
-        else:
-            where = f"{self.aspect}: {self.location}"
-        return f"{step}: {where}: expected {self.expected}, got {self.got}"
+
+word(dict.fromkeys(ASPECTS, located))

@@ -17,7 +17,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initial
 
 from oracle.prefix import strategies as st
 from oracle.prefix.compare import ContentTracker, changed, shown, exact_difference, universal_difference
-from oracle.prefix.difference import Difference
+from oracle.difference import Difference
 from oracle.prefix.model import PrefixModel
 from oracle.prefix.observation import ImplementationFailure, Observation
 from oracle.stats import RunStats

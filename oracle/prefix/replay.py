@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator
 
 from oracle.prefix.compare import ContentTracker, changed, exact_difference, shown, universal_difference
-from oracle.prefix.difference import Difference
+from oracle.difference import Difference
 from oracle.prefix.model import PrefixModel
 from oracle.prefix.observation import ImplementationFailure, Observation
 from oracle.prefix.programs import Program, Step

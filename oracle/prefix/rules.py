@@ -1,7 +1,7 @@
 """The rules of the lab (seed 001) the prefix rubric grades, and which rule a difference breaks: a table of
 the difference's aspect and the call that made it."""
 
-from oracle.prefix.difference import Difference
+from oracle.difference import Difference
 
 # rubric item -> the rule, in the words of the lab
 RULES = {
