@@ -190,11 +190,11 @@ def test_the_child_server_answers_adapter_calls_in_json(tmp_path):
     import os
 
     import engine.prefix
-    from oracle.hw3.pyserve import _receive, _write
     from oracle.prefix.adapters.lab import LabAdapter
     from oracle.prefix.observation import ImplementationFailure
     from oracle.prefix.policy import LAB
     from oracle.prefix.serve import Server
+    from oracle.serve import receive, write
 
     requests_r, requests_w = os.pipe()
     replies_r, replies_w = os.pipe()
@@ -203,10 +203,10 @@ def test_the_child_server_answers_adapter_calls_in_json(tmp_path):
              {"op": "call", "method": "admit", "args": [0, [1, 2, 3]]}, {"op": "call", "method": "observe"},
              {"op": "call", "method": "fork", "args": [9, 0]}]  # (a fatal reply would end this process)
     for request in asked:
-        _write(requests_w, json.dumps(request).encode())
+        write(requests_w, json.dumps(request).encode())
     os.close(requests_w)
     server.serve(requests_r)
-    replies = [_receive(replies_r) for _ in asked]
+    replies = [receive(replies_r) for _ in asked]
     assert replies[:3] == [{"ret": None}, {"ret": None}, {"ret": [True, 0]}]
     assert replies[3]["ret"]["tables"] == [[0, [1, 2]]] and replies[3]["ret"]["free"] == [3]
     assert [block for block, _ in replies[3]["ret"]["hashes"]] == [1]  # the full block, its hash as text

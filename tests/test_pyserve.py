@@ -14,7 +14,8 @@ import pytest
 from engine import llm_memory as base
 from oracle.hw3.pool import GUARD_SIZE
 from oracle.hw3.pyreply import engine_state
-from oracle.hw3.pyserve import Fatal, Server, _load_error, _value, load, read_engine
+from oracle.hw3.pyserve import Server, _value, read_engine
+from oracle.serve import Fatal, load, load_error
 
 FRAME = struct.Struct("<I")
 
@@ -145,9 +146,9 @@ def test_values_and_load_errors_are_words() -> None:
     try:
         compile("def f(:\n", "memory.py", "exec")
     except SyntaxError as exc:
-        assert _load_error(exc) == "SyntaxError: invalid syntax (memory.py, line 1)"
-    assert _load_error(SystemExit(2)) == "called sys.exit(2) while loading"
-    assert _load_error(ImportError("no x")) == "ImportError: no x"
+        assert load_error(exc) == "SyntaxError: invalid syntax (memory.py, line 1)"
+    assert load_error(SystemExit(2)) == "called sys.exit(2) while loading"
+    assert load_error(ImportError("no x")) == "ImportError: no x"
 
 
 def test_load_imports_a_module_by_name_or_file(tmp_path) -> None:

@@ -1,7 +1,8 @@
-"""The process that runs a Python submission: pyserve.py under the system Python, in the sandbox.
+"""The process that runs a Python submission: a family's server (pyserve.py, or another family's) under the
+system Python, in the sandbox.
 
-The grader copies pyserve.py and the submission's files (pylocate.py says which) into read-only areas of
-the sandbox, and talks to the server over two dedicated pipes; what the submission prints goes to a capped file. A reply is read
+The grader copies the server with oracle/serve.py (the loop every family's server shares), and the
+submission's files (pylocate.py says which), into read-only areas of the sandbox, and talks to the server over two dedicated pipes; what the submission prints goes to a capped file. A reply is read
 within a deadline, bounded in size and decoded as JSON; a failure the server reports, a process that ends,
 a hang or a reply that is not the protocol's each raise ImplementationFailure with a label, and a process
 that cannot go on is stopped with everything it started (the next request starts a new one).
@@ -26,6 +27,7 @@ from oracle.hw3.pyreply import BadReply, text
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox
 
 SERVER = Path(__file__).with_name("pyserve.py")
+ORACLE = Path(__file__).resolve().parents[1]
 PYTHON = "/usr/bin/python3"
 MAX_REPLY = 64 << 20  # bytes in one reply (a 64 MiB pool's ref_count is about 2 MiB of JSON)
 _LENGTH = struct.Struct("<I")
@@ -55,6 +57,21 @@ def ended(status: int | None) -> str:
     if status < 0:
         return failure_label(status)
     return f"ended the process (exit status {status})"
+
+
+def server_area(sandbox: Sandbox, server: Path) -> Path:
+    """A read-only folder holding `oracle/` with the family's server (a file under oracle/) and oracle/serve.py,
+    at their places in the package (empty __init__.py files), and nothing else of pagedcheck."""
+    area = sandbox.area("server")
+    for path in (ORACLE / "serve.py", server.resolve()):
+        copy = area / "oracle" / path.relative_to(ORACLE)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, copy)
+        for package in copy.relative_to(area).parents[:-1]:
+            (area / package / "__init__.py").touch()
+    for path in [area, *area.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return area
 
 
 class PythonChild:
@@ -89,7 +106,8 @@ class PythonChild:
         self._proc: subprocess.Popen | None = None
         self._cmd = self._reply = -1
         self._output = tempfile.TemporaryFile()
-        self._server = sandbox.expose(server)
+        self._area = server_area(sandbox, server)
+        self._server = self._area / "oracle" / server.resolve().relative_to(ORACLE)
         self._server_args = server_args
         self._support = (support,) if support is not None else ()
         self._files = sandbox.area("submission")
@@ -116,7 +134,7 @@ class PythonChild:
         try:
             self._proc = self.sandbox.popen(
                 argv,
-                readable=(self._server.parent, self._files, *self._support),
+                readable=(self._area, self._files, *self._support),
                 cwd=self._files,
                 limits=self.limits,
                 pass_fds=(cmd_r, reply_w),

@@ -1,12 +1,13 @@
 """The child side of grading a Python submission: loads it and serves the grader's calls over two pipes.
 
 Run in the sandbox as `/usr/bin/python3 -I -B pyserve.py REQUESTS_FD REPLIES_FD ROOT MODULE [ATTR]` (MODULE
-a dotted name, or the name of a .py file in ROOT). It
-imports the standard library only (nothing of pagedcheck is visible there); the grader also imports it, for
-`read_engine`, the one definition of how a Python implementation's objects are read white-box.
+a dotted name, or the name of a .py file in ROOT), staged beside oracle/serve.py (the frames, the loading and
+the loop every family's server shares) by oracle/child.py. It imports the standard library and oracle/serve.py
+only (nothing else of pagedcheck is visible there); the grader also imports it, for `read_engine`, the one
+definition of how a Python implementation's objects are read white-box.
 
-Frames both ways: length:u32 (little-endian), then that many bytes of UTF-8 JSON. The first reply comes
-unasked: {"loaded": true} or {"load_error": reason}. Then one reply per request:
+The first reply comes unasked: {"loaded": true} or {"load_error": reason}. Then one reply per request (the
+table OPS names each op's method):
 
     {"op": "init", "size": n, "guard": g, "fill": b64 | null, "reset": bool}  the pool is g+n+g bytes of
         `fill` repeated (null: a NULL pool); llm_init gets the n bytes in the middle; with "reset", every
@@ -31,41 +32,34 @@ An init or a call may carry "then": h | null | "new": its reply then also holds 
 
 A reply is {"ret": value, ...} or {"failure": label, "fatal": bool}; after a fatal one the server exits.
 Objects the submission returns are handles: small ints, 0 never used.
-Only the process that started the server replies: a fork's copy exits at once.
+Only the process that started the server replies: a fork's copy exits at once; a call that forked is fatal.
 """
 
 import array
 import base64
 import errno
 import hashlib
-import importlib
-import importlib.util
-import json
 import operator
 import os
-import struct
 import sys
+
+STAGED = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if __name__ == "__main__":  # pragma: no cover  (in the child: oracle/serve.py is staged two folders up)
+    sys.path.insert(0, STAGED)
+
+from oracle import serve  # noqa: E402  (standard library only)
+from oracle.serve import Fatal, load, load_error, text as _text  # noqa: E402
 
 API = ("llm_init", "create_sequence", "fork_sequence", "append_kv", "free_sequence", "llm_destroy")
 POINTER_CALLS = ("llm_init", "create_sequence", "fork_sequence")
 L1_SLOTS = 16  # L1_PT_SIZE; this file cannot import oracle.hw3.spec
 UNMAPPED = -1
 MAX_ITEMS = 1 << 21  # entries read from one list the submission owns (ref_count, an L2 table)
-MAX_TEXT = 500  # characters of a message the submission's objects word (str of an exception, a repr)
 POOL_BYTES_SHOWN = 1 << 20
-_LENGTH = struct.Struct("<I")
 
 
 class Unreadable(Exception):
     """A field the contract names is missing or has a shape the C structs cannot have."""
-
-
-def _text(value: object, limit: int = MAX_TEXT) -> str:
-    try:
-        text = str(value)
-    except BaseException:  # a __str__ of the submission's that raises or exits
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _int(value: object, what: str) -> int:
@@ -148,16 +142,10 @@ def _list_length(head: object, limit: int) -> int:
     return n
 
 
-class Fatal(Exception):
-    """The submission ended what the server does (sys.exit, a BaseException, a fork): the last reply."""
-
-
-class Server:
+class Server(serve.Server):
     def __init__(self, impl: object, replies: int):
+        super().__init__(replies)
         self.impl = impl
-        self.replies = replies
-        self.pid = os.getpid()
-        self.forked = False
         self.handles: dict[int, object] = {}
         self.pool: tuple[bytearray, int, int] | None = None  # the last init's (region, guard, size)
         self.owners: dict[int, object] = {}  # id(node) -> sequence
@@ -249,7 +237,7 @@ class Server:
         reply: dict = {"ret": None}
         for i, one in enumerate(args):
             if i:
-                self._send(reply)
+                self.send(reply)
             reply = self.op_call(api, engine, one)
             if (reply["ret"] is None) if stop == "null" else (reply["ret"] != 0):
                 break
@@ -311,33 +299,22 @@ class Server:
         self.region, self.sent = None, b""
         return {"ret": None}
 
-    def serve(self, requests: int) -> None:
-        while (request := _receive(requests)) is not None:
-            op, then = request.pop("op"), request.pop("then", False)
-            try:
-                reply = getattr(self, f"op_{op}")(**request)
-                if then is not False:
-                    reply.update(self._observation(reply["ret"] if then == "new" else then))
-            except Fatal as fatal:
-                reply = {"failure": str(fatal), "fatal": True}
-            except Exception as exc:  # the submission's bug, reported as a failing step
-                reply = {"failure": f"raised {type(exc).__name__}: {_text(exc)}", "fatal": False}
-            except BaseException as exc:  # raised by the submission's objects while the server read them
-                reply = {"failure": f"raised {type(exc).__name__}: {_text(exc)} in {op}", "fatal": True}
-            self._send(reply)
-            if reply.get("fatal"):  # pragma: no cover  (the server's last reply, in the child)
-                os._exit(0)
+    def handle(self, request: dict) -> dict:
+        op, then = OPS[request["op"]], request.get("then", False)
+        reply = op(self, **{name: value for name, value in request.items() if name not in ("op", "then")})
+        if then is not False:
+            reply.update(self._observation(reply["ret"] if then == "new" else then))
+        return reply
 
-    def _send(self, reply: dict) -> None:
-        if os.getpid() != self.pid:  # pragma: no cover  (a fork's copy, in the child)
-            os._exit(0)
-        _write(self.replies, json.dumps(reply, separators=(",", ":")).encode())
+    def during(self, request: dict) -> str:
+        return f" in {request['op']}"
 
-    def _forked_child(self) -> None:  # pragma: no cover  (a fork's copy, in the child)
-        os._exit(0)
 
-    def _forked_parent(self) -> None:
-        self.forked = True
+OPS = {
+    "init": Server.op_init, "call": Server.op_call, "calls": Server.op_calls, "observe": Server.op_observe,
+    "counts": Server.op_counts, "sequence": Server.op_sequence, "move_l2": Server.op_move_l2,
+    "move_entry": Server.op_move_entry, "pool": Server.op_pool, "reset": Server.op_reset,
+}
 
 
 def _value(result: object) -> object:
@@ -347,77 +324,23 @@ def _value(result: object) -> object:
     return _text(result, 200)
 
 
-def _read(fd: int, n: int) -> bytes | None:
-    data = b""
-    while len(data) < n:
-        chunk = os.read(fd, n - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    return data
-
-
-def _receive(fd: int) -> dict | None:
-    head = _read(fd, _LENGTH.size)
-    if head is None:
-        return None
-    body = _read(fd, _LENGTH.unpack(head)[0])
-    return None if body is None else json.loads(body)
-
-
-def _write(fd: int, body: bytes) -> None:
-    view = memoryview(_LENGTH.pack(len(body)) + body)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def load(root: str, module: str, attr: str) -> object:
-    """The submission: `module` imported with `root` first on sys.path, or root/module when it is a .py file."""
-    sys.path.insert(0, root)
-    if module.endswith(".py"):
-        name = module[:-3]
-        spec = importlib.util.spec_from_file_location(name, os.path.join(root, module))
-        target = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[name] = target
-        spec.loader.exec_module(target)  # type: ignore[union-attr]
-    else:
-        target = importlib.import_module(module)
-    return getattr(target, attr) if attr else target
-
-
-def _load_error(exc: BaseException) -> str:
-    if isinstance(exc, SyntaxError):
-        where = f" ({os.path.basename(exc.filename or '?')}, line {exc.lineno})"
-        return f"SyntaxError: {_text(exc.msg)}{where}"
-    if isinstance(exc, SystemExit):
-        return f"called sys.exit({_text(repr(exc.code), 80) if exc.code is not None else ''}) while loading"
-    said = _text(exc)
-    return f"{type(exc).__name__}{': ' + said if said else ''}"
-
-
 def main(argv: list[str]) -> None:  # pragma: no cover  (run by the system Python in the sandbox, where
     # coverage is not installed; tests/test_pyremote.py runs it for real)
     requests, replies, root, module = int(argv[1]), int(argv[2]), argv[3], argv[4]
     attr = argv[5] if len(argv) > 5 else ""
+    serve.unstage(STAGED)  # the submission's own `oracle` (the built-in engine's spec.py) is imported as alone
     server = Server(None, replies)
-    os.register_at_fork(after_in_child=server._forked_child, after_in_parent=server._forked_parent)
-    try:
+    server.watch_forks()
+
+    def loading() -> None:
         impl = load(root, module, attr)
         server._check_alone("while loading")
         missing = [name for name in API if not callable(getattr(impl, name, None))]
-    except Fatal as fatal:
-        server._send({"load_error": str(fatal)})
-        os._exit(0)
-    except BaseException as exc:
-        server._send({"load_error": _load_error(exc)})
-        os._exit(0)
-    if missing:
-        server._send({"load_error": f"it does not define {', '.join(missing)}"})
-        os._exit(0)
-    server.impl = impl
-    server._send({"loaded": True})
-    server.serve(requests)
-    os._exit(0)
+        if missing:
+            raise Fatal(f"it does not define {', '.join(missing)}")
+        server.impl = impl
+
+    serve.run(server, requests, loading)
 
 
 if __name__ == "__main__":  # pragma: no cover

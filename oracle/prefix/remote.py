@@ -23,7 +23,7 @@ from oracle.sandbox import Sandbox
 SERVER = Path(__file__).with_name("serve.py")
 ORACLE = Path(__file__).resolve().parents[1]
 # what the adapters import, copied for the child (whose packages are empty: nothing else of pagedcheck)
-SUPPORT = ("target.py", "hw3/pyserve.py", "prefix/observation.py", "prefix/policy.py", "prefix/adapters/__init__.py",
+SUPPORT = ("target.py", "serve.py", "prefix/observation.py", "prefix/policy.py", "prefix/adapters/__init__.py",
            "prefix/adapters/lab.py", "prefix/adapters/minivllm.py", "prefix/adapters/nanovllm.py",
            "prefix/adapters/yaie.py")
 
@@ -34,7 +34,7 @@ def support_area(sandbox: Sandbox) -> Path:
     for name in SUPPORT:
         (area / "oracle" / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ORACLE / name, area / "oracle" / name)
-    for package in ("", "hw3", "prefix"):
+    for package in ("", "prefix"):
         (area / "oracle" / package / "__init__.py").touch()
     for path in [area, *area.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
