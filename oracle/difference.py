@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 Wording = Callable[["Difference"], str]
-_WORDINGS: dict[str, Wording] = {}
+CRASH = "crash"  # the call (or reading the state after it) crashed, hung, raised or exited: `got` says how
+_WORDINGS: dict[str, Wording] = {CRASH: lambda difference: str(difference.got)}
 
 
 def word(wordings: dict[str, Wording]) -> None:

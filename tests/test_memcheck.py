@@ -22,8 +22,11 @@ def test_the_battery_reaches_every_event_the_model_names() -> None:
     reached: set[str] = set()
     for steps in BATTERY.values():
         model = Model()
-        for api, args, null in steps:
-            outcome = model.llm_init(args[0], null) if api == "llm_init" else getattr(model, api)(null, *args)
+        for step in steps:
+            if step.op == "llm_init":
+                outcome = model.llm_init(step.args[0], step.null)
+            else:
+                outcome = getattr(model, step.op)(step.null, *step.args)
             reached.update(outcome.events)
     assert named - reached == set()
 

@@ -341,14 +341,14 @@ def _observed_after(steps: tuple) -> tuple[Model, Observation, list]:
     with closing(load_adapter("engine")()) as adapter:
         engine = None
         for step in steps:
-            if step.api == "llm_init":
+            if step.op == "llm_init":
                 model.llm_init(step.args[0], step.null)
                 engine = adapter.llm_init(step.args[0], step.null)
                 calls.append(Call("llm_init", step.args, step.null, engine is not None))
             else:
-                returned = getattr(model, step.api)(engine is None, *step.args).returned
-                getattr(adapter, step.api)(engine, *step.args)
-                calls.append(Call(step.api, step.args, engine is None, returned))
+                returned = getattr(model, step.op)(engine is None, *step.args).returned
+                getattr(adapter, step.op)(engine, *step.args)
+                calls.append(Call(step.op, step.args, engine is None, returned))
         return model, adapter.observe(engine), calls
 
 
@@ -357,8 +357,8 @@ def test_guard_zones_tail_bytes_and_large_values() -> None:
     pool = bytearray(seen.pool)
     pool[-1] ^= 0xFF  # a byte past the last block
     seen = dataclasses.replace(seen, pool=bytes(pool), guard_after=b"\0" * 64)
-    finding = Finding("tail", 3, calls[-1], Difference(POOL, "pool byte 140 (past the last block)", "0x7e", "0x81"), calls,
-                      model, seen=seen)
+    finding = Finding("tail", 3, calls[-1], Difference(POOL, "pool byte 140 (past the last block)", "0x7e", "0x81"),
+                      "a rule", calls=calls, model=model, seen=seen)
     page = FAMILY.render_html("tail", [FailedItem("x", "", "m", "", (), finding)])
     (failure,) = parse(page).all("section", "failure")
     assert [c.text for c in rows(part(failure, "Engine"))["guard zones"]] == ["intact", "overwritten"]
@@ -369,8 +369,8 @@ def test_guard_zones_tail_bytes_and_large_values() -> None:
 
 def test_a_null_pool_and_a_program_without_a_step() -> None:
     model, seen, calls = _observed_after((init(10, null_pool=True),))
-    finding = Finding("null_pool", 1, calls[0], Difference(CRASH, "", None, "(none: a picture of a NULL pool)"), calls, model,
-                      seen=seen)
+    finding = Finding("null_pool", 1, calls[0], Difference(CRASH, "", None, "(none: a picture of a NULL pool)"), "a rule",
+                      calls=calls, model=model, seen=seen)
     page = FAMILY.render_html("null", [FailedItem("x", "", "m", "", (), finding),
                                        FailedItem("y", "", "m", "", ("state = M()", "state.init()"), None)])
     first, second = parse(page).all("section", "failure")
@@ -381,8 +381,8 @@ def test_a_null_pool_and_a_program_without_a_step() -> None:
 
 def test_a_pool_the_implementation_does_not_show_is_not_compared() -> None:
     model, seen, calls = _observed_after((init(20), create(1, 2)))
-    finding = Finding("lost_pool", 2, calls[-1], Difference(POOL_SIZE, "pool", "the caller's pool", "none"), calls, model,
-                      seen=dataclasses.replace(seen, pool=None))
+    finding = Finding("lost_pool", 2, calls[-1], Difference(POOL_SIZE, "pool", "the caller's pool", "none"), "a rule",
+                      calls=calls, model=model, seen=dataclasses.replace(seen, pool=None))
     (failure,) = parse(FAMILY.render_html("lost", [FailedItem("x", "", "m", "", (), finding)])).all("section", "failure")
     pool = part(failure, "Pool")
     assert "the implementation's pool could not be read" in pool.all("p", "broken")[0].text

@@ -13,14 +13,16 @@ from oracle.hw3.difference import CRASH, FREE_COUNT, LEAK
 from oracle.hw3.machine import Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure
-from oracle.hw3.replay import Finding, Scenario, Step, append, call_on as _call, create, destroy, fork, init, listing, replay
+from oracle.hw3.replay import Finding, append, call_on as _call, create, destroy, fork, init, listing, replay
+from oracle.hw3.rules import rule_of
 from oracle.hw3.spec import KV_PER_BLOCK, L2_PT_SIZE
+from oracle.program import Program, Step
 from oracle.hw3.verdicts import LENIENT, Submission, excuse_for, passed_over_note
 
 ANY_ORDER = LENIENT | {"list_order"}  # block ids up to a renaming, the list as a set of ids: others own them
 
 ROBUSTNESS = "Robustness: a failed malloc leaves no trace (no crash, no leak, no half-built sequence)"
-ALLOCATING = Scenario("allocation_failure", (
+ALLOCATING = Program("allocation_failure", (
     init(40), create(1, 20), fork(1, 2), create(3, L2_PT_SIZE * KV_PER_BLOCK + 1),
     create(4, L2_PT_SIZE * KV_PER_BLOCK), append(4, 9),  # the append needs a new L2 table
 ))
@@ -33,7 +35,7 @@ def check_alloc_failure(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         raise NotApplicable("allocations are counted and failed only in C submissions")
     with closing(sub.adapter()) as adapter:
         # with llm_destroy at the end: a destroy that leaks or crashes anyway is the llm_destroy item's bug
-        finding = replay(adapter, Scenario(ALLOCATING.name, (*ALLOCATING.steps, destroy())), ANY_ORDER)  # every rule but block ids and list order, which others own
+        finding = replay(adapter, Program(ALLOCATING.name, (*ALLOCATING.steps, destroy())), ANY_ORDER)  # every rule but block ids and list order, which others own
     if finding:
         raise NotRun(f"with every allocation succeeding, {finding.message} (see the other items)")
     adapter = sub.adapter()
@@ -70,10 +72,10 @@ def _allocations(adapter: Any, steps: tuple[Step, ...]) -> list[int]:
 
 def _expect(model: Model, step: Step, engine: Any) -> Call:
     """Applies a step to the model; the Call as made."""
-    if step.api == "llm_init":
+    if step.op == "llm_init":
         return Call("llm_init", step.args, step.null, model.llm_init(step.args[0], step.null).returned)
     null_engine = step.null or engine is None
-    return Call(step.api, step.args, null_engine, getattr(model, step.api)(null_engine, *step.args).returned)
+    return Call(step.op, step.args, null_engine, getattr(model, step.op)(null_engine, *step.args).returned)
 
 
 def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Finding | None:
@@ -109,5 +111,5 @@ def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Findin
     if not problem:
         return None
     scenario = f"allocation_failure (allocation {k} of step {index + 1} failing)"
-    return Finding(scenario, index + 1, calls[index], problem, calls, model,
-                   rule_name=None if problem.aspect == FREE_COUNT else ROBUSTNESS)
+    rule = rule_of(problem, calls[index]) if problem.aspect == FREE_COUNT else ROBUSTNESS
+    return Finding(scenario, index + 1, calls[index], problem, rule, calls=calls, model=model)

@@ -281,8 +281,8 @@ def finding_from(failure: Divergence) -> Finding:
     """A machine Divergence as a Finding: the step and call located, with the machine's structured difference."""
     calls = list(failure.calls)
     difference = failure.difference or Difference(CRASH, "", None, str(failure).splitlines()[0])
-    return Finding("fuzz", len(calls), calls[-1], difference, calls, failure.model, seen=failure.seen,
-                   program_step=failure.step)
+    return Finding("fuzz", len(calls), calls[-1], difference, rule_of(difference, calls[-1]), failure.step,
+                   calls=calls, model=failure.model, seen=failure.seen)
 
 
 from oracle.hw3.alloc_failure import ROBUSTNESS, check_alloc_failure  # noqa: E402

@@ -2,7 +2,7 @@
 `location: expected E, got G`. The rule a difference breaks is a function of its aspect and the call that made
 it (rules.py)."""
 
-from oracle.difference import Difference, word
+from oracle.difference import CRASH, Difference, word  # noqa: F401  (CRASH is every family's, importable from here)
 from oracle.hw3.observation import ImplementationFailure
 
 # The facts an observation holds, one aspect each.
@@ -26,7 +26,6 @@ CALL_ALLOCATIONS = "call_allocations"  # a failing call allocated
 LEAK = "leak"  # heap blocks live with no engine
 STATE_CHANGE = "state_change"  # a failing call changed the implementation's own state
 RETURN = "return"
-CRASH = "crash"  # the call (or reading the state after it) crashed, hung or exited
 HEAP_CORRUPTED = "heap"  # a crash's location when the allocator found its heap corrupted (a double free,
 # malloc aborting): a memory error that may have been made by any earlier call
 FACTS = (ENGINE, POOL_SIZE, TOTAL, FREE_COUNT, BLOCKS_TAKEN, REF_COUNT, LIST_BROKEN, LIST_IDS, LIST_ORDER, KV_COUNT,
@@ -49,13 +48,8 @@ def _state_change(d: Difference) -> str:
     return f"a failing call changed the state: {d.location}: before {d.expected}, after {d.got}"
 
 
-def _crash(d: Difference) -> str:
-    return str(d.got)
-
-
 # the aspects worded otherwise than `location: expected E, got G (note)`
-word({LIST_BROKEN: _list_broken, GUARD: _guard, CALL_ALLOCATIONS: _call_allocations, STATE_CHANGE: _state_change,
-      CRASH: _crash})
+word({LIST_BROKEN: _list_broken, GUARD: _guard, CALL_ALLOCATIONS: _call_allocations, STATE_CHANGE: _state_change})
 
 
 def crash(failure: ImplementationFailure) -> Difference:

@@ -1,5 +1,6 @@
-"""Fixed programs (scenarios) replayed through an implementation and the model together, compared after every
-call; a Finding says where a replay first broke a rule the check owns.
+"""Fixed call programs (oracle/program.py; the HW3 items call them scenarios) replayed through an implementation
+and the model together, compared after every call; a Finding (oracle/finding.py, with what a picture of it
+needs) says where a replay first broke a rule the check owns.
 
 A directed check owns some rules (rules.py). After each call every difference is listed; a difference that
 was already there before the call is not the call's. The first new difference of an owned rule fails the
@@ -14,86 +15,31 @@ from typing import Callable
 
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.compare import differences, state_changes
+from oracle import finding
 from oracle.difference import Difference
+from oracle.hw3.steps import append, create, destroy, fork, free, init, null  # noqa: F401  (importable from here)
+from oracle.program import Program, Step
 from oracle.hw3.difference import BLOCK_ID, CALL_ALLOCATIONS, FACTS, LEAK, LIST_ORDER, STATE_CHANGE, RETURN, crash
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure, Observation
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
 from oracle.hw3.rules import Effects, fails, rule_of
-from oracle.hw3.spec import BLOCK_SIZE
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
-    api: str
-    args: tuple[int, ...]
-    null: bool = False  # a NULL engine (for llm_init: a NULL pool)
+Scenario = Program  # what the HW3 items call a call program
 
 
-def init(blocks: int, extra: int = 0, null_pool: bool = False) -> Step:
-    return Step("llm_init", (blocks * BLOCK_SIZE + extra,), null_pool)
+@dataclass(kw_only=True)
+class Finding(finding.Finding):
+    """Where a replay first went wrong, with what its picture and listing show."""
 
-
-def create(seq_id: int, initial_kv_len: int) -> Step:
-    return Step("create_sequence", (seq_id, initial_kv_len))
-
-
-def fork(parent_seq_id: int, new_seq_id: int) -> Step:
-    return Step("fork_sequence", (parent_seq_id, new_seq_id))
-
-
-def append(seq_id: int, kv_data: int) -> Step:
-    return Step("append_kv", (seq_id, kv_data))
-
-
-def free(seq_id: int) -> Step:
-    return Step("free_sequence", (seq_id,))
-
-
-def destroy() -> Step:
-    return Step("llm_destroy", ())
-
-
-def null(step: Step) -> Step:
-    return dataclasses.replace(step, null=True)
-
-
-@dataclass(frozen=True)
-class Scenario:
-    name: str
-    steps: tuple[Step, ...]
-
-
-@dataclass
-class Finding:
-    """Where a replay first went wrong."""
-
-    scenario: str
-    step: int  # 1-based
-    call: Call
-    difference: Difference
     calls: list[Call]
     model: Model
     output: str = ""  # what the submission printed
-    rule_name: str | None = None  # when the check, not the difference, names the rule
     seen: Observation | None = None  # the implementation's state after the call, when it could be read
-    program_step: int | None = None  # the fuzz item: the printed program's line that made the call
     modulo: frozenset[str] = frozenset()  # the aspects the comparison was lenient on
     effects: Effects | None = None  # what the call did to the implementation's state, when known
-
-    @property
-    def problem(self) -> str:
-        return str(self.difference)
-
-    @property
-    def rule(self) -> str:
-        return self.rule_name or rule_of(self.difference, self.call, self.effects)
-
-    @property
-    def message(self) -> str:
-        step = self.step if self.program_step is None else self.program_step
-        return f"{self.scenario}: step {step} {self.call}: {self.problem} [rule: {self.rule}]"
 
 
 @dataclass
@@ -113,7 +59,7 @@ def shown(api: str, value: bool | int) -> str:
 
 def replay(
     adapter: Adapter,
-    scenario: Scenario,
+    scenario: Program,
     modulo: frozenset[str] = frozenset(),
     owns: Callable[[str], bool] | None = None,
     reading: "Reading | None" = None,
@@ -129,15 +75,15 @@ def replay(
     blind = False  # the model lost the counts and then a state it could not take over: it judges NULL-engine calls only
     unreadable = False  # a call returned, but its state could not be read: NULL-engine calls' returns judged only
     for number, step in enumerate(scenario.steps, 1):
-        null_engine = step.null if step.api == "llm_init" else step.null or engine is None
+        null_engine = step.null if step.op == "llm_init" else step.null or engine is None
         mapped = model.mapped()
         try:
-            if step.api == "llm_init":
+            if step.op == "llm_init":
                 blind, unreadable, expected = False, False, model.llm_init(step.args[0], step.null)
             elif (blind or unreadable) and not null_engine:
                 raise ModelLost("the model could not take over the state the last call left")
             else:
-                expected = getattr(model, step.api)(null_engine, *step.args)
+                expected = getattr(model, step.op)(null_engine, *step.args)
         except ModelLost:
             if (model.lost or unreadable) and engine is not None and reading is not None and reading.passed_over:
                 engine, made, seen = _unjudged(adapter, step, engine, calls, observe=not unreadable)
@@ -151,34 +97,35 @@ def replay(
             if reading is not None and reading.passed_over:
                 reading.cut.append(reading.passed_over[-1])
             return None
-        call = Call(step.api, step.args, null_engine, expected.returned)
+        call = Call(step.op, step.args, null_engine, expected.returned)
         calls.append(call)
         found: list[Difference] = []
         seen, failed, returned_normally = None, False, False
         try:
             engine, returned = call_on(adapter, step, engine)
             returned_normally = True
-            got = returned is not None if step.api in POINTER_CALLS else returned
+            got = returned is not None if step.op in POINTER_CALLS else returned
             if got != expected.returned:
-                found.append(Difference(RETURN, "return value", shown(step.api, expected.returned), shown(step.api, got)))
-            failed = fails(step.api, expected.returned) and got == expected.returned  # Constraint 2 binds a failing call
+                found.append(Difference(RETURN, "return value", shown(step.op, expected.returned), shown(step.op, got)))
+            failed = fails(step.op, expected.returned) and got == expected.returned  # Constraint 2 binds a failing call
             if unreadable:  # a NULL-engine call: its return value alone can be judged
                 if reading is not None and not found and _speaks_for(call, owns, (RETURN,)):
                     reading.checked.append(call)
                 mine = next((d for d in found if owns is None or owns(rule_of(d, call))), None)
                 if mine:
-                    return Finding(scenario.name, number, call, mine, list(calls), model, _printed(adapter), modulo=modulo)
+                    return Finding(scenario.name, number, call, mine, rule_of(mine, call), calls=list(calls), model=model,
+                                   output=_printed(adapter), modulo=modulo)
                 continue
             seen = adapter.observe(engine)
             if not found:  # a wrong return value is the call's rule; the state it leaves follows from it
                 found += [d for d in differences(model, seen, failed, modulo=modulo) if str(d) not in carried]
-            if failed and not found and before is not None and step.api != "llm_init":
+            if failed and not found and before is not None and step.op != "llm_init":
                 found += state_changes(before, seen)
         except ImplementationFailure as failure:
             found.append(crash(failure))
         effects = _effects(before, seen, frozenset(model.mapped() - mapped))
-        finding = lambda d: Finding(scenario.name, number, call, d, list(calls), model, _printed(adapter), seen=seen,  # noqa: E731
-                                    modulo=modulo, effects=effects)
+        finding = lambda d: Finding(scenario.name, number, call, d, rule_of(d, call, effects), calls=list(calls),  # noqa: E731
+                                    model=model, output=_printed(adapter), seen=seen, modulo=modulo, effects=effects)
         mine = next((d for d in found if owns is None or owns(rule_of(d, call, effects))), None)
         if mine:
             return finding(mine)
@@ -213,8 +160,8 @@ def _unjudged(adapter: Adapter, step: Step, engine: object, calls: list[Call],
         seen = adapter.observe(engine) if observe else None
     except ImplementationFailure:
         return engine, False, None
-    got = returned is not None if step.api in POINTER_CALLS else returned
-    calls.append(Call(step.api, step.args, False, got, judged=False))
+    got = returned is not None if step.op in POINTER_CALLS else returned
+    calls.append(Call(step.op, step.args, False, got, judged=False))
     return engine, True, seen
 
 
@@ -255,11 +202,11 @@ def _speaks_for(call: Call, owns: Callable[[str], bool] | None, compared: tuple[
 
 def call_on(adapter: Adapter, step: Step, engine: object) -> tuple[object, object]:
     """Makes one call: the engine handle afterwards, and what the call returned."""
-    if step.api == "llm_init":
+    if step.op == "llm_init":
         returned = adapter.llm_init(step.args[0], step.null)
         return returned, returned
-    returned = getattr(adapter, step.api)(None if step.null else engine, *step.args)
-    return (None if step.api == "llm_destroy" and not step.null else engine), returned
+    returned = getattr(adapter, step.op)(None if step.null else engine, *step.args)
+    return (None if step.op == "llm_destroy" and not step.null else engine), returned
 
 
 def _printed(adapter: Adapter) -> str:

@@ -11,7 +11,8 @@ from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outc
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.c.build import BuildResult, OFFICIAL_FLAGS
 from oracle.hw3.machine import Divergence
-from oracle.hw3.replay import Finding, Reading, Scenario, listing, replay
+from oracle.hw3.replay import Finding, Reading, listing, replay
+from oracle.program import Program
 from oracle.sandbox import Sandbox
 
 LENIENT = frozenset({"block_ids"})  # every item but first_fit compares block ids up to a renaming
@@ -65,7 +66,7 @@ class Submission:
         return self.build.flags if self.build is not None else OFFICIAL_FLAGS
 
 
-def run_scenarios(sub: Submission, item: str, scenarios: list[Scenario], modulo: frozenset[str] = LENIENT) -> Outcome:
+def run_scenarios(sub: Submission, item: str, scenarios: list[Program], modulo: frozenset[str] = LENIENT) -> Outcome:
     """Each scenario on a fresh adapter, compared leniently on `modulo` (block ids up to a renaming, by
     default); the item fails on the first difference of its own rule. When a scenario meets another rule's
     bug first, the item reads past it (see replay.py) and its message says, in one line, what it could not
@@ -93,17 +94,17 @@ def excuse_for(findings: list[Finding]) -> Excuse:
     first difference read past counts: what follows in that program may be its consequence."""
     firsts: dict[str, Finding] = {}
     for finding in findings:
-        firsts.setdefault(finding.scenario, finding)
+        firsts.setdefault(finding.program, finding)
     owners = frozenset(item_of(finding.rule) or ANY_OTHER for finding in firsts.values())
     first = findings[0]
-    details = f"The calls ({first.scenario}):\n{listing(first.calls, first.step)}"
+    details = f"The calls ({first.program}):\n{listing(first.calls, first.step)}"
     return Excuse(owners, Outcome(False, f"{first.message} (another rule's bug, but no item failed for it here)", details))
 
 
 def passed_over_note(finding: Finding) -> str:
     owner = item_of(finding.rule)
     whose = f"item {owner}" if owner else f"rule {finding.rule}"
-    return (f"not checked past {finding.scenario} step {finding.step} {finding.call}: {finding.problem} "
+    return (f"not checked past {finding.program} step {finding.step} {finding.call}: {finding.problem} "
             f"(that is {whose}'s to judge)")
 
 
@@ -122,7 +123,7 @@ def item_of(rule: str) -> str | None:
 def failed(sub: Submission, item: str, finding: Finding, program: str = "") -> Outcome:
     """The Outcome for a finding: the message, the calls that led there, what was printed, a repro file."""
     sub.findings[item] = finding
-    details = [f"The calls ({finding.scenario}):", listing(finding.calls, finding.step)]
+    details = [f"The calls ({finding.program}):", listing(finding.calls, finding.step)]
     if finding.output:
         printed = finding.output[:OUTPUT_SHOWN]
         more = f"\n... ({len(finding.output) - OUTPUT_SHOWN} more characters)" if len(finding.output) > OUTPUT_SHOWN else ""

@@ -19,7 +19,10 @@ from hypothesis.reporting import with_reporter
 from oracle.family import AdapterFactory
 from oracle.grading.grader import Check, Incomplete, NotApplicable, NotRun, Outcome
 from oracle.grading.rubric import at_least, positive
-from oracle.prefix.programs import BY_ITEM, Program
+from oracle.difference import CRASH, Difference
+from oracle.finding import Finding
+from oracle.prefix.programs import BY_ITEM
+from oracle.program import Program
 from oracle.prefix.replay import Found, Replay
 from oracle.prefix.rules import RULES, rule_of
 
@@ -40,9 +43,9 @@ def _adapter(sub: PrefixSubmission) -> Any:
     return sub.factory()
 
 
-def not_applicable(program: Program, adapter: Any) -> str | None:
+def not_applicable(item: str, program: Program, adapter: Any) -> str | None:
     """Why the item's rule is not the system's (its policy) or its calls are not the shape's, or None."""
-    missing = program.ops - {"admit", "free", "lookup"} - adapter.supports  # replay admits for a look-up
+    missing = program.ops - {"start", "admit", "free", "lookup"} - adapter.supports  # replay admits for a look-up
     if missing:
         return f"the {adapter.shape} shape has no {', '.join(sorted(missing))}"
     policy = adapter.policy
@@ -52,15 +55,24 @@ def not_applicable(program: Program, adapter: Any) -> str | None:
         "reverse_order_free": None if policy.release_order == "reverse" else "its policy frees in forward order",
         "eviction": None if policy.evict_on_reuse else "its policy leaves index entries when a block is reused",
     }
-    if program.item in ("free_queue", "reverse_order_free", "eviction") and not policy.exact:
+    if item in ("free_queue", "reverse_order_free", "eviction") and not policy.exact:
         return "checked under the universal invariants only (@any): no exact order or index"
-    if not policy.caching and program.item not in ("free_queue", "atomic_allocation"):
+    if not policy.caching and item not in ("free_queue", "atomic_allocation"):
         return "its policy has no prefix cache"
-    return reasons.get(program.item)
+    return reasons.get(item)
 
 
-def _where(program: Program, found: Found) -> str:
-    return f"{program.scenario}: step {found.number} {found.call}"
+def finding(program: Program, found: Found, item: str) -> Finding | None:
+    """The first difference a step found (or its failure, a judged step's own), and the rule it breaks; None
+    when the step found nothing."""
+    first = found.differences[0] if found.differences else None
+    rule = rule_of(first, found.op) if first is not None else None
+    if first is not None and (rule == item or not found.failure):
+        return Finding(program.name, found.number, found.call, first, rule or "fuzz")
+    if found.failure:
+        return Finding(program.name, found.number, found.call, Difference(CRASH, "", None, found.failure),
+                       item if found.judge else "fuzz")
+    return None
 
 
 def _details(replay: Replay) -> str:
@@ -73,26 +85,20 @@ def directed(item: str) -> Check:
 
     def run(sub: PrefixSubmission, options: Mapping[str, Any]) -> Outcome:
         adapter = _adapter(sub)
-        reason = not_applicable(program, adapter)
+        reason = not_applicable(item, program, adapter)
         if reason:
             adapter.close()
             raise NotApplicable(reason)
         replay, checked, past = Replay(program, adapter), False, ""
         with closing(replay.steps()) as steps:
             for found in steps:
-                where = _where(program, found)
-                first = found.differences[0] if found.differences else None
-                if first is not None and rule_of(first, found.op) == item:
-                    return Outcome(False, f"{first.render(where)} [rule: {item}]", _details(replay))
-                if found.failure and found.judge:
-                    return Outcome(False, f"{where}: {found.failure} [rule: {item}]", _details(replay))
-                if found.failure:
-                    why, owner = f"{where}: {found.failure}", "fuzz"
-                elif first is not None:
-                    why, owner = first.render(where), rule_of(first, found.op) or "fuzz"
-                else:
+                broke = finding(program, found, item)
+                if broke is None:
                     checked = checked or found.judge
                     continue
+                if broke.rule == item:
+                    return Outcome(False, broke.message, _details(replay))
+                why, owner = f"{broke.where}: {broke.problem}", broke.rule
                 if found.taken_over:  # another rule's free order: read on in the implementation's
                     past = past or f"read past {why} (that is item {owner}'s to judge)"
                     checked = checked or found.judge

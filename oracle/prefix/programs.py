@@ -1,61 +1,48 @@
-"""The directed call programs of the prefix family's rubric, as data: one per rule of the lab (seed 001).
+"""The directed call programs of the prefix family's rubric, as data (oracle/program.py): one per rule of the
+lab (seed 001), keyed by its rubric item.
 
-A program is a pool (`blocks`, `block_size`) and its steps; request ids are given in admission order (the
-first `admit` is request 0). Steps marked `judge` are the ones that exercise the program's own rule: an item
-whose program another rule's bug stops before any of them earns nothing (it checked nothing of its own).
+A program's first step makes the pool (`start(blocks, block_size)`); request ids are given in admission order
+(the first `admit` is request 0). Steps marked `judge` are the ones that exercise the program's own rule: an
+item whose program another rule's bug stops before any of them earns nothing (it checked nothing of its own).
 Each program keeps clear of the other rules' edge cases, so another rule's bug rarely reaches it.
+
+Each step's arguments: start (blocks, block_size); admit and lookup, the tokens; free (rid,); fork (rid,
+position in its table).
 """
 
-from dataclasses import dataclass
+from oracle.program import Program, Step
 
 
-@dataclass(frozen=True)
-class Step:
-    op: str  # "admit", "free", "lookup", "fork"
-    tokens: tuple[int, ...] = ()  # admit, lookup
-    rid: int = -1  # free, fork
-    position: int = 0  # fork: the table entry
-    judge: bool = False
+def start(blocks: int, block_size: int, judge: bool = False) -> Step:
+    return Step("start", (blocks, block_size), judge=judge)
 
 
-@dataclass(frozen=True)
-class Program:
-    item: str  # the rubric item (and rule) it judges
-    scenario: str  # its name in messages
-    blocks: int
-    block_size: int
-    steps: tuple[Step, ...]
-
-    @property
-    def ops(self) -> set[str]:
-        return {step.op for step in self.steps}
-
-
-def run(start: int, count: int) -> tuple[int, ...]:
-    """`count` consecutive token ids from `start`."""
-    return tuple(range(start, start + count))
+def run(first: int, count: int) -> tuple[int, ...]:
+    """`count` consecutive token ids from `first`."""
+    return tuple(range(first, first + count))
 
 
 def admit(*tokens: int, judge: bool = False) -> Step:
-    return Step("admit", tuple(tokens), judge=judge)
+    return Step("admit", tokens, judge=judge)
 
 
 def free(rid: int, judge: bool = False) -> Step:
-    return Step("free", rid=rid, judge=judge)
+    return Step("free", (rid,), judge=judge)
 
 
 def lookup(*tokens: int, judge: bool = False) -> Step:
-    return Step("lookup", tuple(tokens), judge=judge)
+    return Step("lookup", tokens, judge=judge)
 
 
 def fork(rid: int, position: int, judge: bool = False) -> Step:
-    return Step("fork", rid=rid, position=position, judge=judge)
+    return Step("fork", (rid, position), judge=judge)
 
 
-PROGRAMS = (
+BY_ITEM = {
     # Blocks come from the free queue's head; a freed block goes to its tail (one-block requests, so the
     # order inside one request's release is not this program's business).
-    Program("free_queue", "free queue", 6, 4, (
+    "free_queue": Program("free queue", (
+        start(6, 4),
         admit(*run(1, 4), judge=True),  # req 0: block 1
         admit(*run(10, 4), judge=True),  # req 1: block 2
         admit(*run(20, 3), judge=True),  # req 2: block 3 (partial)
@@ -64,7 +51,8 @@ PROGRAMS = (
         admit(*run(30, 12), judge=True),  # 3 blocks from the head: 4, 5, then 2 (evicted)
         admit(40, judge=True),  # the last free block: 1
     )),
-    Program("null_block", "null block", 4, 4, (
+    "null_block": Program("null block", (
+        start(4, 4, judge=True),
         admit(*run(1, 12), judge=True),  # every usable block: 1, 2, 3, never 0
         free(0, judge=True),
         admit(*run(50, 9), judge=True),
@@ -72,14 +60,16 @@ PROGRAMS = (
     )),
     # The same four tokens after different parents must hash differently (no hit walks past a miss here),
     # and the same prefix must hash the same (it hits).
-    Program("hash_chaining", "hash chaining", 8, 4, (
+    "hash_chaining": Program("hash chaining", (
+        start(8, 4),
         admit(*run(1, 8), 9),  # req 0: blocks for [1..4] and [1..8]
         admit(*[9, 9, 9, 9], *run(5, 4), 0, judge=True),  # req 1: [5..8] after another parent: a new hash
         lookup(*run(1, 8), 7, judge=True),  # the same prefix: 2 hits
         admit(*run(1, 8), 7, judge=True),  # req 2: hits both
     )),
     # A hit on a free (warm) block takes it out of the free queue, from wherever it is; every hit adds one holder.
-    Program("touch", "touch", 6, 4, (
+    "touch": Program("touch", (
+        start(6, 4),
         admit(*run(1, 8), 9),  # req 0: blocks 1, 2, 3
         free(0),  # free queue: 4, 5, 3, 2, 1
         admit(*run(1, 8), 10, judge=True),  # req 1: hits 1 and 2 out of the queue's middle and tail
@@ -88,7 +78,8 @@ PROGRAMS = (
         free(2, judge=True),
     )),
     # A cached free block taken for new tokens loses its hash and its index entry.
-    Program("eviction", "eviction", 4, 4, (
+    "eviction": Program("eviction", (
+        start(4, 4),
         admit(*run(1, 4), 5),  # req 0: block 1 cached for [1..4]
         free(0),
         admit(*run(50, 12), judge=True),  # req 1: takes every free block, 1 among them: evicted
@@ -96,7 +87,8 @@ PROGRAMS = (
         lookup(*run(1, 4), 5, judge=True),  # nothing cached for [1..4] any more
     )),
     # At most (num_tokens - 1) // block_size blocks hit: one token is always left to compute.
-    Program("hit_cap", "hit cap", 6, 4, (
+    "hit_cap": Program("hit cap", (
+        start(6, 4),
         admit(*run(1, 8)),  # req 0: two full blocks, both cached
         lookup(*run(1, 8), judge=True),  # 8 tokens: 1 hit at most
         admit(*run(1, 8), judge=True),  # req 1: the same prompt: 1 hit, the last block computed again
@@ -104,7 +96,8 @@ PROGRAMS = (
         lookup(*run(1, 8), 0, judge=True),  # 9 tokens: 2 hits
     )),
     # allocate_slots gives a request every block it needs, or returns None and changes nothing.
-    Program("atomic_allocation", "atomic allocation", 5, 4, (
+    "atomic_allocation": Program("atomic allocation", (
+        start(5, 4),
         admit(*run(1, 4), 5),  # req 0: blocks 1, 2; block 1 cached for [1..4]
         free(0),  # free queue: 3, 4, 2, 1
         admit(*run(70, 5)),  # req 1: blocks 3, 4; free: 2, 1
@@ -116,14 +109,16 @@ PROGRAMS = (
         admit(*run(1, 4), 5, 6, 7, 8, 9, judge=True),  # req 5: now it fits
     )),
     # free(request) releases its blocks in reverse order: a chain's tail is evicted before its head.
-    Program("reverse_order_free", "reverse-order free", 6, 4, (
+    "reverse_order_free": Program("reverse-order free", (
+        start(6, 4),
         admit(*run(1, 13), judge=True),  # req 0: blocks 1, 2, 3, 4
         free(0, judge=True),  # free queue: 5, then 4, 3, 2, 1
         admit(*run(20, 17), judge=True),  # req 1: takes them in that order
     )),
     # A hit block holds exactly the KV of the request's own prefix: the walk stops at the first miss. Block 1
     # (for [1..4]) is evicted while block 2 (for [1..8]) is still cached: [1..8] must not hit block 2 first.
-    Program("no_false_hit", "no false hit", 9, 4, (
+    "no_false_hit": Program("no false hit", (
+        start(9, 4),
         admit(*run(1, 8), 9),  # req 0: blocks 1, 2, 3
         admit(*run(1, 8), 10),  # req 1: hits 1 and 2, and block 4
         fork(1, 0),  # req 1 copies block 1 (copy-on-write, into 5): block 1 is req 0's alone
@@ -137,7 +132,8 @@ PROGRAMS = (
     )),
     # fork_block copies a shared block into a fresh one and drops one holder of the original; a block held
     # once is written in place.
-    Program("copy_on_write", "copy-on-write", 6, 4, (
+    "copy_on_write": Program("copy-on-write", (
+        start(6, 4),
         admit(*run(1, 4), 5),  # req 0: blocks 1, 2
         admit(*run(1, 4), 6),  # req 1: hits block 1: [1, 3]
         fork(1, 0, judge=True),  # shared: copied into block 4
@@ -147,6 +143,4 @@ PROGRAMS = (
         free(0, judge=True),
         fork(2, 0, judge=True),  # held once now: no copy
     )),
-)
-
-BY_ITEM = {program.item: program for program in PROGRAMS}
+}

@@ -1,5 +1,5 @@
-"""Replaying a directed program (oracle/prefix/programs.py) against the model and an implementation: one
-loop for every item. Each step yields what it found: every check's first difference, in the order checked,
+"""Replaying a directed call program (oracle/program.py, the items' in oracle/prefix/programs.py) against the
+model and an implementation: one loop for every item. Each step yields what it found: every check's first difference, in the order checked,
 or the implementation's failure; the item's check decides which of them are its rule's."""
 
 from dataclasses import dataclass, field, replace
@@ -7,9 +7,9 @@ from typing import Any, Callable, Iterator
 
 from oracle.prefix.compare import ContentTracker, changed, exact_difference, shown, universal_difference
 from oracle.difference import Difference
+from oracle.program import Program, Step
 from oracle.prefix.model import PrefixModel
 from oracle.prefix.observation import ImplementationFailure, Observation
-from oracle.prefix.programs import Program, Step
 from oracle.prefix.rules import free_order_difference, hits_difference
 
 _OUT_OF_STEP = ("live requests", "table length", "return value")  # after these the model cannot follow
@@ -45,21 +45,25 @@ def tokens_text(tokens: tuple[int, ...] | list[int]) -> str:
 
 
 def describe(step: Step, rid: int, lookup: bool = True) -> str:
+    if step.op == "start":
+        blocks, block_size = step.args
+        return f"KVCacheManager(block_size={block_size}, num_blocks={blocks})"
     if step.op == "lookup" and not lookup:
-        return f"admit(req {LOOKUP_RID + rid}, tokens {tokens_text(step.tokens)}) and free it (a look-up)"
+        return f"admit(req {LOOKUP_RID + rid}, tokens {tokens_text(step.args)}) and free it (a look-up)"
     if step.op == "admit":
-        return f"admit(req {rid}, tokens {tokens_text(step.tokens)})"
+        return f"admit(req {rid}, tokens {tokens_text(step.args)})"
     if step.op == "lookup":
-        return f"get_computed_blocks(tokens {tokens_text(step.tokens)})"
+        return f"get_computed_blocks(tokens {tokens_text(step.args)})"
     if step.op == "fork":
-        return f"fork_block(req {step.rid} block_table[{step.position}])"
-    return f"free(req {step.rid})"
+        return f"fork_block(req {step.args[0]} block_table[{step.args[1]}])"
+    return f"free(req {step.args[0]})"
 
 
 class Replay:
     def __init__(self, program: Program, adapter: Any):
         self.program, self.impl = program, adapter
-        self.model = PrefixModel(adapter.policy, program.blocks, program.block_size)
+        blocks, block_size = program.steps[0].args  # the first step makes the pool
+        self.model = PrefixModel(adapter.policy, blocks, block_size)
         self.content = ContentTracker()
         self.next_rid = 0
         self.calls: list[str] = []
@@ -67,14 +71,8 @@ class Replay:
     def steps(self) -> Iterator[Found]:
         """Runs the program, one Found per step (the first is the pool's creation), until it ends or the
         model can no longer follow; the adapter is closed when the loop is left."""
-        program = self.program
         try:
-            start = Found(1, "start", f"KVCacheManager(block_size={program.block_size}, num_blocks={program.blocks})",
-                          program.item == "null_block")
-            yield self._found(start, lambda: self._start())
-            if start.out_of_step:
-                return
-            for number, step in enumerate(program.steps, 2):
+            for number, step in enumerate(self.program.steps, 1):
                 rid, lookup = self.next_rid, "lookup" in self.impl.supports
                 op = "admit" if step.op == "lookup" and not lookup else step.op
                 found = Found(number, op, describe(step, rid, lookup), step.judge)
@@ -121,13 +119,13 @@ class Replay:
         exact = exact_difference(self.model, seen) if self.model.policy.exact else None
         return [universal, self.content.after(self.model, seen, rid, hits, held), exact]
 
-    def _start(self) -> list[Difference | None]:
-        self.impl.start(self.program.blocks, self.program.block_size)
+    def _start(self, step: Step) -> list[Difference | None]:
+        self.impl.start(*step.args)
         return self._checked(self.impl.observe())
 
     def _admit(self, step: Step) -> list[Difference | None]:
         self.next_rid += 1
-        return self._admit_as(self.next_rid - 1, list(step.tokens))
+        return self._admit_as(self.next_rid - 1, list(step.args))
 
     def _admit_as(self, rid: int, tokens: list[int]) -> list[Difference | None]:
         before = self.impl.observe()
@@ -149,11 +147,11 @@ class Replay:
     def _lookup(self, step: Step) -> list[Difference | None]:
         if "lookup" not in self.impl.supports:  # admit the tokens as a request of their own, then free it
             rid = LOOKUP_RID + self.next_rid
-            found = self._admit_as(rid, list(step.tokens))
+            found = self._admit_as(rid, list(step.args))
             if any(d is not None for d in found) or rid not in self.model.requests:
                 return found
-            return self._free(Step("free", rid=rid))
-        tokens = list(step.tokens)
+            return self._free(Step("free", (rid,)))
+        tokens = list(step.args)
         expected = self.model.lookup(tokens)
         got = self.impl.lookup(tokens)
         size = self.model.block_size
@@ -168,19 +166,21 @@ class Replay:
         return found
 
     def _free(self, step: Step) -> list[Difference | None]:
+        (rid,) = step.args
         free_before = len(self.model.free)
-        self.model.free_request(step.rid)
-        self.impl.free(step.rid)
+        self.model.free_request(rid)
+        self.impl.free(rid)
         found = self._checked(self.impl.observe())
         released = len(self.model.free) - free_before
         return [free_order_difference(d, released) if d is not None and d.aspect == "free order" else d for d in found]
 
     def _fork(self, step: Step) -> list[Difference | None]:
-        request = self.model.requests[step.rid]
+        rid, position = step.args
+        request = self.model.requests[rid]
         before = self.impl.observe()
-        was = request.table[step.position]
-        expected = self.model.fork(step.rid, step.position)
-        got = self.impl.fork(step.rid, step.position)
+        was = request.table[position]
+        expected = self.model.fork(rid, position)
+        got = self.impl.fork(rid, position)
         if (expected is None) != (got is None):
             return [Difference("return value", "", "refused (no free block)" if expected is None else "a block",
                                "refused" if got is None else f"block {got}")]

@@ -1,0 +1,31 @@
+"""Where a replay of a call program first broke a rule, for every family: the program, the 1-based step, the
+call (its text), the Difference and the rule it breaks. Its message is made last:
+
+    PROGRAM: step N CALL: DIFFERENCE [rule: RULE]
+"""
+
+from dataclasses import dataclass
+
+from oracle.difference import Difference
+
+
+@dataclass
+class Finding:
+    program: str  # the program's name
+    step: int  # 1-based
+    call: object  # the call; str() is its text
+    difference: Difference
+    rule: str
+    program_step: int | None = None  # the step as printed, when the program shown is not the calls (hw3's fuzz)
+
+    @property
+    def where(self) -> str:
+        return f"{self.program}: step {self.step if self.program_step is None else self.program_step} {self.call}"
+
+    @property
+    def problem(self) -> str:
+        return str(self.difference)
+
+    @property
+    def message(self) -> str:
+        return f"{self.where}: {self.problem} [rule: {self.rule}]"
