@@ -16,7 +16,7 @@ class Finding:
     call: object  # the call; str() is its text
     difference: Difference
     rule: str
-    program_step: int | None = None  # the step as printed, when the program shown is not the calls (hw3's fuzz)
+    program_step: int | None = None  # the step as printed, when the program shown is not the calls (a fuzz run's)
 
     @property
     def where(self) -> str:

@@ -1,6 +1,6 @@
 """A call program as data, for every family: a name and its steps, each an operation's name and its
 arguments. A family's replay makes each step's call on an implementation and on its model together, and
-compares them after every call (oracle/hw3/replay.py, oracle/prefix/replay.py)."""
+compares them after every call (each family's replay.py)."""
 
 from dataclasses import dataclass
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 class Step:
     op: str  # the operation, in the family's terms: "create_sequence", "admit", ...
     args: tuple = ()
-    null: bool = False  # the call gets NULL for its handle (hw3: a NULL engine; for llm_init, a NULL pool)
+    null: bool = False  # the call gets NULL where its handle goes (an engine, a pool)
     judge: bool = False  # a step that exercises the program's own rule (an item stopped before any checked nothing)
 
 

@@ -40,6 +40,21 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 _ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
 
 
+# how a run the limits or the seccomp filter stopped ended, in words
+SIGNAL_LABELS = {
+    signal.SIGABRT: "aborted (SIGABRT)",
+    signal.SIGXFSZ: "wrote more output than allowed (SIGXFSZ)",
+    signal.SIGXCPU: "exceeded its CPU time limit (SIGXCPU)",
+    signal.SIGSYS: "made a forbidden system call (SIGSYS): fork, exec, clone, kill and ptrace are not allowed",
+}
+
+
+def signal_label(number: int) -> str:
+    """How a run killed by signal `number` ended, in words."""
+    sig = signal.Signals(number)
+    return SIGNAL_LABELS.get(sig, f"crashed with {sig.name}")
+
+
 class SandboxUnavailable(Exception):
     """The full sandbox (bubblewrap) is required but cannot run here; the message says why."""
 

@@ -1,6 +1,6 @@
 """The child side of grading a Python submission, for every family: the frames, loading the submission, and
-the loop that answers the grader's requests. A family's server (oracle/hw3/pyserve.py, oracle/prefix/serve.py)
-subclasses Server with its table of operations.
+the loop that answers the grader's requests. A family's server (its serve module) subclasses Server with its
+table of operations.
 
 It runs in the sandbox under the system Python (`python3 -I -B`), staged with the family's server by
 oracle/child.py: it imports the standard library only.

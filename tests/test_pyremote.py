@@ -12,7 +12,7 @@ import pytest
 
 from oracle.cli import main
 from oracle.hw3.grade import grade, load
-from oracle.hw3.pychild import LoadFailure
+from oracle.child import LoadFailure
 from oracle.hw3.pyremote import served
 
 ROOT = Path(__file__).resolve().parents[1]

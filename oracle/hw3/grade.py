@@ -20,7 +20,7 @@ from oracle.hw3 import BUILTIN_ENGINE
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import Refused, build, submission_source
 from oracle.hw3.checks import CHECKS, Submission
-from oracle.hw3.pychild import PYTHON, LoadFailure
+from oracle.child import PYTHON, LoadFailure
 from oracle.hw3.pylocate import locate
 from oracle.hw3.pyremote import RemotePython
 from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable

@@ -13,7 +13,7 @@ import ast
 import importlib.util
 from pathlib import Path
 
-from oracle.hw3.pychild import PythonTarget
+from oracle.child import PythonTarget
 
 MAX_FILES = 2000
 MAX_BYTES = 32 << 20

@@ -1,6 +1,6 @@
 """RemotePythonAdapter: the Adapter protocol for a Python submission that runs in a child process.
 
-The submission never runs in the grader: pyserve.py loads it in the sandbox (pychild.py) and answers each
+The submission never runs in the grader: pyserve.py loads it in the sandbox (oracle/child.py) and answers each
 call with what it returned and, read white-box there, the engine's state and the pool's bytes, which the
 grader compares with the model as it does for any adapter. One child serves every adapter of a grading run
 (as one imported module would); a failure that stops it (sys.exit, a BaseException, a fork, a hang, a crash)
@@ -17,17 +17,19 @@ import functools
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from oracle.hw3.observation import EngineState, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
 from oracle.hw3.probe_target import Counts, PoolView, SequenceView
-from oracle.hw3.pychild import PythonChild, PythonTarget
+from oracle.child import PythonChild, PythonTarget
 from oracle.hw3.pyreply import BadReply, engine_state, handle, integer, integers, returned, table, text
 from oracle.hw3.spec import API
 from oracle.sandbox import Sandbox
 
 POINTER_CALLS = API[:3]
+SERVER = Path(__file__).with_name("pyserve.py")
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,7 +298,8 @@ class RemotePython:
     `close()` stops it and everything it started."""
 
     def __init__(self, target: PythonTarget, sandbox: Sandbox, *, timeout: float = 2.0, **options: Any):
-        self.child = PythonChild(target, sandbox, timeout=timeout, **options)
+        self.child = PythonChild(target, sandbox, server=SERVER, failure=ImplementationFailure, timeout=timeout,
+                                 **options)
 
     def load(self) -> None:
         self.child.start()

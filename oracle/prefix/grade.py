@@ -16,7 +16,7 @@ from typing import Callable
 from oracle.grading.grader import GraderError, rubric_for, run_checks
 from oracle.grading.report import GradeReport, ItemResult
 from oracle.grading.rubric import Rubric
-from oracle.hw3.pychild import PYTHON, LoadFailure
+from oracle.child import PYTHON, LoadFailure
 from oracle.hw3.pylocate import locate
 from oracle.prefix.checks import CHECKS, DEFAULT_RUBRIC, PrefixSubmission
 from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable

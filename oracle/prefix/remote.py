@@ -1,5 +1,5 @@
 """A prefix-family submission graded from outside: its module and the shape's adapter run in a sandboxed
-child (oracle/prefix/serve.py over oracle/hw3/pychild.py's process and pipes), and the grader holds an
+child (oracle/prefix/serve.py over oracle/child.py's process and pipes), and the grader holds an
 adapter with the same methods that asks the child for each call. JSON only; the grader never imports the
 submission.
 
@@ -14,8 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from oracle.hw3.observation import ImplementationFailure as ChildFailure
-from oracle.hw3.pychild import PythonChild, PythonTarget
+from oracle.child import PythonChild, PythonTarget
 from oracle.prefix.observation import ImplementationFailure, Observation
 from oracle.prefix.policy import Policy
 from oracle.sandbox import Sandbox
@@ -50,10 +49,7 @@ class RemoteAdapter:
         self.started = False
 
     def _ask(self, request: dict[str, Any], doing: str) -> Any:
-        try:
-            return self.child.ask(request, doing).get("ret")
-        except ChildFailure as failure:
-            raise ImplementationFailure(str(failure)) from None
+        return self.child.ask(request, doing).get("ret")
 
     def _call(self, method: str, *args: Any) -> Any:
         return self._ask({"op": "call", "method": method, "args": list(args)}, f"in {method}")
@@ -123,7 +119,8 @@ class RemotePrefix:
         self.adapter, self.policy = adapter, policy
         support = support_area(sandbox)
         options = (str(support), f"{adapter.__module__}:{adapter.__name__}", json.dumps(dataclasses.asdict(policy)))
-        self.child = PythonChild(target, sandbox, timeout=timeout, server=SERVER, support=support, server_args=options)
+        self.child = PythonChild(target, sandbox, server=SERVER, failure=ImplementationFailure, timeout=timeout,
+                                 support=support, server_args=options)
 
     def load(self) -> None:
         self.child.start()

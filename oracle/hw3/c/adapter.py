@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from oracle.hw3.c.build import build
-from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared
+from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
 from oracle.hw3.observation import (
     EngineState,
     HeapState,
@@ -55,14 +55,6 @@ _ENGINE_HEAD = struct.Struct("<iiI")
 _SEQ_HEAD = struct.Struct("<iiBH")
 _CHUNK = 64
 _L2_BYTES = L2_PT_SIZE * 4
-
-_SIGNAL_LABELS = {
-    signal.SIGABRT: "aborted (SIGABRT)",
-    signal.SIGXFSZ: "wrote more output than allowed (SIGXFSZ)",
-    signal.SIGXCPU: "exceeded its CPU time limit (SIGXCPU)",
-    signal.SIGSYS: "made a forbidden system call (SIGSYS): fork, exec, clone, kill and ptrace are not allowed",
-}
-
 
 def load_c(submission: Path | str, workdir: Path | str | None = None, **options: Any) -> Callable[[], "CAdapter"]:
     """An adapter factory for a C submission (llm_memory.c or a directory holding one), built once now, in
@@ -86,10 +78,7 @@ def _pool_image(pool_size: int) -> bytes:
 
 def failure_label(returncode: int) -> str:
     """How a driver that stopped answering ended, in words."""
-    if returncode < 0:
-        sig = signal.Signals(-returncode)
-        return _SIGNAL_LABELS.get(sig, f"crashed with {sig.name}")
-    return f"called exit({returncode})"
+    return signal_label(-returncode) if returncode < 0 else f"called exit({returncode})"
 
 
 @dataclass(frozen=True, slots=True)

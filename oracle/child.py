@@ -1,10 +1,11 @@
-"""The process that runs a Python submission: a family's server (pyserve.py, or another family's) under the
-system Python, in the sandbox.
+"""The process that runs a Python submission, for every family: the family's server script under the system
+Python, in the sandbox.
 
 The grader copies the server with oracle/serve.py (the loop every family's server shares), and the
-submission's files (pylocate.py says which), into read-only areas of the sandbox, and talks to the server over two dedicated pipes; what the submission prints goes to a capped file. A reply is read
-within a deadline, bounded in size and decoded as JSON; a failure the server reports, a process that ends,
-a hang or a reply that is not the protocol's each raise ImplementationFailure with a label, and a process
+submission's files (found without running them), into read-only areas of the sandbox, and talks to the
+server over two dedicated pipes; what the submission prints goes to a capped file. A reply is read within a
+deadline, bounded in size and decoded as JSON; a failure the server reports, a process that ends, a hang or
+a reply that is not the protocol's each raise the family's ImplementationFailure with a label, and a process
 that cannot go on is stopped with everything it started (the next request starts a new one).
 """
 
@@ -21,14 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oracle.hw3.c.adapter import failure_label
-from oracle.hw3.observation import ImplementationFailure
-from oracle.hw3.pyreply import BadReply, text
-from oracle.sandbox import DeadlinePassed, Limits, Sandbox
+from oracle.sandbox import DeadlinePassed, Limits, Sandbox, signal_label
 
-SERVER = Path(__file__).with_name("pyserve.py")
-ORACLE = Path(__file__).resolve().parents[1]
+ORACLE = Path(__file__).resolve().parent
 PYTHON = "/usr/bin/python3"
+MAX_LABEL = 2000  # characters of a load error the server words
 MAX_REPLY = 64 << 20  # bytes in one reply (a 64 MiB pool's ref_count is about 2 MiB of JSON)
 _LENGTH = struct.Struct("<I")
 
@@ -55,7 +53,7 @@ def ended(status: int | None) -> str:
     if status is None:
         return "stopped answering and did not exit"
     if status < 0:
-        return failure_label(status)
+        return signal_label(-status)
     return f"ended the process (exit status {status})"
 
 
@@ -86,18 +84,21 @@ class PythonChild:
         target: PythonTarget,
         sandbox: Sandbox,
         *,
+        server: Path,
+        failure: type[Exception],
         timeout: float = 2.0,
         load_timeout: float = 10.0,
         output_limit: int = 1 << 20,
         limits: Limits = Limits(cpu_seconds=120),
-        server: Path = SERVER,
         server_args: tuple[str, ...] = (),
         support: Path | None = None,
     ):
-        """`server` is the script the child runs (pyserve.py; another family's server takes the same first
-        arguments, then `server_args`); `support`, a directory it may read besides the submission's files."""
+        """`server` is the family's server script (a file under oracle/: it takes REQUESTS_FD REPLIES_FD ROOT
+        MODULE [ATTR], then `server_args`); `failure`, the family's ImplementationFailure, raised for each way
+        of not answering; `support`, a directory it may read besides the submission's files."""
         self.target = target
         self.sandbox = sandbox
+        self.failure = failure
         self.timeout = timeout
         self.load_timeout = load_timeout
         self.output_limit = output_limit
@@ -149,12 +150,12 @@ class PythonChild:
         self.generation += 1
         try:
             hello = self._receive(self.load_timeout, "while loading")
-        except ImplementationFailure as failure:
+        except self.failure as failure:
             raise LoadFailure(str(failure)) from None
         if hello.get("loaded") is not True:
             reason = hello.get("load_error")
             self.stop()
-            raise LoadFailure(text(reason, "load_error") if type(reason) is str else "the server sent no load result")
+            raise LoadFailure(reason[:MAX_LABEL] if type(reason) is str else "the server sent no load result")
 
     def stop(self, grace: float = 0.0) -> int | None:
         """Ends the server and everything it started, after letting it exit by itself for up to `grace` s;
@@ -180,13 +181,13 @@ class PythonChild:
     # ---- one request, one reply ----
 
     def ask(self, request: dict[str, Any], doing: str, timeout: float | None = None) -> dict[str, Any]:
-        """Sends a request and returns its reply; ImplementationFailure when the submission failed (the
+        """Sends a request and returns its reply; the family's ImplementationFailure when the submission failed (the
         server is stopped when it cannot go on). `doing` ends a label: "in llm_init"."""
         if self._proc is None:
             try:
                 self.start()
             except LoadFailure as failure:
-                raise ImplementationFailure(f"does not load: {failure}") from None
+                raise self.failure(f"does not load: {failure}") from None
         timeout = self.timeout if timeout is None else timeout
         body = json.dumps(request, separators=(",", ":")).encode()
         self._send(_LENGTH.pack(len(body)) + body, time.monotonic() + timeout, doing)
@@ -196,18 +197,17 @@ class PythonChild:
         """The next reply of a request answered with several (the "calls" op)."""
         reply = self._receive(self.timeout if timeout is None else timeout, doing)
         if "failure" in reply:
-            try:
-                label = text(reply["failure"], "failure", 500)
-            except BadReply as bad:
-                raise self._fail(f"sent a reply the grader cannot read ({bad})") from None
+            label = reply["failure"]
+            if type(label) is not str:
+                raise self._fail("sent a reply the grader cannot read (failure is not a string)")
             if reply.get("fatal") is not False:
                 self.stop()
-            raise ImplementationFailure(label)
+            raise self.failure(label[:500])
         return reply
 
-    def _fail(self, label: str) -> ImplementationFailure:
+    def _fail(self, label: str) -> Exception:
         self.stop()
-        return ImplementationFailure(label)
+        return self.failure(label)
 
     def _send(self, data: bytes, deadline: float, doing: str) -> None:
         view = memoryview(data)
