@@ -1,11 +1,13 @@
 """The shared layer names no family (issue 9): `hw3` appears in oracle/runner.py, oracle/cli.py, the CLI's
-commands (oracle/commands/) and oracle/grading/ only inside help text (a `help=` or `description=` argument)."""
+commands (oracle/commands/), oracle/grading/ and the shared difference, finding, program, serve loop and child
+process only inside help text (a `help=` or `description=` argument)."""
 
 import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = [ROOT / "oracle" / "runner.py", ROOT / "oracle" / "cli.py",
+          *(ROOT / "oracle" / f"{name}.py" for name in ("difference", "finding", "program", "serve", "child")),
           *sorted((ROOT / "oracle" / "commands").glob("*.py")), *sorted((ROOT / "oracle" / "grading").glob("*.py"))]
 
 

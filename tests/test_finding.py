@@ -1,0 +1,27 @@
+"""oracle/program.py and oracle/finding.py: a call program as data and where a replay first broke a rule, the
+same for every family (each family's own replay makes them)."""
+
+from oracle.difference import CRASH, Difference
+from oracle.finding import Finding
+from oracle.hw3.steps import create, init, null
+from oracle.prefix.programs import BY_ITEM
+from oracle.program import Program, Step
+
+
+def test_a_program_is_its_steps_ops_and_arguments() -> None:
+    program = Program("fork", (init(2), create(1, 3), null(create(2, 1))))
+    assert program.steps[1] == Step("create_sequence", (1, 3))
+    assert program.steps[2].null and not program.steps[1].null
+    assert program.ops == {"llm_init", "create_sequence"}
+    touch = BY_ITEM["touch"]  # the prefix family's: the pool's creation is step 1
+    assert touch.name == "touch" and touch.steps[0] == Step("start", (6, 4))
+    assert touch.ops == {"start", "admit", "free"} and any(step.judge for step in touch.steps)
+
+
+def test_a_finding_s_message_is_made_from_its_parts() -> None:
+    found = Finding("touch", 3, "admit(req 1, tokens [1..8, 10])", Difference("ref count", "block 1", 2, 1), "touch")
+    assert found.where == "touch: step 3 admit(req 1, tokens [1..8, 10])"
+    assert found.message == "touch: step 3 admit(req 1, tokens [1..8, 10]): ref count: block 1: expected 2, got 1 [rule: touch]"
+    crash = Finding("fuzz", 7, "free(req 2)", Difference(CRASH, "", None, "raised KeyError: 2"), "fuzz", program_step=4)
+    assert crash.message == "fuzz: step 4 free(req 2): raised KeyError: 2 [rule: fuzz]"  # the printed line
+    assert crash.step == 7 and crash.problem == "raised KeyError: 2"
