@@ -16,8 +16,8 @@ _WORDINGS: dict[str, Wording] = {CRASH: lambda difference: str(difference.got)}
 def word(wordings: dict[str, Wording]) -> None:
     """Registers a family's wordings of its aspects; two families wording one aspect is an error."""
     for aspect, wording in wordings.items():
-        had = _WORDINGS.setdefault(aspect, wording)
-        if had is not wording and had.__module__ != wording.__module__:  # a reloaded module words it again
+        had = _WORDINGS.get(aspect)
+        if had is not None and had.__module__ != wording.__module__:  # the same module again: it was reloaded
             raise ValueError(f"the aspect {aspect!r} is worded by {had.__module__} and {wording.__module__}")
         _WORDINGS[aspect] = wording
 

@@ -106,7 +106,7 @@ class Server:
         self.pid = os.getpid()
         self.forked = False  # the submission started a process (the copy exits at once)
 
-    def handle(self, request: dict) -> dict:
+    def handle(self, request: dict) -> dict:  # pragma: no cover  (each family's server defines it)
         raise NotImplementedError
 
     def during(self, request: dict) -> str:
@@ -137,7 +137,7 @@ class Server:
             body = json.dumps({"failure": f"state unreadable: {text(exc)}", "fatal": False}).encode()
         write(self.replies, body)
 
-    def watch_forks(self) -> None:
+    def watch_forks(self) -> None:  # pragma: no cover  (in the child: the handlers stay for the process's life)
         """A process the submission forks exits at once; the server notes that one was started."""
         os.register_at_fork(after_in_child=self._forked_child, after_in_parent=self._forked_parent)
 

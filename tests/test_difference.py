@@ -37,3 +37,5 @@ def test_two_families_cannot_word_one_aspect() -> None:
     with pytest.raises(ValueError, match="the aspect 'guard' is worded by oracle.hw3.difference and "):
         word({"guard": other})
     assert str(Difference("guard", "guard zone", 0, 1)) == "guard zone overwritten with 1"  # unchanged
+    word({"guard": oracle.hw3.difference._guard})  # the family again (a reloaded module): allowed
+    assert str(Difference("guard", "guard zone", 0, 1)) == "guard zone overwritten with 1"

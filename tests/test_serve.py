@@ -65,6 +65,7 @@ def test_a_base_exception_says_where_and_text_is_bounded() -> None:
     assert serve.text(Loud()) == "<Loud>"
     assert serve.text("x" * 600) == "x" * 500 + "..."
     assert serve.load_error(SystemExit(2)) == "called sys.exit(2) while loading"
+    assert serve.Server(-1).during({"op": "echo"}) == ""  # a family's server words it, if it wants to
 
 
 def test_a_fatal_reply_is_the_last_one() -> None:
