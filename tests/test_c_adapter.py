@@ -11,7 +11,7 @@ import pytest
 
 from oracle.hw3.c.adapter import CAdapter, Pointer, load_c
 from oracle.hw3.c.build import build
-from oracle.hw3.observation import ImplementationFailure
+from oracle.hw3.observation import WILD, ImplementationFailure
 
 REFERENCE = Path(__file__).resolve().parents[1] / "engine" / "c"
 
@@ -125,6 +125,24 @@ def test_wild_pointer_in_the_state_is_an_unreadable_state_not_a_dead_driver(
         with pytest.raises(ImplementationFailure, match="state unreadable: SIGSEGV while reading the active list"):
             adapter.observe(engine)
         assert adapter.llm_destroy(None) == -1  # the driver lives on
+    finally:
+        adapter.close()
+
+
+def test_a_wild_l2_pointer_is_one_unreadable_slot_the_others_are_read(
+    workdir: Path, submission: Callable[..., Path]
+) -> None:
+    """create_sequence leaves the L1 slots it does not use as malloc left them (0xA5 bytes): reading each one
+    faults, and the observation shows those slots WILD, the used slot's entries and everything else as read."""
+    adapter = CAdapter(_driver(submission("broken", "l1_not_nulled"), workdir))
+    try:
+        engine = adapter.llm_init(640)
+        adapter.create_sequence(engine, 1, 17)
+        state = adapter.observe(engine).engine
+        assert state is not None and state.free_local_blocks == 8
+        (seq,) = state.sequences
+        assert seq.block_table[0] == (0, 1) + (-1,) * 14
+        assert seq.block_table[1:] == (WILD,) * 15
     finally:
         adapter.close()
 

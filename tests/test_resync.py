@@ -3,8 +3,11 @@ and which calls it can still judge when the counts it took over are no state any
 
 import pytest
 
+from oracle.difference import Difference
+from oracle.hw3.compare import WILD_WORDS, first_difference
+from oracle.hw3.difference import TABLE_SHAPE
 from oracle.hw3.model import NOT_NULL, NULL
-from oracle.hw3.observation import EngineState, Observation, SequenceState
+from oracle.hw3.observation import WILD, EngineState, Observation, SequenceState
 from oracle.hw3.renamed import renamed_differences
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
 from oracle.hw3.spec import BLOCK_SIZE, L1_PT_SIZE, L2_PT_SIZE, UNMAPPED
@@ -64,3 +67,27 @@ def test_the_renamed_comparison_keeps_a_stray_count_the_model_took_over() -> Non
     other = seen_after_init(model, (1, 0, 0, 0), BLOCKS - 2, (table,))
     assert [str(d) for d in renamed_differences(model, other, False) if d.location.startswith("ref_count")] == [
         "ref_count[3]: expected 7, got 0"]
+
+
+def test_a_wild_slot_is_taken_over_and_stops_only_the_calls_that_would_read_it() -> None:
+    """A table with a wild L1 slot (its pointer faulted when read): the model takes it over, compares it as
+    the same wild slot after later calls (no difference), and refuses to judge a call that reads it: free,
+    fork of that sequence, an append whose record falls in that slot, llm_destroy."""
+    model = TrackedModel()
+    model.llm_init(BLOCKS * BLOCK_SIZE)
+    model.create_sequence(False, 1, 1)
+    table = one_block_table(0)[:3] + (WILD,) + (None,) * (L1_PT_SIZE - 4)
+    seen = seen_after_init(model, (1, 0, 0, 0), BLOCKS - 1, (SequenceState(1, 1, table),))
+    assert first_difference(model, seen, False) == Difference(TABLE_SHAPE, "seq 1 block_table[3]", "NULL", WILD_WORDS, seq=1)
+    assert resync(model, seen) is None and model.sequences[1].wild == {3}
+    assert first_difference(model, seen, False) is None
+    assert model.append_kv(False, 1, 7).returned == 0  # record 1 is in slot 0
+    assert model.create_sequence(False, 2, 1).returned == NOT_NULL  # create reads no other sequence
+    assert model.fork_sequence(False, 2, 3).returned == NOT_NULL
+    for call in (lambda: model.free_sequence(False, 1), lambda: model.fork_sequence(False, 1, 4),
+                 lambda: model.llm_destroy(False)):
+        with pytest.raises(ModelLost, match=r"block_table\[3\], a wild pointer"):
+            call()
+    model.sequences[1].values = [0] * (3 * L2_PT_SIZE * 16)  # its next record falls in slot 3
+    with pytest.raises(ModelLost, match="append_kv would read"):
+        model.append_kv(False, 1, 8)

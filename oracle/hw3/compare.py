@@ -21,21 +21,23 @@ from oracle.hw3.difference import (
     LIST_IDS, LIST_ORDER, MAPPING, POOL, POOL_SIZE, REF_COUNT, STATE_CHANGE, TABLE_SHAPE, TOTAL,
 )
 from oracle.hw3.model import Model
-from oracle.hw3.observation import EngineState, HeapState, Observation
+from oracle.hw3.observation import WILD, EngineState, HeapState, Observation
 from oracle.hw3.pool import GUARD as GUARD_BYTES
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, KV_SIZE, L1_PT_SIZE, L2_PT_SIZE, UNMAPPED
 
 
-def expected_table(blocks: list[int]) -> tuple[tuple[int, ...] | None, ...]:
-    """The L1/L2 shape a mapping implies: an L2 table exactly where some entry of it is mapped."""
+def expected_table(blocks: list[int], wild: frozenset[int] = frozenset()) -> tuple[tuple[int, ...] | None, ...]:
+    """The L1/L2 shape a mapping implies: an L2 table exactly where some entry of it is mapped; WILD in the
+    slots `wild` names that the mapping does not reach (a model that took over an unreadable slot)."""
     table: list[tuple[int, ...] | None] = []
     for l1 in range(L1_PT_SIZE):
         chunk = blocks[l1 * L2_PT_SIZE : (l1 + 1) * L2_PT_SIZE]
-        table.append(tuple(chunk) + (UNMAPPED,) * (L2_PT_SIZE - len(chunk)) if chunk else None)
+        table.append(tuple(chunk) + (UNMAPPED,) * (L2_PT_SIZE - len(chunk)) if chunk else WILD if l1 in wild else None)
     return tuple(table)
 
 
 ASPECTS = frozenset({"block_ids", "list_order"})
+WILD_WORDS = "a wild pointer (reading its L2 table faulted: never set, or freed)"
 CONSISTENT_FREE_COUNT = "it matches your ref_count array"
 
 
@@ -123,7 +125,7 @@ def _engine_differences(model: Model, engine: EngineState, pool: bytes | None, a
     for seq_id, seq, state in pairs:
         if len(seq.values) != state.kv_count:
             yield Difference(KV_COUNT, f"seq {seq_id} kv_count", len(seq.values), state.kv_count, seq=seq_id)
-        yield from _table_differences(seq_id, expected_table(seq.blocks), state.block_table)
+        yield from _table_differences(seq_id, expected_table(seq.blocks, seq.wild), state.block_table)
     ref_count = tuple(model.ref_count())
     if len(ref_count) != len(engine.ref_count):
         yield Difference(REF_COUNT, "ref_count", f"{len(ref_count)} entries", len(engine.ref_count))
@@ -139,8 +141,8 @@ def _engine_differences(model: Model, engine: EngineState, pool: bytes | None, a
 def shape_difference(seq_id: int, l1: int, want: tuple | None, have: tuple | None) -> Difference | None:
     """An L1 slot holding an L2 table where the model has none (or the reverse), or one of the wrong length."""
     where = f"seq {seq_id} block_table[{l1}]"
-    if (want is None) != (have is None):
-        shape = lambda t: "NULL" if t is None else "an L2 table"  # noqa: E731
+    if (want is None) != (have is None) or (want == WILD) != (have == WILD):
+        shape = lambda t: "NULL" if t is None else WILD_WORDS if t == WILD else "an L2 table"  # noqa: E731
         return Difference(TABLE_SHAPE, where, shape(want), shape(have), seq=seq_id)
     if want is not None and have is not None and len(want) != len(have):
         return Difference(TABLE_SHAPE, where, f"{len(want)} L2 entries", len(have), seq=seq_id)

@@ -21,6 +21,7 @@ NULL, NOT_NULL = False, True  # what create/fork/llm_init return, as far as the 
 class ModelSequence:
     values: list[int]
     blocks: list[int]
+    wild: frozenset[int] = frozenset()  # L1 slots an implementation's state showed unreadable (resync.py)
 
 
 @dataclass(slots=True)

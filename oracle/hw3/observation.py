@@ -2,6 +2,8 @@
 
 from dataclasses import dataclass
 
+WILD: tuple[int, ...] = ()  # an L1 slot whose pointer could not be read (it faulted): a wild pointer, no L2 table
+
 
 @dataclass(frozen=True, slots=True)
 class SequenceState:
@@ -9,7 +11,7 @@ class SequenceState:
 
     seq_id: int
     kv_count: int
-    block_table: tuple[tuple[int, ...] | None, ...]  # L1: L1_PT_SIZE entries, None for a NULL L2 pointer
+    block_table: tuple[tuple[int, ...] | None, ...]  # L1: L1_PT_SIZE entries, None for a NULL L2 pointer, WILD
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ html.escape: a submission's names and values never become markup.
 from html import escape
 from typing import Callable, Iterator
 
+from oracle.hw3.observation import WILD
 from oracle.hw3.picture import APPEND, CLASS_WORDS, COW, MAGIC, WRONG, Picture, Side, magic_source
 from oracle.hw3.spec import KV_PER_BLOCK, KV_SIZE, L1_PT_SIZE, L2_PT_SIZE, UNMAPPED
 
@@ -203,6 +204,9 @@ def _table_grid(picture: Picture, tables: list, now: set[int]) -> str:
                 elif entries is None:
                     differs = len(rows) == 2 and other is not None
                     cells.append([f'<td class="c null{" diff" if differs else ""}" colspan="{ROW}">NULL</td>'])
+                elif entries == WILD:
+                    differs = len(rows) == 2 and other != WILD
+                    cells.append([f'<td class="c null{" diff" if differs else ""}" colspan="{ROW}">a wild pointer (unreadable)</td>'])
                 else:
                     cells.append([_entry(entries, other if len(rows) == 2 else entries, j, i, now) for j in range(L2_PT_SIZE)])
             body.append(_paired_row(f"L1[{i}]", cells))

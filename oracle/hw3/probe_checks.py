@@ -6,6 +6,7 @@ when the probe judged its rule (it holds) and met that fact on the way. Either w
 
 from typing import Any, Callable
 
+from oracle.hw3.observation import WILD
 from oracle.hw3.pool import initial_pool
 from oracle.hw3.probe_target import Counts, ProbeTarget, SequenceView
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, L1_PT_SIZE, L2_PT_SIZE, UNMAPPED
@@ -73,6 +74,7 @@ def created(r: ProbeTarget, on: Any, seq_id: int, records: int) -> Any:
     if counts.free != free_before - used and counts.free != counts.total - taken:  # off from its own ref_count
         raise NotChecked(f"free_local_blocks is {counts.free} after {call}, expected {free_before - used} (item free_count)",
                          "free_count")
+    no_wild_slot(view, call, "create_free")
     for l1, l2 in enumerate(view.block_table):
         if (l2 is not None) != (l1 * L2_PT_SIZE < used):
             raise NotChecked(f"block_table[{l1}] is {'NULL' if l2 is None else 'an L2 table'} after {call} (item create_free)",
@@ -93,6 +95,26 @@ def created(r: ProbeTarget, on: Any, seq_id: int, records: int) -> Any:
         raise NotChecked(f"free_local_blocks is {counts.free} after {call}, expected {free_before - used}, as ref_count "
                          "says: the call took the wrong number of blocks (item create_free)", "create_free")
     return seq
+
+
+def no_wild_slot(view: SequenceView, call: str, owner: str) -> None:
+    """A sequence `call` left with an L1 slot whose pointer faults when read (never set, or freed): whatever
+    reads that slot next (free, fork, llm_destroy) does what reading garbage does. That is `owner`'s bug."""
+    wild = next((l1 for l1, l2 in enumerate(view.block_table) if l2 == WILD), None)
+    if wild is not None:
+        raise NotChecked(f"block_table[{wild}] is a wild pointer after {call}: reading its L2 table faulted "
+                         f"(item {owner})", owner)
+
+
+def no_shared_table(views: dict[str, SequenceView], owner: str) -> None:
+    """No two sequences hold one L2 table (the calls that made them named by the keys): one that does is freed
+    twice by whatever frees both. A fork that shares its parent's table is `owner`'s bug."""
+    holder: dict[int, str] = {}
+    for call, view in views.items():
+        for l1, l2 in enumerate(view.l2_ids):
+            if l2 is not None and holder.setdefault(l2, call) != call:
+                raise NotChecked(f"after {call}, its block_table[{l1}] is the L2 table of the sequence {holder[l2]} made: "
+                                 f"each sequence needs its own (item {owner})", owner)
 
 
 def mapped(seq: SequenceView) -> set[int]:

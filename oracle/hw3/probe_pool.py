@@ -6,7 +6,9 @@ import hashlib
 from typing import Any, cast
 
 from oracle.hw3.pool import GUARD
-from oracle.hw3.probe_checks import CheckedPast, NotChecked, ProbeFailed, check_all_free, checked_past, expect
+from oracle.hw3.probe_checks import (
+    CheckedPast, NotChecked, ProbeFailed, check_all_free, checked_past, expect, no_shared_table, no_wild_slot,
+)
 from oracle.hw3.probe_target import LargePoolTarget, PoolView, ProbeTarget, first_difference
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, KV_SIZE, L2_PT_SIZE
 
@@ -74,11 +76,17 @@ def destroy_keeps_pool(r: ProbeTarget) -> str:
     on = r.init_pool(size, PATTERN)
     if on is None:
         raise NotChecked(f"llm_init(pool, {size}) returned NULL (item llm_init)", "llm_init")
+    made_by: dict[str, Any] = {}  # the sequences create and fork made, by the call that made them
     for api, args, owner in (("create_sequence", (1, 20), "create_free"), ("fork_sequence", (1, 2), "fork"),
                              ("append_kv", (2, 7), "append_cow"), ("append_kv", (1, 8), "append_cow"),
                              ("create_sequence", (3, 16), "create_free")):
         call = f"{api}(engine, {', '.join(map(str, args))})"
-        expect(r.call(api, on, *args), True, call, "the pool has room for it", owner)
+        made = r.call(api, on, *args)
+        expect(made, True, call, "the pool has room for it", owner)
+        if api != "append_kv":  # llm_destroy reads and frees every L2 table of what create and fork made
+            no_wild_slot(r.sequence(made), call, owner)
+            made_by[call] = made
+    no_shared_table({call: r.sequence(made) for call, made in made_by.items()}, "fork")
     before = r.pool()
     if r.call("llm_destroy", on) != 0:
         raise ProbeFailed("llm_destroy(engine) did not return 0")
@@ -138,6 +146,10 @@ def big_pool(target: ProbeTarget) -> str:
     if (kv_parent := r.sequence(seq).kv_count) != kv + 1:  # the child's append then goes where this says
         others.append(CheckedPast(f"append_kv(engine, 1, 0x5EED) left kv_count {kv_parent}, expected {kv + 1} (item "
                                   "append_cow)", "append_cow"))
+    try:  # fork reads every L1 slot of the parent
+        no_wild_slot(r.sequence(seq), "create_sequence(engine, 1, 1)", "create_free")
+    except NotChecked as wild:
+        raise first_of(others, str(wild), "create_free") from None
     child = r.call("fork_sequence", on, 1, 2)
     kv_child = None if child is None else r.sequence(child).kv_count
     if (kv_child, r.ref_count(on, block)) != (kv_parent, 2) or _block_of(r, seq, kv_parent) != block:

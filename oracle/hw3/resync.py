@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from itertools import chain
 
 from oracle.hw3.model import Model, ModelSequence, Outcome
-from oracle.hw3.observation import Observation
+from oracle.hw3.observation import WILD, Observation
 from oracle.hw3.pool import magic
-from oracle.hw3.spec import KV_PER_BLOCK, KV_SIZE, MAX_KV, UNMAPPED
+from oracle.hw3.spec import KV_PER_BLOCK, KV_SIZE, L2_PT_SIZE, MAX_KV, UNMAPPED
 
 
 @dataclass
@@ -64,6 +64,7 @@ class TrackedModel(Model):
         one), one mapping at a time, as an implementation's release and take do. After another rule's bug,
         two sequences may hold one block with a count of 1: what one writes there, the other reads, so each
         sequence's records are read back through its table."""
+        self._refuse_wild(api, *args)
         before = self._mappings()
         outcome = getattr(super(), api)(*args)
         after = self._mappings()
@@ -78,6 +79,25 @@ class TrackedModel(Model):
             seq.values = [self.read(seq.blocks[i // KV_PER_BLOCK] * KV_PER_BLOCK + i % KV_PER_BLOCK)
                           for i in range(len(seq.values))]
         return outcome
+
+    def _refuse_wild(self, api: str, null_engine: bool, *args: object) -> None:
+        """A call that would read an L1 slot the implementation left wild (taken over as WILD: its pointer
+        faulted when read) reads garbage: what it does, nobody can say. Create reads no other sequence; fork
+        and free read all of theirs; append reads the slot of its next record."""
+        if null_engine or not self.live or api == "create_sequence":
+            return
+        ids = list(self.sequences) if api == "llm_destroy" else [args[0]]
+        for seq_id in ids:
+            seq = self.sequences.get(seq_id)  # type: ignore[call-overload]
+            if seq is None or not seq.wild:
+                continue
+            if api == "append_kv" and len(seq.values) // KV_PER_BLOCK // L2_PT_SIZE not in seq.wild:
+                continue
+            raise ModelLost(f"{api} would read seq {seq_id}'s block_table[{min(seq.wild)}], a wild pointer")
+
+    def llm_destroy(self, null_engine: bool) -> Outcome:
+        self._refuse_wild("llm_destroy", null_engine)
+        return super().llm_destroy(null_engine)
 
     def llm_init(self, pool_size: int, null_pool: bool = False) -> Outcome:
         outcome = super().llm_init(pool_size, null_pool)
@@ -124,7 +144,8 @@ def resync(model: TrackedModel, seen: Observation) -> str | None:
         if len(blocks) < -(-state.kv_count // KV_PER_BLOCK):
             return f"seq {state.seq_id} has no block mapped for its record {len(blocks) * KV_PER_BLOCK}"
         values = [slots[blocks[i // KV_PER_BLOCK] * KV_PER_BLOCK + i % KV_PER_BLOCK] for i in range(state.kv_count)]
-        sequences[state.seq_id] = ModelSequence(values, blocks)
+        wild = frozenset(l1 for l1, l2 in enumerate(state.block_table) if l2 == WILD)
+        sequences[state.seq_id] = ModelSequence(values, blocks, wild)
     model.live, model.total, model.sequences = True, total, sequences
     model.counts, model.free = list(engine.ref_count), engine.free_local_blocks
     negative = next((block for block, count in enumerate(model.counts) if count < 0), None)

@@ -16,7 +16,9 @@ Protocol (little-endian, over two dedicated pipes; the submission's stdout/stder
                   changed chunks: n:u32, n x (index:u32, up to 64 bytes of guard+pool+guard)
                   engine: kind:u8 (0 none, 1 state, 2 unreadable + text), state =
                       total:i32 free:i32 n_ref:u32 ref:i32*n_ref  n_seq:u32
-                      n_seq x (seq_id:i32 kv_count:i32 has_table:u8 l2_mask:u16 16 x i32 per set bit)
+                      n_seq x (seq_id:i32 kv_count:i32 has_table:u8 l2_mask:u16 wild_mask:u16
+                               16 x i32 per bit set in l2_mask and not in wild_mask)
+                      (wild_mask: the L1 slots whose pointer faulted when read: observed as WILD)
                       list_error: text (empty = none)
         text = len:u16 bytes.
 
@@ -44,6 +46,7 @@ from oracle.hw3.observation import (
     ImplementationFailure,
     Observation,
     SequenceState,
+    WILD,
 )
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
 from oracle.hw3.spec import L1_PT_SIZE, L2_PT_SIZE
@@ -52,7 +55,7 @@ _REQUEST = struct.Struct("<BiQii")
 _RESULT = struct.Struct("<qIIBQQQ")
 _U8, _U16, _U32 = struct.Struct("<B"), struct.Struct("<H"), struct.Struct("<I")
 _ENGINE_HEAD = struct.Struct("<iiI")
-_SEQ_HEAD = struct.Struct("<iiBH")
+_SEQ_HEAD = struct.Struct("<iiBHH")
 _CHUNK = 64
 _L2_BYTES = L2_PT_SIZE * 4
 
@@ -395,11 +398,13 @@ class CAdapter:
         at += 4
         sequences = []
         for _ in range(n_seq):
-            seq_id, kv_count, has_table, mask = _SEQ_HEAD.unpack_from(data, at)
+            seq_id, kv_count, has_table, mask, wild = _SEQ_HEAD.unpack_from(data, at)
             at += _SEQ_HEAD.size
             table: list[tuple[int, ...] | None] = []
             for i in range(L1_PT_SIZE):
-                if mask >> i & 1:
+                if wild >> i & 1:
+                    table.append(WILD)
+                elif mask >> i & 1:
                     table.append(struct.unpack_from(f"<{L2_PT_SIZE}i", data, at))
                     at += _L2_BYTES
                 else:

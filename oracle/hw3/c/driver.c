@@ -468,18 +468,36 @@ static int is_owner(const void *seq)
     return 0;
 }
 
-static sigjmp_buf observe_jump;
-static volatile sig_atomic_t observing;
+static sigjmp_buf observe_jump, l2_jump;
+static volatile sig_atomic_t observing, reading_l2;
 static const char *volatile reading; /* what the observation was reading, for the error message */
 
-/* During an observation a fault means a wild pointer in the submission's state; at any other time it is
- * the submission crashing, and the process dies of the signal as if there were no handler. */
+/* During an observation a fault means a wild pointer in the submission's state: in an L1 slot, that slot
+ * alone is unreadable; anywhere else, the whole state. At any other time it is the submission crashing,
+ * and the process dies of the signal as if there were no handler. */
 static void on_fault(int sig)
 {
+    if (reading_l2)
+        siglongjmp(l2_jump, sig);
     if (observing)
         siglongjmp(observe_jump, sig);
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+/* Puts one L2 table's 16 entries; 0, or 1 when reading it faulted (a wild pointer: nothing is put). */
+static int put_l2(const int *l2)
+{
+    size_t mark = out.len;
+    if (sigsetjmp(l2_jump, 0) != 0) {
+        reading_l2 = 0;
+        out.len = mark;
+        return 1;
+    }
+    reading_l2 = 1;
+    put(l2, L2_PT_SIZE * sizeof(int));
+    reading_l2 = 0;
+    return 0;
 }
 
 static void put_sequence(const Sequence *seq)
@@ -497,10 +515,14 @@ static void put_sequence(const Sequence *seq)
     }
     put_u8(table != NULL);
     put_u16(mask);
+    size_t wild_at = out.len;
+    uint16_t wild = 0; /* the slots whose pointer faults when read: sent without their entries */
+    put_u16(0);
     reading = "an L2 block table";
     for (int i = 0; i < L1_PT_SIZE; i++)
-        if (mask & (1u << i))
-            put(table[i], L2_PT_SIZE * sizeof(int));
+        if (mask & (1u << i) && put_l2(table[i]))
+            wild |= (uint16_t)(1u << i);
+    memcpy(out.data + wild_at, &wild, 2);
 }
 
 /* The active list from head->next, with the same integrity checks and messages as the PythonAdapter. */

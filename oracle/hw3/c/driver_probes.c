@@ -95,7 +95,8 @@ static void put_counts(LLMEngine *engine, int32_t limit)
     put_u8(engine->active_seqs.next == &engine->active_seqs && engine->active_seqs.prev == &engine->active_seqs);
 }
 
-/* 'S' a sequence: seq_id:i32 kv_count:i32 has_table:u8 16 x l2:u64 (0: NULL), 16 x i32 per non-NULL l2. */
+/* 'S' a sequence: seq_id:i32 kv_count:i32 has_table:u8 16 x l2:u64 (0: NULL) wild:u16, then 16 x i32 per
+ * non-NULL l2 whose bit in `wild` is clear (a set bit: reading that L2 table faulted, a wild pointer). */
 static void put_probe_sequence(const Sequence *seq)
 {
     reading = "a sequence";
@@ -106,10 +107,14 @@ static void put_probe_sequence(const Sequence *seq)
     reading = "a sequence's block_table";
     for (int i = 0; i < L1_PT_SIZE; i++)
         put_u64(table != NULL ? (uint64_t)(uintptr_t)table[i] : 0);
+    size_t wild_at = out.len;
+    uint16_t wild = 0;
+    put_u16(0);
     reading = "an L2 block table";
     for (int i = 0; table != NULL && i < L1_PT_SIZE; i++)
-        if (table[i] != NULL)
-            put(table[i], L2_PT_SIZE * sizeof(int));
+        if (table[i] != NULL && put_l2(table[i]))
+            wild |= (uint16_t)(1u << i);
+    memcpy(out.data + wild_at, &wild, 2);
 }
 
 static int in_table(int32_t i, int size)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from oracle.hw3.c.adapter import _REQUEST, _U16, _U32, CAdapter, Pointer
-from oracle.hw3.observation import ImplementationFailure
+from oracle.hw3.observation import WILD, ImplementationFailure
 from oracle.hw3.pool import GUARD, GUARD_SIZE
 from oracle.hw3.probe_checks import Unavailable
 from oracle.hw3.probe_target import Counts, PoolView, SequenceView, calls_until
@@ -34,7 +34,7 @@ from oracle.sandbox import Limits, Sandbox
 PROBE_LIMITS = Limits(cpu_seconds=60, memory_bytes=4 << 30, file_bytes=1 << 20)  # big_pool maps 2 GiB
 _COUNTS = struct.Struct("<iiQBI")
 _LIST = struct.Struct("<iB")
-_SEQUENCE = struct.Struct(f"<iiB{L1_PT_SIZE}Q")
+_SEQUENCE = struct.Struct(f"<iiB{L1_PT_SIZE}QH")
 _INIT = struct.Struct("<BQQ")
 
 
@@ -140,13 +140,14 @@ class CProbeAdapter(CAdapter):
 
     def sequence(self, seq: Any) -> SequenceView:
         body = self._probe("S", self._address(seq))
-        seq_id, kv_count, has_table, *l2s = _SEQUENCE.unpack_from(body)
+        seq_id, kv_count, has_table, *l2s, wild = _SEQUENCE.unpack_from(body)
         if not has_table:
             return SequenceView(seq_id, kv_count, (), ())
         table, at = [], _SEQUENCE.size
-        for l2 in l2s:
-            table.append(struct.unpack_from(f"<{L2_PT_SIZE}i", body, at) if l2 else None)
-            at += 4 * L2_PT_SIZE if l2 else 0
+        for i, l2 in enumerate(l2s):
+            readable = l2 and not wild >> i & 1
+            table.append(WILD if l2 and not readable else struct.unpack_from(f"<{L2_PT_SIZE}i", body, at) if l2 else None)
+            at += 4 * L2_PT_SIZE if readable else 0
         return SequenceView(seq_id, kv_count, tuple(table), tuple(l2 or None for l2 in l2s))
 
     def move_l2(self, seq: Any, src: int, dst: int) -> None:
