@@ -6,8 +6,10 @@ A directed check owns some rules (rules.py). After each call every difference is
 was already there before the call is not the call's. The first new difference of an owned rule fails the
 check. A new difference of another rule does not: the model takes over the implementation's state
 (resync.py), so the next calls are judged by what each of them changes, and the check says in one line what
-it could not check and which item owns it. Where the model cannot take the state over, the differences it
-leaves are carried, and only new ones count."""
+it could not check and which item owns it. Where the model cannot take the state over (records with no
+block, a broken list), the program stops there: what later calls show may follow from it. Likewise a crash
+or hang after another rule's difference in the same program. A create or append that left a block unmapped
+gets a second opinion on a fresh pool (fresh_pool.py): first fit's search, or the call's own count."""
 
 import dataclasses
 from dataclasses import dataclass
@@ -19,6 +21,7 @@ from oracle import finding
 from oracle.difference import Difference
 from oracle.hw3.steps import append, create, destroy, fork, free, init, null  # noqa: F401  (importable from here)
 from oracle.program import Program, Step
+from oracle.hw3.fresh_pool import left_unmapped, maps_on_a_fresh_pool
 from oracle.hw3.difference import BLOCK_ID, CALL_ALLOCATIONS, FACTS, LEAK, LIST_ORDER, STATE_CHANGE, RETURN, crash
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
@@ -63,12 +66,14 @@ def replay(
     modulo: frozenset[str] = frozenset(),
     owns: Callable[[str], bool] | None = None,
     reading: "Reading | None" = None,
+    fresh: Callable[[], Adapter] | None = None,
 ) -> Finding | None:
     """Runs a scenario through the adapter and the model, comparing after every call (leniently on the
     aspects in `modulo`); the first difference of a rule `owns` accepts (every rule when None). What else it
     met goes into `reading`: differences of other rules (read past, the model re-synchronised), the calls it
     checked for a rule `owns` accepts, and whether another rule's crash or hang (or a state the model cannot
-    take over) stopped it before its last call."""
+    take over) stopped it before its last call. `fresh` opens another adapter on the implementation, for a
+    second opinion on a create or append that left a block unmapped (fresh_pool.py)."""
     model, engine, calls = TrackedModel(), None, []
     before: Observation | None = None
     carried: set[str] = set()  # differences the model could not take over
@@ -124,6 +129,11 @@ def replay(
         except ImplementationFailure as failure:
             found.append(crash(failure))
         effects = _effects(before, seen, frozenset(model.mapped() - mapped))
+        if (effects is not None and fresh is not None and step.op in ("create_sequence", "append_kv")
+                and step.args[0] in model.sequences and left_unmapped(found)
+                and maps_on_a_fresh_pool(fresh, step.op, step.args[0], len(model.sequences[step.args[0]].values),
+                                         "cow_copy" in expected.events)):
+            effects = dataclasses.replace(effects, search_failed=True)
         finding = lambda d: Finding(scenario.name, number, call, d, rule_of(d, call, effects), calls=list(calls),  # noqa: E731
                                     model=model, output=_printed(adapter), seen=seen, modulo=modulo, effects=effects)
         # a crash or hang after another rule's bug in this program may be that bug's consequence (a table two
@@ -147,9 +157,11 @@ def replay(
             if reading is not None:
                 reading.cut.append(reading.passed_over[-1])
             return None
-        if resync(model, seen) is None:
-            carried = set()
-        carried |= {str(d) for d in differences(model, seen, failed, modulo=modulo)}
+        if resync(model, seen) is not None:  # a state the model cannot hold (records with no block, a broken list):
+            if reading is not None:  # what later calls show may follow from it, and nothing says what does
+                reading.cut.append(reading.passed_over[-1])
+            return None
+        carried = {str(d) for d in differences(model, seen, failed, modulo=modulo)}
         before = seen
     return None
 

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 
 from oracle.difference import Difference
 from oracle.hw3.difference import (
-    BLOCK_ID, CALL_ALLOCATIONS, CONTENTS, FREE_COUNT, GUARD, HEAP_CORRUPTED, KV_COUNT, LEAK, LIST_ORDER, MAPPING, POOL,
-    RETURN, CRASH, STATE_CHANGE, TABLE_SHAPE,
+    BLOCK_ID, BLOCKS_TAKEN, CALL_ALLOCATIONS, CONTENTS, FREE_COUNT, GUARD, HEAP_CORRUPTED, KV_COUNT, LEAK, LIST_ORDER, MAPPING, POOL,
+    REF_COUNT, RETURN, CRASH, STATE_CHANGE, TABLE_SHAPE,
 )
 from oracle.hw3.machine import POINTER_CALLS, Call
 
@@ -47,6 +47,7 @@ class Effects:
     taken: frozenset[int]  # the blocks whose ref_count it raised from 0: the blocks it allocated
     wrote: bool = True  # whether the pool's bytes changed
     picked: frozenset[int] | None = None  # the blocks the model's call newly mapped (None: unknown)
+    search_failed: bool = False  # it left a block unmapped, and maps every block on a fresh pool (fresh_pool.py)
 
 
 def rule_of(difference: Difference, call: Call, effects: Effects | None = None) -> str:
@@ -74,6 +75,8 @@ def rule_of(difference: Difference, call: Call, effects: Effects | None = None) 
         return TASKS["llm_init"]
     if aspect not in (RETURN, CRASH) and fails(api, call.expected):
         return CHECK_BEFORE_ALLOCATE  # a call that must fail changed something on its way to failing
+    if effects is not None and effects.search_failed and aspect in (BLOCKS_TAKEN, MAPPING, REF_COUNT):
+        return FIRST_FIT  # it asked for every block (as on a fresh pool) and found no free one, though one was
     if aspect == FREE_COUNT:
         return FREE_BLOCK_CONSISTENCY
     if aspect == BLOCK_ID and api in _PICKS_BLOCKS and (effects is None or (

@@ -76,7 +76,7 @@ def run_scenarios(sub: Submission, item: str, scenarios: list[Program], modulo: 
     reading = Reading()
     for scenario in scenarios:
         with closing(sub.adapter()) as adapter:
-            finding = replay(adapter, scenario, modulo, owns=lambda r: r == rule, reading=reading)
+            finding = replay(adapter, scenario, modulo, owns=lambda r: r == rule, reading=reading, fresh=sub.adapter)
         if finding:
             return failed(sub, item, finding)
     if not reading.passed_over:
