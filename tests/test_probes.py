@@ -63,11 +63,10 @@ def test_a_broken_submission_fails_the_probe_aimed_at_it(
     [
         ("init_writes_pool", "init_untouched", "no_premature_writes",
          "not checked: llm_init(pool, 64) wrote into the pool (byte 0) (item no_premature_writes)"),
-        # fork's NULL is fork's when a control fork of the same parent without the gap is NULL too
+        # a fork that copies blocks instead of sharing them: what comes before the gap is the fork item's
         ("fork_deep_copy", "l1_gap_fork", "fork",
-         "not checked: fork_sequence(engine, 1, 2) returned NULL for a parent whose L1 slot 1 is NULL and slots 0, 2 and 3 "
-         "are in use, and fork_sequence(engine, 1, 3) of the same parent without the gap returned NULL, with 7 free blocks "
-         "(item fork)"),
+         "not checked: after fork_sequence(engine, 1, 2), the child's block_table[0][0] is 33 and ref_count[0] is 1, "
+         "expected the parent's block 0 with ref_count 2, before any gap (item fork)"),
     ],
 )
 def test_a_probe_passes_another_items_bug_as_not_checked(
@@ -96,8 +95,8 @@ PAST = "its rule holds; on the way, another item's bug: "
         ("free_unlink_half", "l1_gap_free", "create_free",
          "the active list is not empty after free_sequence(engine, 1) freed its only sequence (item create_free)"),
         # a free count off from the implementation's own ref_count is free_count's
-        ("fork_counts_shared_blocks", "l1_gap_fork", "free_count", "free_local_blocks is -26 after fork_sequence(engine, 1, 2), "
-         "expected 7: a fork takes no block, and ref_count shows none taken (item free_count)"),
+        ("fork_counts_shared_blocks", "l1_gap_fork", "free_count", "free_local_blocks is 66 after fork_sequence(engine, 1, 2), "
+         "expected 99: a fork takes no block, and ref_count shows none taken (item free_count)"),
         # big_pool judges where a record lands by the implementation's own kv_count and table
         ("create_kv_count_rounded", "big_pool", "create_free",
          "create_sequence(engine, 1, 1) left kv_count 16, expected 1 (item create_free)"),

@@ -11,12 +11,13 @@ HOLE = "block_table[0] maps entries 0, 2 and 5 (entry 1 is -1)"
 STOP_L1 = "the loop must not stop at a NULL slot"
 STOP_L2 = "the loop over an L2 table must not stop at an unmapped entry"
 GAP_RECORDS = (2 * L2_PT_SIZE + 1) * KV_PER_BLOCK  # 33 blocks: L1 slots 0, 1 and 2
+ROOMY = 4  # pools 4 times what a probe maps: a set-up stays clear of a nearly full pool (other items' ground)
 
 
 def l1_gap_free(r: ProbeTarget) -> str:
     """A 33-block sequence uses slots 0, 1 and 2; moving slot 1's table to slot 3 keeps every block mapped
     exactly once and leaves slot 1 NULL between live slots."""
-    on = engine(r, 40)
+    on = engine(r, ROOMY * (2 * L2_PT_SIZE + 1))
     seq = created(r, on, 1, GAP_RECORDS)
     view = r.sequence(seq)
     before = set(view.block_table[0] or ())  # slot 0 comes before the gap
@@ -27,7 +28,7 @@ def l1_gap_free(r: ProbeTarget) -> str:
 
 def l1_gap_fork(r: ProbeTarget) -> str:
     """fork_sequence copies every non-NULL parent L2 table (Task 3), past the same gap as l1_gap_free."""
-    on = engine(r, 40)
+    on = engine(r, ROOMY * (2 * L2_PT_SIZE + 1))
     parent = created(r, on, 1, GAP_RECORDS)
     r.move_l2(parent, 1, 3)
     check_forked(r, on, parent, GAP, STOP_L1, lambda: r.move_l2(parent, 3, 1))
@@ -43,7 +44,7 @@ def _l2_hole(r: ProbeTarget, on: object) -> object:
 
 def l2_hole_free(r: ProbeTarget) -> str:
     """free_sequence releases "every mapped physical block (!= -1)", past an unmapped entry too."""
-    on = engine(r, 8)
+    on = engine(r, ROOMY * 3)
     seq = _l2_hole(r, on)
     view = r.sequence(seq)
     before = {(view.block_table[0] or (UNMAPPED,))[0]}  # entry 0 comes before the hole
@@ -53,7 +54,7 @@ def l2_hole_free(r: ProbeTarget) -> str:
 
 def l2_hole_fork(r: ProbeTarget) -> str:
     """fork_sequence copies "the mapped entries", past an unmapped one too."""
-    on = engine(r, 8)
+    on = engine(r, ROOMY * 3)
     parent = _l2_hole(r, on)
     check_forked(r, on, parent, HOLE, STOP_L2, lambda: r.move_entry(parent, 0, 5, 1))
     return "forked a sequence whose block_table[0] maps entries 0, 2 and 5: every entry copied, every block shared"
