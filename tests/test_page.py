@@ -387,3 +387,14 @@ def test_a_pool_the_implementation_does_not_show_is_not_compared() -> None:
     pool = part(failure, "Pool")
     assert "the implementation's pool could not be read" in pool.all("p", "broken")[0].text
     assert not [td for td in pool.all("td") if "diff" in td.classes] and len(pool.all("span", "b")) == 20
+
+
+def test_a_wild_l1_slot_is_drawn_as_one_marked_cell(tmp_path: Path, submission: Callable[..., Path]) -> None:
+    """l1_not_nulled: create leaves its unused L1 slots as malloc filled them; each is drawn as one cell saying
+    so, marked as a difference against the model's NULL (marked too)."""
+    (failure,) = _graded(tmp_path, submission("broken", "l1_not_nulled"), ["create_free"]).all("section", "failure")
+    tables = part(failure, "Block tables")
+    wild = [td for td in tables.all("td") if td.text == "a wild pointer (unreadable)"]
+    assert len(wild) == 15 and all("diff" in td.classes for td in wild)  # slots 1-15 of the one sequence
+    nulls = [td for td in tables.all("td") if td.text == "NULL"]
+    assert len(nulls) == 15 and all("diff" in td.classes for td in nulls)  # the model's side

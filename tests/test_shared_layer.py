@@ -1,9 +1,14 @@
 """The shared layer names no family (issue 9): `hw3` appears in oracle/runner.py, oracle/cli.py, the CLI's
 commands (oracle/commands/), oracle/grading/ and the shared difference, finding, program, serve loop and child
-process only inside help text (a `help=` or `description=` argument)."""
+process only inside help text (a `help=` or `description=` argument); and the shared target loader
+(oracle/target.py), which every family's Python adapters use."""
 
 import ast
 from pathlib import Path
+
+import pytest
+
+from oracle.target import load_target
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = [ROOT / "oracle" / "runner.py", ROOT / "oracle" / "cli.py",
@@ -36,3 +41,15 @@ def test_a_family_named_in_code_is_found_and_help_text_is_not() -> None:
               'from oracle.HW3 import load_adapter\nif family.name == "hw3":\n    pass\n')
     assert family_names_outside_help(source) == [(3, "from oracle.HW3 import load_adapter"),
                                                  (4, 'if family.name == "hw3":')]
+
+
+def test_load_target_imports_a_file_by_path_with_its_folder_on_the_path(tmp_path: Path) -> None:
+    """`path/name.py[:attr]` loads that file (the modules beside it importable); a missing file or attribute is
+    a one-line ValueError."""
+    (tmp_path / "helper_for_target.py").write_text("VALUE = 41\n")
+    (tmp_path / "my_target.py").write_text("from helper_for_target import VALUE\n\nclass Pool:\n    size = VALUE + 1\n")
+    assert load_target(f"{tmp_path / 'my_target.py'}:Pool").size == 42
+    with pytest.raises(ValueError, match="no such file"):
+        load_target(str(tmp_path / "absent.py"))
+    with pytest.raises(ValueError, match="has no attribute 'Nope'"):
+        load_target(f"{tmp_path / 'my_target.py'}:Nope")

@@ -2,7 +2,9 @@
 
 from dataclasses import dataclass
 
-WILD: tuple[int, ...] = ()  # an L1 slot whose pointer could not be read (it faulted): a wild pointer, no L2 table
+# An L1 slot whose pointer could not be read (it faulted): a wild pointer, no L2 table. One entry no block id
+# can be (and no read of 16 int entries gives), so an empty or short L2 list stays a plain wrong length.
+WILD: tuple[int, ...] = (-(1 << 63),)
 
 
 @dataclass(frozen=True, slots=True)
