@@ -30,3 +30,28 @@ def test_a_free_count_skewed_when_full_does_not_hide_the_out_of_memory_bugs(
     oom = score("oom_checked_after_allocating", tmp_path, submission)
     assert max(skewed, oom) < 100
     assert score("oom_bug_hidden_by_a_skewed_free_count", tmp_path, submission) <= min(skewed, oom)
+
+
+def test_a_short_create_that_behaves_on_the_second_opinions_pool_does_not_move_its_charge(
+        tmp_path: Path, submission: Callable[..., Path]) -> None:
+    """The second opinion (oracle/hw3/fresh_pool.py) can be fooled; it only adds first_fit to charge, so fooling
+    it buys nothing."""
+    honest = score("create_one_block_short", tmp_path, submission)
+    assert honest < 100
+    assert score("create_short_except_on_a_fresh_pool", tmp_path, submission) <= honest
+
+
+def test_a_short_create_on_small_pools_does_not_hide_a_fork_bug(tmp_path: Path, submission: Callable[..., Path]) -> None:
+    """A state the model cannot hold (records with no block) does not end the programs: the fork after it is
+    still judged."""
+    fork_bug = score("fork_no_incref_on_small_pools", tmp_path, submission)
+    assert fork_bug < 100
+    assert score("fork_bug_hidden_by_a_short_create", tmp_path, submission) <= fork_bug
+
+
+def test_a_list_order_bug_does_not_hide_a_copy_on_write_hang(tmp_path: Path, submission: Callable[..., Path]) -> None:
+    """Only a structural difference (a table, a mapping, a count, the list's links) can excuse a later crash or
+    hang in its program; head insertion cannot."""
+    hang = score("cow_hang_on_small_pools", tmp_path, submission)
+    assert hang < 100
+    assert score("cow_hang_hidden_by_head_insertion", tmp_path, submission) <= hang

@@ -2,7 +2,8 @@
 same call on a fresh engine over a large empty pool, in a fresh process (nothing the program did before can
 reach it). A count bug (too few blocks for the length) maps too few there too: the call's own task. A call
 that maps every block there asked for each one, and its search for a free block found none on the pool it
-had, though the model found one: first fit's rule."""
+had, though the model found one: first fit is charged too (rules.also_broken). Never instead: a count bug
+can behave on a fresh pool only, and must not move its charge to the cheaper item."""
 
 from contextlib import closing
 from typing import Callable

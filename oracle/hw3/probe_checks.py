@@ -84,9 +84,9 @@ def created(r: ProbeTarget, on: Any, seq_id: int, records: int) -> Any:
                 wrong = not (0 <= block < counts.total and block < len(counts.ref_count) and counts.ref_count[block] == 1)
             else:
                 wrong = block != UNMAPPED
-            if wrong and block == UNMAPPED and taken < used:  # with free blocks left: first fit found none
-                raise NotChecked(f"block_table[{l1}][{j}] is -1 after {call}, with {free_before} free blocks before it: "
-                                 "first fit found no free block (item first_fit)", "first_fit")
+            if wrong and block == UNMAPPED and taken < used:  # with free blocks left: a short count or a failed
+                raise NotChecked(f"block_table[{l1}][{j}] is -1 after {call}, with {free_before} free blocks before it: "  # search:
+                                 "the call mapped too few blocks (item create_free)", "create_free")  # the call's own item
             if wrong:
                 raise NotChecked(f"block_table[{l1}][{j}] is {block} after {call} (item create_free)", "create_free")
     if len(mapped(view)) != used:

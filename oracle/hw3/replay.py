@@ -6,10 +6,10 @@ A directed check owns some rules (rules.py). After each call every difference is
 was already there before the call is not the call's. The first new difference of an owned rule fails the
 check. A new difference of another rule does not: the model takes over the implementation's state
 (resync.py), so the next calls are judged by what each of them changes, and the check says in one line what
-it could not check and which item owns it. Where the model cannot take the state over (records with no
-block, a broken list), the program stops there: what later calls show may follow from it. Likewise a crash
-or hang after another rule's difference in the same program. A create or append that left a block unmapped
-gets a second opinion on a fresh pool (fresh_pool.py): first fit's search, or the call's own count."""
+it could not check and which item owns it. Where the model cannot take the state over, the differences it
+leaves are carried, and only new ones count. A crash or hang after a structural difference of another rule
+in the same program is read past like it. A create or append that left a block unmapped gets a second
+opinion on a fresh pool (fresh_pool.py): if its search for a free block failed, first fit is charged too."""
 
 import dataclasses
 from dataclasses import dataclass
@@ -22,12 +22,15 @@ from oracle.difference import Difference
 from oracle.hw3.steps import append, create, destroy, fork, free, init, null  # noqa: F401  (importable from here)
 from oracle.program import Program, Step
 from oracle.hw3.fresh_pool import left_unmapped, maps_on_a_fresh_pool
-from oracle.hw3.difference import BLOCK_ID, CALL_ALLOCATIONS, FACTS, LEAK, LIST_ORDER, STATE_CHANGE, RETURN, crash
+from oracle.hw3.difference import (
+    BLOCK_ID, CALL_ALLOCATIONS, FACTS, KV_COUNT, LEAK, LIST_BROKEN, LIST_IDS, LIST_ORDER, MAPPING, REF_COUNT, RETURN,
+    STATE_CHANGE, TABLE_SHAPE, crash,
+)
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure, Observation
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
-from oracle.hw3.rules import Effects, fails, rule_of
+from oracle.hw3.rules import Effects, also_broken, fails, rule_of
 
 
 Scenario = Program  # what the HW3 items call a call program
@@ -134,15 +137,13 @@ def replay(
                 and maps_on_a_fresh_pool(fresh, step.op, step.args[0], len(model.sequences[step.args[0]].values),
                                          "cow_copy" in expected.events)):
             effects = dataclasses.replace(effects, search_failed=True)
-        finding = lambda d: Finding(scenario.name, number, call, d, rule_of(d, call, effects), calls=list(calls),  # noqa: E731
-                                    model=model, output=_printed(adapter), seen=seen, modulo=modulo, effects=effects)
-        # a crash or hang after another rule's bug in this program may be that bug's consequence (a table two
-        # sequences share, freed twice): read past like it, unless the call had a NULL engine (it reads no state)
-        aftermath = (seen is None and not returned_normally and not call.null and reading is not None
-                     and any(f.program == scenario.name for f in reading.passed_over))
-        mine = None if aftermath else next((d for d in found if owns is None or owns(rule_of(d, call, effects))), None)
-        if mine:
-            return finding(mine)
+        finding = lambda d, rule=None: Finding(  # noqa: E731
+            scenario.name, number, call, d, rule or rule_of(d, call, effects), calls=list(calls), model=model,
+            output=_printed(adapter), seen=seen, modulo=modulo, effects=effects)
+        if not _aftermath(call, seen is None and not returned_normally, scenario.name, reading):
+            mine = next(((d, rule) for d in found if (rule := _owned(d, call, effects, owns))), None)
+            if mine:
+                return finding(*mine)
         if reading is not None and seen is not None and _speaks_for(call, owns, _compared(found, modulo)):
             reading.checked.append(call)
         if not found:
@@ -157,12 +158,35 @@ def replay(
             if reading is not None:
                 reading.cut.append(reading.passed_over[-1])
             return None
-        if resync(model, seen) is not None:  # a state the model cannot hold (records with no block, a broken list):
-            if reading is not None:  # what later calls show may follow from it, and nothing says what does
-                reading.cut.append(reading.passed_over[-1])
-            return None
-        carried = {str(d) for d in differences(model, seen, failed, modulo=modulo)}
+        if resync(model, seen) is None:
+            carried = set()
+        carried |= {str(d) for d in differences(model, seen, failed, modulo=modulo)}
         before = seen
+    return None
+
+
+# The differences that can leave memory a later call trips on: a table, a mapping, a count of references or
+# records, the list's links. A wrong order, free count, block choice or pool byte cannot make a call crash.
+_STRUCTURAL = frozenset({TABLE_SHAPE, MAPPING, REF_COUNT, KV_COUNT, LIST_BROKEN, LIST_IDS})
+
+
+def _aftermath(call: Call, stopped: bool, program: str, reading: "Reading | None") -> bool:
+    """Whether a call that crashed or hung (`stopped`) may be showing another rule's bug: the first difference
+    read past in this program was a structural one (a fork that shared its parent's L2 table, which llm_destroy
+    then frees twice). A NULL-engine call reads no state: its crash is its own."""
+    if not stopped or call.null or reading is None:
+        return False
+    first = next((f for f in reading.passed_over if f.program == program), None)
+    return first is not None and first.difference.aspect in _STRUCTURAL
+
+
+def _owned(difference: Difference, call: Call, effects: Effects | None, owns: Callable[[str], bool] | None) -> str | None:
+    """The rule an item that owns `owns` fails `difference` by: the rule it breaks, or first fit's when the
+    call's second opinion (fresh_pool.py) says its search for a free block failed. The second opinion only
+    adds an item to charge, never removes one: a bug that hides from it still costs the call's own item."""
+    for rule in (rule_of(difference, call, effects), also_broken(difference, call, effects)):
+        if rule is not None and (owns is None or owns(rule)):
+            return rule
     return None
 
 
