@@ -1,6 +1,6 @@
-"""The second opinion on a call that left a block unmapped (oracle/hw3/fresh_pool.py): the same call on a fresh
-engine over an empty pool, in a fresh process, tells a search for a free block that failed on the pool it had
-(first fit is charged too) from a count of blocks that is wrong anyway (the call's own task alone)."""
+"""The second opinion on a call that left a block unmapped (oracle/hw3/fresh_pool.py): witnesses in fresh
+processes tell a search for a free block that failed where the call ran (first fit's bug) from a count of
+blocks that is wrong (the call's own task), including a count that is wrong only on some pools."""
 
 from pathlib import Path
 
@@ -10,9 +10,10 @@ from oracle.difference import Difference
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import build
 from oracle.hw3.difference import BLOCKS_TAKEN, KV_COUNT, MAPPING
-from oracle.hw3.fresh_pool import left_unmapped, maps_on_a_fresh_pool
+from oracle.hw3.fresh_pool import left_unmapped, maps_on_a_fresh_pool, search_failed
 from oracle.hw3.machine import Call
-from oracle.hw3.rules import FIRST_FIT, TASKS, Effects, also_broken, rule_of
+from oracle.hw3.rules import FIRST_FIT, TASKS, Effects, rule_of
+from oracle.hw3.steps import append, create, fork, init
 from tests.conftest import REFERENCE_C
 
 FIRST_FIT_LOOP = "    for (int block = 0; block < engine->total_local_blocks; block++) {\n        if (engine->ref_count[block] == 0) {"
@@ -23,7 +24,16 @@ VARIANTS = {
     # create maps one block per whole 16 records: a partly filled last block is never mapped
     "count_floor": ("    for (int logical = 0; logical < required; logical++) {",
                     "    for (int logical = 0; logical < initial_kv_len / KV_PER_BLOCK; logical++) {"),
+    # a count one block short, except on the count witness's 4096-block pool (an adversarial review's attack)
+    "short_except_large": ("    for (int logical = 0; logical < required; logical++) {",
+                           "    for (int logical = 0; logical < required - (required >= 2 && engine->total_local_blocks "
+                           "!= 4096); logical++) {"),
+    # the same, on every pool that is not empty: a count that fakes a failed search for a one-block create too
+    "short_when_used": ("    for (int logical = 0; logical < required; logical++) {",
+                        "    for (int logical = 0; logical < required - (engine->free_local_blocks != "
+                        "engine->total_local_blocks && engine->total_local_blocks != 4096); logical++) {"),
 }
+FULL = [init(40), create(1, 16), create(2, 35 * 16)]  # the second create needs 35 of the 39 free blocks
 
 
 def opener(tmp_path: Path, name: str):  # noqa: ANN201
@@ -54,12 +64,42 @@ def test_the_unmapped_entry_is_what_asks_for_a_second_opinion() -> None:
     assert not left_unmapped([Difference(MAPPING, "seq 1 block_table[0][1]", "no block", 5, seq=1)])
 
 
-def test_a_failed_search_adds_first_fit_and_never_removes_the_calls_own_rule() -> None:
-    """The second opinion can be fooled (a count bug that behaves on a fresh pool only): it adds first fit to
-    charge, and the call's own task stays charged either way."""
-    create = Call("create_sequence", (1, 17), False, True)
+def _unmapped(seq_id: int) -> list[Difference]:
+    return [Difference(MAPPING, f"seq {seq_id} block_table[1][2]", "a block", -1, seq=seq_id)]
+
+
+@pytest.mark.parametrize("name, failed", [("search_bound", True), ("count_floor", False), ("short_except_large", False)])
+def test_a_failed_search_is_told_from_a_short_count(name: str, failed: bool, tmp_path: Path) -> None:
+    """search_bound's search stops at free_local_blocks: past block 19 of 40 it finds nothing. count_floor
+    maps too few blocks on any pool; short_except_large only on pools other than the count witness's, and a
+    one-block create there still maps its block, so its shortfall is no failed search."""
+    assert search_failed(opener(tmp_path, name), _unmapped(2), FULL, 35 * 16, False) is failed
+
+
+def test_a_shortfall_that_appears_exactly_where_a_search_fails_is_first_fits(tmp_path: Path) -> None:
+    """A count short on every used pool fakes all three witnesses: it behaves as a search that fails once the
+    pool is in use, and that is what it is charged as (fresh_pool.py says so)."""
+    assert search_failed(opener(tmp_path, "short_when_used"), _unmapped(2), FULL, 35 * 16, False)
+
+
+def test_no_second_opinion_without_an_unmapped_entry_or_a_pool(tmp_path: Path) -> None:
+    fresh = opener(tmp_path, "search_bound")
+    assert not search_failed(fresh, [Difference(BLOCKS_TAKEN, "free_local_blocks", 4, 20)], FULL, 35 * 16, False)
+    assert not search_failed(fresh, _unmapped(2), [init(40, null_pool=True), create(2, 35 * 16)], 35 * 16, False)
+
+
+def test_an_append_whose_search_failed_is_told_the_same_way(tmp_path: Path) -> None:
+    steps = [init(40), create(1, 35 * 16), fork(1, 2), append(2, 7)]  # the copy-on-write's search fails
+    assert search_failed(opener(tmp_path, "search_bound"), _unmapped(2), steps, 35 * 16 + 1, True)
+
+
+def test_a_failed_search_is_first_fits_alone() -> None:
+    """What the tables show of a failed search (blocks taken, an entry, a count) is first fit's; kv_count is
+    never a search's."""
+    create_call = Call("create_sequence", (1, 17), False, True)
     taken = Difference(BLOCKS_TAKEN, "free_local_blocks", 3, 4)
     plain, searched = Effects(frozenset({1}), frozenset({0})), Effects(frozenset({1}), frozenset({0}), search_failed=True)
-    assert rule_of(taken, create, plain) == rule_of(taken, create, searched) == TASKS["create_sequence"]
-    assert also_broken(taken, create, plain) is None and also_broken(taken, create, searched) == FIRST_FIT
-    assert also_broken(Difference(KV_COUNT, "seq 1 kv_count", 17, 16, seq=1), create, searched) is None
+    assert rule_of(taken, create_call, plain) == TASKS["create_sequence"]
+    assert rule_of(taken, create_call, searched) == FIRST_FIT
+    assert rule_of(_unmapped(1)[0], create_call, searched) == FIRST_FIT
+    assert rule_of(Difference(KV_COUNT, "seq 1 kv_count", 17, 16, seq=1), create_call, searched) == TASKS["create_sequence"]

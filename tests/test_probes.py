@@ -102,6 +102,13 @@ PAST = "its rule holds; on the way, another item's bug: "
          "create_sequence(engine, 1, 1) left kv_count 16, expected 1 (item create_free)"),
         ("append_byte_offset", "big_pool", "append_cow", "append_kv(engine, 1, 0x5EED) wrote 0x5eed at byte 1 of block "
          "33554432, expected byte 4 (record 1): the block's address is right, the offset within it is wrong (item append_cow)"),
+        # create leaves the L1 slots it does not use wild: the probe sets them NULL, as create should have, and
+        # judges the walk past the gap
+        ("l1_not_nulled", "l1_gap_free", "create_free", "block_table[3] is a wild pointer after create_sequence(engine, 1, "
+         "528): reading its L2 table faulted; the probe set it to NULL, as the create should have (item create_free)"),
+        # a search bounded by free_local_blocks cannot reach block 2^25 with 3 free: the probe maps it itself
+        ("first_fit_bound_free_count", "big_pool", "first_fit", "create_sequence(engine, 1, 1) with only blocks 2^25 to "
+         "2^25 + 2 free mapped block -1 (item first_fit); the probe mapped block 2^25 itself"),
     ],
 )
 def test_a_probe_that_judged_its_rule_names_another_items_bug_it_met(

@@ -91,3 +91,39 @@ def test_a_wild_slot_is_taken_over_and_stops_only_the_calls_that_would_read_it()
     model.sequences[1].values = [0] * (3 * L2_PT_SIZE * 16)  # its next record falls in slot 3
     with pytest.raises(ModelLost, match="append_kv would read"):
         model.append_kv(False, 1, 8)
+
+
+def test_a_record_with_no_block_is_taken_over_as_a_hole() -> None:
+    """A create that mapped too few blocks (a failed search, or a short count): 20 records, logical block 1
+    left -1. The model takes the hole over, so free and fork are judged by what they change (the child copies
+    the hole), and refuses only an append whose record would land in it. An append that starts a new logical
+    block in an L2 entry the implementation made early is the spec's append of an unmapped block."""
+    model = TrackedModel()
+    model.llm_init(BLOCKS * BLOCK_SIZE)
+    model.create_sequence(False, 1, 20)
+    table = (((0,) + (UNMAPPED,) * (L2_PT_SIZE - 1)),) + (None,) * (L1_PT_SIZE - 1)
+    seen = seen_after_init(model, (1, 0, 0, 0), BLOCKS - 1, (SequenceState(1, 20, table),))
+    assert first_difference(model, seen, False) is not None
+    assert resync(model, seen) is None and model.sequences[1].blocks == [0, UNMAPPED]
+    assert first_difference(model, seen, False) is None
+    assert renamed_differences(model, seen, False) is not None and next(renamed_differences(model, seen, False), None) is None
+    assert model.fork_sequence(False, 1, 2).returned == NOT_NULL
+    assert model.sequences[2].blocks == [0, UNMAPPED] and model.ref_count() == [2, 0, 0, 0] and model.free_count() == 3
+    with pytest.raises(ModelLost, match="into logical block 1, which maps no block"):
+        model.append_kv(False, 2, 7)
+    assert model.free_sequence(False, 2).returned == 0 and model.free_sequence(False, 1).returned == 0
+    assert model.ref_count() == [0] * BLOCKS and model.free_count() == BLOCKS
+
+
+def test_an_l2_entry_made_early_is_appended_to_as_an_unmapped_block() -> None:
+    model = TrackedModel()
+    model.llm_init(BLOCKS * BLOCK_SIZE)
+    model.create_sequence(False, 1, 16)
+    table = ((0,) + (UNMAPPED,) * (L2_PT_SIZE - 1),) + ((UNMAPPED,) * L2_PT_SIZE,) + (None,) * (L1_PT_SIZE - 2)
+    seen = seen_after_init(model, (1, 0, 0, 0), BLOCKS - 1, (SequenceState(1, 16, table),))
+    assert resync(model, seen) is None and model.sequences[1].blocks == [0] + [UNMAPPED] * L2_PT_SIZE
+    assert first_difference(model, seen, False) is None  # the empty L2 table is part of the shape
+    assert model.append_kv(False, 1, 7).returned == 0  # record 16 starts logical block 1: a new block
+    assert model.sequences[1].blocks == [0, 1] + [UNMAPPED] * (L2_PT_SIZE - 1) and model.free_count() == BLOCKS - 2
+    after = ((0, 1) + (UNMAPPED,) * (L2_PT_SIZE - 2),) + table[1:]
+    assert first_difference(model, seen_after_init(model, (1, 1, 0, 0), BLOCKS - 2, (SequenceState(1, 17, after),)), False) is None

@@ -34,8 +34,9 @@ def test_a_free_count_skewed_when_full_does_not_hide_the_out_of_memory_bugs(
 
 def test_a_short_create_that_behaves_on_the_second_opinions_pool_does_not_move_its_charge(
         tmp_path: Path, submission: Callable[..., Path]) -> None:
-    """The second opinion (oracle/hw3/fresh_pool.py) can be fooled; it only adds first_fit to charge, so fooling
-    it buys nothing."""
+    """The second opinion's count witness (oracle/hw3/fresh_pool.py: the same call on an empty 4096-block pool)
+    can be fooled; a one-block create where the call ran still maps its block, so the shortfall is no failed
+    search and stays create_free's."""
     honest = score("create_one_block_short", tmp_path, submission)
     assert honest < 100
     assert score("create_short_except_on_a_fresh_pool", tmp_path, submission) <= honest

@@ -58,10 +58,12 @@ def engine(r: ProbeTarget, blocks: int) -> Any:
     return made
 
 
-def created(r: ProbeTarget, on: Any, seq_id: int, records: int) -> Any:
+def created(r: ProbeTarget, on: Any, seq_id: int, records: int, past: list[CheckedPast] | None = None) -> Any:
     """create_sequence on an engine with nothing mapped, checked before a probe edits the result: `records /
     16` rounded up distinct blocks, each with ref_count 1, mapped in order from block_table[0][0], -1 and NULL
-    everywhere else. Block ids are first fit's business (the first_fit item), so any distinct ids do."""
+    everywhere else. Block ids are first fit's business (the first_fit item), so any distinct ids do.
+    A probe of another item than create_free passes `past`: an L1 slot the create left wild (create_free's
+    bug) is then set to NULL, as the create should have, and noted there, so the probe still judges its rule."""
     used, free_before = -(-records // KV_PER_BLOCK), r.counts(on).free
     seq = r.call("create_sequence", on, seq_id, records)
     call = f"create_sequence(engine, {seq_id}, {records})"
@@ -74,6 +76,12 @@ def created(r: ProbeTarget, on: Any, seq_id: int, records: int) -> Any:
     if counts.free != free_before - used and counts.free != counts.total - taken:  # off from its own ref_count
         raise NotChecked(f"free_local_blocks is {counts.free} after {call}, expected {free_before - used} (item free_count)",
                          "free_count")
+    if past is not None and (wild := [l1 for l1, l2 in enumerate(view.block_table) if l2 == WILD]):
+        for l1 in wild:
+            r.move_l2(seq, l1, l1)  # block_table[l1] = NULL
+        past.append(CheckedPast(f"block_table[{wild[0]}] is a wild pointer after {call}: reading its L2 table faulted; "
+                                "the probe set it to NULL, as the create should have (item create_free)", "create_free"))
+        view = r.sequence(seq)
     no_wild_slot(view, call, "create_free")
     for l1, l2 in enumerate(view.block_table):
         if (l2 is not None) != (l1 * L2_PT_SIZE < used):
@@ -132,7 +140,8 @@ def check_all_free(counts: Counts, after: str) -> None:
                           "free_count")
 
 
-def check_freed(r: ProbeTarget, on: Any, before: set[int], kept: set[int], edit: str, why: str) -> None:
+def check_freed(r: ProbeTarget, on: Any, before: set[int], kept: set[int], edit: str, why: str,
+                past: list[CheckedPast] | None = None) -> None:
     """free_sequence(engine, 1) of a probe's only sequence, whose `edit` made a gap: every block released.
     `before` holds the blocks mapped before the gap (their release is the create_free item's rule), `kept`
     those past it, which a loop that stopped at the gap keeps (that bug gets its name, `why`). What free
@@ -153,7 +162,7 @@ def check_freed(r: ProbeTarget, on: Any, before: set[int], kept: set[int], edit:
     if held:
         block = min(held)
         raise ProbeFailed(f"ref_count[{block}] is {held[block]} after freeing a sequence whose {edit}, expected 0")
-    others = []
+    others = list(past or ())
     if returned != 0:
         others.append(CheckedPast(f"{call} returned {returned}, expected 0 (item create_free)", "create_free"))
     if counts.free != counts.total:  # every ref_count is 0: Constraint 5's bug
@@ -165,7 +174,8 @@ def check_freed(r: ProbeTarget, on: Any, before: set[int], kept: set[int], edit:
     checked_past(others)
 
 
-def check_forked(r: ProbeTarget, on: Any, parent_seq: Any, edit: str, why: str, undo: Callable[[], None]) -> None:
+def check_forked(r: ProbeTarget, on: Any, parent_seq: Any, edit: str, why: str, undo: Callable[[], None],
+                 past: list[CheckedPast] | None = None) -> None:
     """fork_sequence(engine, 1, 2) of a parent whose `edit` made a gap: the child has its own copy of each of
     the parent's L2 tables, entry for entry, NULL where the parent's slot is NULL, and each block is shared
     (ref_count 2). `why` names the loop bug a mismatch most likely is. What comes before the gap (a child at

@@ -113,21 +113,17 @@ def big_pool(target: ProbeTarget) -> str:
     single ref_count entries, never the whole 2^25 array)."""
     r = cast(LargePoolTarget, target)
     blocks = FAR + 3
-    on = r.reserve_pool(blocks * BLOCK_SIZE)  # raises Unavailable when there is no address space for it
-    if on is None or r.counts(on).total != blocks:
-        raise NotChecked("llm_init did not take the 2 GiB pool whole (item llm_init)", "llm_init")
-    if (stray := next((b for b in range(FAR, blocks) if r.ref_count(on, b)), None)) is not None:
-        raise NotChecked(f"ref_count[{stray}] is {r.ref_count(on, stray)} after llm_init, expected 0 (item llm_init)", "llm_init")
-    r.hold_blocks(on, FAR, 3)
     far = range(FAR, blocks)
-
+    on = _far_pool(r, blocks)
+    r.hold_blocks(on, FAR, 3)
+    others: list[CheckedPast] = []
     seq = r.call("create_sequence", on, 1, 1)
     if seq is None:
         raise NotChecked("create_sequence(engine, 1, 1) returned NULL with blocks 2^25 to 2^25 + 2 free")
-    if (first := _block_of(r, seq, 0)) not in far:
-        raise NotChecked(f"create_sequence(engine, 1, 1) with only blocks 2^25 to 2^25 + 2 free mapped block {first} "
-                         "(item first_fit)", "first_fit")
-    others: list[CheckedPast] = []
+    if (first := _block_of(r, seq, 0)) not in far:  # its search missed them: first fit's bug; the probe maps one itself
+        others.append(CheckedPast(f"create_sequence(engine, 1, 1) with only blocks 2^25 to 2^25 + 2 free mapped block "
+                                  f"{first} (item first_fit); the probe mapped block 2^25 itself", "first_fit"))
+        first = _far_block(r, on, seq, blocks)
     if (kv := r.sequence(seq).kv_count) != 1:  # the append then goes where this kv_count says
         others.append(CheckedPast(f"create_sequence(engine, 1, 1) left kv_count {kv}, expected 1 (item create_free)",
                                   "create_free"))
@@ -174,6 +170,29 @@ def big_pool(target: ProbeTarget) -> str:
     _check_record(r, copy, kv_parent, 0xC0DE, "append_kv(engine, 2, 0xC0DE) after the fork")
     checked_past(others)
     return "blocks past 2^25 of a 2 GiB pool written and copied at the right addresses"
+
+
+def _far_pool(r: LargePoolTarget, blocks: int) -> Any:
+    """llm_init on a reserved pool of `blocks` blocks, checked to take it whole with the far blocks free."""
+    on = r.reserve_pool(blocks * BLOCK_SIZE)  # raises Unavailable when there is no address space for it
+    if on is None or r.counts(on).total != blocks:
+        raise NotChecked("llm_init did not take the 2 GiB pool whole (item llm_init)", "llm_init")
+    if (stray := next((b for b in range(FAR, blocks) if r.ref_count(on, b)), None)) is not None:
+        raise NotChecked(f"ref_count[{stray}] is {r.ref_count(on, stray)} after llm_init, expected 0 (item llm_init)", "llm_init")
+    return on
+
+
+def _far_block(r: LargePoolTarget, on: Any, seq: Any, blocks: int) -> int:
+    """For an implementation whose search did not reach block 2^25: the probe maps it into the sequence's
+    entry 0 itself, with every block up to 2^25 held (2^25 by the sequence) and the two past it free. Where that
+    block's records go, and where a copy-on-write copies them, is still the size_t arithmetic this probe is
+    about."""
+    r.map_entry(seq, 0, FAR)
+    r.hold_blocks(on, FAR + 1, blocks - FAR - 1)
+    if (block := _block_of(r, seq, 0)) != FAR:
+        raise NotChecked(f"create_sequence(engine, 1, 1) with only blocks 2^25 to 2^25 + 2 free mapped block {block}, and "
+                         "left no L2 table for the probe to map block 2^25 in (item first_fit)", "first_fit")
+    return FAR
 
 
 def first_of(others: list[CheckedPast], reason: str, owner: str) -> CheckedPast:

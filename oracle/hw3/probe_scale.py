@@ -3,7 +3,7 @@ forks sharing a block, and two live engines that must not see each other's state
 
 from typing import Any
 
-from oracle.hw3.probe_checks import CheckedPast, NotChecked, ProbeFailed, check_all_free, created, engine, expect
+from oracle.hw3.probe_checks import CheckedPast, NotChecked, ProbeFailed, check_all_free, checked_past, created, engine, expect
 from oracle.hw3.probe_target import ProbeTarget
 from oracle.hw3.spec import UNMAPPED
 
@@ -49,8 +49,8 @@ def many_sequences(r: ProbeTarget) -> str:
 def many_forks(r: ProbeTarget) -> str:
     """A sequence and 300 forks share its block, past any small counter."""
     forks = 300
-    on = engine(r, 4)
-    block = (r.sequence(created(r, on, 0, 1)).block_table[0] or (UNMAPPED,))[0]
+    on, past = engine(r, 4), []  # a wild slot is create_free's bug, the fork item's to see past
+    block = (r.sequence(created(r, on, 0, 1, past)).block_table[0] or (UNMAPPED,))[0]
     forked = r.calls("fork_sequence", on, [(0, i) for i in range(1, forks + 1)], stop="null")
     if forked[-1] is None:
         i = len(forked)
@@ -70,6 +70,7 @@ def many_forks(r: ProbeTarget) -> str:
         raise CheckedPast(f"ref_count[{held}] is {counts.ref_count[held]} after freeing a sequence and its 300 forks, "
                           "each free returning 0, expected 0 (item create_free)", "create_free")
     check_all_free(counts, "freeing a sequence and its 300 forks")
+    checked_past(past)
     return "a one-block sequence and 300 forks share its block (ref_count 301), then all freed"
 
 

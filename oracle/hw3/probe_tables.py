@@ -2,7 +2,7 @@
 fork_sequence must visit every L1 slot and every L2 entry. Through the API a sequence's L2 tables fill from
 slot 0 and its entries from entry 0, without a gap, so each probe edits a live table to make one."""
 
-from oracle.hw3.probe_checks import check_forked, check_freed, created, engine, mapped
+from oracle.hw3.probe_checks import CheckedPast, check_forked, check_freed, created, engine, mapped
 from oracle.hw3.probe_target import ProbeTarget
 from oracle.hw3.spec import KV_PER_BLOCK, L2_PT_SIZE, UNMAPPED
 
@@ -17,27 +17,27 @@ ROOMY = 4  # pools 4 times what a probe maps: a set-up stays clear of a nearly f
 def l1_gap_free(r: ProbeTarget) -> str:
     """A 33-block sequence uses slots 0, 1 and 2; moving slot 1's table to slot 3 keeps every block mapped
     exactly once and leaves slot 1 NULL between live slots."""
-    on = engine(r, ROOMY * (2 * L2_PT_SIZE + 1))
-    seq = created(r, on, 1, GAP_RECORDS)
+    on, past = engine(r, ROOMY * (2 * L2_PT_SIZE + 1)), []
+    seq = created(r, on, 1, GAP_RECORDS, past)
     view = r.sequence(seq)
     before = set(view.block_table[0] or ())  # slot 0 comes before the gap
     r.move_l2(seq, 1, 3)
-    check_freed(r, on, before, mapped(view) - before, GAP, STOP_L1)
+    check_freed(r, on, before, mapped(view) - before, GAP, STOP_L1, past)
     return "freed a 33-block sequence with L1 slots 0, 2 and 3 in use: every block released"
 
 
 def l1_gap_fork(r: ProbeTarget) -> str:
     """fork_sequence copies every non-NULL parent L2 table (Task 3), past the same gap as l1_gap_free."""
-    on = engine(r, ROOMY * (2 * L2_PT_SIZE + 1))
-    parent = created(r, on, 1, GAP_RECORDS)
+    on, past = engine(r, ROOMY * (2 * L2_PT_SIZE + 1)), []
+    parent = created(r, on, 1, GAP_RECORDS, past)
     r.move_l2(parent, 1, 3)
-    check_forked(r, on, parent, GAP, STOP_L1, lambda: r.move_l2(parent, 3, 1))
+    check_forked(r, on, parent, GAP, STOP_L1, lambda: r.move_l2(parent, 3, 1), past)
     return "forked a 33-block sequence with L1 slots 0, 2 and 3 in use: every L2 table copied, every block shared"
 
 
-def _l2_hole(r: ProbeTarget, on: object) -> object:
+def _l2_hole(r: ProbeTarget, on: object, past: list[CheckedPast] | None = None) -> object:
     """A 3-block sequence maps entries 0, 1 and 2 of block_table[0]; entry 1 moves to entry 5, leaving -1."""
-    seq = created(r, on, 1, 3 * KV_PER_BLOCK)
+    seq = created(r, on, 1, 3 * KV_PER_BLOCK, past)
     r.move_entry(seq, 0, 1, 5)
     return seq
 
@@ -54,7 +54,7 @@ def l2_hole_free(r: ProbeTarget) -> str:
 
 def l2_hole_fork(r: ProbeTarget) -> str:
     """fork_sequence copies "the mapped entries", past an unmapped one too."""
-    on = engine(r, ROOMY * 3)
-    parent = _l2_hole(r, on)
-    check_forked(r, on, parent, HOLE, STOP_L2, lambda: r.move_entry(parent, 0, 5, 1))
+    on, past = engine(r, ROOMY * 3), []  # a wild slot is create_free's bug, the fork item's to see past
+    parent = _l2_hole(r, on, past)
+    check_forked(r, on, parent, HOLE, STOP_L2, lambda: r.move_entry(parent, 0, 5, 1), past)
     return "forked a sequence whose block_table[0] maps entries 0, 2 and 5: every entry copied, every block shared"

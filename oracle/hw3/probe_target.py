@@ -85,6 +85,9 @@ class LargePoolTarget(ProbeTarget, Protocol):
         """llm_init on a pool of `size` zero bytes that takes no memory until touched; None when there is no
         address space for it (raises ImplementationFailure when llm_init fails)."""
 
+    def map_entry(self, seq: Any, logical: int, block: int) -> None:
+        """The live sequence's entry for logical block `logical` = `block` (its L2 table exists)."""
+
     def hold_blocks(self, engine: Any, blocks: int, free: int) -> None:
         """ref_count[0 .. blocks) = 1 and free_local_blocks = free, on the live engine."""
 

@@ -149,6 +149,8 @@ def _contents_differences(
     image = {b: b for b in renaming.values()}
     for index, value in enumerate(values):
         block, offset = divmod(index, KV_PER_BLOCK)
+        if blocks[block] == UNMAPPED:  # a record with no block, in a state taken over (resync.py): nowhere to read
+            continue
         ours, theirs = blocks[block], renaming[blocks[block]]
         (actual,) = struct.unpack_from("<i", pool, (theirs * KV_PER_BLOCK + offset) * KV_SIZE)
         want = _token(value, ours, offset, renaming, total)

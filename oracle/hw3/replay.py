@@ -9,7 +9,7 @@ check. A new difference of another rule does not: the model takes over the imple
 it could not check and which item owns it. Where the model cannot take the state over, the differences it
 leaves are carried, and only new ones count. A crash or hang after a structural difference of another rule
 in the same program is read past like it. A create or append that left a block unmapped gets a second
-opinion on a fresh pool (fresh_pool.py): if its search for a free block failed, first fit is charged too."""
+opinion (fresh_pool.py): if its search for a free block failed, the difference is first fit's."""
 
 import dataclasses
 from dataclasses import dataclass
@@ -19,9 +19,9 @@ from oracle.hw3.adapters import Adapter
 from oracle.hw3.compare import differences, state_changes
 from oracle import finding
 from oracle.difference import Difference
-from oracle.hw3.steps import append, create, destroy, fork, free, init, null  # noqa: F401  (importable from here)
+from oracle.hw3.steps import append, call_on, create, destroy, fork, free, init, null  # noqa: F401  (importable from here)
 from oracle.program import Program, Step
-from oracle.hw3.fresh_pool import left_unmapped, maps_on_a_fresh_pool
+from oracle.hw3.fresh_pool import search_failed
 from oracle.hw3.difference import (
     BLOCK_ID, CALL_ALLOCATIONS, FACTS, KV_COUNT, LEAK, LIST_BROKEN, LIST_IDS, LIST_ORDER, MAPPING, REF_COUNT, RETURN,
     STATE_CHANGE, TABLE_SHAPE, crash,
@@ -30,7 +30,7 @@ from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure, Observation
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
-from oracle.hw3.rules import Effects, also_broken, fails, rule_of
+from oracle.hw3.rules import Effects, fails, rule_of
 
 
 Scenario = Program  # what the HW3 items call a call program
@@ -133,17 +133,17 @@ def replay(
             found.append(crash(failure))
         effects = _effects(before, seen, frozenset(model.mapped() - mapped))
         if (effects is not None and fresh is not None and step.op in ("create_sequence", "append_kv")
-                and step.args[0] in model.sequences and left_unmapped(found)
-                and maps_on_a_fresh_pool(fresh, step.op, step.args[0], len(model.sequences[step.args[0]].values),
-                                         "cow_copy" in expected.events)):
+                and step.args[0] in model.sequences
+                and search_failed(fresh, found, scenario.steps[:number], len(model.sequences[step.args[0]].values),
+                                  "cow_copy" in expected.events)):
             effects = dataclasses.replace(effects, search_failed=True)
         finding = lambda d, rule=None: Finding(  # noqa: E731
             scenario.name, number, call, d, rule or rule_of(d, call, effects), calls=list(calls), model=model,
             output=_printed(adapter), seen=seen, modulo=modulo, effects=effects)
         if not _aftermath(call, seen is None and not returned_normally, scenario.name, reading):
-            mine = next(((d, rule) for d in found if (rule := _owned(d, call, effects, owns))), None)
+            mine = next((d for d in found if owns is None or owns(rule_of(d, call, effects))), None)
             if mine:
-                return finding(*mine)
+                return finding(mine)
         if reading is not None and seen is not None and _speaks_for(call, owns, _compared(found, modulo)):
             reading.checked.append(call)
         if not found:
@@ -178,16 +178,6 @@ def _aftermath(call: Call, stopped: bool, program: str, reading: "Reading | None
         return False
     first = next((f for f in reading.passed_over if f.program == program), None)
     return first is not None and first.difference.aspect in _STRUCTURAL
-
-
-def _owned(difference: Difference, call: Call, effects: Effects | None, owns: Callable[[str], bool] | None) -> str | None:
-    """The rule an item that owns `owns` fails `difference` by: the rule it breaks, or first fit's when the
-    call's second opinion (fresh_pool.py) says its search for a free block failed. The second opinion only
-    adds an item to charge, never removes one: a bug that hides from it still costs the call's own item."""
-    for rule in (rule_of(difference, call, effects), also_broken(difference, call, effects)):
-        if rule is not None and (owns is None or owns(rule)):
-            return rule
-    return None
 
 
 def _unjudged(adapter: Adapter, step: Step, engine: object, calls: list[Call],
@@ -238,15 +228,6 @@ def _speaks_for(call: Call, owns: Callable[[str], bool] | None, compared: tuple[
     if not fails(call.api, call.expected):
         compared = tuple(aspect for aspect in compared if aspect not in (CALL_ALLOCATIONS, STATE_CHANGE))
     return any(owns(rule_of(Difference(aspect, "", None, None, seq=seq), call)) for aspect in compared for seq in others)
-
-
-def call_on(adapter: Adapter, step: Step, engine: object) -> tuple[object, object]:
-    """Makes one call: the engine handle afterwards, and what the call returned."""
-    if step.op == "llm_init":
-        returned = adapter.llm_init(step.args[0], step.null)
-        return returned, returned
-    returned = getattr(adapter, step.op)(None if step.null else engine, *step.args)
-    return (None if step.op == "llm_destroy" and not step.null else engine), returned
 
 
 def _printed(adapter: Adapter) -> str:

@@ -55,8 +55,15 @@ class TrackedModel(Model):
             raise ModelLost(f"free_local_blocks says {self.free} blocks are free, ref_count only {len(found)}")
         return found
 
+    def mapped(self) -> set[int]:
+        return set(self._mappings())
+
     def _mappings(self) -> Counter:
-        return Counter(chain.from_iterable(seq.blocks for seq in self.sequences.values()))
+        """How many mappings each block has. A hole (UNMAPPED: a logical block with no block, in a state taken
+        over from an implementation) maps nothing."""
+        counts = Counter(chain.from_iterable(seq.blocks for seq in self.sequences.values()))
+        counts.pop(UNMAPPED, None)
+        return counts
 
     def _tracked(self, api: str, *args: object) -> Outcome:
         """The call as the spec makes it on the counts: each mapping dropped decrements its block's count (and
@@ -76,16 +83,22 @@ class TrackedModel(Model):
                 self.free -= self.counts[block] == 0
                 self.counts[block] += 1
         for seq in self.sequences.values():
-            seq.values = [self.read(seq.blocks[i // KV_PER_BLOCK] * KV_PER_BLOCK + i % KV_PER_BLOCK)
-                          for i in range(len(seq.values))]
+            seq.values = [value if (block := seq.blocks[i // KV_PER_BLOCK]) == UNMAPPED
+                          else self.read(block * KV_PER_BLOCK + i % KV_PER_BLOCK) for i, value in enumerate(seq.values)]
         return outcome
 
     def _refuse_wild(self, api: str, null_engine: bool, *args: object) -> None:
         """A call that would read an L1 slot the implementation left wild (taken over as WILD: its pointer
         faulted when read) reads garbage: what it does, nobody can say. Create reads no other sequence; fork
-        and free read all of theirs; append reads the slot of its next record."""
+        and free read all of theirs; append reads the slot of its next record. An append whose next record
+        falls in a hole (a logical block with records and no block) is as unknowable: where it writes, or
+        whether it allocates, the spec does not say."""
         if null_engine or not self.live or api == "create_sequence":
             return
+        seq = self.sequences.get(args[0]) if api == "append_kv" else None  # type: ignore[call-overload]
+        if seq is not None and _in_hole(seq):
+            raise ModelLost(f"append_kv would write seq {args[0]}'s record {len(seq.values)} into logical block "
+                            f"{len(seq.values) // KV_PER_BLOCK}, which maps no block")
         ids = list(self.sequences) if api == "llm_destroy" else [args[0]]
         for seq_id in ids:
             seq = self.sequences.get(seq_id)  # type: ignore[call-overload]
@@ -111,7 +124,20 @@ class TrackedModel(Model):
         return self._tracked("fork_sequence", null_engine, parent_seq_id, new_seq_id)
 
     def append_kv(self, null_engine: bool, seq_id: int, kv_data: int) -> Outcome:
-        return self._tracked("append_kv", null_engine, seq_id, kv_data)
+        """An append that starts a new logical block where the implementation's L2 table already holds it as
+        UNMAPPED (the table was made early) is the spec's append of an unmapped block."""
+        seq = self.sequences.get(seq_id) if self.live and not null_engine else None
+        logical, offset = divmod(len(seq.values), KV_PER_BLOCK) if seq is not None else (0, 1)
+        if seq is None or offset or logical >= len(seq.blocks) or any(b != UNMAPPED for b in seq.blocks[logical:]):
+            return self._tracked("append_kv", null_engine, seq_id, kv_data)
+        trailing = seq.blocks[logical:]
+        del seq.blocks[logical:]
+        outcome = None
+        try:
+            outcome = self._tracked("append_kv", null_engine, seq_id, kv_data)
+        finally:  # refused or lost: the table stays as it was; made: the block takes the first hole's place
+            seq.blocks += trailing if outcome is None or outcome.returned != 0 else trailing[1:]
+        return outcome
 
     def free_sequence(self, null_engine: bool, seq_id: int) -> Outcome:
         return self._tracked("free_sequence", null_engine, seq_id)
@@ -140,10 +166,11 @@ def resync(model: TrackedModel, seen: Observation) -> str | None:
     for state in engine.sequences:
         if state.seq_id in sequences or not 0 <= state.kv_count <= MAX_KV:
             return f"seq {state.seq_id} is listed twice or has kv_count {state.kv_count}"
-        blocks = _mapped(state.block_table, total)  # all it maps, even past kv_count: what later calls use
+        blocks = _mapped(state.block_table, total, -(-state.kv_count // KV_PER_BLOCK))  # even past kv_count: later calls use it
         if len(blocks) < -(-state.kv_count // KV_PER_BLOCK):
-            return f"seq {state.seq_id} has no block mapped for its record {len(blocks) * KV_PER_BLOCK}"
-        values = [slots[blocks[i // KV_PER_BLOCK] * KV_PER_BLOCK + i % KV_PER_BLOCK] for i in range(state.kv_count)]
+            return f"seq {state.seq_id} has no L2 entry for its record {len(blocks) * KV_PER_BLOCK}"
+        values = [0 if (block := blocks[i // KV_PER_BLOCK]) == UNMAPPED else slots[block * KV_PER_BLOCK + i % KV_PER_BLOCK]
+                  for i in range(state.kv_count)]  # a record in a hole is nowhere: never read, never compared
         wild = frozenset(l1 for l1, l2 in enumerate(state.block_table) if l2 == WILD)
         sequences[state.seq_id] = ModelSequence(values, blocks, wild)
     model.live, model.total, model.sequences = True, total, sequences
@@ -153,14 +180,29 @@ def resync(model: TrackedModel, seen: Observation) -> str | None:
     return _take_pool(model, seen)
 
 
-def _mapped(table: tuple, total: int) -> list[int]:
-    """The blocks a table maps from logical block 0 up to its first unmapped entry."""
-    blocks = []
+def _in_hole(seq: ModelSequence) -> bool:
+    """Whether a sequence's next record falls in a logical block that maps no block, though it is not a new
+    block past all it maps (see TrackedModel.append_kv)."""
+    logical, offset = divmod(len(seq.values), KV_PER_BLOCK)
+    return (logical < len(seq.blocks) and seq.blocks[logical] == UNMAPPED
+            and (offset > 0 or any(block != UNMAPPED for block in seq.blocks[logical:])))
+
+
+def _mapped(table: tuple, total: int, needed: int) -> list[int]:
+    """The entries of a table's L2 tables from slot 0 up to the first NULL or wild slot, or the first entry that
+    is neither a block nor UNMAPPED; UNMAPPED entries are holes (a create or append that mapped too few). Holes
+    past the last mapped entry and the `needed` logical blocks of the records are dropped, except one where an
+    L2 table holds nothing else, so that its table is part of the shape (compare.expected_table)."""
+    blocks: list[int] = []
     for l2 in table:
-        for block in l2 or (UNMAPPED,):
-            if not 0 <= block < total:
-                return blocks
-            blocks.append(block)
+        if l2 is None or l2 == WILD or len(l2) != L2_PT_SIZE:
+            break
+        if not all(0 <= block < total or block == UNMAPPED for block in l2):
+            blocks += l2[:next(j for j, block in enumerate(l2) if not (0 <= block < total or block == UNMAPPED))]
+            break
+        blocks += l2
+    while len(blocks) > needed and blocks[-1] == UNMAPPED and (len(blocks) - 1) % L2_PT_SIZE:
+        blocks.pop()
     return blocks
 
 

@@ -47,7 +47,7 @@ class Effects:
     taken: frozenset[int]  # the blocks whose ref_count it raised from 0: the blocks it allocated
     wrote: bool = True  # whether the pool's bytes changed
     picked: frozenset[int] | None = None  # the blocks the model's call newly mapped (None: unknown)
-    search_failed: bool = False  # it left a block unmapped, and maps every block on a fresh pool (also_broken)
+    search_failed: bool = False  # it left a block unmapped because its search for a free block failed (fresh_pool.py)
 
 
 def rule_of(difference: Difference, call: Call, effects: Effects | None = None) -> str:
@@ -77,6 +77,8 @@ def rule_of(difference: Difference, call: Call, effects: Effects | None = None) 
         return CHECK_BEFORE_ALLOCATE  # a call that must fail changed something on its way to failing
     if aspect == FREE_COUNT:
         return FREE_BLOCK_CONSISTENCY
+    if effects is not None and effects.search_failed and aspect in (BLOCKS_TAKEN, MAPPING, REF_COUNT):
+        return FIRST_FIT  # it asked for each block and its search found none, though the model found one
     if aspect == BLOCK_ID and api in _PICKS_BLOCKS and (effects is None or (
             difference.got in effects.taken and (effects.picked is None or difference.expected in effects.picked))):
         return FIRST_FIT  # both took a block there, and another one: which block is first fit's choice
@@ -88,13 +90,3 @@ def rule_of(difference: Difference, call: Call, effects: Effects | None = None) 
                  or others_moved)):
         return TASKS["fork_sequence"]  # the call changed another sequence's table: a fork shared an L2 table
     return TASKS[api]
-
-
-def also_broken(difference: Difference, call: Call, effects: Effects | None) -> str | None:
-    """A second rule a difference breaks, besides rule_of's: first fit's, when the call left a block unmapped and
-    maps every block on a fresh pool (fresh_pool.py: its search for a free block failed on the pool it had).
-    From the tables alone that is also a wrong count of blocks, the call's own task, which stays charged: a
-    count bug that hides from the second opinion must not move to the cheaper item."""
-    if effects is not None and effects.search_failed and difference.aspect in (BLOCKS_TAKEN, MAPPING, REF_COUNT):
-        return FIRST_FIT
-    return None

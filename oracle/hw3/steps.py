@@ -2,6 +2,7 @@
 items and the memcheck battery."""
 
 import dataclasses
+from typing import Any
 
 from oracle.hw3.spec import BLOCK_SIZE
 from oracle.program import Step
@@ -33,3 +34,12 @@ def destroy() -> Step:
 
 def null(step: Step) -> Step:
     return dataclasses.replace(step, null=True)
+
+
+def call_on(adapter: Any, step: Step, engine: object) -> tuple[object, object]:
+    """Makes one call on an adapter: the engine handle afterwards, and what the call returned."""
+    if step.op == "llm_init":
+        returned = adapter.llm_init(step.args[0], step.null)
+        return returned, returned
+    returned = getattr(adapter, step.op)(None if step.null else engine, *step.args)
+    return (None if step.op == "llm_destroy" and not step.null else engine), returned

@@ -21,7 +21,7 @@ static size_t n_probe_pools;
 
 static int is_probe_op(uint8_t op)
 {
-    return op != 0 && strchr("PKSMEHNGQ", op) != NULL;
+    return op != 0 && strchr("PKSMEBHNGQ", op) != NULL;
 }
 
 /* free() of a probe's pool: the caller owns it (llm_destroy must not free it); noted for the 'Q' operation. */
@@ -152,6 +152,11 @@ static void probe_access(const void *arg)
         }
         break;
     }
+    case 'B': /* block_table[a / 16][a % 16] = b, in an L2 table the sequence has */
+        reading = "an L2 block table";
+        if (in_table(req->a, L1_PT_SIZE * L2_PT_SIZE) && seq->block_table[req->a / L2_PT_SIZE] != NULL)
+            seq->block_table[req->a / L2_PT_SIZE][req->a % L2_PT_SIZE] = req->b;
+        break;
     case 'H': /* ref_count[0 .. a) = b */
         reading = "ref_count";
         for (int32_t block = 0; block < req->a; block++)

@@ -190,6 +190,9 @@ class CProbeAdapter(CAdapter):
     def reserve_pool(self, size: int) -> Pointer | None:
         return self._init(size, None, False)
 
+    def map_entry(self, seq: Any, logical: int, block: int) -> None:
+        self._probe("B", self._address(seq), logical, block)
+
     def hold_blocks(self, engine: Any, blocks: int, free: int) -> None:
         self._probe("H", self._address(engine), blocks, 1)
         self._probe("N", self._address(engine), free)
