@@ -41,6 +41,23 @@ def test_a_broken_fixture_fails_exactly_its_own_items(name: str, tmp_path: Path,
             assert "that is item " in item.message and "'s to judge" in item.message
 
 
+# Submissions of tests/submissions/unseen/ (written without the grader's code in view) that once cost another
+# item: each fails exactly these items, plus possibly fuzz.
+UNSEEN_ITEMS: dict[str, set[str]] = {
+    "create_cap_in_loop": {"check_before_allocate"},  # the cap is met while mapping: a failing create allocated
+    "create_ceil_plus_one": {"create_free"},  # a block too many: the probes' set-ups go on past it
+    "create_double_decrement": {"free_count"},  # many_sequences' create refused by a free count ref_count contradicts
+    "free_skips_last_l1": {"l1_traversal", "memory_safety"},  # a free that skips L1 slot 15 (its blocks leak)
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNSEEN_ITEMS))
+def test_an_unseen_submission_fails_exactly_its_own_items(name: str, tmp_path: Path, submission: Callable[..., Path]) -> None:
+    report = grade(str(submission("unseen", name)), load(small_rubric(tmp_path / "rubric.toml")), tmp_path, timeout=1.0)
+    failed = {item.id for item in report.items if item.status != "passed" and item.max_points}
+    assert failed - {"fuzz"} == UNSEEN_ITEMS[name], [(i.id, i.message) for i in report.items if i.id in failed]
+
+
 # The Python variants of tests/broken/ (each the engine with one bug), graded in their child process.
 PYTHON_OWN_ITEMS: dict[str, set[str]] = {
     "big_endian": {"append_cow"},

@@ -32,13 +32,13 @@ def test_reference_passes_every_probe(tmp_path: Path) -> None:
     "name, probe, detail",
     [
         ("break_at_null_l1", "l1_gap_free",
-         "after freeing a sequence whose L1 slot 1 is NULL and slots 0, 2 and 3 are in use, the blocks past the gap "
+         "after freeing a sequence whose L1 slots 0, 3 and 15 are in use (1, 2 and 4 to 14 NULL), the blocks past the gap "
          "still have ref_count 1, expected 0 (the loop must not stop at a NULL slot)"),
         ("cmut_fork_break_at_null_l1", "l1_gap_fork",
-         "fork_sequence(engine, 1, 2) of a parent whose L1 slot 1 is NULL and slots 0, 2 and 3 are in use: "
-         "the child's block_table[2] is NULL"),
-        ("free_walks_kv_count", "l1_gap_free", "after freeing a sequence whose L1 slot 1 is NULL and slots 0, 2 and 3 "
-         "are in use, 16 of the 17 blocks past the gap (ref_count[16] among them) still have ref_count 1, expected 0"),
+         "fork_sequence(engine, 1, 2) of a parent whose L1 slots 0, 3 and 15 are in use (1, 2 and 4 to 14 NULL): "
+         "the child's block_table[3] is NULL"),
+        ("free_walks_kv_count", "l1_gap_free", "after freeing a sequence whose L1 slots 0, 3 and 15 are in use (1, 2 and "
+         "4 to 14 NULL), the blocks past the gap still have ref_count 1, expected 0"),
         ("cmut_init_refuses_32mib", "init_untouched", "llm_init(pool, 67108864) returned NULL"),
         ("destroy_frees_pool", "destroy_keeps_pool", "llm_destroy freed pool_base_ptr, which the caller owns"),
         ("l2_hole_free", "l2_hole_free", "after freeing a sequence whose block_table[0] maps entries 0, 2 and 5"),

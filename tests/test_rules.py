@@ -2,9 +2,9 @@
 and what the call did to the implementation's state."""
 
 from oracle.difference import Difference
-from oracle.hw3.difference import BLOCK_ID, CONTENTS, CRASH, HEAP_CORRUPTED, POOL
+from oracle.hw3.difference import BLOCK_ID, BLOCKS_TAKEN, CONTENTS, CRASH, HEAP_CORRUPTED, POOL, RETURN, TABLE_SHAPE
 from oracle.hw3.machine import Call
-from oracle.hw3.rules import FIRST_FIT, MEMORY_SAFETY, NO_PREMATURE_WRITES, TASKS, Effects, rule_of
+from oracle.hw3.rules import FIRST_FIT, L1_TRAVERSAL, MEMORY_SAFETY, NO_PREMATURE_WRITES, TASKS, Effects, rule_of
 
 APPEND = Call("append_kv", (4, 1), False, 0)
 
@@ -54,3 +54,16 @@ def test_a_call_that_changed_another_sequences_table_shows_a_shared_l2_table_for
     wrong = Difference(MAPPING, "seq 2 block_table[0][1]", "a block other than 2", 2, seq=2)
     assert rule_of(wrong, append, Effects(frozenset({1, 2}), frozenset({5}), True)) == TASKS["fork_sequence"]
     assert rule_of(wrong, append, Effects(frozenset({2}), frozenset({5}), True)) == TASKS["append_kv"]
+
+
+def test_a_free_or_fork_that_left_whole_l1_slots_untouched_breaks_the_l1_walk() -> None:
+    """A free that dropped no reference of slot 15's blocks while it released every other slot's, or a fork whose
+    child lacks slot 15's table: the L1 loop's bug (l1_traversal), whatever fact shows it."""
+    walked = Effects(frozenset(), frozenset(), skipped=frozenset({15}))
+    free, fork = Call("free_sequence", (1,), False, 0), Call("fork_sequence", (1, 2), False, True)
+    assert rule_of(Difference(BLOCKS_TAKEN, "free_local_blocks", 256, 240), free, walked) == L1_TRAVERSAL
+    assert rule_of(Difference(TABLE_SHAPE, "seq 2 block_table[15]", "an L2 table", "NULL", seq=2), fork, walked) == L1_TRAVERSAL
+    assert rule_of(Difference(BLOCKS_TAKEN, "free_local_blocks", 256, 240), free, Effects(frozenset(), frozenset())) == TASKS["free_sequence"]
+    create = Call("create_sequence", (1, 17), False, True)
+    assert rule_of(Difference(BLOCKS_TAKEN, "free_local_blocks", 3, 4), create, walked) == TASKS["create_sequence"]
+    assert rule_of(Difference(RETURN, "return value", 0, -1), free, walked) == TASKS["free_sequence"]

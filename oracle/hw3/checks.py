@@ -28,7 +28,7 @@ from oracle.hw3.replay import (  # noqa: F401  (replay: importable from here as 
 )
 from oracle.hw3.rules import (  # noqa: F401  (the rule names, importable from here as before)
     BIG_POOL, CHECK_BEFORE_ALLOCATE, FIRST_FIT, FREE_BLOCK_CONSISTENCY, MEMORY_SAFETY, NO_PREMATURE_WRITES,
-    POINTER_SAFETY, TAIL_INSERTION, TASKS, fails, rule_of,
+    L1_TRAVERSAL, POINTER_SAFETY, TAIL_INSERTION, TASKS, fails, rule_of,
 )
 from oracle.hw3.spec import KV_PER_BLOCK, L2_PT_SIZE, MAX_LOGICAL_BLOCKS
 from oracle.hw3.verdicts import Submission, built as _built, failed, run_scenarios as _run_scenarios
@@ -148,7 +148,11 @@ def check_check_before_allocate(sub: Submission, options: Mapping[str, Any]) -> 
         init(16), create(1, L2_PT_SIZE * KV_PER_BLOCK), append(1, 7),  # needs block_table[1] and a block
     ))
     new_page = Scenario("oom_append_new_page", (init(2), create(1, 32), append(1, 7)))
-    return _run_scenarios(sub, "check_before_allocate", [refusals, needs_l2, new_page, *FAILING_FIRST, growing])
+    cap = Scenario("cap_with_free_blocks", (  # more than 256 free blocks: the cap alone refuses, before allocating
+        init(300), create(1, MAX_LOGICAL_BLOCKS * KV_PER_BLOCK + 1), create(1, MAX_LOGICAL_BLOCKS * KV_PER_BLOCK),
+        append(1, 5), create(2, MAX_LOGICAL_BLOCKS * KV_PER_BLOCK + 1),
+    ))
+    return _run_scenarios(sub, "check_before_allocate", [refusals, needs_l2, new_page, cap, *FAILING_FIRST, growing])
 
 
 def failing_calls(fresh_id: int, live_id: int, oom_records: int) -> tuple[Step, ...]:
@@ -235,10 +239,14 @@ def check_tail_insertion(sub: Submission, options: Mapping[str, Any]) -> Outcome
 
 
 def check_l1_traversal(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-    """free_sequence and fork_sequence must visit all 16 L1 slots; through the API the L2 tables are always
-    contiguous, so the probes edit a live block table to leave a NULL slot between two live ones."""
-    _built(sub)
-    return _with_probes(None, sub, "l1_gap_free", "l1_gap_fork")
+    """free_sequence and fork_sequence must visit all 16 L1 slots: sequences that use all 16 (and slot 15 with
+    one block) freed and forked, then the probes, which edit a live block table to leave NULL slots between
+    live ones (through the API the L2 tables are always contiguous)."""
+    full, one_past = MAX_LOGICAL_BLOCKS * KV_PER_BLOCK, (MAX_LOGICAL_BLOCKS - L2_PT_SIZE) * KV_PER_BLOCK + 1
+    return _with_probes(_run_scenarios(sub, "l1_traversal", [Scenario("all_16_l1_slots", (
+        init(300), create(1, full), fork(1, 2), free(1), free(2),
+        create(3, one_past), fork(3, 4), free(4), free(3),
+    ))]), sub, "l1_gap_free", "l1_gap_fork")
 
 
 # ---- the stateful fuzz ----------------------------------------------------------------------------------
@@ -305,7 +313,7 @@ CHECKS: dict[str, Check] = {
         Check("first_fit", FIRST_FIT, check_first_fit),
         Check("no_premature_writes", NO_PREMATURE_WRITES, check_no_premature_writes),
         Check("free_count", FREE_BLOCK_CONSISTENCY, check_free_count),
-        Check("l1_traversal", "Tasks 2-3: free_sequence and fork_sequence visit ALL 16 L1 slots", check_l1_traversal),
+        Check("l1_traversal", L1_TRAVERSAL, check_l1_traversal),
         Check("tail_insertion", TAIL_INSERTION, check_tail_insertion),
         Check("fuzz", "All rules: stateful fuzzing against the oracle", check_fuzz, FUZZ_OPTIONS, FUZZ_LIMITS),
         Check("memory_safety", MEMORY_SAFETY, check_memory_safety, MEMCHECK_OPTIONS, MEMCHECK_LIMITS),

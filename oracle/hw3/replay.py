@@ -28,9 +28,10 @@ from oracle.hw3.difference import (
 )
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
-from oracle.hw3.observation import ImplementationFailure, Observation
+from oracle.hw3.observation import WILD, EngineState, ImplementationFailure, Observation
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
-from oracle.hw3.rules import Effects, fails, rule_of
+from oracle.hw3.rules import WALKS, Effects, fails, rule_of
+from oracle.hw3.spec import L1_PT_SIZE, UNMAPPED
 
 
 Scenario = Program  # what the HW3 items call a call program
@@ -131,7 +132,7 @@ def replay(
                 found += state_changes(before, seen)
         except ImplementationFailure as failure:
             found.append(crash(failure))
-        effects = _effects(before, seen, frozenset(model.mapped() - mapped))
+        effects = _effects(call, before, seen, frozenset(model.mapped() - mapped))
         if (effects is not None and fresh is not None and step.op in ("create_sequence", "append_kv")
                 and step.args[0] in model.sequences
                 and search_failed(fresh, found, scenario.steps[:number], len(model.sequences[step.args[0]].values),
@@ -195,7 +196,7 @@ def _unjudged(adapter: Adapter, step: Step, engine: object, calls: list[Call],
     return engine, True, seen
 
 
-def _effects(before: Observation | None, seen: Observation | None, picked: frozenset[int]) -> Effects | None:
+def _effects(call: Call, before: Observation | None, seen: Observation | None, picked: frozenset[int]) -> Effects | None:
     """What a call changed between two observations of the implementation (None when either is unknown), and
     `picked`, the blocks the model's call newly mapped."""
     if before is None or seen is None or before.engine is None or seen.engine is None:
@@ -204,7 +205,38 @@ def _effects(before: Observation | None, seen: Observation | None, picked: froze
     moved = frozenset(state.seq_id for state in seen.engine.sequences if tables.get(state.seq_id) != state.block_table)
     old, new = before.engine.ref_count, seen.engine.ref_count
     taken = frozenset(block for block in range(min(len(old), len(new))) if old[block] == 0 and new[block] > 0)
-    return Effects(moved, taken, before.pool != seen.pool, picked)
+    skipped = _skipped(call, tables, before.engine, seen.engine) if not call.null and call.api in WALKS else frozenset()
+    return Effects(moved, taken, before.pool != seen.pool, picked, skipped=skipped)
+
+
+def _skipped(call: Call, tables: dict[int, tuple], before: EngineState, after: EngineState) -> frozenset[int]:
+    """The L1 slots of the sequence a free (or the parent a fork) walks that the call left untouched while it
+    handled every block of the others: a free that dropped no reference of a slot's blocks, a fork whose child
+    has no table where the parent has one. Empty when the call handled no slot, or part of one (not the L1
+    loop's doing)."""
+    table = tables.get(call.args[0])
+    if table is None:
+        return frozenset()
+    walked, skipped = set(), set()
+    if call.api == "free_sequence":
+        old, new = before.ref_count, after.ref_count
+        for l1, l2 in enumerate(table):
+            blocks = [block for block in (l2 if l2 and l2 != WILD else ()) if 0 <= block < min(len(old), len(new))]
+            dropped = {new[block] < old[block] for block in blocks}
+            if dropped == {True}:
+                walked.add(l1)
+            elif dropped == {False}:
+                skipped.add(l1)
+            elif dropped:
+                return frozenset()
+    else:
+        child = next((state.block_table for state in after.sequences if state.seq_id == call.args[1]), None)
+        if child is None:
+            return frozenset()
+        for l1, (l2, copy) in enumerate(zip(table, child)):
+            if l2 is not None and l2 != WILD and any(block != UNMAPPED for block in l2):
+                (walked if copy is not None else skipped).add(l1)
+    return frozenset(skipped) if walked else frozenset()
 
 
 def _compared(found: list[Difference], modulo: frozenset[str]) -> tuple[str, ...]:
@@ -217,6 +249,9 @@ def _compared(found: list[Difference], modulo: frozenset[str]) -> tuple[str, ...
     return tuple(aspect for aspect in FACTS if aspect not in lenient)
 
 
+_A_SKIPPED_SLOT = Effects(frozenset(), frozenset(), skipped=frozenset({L1_PT_SIZE - 1}))
+
+
 def _speaks_for(call: Call, owns: Callable[[str], bool] | None, compared: tuple[str, ...]) -> bool:
     """Whether a difference in one of the `compared` aspects, right after `call`, would break a rule `owns`
     accepts (a table lookup: rule_of on each aspect, for the call's own sequence and another one)."""
@@ -227,7 +262,9 @@ def _speaks_for(call: Call, owns: Callable[[str], bool] | None, compared: tuple[
         compared = tuple(aspect for aspect in compared if aspect != LEAK)
     if not fails(call.api, call.expected):
         compared = tuple(aspect for aspect in compared if aspect not in (CALL_ALLOCATIONS, STATE_CHANGE))
-    return any(owns(rule_of(Difference(aspect, "", None, None, seq=seq), call)) for aspect in compared for seq in others)
+    walks = (None, _A_SKIPPED_SLOT) if call.api in WALKS else (None,)  # a free or fork can show an L1 loop's bug
+    return any(owns(rule_of(Difference(aspect, "", None, None, seq=seq), call, effects))
+               for aspect in compared for seq in others for effects in walks)
 
 
 def _printed(adapter: Adapter) -> str:

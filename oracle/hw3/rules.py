@@ -24,6 +24,7 @@ FIRST_FIT = "Constraint 3: First-Fit Allocation"
 NO_PREMATURE_WRITES = "Constraint 4: No Premature Memory Modification"
 FREE_BLOCK_CONSISTENCY = "Constraint 5: Free Block Consistency"
 TAIL_INSERTION = "Tasks 2-3: append to the tail of active_seqs (head->prev)"
+L1_TRAVERSAL = "Tasks 2-3: free_sequence and fork_sequence visit ALL 16 L1 slots"
 MEMORY_SAFETY = "Compilation Standard: Valgrind-clean, 0 bytes lost"
 BIG_POOL = "Block addresses in size_t: pools over 2 GiB (beyond the spec's tests)"
 
@@ -31,6 +32,8 @@ BIG_POOL = "Block addresses in size_t: pools over 2 GiB (beyond the spec's tests
 _WRITES_NOTHING = ("llm_init", "create_sequence", "fork_sequence", "free_sequence", "llm_destroy")
 _PICKS_BLOCKS = ("create_sequence", "append_kv")  # first fit decides which block these map
 _ONE_SEQUENCE = ("create_sequence", "append_kv", "free_sequence")  # these touch their own sequence only
+WALKS = ("free_sequence", "fork_sequence")  # these walk a block table's 16 L1 slots
+_WALKED = (BLOCKS_TAKEN, FREE_COUNT, REF_COUNT, TABLE_SHAPE, MAPPING, LEAK)  # what a walk that skips a slot leaves
 
 
 def fails(api: str, returned: bool | int) -> bool:
@@ -48,6 +51,7 @@ class Effects:
     wrote: bool = True  # whether the pool's bytes changed
     picked: frozenset[int] | None = None  # the blocks the model's call newly mapped (None: unknown)
     search_failed: bool = False  # it left a block unmapped because its search for a free block failed (fresh_pool.py)
+    skipped: frozenset[int] = frozenset()  # the L1 slots a free or fork left untouched while it walked others
 
 
 def rule_of(difference: Difference, call: Call, effects: Effects | None = None) -> str:
@@ -75,6 +79,8 @@ def rule_of(difference: Difference, call: Call, effects: Effects | None = None) 
         return TASKS["llm_init"]
     if aspect not in (RETURN, CRASH) and fails(api, call.expected):
         return CHECK_BEFORE_ALLOCATE  # a call that must fail changed something on its way to failing
+    if effects is not None and effects.skipped and api in WALKS and aspect in _WALKED:
+        return L1_TRAVERSAL  # whole L1 slots left as they were while the others were walked: the L1 loop's bug
     if aspect == FREE_COUNT:
         return FREE_BLOCK_CONSISTENCY
     if effects is not None and effects.search_failed and aspect in (BLOCKS_TAKEN, MAPPING, REF_COUNT):
