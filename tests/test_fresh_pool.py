@@ -28,12 +28,21 @@ VARIANTS = {
     "short_except_large": ("    for (int logical = 0; logical < required; logical++) {",
                            "    for (int logical = 0; logical < required - (required >= 2 && engine->total_local_blocks "
                            "!= 4096); logical++) {"),
-    # the same, on every pool that is not empty: a count that fakes a failed search for a one-block create too
+    # the same, on every pool that is not empty: one-block creates there map nothing at all
     "short_when_used": ("    for (int logical = 0; logical < required; logical++) {",
                         "    for (int logical = 0; logical < required - (engine->free_local_blocks != "
                         "engine->total_local_blocks && engine->total_local_blocks != 4096); logical++) {"),
+    # a short create that then makes every later create map nothing (an adversarial review's attack on a
+    # witness made after the call): a flag the call sets
+    "short_then_poisoned": ("    for (int logical = 0; logical < required; logical++) {",
+                            "    static int poisoned;\n    if (engine->free_local_blocks != engine->total_local_blocks && required >= 2)\n"
+                            "        poisoned = 1;\n    for (int logical = 0; logical < required - (required >= 2 && poisoned) - "
+                            "(required == 1 && poisoned); logical++) {"),
 }
-FULL = [init(40), create(1, 16), create(2, 35 * 16)]  # the second create needs 35 of the 39 free blocks
+# The second create needs 35 of the 39 free blocks; searching below free_local_blocks, it finds blocks 1 to 19
+# (the 19th search has 21 free below 21) and then none.
+FULL = [init(40), create(1, 16), create(2, 35 * 16)]
+WANTED, TOOK = 35, 19
 
 
 def opener(tmp_path: Path, name: str):  # noqa: ANN201
@@ -68,29 +77,27 @@ def _unmapped(seq_id: int) -> list[Difference]:
     return [Difference(MAPPING, f"seq {seq_id} block_table[1][2]", "a block", -1, seq=seq_id)]
 
 
-@pytest.mark.parametrize("name, failed", [("search_bound", True), ("count_floor", False), ("short_except_large", False)])
+@pytest.mark.parametrize("name, failed", [("search_bound", True), ("count_floor", False), ("short_except_large", False),
+                                          ("short_when_used", False), ("short_then_poisoned", False)])
 def test_a_failed_search_is_told_from_a_short_count(name: str, failed: bool, tmp_path: Path) -> None:
-    """search_bound's search stops at free_local_blocks: past block 19 of 40 it finds nothing. count_floor
-    maps too few blocks on any pool; short_except_large only on pools other than the count witness's, and a
-    one-block create there still maps its block, so its shortfall is no failed search."""
-    assert search_failed(opener(tmp_path, name), _unmapped(2), FULL, 35 * 16, False) is failed
+    """search_bound's one-block creates, made where the call ran, find blocks 1 to 19 and then none, as the call
+    did. count_floor maps too few blocks on any pool; short_except_large only on pools other than the count
+    witness's; short_when_used maps nothing for a one-block create on a used pool; short_then_poisoned is
+    poisoned by the short call itself, which the last witness does not replay."""
+    assert search_failed(opener(tmp_path, name), _unmapped(2), FULL, 35 * 16, False, WANTED, TOOK) is failed
 
 
-def test_a_shortfall_that_appears_exactly_where_a_search_fails_is_first_fits(tmp_path: Path) -> None:
-    """A count short on every used pool fakes all three witnesses: it behaves as a search that fails once the
-    pool is in use, and that is what it is charged as (fresh_pool.py says so)."""
-    assert search_failed(opener(tmp_path, "short_when_used"), _unmapped(2), FULL, 35 * 16, False)
-
-
-def test_no_second_opinion_without_an_unmapped_entry_or_a_pool(tmp_path: Path) -> None:
+def test_no_second_opinion_without_an_unmapped_entry_a_pool_or_a_block_not_taken(tmp_path: Path) -> None:
     fresh = opener(tmp_path, "search_bound")
-    assert not search_failed(fresh, [Difference(BLOCKS_TAKEN, "free_local_blocks", 4, 20)], FULL, 35 * 16, False)
-    assert not search_failed(fresh, _unmapped(2), [init(40, null_pool=True), create(2, 35 * 16)], 35 * 16, False)
+    assert not search_failed(fresh, [Difference(BLOCKS_TAKEN, "free_local_blocks", 4, 20)], FULL, 35 * 16, False, WANTED, TOOK)
+    assert not search_failed(fresh, _unmapped(2), [init(40, null_pool=True), create(2, 35 * 16)], 35 * 16, False, WANTED, TOOK)
+    assert not search_failed(fresh, _unmapped(2), FULL, 35 * 16, False, WANTED, WANTED)
+    assert not search_failed(fresh, _unmapped(2), FULL, 35 * 16, False, WANTED, TOOK + 1)  # not where its searches stop
 
 
 def test_an_append_whose_search_failed_is_told_the_same_way(tmp_path: Path) -> None:
-    steps = [init(40), create(1, 35 * 16), fork(1, 2), append(2, 7)]  # the copy-on-write's search fails
-    assert search_failed(opener(tmp_path, "search_bound"), _unmapped(2), steps, 35 * 16 + 1, True)
+    steps = [init(40), create(1, 35 * 16), fork(1, 2), append(2, 7)]  # blocks 0 to 19, then the append's search fails
+    assert search_failed(opener(tmp_path, "search_bound"), _unmapped(2), steps, 35 * 16 + 1, True, 1, 0)
 
 
 def test_a_failed_search_is_first_fits_alone() -> None:

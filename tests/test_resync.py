@@ -96,8 +96,8 @@ def test_a_wild_slot_is_taken_over_and_stops_only_the_calls_that_would_read_it()
 def test_a_record_with_no_block_is_taken_over_as_a_hole() -> None:
     """A create that mapped too few blocks (a failed search, or a short count): 20 records, logical block 1
     left -1. The model takes the hole over, so free and fork are judged by what they change (the child copies
-    the hole), and refuses only an append whose record would land in it. An append that starts a new logical
-    block in an L2 entry the implementation made early is the spec's append of an unmapped block."""
+    the hole), and an append whose record lands in it is the spec's append of an unmapped block: the first
+    free block, the record at its offset there, and the hole's earlier records are what that block holds."""
     model = TrackedModel()
     model.llm_init(BLOCKS * BLOCK_SIZE)
     model.create_sequence(False, 1, 20)
@@ -109,10 +109,27 @@ def test_a_record_with_no_block_is_taken_over_as_a_hole() -> None:
     assert renamed_differences(model, seen, False) is not None and next(renamed_differences(model, seen, False), None) is None
     assert model.fork_sequence(False, 1, 2).returned == NOT_NULL
     assert model.sequences[2].blocks == [0, UNMAPPED] and model.ref_count() == [2, 0, 0, 0] and model.free_count() == 3
-    with pytest.raises(ModelLost, match="into logical block 1, which maps no block"):
-        model.append_kv(False, 2, 7)
+    assert model.append_kv(False, 2, 7).returned == 0
+    assert model.sequences[2].blocks == [0, 1] and model.ref_count() == [2, 1, 0, 0] and model.free_count() == 2
+    assert model.sequences[2].values[16:] == [model.read(16 + i) for i in range(4)] + [7]
     assert model.free_sequence(False, 2).returned == 0 and model.free_sequence(False, 1).returned == 0
     assert model.ref_count() == [0] * BLOCKS and model.free_count() == BLOCKS
+
+
+def test_records_with_no_l2_table_are_taken_over_as_holes_in_a_null_slot() -> None:
+    """A create that mapped no block for its 5 records and left block_table[0] NULL: taken over as a hole whose
+    slot stays NULL (bare), and filled by the next append like any hole, the slot then holding a table."""
+    model = TrackedModel()
+    model.llm_init(BLOCKS * BLOCK_SIZE)
+    model.create_sequence(False, 1, 5)
+    seen = seen_after_init(model, (0, 0, 0, 0), BLOCKS, (SequenceState(1, 5, (None,) * L1_PT_SIZE),))
+    assert resync(model, seen) is None and model.sequences[1].blocks == [UNMAPPED] and model.sequences[1].bare == {0}
+    assert first_difference(model, seen, False) is None
+    assert model.fork_sequence(False, 1, 2).returned == NOT_NULL and model.sequences[2].bare == {0}
+    assert model.append_kv(False, 1, 7).returned == 0 and model.sequences[1].blocks == [0]
+    after = ((0,) + (UNMAPPED,) * (L2_PT_SIZE - 1),) + (None,) * (L1_PT_SIZE - 1)
+    states = (SequenceState(1, 6, after), SequenceState(2, 5, (None,) * L1_PT_SIZE))
+    assert first_difference(model, seen_after_init(model, (1, 0, 0, 0), BLOCKS - 1, states), False) is None
 
 
 def test_an_l2_entry_made_early_is_appended_to_as_an_unmapped_block() -> None:

@@ -1,10 +1,12 @@
 """A bug cannot buy points by hiding another (tests/submissions/stacked/, from an adversarial review): a
 submission with a second bug planted where it stops the programs that would show the first scores no more
 than the first bug alone; two real bugs score no more than either alone. Each such stop is an item's excuse,
-and an excuse holds only when the item it names fails (oracle/grading/grader.py)."""
+and a named item that passed takes the bug itself, once (oracle/grading/grader.py)."""
 
 from pathlib import Path
 from typing import Callable
+
+import pytest
 
 from oracle.hw3.grade import grade, load
 from tests.test_grade import small_rubric
@@ -56,3 +58,22 @@ def test_a_list_order_bug_does_not_hide_a_copy_on_write_hang(tmp_path: Path, sub
     hang = score("cow_hang_on_small_pools", tmp_path, submission)
     assert hang < 100
     assert score("cow_hang_hidden_by_head_insertion", tmp_path, submission) <= hang
+
+
+# A second adversarial review (after the second opinion became three witnesses and holes were taken over):
+@pytest.mark.parametrize("plain, attack", [
+    # a flag the short call sets cannot fake the witness made where the call ran: it replays up to the call
+    ("create_short_on_used_pools", "create_short_then_poisoned"),
+    ("append_page_left_unmapped", "append_page_left_unmapped_then_poisoned"),
+    # an append into a hole is the spec's append of an unmapped block: the programs go on to the shared block
+    ("no_copy_on_write", "no_copy_on_write_hidden_by_holes"),
+    # a bug its own item misses costs that item once, so a second bug its item catches buys nothing back
+    ("free_keeps_shared_references", "free_keeps_shared_references_plus_a_cheap_create_bug"),
+    # a create refused though ref_count shows free blocks is retried with the count ref_count gives
+    ("free_count_and_a_registry_of_1024", "registry_refusal_dressed_as_a_free_count"),
+])
+def test_an_attack_scores_no_more_than_its_plain_bug(plain: str, attack: str, tmp_path: Path,
+                                                      submission: Callable[..., Path]) -> None:
+    honest = score(plain, tmp_path, submission)
+    assert honest < 100
+    assert score(attack, tmp_path, submission) <= honest

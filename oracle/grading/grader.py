@@ -28,16 +28,24 @@ class GraderError(Exception):
 @dataclass(frozen=True)
 class Excuse:
     """An item read past a bug it names as other items' (`owners`; ANY_OTHER: some other item's). A bug must
-    cost some item: when every owner in the rubric passes, the item gets `failure` instead. An owner the
-    rubric leaves out is the course's choice not to grade that rule: the excuse holds."""
+    cost some item, once: a named owner in the rubric that passed takes `failure` (see _settled); when no owner
+    can be named, the item gets `failure` itself. An owner the rubric leaves out is the course's choice not to
+    grade that rule: the excuse holds."""
 
     owners: frozenset[str]
     failure: "Outcome"
-    absent_holds: bool = True  # False: an owner the rubric leaves out cannot take the bug (what the item saw may
-    # well be its own rule's bug: a crash in the very call a probe is about)
+    absent_holds: bool = True  # False: what the item saw may well be its own rule's bug (a crash in the very call
+    # a probe is about): an owner that passed, or that the rubric leaves out, leaves the bug to the item
 
 
 ANY_OTHER = "*"  # an excuse owner: any other item but fuzz (which checks every rule at once)
+
+
+def joined(first: Excuse, then: Excuse | None) -> Excuse:
+    """One excuse for the bugs of two (the first one's failure is what the item says when it must)."""
+    if then is None:
+        return first
+    return Excuse(first.owners | then.owners, first.failure, first.absent_holds and then.absent_holds)
 
 
 class NotRun(Exception):
@@ -143,10 +151,21 @@ def run_checks(
 
 
 def _settled(results: list[ItemResult], excuses: Mapping[str, Excuse]) -> list[ItemResult]:
-    """Each excused item as it stands once every item has run: its excuse holds when every owner in the rubric
-    did not pass (none of them in the rubric: the course grades none of those rules); otherwise a bug it read
-    past would cost no item, so the item fails with what it saw."""
+    """Each excused item as it stands once every item has run. A bug must cost some item, once: an excuse
+    whose named owners (in the rubric) did not pass holds; a named owner that passed takes the bug itself,
+    with what the excused item saw (its own programs did not reach it), so the bug costs the item of its rule
+    and no other. An item that names itself, an owner nobody can name (ANY_OTHER) none of which failed, or an
+    owner that must be graded here and is not: the excused item fails with what it saw."""
     status = {result.id: result.status for result in results}
+    charged: dict[str, tuple[str, Excuse]] = {}  # owner item -> (the item whose excuse names it, that excuse)
+    for result in results:
+        excuse = excuses.get(result.id)
+        if excuse is not None and _named(result.id, excuse, status):
+            for owner in sorted(excuse.owners):
+                if owner in status and status[owner] == "passed":
+                    charged.setdefault(owner, (result.id, excuse))
+    for owner in charged:
+        status[owner] = "failed"
 
     def holds(item: str, excuse: Excuse) -> bool:
         owners = [o for o in status if o not in (item, "fuzz")] if ANY_OTHER in excuse.owners else \
@@ -162,9 +181,23 @@ def _settled(results: list[ItemResult], excuses: Mapping[str, Excuse]) -> list[I
     settled = []
     for result in results:
         excuse = excuses.get(result.id)
-        if excuse is not None and not holds(result.id, excuse):
+        if result.id in charged:
+            reader, by = charged[result.id]
+            message = by.failure.message.removesuffix(FOUND_ELSEWHERE) + f" (found by item {reader}'s programs, not this item's)"
+            result = dataclasses.replace(result, status="failed", points=0, message=message, details=by.failure.details)
+        elif excuse is not None and not holds(result.id, excuse):
             failure = excuse.failure
             result = dataclasses.replace(result, status="failed", points=0, message=failure.message,
                                          details=failure.details)
         settled.append(result)
     return settled
+
+
+FOUND_ELSEWHERE = " (another rule's bug, but no item failed for it here)"
+
+
+def _named(item: str, excuse: Excuse, status: Mapping[str, str]) -> bool:
+    """Whether an excuse names its owners outright, each another item: then an owner that passed can take the
+    bug. A strict excuse (absent_holds False) says what the item saw may be its own rule's bug (a crash in the
+    very call a probe is about): an owner that passed leaves it to the item."""
+    return excuse.absent_holds and ANY_OTHER not in excuse.owners and item not in excuse.owners

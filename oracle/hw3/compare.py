@@ -26,12 +26,16 @@ from oracle.hw3.pool import GUARD as GUARD_BYTES
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, KV_SIZE, L1_PT_SIZE, L2_PT_SIZE, UNMAPPED
 
 
-def expected_table(blocks: list[int], wild: frozenset[int] = frozenset()) -> tuple[tuple[int, ...] | None, ...]:
+def expected_table(blocks: list[int], wild: frozenset[int] = frozenset(),
+                   bare: frozenset[int] = frozenset()) -> tuple[tuple[int, ...] | None, ...]:
     """The L1/L2 shape a mapping implies: an L2 table exactly where some entry of it is mapped; WILD in the
-    slots `wild` names that the mapping does not reach (a model that took over an unreadable slot)."""
+    slots `wild` names that the mapping does not reach (a model that took over an unreadable slot); NULL in
+    the slots `bare` names while they map nothing (a model that took over records with no L2 table)."""
     table: list[tuple[int, ...] | None] = []
     for l1 in range(L1_PT_SIZE):
         chunk = blocks[l1 * L2_PT_SIZE : (l1 + 1) * L2_PT_SIZE]
+        if l1 in bare and all(block == UNMAPPED for block in chunk):
+            chunk = []
         table.append(tuple(chunk) + (UNMAPPED,) * (L2_PT_SIZE - len(chunk)) if chunk else WILD if l1 in wild else None)
     return tuple(table)
 
@@ -125,7 +129,7 @@ def _engine_differences(model: Model, engine: EngineState, pool: bytes | None, a
     for seq_id, seq, state in pairs:
         if len(seq.values) != state.kv_count:
             yield Difference(KV_COUNT, f"seq {seq_id} kv_count", len(seq.values), state.kv_count, seq=seq_id)
-        yield from _table_differences(seq_id, expected_table(seq.blocks, seq.wild), state.block_table)
+        yield from _table_differences(seq_id, expected_table(seq.blocks, seq.wild, seq.bare), state.block_table)
     ref_count = tuple(model.ref_count())
     if len(ref_count) != len(engine.ref_count):
         yield Difference(REF_COUNT, "ref_count", f"{len(ref_count)} entries", len(engine.ref_count))

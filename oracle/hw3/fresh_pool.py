@@ -6,13 +6,14 @@ witness runs in a fresh process of the implementation, where nothing the program
 - the count: the same call on a fresh engine over a large empty pool maps every block it needs;
 - the search, on an empty pool: a one-block create on a fresh engine over a pool of the program's size maps
   a block;
-- the search, where the call failed: the program replayed through the call, then a one-block create of a new
-  id maps no block, though the engine counts a free block and ref_count shows one.
+- the search, where the call ran: the program replayed up to the call, then as many one-block creates of new
+  ids as the blocks the call had to take, map exactly as many blocks as the call did, the first ones: the
+  same searches in the same state find the same blocks and miss where the call missed.
 
-A count bug fails the first witness, or, if it behaves on large pools only, the second or the third (a count
-short on the program's pools is short for one block too, or right for it). Only a shortfall that appears
-exactly where a search fails (a state-dependent miss of a free block) gets all three, and that is first fit's
-bug whatever its code is called."""
+A count bug fails the first witness, or, if it behaves on large pools only, the last: the one-block creates
+ask for each block and get it. Only a shortfall that follows the pool's state block by block, as a search
+does, passes all three, and that is first fit's bug whatever its code is called. The last witness replays
+up to the call, not through it, so nothing the call itself did (a flag it set) can take part."""
 
 from contextlib import closing
 from typing import Callable, Sequence
@@ -29,17 +30,18 @@ FRESH_BLOCKS = 4096  # a 256 KiB pool: room for the longest sequence (256 blocks
 
 
 def search_failed(fresh: Callable[[], Adapter], found: list[Difference], steps: Sequence[Step], records: int,
-                  copied: bool) -> bool:
+                  copied: bool, wanted: int, took: int) -> bool:
     """Whether the last of `steps` (a create or append of `records` records after it, which `copied` a shared
     block in the model) left a block unmapped because its search for a free block failed (the three witnesses
-    above)."""
-    if not left_unmapped(found):
+    above): it had to take `wanted` blocks and took `took`."""
+    if not left_unmapped(found) or not 0 <= took < wanted:
         return False
     last, inits = steps[-1], [step for step in steps if step.op == "llm_init"]
-    if not inits or inits[-1].null:
+    if not inits or inits[-1].null or last.op == "llm_init":
         return False
     return (maps_on_a_fresh_pool(fresh, last.op, last.args[0], records, copied)
-            and _one_block(fresh, [inits[-1]]) is True and _one_block(fresh, steps) is False)
+            and _one_block_creates(fresh, [inits[-1]], 1) == [True]
+            and _one_block_creates(fresh, steps[:-1], wanted) == [True] * took + [False] * (wanted - took))
 
 
 def left_unmapped(found: list[Difference]) -> bool:
@@ -71,10 +73,10 @@ def maps_on_a_fresh_pool(fresh: Callable[[], Adapter], op: str, seq_id: int, rec
             and len(set(mapped)) == needed and all(block == UNMAPPED for block in entries[needed:]))
 
 
-def _one_block(fresh: Callable[[], Adapter], steps: Sequence[Step]) -> bool | None:
-    """After `steps` in a fresh process, whether create_sequence of one record under a new id maps a block (a
-    live sequence whose block_table[0][0] is a block of the pool). None when that asks nothing of a search:
-    the steps or the create crashed, or the engine had no free block by its own count and ref_count."""
+def _one_block_creates(fresh: Callable[[], Adapter], steps: Sequence[Step], count: int) -> list[bool] | None:
+    """After `steps` in a fresh process, `count` create_sequence calls of one record under new ids: whether each
+    made a sequence that maps a block of the pool. None when that asks nothing of a search: the steps or a
+    create crashed, or the engine had no free block by its own count and ref_count."""
     with closing(fresh()) as adapter:
         try:
             engine: object = None
@@ -83,14 +85,15 @@ def _one_block(fresh: Callable[[], Adapter], steps: Sequence[Step]) -> bool | No
             before = adapter.observe(engine).engine
             if before is None or before.free_local_blocks < 1 or 0 not in before.ref_count[:before.total_local_blocks]:
                 return None
-            seq_id = max((s.seq_id for s in before.sequences), default=-1) + 1
-            if adapter.create_sequence(engine, seq_id, 1) is None:
-                return False
+            first = max((s.seq_id for s in before.sequences), default=-1) + 1
+            made = [adapter.create_sequence(engine, first + i, 1) is not None for i in range(count)]
             after = adapter.observe(engine).engine
         except ImplementationFailure:
             return None
-    entries = _entries(after, seq_id)
-    return bool(entries) and after is not None and 0 <= entries[0] < after.total_local_blocks
+    if after is None:
+        return None
+    entries = [_entries(after, first + i)[:1] for i in range(count)]
+    return [ok and bool(entry) and 0 <= entry[0] < after.total_local_blocks for ok, entry in zip(made, entries)]
 
 
 def _entries(engine: EngineState | None, seq_id: int) -> list[int]:

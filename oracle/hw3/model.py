@@ -22,6 +22,7 @@ class ModelSequence:
     values: list[int]
     blocks: list[int]
     wild: frozenset[int] = frozenset()  # L1 slots an implementation's state showed unreadable (resync.py)
+    bare: frozenset[int] = frozenset()  # L1 slots with records and no L2 table, in an implementation's state (resync.py)
 
 
 @dataclass(slots=True)

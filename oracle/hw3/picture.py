@@ -123,7 +123,7 @@ def expected_side(model: Model) -> Side:
         ref_count=tuple(model.ref_count()),
         active=tuple(model.sequences),
         kv_count={seq_id: len(seq.values) for seq_id, seq in model.sequences.items()},
-        tables={seq_id: expected_table(seq.blocks, seq.wild) for seq_id, seq in model.sequences.items()},
+        tables={seq_id: expected_table(seq.blocks, seq.wild, seq.bare) for seq_id, seq in model.sequences.items()},
         pool=None if model.pool_size is None else model.pool_image(),
     )
 

@@ -190,8 +190,8 @@ def _far_block(r: LargePoolTarget, on: Any, seq: Any, blocks: int) -> int:
     r.map_entry(seq, 0, FAR)
     r.hold_blocks(on, FAR + 1, blocks - FAR - 1)
     if (block := _block_of(r, seq, 0)) != FAR:
-        raise NotChecked(f"create_sequence(engine, 1, 1) with only blocks 2^25 to 2^25 + 2 free mapped block {block}, and "
-                         "left no L2 table for the probe to map block 2^25 in (item first_fit)", "first_fit")
+        raise NotChecked(f"create_sequence(engine, 1, 1) left block_table[0] NULL: no L2 table for its record (item "
+                         "create_free)", "create_free")
     return FAR
 
 

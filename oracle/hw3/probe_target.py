@@ -71,6 +71,9 @@ class ProbeTarget(Protocol):
     def move_entry(self, seq: Any, l1: int, src: int, dst: int) -> None:
         """block_table[l1][dst] = block_table[l1][src]; block_table[l1][src] = -1, on the live sequence."""
 
+    def set_free(self, engine: Any, free: int) -> None:
+        """free_local_blocks = free, on the live engine."""
+
     def pool(self) -> PoolView: ...
 
     def stopped(self, failure: ImplementationFailure) -> str: ...

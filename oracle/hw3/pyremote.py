@@ -256,6 +256,10 @@ class RemotePythonAdapter:
         request = {"op": "move_entry", "seq": self._number(seq), "l1": l1, "src": src, "dst": dst}
         self._ask(request, "while a block table was edited")
 
+    def set_free(self, engine: Handle, free: int) -> None:
+        """free_local_blocks = free, on the live engine."""
+        self._ask({"op": "set_free", "engine": self._number(engine), "free": free}, "while the free count was edited")
+
     def pool(self) -> PoolView:
         """The pool the last llm_init was given (by init_pool), as it is now."""
         def parse(reply: dict[str, Any]) -> PoolView:

@@ -23,6 +23,7 @@ table OPS names each op's method):
     {"op": "sequence", "seq": h}                seq_id, kv_count, the whole block_table, each L2 table's id()
     {"op": "move_l2", "seq": h, "src": i, "dst": j}               block_table[j] = [i]; [i] = None
     {"op": "move_entry", "seq": h, "l1": t, "src": i, "dst": j}   block_table[t][j] = [t][i]; [t][i] = -1
+    {"op": "set_free", "engine": h, "free": n}                    free_local_blocks = n
     {"op": "pool"}                              the sha256 of the pool the last init gave llm_init, and its
                                                 bytes when at most POOL_BYTES_SHOWN
     {"op": "reset"}                             forgets every handle
@@ -284,6 +285,10 @@ class Server(serve.Server):
         l2[dst], l2[src] = l2[src], UNMAPPED
         return {"ret": None}
 
+    def op_set_free(self, engine: int, free: int) -> dict:
+        self._object(engine).free_local_blocks = free  # type: ignore[attr-defined]
+        return {"ret": None}
+
     def op_pool(self) -> dict:
         if self.pool is None:
             raise ValueError("no pool: the last llm_init was given NULL")
@@ -313,7 +318,7 @@ class Server(serve.Server):
 OPS = {
     "init": Server.op_init, "call": Server.op_call, "calls": Server.op_calls, "observe": Server.op_observe,
     "counts": Server.op_counts, "sequence": Server.op_sequence, "move_l2": Server.op_move_l2,
-    "move_entry": Server.op_move_entry, "pool": Server.op_pool, "reset": Server.op_reset,
+    "move_entry": Server.op_move_entry, "set_free": Server.op_set_free, "pool": Server.op_pool, "reset": Server.op_reset,
 }
 
 

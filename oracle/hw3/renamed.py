@@ -41,7 +41,7 @@ def renamed_differences(model: Model, seen: Observation, any_order: bool) -> Ite
                 intact = False
                 yield Difference("kv_count", f"seq {seq_id} kv_count", len(seq.values), state.kv_count, seq=seq_id)
                 continue
-            for difference in _table_differences(seq_id, expected_table(seq.blocks, seq.wild), state.block_table,
+            for difference in _table_differences(seq_id, expected_table(seq.blocks, seq.wild, seq.bare), state.block_table,
                                                  engine.total_local_blocks, renaming, holder):
                 intact = False
                 yield difference

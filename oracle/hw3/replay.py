@@ -31,7 +31,7 @@ from oracle.hw3.model import Model
 from oracle.hw3.observation import WILD, EngineState, ImplementationFailure, Observation
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
 from oracle.hw3.rules import WALKS, Effects, fails, rule_of
-from oracle.hw3.spec import L1_PT_SIZE, UNMAPPED
+from oracle.hw3.spec import L1_PT_SIZE, L2_PT_SIZE, UNMAPPED
 
 
 Scenario = Program  # what the HW3 items call a call program
@@ -86,6 +86,9 @@ def replay(
     for number, step in enumerate(scenario.steps, 1):
         null_engine = step.null if step.op == "llm_init" else step.null or engine is None
         mapped = model.mapped()
+        walked = model.sequences.get(step.args[0]) if step.op in WALKS and not null_engine else None
+        walk = walked is not None and len({i // L2_PT_SIZE for i, block in enumerate(walked.blocks) if block != UNMAPPED}) > 1
+        # a free or fork of blocks in 2 L1 slots or more: one that skips a slot can show
         try:
             if step.op == "llm_init":
                 blind, unreadable, expected = False, False, model.llm_init(step.args[0], step.null)
@@ -118,7 +121,7 @@ def replay(
                 found.append(Difference(RETURN, "return value", shown(step.op, expected.returned), shown(step.op, got)))
             failed = fails(step.op, expected.returned) and got == expected.returned  # Constraint 2 binds a failing call
             if unreadable:  # a NULL-engine call: its return value alone can be judged
-                if reading is not None and not found and _speaks_for(call, owns, (RETURN,)):
+                if reading is not None and not found and _speaks_for(call, owns, (RETURN,), walk):
                     reading.checked.append(call)
                 mine = next((d for d in found if owns is None or owns(rule_of(d, call))), None)
                 if mine:
@@ -136,7 +139,7 @@ def replay(
         if (effects is not None and fresh is not None and step.op in ("create_sequence", "append_kv")
                 and step.args[0] in model.sequences
                 and search_failed(fresh, found, scenario.steps[:number], len(model.sequences[step.args[0]].values),
-                                  "cow_copy" in expected.events)):
+                                  "cow_copy" in expected.events, len(effects.picked or ()), len(effects.taken))):
             effects = dataclasses.replace(effects, search_failed=True)
         finding = lambda d, rule=None: Finding(  # noqa: E731
             scenario.name, number, call, d, rule or rule_of(d, call, effects), calls=list(calls), model=model,
@@ -145,7 +148,7 @@ def replay(
             mine = next((d for d in found if owns is None or owns(rule_of(d, call, effects))), None)
             if mine:
                 return finding(mine)
-        if reading is not None and seen is not None and _speaks_for(call, owns, _compared(found, modulo)):
+        if reading is not None and seen is not None and _speaks_for(call, owns, _compared(found, modulo), walk):
             reading.checked.append(call)
         if not found:
             before = seen
@@ -212,8 +215,8 @@ def _effects(call: Call, before: Observation | None, seen: Observation | None, p
 def _skipped(call: Call, tables: dict[int, tuple], before: EngineState, after: EngineState) -> frozenset[int]:
     """The L1 slots of the sequence a free (or the parent a fork) walks that the call left untouched while it
     handled every block of the others: a free that dropped no reference of a slot's blocks, a fork whose child
-    has no table where the parent has one. Empty when the call handled no slot, or part of one (not the L1
-    loop's doing)."""
+    has no table where the parent has one. Empty when the call handled no slot, or part of one, or left only
+    the sequence's last block (a walk bounded by the records, not the L1 loop's doing)."""
     table = tables.get(call.args[0])
     if table is None:
         return frozenset()
@@ -236,7 +239,9 @@ def _skipped(call: Call, tables: dict[int, tuple], before: EngineState, after: E
         for l1, (l2, copy) in enumerate(zip(table, child)):
             if l2 is not None and l2 != WILD and any(block != UNMAPPED for block in l2):
                 (walked if copy is not None else skipped).add(l1)
-    return frozenset(skipped) if walked else frozenset()
+    left = [block for l1 in sorted(skipped) for block in table[l1] if block != UNMAPPED]
+    last = next((block for l2 in reversed(table) if l2 and l2 != WILD for block in reversed(l2) if block != UNMAPPED), None)
+    return frozenset() if not walked or left == [last] else frozenset(skipped)
 
 
 def _compared(found: list[Difference], modulo: frozenset[str]) -> tuple[str, ...]:
@@ -252,9 +257,10 @@ def _compared(found: list[Difference], modulo: frozenset[str]) -> tuple[str, ...
 _A_SKIPPED_SLOT = Effects(frozenset(), frozenset(), skipped=frozenset({L1_PT_SIZE - 1}))
 
 
-def _speaks_for(call: Call, owns: Callable[[str], bool] | None, compared: tuple[str, ...]) -> bool:
+def _speaks_for(call: Call, owns: Callable[[str], bool] | None, compared: tuple[str, ...], walk: bool = False) -> bool:
     """Whether a difference in one of the `compared` aspects, right after `call`, would break a rule `owns`
-    accepts (a table lookup: rule_of on each aspect, for the call's own sequence and another one)."""
+    accepts (a table lookup: rule_of on each aspect, for the call's own sequence and another one; `walk`: the
+    call walks a table of two L1 slots or more, so it could also skip one)."""
     if owns is None:
         return True
     others = (None, (call.args[0] if call.args else 0) + 1)
@@ -262,7 +268,7 @@ def _speaks_for(call: Call, owns: Callable[[str], bool] | None, compared: tuple[
         compared = tuple(aspect for aspect in compared if aspect != LEAK)
     if not fails(call.api, call.expected):
         compared = tuple(aspect for aspect in compared if aspect not in (CALL_ALLOCATIONS, STATE_CHANGE))
-    walks = (None, _A_SKIPPED_SLOT) if call.api in WALKS else (None,)  # a free or fork can show an L1 loop's bug
+    walks = (None, _A_SKIPPED_SLOT) if walk else (None,)  # a free or fork of 2 L1 slots can show an L1 loop's bug
     return any(owns(rule_of(Difference(aspect, "", None, None, seq=seq), call, effects))
                for aspect in compared for seq in others for effects in walks)
 

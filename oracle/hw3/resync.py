@@ -90,15 +90,9 @@ class TrackedModel(Model):
     def _refuse_wild(self, api: str, null_engine: bool, *args: object) -> None:
         """A call that would read an L1 slot the implementation left wild (taken over as WILD: its pointer
         faulted when read) reads garbage: what it does, nobody can say. Create reads no other sequence; fork
-        and free read all of theirs; append reads the slot of its next record. An append whose next record
-        falls in a hole (a logical block with records and no block) is as unknowable: where it writes, or
-        whether it allocates, the spec does not say."""
+        and free read all of theirs; append reads the slot of its next record."""
         if null_engine or not self.live or api == "create_sequence":
             return
-        seq = self.sequences.get(args[0]) if api == "append_kv" else None  # type: ignore[call-overload]
-        if seq is not None and _in_hole(seq):
-            raise ModelLost(f"append_kv would write seq {args[0]}'s record {len(seq.values)} into logical block "
-                            f"{len(seq.values) // KV_PER_BLOCK}, which maps no block")
         ids = list(self.sequences) if api == "llm_destroy" else [args[0]]
         for seq_id in ids:
             seq = self.sequences.get(seq_id)  # type: ignore[call-overload]
@@ -107,6 +101,23 @@ class TrackedModel(Model):
             if api == "append_kv" and len(seq.values) // KV_PER_BLOCK // L2_PT_SIZE not in seq.wild:
                 continue
             raise ModelLost(f"{api} would read seq {seq_id}'s block_table[{min(seq.wild)}], a wild pointer")
+
+    def _fill(self, seq: ModelSequence, kv_data: int) -> Outcome:
+        """An append whose record falls in a hole (a logical block with records and no block, taken over): the
+        spec's append of an unmapped logical block, which takes the first free block and writes the record at
+        its offset there. The hole's earlier records are then what that block holds at their offsets."""
+        logical, offset = divmod(len(seq.values), KV_PER_BLOCK)
+        if self.free_blocks() == 0:
+            return Outcome(-1, ("oom_refusal", "oom_on_append"))
+        (block,) = self.first_free()
+        seq.blocks[logical] = block
+        self.free -= self.counts[block] == 0
+        self.counts[block] += 1
+        for record in range(logical * KV_PER_BLOCK, len(seq.values)):
+            seq.values[record] = self.read(block * KV_PER_BLOCK + record % KV_PER_BLOCK)
+        self.write(block * KV_PER_BLOCK + offset, kv_data)
+        seq.values.append(kv_data)
+        return Outcome(0, ("new_block",) + (("reached_cap",) if len(seq.values) == MAX_KV else ()))
 
     def llm_destroy(self, null_engine: bool) -> Outcome:
         self._refuse_wild("llm_destroy", null_engine)
@@ -121,12 +132,18 @@ class TrackedModel(Model):
         return self._tracked("create_sequence", null_engine, seq_id, initial_kv_len)
 
     def fork_sequence(self, null_engine: bool, parent_seq_id: int, new_seq_id: int) -> Outcome:
-        return self._tracked("fork_sequence", null_engine, parent_seq_id, new_seq_id)
+        outcome = self._tracked("fork_sequence", null_engine, parent_seq_id, new_seq_id)
+        if outcome.returned and (parent := self.sequences.get(parent_seq_id)) is not None:
+            self.sequences[new_seq_id].bare = parent.bare  # the child copies the parent's table, NULL slots too
+        return outcome
 
     def append_kv(self, null_engine: bool, seq_id: int, kv_data: int) -> Outcome:
         """An append that starts a new logical block where the implementation's L2 table already holds it as
-        UNMAPPED (the table was made early) is the spec's append of an unmapped block."""
+        UNMAPPED (the table was made early) is the spec's append of an unmapped block; so is one whose record
+        falls in a hole (see _fill)."""
         seq = self.sequences.get(seq_id) if self.live and not null_engine else None
+        if seq is not None and _in_hole(seq) and len(seq.values) < MAX_KV:
+            return self._fill(seq, kv_data)
         logical, offset = divmod(len(seq.values), KV_PER_BLOCK) if seq is not None else (0, 1)
         if seq is None or offset or logical >= len(seq.blocks) or any(b != UNMAPPED for b in seq.blocks[logical:]):
             return self._tracked("append_kv", null_engine, seq_id, kv_data)
@@ -166,13 +183,15 @@ def resync(model: TrackedModel, seen: Observation) -> str | None:
     for state in engine.sequences:
         if state.seq_id in sequences or not 0 <= state.kv_count <= MAX_KV:
             return f"seq {state.seq_id} is listed twice or has kv_count {state.kv_count}"
-        blocks = _mapped(state.block_table, total, -(-state.kv_count // KV_PER_BLOCK))  # even past kv_count: later calls use it
+        needed = -(-state.kv_count // KV_PER_BLOCK)
+        blocks = _mapped(state.block_table, total, needed)  # even past kv_count: later calls use it
         if len(blocks) < -(-state.kv_count // KV_PER_BLOCK):
             return f"seq {state.seq_id} has no L2 entry for its record {len(blocks) * KV_PER_BLOCK}"
         values = [0 if (block := blocks[i // KV_PER_BLOCK]) == UNMAPPED else slots[block * KV_PER_BLOCK + i % KV_PER_BLOCK]
                   for i in range(state.kv_count)]  # a record in a hole is nowhere: never read, never compared
         wild = frozenset(l1 for l1, l2 in enumerate(state.block_table) if l2 == WILD)
-        sequences[state.seq_id] = ModelSequence(values, blocks, wild)
+        bare = frozenset(l1 for l1, l2 in enumerate(state.block_table) if l2 is None and l1 * L2_PT_SIZE < len(blocks))
+        sequences[state.seq_id] = ModelSequence(values, blocks, wild, bare)
     model.live, model.total, model.sequences = True, total, sequences
     model.counts, model.free = list(engine.ref_count), engine.free_local_blocks
     negative = next((block for block, count in enumerate(model.counts) if count < 0), None)
@@ -190,11 +209,15 @@ def _in_hole(seq: ModelSequence) -> bool:
 
 def _mapped(table: tuple, total: int, needed: int) -> list[int]:
     """The entries of a table's L2 tables from slot 0 up to the first NULL or wild slot, or the first entry that
-    is neither a block nor UNMAPPED; UNMAPPED entries are holes (a create or append that mapped too few). Holes
+    is neither a block nor UNMAPPED; UNMAPPED entries are holes (a create or append that mapped too few), and a
+    NULL slot the `needed` logical blocks of the records reach is 16 holes (resync keeps it NULL: bare). Holes
     past the last mapped entry and the `needed` logical blocks of the records are dropped, except one where an
     L2 table holds nothing else, so that its table is part of the shape (compare.expected_table)."""
     blocks: list[int] = []
-    for l2 in table:
+    for l1, l2 in enumerate(table):
+        if l2 is None and l1 * L2_PT_SIZE < needed:  # records with no L2 table: holes, in a slot kept NULL (bare)
+            blocks += [UNMAPPED] * L2_PT_SIZE
+            continue
         if l2 is None or l2 == WILD or len(l2) != L2_PT_SIZE:
             break
         if not all(0 <= block < total or block == UNMAPPED for block in l2):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outcome
+from oracle.grading.grader import ANY_OTHER, FOUND_ELSEWHERE, Excuse, NotApplicable, NotRun, Outcome
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.c.build import BuildResult, OFFICIAL_FLAGS
 from oracle.hw3.machine import Divergence
@@ -98,7 +98,7 @@ def excuse_for(findings: list[Finding]) -> Excuse:
     owners = frozenset(item_of(finding.rule) or ANY_OTHER for finding in firsts.values())
     first = findings[0]
     details = f"The calls ({first.program}):\n{listing(first.calls, first.step)}"
-    return Excuse(owners, Outcome(False, f"{first.message} (another rule's bug, but no item failed for it here)", details))
+    return Excuse(owners, Outcome(False, f"{first.message}{FOUND_ELSEWHERE}", details))
 
 
 def passed_over_note(finding: Finding) -> str:
@@ -191,8 +191,8 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
         unchecked += not result.past
         notes.append(note)
         owners.add(owner)
-        failure = failure or Outcome(False, f"{probe}: {result.detail} [rule: {result.rule}] (another item's bug, "
-                                            "but no item failed for it here)", f"White-box probe {probe!r}.")
+        failure = failure or Outcome(False, f"{probe}: {result.detail} [rule: {result.rule}]{FOUND_ELSEWHERE}",
+                                     f"White-box probe {probe!r}.")
     if outcome is None and unavailable and len(unavailable) == len(probes):
         raise NotApplicable(f"this machine cannot run it: {unavailable[0]}")
     excuse = Excuse(frozenset(owners), failure, absent_holds) if failure is not None else None

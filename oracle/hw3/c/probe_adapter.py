@@ -190,6 +190,9 @@ class CProbeAdapter(CAdapter):
     def reserve_pool(self, size: int) -> Pointer | None:
         return self._init(size, None, False)
 
+    def set_free(self, engine: Any, free: int) -> None:
+        self._probe("N", self._address(engine), free)
+
     def map_entry(self, seq: Any, logical: int, block: int) -> None:
         self._probe("B", self._address(seq), logical, block)
 
