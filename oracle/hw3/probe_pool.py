@@ -120,7 +120,11 @@ def big_pool(target: ProbeTarget) -> str:
     seq = r.call("create_sequence", on, 1, 1)
     if seq is None:
         raise NotChecked("create_sequence(engine, 1, 1) returned NULL with blocks 2^25 to 2^25 + 2 free")
-    if (first := _block_of(r, seq, 0)) not in far:  # its search missed them: first fit's bug; the probe maps one itself
+    if (first := _block_of(r, seq, 0)) == -1 and r.sequence(seq).block_table[0] is None:
+        # no L2 table, so no block, for its record: a hole, which the append fills (the spec's unmapped block)
+        others.append(CheckedPast("create_sequence(engine, 1, 1) mapped no block for its record: block_table[0] is NULL "
+                                  "(item create_free)", "create_free"))
+    elif first not in far:  # its search missed them: first fit's bug; the probe maps one itself
         others.append(CheckedPast(f"create_sequence(engine, 1, 1) with only blocks 2^25 to 2^25 + 2 free mapped block "
                                   f"{first} (item first_fit); the probe mapped block 2^25 itself", "first_fit"))
         first = _far_block(r, on, seq, blocks)
@@ -133,7 +137,7 @@ def big_pool(target: ProbeTarget) -> str:
     if (block := _block_of(r, seq, kv)) not in far:
         raise NotChecked(f"append_kv(engine, 1, 0x5EED) left record {kv} in block {block}, with only blocks 2^25 to "
                          "2^25 + 2 free (item first_fit)", "first_fit")
-    if kv < KV_PER_BLOCK and block != first:
+    if kv < KV_PER_BLOCK and first != -1 and block != first:
         others.append(CheckedPast(f"append_kv(engine, 1, 0x5EED) moved record {kv} from block {first}, which only this "
                                   f"sequence maps, to block {block}: only a shared block is copied (item append_cow)",
                                   "append_cow"))
