@@ -48,6 +48,14 @@ UNSEEN_ITEMS: dict[str, set[str]] = {
     "create_ceil_plus_one": {"create_free"},  # a block too many: the probes' set-ups go on past it
     "create_double_decrement": {"free_count"},  # many_sequences' create refused by a free count ref_count contradicts
     "free_skips_last_l1": {"l1_traversal", "memory_safety"},  # a free that skips L1 slot 15 (its blocks leak)
+    # the third batch (session 6)
+    "append_moves_seq_to_tail": {"tail_insertion"},  # the list's order is creation order, whichever call moved it
+    "append_zeroes_new_page": {"no_premature_writes"},  # the record right, and the rest of its fresh block zeroed
+    "cow_sets_old_ref_to_one": {"append_cow"},  # a block shared by four: seen only from the second copy on
+    "rewrite_cow_only_if_ref_two": {"append_cow"},
+    "init_refuses_partial_block": {"llm_init"},  # no_premature_writes also runs on a pool of whole blocks
+    "init_int_cast_before_divide": {"big_pool"},  # refuses 2 GiB, takes the 64 MiB the llm_init item gives
+    "rewrite_fork_allocs_all_l2": {"fork"},  # the gap probe notes an empty L2 table where the parent has none
 }
 
 

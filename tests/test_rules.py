@@ -2,9 +2,14 @@
 and what the call did to the implementation's state."""
 
 from oracle.difference import Difference
-from oracle.hw3.difference import BLOCK_ID, BLOCKS_TAKEN, CONTENTS, CRASH, HEAP_CORRUPTED, POOL, RETURN, TABLE_SHAPE
+from oracle.hw3.difference import (
+    BLOCK_ID, BLOCKS_TAKEN, CONTENTS, CRASH, HEAP_CORRUPTED, LIST_ORDER, POOL, RETURN, TABLE_SHAPE,
+)
 from oracle.hw3.machine import Call
-from oracle.hw3.rules import FIRST_FIT, L1_TRAVERSAL, MEMORY_SAFETY, NO_PREMATURE_WRITES, TASKS, Effects, rule_of
+from oracle.hw3.rules import (
+    CHECK_BEFORE_ALLOCATE, FIRST_FIT, L1_TRAVERSAL, MEMORY_SAFETY, NO_PREMATURE_WRITES, TAIL_INSERTION, TASKS, Effects,
+    rule_of,
+)
 
 APPEND = Call("append_kv", (4, 1), False, 0)
 
@@ -27,6 +32,25 @@ def test_only_append_kv_may_write_the_pool() -> None:
         call = Call(api, args, False, 0 if api in ("free_sequence", "llm_destroy") else True)
         assert rule_of(scrubbed, call, Effects(frozenset(), frozenset(), wrote=True)) == NO_PREMATURE_WRITES, api
     assert rule_of(scrubbed, APPEND, Effects(frozenset(), frozenset(), wrote=True)) == TASKS["append_kv"]
+
+
+def test_an_append_that_also_wrote_slots_of_its_block_it_did_not_copy_breaks_constraint_4() -> None:
+    """Its record is right, and the other slots of the block were zeroed too: written before their records
+    arrive (a copy, or a record in the wrong place, stays Task 4's: no stray write then)."""
+    zeroed = Difference(POOL, "pool block 1 slot 1", 398529, 0)
+    assert rule_of(zeroed, APPEND, Effects(frozenset({4}), frozenset({1}), True, stray=True)) == NO_PREMATURE_WRITES
+    assert rule_of(zeroed, APPEND, Effects(frozenset({4}), frozenset({1}), True)) == TASKS["append_kv"]
+    shown = Difference(CONTENTS, "seq 4 record 0", 7, 8, seq=4)  # a record wrong is the append's, stray or not
+    assert rule_of(shown, APPEND, Effects(frozenset({4}), frozenset({1}), True, stray=True)) == TASKS["append_kv"]
+
+
+def test_a_list_reordered_by_any_call_breaks_creation_order() -> None:
+    """The active list keeps creation order: an append or a free that moves a sequence breaks it as surely as
+    a create at the head (a failing call that does is Constraint 2's: it changed state)."""
+    moved = Difference(LIST_ORDER, "active list", [1, 2], [2, 1])
+    for call in (APPEND, Call("free_sequence", (3,), False, 0), Call("create_sequence", (3, 1), False, True)):
+        assert rule_of(moved, call) == TAIL_INSERTION, call.api
+    assert rule_of(moved, Call("append_kv", (9, 1), False, -1)) == CHECK_BEFORE_ALLOCATE
 
 
 def test_records_that_differ_with_the_pool_untouched_are_not_a_write() -> None:

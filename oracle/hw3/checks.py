@@ -21,14 +21,14 @@ from oracle.grading.rubric import at_least, positive
 from oracle.hw3 import FAMILY
 from oracle.hw3.c.build import OFFICIAL_FLAGS
 from oracle.difference import Difference
-from oracle.hw3.difference import CRASH
+from oracle.hw3.difference import CRASH, POOL
 from oracle.hw3.machine import Divergence
 from oracle.hw3.replay import (  # noqa: F401  (replay: importable from here as before)
-    Finding, Scenario, Step, append, create, destroy, fork, free, init, null, replay,
+    Finding, Scenario, Step, append, create, destroy, fork, free, init, null, replay, stray_write,
 )
 from oracle.hw3.rules import (  # noqa: F401  (the rule names, importable from here as before)
     BIG_POOL, CHECK_BEFORE_ALLOCATE, FIRST_FIT, FREE_BLOCK_CONSISTENCY, MEMORY_SAFETY, NO_PREMATURE_WRITES,
-    L1_TRAVERSAL, POINTER_SAFETY, TAIL_INSERTION, TASKS, fails, rule_of,
+    L1_TRAVERSAL, POINTER_SAFETY, STRAY_WRITE, TAIL_INSERTION, TASKS, fails, rule_of,
 )
 from oracle.hw3.spec import KV_PER_BLOCK, L2_PT_SIZE, MAX_LOGICAL_BLOCKS
 from oracle.hw3.verdicts import Submission, built as _built, failed, run_scenarios as _run_scenarios
@@ -101,13 +101,18 @@ def check_append_cow(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         create(4, L2_PT_SIZE * KV_PER_BLOCK - 1), append(4, 30), append(4, 31),  # a new L2 table
         fork(4, 5), append(5, 32), append(4, 33),
     ))
+    shared_by_four = Scenario("append_kv_shared_by_four", (  # each copy drops one reference: 4, 3, 2, then alone
+        init(8), create(1, 5), fork(1, 2), fork(1, 3), fork(2, 4),
+        append(3, 1), append(4, 2), append(2, 3), append(1, 4),
+        fork(1, 5), free(1), append(5, 5),  # shared, then alone again after a free: in place
+    ))
     oom_cow = Scenario("append_kv_oom_cow", (  # a shared block to copy and no free block: refused, nothing changed
         init(3), create(1, 20), fork(1, 2), create(3, 1), append(2, 7), free(3), append(2, 8), append(1, 9),
     ))
     cap = Scenario("append_kv_cap", (
         init(257), create(1, 256 * KV_PER_BLOCK - 1), append(1, 5), append(1, 6),  # logical_idx 256: refused
     ))
-    return _run_scenarios(sub, "append_cow", [cow, oom_cow, cap])
+    return _run_scenarios(sub, "append_cow", [cow, shared_by_four, oom_cow, cap])
 
 
 def check_big_pool(sub: Submission, options: Mapping[str, Any]) -> Outcome:
@@ -218,11 +223,15 @@ FREE_ORDERS = _free_orders()
 
 
 def check_no_premature_writes(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-    return _run_scenarios(sub, "no_premature_writes", [Scenario("no_premature_writes", (
-        init(8, 13), create(1, 40), append(1, 5), fork(1, 2), free(1), free(2),
+    """Only append_kv writes the pool, and only its record (or a copy): on a pool of whole blocks, and on one
+    with a trailing partial block, which nothing may write either."""
+    return _run_scenarios(sub, "no_premature_writes", [Scenario(name, (
+        init(8, extra), create(1, 40), append(1, 5), fork(1, 2), free(1), free(2),
         create(3, 48),  # stale records (and magic numbers) are its first 48 records
-        create(4, 16), fork(4, 5), free(4), destroy(),  # free and destroy write nothing either
-    ))])
+        create(4, 16), fork(4, 5), free(4),  # free writes nothing either
+        create(6, 16), append(6, 7), append(6, 8),  # a fresh page: the append writes its record, and only that
+        destroy(),  # nor does destroy
+    )) for name, extra in (("no_premature_writes", 0), ("no_premature_writes_partial_block", 13))])
 
 
 def check_free_count(sub: Submission, options: Mapping[str, Any]) -> Outcome:
@@ -236,6 +245,8 @@ def check_free_count(sub: Submission, options: Mapping[str, Any]) -> Outcome:
 def check_tail_insertion(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     return _run_scenarios(sub, "tail_insertion", [Scenario("tail_insertion", (
         init(16), create(3, 1), create(1, 1), create(2, 1), fork(1, 7), free(1), create(1, 1), fork(3, 0),
+        append(3, 5), append(7, 6), append(0, 7),  # appends (one a copy-on-write) leave the order as it is
+        free(3), free(0), create(4, 1), free(2), append(1, 8),  # so do frees of the head, the tail, the middle
     ))])
 
 
@@ -297,8 +308,12 @@ def finding_from(failure: Divergence) -> Finding:
     """A machine Divergence as a Finding: the step and call located, with the machine's structured difference."""
     calls = list(failure.calls)
     difference = failure.difference or Difference(CRASH, "", None, str(failure).splitlines()[0])
-    return Finding("fuzz", len(calls), calls[-1], difference, rule_of(difference, calls[-1]), failure.step,
-                   calls=calls, model=failure.model, seen=failure.seen)
+    call, before, seen = calls[-1], failure.before, failure.seen
+    stray = (difference.aspect == POOL and call.api == "append_kv" and not call.null and before is not None
+             and seen is not None and before.engine is not None and seen.engine is not None
+             and stray_write(call, before, seen))
+    return Finding("fuzz", len(calls), call, difference, rule_of(difference, call, STRAY_WRITE if stray else None),
+                   failure.step, calls=calls, model=failure.model, seen=seen)
 
 
 from oracle.hw3.alloc_failure import ROBUSTNESS, check_alloc_failure  # noqa: E402

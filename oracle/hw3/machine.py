@@ -55,10 +55,11 @@ class Divergence(AssertionError):
     """
 
     def __init__(self, message: str, calls: list[Call], model: Model, seen: Observation | None = None, step: int = 0,
-                 difference: Difference | None = None):
+                 difference: Difference | None = None, before: Observation | None = None):
         super().__init__(message)
         self.calls, self.model, self.seen, self.step = calls, model, seen, step
         self.difference = difference  # the structured value behind the message
+        self.before = before  # the state the implementation showed before the call (None: not observed)
 
 
 def _counted(step: Callable) -> Callable:
@@ -91,10 +92,12 @@ class HW3Machine(RuleBasedStateMachine):
         self.step = 0  # the program line running (rules and teardown), as Divergence.step
         self.diverged = False  # once a step has failed, teardown only cleans up
         self.difference: Difference | None = None
+        self.seen: Observation | None = None  # the state after the last call checked
+        self.before: Observation | None = None  # the state before the call being made, when it was checked
 
     def _diverge(self, message: str, seen: Observation | None = None) -> None:
         self.diverged = True
-        raise Divergence(message, self.calls, self.model, seen, self.step, self.difference)
+        raise Divergence(message, self.calls, self.model, seen, self.step, self.difference, self.before)
 
     def _differs(self, difference: Difference, message: str, seen: Observation | None = None) -> None:
         self.difference = difference  # the structured value behind the message, for the Divergence
@@ -112,6 +115,7 @@ class HW3Machine(RuleBasedStateMachine):
         expected: Outcome = self.model.llm_init(*args, null) if init else getattr(self.model, api)(null, *args)
         call = Call(api, args, null, expected.returned)
         self.calls.append(call)
+        self.before, self.seen = self.seen, None
         try:
             if init:
                 returned = self.engine = self.impl.llm_init(*args, null)
@@ -138,6 +142,7 @@ class HW3Machine(RuleBasedStateMachine):
         difference = first_difference(self.model, seen, failed)
         if difference:
             self._differs(difference, f"{difference} after {shown}", seen)
+        self.seen = seen
 
     # -- rules ------------------------------------------------------------------------------------------
 

@@ -218,9 +218,15 @@ def check_forked(r: ProbeTarget, on: Any, parent_seq: Any, edit: str, why: str, 
     if child.kv_count != parent.kv_count:
         others.append(CheckedPast(f"{fork}: the child's kv_count is {child.kv_count}, expected the parent's {parent.kv_count} "
                                   "(item fork)", "fork"))
+    gapped = False  # past the parent's first NULL slot or unmapped entry: what comes before is the fork item's
     for l1, (source, copy) in enumerate(zip(parent.block_table, child.block_table)):
         if source is None:
-            if copy is not None:
+            gapped = True
+            if copy == WILD or (copy is not None and all(entry == UNMAPPED for entry in copy)):
+                others.append(CheckedPast(f"{fork}: the child's block_table[{l1}] is "
+                                          f"{'a wild pointer' if copy == WILD else 'an empty L2 table'} where the parent's "
+                                          "slot is NULL, expected NULL (item fork)", "fork"))
+            elif copy is not None:
                 raise ProbeFailed(f"{fork} of a parent whose L1 slot {l1} is NULL: the child's block_table[{l1}] is an "
                                   "L2 table, expected NULL")
             continue
@@ -231,6 +237,10 @@ def check_forked(r: ProbeTarget, on: Any, parent_seq: Any, edit: str, why: str, 
             others.append(CheckedPast(f"{fork}: the child's block_table[{l1}] is the parent's L2 table, expected its own "
                                       "copy (item fork)", "fork"))
         for j, (want, entry) in enumerate(zip(source, copy)):
+            if entry != want and not gapped:
+                raise NotChecked(f"after {fork}, the child's block_table[{l1}][{j}] is {entry}, expected the parent's {want}, "
+                                 "before any gap (item fork)", "fork")
+            gapped = gapped or want == UNMAPPED
             if entry != want:
                 raise ProbeFailed(f"{fork} of a parent whose {edit}: the child's block_table[{l1}][{j}] is {entry}, "
                                   f"expected the parent's {want} ({why})")

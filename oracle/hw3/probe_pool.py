@@ -179,8 +179,14 @@ def big_pool(target: ProbeTarget) -> str:
 def _far_pool(r: LargePoolTarget, blocks: int) -> Any:
     """llm_init on a reserved pool of `blocks` blocks, checked to take it whole with the far blocks free."""
     on = r.reserve_pool(blocks * BLOCK_SIZE)  # raises Unavailable when there is no address space for it
-    if on is None or r.counts(on).total != blocks:
-        raise NotChecked("llm_init did not take the 2 GiB pool whole (item llm_init)", "llm_init")
+    if on is None or (total := r.counts(on).total) != blocks:
+        took = "returned NULL" if on is None else f"gave total_local_blocks {total}"
+        witness = r.reserve_pool(INIT_SIZES[-1])  # the largest pool the llm_init item's own probe gives
+        if witness is None or r.counts(witness).total != INIT_SIZES[-1] // BLOCK_SIZE:
+            raise NotChecked(f"llm_init(pool, {blocks * BLOCK_SIZE}) {took}, and a 64 MiB pool is not taken whole either (item llm_init)",
+                             "llm_init")
+        raise ProbeFailed(f"llm_init(pool, {blocks * BLOCK_SIZE}) (2^25 + 3 blocks) {took}, expected {blocks} blocks, "
+                          "though it takes a 64 MiB pool whole (compute sizes and addresses in size_t, not int)")
     if (stray := next((b for b in range(FAR, blocks) if r.ref_count(on, b)), None)) is not None:
         raise NotChecked(f"ref_count[{stray}] is {r.ref_count(on, stray)} after llm_init, expected 0 (item llm_init)", "llm_init")
     return on

@@ -12,6 +12,7 @@ in the same program is read past like it. A create or append that left a block u
 opinion (fresh_pool.py): if its search for a free block failed, the difference is first fit's."""
 
 import dataclasses
+import struct
 from dataclasses import dataclass
 from typing import Callable
 
@@ -30,8 +31,8 @@ from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import WILD, EngineState, ImplementationFailure, Observation
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
-from oracle.hw3.rules import WALKS, Effects, fails, rule_of
-from oracle.hw3.spec import L1_PT_SIZE, L2_PT_SIZE, UNMAPPED
+from oracle.hw3.rules import STRAY_WRITE, WALKS, Effects, fails, rule_of
+from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, KV_SIZE, L1_PT_SIZE, L2_PT_SIZE, UNMAPPED
 
 
 Scenario = Program  # what the HW3 items call a call program
@@ -209,7 +210,36 @@ def _effects(call: Call, before: Observation | None, seen: Observation | None, p
     old, new = before.engine.ref_count, seen.engine.ref_count
     taken = frozenset(block for block in range(min(len(old), len(new))) if old[block] == 0 and new[block] > 0)
     skipped = _skipped(call, tables, before.engine, seen.engine) if not call.null and call.api in WALKS else frozenset()
-    return Effects(moved, taken, before.pool != seen.pool, picked, skipped=skipped)
+    stray = not call.null and call.api == "append_kv" and stray_write(call, before, seen)
+    return Effects(moved, taken, before.pool != seen.pool, picked, skipped=skipped, stray=stray)
+
+
+def stray_write(call: Call, before: Observation, seen: Observation) -> bool:
+    """Whether an append wrote its record where its own table and kv_count put it, and other slots of that
+    block too, which it did not copy there (a block it mapped fresh, or held already): slots written before
+    their records arrive."""
+    seq_id, value = call.args
+    old = next((state for state in before.engine.sequences if state.seq_id == seq_id), None)
+    new = next((state for state in seen.engine.sequences if state.seq_id == seq_id), None)
+    if old is None or new is None or before.pool is None or seen.pool is None or len(before.pool) != len(seen.pool):
+        return False
+    logical, offset = divmod(old.kv_count, KV_PER_BLOCK)
+    block, was = (_entry(state.block_table, logical) for state in (new, old))
+    start = block * BLOCK_SIZE
+    if block < 0 or start + BLOCK_SIZE > len(seen.pool) or was not in (UNMAPPED, block):
+        return False  # no block, or a copy-on-write: the copy is Task 4's
+    record = start + offset * KV_SIZE
+    if seen.pool[record : record + KV_SIZE] != struct.pack("<i", value):
+        return False
+    return (seen.pool[start:record] != before.pool[start:record]
+            or seen.pool[record + KV_SIZE : start + BLOCK_SIZE] != before.pool[record + KV_SIZE : start + BLOCK_SIZE])
+
+
+def _entry(table: tuple, logical: int) -> int:
+    """The block a block table maps for a logical block; UNMAPPED when none (a NULL or wild L2 table)."""
+    l1, l2 = divmod(logical, L2_PT_SIZE)
+    row = table[l1] if l1 < len(table) else None
+    return row[l2] if row is not None and row != WILD and l2 < len(row) else UNMAPPED
 
 
 def _skipped(call: Call, tables: dict[int, tuple], before: EngineState, after: EngineState) -> frozenset[int]:
@@ -269,6 +299,7 @@ def _speaks_for(call: Call, owns: Callable[[str], bool] | None, compared: tuple[
     if not fails(call.api, call.expected):
         compared = tuple(aspect for aspect in compared if aspect not in (CALL_ALLOCATIONS, STATE_CHANGE))
     walks = (None, _A_SKIPPED_SLOT) if walk else (None,)  # a free or fork of 2 L1 slots can show an L1 loop's bug
+    walks += (STRAY_WRITE,) if call.api == "append_kv" else ()  # an append can write slots it must not
     return any(owns(rule_of(Difference(aspect, "", None, None, seq=seq), call, effects))
                for aspect in compared for seq in others for effects in walks)
 

@@ -52,6 +52,10 @@ class Effects:
     picked: frozenset[int] | None = None  # the blocks the model's call newly mapped (None: unknown)
     search_failed: bool = False  # it left a block unmapped because its search for a free block failed (fresh_pool.py)
     skipped: frozenset[int] = frozenset()  # the L1 slots a free or fork left untouched while it walked others
+    stray: bool = False  # an append wrote its record, and other slots of that block it did not copy
+
+
+STRAY_WRITE = Effects(frozenset(), frozenset(), stray=True)  # all that is known of an append: it wrote astray
 
 
 def rule_of(difference: Difference, call: Call, effects: Effects | None = None) -> str:
@@ -75,6 +79,8 @@ def rule_of(difference: Difference, call: Call, effects: Effects | None = None) 
         if effects is not None and not effects.wrote:  # nothing written: the records it shows are another block's
             return FIRST_FIT if api in _PICKS_BLOCKS else TASKS[api]
         return NO_PREMATURE_WRITES
+    if aspect == POOL and api == "append_kv" and effects is not None and effects.stray:
+        return NO_PREMATURE_WRITES  # the record is right, and slots not yet appended were written too
     if api == "llm_init":
         return TASKS["llm_init"]
     if aspect not in (RETURN, CRASH) and fails(api, call.expected):
@@ -88,8 +94,8 @@ def rule_of(difference: Difference, call: Call, effects: Effects | None = None) 
     if aspect == BLOCK_ID and api in _PICKS_BLOCKS and (effects is None or (
             difference.got in effects.taken and (effects.picked is None or difference.expected in effects.picked))):
         return FIRST_FIT  # both took a block there, and another one: which block is first fit's choice
-    if aspect == LIST_ORDER and api in ("create_sequence", "fork_sequence"):
-        return TAIL_INSERTION
+    if aspect == LIST_ORDER:
+        return TAIL_INSERTION  # the list keeps creation order, whichever call reordered it
     others_moved = effects is not None and any(seq != call.args[0] for seq in effects.moved)
     if (aspect in (TABLE_SHAPE, MAPPING, BLOCK_ID, KV_COUNT) and api in _ONE_SEQUENCE and difference.seq is not None
             and ((difference.seq != call.args[0] and (effects is None or difference.seq in effects.moved))

@@ -59,12 +59,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(args.jobs) as pool:
         for name, report in pool.map(lambda n: grade(n, Path(tmp), folder), names):
             failed = {i["id"]: i for i in report["items"] if i["status"] != "passed" and i["max_points"] > 0}
+            caught = {i["id"] for i in report["items"] if i["status"] == "failed"}  # alloc_failure has 0 points
             if args.dir:
                 owner = owners[name]
                 own = set() if owner == "correct" else {owner}
                 if owner == "correct" and report["score"] != report["max_score"]:
                     wrong_correct.append(name)
-                if owner != "correct" and owner not in failed:
+                if owner != "correct" and owner not in caught:
                     misses.append(name)
                 apart = " memory_safety failed" if "memory_safety" in failed and owner != "memory_safety" else ""
                 extra = sorted(set(failed) - own - {"fuzz", "memory_safety"})
