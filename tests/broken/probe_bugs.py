@@ -129,6 +129,7 @@ fork_returns_null = variant(fork_sequence=lambda *a: None)
 fork_shares_l2 = variant(fork_sequence=_after("fork_sequence", lambda e, c, p, n: c and _set(c, block_table=e.find(p).block_table)))
 fork_zeroes_kv_count = variant(fork_sequence=_after("fork_sequence", lambda e, c, *a: c and _set(c, kv_count=0)))
 fork_adds_l2 = variant(fork_sequence=_after("fork_sequence", lambda e, c, *a: c and c.block_table.__setitem__(1, [-1] * 16)))
+fork_adds_mapped_l2 = variant(fork_sequence=_after("fork_sequence", lambda e, c, *a: c and c.block_table.__setitem__(1, list(c.block_table[0]))))
 fork_takes_block = variant(fork_sequence=_after("fork_sequence", lambda e, c, *a: c and _set(e, free_local_blocks=e.free_local_blocks - 1)))
 fork_shares_no_block = variant(fork_sequence=_after("fork_sequence", lambda e, c, *a: c and [
     e.ref_count.__setitem__(b, e.ref_count[b] - 1) for t in c.block_table if t for b in t if b != -1]))
