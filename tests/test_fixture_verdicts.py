@@ -56,6 +56,11 @@ UNSEEN_ITEMS: dict[str, set[str]] = {
     "init_refuses_partial_block": {"llm_init"},  # no_premature_writes also runs on a pool of whole blocks
     "init_int_cast_before_divide": {"big_pool"},  # refuses 2 GiB, takes the 64 MiB the llm_init item gives
     "rewrite_fork_allocs_all_l2": {"fork"},  # the gap probe notes an empty L2 table where the parent has none
+    # the fourth batch (session 6)
+    "lookup_cache_across_engines": {"create_free"},  # two_engines looks an id up in one engine right after the other
+    "create_rejects_negative_id": {"create_free"},  # any int is an id
+    "rewrite_cow_stale_record_ptr": {"append_cow"},  # free blocks in a bitmap: big_pool copies out of 2^25 anyway
+    "destroy_wipes_live_blocks": {"no_premature_writes"},  # llm_destroy writes the pool: Constraint 4
 }
 
 

@@ -323,9 +323,9 @@ def test_an_engine_that_should_be_null_and_a_failing_call_that_allocates(
 
 
 def test_a_sequence_missing_from_the_list(tmp_path: Path, submission: Callable[..., Path]) -> None:
-    """The C fuzz fixture refuses negative ids: its list lacks the sequence the model created."""
+    """The C fuzz fixture refuses ids below -1000: its list lacks the sequence the model created."""
     with closing(load_adapter(str(submission("broken", "fuzz")))()) as adapter:
-        finding = replay(adapter, Scenario("negative_id", (init(1), create(-1, 1))))
+        finding = replay(adapter, Scenario("negative_id", (init(1), create(-1001, 1))))
     page = FAMILY.render_html("missing", [FailedItem("create_free", "", finding.message, "", (), finding)])
     (failure,) = parse(page).all("section", "failure")
     assert part(failure, "Active list").all("span", "missing")[0].text == "1 missing"

@@ -108,7 +108,7 @@ PAST = "its rule holds; on the way, another item's bug: "
          "528): reading its L2 table faulted; the probe set it to NULL, as the create should have (item create_free)"),
         # a search bounded by free_local_blocks cannot reach block 2^25 with 3 free: the probe maps it itself
         ("first_fit_bound_free_count", "big_pool", "first_fit", "create_sequence(engine, 1, 1) with only blocks 2^25 to "
-         "2^25 + 2 free mapped block -1 (item first_fit); the probe mapped block 2^25 itself"),
+         "2^25 + 2 free mapped no block (item first_fit); the probe mapped block 2^25 itself"),
     ],
 )
 def test_a_probe_that_judged_its_rule_names_another_items_bug_it_met(

@@ -70,6 +70,7 @@ def check_create_free(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         init(40), create(1, 17), create(2, 16), create(3, 1),
         create(1, 5), create(4, 0), create(4, -3), create(4, 4097), create(4, 37 * KV_PER_BLOCK + 1),
         free(2), free(2), free(99),
+        create(-7, 2), create(0, 1), free(-7), free(0),  # any int is an id: zero and negative ones too
         fork(1, 9), free(9),  # its blocks are shared: each reference dropped, none freed
         create(5, L2_PT_SIZE * KV_PER_BLOCK + 1),  # two L2 tables
         append(5, 7), free(1), free(3), free(5),
@@ -205,6 +206,14 @@ def check_first_fit(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         init(12), create(1, 5 * KV_PER_BLOCK), create(2, 16), free(1), destroy(),
         init(12), create(3, 16), create(4, 48), destroy(),
         init(6), create(5, 6 * KV_PER_BLOCK), free(5), create(6, 1),
+    )), Scenario("first_fit_many_holes", (
+        # ten one-block sequences freed out of order, then ten creates: a free heap or list must still give
+        # the lowest free block each time (a heap's sift with the wrong parent does not)
+        init(12), *(create(seq, 1) for seq in range(1, 11)), *(free(seq) for seq in (7, 3, 9, 1, 5, 10, 2, 8, 4, 6)),
+        *(create(seq, 1) for seq in range(11, 21)),
+    )), Scenario("first_fit_holes_of_many_blocks", (  # holes of three blocks and one, refilled across them
+        init(10), create(1, 48), free(1), create(2, 48), create(3, 16), free(2), create(4, 16), free(3),
+        create(5, 48), create(6, 48), free(4), free(6), create(7, 64), free(5), create(8, 33), create(9, 1),
     )), *FREE_ORDERS], EXACT)
 
 

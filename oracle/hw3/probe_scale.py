@@ -118,4 +118,11 @@ def two_engines(r: ProbeTarget) -> str:
     expect(r.call("free_sequence", b, 1), True, "free_sequence(b, 1)", "sequence 1 lives in b", "create_free")
     expect(r.call("free_sequence", b, 3), False, "free_sequence(b, 3)", "sequence 3 lives in engine a, not b")
     _check_unchanged(r, a, before, "a", "append_kv and free_sequence")
+    # an id just found in one engine, looked up in the other next (a lookup cache not kept per engine)
+    expect(r.call("append_kv", b, 2, 10), True, "append_kv(b, 2, 10)", "sequence 2 lives in b, with room in its block",
+           "append_cow")
+    expect(r.call("append_kv", a, 2, 11), False, "append_kv(a, 2, 11) right after append_kv(b, 2, 10)",
+           "sequence 2 lives in engine b, not a")
+    expect(r.call("create_sequence", a, 2, 5), True, "create_sequence(a, 2, 5)",
+           "a has free blocks and no sequence 2 (that one lives in engine b)")
     return "two live engines with the same sequence ids kept their sequences, blocks and counts apart"
