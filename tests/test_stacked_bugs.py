@@ -71,6 +71,10 @@ def test_a_list_order_bug_does_not_hide_a_copy_on_write_hang(tmp_path: Path, sub
     ("free_keeps_shared_references", "free_keeps_shared_references_plus_a_cheap_create_bug"),
     # a create refused though ref_count shows free blocks is retried with the count ref_count gives
     ("free_count_and_a_registry_of_1024", "registry_refusal_dressed_as_a_free_count"),
+    # a third review (session 6): a write to the append's own block cannot relabel a write elsewhere as
+    # Constraint 4's, and a reorder planted beside an append's count bug does not hide it
+    ("append_writes_a_free_block", "append_writes_a_free_block_and_its_own_slot_15"),
+    ("append_skips_counting_id_0", "append_skips_counting_id_0_and_moves_it_to_the_head"),
 ])
 def test_an_attack_scores_no_more_than_its_plain_bug(plain: str, attack: str, tmp_path: Path,
                                                       submission: Callable[..., Path]) -> None:

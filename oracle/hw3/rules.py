@@ -53,6 +53,7 @@ class Effects:
     search_failed: bool = False  # it left a block unmapped because its search for a free block failed (fresh_pool.py)
     skipped: frozenset[int] = frozenset()  # the L1 slots a free or fork left untouched while it walked others
     stray: bool = False  # an append wrote its record, and other slots of that block it did not copy
+    reordered_only: bool = True  # the list's order is all that differs after the call
 
 
 STRAY_WRITE = Effects(frozenset(), frozenset(), stray=True)  # all that is known of an append: it wrote astray
@@ -94,8 +95,9 @@ def rule_of(difference: Difference, call: Call, effects: Effects | None = None) 
     if aspect == BLOCK_ID and api in _PICKS_BLOCKS and (effects is None or (
             difference.got in effects.taken and (effects.picked is None or difference.expected in effects.picked))):
         return FIRST_FIT  # both took a block there, and another one: which block is first fit's choice
-    if aspect == LIST_ORDER:
-        return TAIL_INSERTION  # the list keeps creation order, whichever call reordered it
+    if aspect == LIST_ORDER and (api in ("create_sequence", "fork_sequence") or effects is None or effects.reordered_only):
+        return TAIL_INSERTION  # the list keeps creation order, whichever call reordered it (beside another
+        # difference of an append or a free, the order is that call's: a reorder planted there hides nothing)
     others_moved = effects is not None and any(seq != call.args[0] for seq in effects.moved)
     if (aspect in (TABLE_SHAPE, MAPPING, BLOCK_ID, KV_COUNT) and api in _ONE_SEQUENCE and difference.seq is not None
             and ((difference.seq != call.args[0] and (effects is None or difference.seq in effects.moved))
