@@ -317,12 +317,10 @@ def finding_from(failure: Divergence) -> Finding:
     """A machine Divergence as a Finding: the step and call located, with the machine's structured difference."""
     calls = list(failure.calls)
     difference = failure.difference or Difference(CRASH, "", None, str(failure).splitlines()[0])
-    call, before, seen = calls[-1], failure.before, failure.seen
-    stray = (difference.aspect == POOL and call.api == "append_kv" and not call.null and before is not None
-             and seen is not None and before.engine is not None and seen.engine is not None
-             and stray_write(call, before, seen))
+    call = calls[-1]
+    stray = difference.aspect == POOL and stray_write(call, failure.before, failure.seen)  # the only effect it knows
     return Finding("fuzz", len(calls), call, difference, rule_of(difference, call, STRAY_WRITE if stray else None),
-                   failure.step, calls=calls, model=failure.model, seen=seen)
+                   failure.step, calls=calls, model=failure.model, seen=failure.seen)
 
 
 from oracle.hw3.alloc_failure import ROBUSTNESS, check_alloc_failure  # noqa: E402

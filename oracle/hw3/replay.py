@@ -212,15 +212,17 @@ def _effects(call: Call, before: Observation | None, seen: Observation | None, p
     old, new = before.engine.ref_count, seen.engine.ref_count
     taken = frozenset(block for block in range(min(len(old), len(new))) if old[block] == 0 and new[block] > 0)
     skipped = _skipped(call, tables, before.engine, seen.engine) if not call.null and call.api in WALKS else frozenset()
-    stray = not call.null and call.api == "append_kv" and stray_write(call, before, seen)
-    return Effects(moved, taken, before.pool != seen.pool, picked, skipped=skipped, stray=stray)
+    return Effects(moved, taken, before.pool != seen.pool, picked, skipped=skipped, stray=stray_write(call, before, seen))
 
 
-def stray_write(call: Call, before: Observation, seen: Observation) -> bool:
+def stray_write(call: Call, before: Observation | None, seen: Observation | None) -> bool:
     """Whether an append wrote its record where its own table and kv_count put it, and other slots of that
     block too, which it did not copy there (a block it mapped fresh, or held already): slots written before
     their records arrive. Only when it wrote no other block (a second write elsewhere cannot relabel a
-    Task 4 bug)."""
+    Task 4 bug). False for any other call, or when either state is unknown."""
+    if (call.api != "append_kv" or call.null or before is None or seen is None or before.engine is None
+            or seen.engine is None):
+        return False
     seq_id, value = call.args
     old = next((state for state in before.engine.sequences if state.seq_id == seq_id), None)
     new = next((state for state in seen.engine.sequences if state.seq_id == seq_id), None)
