@@ -94,6 +94,7 @@ class Scene:
 
     root: Path
     token: str = field(default_factory=lambda: secrets.token_hex(12))
+    without_bwrap: bool = False  # a `bwrap` that always fails stands first on PATH: the fallback isolation
 
     def __post_init__(self) -> None:
         # TMPDIR outside pytest's folders: a sandbox uid must be able to pass through to its areas there, and
@@ -107,6 +108,11 @@ class Scene:
         self.target.write_text("the test's own file\n")
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.listener.setblocking(False)
+        if self.without_bwrap:  # as in a container that cannot create namespaces: bwrap is there and fails
+            self.failing_bin.mkdir(parents=True, exist_ok=True)
+            fake = self.failing_bin / "bwrap"
+            fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+            fake.chmod(0o755)
 
     home = property(lambda self: self.root / "home")
     rubric_dir = property(lambda self: self.root / "rubric")
@@ -117,6 +123,7 @@ class Scene:
     work = property(lambda self: self.root / "work")  # the grader's working directory (Hypothesis keeps
     # its example database there): scratch
     port = property(lambda self: self.listener.getsockname()[1])
+    failing_bin = property(lambda self: self.root / "failing-bin")  # holds the failing bwrap (without_bwrap)
 
     @property
     def markers(self) -> tuple[str, ...]:
@@ -129,7 +136,7 @@ class Scene:
 
     def env(self) -> dict[str, str]:
         return {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PATH": os.pathsep.join([str(self.failing_bin)] * self.without_bwrap + [os.environ.get("PATH", "/usr/bin:/bin")]),
             "LANG": "C.UTF-8",
             "HOME": str(self.home),
             "TMPDIR": str(self.tmp),
