@@ -123,7 +123,9 @@ class Scene:
     work = property(lambda self: self.root / "work")  # the grader's working directory (Hypothesis keeps
     # its example database there): scratch
     port = property(lambda self: self.listener.getsockname()[1])
-    failing_bin = property(lambda self: self.root / "failing-bin")  # holds the failing bwrap (without_bwrap)
+    # holds the failing bwrap (without_bwrap): under `tmp`, which a fresh uid may pass through, since a root grader
+    # asks bwrap as a fresh uid whether it runs (under pytest's private folder it would find the real one next)
+    failing_bin = property(lambda self: self.tmp / "failing-bin")
 
     @property
     def markers(self) -> tuple[str, ...]:
