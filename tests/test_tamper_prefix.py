@@ -48,6 +48,7 @@ class PrefixAttack:
     honest: int  # the known bug's score alone on these items
     plant: str  # the body that follows the honest free, in KVCacheManager.free
     why: str
+    pays: str  # the item that fails for the planted failure, and the words that say why
 
 
 LONG_FREE_LEAVES_A_HOLDER = """\
@@ -61,13 +62,19 @@ ONE_BLOCK_FREE_HASHES_THE_NULL_BLOCK = """\
 ATTACKS = [
     PrefixAttack("forward_free_behind_a_ref_count", "forward_order_free", ("free_queue", "reverse_order_free"), 8,
                  LONG_FREE_LEAVES_A_HOLDER,
-                 "a ref count left after a long free is free_queue's rule: it costs free_queue, not nothing"),
+                 "a ref count left after a long free is free_queue's rule: it costs free_queue, not nothing",
+                 "free_queue: ref count: block 1: expected 0 (the live tables holding it), got 1 [rule: free_queue] "
+                 "(found by item reverse_order_free's programs, not this item's)"),
     PrefixAttack("forward_free_behind_an_ungraded_ref_count", "forward_order_free", ("reverse_order_free",), 0,
                  LONG_FREE_LEAVES_A_HOLDER,
-                 "the rubric leaves free_queue out: the item that stopped at its failure takes it"),
+                 "the rubric leaves free_queue out: the item that stopped at its failure takes it",
+                 "reverse_order_free: ref count: block 1: expected 0 (the live tables holding it), got 1 "
+                 "[rule: free_queue] (another rule's bug, but no item failed for it here)"),
     PrefixAttack("front_free_behind_a_hashed_null_block", "free_to_front_hashed", ("free_queue", "null_block"), 8,
                  ONE_BLOCK_FREE_HASHES_THE_NULL_BLOCK,
-                 "a hashed null block is null_block's rule: it costs null_block, not nothing"),
+                 "a hashed null block is null_block's rule: it costs null_block, not nothing",
+                 "null_block: null block: block 0: expected never free, held or hashed, got found in the hashed blocks "
+                 "[rule: null_block] (found by item free_queue's programs, not this item's)"),
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 
@@ -136,4 +143,7 @@ def test_a_planted_failure_buys_no_points(name: str, scene: Scene, reaper: Reape
     problems = graded(scene, reaper, attack.base, attack.plant, attack.items, attack.honest)
     assert not problems, "\n".join([f"{name} (expected {attack.honest}: {attack.why}):", *problems])
     report = json.loads((scene.out / "report.json").read_text())
+    item, words = attack.pays.split(": ", 1)
+    paid = next(i for i in report["items"] if i["id"] == item)
+    assert paid["status"] == "failed" and paid["message"].endswith(words), paid
     assert report["isolation"].startswith("bubblewrap") != scene.without_bwrap, report["isolation"]
