@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 import pytest
 
-from oracle.grading.grader import ANY_OTHER, Check, Excuse, NotRun, Outcome, Seen, run_checks
+from oracle.grading.grader import ANY_OTHER, Check, Excuse, NotRun, Outcome, Seen, run_checks, strict
 from oracle.grading.report import ItemResult
 from oracle.grading.rubric import Rubric, RubricItem
 
@@ -87,7 +87,7 @@ def test_a_not_run_item_s_excuse_is_settled_too(owner_passes: bool) -> None:
 
 def test_a_strict_excuse_does_not_hold_when_its_owner_is_not_graded() -> None:
     def run(context: Any, options: Mapping[str, Any]) -> Outcome:
-        return Outcome(True, "not checked past big_pool: crashed in append_kv", excuse=Excuse(frozenset({"append_cow"}), SAW, False, sure=False))
+        return Outcome(True, "not checked past big_pool: crashed in append_kv", excuse=strict({"append_cow"}, SAW))
     assert grade({"A": run, "B": plain(True)})["A"].status == "failed"
     assert grade({"A": run, "append_cow": plain(False)})["A"].status == "passed"
 
@@ -97,6 +97,6 @@ def test_a_strict_excuse_whose_owner_passed_is_the_item_s_own_bug() -> None:
     """A probe that crashed in the very call it is about names that call's item; when that item passed, the
     crash is the probe's own rule's (an int offset past 2 GiB): the probe's item fails, not the call's."""
     def run(context: Any, options: Mapping[str, Any]) -> Outcome:
-        return Outcome(True, "not checked past big_pool: crashed in append_kv", excuse=Excuse(frozenset({"append_cow"}), SAW, False, sure=False))
+        return Outcome(True, "not checked past big_pool: crashed in append_kv", excuse=strict({"append_cow"}, SAW))
     results = grade({"A": run, "append_cow": plain(True)})
     assert (results["A"].status, results["append_cow"].status) == ("failed", "passed")

@@ -76,7 +76,7 @@ def test_a_difference_whose_item_does_not_apply_to_the_policy_is_the_reader_s(mo
 
 def test_the_engine_alone_reads_past_nothing(module) -> None:  # type: ignore[no-untyped-def]
     results = graded(f"lab:{module('honest', '            pass')}@any", "no_false_hit", "free_queue")
-    assert [(r.status, r.message) for r in results.values()] == [("passed", ""), ("not_applicable", results["free_queue"].message)]
+    assert (results["no_false_hit"].status, results["no_false_hit"].message) == ("passed", "")
 
 
 def test_a_crash_in_a_step_the_item_does_not_judge_is_its_own_once_it_checked_something(module) -> None:  # type: ignore[no-untyped-def]

@@ -15,7 +15,8 @@ from typing import Any, Callable, Mapping
 
 from oracle.grading.report import ItemResult
 from oracle.grading.rubric import OptionRule, Rubric, load_rubric
-from oracle.grading.settlement import ANY_OTHER, Excuse, Seen, Verdict, joined, settle, strict  # noqa: F401 (the checks' words)
+from oracle.grading.settlement import (  # noqa: F401 (the checks' words)
+    ANY_OTHER, Excuse, Seen, Verdict, joined, settle, strict)
 from oracle.sandbox import DeadlinePassed
 
 OUT_OF_TIME = "the time limit for the whole grade was reached before this item started"
@@ -26,7 +27,7 @@ class GraderError(Exception):
     """The grader cannot run (bad path, no gcc, a kind of submission the family cannot grade): exit status 2."""
 
 
-Excuses = Excuse | tuple[Excuse, ...] | None  # what an item read past, in the order it met it (oracle/grading/settlement.py)
+Excuses = Excuse | tuple[Excuse, ...] | None  # what an item read past, in the order met (grading/settlement.py)
 
 
 class NotRun(Exception):
