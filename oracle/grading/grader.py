@@ -5,6 +5,8 @@ raising NotRun (a prerequisite failed: 0 points), NotApplicable (not for this ki
 counted) or Incomplete (stopped at a safety limit before deciding: 0 points). Any other exception is the
 grader's own fault: the item is an `error` and the report says so.
 Past the grade's deadline (a time.monotonic() value) the items not yet started are `not_run`.
+An item that read past another rule's failure says so with an excuse; once every item has run, the settlement
+(oracle/grading/settlement.py) decides which item that failure costs.
 """
 
 import dataclasses
