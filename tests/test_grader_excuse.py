@@ -6,11 +6,11 @@ from typing import Any, Mapping
 
 import pytest
 
-from oracle.grading.grader import ANY_OTHER, Check, Excuse, NotRun, Outcome, run_checks
+from oracle.grading.grader import ANY_OTHER, Check, Excuse, NotRun, Outcome, Seen, run_checks, strict
 from oracle.grading.report import ItemResult
 from oracle.grading.rubric import Rubric, RubricItem
 
-SAW = Outcome(False, "own: step 3 fork(1, 2): ref_count[0]: expected 2, got 1 (no item failed for it here)", "calls")
+SAW = Seen("own: step 3 fork(1, 2): ref_count[0]: expected 2, got 1", "calls")
 
 
 def excused(*owners: str, not_run: bool = False):  # type: ignore[no-untyped-def]
@@ -27,7 +27,7 @@ def plain(passed: bool):  # type: ignore[no-untyped-def]
 
 
 def grade(checks: dict[str, Any]) -> dict[str, ItemResult]:
-    table = {name: Check(name, f"rule {name}", run) for name, run in checks.items()}
+    table = {name: Check(name, f"rule {name}", run, catch_all=name == "fuzz") for name, run in checks.items()}
     rubric = Rubric("t", tuple(RubricItem(name, name, 5) for name in checks), "code")
     told: list[str] = []
     results = run_checks(table, rubric, None, on_item=lambda result: told.append(result.id))
@@ -63,7 +63,10 @@ def test_every_named_item_that_passed_takes_the_bug() -> None:
 
 
 def test_an_item_that_names_itself_is_not_excused() -> None:
-    assert grade({"A": excused("A"), "B": plain(False)})["A"].status == "failed"
+    result = grade({"A": excused("A"), "B": plain(False)})["A"]
+    assert (result.status, result.points) == ("failed", 0)
+    assert result.message == SAW.message + " (another rule's bug, but no item failed for it here)"
+    assert result.details == "calls"
 
 
 def test_an_owner_the_rubric_leaves_out_is_the_course_s_choice() -> None:
@@ -73,7 +76,7 @@ def test_an_owner_the_rubric_leaves_out_is_the_course_s_choice() -> None:
 def test_some_other_item_must_fail_for_an_unnamed_owner() -> None:
     assert grade({"A": excused(ANY_OTHER), "B": plain(True)})["A"].status == "failed"
     assert grade({"A": excused(ANY_OTHER), "B": plain(False)})["A"].status == "passed"
-    assert grade({"A": excused(ANY_OTHER), "fuzz": plain(False)})["A"].status == "failed"  # fuzz pays for no one
+    assert grade({"A": excused(ANY_OTHER), "fuzz": plain(False)})["A"].status == "failed"  # a catch-all pays for no one
 
 
 @pytest.mark.parametrize("owner_passes", [True, False])
@@ -84,7 +87,7 @@ def test_a_not_run_item_s_excuse_is_settled_too(owner_passes: bool) -> None:
 
 def test_a_strict_excuse_does_not_hold_when_its_owner_is_not_graded() -> None:
     def run(context: Any, options: Mapping[str, Any]) -> Outcome:
-        return Outcome(True, "not checked past big_pool: crashed in append_kv", excuse=Excuse(frozenset({"append_cow"}), SAW, False))
+        return Outcome(True, "not checked past big_pool: crashed in append_kv", excuse=strict({"append_cow"}, SAW))
     assert grade({"A": run, "B": plain(True)})["A"].status == "failed"
     assert grade({"A": run, "append_cow": plain(False)})["A"].status == "passed"
 
@@ -94,6 +97,6 @@ def test_a_strict_excuse_whose_owner_passed_is_the_item_s_own_bug() -> None:
     """A probe that crashed in the very call it is about names that call's item; when that item passed, the
     crash is the probe's own rule's (an int offset past 2 GiB): the probe's item fails, not the call's."""
     def run(context: Any, options: Mapping[str, Any]) -> Outcome:
-        return Outcome(True, "not checked past big_pool: crashed in append_kv", excuse=Excuse(frozenset({"append_cow"}), SAW, False))
+        return Outcome(True, "not checked past big_pool: crashed in append_kv", excuse=strict({"append_cow"}, SAW))
     results = grade({"A": run, "append_cow": plain(True)})
     assert (results["A"].status, results["append_cow"].status) == ("failed", "passed")

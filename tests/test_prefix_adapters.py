@@ -42,7 +42,8 @@ def test_lab_engine_is_green_under_its_policy_and_the_universal_invariants(polic
 def test_lab_engine_under_vllm_policy_differs_in_free_order_or_duplicates():
     report = run("lab:engine.prefix@vllm_v1", examples=200)
     assert not report.passed
-    assert report.failure.difference.aspect in {"free order", "hits", "block_table", "index"}, report.divergence
+    assert report.failure.difference.aspect in {"free order", "missed hits", "extra hits", "hit cap", "block_table", "index"}, \
+        report.divergence
 
 
 def test_nanovllm_shape_reuses_a_stale_entry_for_a_block_at_another_position():

@@ -91,6 +91,8 @@ def test_broken_variant_fails_exactly_its_own_items(variant, broken_engine, tmp_
             assert item.message.endswith(f"[rule: {item.id}]") and "1. KVCacheManager(" in item.details
         if item.status == "not_run":
             assert "checked nothing of its own rule" in item.message and "that is item " in item.message
+    fuzz = next(item for item in report.items if item.id == "fuzz")
+    assert any(f"[rule: {rule}]" in fuzz.message for rule in RULES), fuzz.message  # every aspect has a rule row
 
 
 def test_a_failing_item_names_the_step_and_values(broken_engine, tmp_path):  # noqa: F811

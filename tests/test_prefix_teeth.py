@@ -25,8 +25,8 @@ ENGINE = ROOT / "engine" / "prefix"
 EXPECTED = {
     "no_null_block": {"null block"},
     "hash_not_chained": {"hash chaining", "no false hit"},
-    "no_hit_cap": {"hits"},
-    "hits_past_first_miss": {"hits"},
+    "no_hit_cap": {"hit cap"},
+    "hits_past_first_miss": {"extra hits"},
     "eviction_keeps_index": {"index", "no false hit"},
     "touch_leaves_in_queue": {"conservation"},
     "non_atomic_allocation": {"atomic failure"},

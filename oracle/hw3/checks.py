@@ -345,7 +345,8 @@ CHECKS: dict[str, Check] = {
         Check("free_count", FREE_BLOCK_CONSISTENCY, check_free_count),
         Check("l1_traversal", L1_TRAVERSAL, check_l1_traversal),
         Check("tail_insertion", TAIL_INSERTION, check_tail_insertion),
-        Check("fuzz", "All rules: stateful fuzzing against the oracle", check_fuzz, FUZZ_OPTIONS, FUZZ_LIMITS),
+        Check("fuzz", "All rules: stateful fuzzing against the oracle", check_fuzz, FUZZ_OPTIONS, FUZZ_LIMITS,
+              catch_all=True),
         Check("memory_safety", MEMORY_SAFETY, check_memory_safety, MEMCHECK_OPTIONS, MEMCHECK_LIMITS),
         Check("alloc_failure", ROBUSTNESS, check_alloc_failure),
     )

@@ -6,7 +6,7 @@ there, unjudged), and an item that watched no program run whole is not run, nami
 from contextlib import closing
 from typing import Any, Mapping
 
-from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outcome
+from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outcome, Seen
 from oracle.grading.rubric import positive
 from oracle.difference import Difference
 from oracle.hw3.difference import RETURN
@@ -65,8 +65,8 @@ def _not_watched(first: MemcheckResult) -> NotRun:
     stopped where `first` did). That call's item must fail for it (an Excuse), else this item fails."""
     owner = item_of(rule_of(Difference(RETURN, "", None, None), first.stopped_at)) if first.stopped_at else None
     whose = f"item {owner}" if owner else "the other items"
-    failure = Outcome(False, f"valgrind, program {first.name}: stopped at {first.stopped}, and no item failed for it "
-                             f"[rule: {MEMORY_SAFETY}]", first.log)
+    failure = Seen(f"valgrind, program {first.name}: stopped at {first.stopped}, and no item failed for it "
+                   f"[rule: {MEMORY_SAFETY}]", first.log, elsewhere=False)
     return NotRun(f"could not check its rule: no program of the battery made all its calls ({first.name} "
                   f"stopped at {first.stopped}: that is {whose}'s to judge)", Excuse(frozenset({owner or ANY_OTHER}), failure))
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from oracle.grading.grader import ANY_OTHER, FOUND_ELSEWHERE, Excuse, NotApplicable, NotRun, Outcome
+from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outcome, Seen
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.c.build import BuildResult, OFFICIAL_FLAGS
 from oracle.hw3.machine import Divergence
@@ -98,7 +98,7 @@ def excuse_for(findings: list[Finding]) -> Excuse:
     owners = frozenset(item_of(finding.rule) or ANY_OTHER for finding in firsts.values())
     first = findings[0]
     details = f"The calls ({first.program}):\n{listing(first.calls, first.step)}"
-    return Excuse(owners, Outcome(False, f"{first.message}{FOUND_ELSEWHERE}", details))
+    return Excuse(owners, Seen(first.message, details))
 
 
 def passed_over_note(finding: Finding) -> str:
@@ -176,8 +176,8 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
                 unchecked += 1
                 notes.append(note)
                 owners.add(owner)
-                failure = failure or Outcome(False, f"{probe}: {result.detail} in {result.stopped_in} [rule: {result.rule}]",
-                                             f"White-box probe {probe!r} failed.")
+                failure = failure or Seen(f"{probe}: {result.detail} in {result.stopped_in} [rule: {result.rule}]",
+                                          f"White-box probe {probe!r} failed.", elsewhere=False)
                 continue
         elif not result.passed:
             return Outcome(False, f"{probe}: {result.detail} [rule: {result.rule}]", f"White-box probe {probe!r} failed.")
@@ -191,11 +191,10 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
         unchecked += not result.past
         notes.append(note)
         owners.add(owner)
-        failure = failure or Outcome(False, f"{probe}: {result.detail} [rule: {result.rule}]{FOUND_ELSEWHERE}",
-                                     f"White-box probe {probe!r}.")
+        failure = failure or Seen(f"{probe}: {result.detail} [rule: {result.rule}]", f"White-box probe {probe!r}.")
     if outcome is None and unavailable and len(unavailable) == len(probes):
         raise NotApplicable(f"this machine cannot run it: {unavailable[0]}")
-    excuse = Excuse(frozenset(owners), failure, absent_holds) if failure is not None else None
+    excuse = Excuse(frozenset(owners), failure, absent_holds, sure=absent_holds) if failure is not None else None
     if outcome is None and unchecked + len(unavailable) == len(probes):
         raise NotRun(f"could not check its rule: {notes[0]}", excuse)
     message = (outcome.message if outcome is not None else "") or (notes[0] if notes else "")

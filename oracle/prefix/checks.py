@@ -1,10 +1,14 @@
 """The prefix family's rubric checks: one directed program per rule of the lab (oracle/prefix/programs.py),
 and the state machine against the model (fuzz).
 
-A directed item fails on the first difference of its own rule (oracle/prefix/rules.py). When its program
-meets another rule's difference first, replay stops there: the item passes with a note naming that step
-and the item whose rule it is, or, when none of its own steps had run yet, is not run (it checked nothing
-of its own rule, so it earns nothing).
+A directed item fails on the first difference of its own rule (oracle/prefix/rules.py). Every other
+difference goes to the item of its rule through the rules' table, settled once every item has run
+(oracle/grading/settlement.py): that item, if it passed, fails with it; if the rubric does not grade that
+item, the difference is the reader's. A free order another rule's (the model reads on in the
+implementation's order) is left to its item and the program goes on. Any other difference stops the
+program: the item passes with a note naming that step and the item whose rule it is, or, when none of its
+own steps had run yet, is not run (it checked nothing of its own rule, so it earns nothing); a crash in a
+step it does not judge, which no rule's item owns, fails the item once it has checked something.
 """
 
 import warnings
@@ -17,7 +21,7 @@ from hypothesis.errors import HypothesisDeprecationWarning
 from hypothesis.reporting import with_reporter
 
 from oracle.family import AdapterFactory
-from oracle.grading.grader import Check, Incomplete, NotApplicable, NotRun, Outcome
+from oracle.grading.grader import Check, Excuse, Incomplete, NotApplicable, NotRun, Outcome, Seen
 from oracle.grading.rubric import at_least, positive
 from oracle.difference import CRASH, Difference
 from oracle.finding import Finding
@@ -89,6 +93,7 @@ def directed(item: str) -> Check:
         if reason:
             adapter.close()
             raise NotApplicable(reason)
+        ungraded = {other for other in BY_ITEM if not_applicable(other, BY_ITEM[other], adapter)}
         replay, checked, past = Replay(program, adapter), False, ""
         with closing(replay.steps()) as steps:
             for found in steps:
@@ -98,14 +103,22 @@ def directed(item: str) -> Check:
                     continue
                 if broke.rule == item:
                     return Outcome(False, broke.message, _details(replay))
-                why, owner = f"{broke.where}: {broke.problem}", broke.rule
-                if found.taken_over:  # another rule's free order: read on in the implementation's
-                    past = past or f"read past {why} (that is item {owner}'s to judge)"
-                    checked = checked or found.judge
+                why = f"{broke.where}: {broke.problem} (that is item {broke.rule}'s to judge)"
+                if broke.rule not in BY_ITEM:  # a crash in a step it does not judge: no rule's item owns it
+                    if checked:
+                        return Outcome(False, broke.message, _details(replay))
+                    raise NotRun(f"checked nothing of its own rule: {why}")
+                if found.taken_over:  # another rule's free order: read on in the implementation's, hiding
+                    past = past or f"read past {why}"  # nothing (and a free order put back whole in the
+                    checked = checked or found.judge  # opposite order may be either rule's: it charges no one)
                     continue
+                # the program stops here, and what follows may hide a failure of its own rule: the difference
+                # goes to its rule's item, or back to this one where the rubric or the policy grades no such item
+                owner = item if broke.rule in ungraded else broke.rule
+                stopped = Excuse(frozenset({owner}), Seen(broke.message, _details(replay)), absent_holds=False)
                 if checked:
-                    return Outcome(True, f"not checked past {why} (that is item {owner}'s to judge)")
-                raise NotRun(f"checked nothing of its own rule: {why} (that is item {owner}'s to judge)")
+                    return Outcome(True, f"not checked past {why}", excuse=stopped)
+                raise NotRun(f"checked nothing of its own rule: {why}", stopped)
         return Outcome(True, past)
 
     return Check(item, RULES[item], run)
@@ -143,5 +156,5 @@ def check_fuzz(sub: PrefixSubmission, options: Mapping[str, Any]) -> Outcome:
 
 
 CHECKS = {item: directed(item) for item in BY_ITEM}
-CHECKS["fuzz"] = Check("fuzz", RULES["fuzz"], check_fuzz, FUZZ_OPTIONS, FUZZ_LIMITS)
+CHECKS["fuzz"] = Check("fuzz", RULES["fuzz"], check_fuzz, FUZZ_OPTIONS, FUZZ_LIMITS, catch_all=True)
 DEFAULT_RUBRIC = Path(__file__).with_name("rubric.toml")

@@ -3,7 +3,7 @@ the aspect left out when the location already names it (or is empty)."""
 
 from oracle.difference import Difference, plain, word
 
-ASPECTS = ("return value", "hits", "extra hits", "missed hits", "hit cap", "hit blocks", "no false hit",
+ASPECTS = ("return value", "extra hits", "missed hits", "hit cap", "hit blocks", "no false hit",
            "hash chaining", "null block", "live requests", "table length", "conservation", "ref count",
            "block_table", "free order", "release order", "hashed blocks", "index", "atomic failure")
 

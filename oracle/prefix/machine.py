@@ -20,6 +20,7 @@ from oracle.prefix.compare import ContentTracker, changed, shown, exact_differen
 from oracle.difference import Difference
 from oracle.prefix.model import PrefixModel
 from oracle.prefix.observation import ImplementationFailure, Observation
+from oracle.prefix.rules import hits_difference
 from oracle.stats import RunStats
 
 
@@ -80,6 +81,12 @@ class PrefixMachine(RuleBasedStateMachine):
         if expected != got:
             self._diverge(call, Difference(what, "", expected, got))
 
+    def _hits(self, call: str, expected: int, got: int, num_tokens: int) -> None:
+        """How many blocks hit, as the aspect of the rule it breaks (oracle/prefix/rules.py)."""
+        problem = hits_difference(expected, got, num_tokens, self.model.block_size, self.model.policy.hit_cap)
+        if problem:
+            self._diverge(call, problem)
+
     def _check(self, call: str, rid: int | None = None, hits: set[int] = frozenset(),
                held: set[int] = frozenset(), before: Observation | None = None) -> Observation:
         seen = self._observe(call)
@@ -130,7 +137,7 @@ class PrefixMachine(RuleBasedStateMachine):
         request = self.model.admit(rid, tokens)
         accepted, hits = self._run(call, lambda: self.impl.admit(rid, tokens))
         if hits is not None:
-            self._returned(call, "hits", len(expected_hits), hits)
+            self._hits(call, len(expected_hits), hits, len(tokens))
         self._returned(call, "return value", "accepted" if request else "refused", "accepted" if accepted else "refused")
         self.prompts.append(list(tokens))
         if request is None:
@@ -224,7 +231,7 @@ class PrefixMachine(RuleBasedStateMachine):
         call = f"lookup({len(tokens)} tokens)"
         expected = self.model.lookup(tokens)
         got = self._run(call, lambda: self.impl.lookup(tokens))
-        self._returned(call, "hits", len(expected), len(got))
+        self._hits(call, len(expected), len(got), len(tokens))
         problem = self._lookup_content(tokens, got)
         if problem:
             self._diverge(call, problem)

@@ -1,0 +1,123 @@
+"""One settlement, for every family: what an item read past, settled once every item has run.
+
+An item whose programs met another rule's failure, and read past it or stopped there, leaves that failure to
+the items of that rule: it names them in an Excuse, with what it saw (Seen). A failure must cost some item,
+once. Once every item has run, `settle` decides, for each excuse:
+
+- a named item that passed, when the excuse is `sure` the failure is that item's rule's, takes it (charged:
+  the difference is its rule's, whichever item's programs showed it), once, however many items read past it;
+- the excuse holds when no named item graded here passed (each failed, was not run, or took the failure);
+- a named item the rubric leaves out: with `absent_holds` that is the course's choice not to grade its rule
+  (the excuse holds); without, the failure goes back to the item that read past it (it stopped there, so what
+  it could not check may hide a failure of its own rule);
+- ANY_OTHER (the owner cannot be named): the excuse holds when some other item failed, not counting the
+  `catch_all` items (a check of every rule at once fails for any bug, so its failure says nothing of this one);
+- an item that names itself, or an excuse that does not hold: the item fails with what it saw.
+
+Verdicts come from these values only; the words (Seen.said_by_reader, Seen.said_by_owner) are made last.
+"""
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+ANY_OTHER = "*"  # an excuse owner: some other item, not a catch-all one
+PASSED = "passed"
+ANOTHER_RULE = " (another rule's bug, but no item failed for it here)"
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What an item saw of a failure it leaves to other items: the failure's words and the calls that led there."""
+
+    message: str
+    details: str = ""
+    elsewhere: bool = True  # the reader judged it another rule's: said so when the reader must take it itself
+
+    def said_by_reader(self) -> str:
+        return self.message + (ANOTHER_RULE if self.elsewhere else "")
+
+    def said_by_owner(self, reader: str) -> str:
+        return f"{self.message} (found by item {reader}'s programs, not this item's)"
+
+
+@dataclass(frozen=True)
+class Excuse:
+    """A failure an item read past, and the items it leaves it to (`owners`; ANY_OTHER: some other item's)."""
+
+    owners: frozenset[str]
+    failure: Seen
+    absent_holds: bool = True  # an owner the rubric leaves out is the course's choice (False: the reader's)
+    sure: bool = True  # the failure is surely the owners' rule's: an owner that passed takes it. False: it may
+    # be the reader's own (a crash in the very call a probe is about): an owner that passed leaves it to the reader
+
+    @property
+    def named(self) -> bool:
+        """Whether it names its owners outright, so that an owner that passed can take the failure."""
+        return self.sure and ANY_OTHER not in self.owners
+
+
+def strict(owners: Iterable[str], failure: Seen) -> Excuse:
+    """An excuse that holds only when every owner is graded here and did not pass (what the item saw may be
+    its own rule's failure)."""
+    return Excuse(frozenset(owners), failure, absent_holds=False, sure=False)
+
+
+def joined(first: Excuse, then: Excuse | None) -> Excuse:
+    """One excuse for the failures of two (the first one's is what the item says when it must)."""
+    if then is None:
+        return first
+    return Excuse(first.owners | then.owners, first.failure, first.absent_holds and then.absent_holds,
+                  first.sure and then.sure)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How settling changed one item: it now fails with `failure`, its own (reader None) or charged to it by
+    the item `reader` whose programs found it."""
+
+    failure: Seen
+    reader: str | None = None
+
+    @property
+    def message(self) -> str:
+        return self.failure.said_by_reader() if self.reader is None else self.failure.said_by_owner(self.reader)
+
+
+def settle(status: Mapping[str, str], excuses: Mapping[str, Sequence[Excuse]],
+           catch_all: Iterable[str] = ()) -> dict[str, Verdict]:
+    """The items whose verdict settling changes, each now failed: `status` is every graded item's status as
+    it ran (in rubric order), `excuses` each excused item's excuses, in the order it met their failures."""
+    spared = frozenset(catch_all)
+    charged: dict[str, Verdict] = {}
+    for item in status:
+        for excuse in excuses.get(item, ()):
+            if excuse.named and item not in excuse.owners:
+                for owner in sorted(excuse.owners):
+                    if status.get(owner) == PASSED:
+                        charged.setdefault(owner, Verdict(excuse.failure, item))
+    settled = {item: "failed" if item in charged else state for item, state in status.items()}
+
+    verdicts = dict(charged)
+    for item in status:
+        if item in charged:
+            continue
+        broken = next((e for e in excuses.get(item, ()) if not _holds(item, e, settled, spared)), None)
+        if broken is not None:
+            verdicts[item] = Verdict(broken.failure)
+    return verdicts
+
+
+def _holds(item: str, excuse: Excuse, status: Mapping[str, str], spared: frozenset[str]) -> bool:
+    if item in excuse.owners:
+        return False  # it names itself
+    if ANY_OTHER in excuse.owners:
+        others = [o for o in status if o != item and o not in spared]
+        if not others:
+            return False  # there is no other item to pay
+    else:
+        others = [o for o in excuse.owners if o in status]
+    if not excuse.absent_holds and any(o not in status for o in excuse.owners - {ANY_OTHER}):
+        return False  # an owner it names is not graded here: the failure is this item's
+    if ANY_OTHER in excuse.owners:
+        return any(status[o] != PASSED for o in others)
+    return all(status[o] != PASSED for o in others)  # each failure it read past costs its own item
