@@ -11,6 +11,7 @@ import pytest
 
 from engine import llm_memory
 from oracle.cli import main
+from oracle.hw3.grade import load as load_rubric
 from oracle.hw3.adapters import API
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,5 +182,5 @@ def test_grade_all_with_the_default_rubric_and_seed(tmp_path, capsys):
     assert main(["grade-all", str(tmp_path / "batch"), "--out", str(out), "-q"]) == 1
     report = json.loads((out / "empty" / "report.json").read_text())
     assert report["seed"] == 110 and report["rubric"]["source"].endswith("rubric.toml")
-    assert (report["score"], report["max_score"]) == (0, 110)  # the shipped rubric's total, never 0 of 0
+    assert (report["score"], report["max_score"]) == (0, load_rubric().max_score) > (0, 0)  # never "0 of 0"
     assert "no llm_memory.c was uploaded" in report["items"][0]["message"]
