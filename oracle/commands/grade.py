@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
             if family.render_html is not None:
                 write_html(family, out_dir / PAGE_NAME, f"{args.submission}: {report.score:g}/{report.max_score:g}",
                            grade_items(report))
-    write_reports(args, report)
+    write_reports(args, report, rubric.visibility)
     return report.exit_status
 
 
@@ -99,14 +99,17 @@ def _folder(keep: Path | None) -> Iterator[Path]:
         yield Path(scratch)
 
 
-def write_reports(args: argparse.Namespace, report: GradeReport) -> None:
-    """Every report file asked for: --json, --gradescope, --junit, --prairielearn."""
+def write_reports(args: argparse.Namespace, report: GradeReport, visibility: str | None = None) -> None:
+    """Every report file asked for: --json, --gradescope, --junit, --prairielearn. `visibility`: Gradescope's
+    top-level one, from the rubric's [gradescope] table (None: left to Gradescope)."""
     from oracle.grading import gradescope, junit, prairielearn
 
     if args.json:
         write_json(args.json, report.as_dict())
     scope = gradescope.failure_results(report.grader_error) if report.grader_error and not report.items \
         else gradescope.results(report)
+    if visibility is not None:
+        scope = {**scope, "visibility": visibility}
     writers = [
         (args.gradescope, lambda path: gradescope.write(path, scope)),
         (args.junit, lambda path: junit.write(path, report)),
