@@ -119,3 +119,24 @@ def test_fuzz_of_the_reference_has_no_fault(capsys: pytest.CaptureFixture[str]) 
     assert main(["fuzz", "--impl", str(REFERENCE / "llm_memory.c"), "--examples", "3", "--steps", "5", "--seed",
                  "1", "-q"]) == 0
     assert "-Werror" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("files, words", [
+    ({}, ["no llm_memory.py was uploaded", "the upload is empty"]),
+    ({"LLM_Memory.py": ROOT / "engine" / "llm_memory.py"}, ["LLM_Memory.py differs in case: rename it llm_memory.py"]),
+    ({"llm_memory.c": REFERENCE / "llm_memory.c"}, ["no llm_memory.py was uploaded", "the upload holds llm_memory.c"]),
+], ids=["empty", "misnamed", "c_file"])
+def test_a_python_upload_without_llm_memory_py_scores_0_and_says_why(files, words, tmp_path: Path) -> None:
+    rubric = small_rubric(tmp_path / "rubric.toml", WITH_COMPILES)
+    status = main(["grade", str(upload(tmp_path / "student", files)), "--lang", "python", "--rubric", str(rubric),
+                   "--json", str(tmp_path / "report.json"), "-q"])
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert (status, report["kind"], report["grader_error"]) == (1, "python", None)
+    assert (report["score"], report["max_score"]) == (0, 13)  # compiles is not for Python: 10 + 3
+    for item in report["items"][1:]:
+        assert item["status"] == "not_run" and all(word in item["message"] for word in words), item["message"]
+
+
+def test_lang_is_refused_for_a_family_of_one_language(tmp_path: Path, capsys) -> None:
+    assert main(["grade", str(tmp_path), "--family", "prefix", "--lang", "python", "-q"]) == 2
+    assert "--lang: the prefix family grades one language" in capsys.readouterr().err

@@ -6,7 +6,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from oracle.commands.options import add_grade_options, grading_family, positive
+from oracle.commands.options import add_grade_options, grading_family, lang_for, positive
 from oracle.commands.status import UsageError
 
 GRADE_ALL_MARGIN = 60.0  # seconds past --time-limit before grade-all kills a grade (it still writes its report)
@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from oracle.grading.rubric import RubricError
 
     family = grading_family(args)
+    lang_for(args, family)  # a --lang the family does not take stops the batch before it starts
     if not args.directory.is_dir():
         raise UsageError(f"{args.directory} is not a directory")
     try:
@@ -74,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
                "--timeout", str(args.timeout), "--time-limit", str(args.time_limit), "--family", family.name, "-q"]
         if args.require_sandbox:
             cmd.append("--require-sandbox")
+        if args.lang:
+            cmd += ["--lang", args.lang]
         if args.rubric:
             cmd += ["--rubric", str(args.rubric)]
         if args.seed is not None:

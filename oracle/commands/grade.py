@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from oracle.commands.options import add_grade_options, grading_family, output_file
+from oracle.commands.options import add_grade_options, grading_family, lang_for, output_file
 from oracle.commands.outputs import write_file, write_html, write_json
 from oracle.commands.status import UsageError
 from oracle.grading.report import GradeReport
@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "rubric, no gcc).",
     )
     p.add_argument("submission", metavar="SUBMISSION",
-                   help="hw3: llm_memory.c, a directory holding it, or pkg.module; prefix: see --family")
+                   help="hw3: llm_memory.c, a directory holding it (with --lang python: llm_memory.py), a .py file "
+                   "or pkg.module; prefix: see --family")
     p.add_argument("--json", type=output_file, metavar="FILE", help="write the report as JSON (pagedcheck-grade/1)")
     p.add_argument("--gradescope", type=output_file, metavar="FILE", help="write Gradescope's results.json")
     p.add_argument("--junit", type=output_file, metavar="FILE", help="write the report as JUnit XML (for CI)")
@@ -58,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             rubric = family.load_rubric(args.rubric)
             report = family.grade(args.submission, rubric, out_dir, seed=args.seed, timeout=args.timeout,
-                                  on_item=on_item, deadline=deadline, require_sandbox=args.require_sandbox)
+                                  on_item=on_item, deadline=deadline, require_sandbox=args.require_sandbox,
+                                  **lang_for(args, family))
         except (RubricError, GraderError) as exc:
             failure = GradeReport(family.name, args.submission, "unknown", "", str(args.rubric or family.default_rubric),
                                   args.seed or 0, grader_error=str(exc))

@@ -3,7 +3,9 @@
 import argparse
 from pathlib import Path
 
-from oracle.commands.options import add_family_option, add_limit_options, add_rubric_option, grading_family, output_file
+from oracle.commands.options import (
+    add_family_option, add_lang_option, add_limit_options, add_rubric_option, grading_family, lang_for, output_file,
+)
 from oracle.commands.status import EXIT_OK, EXIT_USAGE, UsageError
 from oracle.family import DEFAULT_FAMILY
 
@@ -21,6 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     bundle_p.add_argument("bundle", type=output_file, metavar="OUT.zip", help="the zip to write")
     add_rubric_option(bundle_p)
     add_family_option(bundle_p, "to grade")
+    add_lang_option(bundle_p)
     add_limit_options(bundle_p)
     bundle_p.set_defaults(run=run_bundle)
 
@@ -47,6 +50,7 @@ def run_bundle(args: argparse.Namespace) -> int:
         rubric = family.load_rubric(args.rubric)  # a bad rubric never makes a bundle
         options = ["--time-limit", str(args.time_limit)] + (["--require-sandbox"] if args.require_sandbox else [])
         options += ["--family", family.name] if family.name != DEFAULT_FAMILY else []
+        options += ["--lang", lang_for(args, family)["lang"]] if args.lang else []
         names = write_bundle(args.bundle, Path(rubric.source), options)
     except (RubricError, BundleError) as exc:
         raise UsageError(str(exc)) from None

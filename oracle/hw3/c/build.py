@@ -130,7 +130,7 @@ def submission_source(path: Path | str) -> Path:
         raise ValueError(f"submission {path} is neither a .c file nor a directory")
     source = path / SOURCE_NAME if path.is_dir() else path
     if path.is_dir() and not source.exists() and not source.is_symlink():
-        source = _only_source_below(path)
+        source = only_file_below(path, SOURCE_NAME)
     if source.is_symlink():
         raise Refused(f"{SOURCE_NAME} is a symbolic link (to {os.readlink(source)}): submit the file itself")
     if path.is_dir() and not source.resolve().is_relative_to(path.resolve()):
@@ -140,15 +140,15 @@ def submission_source(path: Path | str) -> Path:
     return source
 
 
-def _only_source_below(folder: Path) -> Path:
-    """The one llm_memory.c in the folders of an upload (hidden ones and links to folders not entered);
-    Refused, naming what the upload holds, when there is none or more than one."""
+def only_file_below(folder: Path, wanted: str) -> Path:
+    """The one file named `wanted` (llm_memory.c, llm_memory.py) in the folders of an upload (hidden ones and
+    links to folders not entered); Refused, naming what the upload holds, when there is none or more than one."""
     found, uploaded, seen = [], [], 0
     for top, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _HIDDEN)
         for name in sorted(files):
             relative = str((Path(top) / name).relative_to(folder))
-            if name == SOURCE_NAME:
+            if name == wanted:
                 found.append(relative)
             elif not name.startswith("."):  # .DS_Store and the like: not what the student meant to upload
                 uploaded.append(relative)
@@ -157,16 +157,16 @@ def _only_source_below(folder: Path) -> Path:
             break
     if len(found) == 1:
         return folder / found[0]
-    expected = f"expected a file named {SOURCE_NAME} (that name exactly)"
+    expected = f"expected a file named {wanted} (that name exactly)"
     if found:
-        raise Refused(f"the upload holds {len(found)} files named {SOURCE_NAME} ({', '.join(found[:5])}): "
+        raise Refused(f"the upload holds {len(found)} files named {wanted} ({', '.join(found[:5])}): "
                       f"{expected}, once")
     if not uploaded:
-        raise Refused(f"no {SOURCE_NAME} was uploaded: {expected}; the upload is empty")
-    near = [name for name in uploaded if Path(name).name.lower() == SOURCE_NAME and Path(name).name != SOURCE_NAME]
+        raise Refused(f"no {wanted} was uploaded: {expected}; the upload is empty")
+    near = [name for name in uploaded if Path(name).name.lower() == wanted and Path(name).name != wanted]
     listed = ", ".join(uploaded[:8]) + (f" and {len(uploaded) - 8} more" if len(uploaded) > 8 else "")
-    hint = f" ({near[0]} differs in case: rename it {SOURCE_NAME})" if near else ""
-    raise Refused(f"no {SOURCE_NAME} was uploaded: {expected}; the upload holds {listed}{hint}")
+    hint = f" ({near[0]} differs in case: rename it {wanted})" if near else ""
+    raise Refused(f"no {wanted} was uploaded: {expected}; the upload holds {listed}{hint}")
 
 
 def private_cache(path: Path | None = None) -> Path:
