@@ -17,8 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Write a Gradescope autograder zip: setup.sh (apt packages, then pagedcheck from the zip, "
         "pinned), run_autograder (grades /autograder/submission into /autograder/results/results.json, always "
         "written), this checkout as a wheel, pinned requirements and the rubric. Needs a source checkout. Prints "
-        "the rubric's items and total points, its Gradescope visibility ([gradescope] table: see "
-        "oracle/grading/README.md) and the isolation the bundle's reports will state.",
+        "the rubric's items and total points, the Gradescope visibility its [gradescope] table sets, and the "
+        "isolation the bundle's reports will state.",
     )
     bundle_p.add_argument("bundle", type=output_file, metavar="OUT.zip", help="the zip to write")
     add_rubric_option(bundle_p)
