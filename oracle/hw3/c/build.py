@@ -143,15 +143,19 @@ def submission_source(path: Path | str) -> Path:
 def only_file_below(folder: Path, wanted: str) -> Path:
     """The one file named `wanted` (llm_memory.c, llm_memory.py) in the folders of an upload (hidden ones and
     links to folders not entered); Refused, naming what the upload holds, when there is none or more than one."""
-    found, uploaded, seen = [], [], 0
+    found, uploaded, seen, hidden = [], [], 0, 0
     for top, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _HIDDEN)
+        kept = sorted(d for d in dirs if not d.startswith(".") and d not in _HIDDEN)
+        hidden += len(dirs) - len(kept)
+        dirs[:] = kept
         for name in sorted(files):
-            relative = str((Path(top) / name).relative_to(folder))
+            relative = _shown(str((Path(top) / name).relative_to(folder)))
             if name == wanted:
                 found.append(relative)
             elif not name.startswith("."):  # .DS_Store and the like: not what the student meant to upload
                 uploaded.append(relative)
+            else:
+                hidden += 1
         seen += len(files) + len(dirs)
         if seen > _WALK_LIMIT:
             break
@@ -162,11 +166,17 @@ def only_file_below(folder: Path, wanted: str) -> Path:
         raise Refused(f"the upload holds {len(found)} files named {wanted} ({', '.join(found[:5])}): "
                       f"{expected}, once")
     if not uploaded:
-        raise Refused(f"no {wanted} was uploaded: {expected}; the upload is empty")
+        what = "holds only hidden files and folders" if hidden else "is empty"
+        raise Refused(f"no {wanted} was uploaded: {expected}; the upload {what}")
     near = [name for name in uploaded if Path(name).name.lower() == wanted and Path(name).name != wanted]
     listed = ", ".join(uploaded[:8]) + (f" and {len(uploaded) - 8} more" if len(uploaded) > 8 else "")
     hint = f" ({near[0]} differs in case: rename it {wanted})" if near else ""
     raise Refused(f"no {wanted} was uploaded: {expected}; the upload holds {listed}{hint}")
+
+
+def _shown(name: str) -> str:
+    """A file name as a message shows it: quoted when it holds characters a terminal would act on."""
+    return name if name.isprintable() else repr(name)
 
 
 def private_cache(path: Path | None = None) -> Path:
