@@ -151,3 +151,22 @@ def test_grade_all_only_regrades_some_folders_and_keeps_the_rest(
     assert not (out / "bob" / "repro-tail_insertion.c").exists()  # nothing of bob's earlier grade stays
     assert main([*base, "--only", "bob", "zoe"]) == 2
     assert "--only: no submission folder 'zoe' in" in capsys.readouterr().err
+
+
+def test_a_kept_row_without_a_report_keeps_its_earlier_scores_csv_row(tmp_path: Path) -> None:
+    """grade-all --only keeps each other row as its report.json says; one whose grade wrote no report (a grader
+    that was killed, say) keeps what the earlier scores.csv said of it; a skipped row is made afresh."""
+    from oracle.grading.batch import Row, earlier_rows, write_csv
+
+    out = tmp_path / "grades"
+    (out / "alice").mkdir(parents=True)
+    rows = [Row("alice", 1, 5, 8, {"compiles": 5, "tail_insertion": 0}, "", 1.0, "alice"),
+            Row("bob", 2, 0, 0, {}, "grading took longer than 60 s", 60.0, "bob"),
+            Row("link", 2, 0, 0, {}, "skipped: a symbolic link", 0.0, "", skipped=True)]
+    write_csv(out / "scores.csv", rows, ["compiles", "tail_insertion"])
+    (out / "alice" / "report.json").write_text(json.dumps({"exit_status": 0, "score": 8, "max_score": 8, "items": [
+        {"id": "compiles", "points": 5}, {"id": "tail_insertion", "points": 3}]}))
+    kept = {row.name: row for row in earlier_rows(out, ["alice", "bob", "link", "zoe"], {})}
+    assert sorted(kept) == ["alice", "bob"]
+    assert (kept["alice"].status, kept["alice"].score, kept["alice"].items["tail_insertion"]) == ("passed", 8, 3)
+    assert (kept["bob"].status, kept["bob"].error, kept["bob"].folder) == ("grader error", "grading took longer than 60 s", "bob")

@@ -140,3 +140,18 @@ def test_a_python_upload_without_llm_memory_py_scores_0_and_says_why(files, word
 def test_lang_is_refused_for_a_family_of_one_language(tmp_path: Path, capsys) -> None:
     assert main(["grade", str(tmp_path), "--family", "prefix", "--lang", "python", "-q"]) == 2
     assert "--lang: the prefix family grades one language" in capsys.readouterr().err
+
+
+def test_an_upload_of_hidden_files_only_and_odd_names_are_said_plainly(tmp_path: Path) -> None:
+    from oracle.hw3.c.build import Refused, only_file_below
+
+    hidden = upload(tmp_path / "hidden", {".git/llm_memory.c": REFERENCE / "llm_memory.c", ".DS_Store": "x"})
+    with pytest.raises(Refused, match="the upload holds only hidden files and folders"):
+        only_file_below(hidden, "llm_memory.c")
+    odd = upload(tmp_path / "odd", {"a\x1b[31mb.c": "x"})
+    with pytest.raises(Refused) as refused:
+        only_file_below(odd, "llm_memory.c")
+    assert "'a\\x1b[31mb.c'" in str(refused.value) and "\x1b" not in str(refused.value)
+    many = upload(tmp_path / "many", {f"f{i:02d}.c": "x" for i in range(12)})
+    with pytest.raises(Refused, match=r"f07\.c and 4 more"):
+        only_file_below(many, "llm_memory.c")
