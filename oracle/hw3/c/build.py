@@ -37,7 +37,7 @@ COMPILE_TIMEOUT = 60.0
 GCC_LIMITS = Limits(cpu_seconds=60, memory_bytes=1 << 30, file_bytes=64 << 20, processes=32, tmp_bytes=256 << 20)
 
 _UNDEFINED = re.compile(r"undefined reference to [`'‘\"]([^'’`\"]+)['’\"]")
-_MAIN_TWICE = re.compile(r"multiple definition of [`'‘\"]main['’\"]")
+_TWICE = re.compile(r"multiple definition of [`'‘\"]([^'’`\"]+)['’\"]")
 _MAIN_AT = re.compile(rf"{re.escape(SOURCE_NAME)}:(\d+)")  # where the submission's main() is
 _HIDDEN = ("__MACOSX",)  # folders an upload carries that are not the student's (hidden ones are skipped too)
 _WALK_LIMIT = 10_000  # entries looked at when searching an upload for its llm_memory.c
@@ -64,9 +64,14 @@ class BuildResult:
         return self.driver if self.ok else self.lenient_driver
 
     @property
+    def defined_twice(self) -> tuple[str, ...]:
+        """The symbols the link found defined twice: in llm_memory.c and in the grader's driver."""
+        return tuple(dict.fromkeys(_TWICE.findall(self.log))) if self.stage == "link" else ()
+
+    @property
     def defines_main(self) -> bool:
         """The link failed because llm_memory.c defines main(), which the grader's driver defines."""
-        return self.stage == "link" and _MAIN_TWICE.search(self.log) is not None
+        return "main" in self.defined_twice
 
     @property
     def verdict(self) -> str:
@@ -77,9 +82,12 @@ class BuildResult:
             where = _MAIN_AT.search(self.log)
             return f"{SOURCE_NAME} defines main(){f' (line {where.group(1)})' if where else ''}: remove main(): " \
                    "the grader links its own"
+        if self.defined_twice:
+            return f"{SOURCE_NAME} defines {', '.join(self.defined_twice)}, which the grader's driver defines: " \
+                   "remove it (the library defines only the spec's calls and its own static helpers)"
         if self.missing_symbols:
             return f"link failed: undefined symbols {', '.join(self.missing_symbols)}"
-        first = _first_problem(self.log)
+        first = _first_problem(self.shown_log)
         if self.stage == "link":
             return f"linking {SOURCE_NAME} with the grader failed: {first}"
         if self.lenient_driver is not None:  # only warnings: the spec's -Werror makes each one an error
@@ -94,7 +102,7 @@ class BuildResult:
         if self.defines_main:
             where = _MAIN_AT.search(self.log)
             return f"{SOURCE_NAME}:{where.group(1)}: main() is defined here\n" if where else ""
-        return self.log
+        return self.log.replace(f"{DRIVER_SOURCE.parent}/", "")  # the driver's lines name its file, not our path
 
     @property
     def message(self) -> str:
