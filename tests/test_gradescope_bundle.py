@@ -282,3 +282,23 @@ def test_run_autograder_stopped_mid_grade_stops_it_and_still_writes_results_json
     assert gradescope_problems(results) == [] and results["score"] == 0
     assert "pagedcheck grade: stopped by SIGTERM" in results["output"]
     assert not Path(f"/proc/{grades[0]}").exists()  # the grade was stopped and reaped
+
+
+def test_a_python_bundle_grades_an_uploaded_llm_memory_py_and_scores_an_empty_upload_0(
+    tmp_path_factory: pytest.TempPathFactory, capsys
+) -> None:
+    """gradescope-bundle --lang python: run_autograder grades the upload's llm_memory.py (the engine, copied
+    alone: full marks); an empty upload is the submission's failure, 0 of the items that apply to Python."""
+    home = tmp_path_factory.mktemp("gradescope-python")
+    rubric = small_rubric(home / "rubric.toml", ITEMS)
+    zipped = home / "autograder.zip"
+    assert main(["gradescope-bundle", str(zipped), "--rubric", str(rubric), "--lang", "python"]) == 0
+    assert "for Python the items that apply only to C are not counted" in capsys.readouterr().out
+    made = {"zip": zipped, "root": home / "autograder"}
+    student = upload(home / "student", {"llm_memory.py": Path(bundle.PROJECT) / "engine" / "llm_memory.py"})
+    results, _ = _run(made, student, capsys)
+    assert results["score"] == sum(t["max_score"] for t in results["tests"]) == 13  # compiles: C only
+    results, _ = _run(made, upload(home / "empty", {}), capsys)
+    assert results["score"] == 0 and sum(t["max_score"] for t in results["tests"]) == 13
+    failed = [t for t in results["tests"] if t["status"] == "failed"]
+    assert len(failed) == 2 and all("no llm_memory.py was uploaded" in t["output"] for t in failed)

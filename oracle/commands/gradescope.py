@@ -56,7 +56,8 @@ def run_bundle(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     print(f"wrote {args.bundle}: {', '.join(names)}")
     print(f"rubric {rubric.source}: {rubric.title or 'untitled'}, {len(rubric.items)} items, "
-          f"{rubric.max_score:g} points in all" + _visibility(rubric))
+          f"{rubric.max_score:g} points in all" + _visibility(rubric)
+          + ("; for Python the items that apply only to C are not counted" if args.lang == "python" else ""))
     print(f"isolation: {bundle_isolation(args.require_sandbox)}")
     return EXIT_OK
 
