@@ -36,7 +36,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from oracle.hw3.c.build import build
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
