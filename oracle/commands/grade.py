@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
         print(render(report))
         if keep is None:
-            if report.exit_status:
+            if any(item.repro for item in report.items) or report.evidence:
                 print(f"\nRepro files and {PAGE_NAME} (the failing steps, pictured) were not kept: add --out DIR")
         else:
             if any(item.repro for item in report.items):
