@@ -12,6 +12,7 @@ from typing import NoReturn, Sequence
 
 from oracle.commands import batch, fuzz, grade, gradescope, mutation
 from oracle.commands.status import EXIT_USAGE, UsageError
+from oracle.hypothesis_home import keep_hypothesis_files_in_cache
 
 COMMANDS = (fuzz, grade, batch, gradescope, mutation)  # each registers its subcommands; --help lists them in this order
 
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    keep_hypothesis_files_in_cache()  # no .hypothesis/ in the folder the command runs in
     try:
         return args.run(args)
     except UsageError as exc:

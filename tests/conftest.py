@@ -1,6 +1,6 @@
 """Test-wide setup.
 
-The repo root goes on sys.path, so `tests.broken.<variant>` imports by name the way the CLI
+Hypothesis keeps its files in the user's cache, as the CLI does (oracle/hypothesis_home.py). The repo root goes on sys.path, so `tests.broken.<variant>` imports by name the way the CLI
 (`--impl tests.broken.x`) and the printed repro programs import it, whatever directory pytest runs from.
 Under mutmut (MUTANT_UNDER_TEST set) Hypothesis runs derandomized, with no deadline and no example
 database, so each mutant meets the same programs and a kill is reproducible. It also skips the shrink phase:
@@ -22,6 +22,10 @@ from hypothesis import HealthCheck, Phase, settings
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from oracle.hypothesis_home import keep_hypothesis_files_in_cache  # noqa: E402
+
+keep_hypothesis_files_in_cache()  # as the CLI does: no .hypothesis/ in the folder pytest runs in
 
 if os.environ.get("MUTANT_UNDER_TEST"):
     settings.register_profile(

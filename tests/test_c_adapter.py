@@ -197,7 +197,7 @@ def _touch(path: Path) -> Path:
     "make, message",
     [
         (lambda p: p / "nowhere", "does not exist"),
-        (lambda p: p, "has no llm_memory.c"),
+        (lambda p: p, "no llm_memory.c was uploaded"),  # Refused, a ValueError: grade scores it 0
         (lambda p: _touch(p / "notes.txt"), "neither a .c file nor a directory"),
     ],
 )

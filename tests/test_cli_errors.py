@@ -11,6 +11,7 @@ import pytest
 
 from engine import llm_memory
 from oracle.cli import main
+from oracle.hw3.grade import load as load_rubric
 from oracle.hw3.adapters import API
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,14 +103,14 @@ def test_grade_all_refuses_an_out_that_mixes_reports_with_submissions(tmp_path, 
 
 
 def test_grade_all_passes_rubric_and_seed_to_each_grader(tmp_path, capsys):
-    (tmp_path / "batch" / "empty").mkdir(parents=True)  # no llm_memory.c: the grader cannot run
+    (tmp_path / "batch" / "empty").mkdir(parents=True)  # no llm_memory.c: the submission's failure, graded 0
     out = tmp_path / "grades"
     assert main(["grade-all", str(tmp_path / "batch"), "--out", str(out), "--seed", "77", "--rubric",
-                 str(_rubric(tmp_path)), "-q"]) == 2
+                 str(_rubric(tmp_path)), "-q"]) == 1
     report = json.loads((out / "empty" / "report.json").read_text())
     assert report["seed"] == 77 and report["rubric"]["source"] == str(_rubric(tmp_path))
-    assert "has no llm_memory.c" in report["grader_error"]
-    assert "graded 0 of 1 submissions" in capsys.readouterr().out
+    assert report["grader_error"] is None and "no llm_memory.c was uploaded" in report["items"][0]["message"]
+    assert "graded 1 of 1 submissions" in capsys.readouterr().out
 
 
 def test_mutation_without_mutmut_installed_is_exit_2(tmp_path, capsys, monkeypatch):
@@ -178,7 +179,8 @@ def test_an_interrupt_is_exit_130_with_one_line(capsys):
 def test_grade_all_with_the_default_rubric_and_seed(tmp_path, capsys):
     (tmp_path / "batch" / "empty").mkdir(parents=True)
     out = tmp_path / "grades"
-    assert main(["grade-all", str(tmp_path / "batch"), "--out", str(out), "-q"]) == 2
+    assert main(["grade-all", str(tmp_path / "batch"), "--out", str(out), "-q"]) == 1
     report = json.loads((out / "empty" / "report.json").read_text())
-    assert report["seed"] == 0 and report["rubric"]["source"].endswith("rubric.toml")
-    assert "has no llm_memory.c" in report["grader_error"]
+    assert report["seed"] == 110 and report["rubric"]["source"].endswith("rubric.toml")
+    assert (report["score"], report["max_score"]) == (0, load_rubric().max_score) > (0, 0)  # never "0 of 0"
+    assert "no llm_memory.c was uploaded" in report["items"][0]["message"]

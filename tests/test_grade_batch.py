@@ -14,6 +14,7 @@ import pytest
 from oracle.cli import main
 from oracle.hw3.c.build import build
 from tests.test_grade import REFERENCE, small_rubric
+from tests.test_submission_mistakes import MISTAKES, upload
 
 
 def _running(fragment: str) -> list[str]:
@@ -98,18 +99,74 @@ def test_hostile_submissions_are_each_graded_with_exit_1_and_leave_nothing(
 
 
 def test_one_broken_folder_never_stops_the_batch(tmp_path: Path, submission: Callable[..., Path]) -> None:
+    """A broken submission and the submission's own mistakes (nothing uploaded, a main() of its own, a name in
+    another case) are ordinary rows scoring 0 of the rubric; a lone llm_memory.c one folder down is graded."""
     batch = tmp_path / "submissions"
-    for name, source in (("alice", REFERENCE), ("bob", submission("broken", "tail_insertion")), ("carol", None)):
-        (batch / name).mkdir(parents=True)
-        if source:
-            shutil.copyfile(source / "llm_memory.c", batch / name / "llm_memory.c")
+    for name, source in (("alice", REFERENCE), ("bob", submission("broken", "tail_insertion"))):
+        upload(batch / name, {"llm_memory.c": source / "llm_memory.c"})
+    for name, mistake in (("carol", "empty"), ("dave", "stray_main"), ("erin", "misnamed")):
+        upload(batch / name, MISTAKES[mistake][0])
+    upload(batch / "frank", {"hw3/llm_memory.c": REFERENCE / "llm_memory.c"})
     rubric = small_rubric(tmp_path / "rubric.toml", ["compiles", "tail_insertion"])
-    assert main(["grade-all", str(batch), "--rubric", str(rubric), "-q"]) == 2  # carol could not be graded
+    assert main(["grade-all", str(batch), "--rubric", str(rubric), "-q"]) == 1  # all graded, some failed
     out = tmp_path / "submissions-grades"
     rows = {row["submission"]: row for row in csv.DictReader((out / "scores.csv").open())}
     assert (rows["alice"]["score"], rows["alice"]["status"], rows["alice"]["tail_insertion"]) == ("8", "passed", "3")
     assert (rows["bob"]["score"], rows["bob"]["status"], rows["bob"]["tail_insertion"]) == ("5", "failed", "0")
-    assert rows["carol"]["status"] == "grader error" and "has no llm_memory.c" in rows["carol"]["error"]
+    assert (rows["frank"]["score"], rows["frank"]["status"]) == ("8", "passed")
+    for name, mistake in (("carol", "empty"), ("dave", "stray_main"), ("erin", "misnamed")):
+        row = rows[name]
+        assert (row["score"], row["max_score"], row["status"], row["error"]) == ("0", "8", "failed", ""), row
+        report = json.loads((out / name / "report.json").read_text())
+        assert all(word in item["message"] for item in report["items"] for word in MISTAKES[mistake][1])
+        assert json.loads((out / name / "results.json").read_text())["score"] == 0
     assert (out / "bob" / "repro-tail_insertion.c").is_file()
     assert 'class="failing"' in (out / "bob" / "report.html").read_text()  # the failing step, pictured
-    assert json.loads((out / "carol" / "results.json").read_text())["score"] == 0
+
+
+def test_grade_all_only_regrades_some_folders_and_keeps_the_rest(
+    tmp_path: Path, submission: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    batch, out = tmp_path / "submissions", tmp_path / "grades"
+    upload(batch / "alice", {"llm_memory.c": REFERENCE / "llm_memory.c"})
+    upload(batch / "bob", {"llm_memory.c": submission("broken", "tail_insertion") / "llm_memory.c"})
+    upload(batch / "carol", {})
+    rubric = small_rubric(tmp_path / "rubric.toml", ["compiles", "tail_insertion"])
+    base = ["grade-all", str(batch), "--out", str(out), "--rubric", str(rubric), "-q"]
+    assert main([*base, "--only", "bob"]) == 2  # no earlier grade-all there: a usage error
+    assert "holds no scores.csv of an earlier grade-all" in capsys.readouterr().err
+    assert main(base) == 1
+    before = (out / "scores.csv").read_text()
+    alice_report = (out / "alice" / "report.json").read_bytes()
+    shutil.copyfile(REFERENCE / "llm_memory.c", batch / "bob" / "llm_memory.c")  # bob fixes his bug
+    upload(batch / "dave", {"llm_memory.c": REFERENCE / "llm_memory.c"})  # a late submission, not asked for
+    assert main([*base, "--only", "bob"]) == 0  # the regraded one passes
+    assert "graded 1 of 1 submissions, 2 other rows kept" in capsys.readouterr().out
+    rows = {row["submission"]: row for row in csv.DictReader((out / "scores.csv").open())}
+    assert sorted(rows) == ["alice", "bob", "carol"]
+    assert (rows["bob"]["score"], rows["bob"]["status"], rows["bob"]["tail_insertion"]) == ("8", "passed", "3")
+    old = {row["submission"]: row for row in csv.DictReader(before.splitlines())}
+    assert rows["alice"] == old["alice"] and rows["carol"] == old["carol"]  # kept as their reports say
+    assert (out / "alice" / "report.json").read_bytes() == alice_report  # never regraded
+    assert not (out / "bob" / "repro-tail_insertion.c").exists()  # nothing of bob's earlier grade stays
+    assert main([*base, "--only", "bob", "zoe"]) == 2
+    assert "--only: no submission folder 'zoe' in" in capsys.readouterr().err
+
+
+def test_a_kept_row_without_a_report_keeps_its_earlier_scores_csv_row(tmp_path: Path) -> None:
+    """grade-all --only keeps each other row as its report.json says; one whose grade wrote no report (a grader
+    that was killed, say) keeps what the earlier scores.csv said of it; a skipped row is made afresh."""
+    from oracle.grading.batch import Row, earlier_rows, write_csv
+
+    out = tmp_path / "grades"
+    (out / "alice").mkdir(parents=True)
+    rows = [Row("alice", 1, 5, 8, {"compiles": 5, "tail_insertion": 0}, "", 1.0, "alice"),
+            Row("bob", 2, 0, 0, {}, "grading took longer than 60 s", 60.0, "bob"),
+            Row("link", 2, 0, 0, {}, "skipped: a symbolic link", 0.0, "", skipped=True)]
+    write_csv(out / "scores.csv", rows, ["compiles", "tail_insertion"])
+    (out / "alice" / "report.json").write_text(json.dumps({"exit_status": 0, "score": 8, "max_score": 8, "items": [
+        {"id": "compiles", "points": 5}, {"id": "tail_insertion", "points": 3}]}))
+    kept = {row.name: row for row in earlier_rows(out, ["alice", "bob", "link", "zoe"], {})}
+    assert sorted(kept) == ["alice", "bob"]
+    assert (kept["alice"].status, kept["alice"].score, kept["alice"].items["tail_insertion"]) == ("passed", 8, 3)
+    assert (kept["bob"].status, kept["bob"].error, kept["bob"].folder) == ("grader error", "grading took longer than 60 s", "bob")

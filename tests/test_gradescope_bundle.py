@@ -3,6 +3,8 @@ pinned; in a simulated /autograder tree its setup.sh installs pagedcheck from th
 grades the reference, broken and hostile fixtures and an upload in a subfolder, and writes a valid
 results.json even when there is nothing to grade or pagedcheck itself is gone."""
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -21,6 +23,7 @@ import pytest
 from oracle.cli import main
 from oracle.grading import autograder, bundle
 from tests.test_grade import REFERENCE, small_rubric
+from tests.test_submission_mistakes import MISTAKES, upload
 
 ITEMS = ["compiles", "create_free", "tail_insertion"]  # 5 + 10 + 3 points
 VISIBILITIES = {"hidden", "after_due_date", "after_published", "visible"}
@@ -31,9 +34,13 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     """A bundle with a small rubric, and a simulated tree that its set-up ran in once (reused after)."""
     home = tmp_path_factory.mktemp("gradescope")
     rubric = small_rubric(home / "rubric.toml", ITEMS)
+    with rubric.open("a") as f:  # when students see the result, and each test that sets no visibility
+        f.write('\n[gradescope]\nvisibility = "after_due_date"\ntest_visibility = "after_published"\n')
     zipped = home / "autograder.zip"
-    assert main(["gradescope-bundle", str(zipped), "--rubric", str(rubric), "--time-limit", "120"]) == 0
-    yield {"zip": zipped, "rubric": rubric, "root": home / "autograder"}
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said):
+        assert main(["gradescope-bundle", str(zipped), "--rubric", str(rubric), "--time-limit", "120"]) == 0
+    yield {"zip": zipped, "rubric": rubric, "root": home / "autograder", "said": said.getvalue()}
 
 
 def gradescope_problems(data: Any) -> list[str]:
@@ -100,6 +107,16 @@ def test_the_reference_gets_full_marks_from_the_bundle_installed_in_the_tree(mad
     site = list((root / "pagedcheck-venv" / "lib").glob("python3*/site-packages/oracle/cli.py"))
     assert site, "pagedcheck was not installed from the bundle into the tree's own environment"
     assert "score 18 of 18 (3 tests; set-up " in out
+    assert results["visibility"] == "after_due_date"  # the rubric's [gradescope] table
+    assert [t["visibility"] for t in results["tests"]] == ["after_published"] * 3
+
+
+def test_the_bundle_says_the_rubrics_total_and_the_isolation_it_will_report(made) -> None:
+    said = made["said"]
+    assert f"rubric {made['rubric']}: HW3: vLLM PagedAttention Memory Manager, 3 items, 18 points in all" in said
+    assert "results visibility after_due_date; 3 item(s) not visible at once" in said
+    assert "isolation: bubblewrap (no network, own pid namespace, only its own files visible)" in said
+    assert "else uid: each run as an unprivileged uid" in said
 
 
 def test_a_broken_submission_loses_the_item_of_its_bug_and_the_set_up_is_reused(made, capsys, submission) -> None:
@@ -126,11 +143,26 @@ def test_an_upload_inside_a_folder_is_found(made, capsys, tmp_path: Path) -> Non
     assert results["score"] == 18
 
 
+@pytest.mark.parametrize("name", sorted(MISTAKES))
+def test_a_mistake_of_the_upload_scores_0_of_the_rubric_and_says_why(name: str, made, capsys, tmp_path: Path) -> None:
+    """An empty upload, a name in another case, two copies, a main() of its own: the submission's failure, with
+    what was expected and what was uploaded, in every test; never the staff's."""
+    files, words = MISTAKES[name]
+    results, _ = _run(made, upload(tmp_path / "upload", files), capsys)
+    assert results["score"] == 0 and sum(t["max_score"] for t in results["tests"]) == 18
+    assert [t["status"] for t in results["tests"]] == ["failed"] * 3
+    for test in results["tests"]:
+        assert all(word in test["output"] for word in words), test["output"]
+    text = json.dumps(results)
+    assert "course staff" not in text and "could not" not in text and "/autograder" not in text
+
+
 def test_nothing_to_grade_still_writes_a_valid_results_json(made, capsys, tmp_path: Path) -> None:
     (tmp_path / "upload").mkdir()
     (tmp_path / "upload" / "README.txt").write_text("forgot the code\n")
     results, _ = _run(made, tmp_path / "upload", capsys)
-    assert results["score"] == 0 and results["tests"] == [] and "The grader could not run" in results["output"]
+    assert results["score"] == 0 and len(results["tests"]) == 3
+    assert "no llm_memory.c was uploaded" in results["tests"][0]["output"] and "README.txt" in results["tests"][0]["output"]
 
 
 def test_run_autograder_writes_results_json_when_pagedcheck_itself_is_gone(made, capsys) -> None:
@@ -250,3 +282,23 @@ def test_run_autograder_stopped_mid_grade_stops_it_and_still_writes_results_json
     assert gradescope_problems(results) == [] and results["score"] == 0
     assert "pagedcheck grade: stopped by SIGTERM" in results["output"]
     assert not Path(f"/proc/{grades[0]}").exists()  # the grade was stopped and reaped
+
+
+def test_a_python_bundle_grades_an_uploaded_llm_memory_py_and_scores_an_empty_upload_0(
+    tmp_path_factory: pytest.TempPathFactory, capsys
+) -> None:
+    """gradescope-bundle --lang python: run_autograder grades the upload's llm_memory.py (the engine, copied
+    alone: full marks); an empty upload is the submission's failure, 0 of the items that apply to Python."""
+    home = tmp_path_factory.mktemp("gradescope-python")
+    rubric = small_rubric(home / "rubric.toml", ITEMS)
+    zipped = home / "autograder.zip"
+    assert main(["gradescope-bundle", str(zipped), "--rubric", str(rubric), "--lang", "python"]) == 0
+    assert "for Python the items that apply only to C are not counted" in capsys.readouterr().out
+    made = {"zip": zipped, "root": home / "autograder"}
+    student = upload(home / "student", {"llm_memory.py": Path(bundle.PROJECT) / "engine" / "llm_memory.py"})
+    results, _ = _run(made, student, capsys)
+    assert results["score"] == sum(t["max_score"] for t in results["tests"]) == 13  # compiles: C only
+    results, _ = _run(made, upload(home / "empty", {}), capsys)
+    assert results["score"] == 0 and sum(t["max_score"] for t in results["tests"]) == 13
+    failed = [t for t in results["tests"] if t["status"] == "failed"]
+    assert len(failed) == 2 and all("no llm_memory.py was uploaded" in t["output"] for t in failed)

@@ -96,6 +96,13 @@ def test_exit_status_of_an_empty_batch_is_0():
     ("[[item]]\nid = \"fork\"\npoints = 1\noptions = 2\n", "item 1 ('fork'): options must be a table"),
     ("[[item]]\nid = \"fuzz\"\npoints = 1\n[item.options]\nseconds = true\n", "option 'seconds' must be float, got True"),
     ("item = 3\n", "no [[item]] tables"),
+    ("gradescope = 3\n[[item]]\nid = \"fork\"\npoints = 1\n", "gradescope must be a table ([gradescope])"),
+    ("[gradescope]\nshow = \"visible\"\n[[item]]\nid = \"fork\"\npoints = 1\n",
+     "[gradescope]: unknown key(s) show; expected test_visibility, visibility"),
+    ("[gradescope]\nvisibility = \"public\"\n[[item]]\nid = \"fork\"\npoints = 1\n",
+     "[gradescope]: visibility must be one of hidden, after_due_date, after_published, visible, got 'public'"),
+    ("[gradescope]\ntest_visibility = 1\n[[item]]\nid = \"fork\"\npoints = 1\n",
+     "[gradescope]: test_visibility must be one of"),
 ])
 def test_more_rubric_mistakes_are_named(text, words, tmp_path):
     path = tmp_path / "r.toml"
@@ -117,3 +124,14 @@ def test_a_float_option_takes_an_int_and_a_bool_option_only_a_bool():
     from oracle.grading.rubric import _fits
 
     assert _fits(2, 8.0) and not _fits(True, 8.0) and _fits(False, True) and not _fits(1, True) and not _fits("x", 3)
+
+
+def test_the_rubrics_gradescope_table_sets_the_result_and_default_item_visibility(tmp_path):
+    path = tmp_path / "r.toml"
+    path.write_text('[gradescope]\nvisibility = "after_published"\ntest_visibility = "hidden"\n'
+                    '[[item]]\nid = "fork"\npoints = 1\n[[item]]\nid = "free_count"\npoints = 1\nvisibility = "visible"\n')
+    rubric = load(path)
+    assert rubric.visibility == "after_published"
+    assert [item.visibility for item in rubric.items] == ["hidden", "visible"]  # an item's own wins
+    path.write_text('[[item]]\nid = "fork"\npoints = 1\n')
+    assert load(path).visibility is None and load(path).items[0].visibility == "visible"  # Gradescope's defaults

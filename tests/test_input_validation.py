@@ -147,7 +147,7 @@ def test_every_row_gets_a_folder_of_its_own_even_when_named_like_the_scores_file
     batch = tmp_path / "class"
     (batch / "scores.csv").mkdir(parents=True)
     rubric = small_rubric(tmp_path / "r.toml", ["compiles"])
-    assert main(["grade-all", str(batch), "--rubric", str(rubric), "-q"]) == 2  # no llm_memory.c: a grader error
+    assert main(["grade-all", str(batch), "--rubric", str(rubric), "-q"]) == 1  # no llm_memory.c: graded 0
     out = tmp_path / "class-grades"
     (row,) = csv.DictReader((out / "scores.csv").open())
     assert (row["submission"], row["folder"]) == ("scores.csv", "scores.csv-1")

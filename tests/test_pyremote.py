@@ -19,12 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def standalone_engine() -> str:
-    """engine/llm_memory.py with the constants of oracle/hw3/spec.py in place of its import of them: the
-    child sees only the submission's own folder, so a hostile module must carry the whole engine."""
-    engine = (ROOT / "engine" / "llm_memory.py").read_text()
-    spec = (ROOT / "oracle" / "hw3" / "spec.py").read_text().split('"""', 2)[2]
-    start = engine.index("from oracle.hw3.spec import (")
-    return engine[:start] + spec + engine[engine.index(")\n", start) + 2 :]
+    """engine/llm_memory.py, which imports nothing of pagedcheck: the child sees only the submission's own
+    folder, so a hostile module carries the whole engine."""
+    return (ROOT / "engine" / "llm_memory.py").read_text()
 
 
 ENGINE = standalone_engine()

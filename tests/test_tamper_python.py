@@ -6,7 +6,6 @@ The promises are those of tests/test_tamper.py: exactly the score the behaviour 
 file changed outside the scratch, no secret in any report, no traceback from the grader.
 """
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,9 +148,7 @@ BY_NAME = {attack.name: attack for attack in ATTACKS_PY}
 
 def module_source(attack: PyAttack, scene: Scene) -> str:
     """engine/llm_memory.py standing alone, tests/broken/no_cow.py's append_kv on top, then the attack."""
-    engine = (ROOT / "engine" / "llm_memory.py").read_text()
-    spec = (ROOT / "oracle" / "hw3" / "spec.py").read_text().split('"""', 2)[2]
-    engine = re.sub(r"from oracle\.hw3\.spec import \([^)]*\)\n", lambda _: spec, engine, count=1)
+    engine = (ROOT / "engine" / "llm_memory.py").read_text()  # it imports nothing of pagedcheck
     bug = (ROOT / "tests" / "broken" / "no_cow.py").read_text()
     bug = bug[bug.index("\n)\n") + 3:]  # after its import of the engine's names
     return scene.fill(f"{engine}\n\n# ---- the known bug: tests/broken/no_cow.py ----\n{bug}\n"

@@ -3,7 +3,9 @@
 import argparse
 from pathlib import Path
 
-from oracle.commands.options import add_family_option, add_limit_options, add_rubric_option, grading_family, output_file
+from oracle.commands.options import (
+    add_family_option, add_lang_option, add_limit_options, add_rubric_option, grading_family, lang_for, output_file,
+)
 from oracle.commands.status import EXIT_OK, EXIT_USAGE, UsageError
 from oracle.family import DEFAULT_FAMILY
 
@@ -14,11 +16,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="build a Gradescope autograder zip that installs and runs this pagedcheck",
         description="Write a Gradescope autograder zip: setup.sh (apt packages, then pagedcheck from the zip, "
         "pinned), run_autograder (grades /autograder/submission into /autograder/results/results.json, always "
-        "written), this checkout as a wheel, pinned requirements and the rubric. Needs a source checkout.",
+        "written), this checkout as a wheel, pinned requirements and the rubric. Needs a source checkout. Prints "
+        "the rubric's items and total points, the Gradescope visibility its [gradescope] table sets, and the "
+        "isolation the bundle's reports will state.",
     )
     bundle_p.add_argument("bundle", type=output_file, metavar="OUT.zip", help="the zip to write")
     add_rubric_option(bundle_p)
     add_family_option(bundle_p, "to grade")
+    add_lang_option(bundle_p)
     add_limit_options(bundle_p)
     bundle_p.set_defaults(run=run_bundle)
 
@@ -45,11 +50,34 @@ def run_bundle(args: argparse.Namespace) -> int:
         rubric = family.load_rubric(args.rubric)  # a bad rubric never makes a bundle
         options = ["--time-limit", str(args.time_limit)] + (["--require-sandbox"] if args.require_sandbox else [])
         options += ["--family", family.name] if family.name != DEFAULT_FAMILY else []
+        options += ["--lang", lang_for(args, family)["lang"]] if args.lang else []
         names = write_bundle(args.bundle, Path(rubric.source), options)
     except (RubricError, BundleError) as exc:
         raise UsageError(str(exc)) from None
     print(f"wrote {args.bundle}: {', '.join(names)}")
+    print(f"rubric {rubric.source}: {rubric.title or 'untitled'}, {len(rubric.items)} items, "
+          f"{rubric.max_score:g} points in all" + _visibility(rubric)
+          + ("; for Python the items that apply only to C are not counted" if args.lang == "python" else ""))
+    print(f"isolation: {bundle_isolation(args.require_sandbox)}")
     return EXIT_OK
+
+
+def _visibility(rubric) -> str:  # type: ignore[no-untyped-def]
+    hidden = [item.id for item in rubric.items if item.visibility != "visible"]
+    parts = [f"results visibility {rubric.visibility}"] if rubric.visibility else []
+    parts += [f"{len(hidden)} item(s) not visible at once ({', '.join(hidden)})"] if hidden else []
+    return f"; {'; '.join(parts)}" if parts else ""
+
+
+def bundle_isolation(required: bool) -> str:
+    """What each report of the bundle will say of its isolation (Gradescope runs run_autograder as root)."""
+    full = "bubblewrap (no network, own pid namespace, only its own files visible), each run as an unprivileged uid"
+    if required:
+        return f"{full}; with --require-sandbox a container where bubblewrap cannot run grades nothing (each " \
+               "results.json says why)"
+    return f"{full}, where bubblewrap runs in Gradescope's container (setup.sh installs it); else uid: each run " \
+           "as an unprivileged uid, rlimits, the file system not hidden. Each report.json's isolation says which " \
+           "(--require-sandbox refuses the fallback)"
 
 
 def run_autograder(args: argparse.Namespace) -> int:

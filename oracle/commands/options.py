@@ -78,10 +78,27 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
                    help="refuse to grade unless submission code runs in the full sandbox (bubblewrap)")
 
 
+def add_lang_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--lang", choices=("c", "python"),
+                   help="hw3: the language of a folder's upload: c (the default) grades its llm_memory.c, python its "
+                   "llm_memory.py (each at the folder's top, else the only one in its folders; none is the "
+                   "submission's failure, graded 0)")
+
+
+def lang_for(args: argparse.Namespace, family: Family) -> dict[str, str]:
+    """The `lang` keyword for the family's grade, when --lang was given (only hw3 takes one)."""
+    if not getattr(args, "lang", None):
+        return {}
+    if family.name != "hw3":
+        raise UsageError(f"--lang: the {family.name} family grades one language (only hw3 takes --lang)")
+    return {"lang": args.lang}
+
+
 def add_grade_options(p: argparse.ArgumentParser) -> None:
     """The options of `grade` and `grade-all` (which passes each on to the `grade` of every submission)."""
     add_family_option(p, "to grade")
     add_rubric_option(p)
+    add_lang_option(p)
     p.add_argument("--seed", type=seed_value, help="fuzz seed (default: the rubric's, fixed, so reruns agree)")
     p.add_argument("--timeout", type=seconds, default=2.0, help="seconds one call of a submission may take (default: 2)")
     add_limit_options(p)

@@ -87,9 +87,11 @@ def grade_all(
     env: dict[str, str] | None = None,
     progress: TextIO | None = sys.stderr,
     skipped: Sequence[Row] = (),
+    kept: Sequence[Row] = (),
 ) -> list[Row]:
     """Runs `command(submission, its_out_dir)` for each submission, `jobs` at a time, killing one that runs
-    past `timeout` seconds; writes scores.csv with a row per submission and the `skipped` rows."""
+    past `timeout` seconds; writes scores.csv with a row per submission, the `skipped` rows and the `kept`
+    ones (earlier grades left as they are: grade-all --only). Returns the rows of this run, kept ones left out."""
     out.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = list(skipped)
     total = len(submissions) + len(skipped)
@@ -110,8 +112,39 @@ def grade_all(
         for future in as_completed(futures):
             rows.append(future.result())
             report(rows[-1])
+    graded = {row.name for row in rows}
+    everything = sorted(rows + [row for row in kept if row.name not in graded], key=lambda row: row.name)
+    write_csv(out / "scores.csv", everything, item_ids)
     rows.sort(key=lambda row: row.name)
-    write_csv(out / "scores.csv", rows, item_ids)
+    return rows
+
+
+def earlier_rows(out: Path, names: Sequence[str], folders: dict[str, str]) -> list[Row]:
+    """The rows of an earlier grade-all into `out` for `names`: each from its folder's report.json, so the
+    scores.csv written now says what those reports say; a submission whose folder holds no report keeps its
+    row of the earlier scores.csv. Names the earlier scores.csv does not hold are left out."""
+    try:
+        with open(out / "scores.csv", newline="") as f:
+            earlier = {row["submission"]: row for row in csv.DictReader(f)}
+    except (OSError, KeyError, csv.Error):
+        return []
+    rows = []
+    for name in names:
+        old = earlier.get(name)
+        if old is None or old.get("status") == "skipped":
+            continue
+        folder = old.get("folder") or folders.get(name, name)
+        try:
+            report = json.loads((out / folder / "report.json").read_text())
+            items = {item["id"]: item["points"] for item in report["items"]}
+            rows.append(Row(name, report["exit_status"], report["score"], report["max_score"], items,
+                            report.get("grader_error") or "", report.get("seconds", 0.0), folder))
+        except (OSError, ValueError, KeyError, TypeError):
+            status = {"passed": EXIT_OK, "failed": EXIT_FAILED}.get(old.get("status", ""), EXIT_GRADER)
+            items = {key: float(value) for key, value in old.items()
+                     if key not in ("submission", "score", "max_score", "status", "error", "folder") and value}
+            rows.append(Row(name, status, float(old.get("score") or 0), float(old.get("max_score") or 0), items,
+                            old.get("error") or "", 0.0, folder))
     return rows
 
 

@@ -2,6 +2,10 @@
 
     title = "Paged KV-cache allocator"
 
+    [gradescope]                    # optional
+    visibility = "after_published"  # results.json's top-level visibility: when students see the whole result
+    test_visibility = "hidden"      # the visibility of every item that sets none (default: visible)
+
     [[item]]
     id = "compiles"                 # a check the family defines
     name = "Compiles with the official flags"
@@ -35,6 +39,7 @@ def positive(value: float) -> str | None:
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 _ITEM_KEYS = {"id", "name", "points", "visibility", "options"}
+_GRADESCOPE_KEYS = {"visibility", "test_visibility"}
 
 
 class RubricError(ValueError):
@@ -55,6 +60,7 @@ class Rubric:
     title: str
     items: tuple[RubricItem, ...]
     source: str  # the file it came from
+    visibility: str | None = None  # Gradescope's top-level visibility; None: not set (Gradescope shows it)
 
     @property
     def max_score(self) -> float:
@@ -86,12 +92,22 @@ def parse_rubric(
     def fail(message: str) -> RubricError:
         return RubricError(f"rubric {source}: {message}")
 
-    unknown = set(data) - {"title", "item"}
+    unknown = set(data) - {"title", "item", "gradescope"}
     if unknown:
-        raise fail(f"unknown top-level key(s) {', '.join(sorted(unknown))}; expected title and [[item]]")
+        raise fail(f"unknown top-level key(s) {', '.join(sorted(unknown))}; expected title, [gradescope] and [[item]]")
     title = data.get("title", "")
     if not isinstance(title, str):
         raise fail("title must be a string")
+    gradescope = data.get("gradescope", {})
+    if not isinstance(gradescope, dict):
+        raise fail("gradescope must be a table ([gradescope])")
+    extra = set(gradescope) - _GRADESCOPE_KEYS
+    if extra:
+        raise fail(f"[gradescope]: unknown key(s) {', '.join(sorted(extra))}; expected {', '.join(sorted(_GRADESCOPE_KEYS))}")
+    for key, value in gradescope.items():
+        if value not in VISIBILITIES:
+            raise fail(f"[gradescope]: {key} must be one of {', '.join(VISIBILITIES)}, got {value!r}")
+    default_visibility = gradescope.get("test_visibility", "visible")
     raw_items = data.get("item")
     if not isinstance(raw_items, list) or not raw_items:
         raise fail("no [[item]] tables: a rubric needs at least one item")
@@ -111,7 +127,7 @@ def parse_rubric(
         points = raw.get("points")
         if isinstance(points, bool) or not isinstance(points, (int, float)) or not 0 <= points < math.inf:
             raise fail(f"{where}: points must be a number >= 0 and finite, got {points!r}")
-        visibility = raw.get("visibility", "visible")
+        visibility = raw.get("visibility", default_visibility)
         if visibility not in VISIBILITIES:
             raise fail(f"{where}: visibility must be one of {', '.join(VISIBILITIES)}, got {visibility!r}")
         name = raw.get("name", check_id)
@@ -133,7 +149,7 @@ def parse_rubric(
             if wrong:
                 raise fail(f"{where}: option {key!r} {wrong}, got {value!r}")
         items.append(RubricItem(check_id, name, points, visibility, {**defaults, **options}))
-    rubric = Rubric(title, tuple(items), source)
+    rubric = Rubric(title, tuple(items), source, gradescope.get("visibility"))
     if not math.isfinite(rubric.max_score):
         raise fail("the points add up to more than a float holds")
     return rubric

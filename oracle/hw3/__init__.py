@@ -46,8 +46,8 @@ def grade_submission(*args, **kwargs):  # type: ignore[no-untyped-def]
 
 
 def machine_for(*args, **kwargs):  # type: ignore[no-untyped-def]
-    """machine.machine_for, imported on first use: engine/llm_memory.py imports oracle.hw3.spec, and in a
-    Python submission's child process (the system Python, no Hypothesis) this package must import."""
+    """machine.machine_for, imported on first use: in a Python submission's child process (the system Python,
+    no Hypothesis) this package must import."""
     from oracle.hw3.machine import machine_for as make
 
     return make(*args, **kwargs)

@@ -19,7 +19,6 @@ from hypothesis.reporting import with_reporter
 from oracle.grading.grader import Check, Incomplete, NotApplicable, NotRun, Outcome, joined
 from oracle.grading.rubric import at_least, positive
 from oracle.hw3 import FAMILY
-from oracle.hw3.c.build import OFFICIAL_FLAGS
 from oracle.difference import Difference
 from oracle.hw3.difference import CRASH, POOL
 from oracle.hw3.machine import Divergence
@@ -45,18 +44,14 @@ def check_compiles(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     if sub.kind != "c":
         raise NotApplicable("a Python implementation is not compiled")
     if sub.refused:
-        return Outcome(False, f"refused: {sub.refused}")
+        return Outcome(False, sub.refused)
     assert sub.build is not None
     if sub.build.ok:
         return Outcome(True)
-    build = sub.build
-    if build.missing_symbols:
-        return Outcome(False, f"link failed: undefined symbols {', '.join(build.missing_symbols)}", build.log)
-    first = next((line for line in build.log.splitlines() if "error" in line), "compile failed")
-    message = f"gcc {' '.join(OFFICIAL_FLAGS)} -c llm_memory.c failed: {first.strip()}"
-    if build.lenient_driver is not None:
+    message = sub.build.verdict
+    if sub.build.lenient_driver is not None:
         message += "; it compiles without -Werror, so the other items are graded on that build"
-    return Outcome(False, message, build.log)
+    return Outcome(False, message, sub.build.shown_log)
 
 
 def check_llm_init(sub: Submission, options: Mapping[str, Any]) -> Outcome:

@@ -18,7 +18,7 @@ from oracle.grading.report import GradeReport, ItemResult
 from oracle.grading.rubric import Rubric
 from oracle.hw3 import BUILTIN_ENGINE
 from oracle.hw3.c.adapter import CAdapter
-from oracle.hw3.c.build import Refused, build, submission_source
+from oracle.hw3.c.build import Refused, build, only_file_below, submission_source
 from oracle.hw3.checks import CHECKS, Submission
 from oracle.child import PYTHON, LoadFailure
 from oracle.hw3.pylocate import locate
@@ -26,6 +26,7 @@ from oracle.hw3.pyremote import RemotePython
 from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable
 
 DEFAULT_RUBRIC = Path(__file__).with_name("rubric.toml")
+PYTHON_NAME = "llm_memory.py"  # what a folder uploaded for a Python course holds (grade --lang python)
 
 
 def load(path: Path | str | None = None) -> Rubric:
@@ -51,12 +52,14 @@ def grade(
     on_item: Callable[[ItemResult], None] | None = None,
     deadline: float | None = None,
     require_sandbox: bool = False,
+    lang: str | None = None,
 ) -> GradeReport:
     """Runs every rubric item against the submission; repro files go to out_dir. `seed` overrides the fuzz
     item's; `timeout` bounds each call of the submission; items not started by `deadline` (a
     time.monotonic() value) are not run. All submission code (gcc included) runs in one Sandbox for the
     run, closed (every process it started killed) before the report is made. Raises GraderError when
-    grading cannot start, e.g. `require_sandbox` without bubblewrap."""
+    grading cannot start, e.g. `require_sandbox` without bubblewrap. `lang` "python" grades a directory as a
+    Python upload (its llm_memory.py); None or "c" tells a path from a module as is_c does."""
     start = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
     fuzz_seed = next((item.options["seed"] for item in rubric.items if item.id == "fuzz"), 0)
@@ -67,7 +70,9 @@ def grade(
     with box, tempfile.TemporaryDirectory(prefix="pagedcheck-grade-") as scratch, ExitStack() as cleanup:
         sub: Submission | None = None
         try:
-            if submission == "engine" or not is_c(submission):
+            if lang == "python" and Path(submission).is_dir():
+                sub = _python_upload(submission, out_dir, Path(scratch), timeout, box, cleanup)
+            elif submission == "engine" or not is_c(submission):
                 sub = _python(submission, out_dir, Path(scratch), timeout, box, cleanup)
             else:
                 sub = _submission(submission, out_dir, Path(scratch), build_cache, timeout, box)
@@ -78,7 +83,8 @@ def grade(
     return GradeReport(
         family="hw3",
         submission=submission,
-        kind=sub.kind if sub is not None else "c" if is_c(submission) and submission != "engine" else "python",
+        kind=sub.kind if sub is not None else "c" if is_c(submission) and submission != "engine" and lang != "python"
+        else "python",
         rubric_title=rubric.title,
         rubric_source=rubric.source,
         seed=fuzz_seed if seed is None else seed,
@@ -105,6 +111,21 @@ def _python(path: str, out_dir: Path, scratch: Path, timeout: float, box: Sandbo
     except LoadFailure as failure:
         return Submission(path, "python", None, out_dir, scratch, timeout=timeout, sandbox=box, not_loaded=str(failure))
     return Submission(path, "python", remote, out_dir, scratch, timeout=timeout, sandbox=box)
+
+
+def _python_upload(folder: str, out_dir: Path, scratch: Path, timeout: float, box: Sandbox,
+                   cleanup: ExitStack) -> Submission:
+    """A folder uploaded for a Python course: its llm_memory.py (at the top, else the only one in its folders).
+    None there, or a symbolic link, is the submission's failure: every item that applies is not run, with why."""
+    source = Path(folder) / PYTHON_NAME
+    try:
+        if not source.exists() and not source.is_symlink():
+            source = only_file_below(Path(folder), PYTHON_NAME)
+        if source.is_symlink() or not source.is_file():
+            raise Refused(f"{PYTHON_NAME} is a symbolic link or not a regular file: submit the file itself")
+    except Refused as exc:
+        return Submission(folder, "python", None, out_dir, scratch, timeout=timeout, sandbox=box, refused=str(exc))
+    return _python(str(source), out_dir, scratch, timeout, box, cleanup)
 
 
 def _submission(path: str, out_dir: Path, scratch: Path, build_cache: Path | None, timeout: float,

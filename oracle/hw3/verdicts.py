@@ -203,6 +203,10 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
 
 def built(sub: Submission) -> Callable[[], Adapter]:
     if sub.factory is None:
-        raise NotRun(f"the module does not load: {sub.not_loaded}" if sub.not_loaded
-                     else "the submission does not build (see the compiles item)")
+        if sub.not_loaded:
+            raise NotRun(f"the module does not load: {sub.not_loaded}")
+        if sub.refused:
+            raise NotRun(sub.refused)
+        why = f": {sub.build.verdict}" if sub.build is not None else ""
+        raise NotRun(f"the submission does not build{why}")
     return sub.factory

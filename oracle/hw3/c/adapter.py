@@ -36,7 +36,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from oracle.hw3.c.build import build
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
@@ -59,18 +59,34 @@ _SEQ_HEAD = struct.Struct("<iiBHH")
 _CHUNK = 64
 _L2_BYTES = L2_PT_SIZE * 4
 
-def load_c(submission: Path | str, workdir: Path | str | None = None, **options: Any) -> Callable[[], "CAdapter"]:
+def load_c(submission: Path | str, workdir: Path | str | None = None, **options: Any) -> "DriverFactory":
     """An adapter factory for a C submission (llm_memory.c or a directory holding one), built once now, in
     the sandbox, into the private build cache (or `workdir`).
 
-    Raises ValueError when the path is bad or the build fails, with the compiler's or linker's words;
+    Raises ValueError when the path is bad or the build fails, with the compiler's or linker's words. A
+    submission whose only problem is warnings is judged as `grade` judges it: the spec's -Werror makes them
+    errors, which the factory carries in `faults`, and it drives the build without -Werror.
     `options` go to CAdapter (timeout, output_limit, sandbox, ...).
     """
     result = build(submission, workdir, options.get("sandbox"))
-    if not result.ok or result.driver is None:
+    driver = result.graded_driver
+    if driver is None:
         raise ValueError(result.message)
-    driver = result.driver
-    return lambda: CAdapter(driver, **options)
+    faults = () if result.ok else (f"{result.verdict}\n{result.shown_log}".rstrip(),)
+    return DriverFactory(driver, options, faults)
+
+
+@dataclass(frozen=True)
+class DriverFactory:
+    """A new CAdapter on a built driver at each call; `faults`: the rules the build broke (only warnings:
+    the spec's -Werror), each a line and the compiler's words."""
+
+    driver: Path
+    options: dict[str, Any]
+    faults: tuple[str, ...] = ()
+
+    def __call__(self) -> "CAdapter":
+        return CAdapter(self.driver, **self.options)
 
 
 @functools.lru_cache(maxsize=16)

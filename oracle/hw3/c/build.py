@@ -37,6 +37,10 @@ COMPILE_TIMEOUT = 60.0
 GCC_LIMITS = Limits(cpu_seconds=60, memory_bytes=1 << 30, file_bytes=64 << 20, processes=32, tmp_bytes=256 << 20)
 
 _UNDEFINED = re.compile(r"undefined reference to [`'‘\"]([^'’`\"]+)['’\"]")
+_TWICE = re.compile(r"multiple definition of [`'‘\"]([^'’`\"]+)['’\"]")
+_MAIN_AT = re.compile(rf"{re.escape(SOURCE_NAME)}:(\d+)")  # where the submission's main() is
+_HIDDEN = ("__MACOSX",)  # folders an upload carries that are not the student's (hidden ones are skipped too)
+_WALK_LIMIT = 10_000  # entries looked at when searching an upload for its llm_memory.c
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,37 +64,127 @@ class BuildResult:
         return self.driver if self.ok else self.lenient_driver
 
     @property
-    def message(self) -> str:
-        """One line for a report, then the compiler's output."""
+    def defined_twice(self) -> tuple[str, ...]:
+        """The symbols the link found defined twice: in llm_memory.c and in the grader's driver."""
+        return tuple(dict.fromkeys(_TWICE.findall(self.log))) if self.stage == "link" else ()
+
+    @property
+    def defines_main(self) -> bool:
+        """The link failed because llm_memory.c defines main(), which the grader's driver defines."""
+        return "main" in self.defined_twice
+
+    @property
+    def verdict(self) -> str:
+        """What is wrong with the build, in one line a student can act on ("built" when nothing is)."""
         if self.ok:
             return "built"
+        if self.defines_main:
+            where = _MAIN_AT.search(self.log)
+            return f"{SOURCE_NAME} defines main(){f' (line {where.group(1)})' if where else ''}: remove main(): " \
+                   "the grader links its own"
+        if self.defined_twice:
+            return f"{SOURCE_NAME} defines {', '.join(self.defined_twice)}, which the grader's driver defines: " \
+                   "remove it (the library defines only the spec's calls and its own static helpers)"
         if self.missing_symbols:
-            return f"link failed: undefined symbols {', '.join(self.missing_symbols)}\n{self.log}"
-        return f"{self.stage} failed:\n{self.log}"
+            return f"link failed: undefined symbols {', '.join(self.missing_symbols)}"
+        first = _first_problem(self.shown_log)
+        if self.stage == "link":
+            return f"linking {SOURCE_NAME} with the grader failed: {first}"
+        if self.lenient_driver is not None:  # only warnings: the spec's -Werror makes each one an error
+            return f"gcc {' '.join(OFFICIAL_FLAGS)} -c {SOURCE_NAME} warns, and the spec treats warnings as " \
+                   f"errors (-Werror): {first}"
+        return f"gcc {' '.join(OFFICIAL_FLAGS)} -c {SOURCE_NAME} failed: {first}"
+
+    @property
+    def shown_log(self) -> str:
+        """What the compiler and linker printed, as a student may read it: for a second main() only the
+        submission's own line (the rest names the grader's files)."""
+        if self.defines_main:
+            where = _MAIN_AT.search(self.log)
+            return f"{SOURCE_NAME}:{where.group(1)}: main() is defined here\n" if where else ""
+        return self.log.replace(f"{DRIVER_SOURCE.parent}/", "")  # the driver's lines name its file, not our path
+
+    @property
+    def message(self) -> str:
+        """One line for a report, then the compiler's output."""
+        return self.verdict if self.ok else f"{self.verdict}\n{self.shown_log}"
+
+
+def _first_problem(log: str) -> str:
+    """The compiler's first error line, else its first warning line, else its first line."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    for word in ("error", "warning"):
+        found = next((line for line in lines if word in line), None)
+        if found:
+            return found
+    return lines[0] if lines else "no output"
 
 
 class Refused(ValueError):
-    """The submission is refused before it is built (a symbolic link, a file outside it): its own fault."""
+    """The submission is refused before it is built (no llm_memory.c, a symbolic link, a file outside it): its
+    own fault, graded 0 with the reason."""
 
 
 def submission_source(path: Path | str) -> Path:
-    """The llm_memory.c a path names: the file itself, or the one inside a directory. Refuses (Refused) a
-    llm_memory.c that is a symbolic link or lies outside the submission directory."""
+    """The llm_memory.c a path names: the file itself, or the one inside a directory: at its top, else the only
+    llm_memory.c in its folders (an upload of a folder), as Gradescope's run_autograder finds it. A directory
+    without one (an empty upload, a name in another case, several copies) is refused (Refused) naming what was
+    expected and what was uploaded; so is an llm_memory.c that is a symbolic link or lies outside the
+    directory. A path that does not exist, or a file that is not .c, is the caller's mistake (ValueError)."""
     path = Path(path)
     if not path.exists() and not path.is_symlink():
         raise ValueError(f"submission {path} does not exist")
-    source = path / SOURCE_NAME if path.is_dir() else path
-    if path.is_dir() and not source.exists() and not source.is_symlink():
-        raise ValueError(f"submission directory {path} has no {SOURCE_NAME}")
     if not path.is_dir() and path.suffix != ".c":
         raise ValueError(f"submission {path} is neither a .c file nor a directory")
+    source = path / SOURCE_NAME if path.is_dir() else path
+    if path.is_dir() and not source.exists() and not source.is_symlink():
+        source = only_file_below(path, SOURCE_NAME)
     if source.is_symlink():
         raise Refused(f"{SOURCE_NAME} is a symbolic link (to {os.readlink(source)}): submit the file itself")
-    if path.is_dir() and source.resolve().parent != path.resolve():
+    if path.is_dir() and not source.resolve().is_relative_to(path.resolve()):
         raise Refused(f"{SOURCE_NAME} resolves outside the submission directory")
     if not source.is_file():
         raise Refused(f"{SOURCE_NAME} is not a regular file")
     return source
+
+
+def only_file_below(folder: Path, wanted: str) -> Path:
+    """The one file named `wanted` (llm_memory.c, llm_memory.py) in the folders of an upload (hidden ones and
+    links to folders not entered); Refused, naming what the upload holds, when there is none or more than one."""
+    found, uploaded, seen, hidden = [], [], 0, 0
+    for top, dirs, files in os.walk(folder):
+        kept = sorted(d for d in dirs if not d.startswith(".") and d not in _HIDDEN)
+        hidden += len(dirs) - len(kept)
+        dirs[:] = kept
+        for name in sorted(files):
+            relative = _shown(str((Path(top) / name).relative_to(folder)))
+            if name == wanted:
+                found.append(relative)
+            elif not name.startswith("."):  # .DS_Store and the like: not what the student meant to upload
+                uploaded.append(relative)
+            else:
+                hidden += 1
+        seen += len(files) + len(dirs)
+        if seen > _WALK_LIMIT:
+            break
+    if len(found) == 1:
+        return folder / found[0]
+    expected = f"expected a file named {wanted} (that name exactly)"
+    if found:
+        raise Refused(f"the upload holds {len(found)} files named {wanted} ({', '.join(found[:5])}): "
+                      f"{expected}, once")
+    if not uploaded:
+        what = "holds only hidden files and folders" if hidden else "is empty"
+        raise Refused(f"no {wanted} was uploaded: {expected}; the upload {what}")
+    near = [name for name in uploaded if Path(name).name.lower() == wanted and Path(name).name != wanted]
+    listed = ", ".join(uploaded[:8]) + (f" and {len(uploaded) - 8} more" if len(uploaded) > 8 else "")
+    hint = f" ({near[0]} differs in case: rename it {wanted})" if near else ""
+    raise Refused(f"no {wanted} was uploaded: {expected}; the upload holds {listed}{hint}")
+
+
+def _shown(name: str) -> str:
+    """A file name as a message shows it: quoted when it holds characters a terminal would act on."""
+    return name if name.isprintable() else repr(name)
 
 
 def private_cache(path: Path | None = None) -> Path:
