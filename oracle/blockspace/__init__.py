@@ -1,0 +1,59 @@
+"""The blockspace family: the PagedAttention paper's block manager (seed 002) as vLLM v0 exposed it
+(BlockSpaceManager: can_allocate, allocate, append_slots with copy-on-write, fork, free, swapping between a
+GPU and a CPU pool). README.md next to this file describes it.
+
+An implementation is `engine` (ours, engine/blockspace), `pkg.module[:Class]` or `path/file.py[:Class]` naming
+a block manager class (default attribute: BlockSpaceManager).
+"""
+
+from pathlib import Path
+
+from oracle.blockspace import rules  # noqa: F401  (words the family's aspects)
+from oracle.blockspace.machine import machine_for
+from oracle.family import AdapterFactory, Family, MutationTarget
+from oracle.stats import RunStats
+
+BUILTIN_ENGINE = "engine.blockspace:BlockSpaceManager"
+CALLS = ("can_allocate", "allocate", "can_append_slots", "append_slots", "fork", "free", "can_swap_out", "swap_out",
+         "can_swap_in", "swap_in", "get_block_table", "get_num_free_gpu_blocks", "get_num_free_cpu_blocks")
+
+
+def manager_class(impl: str) -> type:
+    """The block manager class `impl` names; ValueError with a one-line reason."""
+    from oracle.target import load_target
+
+    spec = BUILTIN_ENGINE if impl == "engine" else impl
+    module, _, attr = spec.partition(":")
+    target = load_target(f"{module}:{attr or 'BlockSpaceManager'}")
+    missing = [call for call in CALLS if not callable(getattr(target, call, None))]
+    if not isinstance(target, type) or missing:
+        raise ValueError(f"{spec} is not a block manager class" + (f" (no {', '.join(missing)})" if missing else ""))
+    return target
+
+
+def load_adapter(impl: str) -> AdapterFactory:
+    from oracle.blockspace.adapter import Adapter
+
+    cls = manager_class(impl)
+    return lambda: Adapter(cls)
+
+
+def repro_preamble(impl: str) -> list[str]:
+    return ["from oracle.blockspace import load_adapter", "from oracle.blockspace.machine import machine_for",
+            f"BlockspaceMachine = machine_for(load_adapter({impl!r}))"]
+
+
+def describe_run(stats: RunStats) -> str:
+    """The paper's measure: the share of allocated GPU slots that hold no token, over every checked state."""
+    slots, filled = stats.events["gpu_slots_allocated"], stats.events["gpu_slots_filled"]
+    return f"memory waste: {1 - filled / slots:.1%} of {slots} allocated GPU slots held no token" if slots else ""
+
+
+FAMILY = Family(
+    name="blockspace",
+    summary="the PagedAttention paper's block manager (vLLM v0): block tables, sharing, copy-on-write, swapping",
+    machine_for=machine_for,
+    load_adapter=load_adapter,
+    repro_preamble=repro_preamble,
+    default_impl="engine",
+)

@@ -1,0 +1,151 @@
+"""Drives a block manager class of vLLM v0's interface (BlockSpaceManager) by ids: the scheduler's side.
+
+The sequences and groups it hands the manager are its own stand-ins, holding what the manager reads
+(seq_id, tokens, status, the group's sequences by status); a manager compares a status with its own enum, so
+a stand-in status equals any value of the same name. Standard library only: it also runs in the sandboxed
+child beside a submission (oracle/blockspace/serve.py).
+"""
+
+from typing import Any
+
+
+class Failure(Exception):
+    """The implementation raised, or its state could not be read; the message says which."""
+
+
+class Status:
+    def __init__(self, name: str):
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        return getattr(other, "name", other) == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+class Seq:
+    def __init__(self, seq_id: int, tokens: list[int], block_size: int):
+        self.seq_id, self.token_ids, self.block_size = seq_id, list(tokens), block_size
+        self.status = Status("WAITING")
+
+    def get_token_ids(self) -> list[int]:
+        return self.token_ids
+
+    def get_len(self) -> int:
+        return len(self.token_ids)
+
+    @property
+    def n_blocks(self) -> int:
+        return -(-len(self.token_ids) // self.block_size)
+
+    def append_token_id(self, token_id: int, *_: Any) -> None:
+        self.token_ids.append(token_id)
+
+    def is_finished(self) -> bool:
+        return self.status.name.startswith("FINISHED")
+
+
+class Group:
+    def __init__(self, request_id: str, seqs: list[Seq]):
+        self.request_id, self.seqs = request_id, seqs
+
+    def get_seqs(self, status: Any = None) -> list[Seq]:
+        return [s for s in self.seqs if status is None or s.status == status]
+
+    def num_seqs(self, status: Any = None) -> int:
+        return len(self.get_seqs(status))
+
+    def is_encoder_decoder(self) -> bool:
+        return False
+
+
+def _set(seqs: list[Seq], name: str) -> None:
+    for seq in seqs:
+        seq.status = Status(name)
+
+
+class Adapter:
+    """One manager's run. Every call raises Failure when the manager raises."""
+
+    def __init__(self, manager_class: Any):
+        self.manager_class, self.manager = manager_class, None
+        self.seqs: dict[int, Seq] = {}
+        self.groups: dict[int, Group] = {}
+
+    def _call(self, what: str, *args: Any) -> Any:
+        try:
+            return getattr(self.manager, what)(*args)
+        except Exception as exc:
+            raise Failure(f"{what} raised {type(exc).__name__}: {exc}") from None
+
+    def start(self, block_size: int, num_gpu: int, num_cpu: int, watermark: float) -> None:
+        self.block_size = block_size
+        try:
+            self.manager = self.manager_class(block_size=block_size, num_gpu_blocks=num_gpu, num_cpu_blocks=num_cpu,
+                                              watermark=watermark)
+        except Exception as exc:
+            raise Failure(f"the constructor raised {type(exc).__name__}: {exc}") from None
+
+    def arrive(self, group: int, seq_ids: list[int], tokens: list[int]) -> None:
+        for i in seq_ids:
+            self.seqs[i] = Seq(i, tokens, self.block_size)
+        self.groups[group] = Group(f"req-{group}", [self.seqs[i] for i in seq_ids])
+
+    def can_allocate(self, group: int) -> str:
+        return getattr(self._call("can_allocate", self.groups[group]), "name", "?")
+
+    def allocate(self, group: int) -> None:
+        self._call("allocate", self.groups[group])
+        _set(self.groups[group].get_seqs(Status("WAITING")), "RUNNING")
+
+    def can_append_slots(self, group: int) -> bool:
+        return self._call("can_append_slots", self.groups[group], 0) is True
+
+    def append_slots(self, i: int, token: int) -> list:
+        self.seqs[i].append_token_id(token)
+        return [[int(a), int(b)] for a, b in self._call("append_slots", self.seqs[i], 0)]
+
+    def fork(self, parent: int, child: int, group: int) -> None:
+        seq = self.seqs[child] = Seq(child, self.seqs[parent].token_ids, self.block_size)
+        seq.status = Status("RUNNING")
+        self.groups.setdefault(group, Group(f"req-{group}", [])).seqs.append(seq)
+        self._call("fork", self.seqs[parent], seq)
+
+    def free(self, i: int) -> None:
+        self._call("free", self.seqs[i])
+        self.seqs[i].status = Status("FINISHED_STOPPED")
+
+    def can_swap_out(self, group: int) -> bool:
+        return self._call("can_swap_out", self.groups[group]) is True
+
+    def can_swap_in(self, group: int) -> str:
+        return getattr(self._call("can_swap_in", self.groups[group], 0), "name", "?")
+
+    def swap(self, group: int, out: bool) -> list:
+        seqs = self.groups[group].get_seqs(Status("RUNNING" if out else "SWAPPED"))
+        pairs = self._call("swap_out", self.groups[group]) if out else self._call("swap_in", self.groups[group], 0)
+        _set(seqs, "SWAPPED" if out else "RUNNING")
+        return [[int(a), int(b)] for a, b in (pairs.items() if isinstance(pairs, dict) else pairs)]
+
+    def recompute(self, group: int) -> None:
+        for seq in self.groups[group].get_seqs(Status("RUNNING")):
+            self._call("free", seq)
+            seq.status = Status("WAITING")
+
+    def observe(self, seq_ids: list[int]) -> dict:
+        """The live sequences' tables, the free counts of both devices, and ref counts where blocks carry one."""
+        try:
+            tables = [[i, [int(b) for b in self.manager.get_block_table(self.seqs[i])]] for i in seq_ids]
+            free = [int(self.manager.get_num_free_gpu_blocks()), int(self.manager.get_num_free_cpu_blocks())]
+            refs, held = [], getattr(self.manager, "block_tables", None)
+            for i in seq_ids if isinstance(held, dict) else ():
+                table = held.get(i, ())
+                if isinstance(table, list):
+                    refs += [[i, p, b.ref_count] for p, b in enumerate(table) if type(getattr(b, "ref_count", None)) is int]
+        except Exception as exc:
+            raise Failure(f"state unreadable: {type(exc).__name__}: {exc}") from None
+        return {"tables": tables, "free": free, "ref_counts": refs}
+
+    def close(self) -> None:
+        self.manager = None

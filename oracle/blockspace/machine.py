@@ -1,0 +1,96 @@
+"""The blockspace state machine: Hypothesis draws programs of the scheduler's calls (requests arrive and are
+admitted, sequences decode, fork and finish, groups are preempted by swapping or recomputation) and the
+driver makes each call on the implementation and the model, checking every invariant after it.
+
+    from oracle.blockspace import load_adapter
+    from oracle.blockspace.machine import machine_for
+    TestEngine = machine_for(load_adapter("engine")).TestCase
+"""
+
+from typing import Any, Callable
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+
+from oracle.blockspace.driver import Driver
+from oracle.stats import RunStats
+
+picks = st.integers(0, 7)  # which live sequence or group, modulo how many there are
+
+
+class BlockspaceMachine(RuleBasedStateMachine):
+    adapter_factory: Callable[[], Any]
+    stats: RunStats
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stats.examples += 1
+        self.driver = Driver(self.adapter_factory(), self.stats)
+
+    def _seq(self, pick: int, status: str = "running") -> int | None:
+        seqs = [i for i, s in self.driver.model.seqs.items() if s.status == status]
+        return seqs[pick % len(seqs)] if seqs else None
+
+    def _group(self, pick: int, status: str) -> int | None:
+        seq = self._seq(pick, status)
+        return None if seq is None else self.driver.model.seqs[seq].group
+
+    @initialize(block_size=st.sampled_from([1, 2, 4, 4]), gpu=st.integers(2, 24), cpu=st.integers(0, 16),
+                watermark=st.sampled_from([0.0, 0.0, 0.01, 0.1, 0.25]))
+    def start(self, block_size: int, gpu: int, cpu: int, watermark: float) -> None:
+        self.driver.start(block_size, gpu, cpu, watermark)
+
+    @rule(prompt_len=st.integers(1, 13), samples=st.sampled_from([1, 1, 1, 2, 3]))
+    def arrive(self, prompt_len: int, samples: int) -> None:
+        self.driver.arrive(prompt_len, samples)
+        self.driver.admit()
+
+    @rule()
+    def admit(self) -> None:
+        self.driver.admit()
+
+    @rule(pick=picks, tokens=st.sampled_from([1, 1, 2, 3, 5]))
+    def append(self, pick: int, tokens: int) -> None:
+        seq = self._seq(pick)
+        for _ in range(tokens if seq is not None else 0):
+            if not self.driver.append(seq):
+                break
+
+    @rule(pick=picks, new_group=st.sampled_from([False, False, True]))
+    def fork(self, pick: int, new_group: bool) -> None:
+        seq = self._seq(pick)
+        if seq is not None:
+            self.driver.fork(seq, new_group)
+
+    @rule(pick=picks)
+    def free(self, pick: int) -> None:
+        seq = self._seq(pick)
+        if seq is not None:
+            self.driver.free(seq)
+
+    @rule(pick=picks)
+    def swap_out(self, pick: int) -> None:
+        group = self._group(pick, "running")
+        if group is not None:
+            self.driver.swap(group, out=True)
+
+    @rule(pick=picks)
+    def swap_in(self, pick: int) -> None:
+        group = self._group(pick, "swapped")
+        if group is not None:
+            self.driver.swap(group, out=False)
+
+    @rule(pick=picks)
+    def recompute(self, pick: int) -> None:
+        group = self._group(pick, "running")
+        if group is not None:
+            self.driver.recompute(group)
+
+    def teardown(self) -> None:
+        self.driver.impl.close()
+
+
+def machine_for(adapter_factory: Callable[[], Any], stats: RunStats | None = None) -> type[BlockspaceMachine]:
+    """A machine class bound to an implementation; `stats` collects what its runs fire and reach."""
+    return type("BlockspaceMachine", (BlockspaceMachine,),
+                {"adapter_factory": staticmethod(adapter_factory), "stats": stats if stats is not None else RunStats()})
