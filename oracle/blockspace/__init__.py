@@ -49,6 +49,18 @@ def describe_run(stats: RunStats) -> str:
     return f"memory waste: {1 - filled / slots:.1%} of {slots} allocated GPU slots held no token" if slots else ""
 
 
+def load_rubric(path: Path | None = None):  # type: ignore[no-untyped-def]
+    from oracle.blockspace.grade import load
+
+    return load(path)
+
+
+def grade_submission(*args, **kwargs):  # type: ignore[no-untyped-def]
+    from oracle.blockspace.grade import grade
+
+    return grade(*args, **kwargs)
+
+
 FAMILY = Family(
     name="blockspace",
     summary="the PagedAttention paper's block manager (vLLM v0): block tables, sharing, copy-on-write, swapping",
@@ -56,4 +68,7 @@ FAMILY = Family(
     load_adapter=load_adapter,
     repro_preamble=repro_preamble,
     default_impl="engine",
+    load_rubric=load_rubric,
+    grade=grade_submission,
+    default_rubric=Path(__file__).with_name("rubric.toml"),
 )

@@ -157,6 +157,7 @@ class Driver:
         group, seqs = self.next_group, list(range(self.next_seq, self.next_seq + samples))
         tokens = list(range(self.next_token, self.next_token + prompt_len))
         self.next_group, self.next_seq, self.next_token = group + 1, seqs[-1] + 1, self.next_token + prompt_len
+        self.call = f"a request arrives: group {group}, {samples} sequence(s) of a {prompt_len}-token prompt"
         self.model.arrive(group, seqs, tokens)
         self.impl.arrive(group, seqs, tokens)
         self.waiting.append(group)

@@ -1,0 +1,75 @@
+"""The paper's scenarios as call programs (oracle/program.py), read from the plain-text files in programs/: one
+call per line, `#` starts a comment. Sequences and groups are numbered from 0 in the order they are made.
+
+    start BLOCK_SIZE GPU_BLOCKS CPU_BLOCKS WATERMARK
+    arrive PROMPT_LEN [SAMPLES]   a request: a group of SAMPLES waiting sequences (it queues)
+    admit                         can_allocate for the first waiting group, then allocate if OK
+    append SEQ                    can_append_slots for its group, then a new token and append_slots
+    fork SEQ [new]                a new sequence sharing SEQ's blocks, in its group (or a new one)
+    free SEQ | swap_out GROUP | swap_in GROUP | recompute GROUP
+"""
+
+from pathlib import Path
+from oracle.blockspace.driver import Divergence, Driver
+from oracle.finding import Finding
+from oracle.program import Program, Step
+
+FOLDER = Path(__file__).with_name("programs")
+# rubric item -> the scenario programs that judge its rule
+BY_ITEM = {"block_table": ("prompt_7_tokens",), "watermark": ("watermark",), "copy_on_write": ("parallel_sampling",),
+           "sharing": ("beam_search", "shared_prefix"), "swap": ("swap_preemption",), "recompute": ("recompute_preemption",)}
+ARITY = {"start": (4, 4), "arrive": (1, 2), "admit": (0, 0), "append": (1, 1), "fork": (1, 2), "free": (1, 1),
+         "swap_out": (1, 1), "swap_in": (1, 1), "recompute": (1, 1)}
+
+
+class ProgramError(ValueError):
+    """A program file that is not one: the message names the file and line."""
+
+
+def parse(text: str, name: str) -> Program:
+    steps = []
+    for number, line in enumerate(text.splitlines(), 1):
+        words = line.split("#")[0].split()
+        if not words:
+            continue
+        op, args = words[0], words[1:]
+        low, high = ARITY.get(op, (-1, -1))
+        try:
+            if not low <= len(args) <= high or (op == "fork" and args[1:] not in ([], ["new"])):
+                raise ValueError
+            values = tuple(float(a) if op == "start" and i == 3 else a == "new" if a == "new" else int(a)
+                           for i, a in enumerate(args))
+        except ValueError:
+            raise ProgramError(f"{name}, line {number}: not a call: {line.strip()!r}") from None
+        steps.append(Step(op, values))
+    if not steps or steps[0].op != "start" or any(s.op == "start" for s in steps[1:]):
+        raise ProgramError(f"{name}: a program starts with one `start` line")
+    return Program(name, tuple(steps))
+
+
+def load(name: str) -> Program:
+    return parse((FOLDER / f"{name}.txt").read_text(), name)
+
+
+def run(driver: Driver, step: Step) -> None:
+    if step.op in ("swap_out", "swap_in"):
+        driver.swap(step.args[0], out=step.op == "swap_out")
+    else:
+        getattr(driver, step.op)(*step.args)
+
+
+def replay(program: Program, adapter: object, calls: list[str]) -> Finding | None:
+    """Runs the program on the adapter and the model: the first difference as a Finding (the 1-based step and
+    the rule it breaks), or None. `calls` gets each call made, in words."""
+    driver = Driver(adapter)
+    try:
+        for number, step in enumerate(program.steps, 1):
+            try:
+                run(driver, step)
+            except Divergence as divergence:
+                return Finding(program.name, number, divergence.call, divergence.difference, divergence.rule)
+            finally:
+                calls.append(f"  {number}. {' '.join(map(str, (step.op, *step.args)))}: {driver.call}")
+        return None
+    finally:
+        adapter.close()  # type: ignore[attr-defined]
