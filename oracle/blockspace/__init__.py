@@ -1,40 +1,29 @@
 """The blockspace family: the PagedAttention paper's block manager (seed 002) as vLLM v0 exposed it
-(BlockSpaceManager: can_allocate, allocate, append_slots with copy-on-write, fork, free, swapping between a
-GPU and a CPU pool). README.md next to this file describes it.
-
-An implementation is `engine` (ours, engine/blockspace), `pkg.module[:Class]` or `path/file.py[:Class]` naming
-a block manager class (default attribute: BlockSpaceManager).
-"""
+(BlockSpaceManager: can_allocate, allocate, append_slots with copy-on-write, fork, free, swapping between a GPU
+and a CPU pool). README.md next to this file describes it. An implementation is `engine` (ours,
+engine/blockspace), or `pkg.module[:Class]` or `path/file.py[:Class]` naming a block manager class (default
+Class: BlockSpaceManager)."""
 
 from pathlib import Path
 
-from oracle.blockspace import rules  # noqa: F401  (words the family's aspects)
+from oracle.blockspace import grade
+from oracle.blockspace.adapter import Adapter
 from oracle.blockspace.machine import machine_for
 from oracle.family import AdapterFactory, Family, MutationTarget
 from oracle.stats import RunStats
+from oracle.target import load_target
 
-BUILTIN_ENGINE = "engine.blockspace:BlockSpaceManager"
 CALLS = ("can_allocate", "allocate", "can_append_slots", "append_slots", "fork", "free", "can_swap_out", "swap_out",
          "can_swap_in", "swap_in", "get_block_table", "get_num_free_gpu_blocks", "get_num_free_cpu_blocks")
 
 
-def manager_class(impl: str) -> type:
-    """The block manager class `impl` names; ValueError with a one-line reason."""
-    from oracle.target import load_target
-
-    spec = BUILTIN_ENGINE if impl == "engine" else impl
-    module, _, attr = spec.partition(":")
-    target = load_target(f"{module}:{attr or 'BlockSpaceManager'}")
-    missing = [call for call in CALLS if not callable(getattr(target, call, None))]
-    if not isinstance(target, type) or missing:
-        raise ValueError(f"{spec} is not a block manager class" + (f" (no {', '.join(missing)})" if missing else ""))
-    return target
-
-
 def load_adapter(impl: str) -> AdapterFactory:
-    from oracle.blockspace.adapter import Adapter
-
-    cls = manager_class(impl)
+    """An adapter factory for the block manager class `impl` names; ValueError with a one-line reason."""
+    module, _, attr = grade.resolve(impl).partition(":")
+    cls = load_target(f"{module}:{attr or 'BlockSpaceManager'}")
+    missing = [call for call in CALLS if not callable(getattr(cls, call, None))]
+    if not isinstance(cls, type) or missing:
+        raise ValueError(f"{impl} is not a block manager class" + (f" (no {', '.join(missing)})" if missing else ""))
     return lambda: Adapter(cls)
 
 
@@ -49,26 +38,13 @@ def describe_run(stats: RunStats) -> str:
     return f"memory waste: {1 - filled / slots:.1%} of {slots} allocated GPU slots held no token" if slots else ""
 
 
-def load_rubric(path: Path | None = None):  # type: ignore[no-untyped-def]
-    from oracle.blockspace.grade import load
-
-    return load(path)
-
-
-def grade_submission(*args, **kwargs):  # type: ignore[no-untyped-def]
-    from oracle.blockspace.grade import grade
-
-    return grade(*args, **kwargs)
-
-
 FAMILY = Family(
     name="blockspace",
     summary="the PagedAttention paper's block manager (vLLM v0): block tables, sharing, copy-on-write, swapping",
     machine_for=machine_for,
     load_adapter=load_adapter,
     repro_preamble=repro_preamble,
-    default_impl="engine",
-    load_rubric=load_rubric,
-    grade=grade_submission,
-    default_rubric=Path(__file__).with_name("rubric.toml"),
+    load_rubric=grade.load,
+    grade=grade.grade,
+    default_rubric=grade.DEFAULT_RUBRIC,
 )

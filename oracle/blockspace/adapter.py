@@ -1,12 +1,22 @@
 """Drives a block manager class of vLLM v0's interface (BlockSpaceManager) by ids: the scheduler's side.
 
-The sequences and groups it hands the manager are its own stand-ins, holding what the manager reads
-(seq_id, tokens, status, the group's sequences by status); a manager compares a status with its own enum, so
-a stand-in status equals any value of the same name. Standard library only: it also runs in the sandboxed
-child beside a submission (oracle/blockspace/serve.py).
+The sequences and groups it hands the manager are its own stand-ins, holding what a manager reads (seq_id,
+tokens, status, a group's sequences by status); a manager compares a status with its own enum, so a stand-in
+status equals any value of the same name. Standard library only: it is also the server of a graded submission,
+run in the sandboxed child (oracle/child.py) as
+
+    /usr/bin/python3 -I -B adapter.py REQUESTS_FD REPLIES_FD ROOT MODULE [CLASS]
+
+answering {"op": "new"} (a fresh adapter) and {"op": "call", "method": name, "args": [...]} (oracle/serve.py).
 """
 
+import os
+import sys
 from typing import Any
+
+STAGED = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+METHODS = ("start", "arrive", "can_allocate", "allocate", "can_append_slots", "append_slots", "fork", "free",
+           "can_swap_out", "can_swap_in", "swap", "recompute", "observe", "close")
 
 
 class Failure(Exception):
@@ -25,9 +35,8 @@ class Status:
 
 
 class Seq:
-    def __init__(self, seq_id: int, tokens: list[int], block_size: int):
-        self.seq_id, self.token_ids, self.block_size = seq_id, list(tokens), block_size
-        self.status = Status("WAITING")
+    def __init__(self, seq_id: int, tokens: list[int], block_size: int, status: str = "WAITING"):
+        self.seq_id, self.token_ids, self.block_size, self.status = seq_id, list(tokens), block_size, Status(status)
 
     def get_token_ids(self) -> list[int]:
         return self.token_ids
@@ -38,9 +47,6 @@ class Seq:
     @property
     def n_blocks(self) -> int:
         return -(-len(self.token_ids) // self.block_size)
-
-    def append_token_id(self, token_id: int, *_: Any) -> None:
-        self.token_ids.append(token_id)
 
     def is_finished(self) -> bool:
         return self.status.name.startswith("FINISHED")
@@ -60,11 +66,6 @@ class Group:
         return False
 
 
-def _set(seqs: list[Seq], name: str) -> None:
-    for seq in seqs:
-        seq.status = Status(name)
-
-
 class Adapter:
     """One manager's run. Every call raises Failure when the manager raises."""
 
@@ -79,36 +80,39 @@ class Adapter:
         except Exception as exc:
             raise Failure(f"{what} raised {type(exc).__name__}: {exc}") from None
 
+    def _set(self, group: int, was: str, now: str) -> list[Seq]:
+        seqs = self.groups[group].get_seqs(Status(was))
+        for seq in seqs:
+            seq.status = Status(now)
+        return seqs
+
     def start(self, block_size: int, num_gpu: int, num_cpu: int, watermark: float) -> None:
         self.block_size = block_size
         try:
-            self.manager = self.manager_class(block_size=block_size, num_gpu_blocks=num_gpu, num_cpu_blocks=num_cpu,
-                                              watermark=watermark)
+            self.manager = self.manager_class(block_size, num_gpu, num_cpu, watermark)
         except Exception as exc:
             raise Failure(f"the constructor raised {type(exc).__name__}: {exc}") from None
 
     def arrive(self, group: int, seq_ids: list[int], tokens: list[int]) -> None:
-        for i in seq_ids:
-            self.seqs[i] = Seq(i, tokens, self.block_size)
+        self.seqs.update({i: Seq(i, tokens, self.block_size) for i in seq_ids})
         self.groups[group] = Group(f"req-{group}", [self.seqs[i] for i in seq_ids])
 
     def can_allocate(self, group: int) -> str:
-        return getattr(self._call("can_allocate", self.groups[group]), "name", "?")
+        return str(getattr(self._call("can_allocate", self.groups[group]), "name", "?"))
 
     def allocate(self, group: int) -> None:
         self._call("allocate", self.groups[group])
-        _set(self.groups[group].get_seqs(Status("WAITING")), "RUNNING")
+        self._set(group, "WAITING", "RUNNING")
 
     def can_append_slots(self, group: int) -> bool:
         return self._call("can_append_slots", self.groups[group], 0) is True
 
     def append_slots(self, i: int, token: int) -> list:
-        self.seqs[i].append_token_id(token)
+        self.seqs[i].token_ids.append(token)
         return [[int(a), int(b)] for a, b in self._call("append_slots", self.seqs[i], 0)]
 
     def fork(self, parent: int, child: int, group: int) -> None:
-        seq = self.seqs[child] = Seq(child, self.seqs[parent].token_ids, self.block_size)
-        seq.status = Status("RUNNING")
+        seq = self.seqs[child] = Seq(child, self.seqs[parent].token_ids, self.block_size, "RUNNING")
         self.groups.setdefault(group, Group(f"req-{group}", [])).seqs.append(seq)
         self._call("fork", self.seqs[parent], seq)
 
@@ -120,18 +124,16 @@ class Adapter:
         return self._call("can_swap_out", self.groups[group]) is True
 
     def can_swap_in(self, group: int) -> str:
-        return getattr(self._call("can_swap_in", self.groups[group], 0), "name", "?")
+        return str(getattr(self._call("can_swap_in", self.groups[group], 0), "name", "?"))
 
     def swap(self, group: int, out: bool) -> list:
-        seqs = self.groups[group].get_seqs(Status("RUNNING" if out else "SWAPPED"))
         pairs = self._call("swap_out", self.groups[group]) if out else self._call("swap_in", self.groups[group], 0)
-        _set(seqs, "SWAPPED" if out else "RUNNING")
+        self._set(group, "RUNNING", "SWAPPED") if out else self._set(group, "SWAPPED", "RUNNING")
         return [[int(a), int(b)] for a, b in (pairs.items() if isinstance(pairs, dict) else pairs)]
 
     def recompute(self, group: int) -> None:
-        for seq in self.groups[group].get_seqs(Status("RUNNING")):
+        for seq in self._set(group, "RUNNING", "WAITING"):
             self._call("free", seq)
-            seq.status = Status("WAITING")
 
     def observe(self, seq_ids: list[int]) -> dict:
         """The live sequences' tables, the free counts of both devices, and ref counts where blocks carry one."""
@@ -149,3 +151,34 @@ class Adapter:
 
     def close(self) -> None:
         self.manager = None
+
+
+def main(argv: list[str]) -> None:  # pragma: no cover  (the server, run by the system Python in the sandbox)
+    from oracle import serve
+
+    class Server(serve.Server):
+        labelled, adapter = (Failure,), None
+
+        def handle(self, request: dict) -> dict:
+            if request.get("op") == "new":
+                self.adapter = Adapter(manager)
+                return {"ret": None}
+            method, args = request.get("method"), request.get("args")
+            if request.get("op") != "call" or method not in METHODS or self.adapter is None or type(args) is not list:
+                raise serve.Fatal("the grader sent a request the server does not know")
+            return {"ret": getattr(self.adapter, method)(*args)}
+
+    server, manager = Server(int(argv[2])), None
+    server.watch_forks()
+
+    def loading() -> None:
+        nonlocal manager
+        serve.unstage(STAGED)
+        manager = serve.load(argv[3], argv[4], argv[5] if len(argv) > 5 else "BlockSpaceManager")
+
+    serve.run(server, int(argv[1]), loading)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.path.insert(0, STAGED)
+    main(sys.argv)

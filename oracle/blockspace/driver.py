@@ -1,12 +1,9 @@
 """One checked call at a time: the model and an implementation (through its adapter) make the same call, and
-every invariant of the paper's block manager is checked after it. The state machine (machine.py) and the
-scenario programs (programs.py) both drive this.
-
-The implementation's block ids are its own: they are matched to the model's by the shape of the tables (two
-positions share a block in one exactly when they do in the other). A simulated worker holds the KV of each of
-its blocks (`store`): the prompt is written at allocation, each new token into its slot, a copy-on-write pair
-copies a whole block, a swap pair moves one; every live sequence's blocks must then hold its own tokens.
-"""
+every invariant of the paper's block manager is checked after it; the state machine and the scenario programs
+both drive this. The implementation's block ids are matched to the model's by the shape of the tables (two
+positions share a block in one exactly when they do in the other). A simulated worker holds each block's KV
+(`store`): the prompt is written at allocation, each token into its slot, a copy-on-write pair copies a whole
+block, a swap pair moves one; every live sequence's blocks must then hold its own tokens."""
 
 from typing import Any, Callable
 
@@ -37,20 +34,24 @@ class Driver:
         self.model: BlockspaceModel | None = None
         self.store: dict[str, dict[int, tuple[int, ...]]] = {GPU: {}, CPU: {}}
         self.tables: Tables = {}  # the implementation's, as last observed
+        self.free_counts: list[int] = []
         self.waiting: list[int] = []  # groups in arrival order (first come, first served)
         self.next_seq = self.next_group = self.next_token = 0
-        self.call, self.op = "", ""
+        self.call = self.op = ""
 
     # -- checking --------------------------------------------------------------------------------------
 
     def _diverge(self, difference: Difference) -> None:
         raise Divergence(self.call, self.op, difference)
 
-    def _run(self, what: Callable[[], Any]) -> Any:
+    def _run(self, what: Callable[[], Any], pairs: bool = False) -> Any:
         try:
-            return what()
+            got = what()
+            return [(int(a), int(b)) for a, b in got] if pairs else got
         except Failure as failure:
             self._diverge(Difference(CRASH, "", None, str(failure)))
+        except (TypeError, ValueError):
+            self._diverge(Difference(CRASH, "", None, f"returned {str(got)[:200]}, not a list of (src, dst) pairs"))
 
     def _live(self) -> list[int]:
         return [i for i, s in self.model.seqs.items() if s.status != "waiting"]
@@ -68,11 +69,10 @@ class Driver:
 
     def _ask(self, what: str, expected: Any, ask: Callable[[], Any]) -> Any:
         """A query: its answer must be the model's, and it must change nothing."""
-        got = self._run(ask)
-        seen = self._observe()
-        if (seen[0], seen[1]) != (self.tables, self.free_counts):
-            self._diverge(Difference("unchanged", f"{what} (a query)", f"tables {self.tables}, free {self.free_counts}",
-                                     f"tables {seen[0]}, free {seen[1]}"))
+        got, (tables, free, _) = self._run(ask), self._observe()
+        if (tables, free) != (self.tables, self.free_counts):
+            self._diverge(Difference("unchanged", f"{what} (a query)", f"tables {self.tables}, free "
+                                     f"{self.free_counts}", f"tables {tables}, free {free}"))
         if got != expected:
             self._diverge(Difference(what, "", expected, got))
         return got
@@ -80,20 +80,19 @@ class Driver:
     def _check(self, first: Callable[[Tables], Difference | None] = lambda _: None,
                writes: Callable[[Tables], None] = lambda _: None) -> None:
         tables, free, refs = self._observe()
-        model = self.model
         problem = first(tables) or self._shape(tables) or self._free_blocks(tables, free) or self._ref_counts(refs)
         if problem:
             self._diverge(problem)
         writes(tables)
         for i in self._live():
-            seq = model.seqs[i]
+            seq = self.model.seqs[i]
             for position, (mine, theirs) in enumerate(zip(seq.table, tables[i])):
-                want, got = model.kv[seq.device][mine], self.store[seq.device].get(theirs)
+                want, got = self.model.kv[seq.device][mine], self.store[seq.device].get(theirs)
                 if want != got:
                     self._diverge(Difference("contents", f"seq {i} block_table[{position}] ({seq.device} block "
                                              f"{theirs})", shown(want), shown(got)))
         self.tables, self.free_counts = tables, free
-        slots, filled = model.waste()
+        slots, filled = self.model.waste()
         self.stats.events["gpu_slots_allocated"] += slots
         self.stats.events["gpu_slots_filled"] += filled
 
@@ -111,7 +110,7 @@ class Driver:
         """Table sizes, then sharing: the same block at two positions exactly when the model shares one."""
         model, mine, theirs = self.model, {}, {}
         for i in self._live():
-            seq, table = model.seqs[i], tables.get(i, [])
+            seq, table = model.seqs[i], tables[i]
             if len(table) != len(seq.table):
                 return Difference("table size", f"seq {i} ({len(seq.tokens)} tokens)", f"{len(seq.table)} blocks "
                                   f"(ceil({len(seq.tokens)} / {model.block_size}))", len(table))
@@ -119,7 +118,8 @@ class Driver:
                 where, total = f"seq {i} block_table[{position}]", model.total[seq.device]
                 if type(b) is not int or not 0 <= b < total:
                     return Difference("sharing", where, f"a {seq.device} block id in 0..{total - 1}", b)
-                had, other = mine.setdefault((seq.device, m), (b, i, position)), theirs.setdefault((seq.device, b), (m, i, position))
+                had = mine.setdefault((seq.device, m), (b, i, position))
+                other = theirs.setdefault((seq.device, b), (m, i, position))
                 if had[0] != b:
                     return Difference("sharing", where, f"block {had[0]}, shared with seq {had[1]} "
                                       f"block_table[{had[2]}]", b)
@@ -129,12 +129,12 @@ class Driver:
         return None
 
     def _free_blocks(self, tables: Tables, free: list[int]) -> Difference | None:
+        """Conservation on each device: free + held by live tables = all."""
         for device, got in zip((GPU, CPU), free):
-            held = {b for i in self._live() if self.model.seqs[i].device == device for b in tables[i]}
-            want = self.model.total[device] - len(held)
-            if got != want:
-                return Difference("free blocks", f"{device} free blocks", f"{want} ({self.model.total[device]} - "
-                                  f"{len(held)} held by live tables)", got)
+            held = len({b for i in self._live() if self.model.seqs[i].device == device for b in tables[i]})
+            if got != self.model.total[device] - held:
+                return Difference("free blocks", f"{device} free blocks", f"{self.model.total[device] - held} "
+                                  f"({self.model.total[device]} - {held} held by live tables)", got)
         return None
 
     def _step(self, op: str, call: str) -> None:
@@ -149,10 +149,10 @@ class Driver:
                             f"num_cpu_blocks={num_cpu}, watermark={watermark})")
         self.model = BlockspaceModel(block_size, num_gpu, num_cpu, watermark)
         self._run(lambda: self.impl.start(block_size, num_gpu, num_cpu, watermark))
-        self.tables, self.free_counts = {}, [num_gpu, num_cpu]
+        self.free_counts = [num_gpu, num_cpu]
         self._check()
 
-    def arrive(self, prompt_len: int, samples: int = 1) -> int:
+    def arrive(self, prompt_len: int, samples: int = 1) -> None:
         """A request: a group of `samples` waiting sequences with one prompt; it queues (no call yet)."""
         group, seqs = self.next_group, list(range(self.next_seq, self.next_seq + samples))
         tokens = list(range(self.next_token, self.next_token + prompt_len))
@@ -161,31 +161,25 @@ class Driver:
         self.model.arrive(group, seqs, tokens)
         self.impl.arrive(group, seqs, tokens)
         self.waiting.append(group)
-        return group
 
     def admit(self) -> None:
-        """The first waiting group: can_allocate, then allocate when OK (dropped when NEVER)."""
+        """The first waiting group: can_allocate, then allocate when OK (given up when NEVER)."""
         if not self.waiting:
             return
         group = self.waiting[0]
         self._step("admit", f"can_allocate(group {group}) and allocate it if OK")
         status = self._ask("can_allocate", self.model.can_allocate(group), lambda: self.impl.can_allocate(group))
         self.stats.events[f"can_allocate_{status}"] += 1
-        if status == "NEVER":
+        if status != "LATER":
             self.waiting.pop(0)
-            self.model.drop(group)
-        if status != "OK":
-            return
-        self.waiting.pop(0)
-        self.model.allocate(group)
-        self._run(lambda: self.impl.allocate(group))
-        first = self.model.seqs[self.model.group(group)[0]]
-
-        def writes(tables: Tables) -> None:
-            for position, block in enumerate(tables[self.model.group(group)[0]]):
-                self.store[GPU][block] = self.model.chunk(first, position)
-
-        self._check(writes=writes)
+        if status == "NEVER":
+            return self.model.drop(group)
+        if status == "OK":
+            self.model.allocate(group)
+            self._run(lambda: self.impl.allocate(group))
+            first = self.model.group(group)[0]
+            self._check(writes=lambda tables: self.store[GPU].update(
+                (b, self.model.chunk(self.model.seqs[first], p)) for p, b in enumerate(tables[first])))
 
     def append(self, i: int) -> bool:
         """can_append_slots for the sequence's group, then a new token and append_slots for it."""
@@ -197,103 +191,87 @@ class Driver:
                          lambda: self.impl.can_append_slots(seq.group)):
             self.stats.events["append_refused"] += 1
             return False
-        token, self.next_token = self.next_token, self.next_token + 1
-        before = list(self.tables.get(i, []))
+        token, self.next_token, before = self.next_token, self.next_token + 1, self.tables[i]
         pairs = self.model.append(i, token)
-        got = [tuple(p) for p in self._run(lambda: self.impl.append_slots(i, token))]
+        got = self._run(lambda: self.impl.append_slots(i, token), pairs=True)
         self.stats.events["copy_on_write"] += len(pairs)
 
         def first(tables: Tables) -> Difference | None:
-            want = [(before[-1] if before else None, tables[i][-1] if tables[i] else None)] if pairs else []
+            want = [(before[-1], tables[i][-1])] if pairs and before and tables[i] else []
             if got != want:
                 return Difference("cow pairs", f"append_slots(seq {i})'s return", want, got)
             holders = [j for j in self._live() if j != i and self.model.seqs[j].device == GPU
-                       and tables[i][-1:] and tables[i][-1] in tables.get(j, [])]
+                       and tables[i][-1:] and tables[i][-1] in tables[j]]
             if holders:
-                return Difference("shared write", f"seq {i} block_table[{len(tables[i]) - 1}]", "a block it "
-                                  f"holds alone (ref count 1)", f"gpu block {tables[i][-1]}, held by seq {holders[0]} too")
+                return Difference("shared write", f"seq {i} block_table[{len(tables[i]) - 1}]", "a block it holds "
+                                  f"alone (ref count 1)", f"gpu block {tables[i][-1]}, held by seq {holders[0]} too")
             return None
 
         def writes(tables: Tables) -> None:
-            block, slot = tables[i][-1], (len(seq.tokens) - 1) % self.model.block_size
             for src, dst in got:
                 self.store[GPU][dst] = self.store[GPU].get(src, ())
-            self.store[GPU][block] = self.store[GPU].get(block, ())[:slot] + (token,)
+            slot = (len(seq.tokens) - 1) % self.model.block_size
+            self.store[GPU][tables[i][-1]] = self.store[GPU].get(tables[i][-1], ())[:slot] + (token,)
 
         self._check(first, writes)
         return True
 
-    def fork(self, parent: int, new_group: bool = False) -> int | None:
+    def fork(self, parent: int, new_group: bool = False) -> None:
         """A new sequence sharing the parent's table: in its group (a sample, a beam) or a new one (a request
         sharing a system prompt)."""
         seq = self.model.seqs.get(parent)
         if seq is None or seq.status != "running":
-            return None
-        child = self.next_seq
-        group = self.next_group if new_group else seq.group
+            return
+        child, group = self.next_seq, self.next_group if new_group else seq.group
         self.next_seq, self.next_group = child + 1, self.next_group + new_group
         self._step("fork", f"fork(seq {parent} -> seq {child}{' of a new group' if new_group else ''})")
         self.model.fork(parent, child, group)
         self._run(lambda: self.impl.fork(parent, child, group))
         self._check()
-        return child
 
     def free(self, i: int) -> None:
-        if i not in self.model.seqs or self.model.seqs[i].status == "waiting":
-            return
-        self._step("free", f"free(seq {i})")
-        self.model.free_seq(i)
-        self._run(lambda: self.impl.free(i))
-        self._check()
+        if i in self.model.seqs and self.model.seqs[i].status != "waiting":
+            self._step("free", f"free(seq {i})")
+            self.model.free_seq(i)
+            self._run(lambda: self.impl.free(i))
+            self._check()
 
-    def swap(self, group: int, out: bool) -> bool:
+    def swap(self, group: int, out: bool) -> None:
         """can_swap_out then swap_out (GPU -> CPU), or can_swap_in then swap_in (CPU -> GPU), of a group."""
-        status, src, dst = ("running", GPU, CPU) if out else ("swapped", CPU, GPU)
+        status, src, dst, op = ("running", GPU, CPU, "swap_out") if out else ("swapped", CPU, GPU, "swap_in")
         moved = self.model.group(group, status)
         if not moved:
-            return False
-        op = "swap_out" if out else "swap_in"
+            return
         self._step(op, f"{op}(group {group})")
-        if out:
-            ok = self._ask("can_swap_out", self.model.can_swap_out(group), lambda: self.impl.can_swap_out(group))
-        else:
-            ok = self._ask("can_swap_in", self.model.can_swap_in(group), lambda: self.impl.can_swap_in(group)) == "OK"
+        ask = getattr(self.impl, f"can_{op}")
+        ok = self._ask(f"can_{op}", getattr(self.model, f"can_{op}")(group), lambda: ask(group)) in (True, "OK")
         self.stats.events[f"{op}_{'ok' if ok else 'refused'}"] += 1
         if not ok:
-            return False
-        before = {i: list(self.tables[i]) for i in moved}
+            return
+        before, taken = {i: self.tables[i] for i in moved}, {b for i, t in self.tables.items()
+                                                            if i not in moved and self.model.seqs[i].device == dst for b in t}
+        blocks = sorted({b for table in before.values() for b in table})
         self.model.swap(group, status, src, dst)
-        got = [tuple(p) for p in self._run(lambda: self.impl.swap(group, out))]
+        got = self._run(lambda: self.impl.swap(group, out), pairs=True)
+        mapping = dict(got)
 
         def first(tables: Tables) -> Difference | None:
-            blocks = list(dict.fromkeys(b for i in moved for b in before[i]))
-            taken = {b for i, s in self.model.seqs.items() if i not in moved and s.device == dst for b in self.tables.get(i, [])}
-            mapping = dict(got)
-            if sorted(p[0] for p in got) != sorted(blocks) or len(set(mapping.values())) != len(got) \
+            if sorted(mapping) != blocks or len(got) != len(blocks) or len(set(mapping.values())) != len(got) \
                     or taken & set(mapping.values()):
-                return Difference("swap mapping", f"{op}(group {group})'s return", f"each of {src} blocks "
-                                  f"{sorted(blocks)} once, to distinct free {dst} blocks", got)
-            for i in moved:
-                if tables.get(i) != [mapping[b] for b in before[i]]:
-                    return Difference("swap mapping", f"seq {i}'s block table", f"{before[i]} mapped by the "
-                                      f"returned pairs: {[mapping[b] for b in before[i]]}", tables.get(i))
-            return None
+                return Difference("swap mapping", f"{op}(group {group})'s return", f"each of {src} blocks {blocks} "
+                                  f"once, to distinct free {dst} blocks", got)
+            wrong = [i for i in moved if tables[i] != [mapping[b] for b in before[i]]]
+            return wrong and Difference("swap mapping", f"seq {wrong[0]}'s block table", f"{before[wrong[0]]} "
+                                        f"mapped by the returned pairs", tables[wrong[0]]) or None
 
-        def writes(tables: Tables) -> None:
-            for old, new in got:
-                self.store[dst][new] = self.store[src].get(old)
+        self._check(first, lambda _: self.store[dst].update((new, self.store[src].get(old)) for old, new in got))
 
-        self._check(first, writes)
-        return True
-
-    def recompute(self, group: int) -> bool:
+    def recompute(self, group: int) -> None:
         """Preemption by recomputation of a one-sequence group: free it; its tokens wait as a new prompt."""
         running = self.model.group(group, "running")
-        if len(running) != 1 or len(self.model.group(group)) != 1:
-            return False
-        self._step("recompute", f"free(seq {running[0]}) to recompute group {group} later")
-        self.model.recompute(group)
-        self._run(lambda: self.impl.recompute(group))
-        self.waiting.insert(0, group)
-        self._check()
-        return True
+        if len(running) == 1 and len(self.model.group(group)) == 1:
+            self._step("recompute", f"free(seq {running[0]}) to recompute group {group} later")
+            self.model.recompute(group)
+            self._run(lambda: self.impl.recompute(group))
+            self.waiting.insert(0, group)
+            self._check()

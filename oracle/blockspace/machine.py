@@ -1,6 +1,6 @@
 """The blockspace state machine: Hypothesis draws programs of the scheduler's calls (requests arrive and are
-admitted, sequences decode, fork and finish, groups are preempted by swapping or recomputation) and the
-driver makes each call on the implementation and the model, checking every invariant after it.
+admitted, sequences decode, fork and finish, groups are preempted by swapping or recomputation); the driver
+makes each call on the implementation and the model and checks every invariant after it.
 
     from oracle.blockspace import load_adapter
     from oracle.blockspace.machine import machine_for
@@ -31,9 +31,9 @@ class BlockspaceMachine(RuleBasedStateMachine):
         seqs = [i for i, s in self.driver.model.seqs.items() if s.status == status]
         return seqs[pick % len(seqs)] if seqs else None
 
-    def _group(self, pick: int, status: str) -> int | None:
+    def _group(self, pick: int, status: str) -> int:
         seq = self._seq(pick, status)
-        return None if seq is None else self.driver.model.seqs[seq].group
+        return -1 if seq is None else self.driver.model.seqs[seq].group  # -1: no such group, the call is skipped
 
     @initialize(block_size=st.sampled_from([1, 2, 4, 4]), gpu=st.integers(2, 24), cpu=st.integers(0, 16),
                 watermark=st.sampled_from([0.0, 0.0, 0.01, 0.1, 0.25]))
@@ -52,39 +52,24 @@ class BlockspaceMachine(RuleBasedStateMachine):
     @rule(pick=picks, tokens=st.sampled_from([1, 1, 2, 3, 5]))
     def append(self, pick: int, tokens: int) -> None:
         seq = self._seq(pick)
-        for _ in range(tokens if seq is not None else 0):
-            if not self.driver.append(seq):
-                break
+        while seq is not None and tokens and self.driver.append(seq):
+            tokens -= 1
 
     @rule(pick=picks, new_group=st.sampled_from([False, False, True]))
     def fork(self, pick: int, new_group: bool) -> None:
-        seq = self._seq(pick)
-        if seq is not None:
-            self.driver.fork(seq, new_group)
+        self.driver.fork(self._seq(pick), new_group)
 
     @rule(pick=picks)
     def free(self, pick: int) -> None:
-        seq = self._seq(pick)
-        if seq is not None:
-            self.driver.free(seq)
+        self.driver.free(self._seq(pick))
 
-    @rule(pick=picks)
-    def swap_out(self, pick: int) -> None:
-        group = self._group(pick, "running")
-        if group is not None:
-            self.driver.swap(group, out=True)
-
-    @rule(pick=picks)
-    def swap_in(self, pick: int) -> None:
-        group = self._group(pick, "swapped")
-        if group is not None:
-            self.driver.swap(group, out=False)
+    @rule(pick=picks, out=st.booleans())
+    def swap(self, pick: int, out: bool) -> None:
+        self.driver.swap(self._group(pick, "running" if out else "swapped"), out)
 
     @rule(pick=picks)
     def recompute(self, pick: int) -> None:
-        group = self._group(pick, "running")
-        if group is not None:
-            self.driver.recompute(group)
+        self.driver.recompute(self._group(pick, "running"))
 
     def teardown(self) -> None:
         self.driver.impl.close()

@@ -1,6 +1,6 @@
 """A blockspace submission graded from outside: its manager class and our adapter run in a sandboxed child
-(serve.py over oracle/child.py), and the grader holds a RemoteAdapter with the adapter's methods, each
-answered by the child. JSON only; the grader never imports the submission."""
+(adapter.py is the server, over oracle/child.py); the grader holds a RemoteAdapter whose every call the child
+answers. JSON only; the grader never imports the submission."""
 
 from pathlib import Path
 from typing import Any
@@ -8,8 +8,6 @@ from typing import Any
 from oracle.blockspace.adapter import Failure
 from oracle.child import PythonChild, PythonTarget
 from oracle.sandbox import Sandbox
-
-ORACLE = Path(__file__).resolve().parents[1]
 
 
 class RemoteAdapter:
@@ -25,8 +23,7 @@ class RemoteAdapter:
 
     def close(self) -> None:
         try:
-            if self.child.running:
-                self.__getattr__("close")()
+            self.child.running and self.__getattr__("close")()
         except Failure:
             pass
 
@@ -35,20 +32,9 @@ class RemoteManager:
     """One child process serving a submission; calling it makes an adapter (one per program)."""
 
     def __init__(self, target: PythonTarget, sandbox: Sandbox, timeout: float = 2.0):
-        area = sandbox.area("blockspace-support")
-        for name in ("serve.py", "blockspace/adapter.py", "__init__.py", "blockspace/__init__.py"):
-            (area / "oracle" / name).parent.mkdir(parents=True, exist_ok=True)
-            (area / "oracle" / name).write_text("" if name.endswith("__init__.py") else (ORACLE / name).read_text())
-        for path in [area, *area.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
-        self.child = PythonChild(target, sandbox, server=Path(__file__).with_name("serve.py"), failure=Failure,
-                                 timeout=timeout, support=area, server_args=(str(area),))
-
-    def load(self) -> None:
-        self.child.start()
+        self.child = PythonChild(target, sandbox, server=Path(__file__).with_name("adapter.py"), failure=Failure,
+                                 timeout=timeout)
+        self.load, self.close = self.child.start, self.child.close
 
     def __call__(self) -> RemoteAdapter:
         return RemoteAdapter(self.child)
-
-    def close(self) -> None:
-        self.child.close()
