@@ -47,4 +47,5 @@ FAMILY = Family(
     load_rubric=grade.load,
     grade=grade.grade,
     default_rubric=grade.DEFAULT_RUBRIC,
+    describe_run=describe_run,
 )

@@ -15,8 +15,7 @@ import sys
 from typing import Any
 
 STAGED = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-METHODS = ("start", "arrive", "can_allocate", "allocate", "can_append_slots", "append_slots", "fork", "free",
-           "can_swap_out", "can_swap_in", "swap", "recompute", "observe", "close")
+METHODS = ("start", "arrive", "ask", "allocate", "append_slots", "fork", "free", "swap", "recompute", "observe", "close")
 
 
 class Failure(Exception):
@@ -97,15 +96,14 @@ class Adapter:
         self.seqs.update({i: Seq(i, tokens, self.block_size) for i in seq_ids})
         self.groups[group] = Group(f"req-{group}", [self.seqs[i] for i in seq_ids])
 
-    def can_allocate(self, group: int) -> str:
-        return str(getattr(self._call("can_allocate", self.groups[group]), "name", "?"))
+    def ask(self, query: str, group: int) -> object:
+        """can_allocate, can_append_slots, can_swap_out or can_swap_in: a bool, or the name of an AllocStatus."""
+        got = self._call(query, self.groups[group], *((0,) if query in ("can_append_slots", "can_swap_in") else ()))
+        return got if type(got) is bool else str(getattr(got, "name", got))[:100]
 
     def allocate(self, group: int) -> None:
         self._call("allocate", self.groups[group])
         self._set(group, "WAITING", "RUNNING")
-
-    def can_append_slots(self, group: int) -> bool:
-        return self._call("can_append_slots", self.groups[group], 0) is True
 
     def append_slots(self, i: int, token: int) -> list:
         self.seqs[i].token_ids.append(token)
@@ -119,12 +117,6 @@ class Adapter:
     def free(self, i: int) -> None:
         self._call("free", self.seqs[i])
         self.seqs[i].status = Status("FINISHED_STOPPED")
-
-    def can_swap_out(self, group: int) -> bool:
-        return self._call("can_swap_out", self.groups[group]) is True
-
-    def can_swap_in(self, group: int) -> str:
-        return str(getattr(self._call("can_swap_in", self.groups[group], 0), "name", "?"))
 
     def swap(self, group: int, out: bool) -> list:
         pairs = self._call("swap_out", self.groups[group]) if out else self._call("swap_in", self.groups[group], 0)
