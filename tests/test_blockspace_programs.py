@@ -54,6 +54,7 @@ def test_swap_preemption_is_refused_then_done_both_ways():
 def test_recompute_preemption_frees_the_group_and_allocates_its_tokens_again():
     driver, seen = events("recompute_preemption")
     assert seen["append_refused"] == 2 and driver.stats.rules["recompute"] == 1 and seen["can_allocate_OK"] == 3
+    assert driver.model.seqs == {} and driver.free_counts == [5, 4]
 
 
 def test_watermark_answers_never_never_ok_later_ok_ok():

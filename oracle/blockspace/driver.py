@@ -199,9 +199,10 @@ class Driver:
         def first(tables: Tables) -> Difference | None:
             if len(tables[i]) != len(seq.table):
                 return None  # a wrong count of blocks: the table size says it
-            want = [(before[-1], tables[i][-1])] if pairs and before else []
-            if got != want:
-                return Difference("cow pairs", f"append_slots(seq {i})'s return", want, got)
+            copied = [(before[-1], tables[i][-1])] if pairs and before else []
+            if got != copied or copied and tables[i][-1] == before[-1]:
+                return Difference("cow pairs", f"append_slots(seq {i})'s return", f"[({before[-1]}, a new block)]"
+                                  if pairs else [], got)
             holders = [j for j in self._live() if j != i and self.model.seqs[j].device == GPU
                        and tables[i][-1:] and tables[i][-1] in tables[j]]
             if holders:
