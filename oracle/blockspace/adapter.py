@@ -7,7 +7,7 @@ run in the sandboxed child (oracle/child.py) as
 
     /usr/bin/python3 -I -B adapter.py REQUESTS_FD REPLIES_FD ROOT MODULE [CLASS]
 
-answering {"op": "new"} (a fresh adapter) and {"op": "call", "method": name, "args": [...]} (oracle/serve.py).
+answering each call by name (oracle/served.py, serve_adapter in oracle/serve.py).
 """
 
 import os
@@ -145,32 +145,9 @@ class Adapter:
         self.manager = None
 
 
-def main(argv: list[str]) -> None:  # pragma: no cover  (the server, run by the system Python in the sandbox)
+if __name__ == "__main__":  # pragma: no cover  (the server, run by the system Python in the sandbox)
+    sys.path.insert(0, STAGED)
     from oracle import serve
 
-    class Server(serve.Server):
-        labelled, adapter = (Failure,), None
-
-        def handle(self, request: dict) -> dict:
-            if request.get("op") == "new":
-                self.adapter = Adapter(manager)
-                return {"ret": None}
-            method, args = request.get("method"), request.get("args")
-            if request.get("op") != "call" or method not in METHODS or self.adapter is None or type(args) is not list:
-                raise serve.Fatal("the grader sent a request the server does not know")
-            return {"ret": getattr(self.adapter, method)(*args)}
-
-    server, manager = Server(int(argv[2])), None
-    server.watch_forks()
-
-    def loading() -> None:
-        nonlocal manager
-        serve.unstage(STAGED)
-        manager = serve.load(argv[3], argv[4], argv[5] if len(argv) > 5 else "BlockSpaceManager")
-
-    serve.run(server, int(argv[1]), loading)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.path.insert(0, STAGED)
-    main(sys.argv)
+    serve.unstage(STAGED)
+    serve.serve_adapter(sys.argv, Adapter, METHODS, Failure, "BlockSpaceManager")

@@ -2,7 +2,7 @@
 (programs.py), then the state machine against the model (fuzz), on the core's Python grader
 (oracle/grading/python_family.py). A submission is `engine` (ours), `pkg.module[:Class]`, a .py file
 `path/block_manager.py[:Class]` or a folder holding block_manager.py (Class: BlockSpaceManager by default). It
-runs in a sandboxed child (remote.py); the grader never imports it. An item whose program meets another rule's
+runs in a sandboxed child (oracle/served.py); the grader never imports it. An item whose program meets another rule's
 difference first stops there and passes, excused: that bug costs the other rule's item (grader.py, Excuse)."""
 
 from pathlib import Path
@@ -16,6 +16,7 @@ from oracle.grading.python_family import Submission
 from oracle.grading.rubric import Rubric
 
 DEFAULT_RUBRIC = Path(__file__).with_name("rubric.toml")
+SERVER = Path(__file__).with_name("adapter.py")  # the adapter is the child's server too
 
 
 # rubric item -> the calls that exercise its rule: a program stopped by another rule's bug before any of them
@@ -60,11 +61,15 @@ def resolve(submission: str) -> str:
 
 
 def grade(submission: str, rubric: Rubric, out_dir: Path, **options: Any) -> python_family.GradeReport:
-    from oracle.blockspace.remote import RemoteManager
+    from oracle.blockspace.adapter import Failure
     from oracle.hw3.pylocate import locate
+    from oracle.served import Served
 
     try:
         target = locate(resolve(submission))
     except ValueError as exc:
         raise GraderError(f"{submission}: {exc}") from None
-    return python_family.grade("blockspace", CHECKS, submission, target, RemoteManager, rubric, out_dir, **options)
+    def serve(target: Any, sandbox: Any, timeout: float) -> Served:
+        return Served(target, sandbox, server=SERVER, failure=Failure, renew="start", timeout=timeout)
+
+    return python_family.grade("blockspace", CHECKS, submission, target, serve, rubric, out_dir, **options)
