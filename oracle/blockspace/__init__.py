@@ -38,6 +38,13 @@ def describe_run(stats: RunStats) -> str:
     return f"memory waste: {1 - filled / slots:.1%} of {slots} allocated GPU slots held no token" if slots else ""
 
 
+# `pagedcheck mutation --family blockspace`: mutmut over engine/blockspace, killed by the engine's machine and
+# the scenario programs (oracle/blockspace/README.md has the score and the triage)
+MUTATION = MutationTarget("engine/blockspace/", "mutation/blockspace_equivalent.toml", {
+    "source_paths": ["engine/blockspace/"], "also_copy": ["oracle/", "mutation/"],
+    "pytest_add_cli_args_test_selection": ["tests/test_blockspace_engine.py", "tests/test_blockspace_programs.py"],
+    "pytest_add_cli_args": ["-p", "no:cacheprovider", "-x", "-q"]})
+
 FAMILY = Family(
     name="blockspace",
     summary="the PagedAttention paper's block manager (vLLM v0): block tables, sharing, copy-on-write, swapping",
@@ -48,4 +55,5 @@ FAMILY = Family(
     grade=grade.grade,
     default_rubric=grade.DEFAULT_RUBRIC,
     describe_run=describe_run,
+    mutation=MUTATION,
 )

@@ -1,14 +1,8 @@
-"""Drives a block manager class of vLLM v0's interface (BlockSpaceManager) by ids: the scheduler's side.
-
-The sequences and groups it hands the manager are its own stand-ins, holding what a manager reads (seq_id,
-tokens, status, a group's sequences by status); a manager compares a status with its own enum, so a stand-in
-status equals any value of the same name. Standard library only: it is also the server of a graded submission,
-run in the sandboxed child (oracle/child.py) as
-
-    /usr/bin/python3 -I -B adapter.py REQUESTS_FD REPLIES_FD ROOT MODULE [CLASS]
-
-answering each call by name (oracle/served.py, serve_adapter in oracle/serve.py).
-"""
+"""Drives a block manager class of vLLM v0's interface (BlockSpaceManager) by ids: the scheduler's side. The
+sequences and groups it hands the manager are its own stand-ins, holding what a manager reads; a manager compares
+a status with its own enum, so a stand-in status equals any value of the same name. Standard library only: it is
+also the server of a graded submission in the sandboxed child (oracle/served.py), run as
+`python3 -I -B adapter.py REQUESTS_FD REPLIES_FD ROOT MODULE [CLASS]`."""
 
 import os
 import sys
@@ -107,7 +101,7 @@ class Adapter:
 
     def append_slots(self, i: int, token: int) -> list:
         self.seqs[i].token_ids.append(token)
-        return [[int(a), int(b)] for a, b in self._call("append_slots", self.seqs[i], 0)]
+        return list(self._call("append_slots", self.seqs[i], 0))
 
     def fork(self, parent: int, child: int, group: int) -> None:
         seq = self.seqs[child] = Seq(child, self.seqs[parent].token_ids, self.block_size, "RUNNING")
@@ -121,7 +115,7 @@ class Adapter:
     def swap(self, group: int, out: bool) -> list:
         pairs = self._call("swap_out", self.groups[group]) if out else self._call("swap_in", self.groups[group], 0)
         self._set(group, "RUNNING", "SWAPPED") if out else self._set(group, "SWAPPED", "RUNNING")
-        return [[int(a), int(b)] for a, b in (pairs.items() if isinstance(pairs, dict) else pairs)]
+        return list(pairs.items() if isinstance(pairs, dict) else pairs)
 
     def recompute(self, group: int) -> None:
         for seq in self._set(group, "RUNNING", "WAITING"):

@@ -47,9 +47,10 @@ class Driver:
     def _run(self, what: Callable[[], Any], pairs: bool = False) -> Any:
         try:
             got = what()
-            return [(int(a), int(b)) for a, b in got] if pairs else got
         except Failure as failure:
             self._diverge(Difference(CRASH, "", None, str(failure)))
+        try:
+            return [(int(a), int(b)) for a, b in got] if pairs else got
         except (TypeError, ValueError):
             self._diverge(Difference(CRASH, "", None, f"returned {str(got)[:200]}, not a list of (src, dst) pairs"))
 

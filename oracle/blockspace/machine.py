@@ -1,11 +1,7 @@
 """The blockspace state machine: Hypothesis draws programs of the scheduler's calls (requests arrive and are
-admitted, sequences decode, fork and finish, groups are preempted by swapping or recomputation); the driver
-makes each call on the implementation and the model and checks every invariant after it.
-
-    from oracle.blockspace import load_adapter
-    from oracle.blockspace.machine import machine_for
-    TestEngine = machine_for(load_adapter("engine")).TestCase
-"""
+admitted, sequences decode, fork and finish, groups are preempted by swapping or recomputation); the driver makes
+each call on the implementation and the model and checks every invariant after it. A test class:
+`machine_for(load_adapter("engine")).TestCase`."""
 
 from typing import Any, Callable
 

@@ -1,13 +1,6 @@
 """The paper's scenarios as call programs (oracle/program.py), read from the plain-text files in programs/: one
-call per line, `#` starts a comment. Sequences and groups are numbered from 0 in the order they are made.
-
-    start BLOCK_SIZE GPU_BLOCKS CPU_BLOCKS WATERMARK
-    arrive PROMPT_LEN [SAMPLES]   a request: a group of SAMPLES waiting sequences (it queues)
-    admit                         can_allocate for the first waiting group, then allocate if OK
-    append SEQ                    can_append_slots for its group, then a new token and append_slots
-    fork SEQ [new]                a new sequence sharing SEQ's blocks, in its group (or a new one)
-    free SEQ | swap_out GROUP | swap_in GROUP | recompute GROUP
-"""
+call per line (`start`, `arrive`, `admit`, `append`, `fork`, `free`, `swap_out`, `swap_in`, `recompute`; README.md
+gives their arguments), `#` starts a comment. Sequences and groups are numbered from 0 in the order they are made."""
 
 from pathlib import Path
 from oracle.blockspace.driver import Divergence, Driver
