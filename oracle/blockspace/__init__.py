@@ -9,6 +9,7 @@ from pathlib import Path
 from oracle.blockspace import grade
 from oracle.blockspace.adapter import Adapter
 from oracle.blockspace.machine import machine_for
+from oracle.blockspace.model import POLICIES, Policy
 from oracle.family import AdapterFactory, Family, MutationTarget
 from oracle.stats import RunStats
 from oracle.target import load_target
@@ -19,12 +20,23 @@ CALLS = ("can_allocate", "allocate", "can_append_slots", "append_slots", "fork",
 
 def load_adapter(impl: str) -> AdapterFactory:
     """An adapter factory for the block manager class `impl` names; ValueError with a one-line reason."""
-    module, _, attr = grade.resolve(impl).partition(":")
-    cls = load_target(f"{module}:{attr or 'BlockSpaceManager'}")
+    policy = Policy()
+    if impl.startswith("vllm:"):
+        from oracle.blockspace import vllm
+
+        folder, _, name = impl.removeprefix("vllm:").partition("@")
+        cls, policy = vllm.load(folder), POLICIES.get(name or "vllm_v0")
+        if policy is None:
+            raise ValueError(f"unknown policy {name!r}; known: {', '.join(POLICIES)}")
+    else:
+        module, _, attr = grade.resolve(impl).partition(":")
+        cls = load_target(f"{module}:{attr or 'BlockSpaceManager'}")
     missing = [call for call in CALLS if not callable(getattr(cls, call, None))]
     if not isinstance(cls, type) or missing:
         raise ValueError(f"{impl} is not a block manager class" + (f" (no {', '.join(missing)})" if missing else ""))
-    return lambda: Adapter(cls)
+    factory = lambda: Adapter(cls)  # noqa: E731
+    factory.policy = policy  # type: ignore[attr-defined]  (what the machine checks it under)
+    return factory
 
 
 def repro_preamble(impl: str) -> list[str]:

@@ -9,7 +9,8 @@ import sys
 from typing import Any
 
 STAGED = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-METHODS = ("start", "arrive", "ask", "allocate", "append_slots", "fork", "free", "swap", "recompute", "observe", "close")
+METHODS = ("start", "arrive", "ask", "allocate", "add_token", "drop_token", "append_slots", "fork", "free", "swap",
+           "recompute", "observe", "close")
 
 
 class Failure(Exception):
@@ -33,6 +34,13 @@ class Seq:
 
     def get_token_ids(self) -> list[int]:
         return self.token_ids
+
+    @property
+    def data(self) -> "Seq":  # vLLM reads the computed tokens through seq.data
+        return self
+
+    def get_num_computed_tokens(self) -> int:
+        return len(self.token_ids) - 1
 
     def get_len(self) -> int:
         return len(self.token_ids)
@@ -99,8 +107,13 @@ class Adapter:
         self._call("allocate", self.groups[group])
         self._set(group, "WAITING", "RUNNING")
 
-    def append_slots(self, i: int, token: int) -> list:
+    def add_token(self, i: int, token: int) -> None:
         self.seqs[i].token_ids.append(token)
+
+    def drop_token(self, i: int) -> None:
+        self.seqs[i].token_ids.pop()
+
+    def append_slots(self, i: int) -> list:
         return list(self._call("append_slots", self.seqs[i], 0))
 
     def fork(self, parent: int, child: int, group: int) -> None:
@@ -113,7 +126,7 @@ class Adapter:
         self.seqs[i].status = Status("FINISHED_STOPPED")
 
     def swap(self, group: int, out: bool) -> list:
-        pairs = self._call("swap_out", self.groups[group]) if out else self._call("swap_in", self.groups[group], 0)
+        pairs = self._call("swap_out", self.groups[group]) if out else self._call("swap_in", self.groups[group])
         self._set(group, "RUNNING", "SWAPPED") if out else self._set(group, "SWAPPED", "RUNNING")
         return list(pairs.items() if isinstance(pairs, dict) else pairs)
 

@@ -8,7 +8,7 @@ block, a swap pair moves one; every live sequence's blocks must then hold its ow
 from typing import Any, Callable
 
 from oracle.blockspace.adapter import Failure
-from oracle.blockspace.model import CPU, GPU, BlockspaceModel
+from oracle.blockspace.model import CPU, GPU, BlockspaceModel, Policy
 from oracle.blockspace.rules import rule_of
 from oracle.difference import CRASH, Difference
 from oracle.stats import RunStats
@@ -29,8 +29,8 @@ def shown(tokens: tuple[int, ...] | None) -> str:
 
 
 class Driver:
-    def __init__(self, adapter: Any, stats: RunStats | None = None):
-        self.impl, self.stats = adapter, stats or RunStats()
+    def __init__(self, adapter: Any, stats: RunStats | None = None, policy: Policy = Policy()):
+        self.impl, self.stats, self.policy = adapter, stats or RunStats(), policy
         self.model: BlockspaceModel | None = None
         self.store: dict[str, dict[int, tuple[int, ...]]] = {GPU: {}, CPU: {}}
         self.tables: Tables = {}  # the implementation's, as last observed
@@ -60,7 +60,9 @@ class Driver:
     def _observe(self) -> tuple[Tables, list[int], list]:
         seen = self._run(lambda: self.impl.observe(self._live()))
         try:
-            tables = {int(i): list(t) for i, t in seen["tables"]}
+            offset = {GPU: 0, CPU: self.model.total[GPU] if self.policy.absolute_cpu_ids else 0}
+            tables = {int(i): [b - offset[self.model.seqs[int(i)].device] if type(b) is int else b for b in t]
+                      for i, t in seen["tables"]}
             refs = [(i, p, c) for i, p, c in seen["ref_counts"] if 0 <= p < len(self.model.seqs[i].table)]
             if sorted(tables) == sorted(self._live()) and len(seen["free"]) == 2:
                 return tables, list(seen["free"]), refs
@@ -148,7 +150,7 @@ class Driver:
     def start(self, block_size: int, num_gpu: int, num_cpu: int, watermark: float) -> None:
         self._step("start", f"BlockSpaceManager(block_size={block_size}, num_gpu_blocks={num_gpu}, "
                             f"num_cpu_blocks={num_cpu}, watermark={watermark})")
-        self.model = BlockspaceModel(block_size, num_gpu, num_cpu, watermark)
+        self.model = BlockspaceModel(block_size, num_gpu, num_cpu, watermark, self.policy)
         self._run(lambda: self.impl.start(block_size, num_gpu, num_cpu, watermark))
         self.free_counts = [num_gpu, num_cpu]
         self._check()
@@ -188,13 +190,15 @@ class Driver:
         if seq is None or seq.status != "running":
             return False
         self._step("append", f"append_slots(seq {i}) for its token {len(seq.tokens) + 1}")
-        if not self._ask("can_append_slots", self.model.can_append_slots(seq.group),
+        token, self.next_token, before = self.next_token, self.next_token + 1, self.tables[i]
+        self._run(lambda: self.impl.add_token(i, token))  # the scheduler's order: the token, then the query
+        if not self._ask("can_append_slots", self.model.can_append_slots(seq.group, i),
                          lambda: self.impl.ask("can_append_slots", seq.group)):
             self.stats.events["append_refused"] += 1
+            self._run(lambda: self.impl.drop_token(i))
             return False
-        token, self.next_token, before = self.next_token, self.next_token + 1, self.tables[i]
         pairs = self.model.append(i, token)
-        got = self._run(lambda: self.impl.append_slots(i, token), pairs=True)
+        got = self._run(lambda: self.impl.append_slots(i), pairs=True)
         self.stats.events["copy_on_write"] += len(pairs)
 
         def first(tables: Tables) -> Difference | None:
@@ -254,17 +258,21 @@ class Driver:
             return
         before, taken = {i: self.tables[i] for i in moved}, {b for i, t in self.tables.items()
                                                             if i not in moved and self.model.seqs[i].device == dst for b in t}
-        blocks = sorted({b for table in before.values() for b in table})
+        each = self.policy.swap == "sequence"  # each sequence's blocks move on their own
+        blocks = [b for i in moved for b in dict.fromkeys(before[i])] if each else \
+            list(dict.fromkeys(b for i in moved for b in before[i]))
         self.model.swap(group, status, src, dst)
         got = self._run(lambda: self.impl.swap(group, out), pairs=True)
-        mapping = dict(got)
+        parts, rest = {i: dict(got) for i in moved}, got
+        for i in moved if each else ():
+            parts[i], rest = dict(rest[:len(set(before[i]))]), rest[len(set(before[i])):]
 
         def first(tables: Tables) -> Difference | None:
-            if sorted(mapping) != blocks or len(got) != len(blocks) or len(set(mapping.values())) != len(got) \
-                    or taken & set(mapping.values()):
-                return Difference("swap mapping", f"{op}(group {group})'s return", f"each of {src} blocks {blocks} "
-                                  f"once, to distinct free {dst} blocks", got)
-            wrong = [i for i in moved if tables[i] != [mapping[b] for b in before[i]]]
+            news = {new for _, new in got}
+            if sorted(old for old, _ in got) != sorted(blocks) or len(news) != len(got) or taken & news:
+                return Difference("swap mapping", f"{op}(group {group})'s return", f"each of {src} blocks "
+                                  f"{sorted(blocks)} once, to distinct free {dst} blocks", got)
+            wrong = [i for i in moved if tables[i] != [parts[i].get(b) for b in before[i]]]
             return wrong and Difference("swap mapping", f"seq {wrong[0]}'s block table", f"{before[wrong[0]]} "
                                         f"mapped by the returned pairs", tables[wrong[0]]) or None
 

@@ -5,10 +5,11 @@ each call on the implementation and the model and checks every invariant after i
 
 from typing import Any, Callable
 
-from hypothesis import strategies as st
+from hypothesis import assume, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from oracle.blockspace.driver import Driver
+from oracle.blockspace.model import Policy
 from oracle.stats import RunStats
 
 picks = st.integers(0, 7)  # which live sequence or group, modulo how many there are
@@ -21,7 +22,7 @@ class BlockspaceMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.stats.examples += 1
-        self.driver = Driver(self.adapter_factory(), self.stats)
+        self.driver = Driver(self.adapter_factory(), self.stats, getattr(self.adapter_factory, "policy", Policy()))
 
     def _seq(self, pick: int, status: str = "running") -> int | None:
         seqs = [i for i, s in self.driver.model.seqs.items() if s.status == status]
@@ -34,10 +35,12 @@ class BlockspaceMachine(RuleBasedStateMachine):
     @initialize(block_size=st.sampled_from([1, 2, 4, 4]), gpu=st.integers(2, 24), cpu=st.integers(0, 16),
                 watermark=st.sampled_from([0.0, 0.0, 0.01, 0.1, 0.25]))
     def start(self, block_size: int, gpu: int, cpu: int, watermark: float) -> None:
+        assume(block_size >= 1 and gpu >= 1 and cpu >= 0 and 0 <= watermark < 1)  # a shrunk replay may ask otherwise
         self.driver.start(block_size, gpu, cpu, watermark)
 
     @rule(prompt_len=st.integers(1, 13), samples=st.sampled_from([1, 1, 1, 2, 3]))
     def arrive(self, prompt_len: int, samples: int) -> None:
+        assume(prompt_len >= 1 and samples >= 1)
         self.driver.arrive(prompt_len, samples)
         self.driver.admit()
 

@@ -11,6 +11,22 @@ from dataclasses import dataclass, field
 GPU, CPU = "gpu", "cpu"
 
 
+@dataclass(frozen=True)
+class Policy:
+    """Where a system differs from the paper's manager by design (the paper's: the defaults)."""
+
+    name: str = "paper"
+    append: str = "running"  # can_append_slots counts "running" sequences, or the blocks new tokens "touch"
+    swap: str = "group"  # a block shared inside a group moves once ("group"), or with each "sequence" holding it
+    absolute_cpu_ids: bool = False  # tables name CPU block b as num_gpu_blocks + b (the swap pairs as b)
+
+
+# vLLM 0.6.3.post1 (vllm/core/block_manager.py): each sequence's table is swapped on its own, so a block shared
+# inside a group gets a copy per sequence; can_append_slots and can_swap_* count the blocks each sequence touches
+VLLM_V0 = Policy("vllm_v0", append="touched", swap="sequence", absolute_cpu_ids=True)
+POLICIES = {policy.name: policy for policy in (Policy(), VLLM_V0)}
+
+
 @dataclass
 class Seq:
     group: int
@@ -21,8 +37,8 @@ class Seq:
 
 
 class BlockspaceModel:
-    def __init__(self, block_size: int, num_gpu: int, num_cpu: int, watermark: float):
-        self.block_size, self.watermark_blocks = block_size, int(watermark * num_gpu)
+    def __init__(self, block_size: int, num_gpu: int, num_cpu: int, watermark: float, policy: Policy = Policy()):
+        self.block_size, self.watermark_blocks, self.policy = block_size, int(watermark * num_gpu), policy
         self.total = {GPU: num_gpu, CPU: num_cpu}
         self.free: dict[str, list[int]] = {GPU: list(range(num_gpu)), CPU: list(range(num_cpu))}
         self.kv: dict[str, dict[int, tuple[int, ...]]] = {GPU: {}, CPU: {}}
@@ -78,9 +94,13 @@ class BlockspaceModel:
         for i in waiting:
             self.seqs[i].table, self.seqs[i].status = list(table), "running"
 
-    def can_append_slots(self, group: int) -> bool:
-        """Each running sequence of the group may need one new block."""
-        return len(self.group(group, "running")) <= len(self.free[GPU])
+    def can_append_slots(self, group: int, i: int) -> bool:
+        """Each running sequence of the group may need one new block (or: sequence i's new token touches one, and
+        each other running sequence its partly filled last block)."""
+        running = self.group(group, "running")
+        if self.policy.append == "touched":
+            running = [j for j in running if j == i or len(self.seqs[j].tokens) % self.block_size]
+        return len(running) <= len(self.free[GPU])
 
     def append(self, i: int, token: int) -> list[tuple[int, int]]:
         """A slot for a new token: a new block when the last is full, a copy of the last when it is shared. The
@@ -99,21 +119,36 @@ class BlockspaceModel:
         source = self.seqs[parent]
         self.seqs[child] = Seq(group, list(source.tokens), list(source.table), GPU, "running")
 
+    def _moving(self, group: int, status: str) -> int:
+        """The blocks a swap of the group moves: each distinct one once, or once per sequence holding it."""
+        if self.policy.swap == "group":
+            return len(self.group_blocks(group, status))
+        return sum(len(set(self.seqs[i].table)) for i in self.group(group, status))
+
     def can_swap_out(self, group: int) -> bool:
-        return len(self.group_blocks(group, "running")) <= len(self.free[CPU])
+        return self._moving(group, "running") <= len(self.free[CPU])
 
     def can_swap_in(self, group: int) -> str:
-        """Room for the group's blocks and one new block per sequence."""
-        return self._status(len(self.group_blocks(group, "swapped")) + len(self.group(group, "swapped")))
+        """Room for the group's blocks and one new block per sequence (or: the blocks alone, NEVER only when
+        they outnumber the GPU's)."""
+        if self.policy.swap == "group":
+            return self._status(self._moving(group, "swapped") + len(self.group(group, "swapped")))
+        needed = self._moving(group, "swapped")
+        if needed > self.total[GPU]:
+            return "NEVER"
+        return "OK" if len(self.free[GPU]) - needed >= self.watermark_blocks else "LATER"
 
     def swap(self, group: int, status: str, src: str, dst: str) -> None:
         """Every block of the group's sequences in `status` moves to `dst`, each once."""
-        mapping = {block: self.free[dst].pop(0) for block in self.group_blocks(group, status)}
-        self.kv[dst].update((new, self.kv[src][old]) for old, new in mapping.items())
+        moved, mapping = self.group_blocks(group, status), {}
         for i in self.group(group, status):
             seq = self.seqs[i]
+            if self.policy.swap == "sequence" or not mapping:
+                mapping = {block: self.free[dst].pop(0) for block in dict.fromkeys(
+                    seq.table if self.policy.swap == "sequence" else moved)}
+                self.kv[dst].update((new, self.kv[src][old]) for old, new in mapping.items())
             seq.table, seq.device, seq.status = [mapping[b] for b in seq.table], dst, {GPU: "running", CPU: "swapped"}[dst]
-        self._release(src, list(mapping))
+        self._release(src, moved)
 
     def free_seq(self, i: int) -> None:
         seq = self.seqs.pop(i)
