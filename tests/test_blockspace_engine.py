@@ -4,7 +4,7 @@ runner with the paper's memory-waste figure, and the engine's own refusals."""
 import pytest
 from hypothesis import settings
 
-from engine.blockspace import AllocStatus, BlockSpaceManager, Sequence, SequenceGroup, SequenceStatus
+from engine.blockspace import AllocStatus, BlockAllocator, BlockSpaceManager, Device, Sequence, SequenceGroup, SequenceStatus
 from oracle.blockspace import FAMILY, load_adapter
 from oracle.blockspace.machine import machine_for
 from oracle.runner import fuzz
@@ -61,3 +61,27 @@ def test_the_engine_answers_never_later_and_ok_and_raises_when_a_device_runs_out
     manager.cpu_allocator.allocate()
     with pytest.raises(ValueError, match="out of cpu blocks"):
         manager.swap_out(small)
+
+
+def test_the_engines_sequences_and_groups_hold_what_the_manager_reads():
+    seq = Sequence(7, (1, 2, 3))
+    assert (seq.seq_id, seq.get_token_ids(), seq.get_len(), seq.status) == (7, [1, 2, 3], 3, SequenceStatus.WAITING)
+    seq.append_token_id(4)
+    assert seq.token_ids == [1, 2, 3, 4] and not seq.is_finished()
+    done = Sequence(8, [])
+    done.status = SequenceStatus.FINISHED
+    group = SequenceGroup("req", [seq, done])
+    assert group.request_id == "req" and done.is_finished()
+    assert group.get_seqs() == [seq, done] and group.get_seqs(SequenceStatus.FINISHED) == [done]
+    assert group.num_seqs(SequenceStatus.WAITING) == 1 and group.num_seqs() == 2
+
+
+def test_can_allocate_sizes_the_prompt_of_the_waiting_sequence_and_free_of_an_unknown_one_is_a_no_op():
+    manager = BlockSpaceManager(block_size=4, num_gpu_blocks=100, num_cpu_blocks=0)
+    assert manager.watermark_blocks == 1  # the default watermark: 1% of the GPU blocks
+    finished, waiting = Sequence(0, list(range(400))), Sequence(1, [1])
+    finished.status = SequenceStatus.FINISHED
+    assert manager.can_allocate(SequenceGroup("a", [finished, waiting])) == AllocStatus.OK
+    manager.free(waiting)
+    assert manager.get_num_free_gpu_blocks() == 100
+    assert BlockAllocator(Device.CPU, 3).num_blocks == 3

@@ -1,6 +1,6 @@
 """The blockspace model (oracle/blockspace/model.py) on the paper's examples, by hand."""
 
-from oracle.blockspace.model import CPU, GPU, BlockspaceModel
+from oracle.blockspace.model import CPU, GPU, VLLM_V0, BlockspaceModel
 
 
 def model(gpu: int = 8, cpu: int = 4, block_size: int = 4, watermark: float = 0.0) -> BlockspaceModel:
@@ -99,7 +99,35 @@ def test_can_append_slots_asks_one_free_block_per_running_sequence():
     m = model(gpu=3)
     m.arrive(0, [0, 1], list(range(4)))
     m.allocate(0)
-    assert m.can_append_slots(0)  # 2 running, 2 free
+    assert m.can_append_slots(0, 0)  # 2 running, 2 free
     m.arrive(1, [2], [0])
     m.allocate(1)
-    assert not m.can_append_slots(0)
+    assert not m.can_append_slots(0, 0)
+
+
+def test_under_vllm_v0_can_append_slots_counts_the_blocks_the_new_token_touches():
+    m = BlockspaceModel(4, 3, 4, 0.0, VLLM_V0)
+    m.arrive(0, [0, 1], list(range(4)))  # one full block, shared
+    m.allocate(0)
+    m.arrive(1, [2], [0])
+    m.allocate(1)
+    assert m.can_append_slots(0, 0)  # 1 free: seq 0's token touches one block, seq 1's full block none
+    m.append(0, 4)
+    assert not m.can_append_slots(0, 1)  # seq 0's partly filled block counts too: 2 > 0 free
+
+
+def test_under_vllm_v0_each_sequence_swaps_its_own_copy_of_a_shared_block():
+    m = BlockspaceModel(4, 6, 8, 0.0, VLLM_V0)
+    m.arrive(0, [0, 1], list(range(9)))  # 3 blocks shared by 2 sequences
+    m.allocate(0)
+    assert m.can_swap_out(0)  # 6 CPU blocks needed, 8 free
+    m.swap(0, "running", GPU, CPU)
+    assert len(m.free[CPU]) == 2 and set(m.seqs[0].table).isdisjoint(m.seqs[1].table)
+    assert m.can_swap_in(0) == "OK" and len(m.free[GPU]) == 6
+    m.swap(0, "swapped", CPU, GPU)
+    assert len(m.free[GPU]) == 0 and m.kv[GPU][m.seqs[1].table[2]] == (8,)
+    small = BlockspaceModel(4, 4, 8, 0.0, VLLM_V0)
+    small.arrive(0, [0, 1], list(range(9)))
+    small.allocate(0)
+    small.swap(0, "running", GPU, CPU)
+    assert small.can_swap_in(0) == "NEVER"  # 6 blocks > 4 GPU blocks

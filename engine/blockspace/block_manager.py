@@ -20,6 +20,8 @@ class AllocStatus(Enum):
 
 
 class BlockSpaceManager:
+    """vLLM v0's interface; `num_lookahead_slots` (speculative decoding) is taken and not used."""
+
     def __init__(self, block_size: int, num_gpu_blocks: int, num_cpu_blocks: int, watermark: float = 0.01):
         self.block_size = block_size
         self.num_total_gpu_blocks = num_gpu_blocks
@@ -53,11 +55,11 @@ class BlockSpaceManager:
         for seq in waiting:
             self.block_tables[seq.seq_id] = list(table)
 
-    def can_append_slots(self, seq_group: SequenceGroup, num_lookahead_slots: int = 0) -> bool:
+    def can_append_slots(self, seq_group: SequenceGroup, num_lookahead_slots: int) -> bool:
         """Each running sequence may need one new block."""
         return seq_group.num_seqs(status=SequenceStatus.RUNNING) <= self.gpu_allocator.get_num_free_blocks()
 
-    def append_slots(self, seq: Sequence, num_lookahead_slots: int = 0) -> list[tuple[int, int]]:
+    def append_slots(self, seq: Sequence, num_lookahead_slots: int) -> list[tuple[int, int]]:
         """A slot for the sequence's newest token: a new block when the last is full, a copy of the last
         when it is shared. Returns the copy-on-write pairs (src, dst) this made."""
         table = self.block_tables[seq.seq_id]
@@ -84,7 +86,7 @@ class BlockSpaceManager:
         blocks = self._group_blocks(seq_group, SequenceStatus.RUNNING)
         return len(blocks) <= self.cpu_allocator.get_num_free_blocks()
 
-    def can_swap_in(self, seq_group: SequenceGroup, num_lookahead_slots: int = 0) -> AllocStatus:
+    def can_swap_in(self, seq_group: SequenceGroup, num_lookahead_slots: int) -> AllocStatus:
         """Room for the group's blocks and one new block per sequence."""
         blocks = self._group_blocks(seq_group, SequenceStatus.SWAPPED)
         num_required = len(blocks) + seq_group.num_seqs(status=SequenceStatus.SWAPPED)
@@ -110,7 +112,7 @@ class BlockSpaceManager:
     def swap_out(self, seq_group: SequenceGroup) -> list[tuple[int, int]]:
         return self._swap(seq_group, SequenceStatus.RUNNING, self.gpu_allocator, self.cpu_allocator)
 
-    def swap_in(self, seq_group: SequenceGroup, num_lookahead_slots: int = 0) -> list[tuple[int, int]]:
+    def swap_in(self, seq_group: SequenceGroup) -> list[tuple[int, int]]:
         return self._swap(seq_group, SequenceStatus.SWAPPED, self.cpu_allocator, self.gpu_allocator)
 
     def free(self, seq: Sequence) -> None:

@@ -282,7 +282,9 @@ class Driver:
         """Preemption by recomputation of a one-sequence group: free it; its tokens wait as a new prompt."""
         running = self.model.group(group, "running")
         if len(running) == 1 and len(self.model.group(group)) == 1:
-            self._step("recompute", f"free(seq {running[0]}) to recompute group {group} later")
+            shared = any(self.model.ref_count(GPU, b) > 1 for b in self.model.seqs[running[0]].table)
+            # freeing a block another sequence holds is the sharing rule's business
+            self._step("free" if shared else "recompute", f"free(seq {running[0]}) to recompute group {group} later")
             self.model.recompute(group)
             self._run(lambda: self.impl.recompute(group))
             self.waiting.insert(0, group)

@@ -32,7 +32,7 @@ class BlockspaceMachine(RuleBasedStateMachine):
         seq = self._seq(pick, status)
         return -1 if seq is None else self.driver.model.seqs[seq].group  # -1: no such group, the call is skipped
 
-    @initialize(block_size=st.sampled_from([1, 2, 4, 4]), gpu=st.integers(2, 24), cpu=st.integers(0, 16),
+    @initialize(block_size=st.sampled_from([1, 2, 4, 4]), gpu=st.integers(2, 24), cpu=st.one_of(st.integers(0, 4), st.integers(0, 16)),
                 watermark=st.sampled_from([0.0, 0.0, 0.01, 0.1, 0.25]))
     def start(self, block_size: int, gpu: int, cpu: int, watermark: float) -> None:
         assume(block_size >= 1 and gpu >= 1 and cpu >= 0 and 0 <= watermark < 1)  # a shrunk replay may ask otherwise
@@ -58,9 +58,10 @@ class BlockspaceMachine(RuleBasedStateMachine):
     def fork(self, pick: int, new_group: bool) -> None:
         self.driver.fork(self._seq(pick), new_group)
 
-    @rule(pick=picks)
-    def free(self, pick: int) -> None:
-        self.driver.free(self._seq(pick))
+    @rule(pick=picks, swapped=st.sampled_from([False, False, True]))
+    def free(self, pick: int, swapped: bool) -> None:
+        """A sequence finishes, or a swapped one is aborted."""
+        self.driver.free(self._seq(pick, "swapped" if swapped else "running"))
 
     @rule(pick=picks, out=st.booleans())
     def swap(self, pick: int, out: bool) -> None:
