@@ -66,8 +66,9 @@ def test_watermark_answers_never_never_ok_later_ok_ok():
     ("arrive 3\n", "starts with one `start`"),
     ("start 4 8 8 0\nstart 4 8 8 0\n", "starts with one `start`"),
     ("start 4 8 8 0\nappend\n", "line 2: not a call"),
-    ("start 4 8 8 0\nfork 0 old\n", "line 2: not a call"),
-    ("start 4 8 8 x\n", "line 1: not a call"),
+    ("start 4 8 8 0\nfork 0 old\n", "not a call: fork 0 old"),
+    ("start 4 8 8 x\n", "not a call: start 4 8 8 x"),
+    ("start 4 8 8 0\nfree 1.5\n", "not a call: free 1.5"),
     ("start 4 8 8 0\nteleport 1\n", "line 2: not a call"),
 ])
 def test_a_bad_program_is_refused_naming_the_line(text, why):
@@ -77,4 +78,4 @@ def test_a_bad_program_is_refused_naming_the_line(text, why):
 
 def test_comments_and_blank_lines_are_skipped_and_fork_new_is_read():
     program = parse("# a comment\n\nstart 4 8 8 0.5  # four numbers\nfork 0 new\n", "ok")
-    assert [(s.op, s.args) for s in program.steps] == [("start", (4, 8, 8, 0.5)), ("fork", (0, True))]
+    assert [(s.op, s.args) for s in program.steps] == [("start", (4, 8, 8, 0.5)), ("fork", (0, "new"))]

@@ -18,6 +18,8 @@ class Failure(Exception):
 
 
 class Status:
+    """A sequence status equal to any enum member of the same name (a manager compares with its own enum)."""
+
     def __init__(self, name: str):
         self.name = name
 
@@ -29,42 +31,28 @@ class Status:
 
 
 class Seq:
+    """A sequence as a manager reads it, in vLLM's names (`data` too: vLLM reads its computed tokens there)."""
+
     def __init__(self, seq_id: int, tokens: list[int], block_size: int, status: str = "WAITING"):
         self.seq_id, self.token_ids, self.block_size, self.status = seq_id, list(tokens), block_size, Status(status)
+        self.data, self.get_token_ids = self, lambda: self.token_ids
+        self.get_len, self.get_num_computed_tokens = lambda: len(self.token_ids), lambda: len(self.token_ids) - 1
+        self.is_finished = lambda: self.status.name.startswith("FINISHED")
 
-    def get_token_ids(self) -> list[int]:
-        return self.token_ids
-
-    @property
-    def data(self) -> "Seq":  # vLLM reads the computed tokens through seq.data
-        return self
-
-    def get_num_computed_tokens(self) -> int:
-        return len(self.token_ids) - 1
-
-    def get_len(self) -> int:
-        return len(self.token_ids)
-
-    @property
-    def n_blocks(self) -> int:
-        return -(-len(self.token_ids) // self.block_size)
-
-    def is_finished(self) -> bool:
-        return self.status.name.startswith("FINISHED")
+    n_blocks = property(lambda self: -(-len(self.token_ids) // self.block_size))
 
 
 class Group:
+    """A sequence group (one request) as a manager reads it."""
+
     def __init__(self, request_id: str, seqs: list[Seq]):
-        self.request_id, self.seqs = request_id, seqs
+        self.request_id, self.seqs, self.is_encoder_decoder = request_id, seqs, lambda: False
 
     def get_seqs(self, status: Any = None) -> list[Seq]:
         return [s for s in self.seqs if status is None or s.status == status]
 
     def num_seqs(self, status: Any = None) -> int:
         return len(self.get_seqs(status))
-
-    def is_encoder_decoder(self) -> bool:
-        return False
 
 
 class Adapter:

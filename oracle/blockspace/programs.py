@@ -3,9 +3,10 @@ call per line (`start`, `arrive`, `admit`, `append`, `fork`, `free`, `swap_out`,
 gives their arguments), `#` starts a comment. Sequences and groups are numbered from 0 in the order they are made."""
 
 from pathlib import Path
+
 from oracle.blockspace.driver import Divergence, Driver
 from oracle.finding import Finding
-from oracle.program import Program, Step
+from oracle.program import Program, ProgramError, Step, read
 
 FOLDER = Path(__file__).with_name("programs")
 # rubric item -> the scenario programs that judge its rule
@@ -15,29 +16,15 @@ ARITY = {"start": (4, 4), "arrive": (1, 2), "admit": (0, 0), "append": (1, 1), "
          "swap_out": (1, 1), "swap_in": (1, 1), "recompute": (1, 1)}
 
 
-class ProgramError(ValueError):
-    """A program file that is not one: the message names the file and line."""
-
-
 def parse(text: str, name: str) -> Program:
-    steps = []
-    for number, line in enumerate(text.splitlines(), 1):
-        words = line.split("#")[0].split()
-        if not words:
-            continue
-        op, args = words[0], words[1:]
-        low, high = ARITY.get(op, (-1, -1))
-        try:
-            if not low <= len(args) <= high or (op == "fork" and args[1:] not in ([], ["new"])):
-                raise ValueError
-            values = tuple(float(a) if op == "start" and i == 3 else a == "new" if a == "new" else int(a)
-                           for i, a in enumerate(args))
-        except ValueError:
-            raise ProgramError(f"{name}, line {number}: not a call: {line.strip()!r}") from None
-        steps.append(Step(op, values))
-    if not steps or steps[0].op != "start" or any(s.op == "start" for s in steps[1:]):
-        raise ProgramError(f"{name}: a program starts with one `start` line")
-    return Program(name, tuple(steps))
+    """The program in `text`; ProgramError naming the call that is not one."""
+    program = read(text, name, ARITY)
+    for step in program.steps:
+        numbers, words = (step.args[:1], step.args[1:]) if step.op == "fork" else (step.args, ())
+        if words not in ((), ("new",)) or not all(type(a) is int or step.op == "start" and type(a) is float
+                                                  for a in numbers):
+            raise ProgramError(f"{name}: not a call: {' '.join(map(str, (step.op, *step.args)))}")
+    return program
 
 
 def load(name: str) -> Program:
@@ -47,6 +34,8 @@ def load(name: str) -> Program:
 def run(driver: Driver, step: Step) -> None:
     if step.op in ("swap_out", "swap_in"):
         driver.swap(step.args[0], out=step.op == "swap_out")
+    elif step.op == "fork":
+        driver.fork(step.args[0], new_group=step.args[1:] == ("new",))
     else:
         getattr(driver, step.op)(*step.args)
 
