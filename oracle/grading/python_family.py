@@ -4,10 +4,14 @@ by a child process, the rubric's items, the report). A family supplies its check
 
 import os
 import time
+import warnings
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
+
+from hypothesis.errors import HypothesisDeprecationWarning
+from hypothesis.reporting import with_reporter
 
 from oracle.child import PYTHON, LoadFailure
 from oracle.grading.grader import Check, GraderError, Incomplete, NotRun, Outcome, run_checks
@@ -41,8 +45,12 @@ def fuzz_check(family: str, rule: str) -> Check:
         from oracle.runner import fuzz
 
         factory, seed = sub.adapters(), sub.seed if sub.seed is not None else options["seed"]
-        report = fuzz(family_named(family), sub.spec, factory, examples=options["examples"], steps=options["steps"],
-                      seed=seed, shrink_replays=options["shrink_replays"], seconds=options["seconds"])
+        with with_reporter(lambda _: None), warnings.catch_warnings():
+            # Hypothesis prints nothing into the report; the shrinker replays outside Hypothesis, where `assume` warns
+            warnings.simplefilter("ignore", HypothesisDeprecationWarning)
+            report = fuzz(family_named(family), sub.spec, factory, examples=options["examples"],
+                          steps=options["steps"], seed=seed, shrink_replays=options["shrink_replays"],
+                          seconds=options["seconds"])
         ran = f"{report.stats.examples} of {options['examples']} programs, {report.stats.steps} calls, seed {seed}"
         if report.cut_short == "generate-seconds":
             raise Incomplete(f"stopped at the {options['seconds']:g} s time limit after {ran}, no divergence so far")
