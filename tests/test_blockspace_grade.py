@@ -48,7 +48,7 @@ def test_a_students_folder_is_graded_and_a_bug_costs_its_own_item_and_fuzz_only(
     failed = {item.id for item in report.items if item.status != "passed"}
     assert failed == {"sharing", "fuzz"}, [(i.id, i.message) for i in report.items]
     sharing = next(item for item in report.items if item.id == "sharing")
-    assert "[rule: sharing]" in sharing.message and "beam_search.txt" in sharing.details
+    assert "[rule: sharing]" in sharing.message and "program beam_search:" in sharing.details
 
 
 def test_a_submission_that_does_not_load_gets_every_item_not_run(tmp_path):

@@ -6,48 +6,22 @@ runs in a sandboxed child (oracle/served.py); the grader never imports it. An it
 difference first stops there and passes, excused: that bug costs the other rule's item (grader.py, Excuse)."""
 
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from oracle.blockspace.programs import BY_ITEM, load as load_program, replay
 from oracle.blockspace.rules import RULES
 from oracle.grading import python_family
-from oracle.grading.grader import FOUND_ELSEWHERE, Check, Excuse, GraderError, NotRun, Outcome, rubric_for
-from oracle.grading.python_family import Submission
+from oracle.grading.grader import GraderError, rubric_for
 from oracle.grading.rubric import Rubric
 
 DEFAULT_RUBRIC = Path(__file__).with_name("rubric.toml")
 SERVER = Path(__file__).with_name("adapter.py")  # the adapter is the child's server too
-
-
 # rubric item -> the calls that exercise its rule: a program stopped by another rule's bug before any of them
 # checked nothing of the item's own rule, and earns nothing
 JUDGED = {"block_table": {"admit", "append"}, "watermark": {"admit"}, "copy_on_write": {"append"},
           "sharing": {"fork", "free"}, "swap": {"swap_out", "swap_in"}, "recompute": {"recompute"}}
-
-
-def directed(item: str) -> Check:
-    def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-        factory, checked = sub.adapters(), False
-        for name in BY_ITEM[item]:
-            calls: list[str] = []
-            program = load_program(name)
-            found = replay(program, factory(), calls)
-            details = f"The calls of oracle/blockspace/programs/{name}.txt:\n" + "\n".join(calls)
-            if found is not None and found.rule == item:
-                return Outcome(False, found.message, details)
-            if found is not None:
-                excuse = Excuse(frozenset({found.rule}), Outcome(False, found.message + FOUND_ELSEWHERE, details))
-                why = f"{found.where}: {found.problem} (item {found.rule}'s rule)"
-                if checked or any(step.op in JUDGED[item] for step in program.steps[:found.step - 1]):
-                    return Outcome(True, f"not checked past {why}", excuse=excuse)
-                raise NotRun(f"checked nothing of its own rule: {why}", excuse)
-            checked = True
-        return Outcome(True)
-
-    return Check(item, RULES[item], run)
-
-
-CHECKS = {item: directed(item) for item in BY_ITEM} | {"fuzz": python_family.fuzz_check("blockspace", RULES["fuzz"])}
+CHECKS = {item: python_family.scenario_check(item, RULES[item], [load_program(n) for n in names], replay, JUDGED[item])
+          for item, names in BY_ITEM.items()} | {"fuzz": python_family.fuzz_check("blockspace", RULES["fuzz"])}
 
 
 def load(path: Path | str | None = None) -> Rubric:

@@ -1,5 +1,5 @@
 """What a family's grader of Python submissions can take from the core instead of writing it again: the
-submission as the checks see it, the stateful-fuzzing item, and one grade (a sandbox, the submission served
+submission as the checks see it, an item judged by call programs, the stateful-fuzzing item, and one grade (a sandbox, the submission served
 by a child process, the rubric's items, the report). A family supplies its checks and its child."""
 
 import os
@@ -14,9 +14,11 @@ from hypothesis.errors import HypothesisDeprecationWarning
 from hypothesis.reporting import with_reporter
 
 from oracle.child import PYTHON, LoadFailure
-from oracle.grading.grader import Check, GraderError, Incomplete, NotRun, Outcome, run_checks
+from oracle.finding import Finding
+from oracle.grading.grader import FOUND_ELSEWHERE, Check, Excuse, GraderError, Incomplete, NotRun, Outcome, run_checks
 from oracle.grading.report import GradeReport, ItemResult
 from oracle.grading.rubric import Rubric, at_least, positive
+from oracle.program import Program
 from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable
 
 FUZZ_OPTIONS = {"seed": 1, "examples": 150, "steps": 30, "shrink_replays": 2000, "seconds": 300.0}
@@ -34,6 +36,33 @@ class Submission:
         if self.factory is None:
             raise NotRun(f"the submission did not load: {self.not_loaded}")
         return self.factory
+
+
+def scenario_check(item: str, rule: str, programs: list[Program],
+                   replay: Callable[[Program, Any, list[str]], Finding | None], judged: set[str]) -> Check:
+    """An item judged by call programs, each replayed on a fresh adapter (`replay` gives the first difference as
+    a Finding and words each call into its list). A difference of the item's own rule fails it; another rule's
+    stops there: the item passes excused (that bug costs its own item, grader.Excuse) when a call of `judged`
+    had already run, and is not run otherwise (it checked nothing of its own rule)."""
+
+    def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+        factory, checked = sub.adapters(), False
+        for program in programs:
+            calls: list[str] = []
+            found = replay(program, factory(), calls)
+            details = f"The calls of the program {program.name}:\n" + "\n".join(calls)
+            if found is not None and found.rule == item:
+                return Outcome(False, found.message, details)
+            if found is not None:
+                excuse = Excuse(frozenset({found.rule}), Outcome(False, found.message + FOUND_ELSEWHERE, details))
+                why = f"{found.where}: {found.problem} (item {found.rule}'s rule)"
+                if checked or any(step.op in judged for step in program.steps[:found.step - 1]):
+                    return Outcome(True, f"not checked past {why}", excuse=excuse)
+                raise NotRun(f"checked nothing of its own rule: {why}", excuse)
+            checked = True
+        return Outcome(True)
+
+    return Check(item, rule, run)
 
 
 def fuzz_check(family: str, rule: str) -> Check:
