@@ -81,7 +81,8 @@ class RefCountsOffByOne(BlockSpaceManager):
     (HandsOutAHeldBlock, lambda d: (two_sequences(d), d.append(1), d.append(1), d.append(1), d.append(1)),
      "shared write", "copy_on_write", "held by seq 0 too"),
     (SwapPairsCrossed, lambda d: (d.arrive(9), d.admit(), d.swap(0, out=True)), "swap mapping", "swap", "mapped by"),
-    (RefCountsOffByOne, lambda d: (two_sequences(d), d.fork(0)), "ref counts", "sharing", "(the live tables holding it)"),
+    (RefCountsOffByOne, lambda d: (two_sequences(d), d.fork(0)), "ref counts", "sharing",
+     "(the live tables holding it)"),
 ])
 def test_each_check_fires_with_its_aspect_and_rule(manager, steps, aspect, rule, words):
     divergence = diverges(manager, steps)

@@ -4,7 +4,8 @@ runner with the paper's memory-waste figure, and the engine's own refusals."""
 import pytest
 from hypothesis import settings
 
-from engine.blockspace import AllocStatus, BlockAllocator, BlockSpaceManager, Device, Sequence, SequenceGroup, SequenceStatus
+from engine.blockspace import (AllocStatus, BlockAllocator, BlockSpaceManager, Device, Sequence, SequenceGroup,
+                               SequenceStatus)
 from oracle.blockspace import FAMILY, load_adapter
 from oracle.blockspace.machine import machine_for
 from oracle.runner import fuzz

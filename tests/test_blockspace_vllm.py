@@ -22,8 +22,8 @@ PLANTED = {
     "no_copy_on_write": ("block/common.py", "return refcount <= 1", "return True", "cow pairs"),
     "copy_not_reported": ("block/naive_block.py", "self._cow_tracker.record_cow(src_block_id, trg_block_id)", "pass",
                           "cow pairs"),
-    "watermark_ignored": ("block_manager.py", "num_required_blocks >= self.watermark_blocks", "num_required_blocks >= 0",
-                          "can_allocate"),
+    "watermark_ignored": ("block_manager.py", "num_required_blocks >= self.watermark_blocks",
+                          "num_required_blocks >= 0", "can_allocate"),
     "free_leaks": ("block_manager.py", "self.block_tables[seq_id].free()", "pass", "free blocks"),
 }
 
@@ -41,7 +41,8 @@ def vllm_tree() -> Path:
                               str(CACHE)], capture_output=True, text=True, timeout=600)
         wheels = sorted(CACHE.glob(f"vllm-{VERSION}-*.whl"))
         if got.returncode != 0 or not wheels:
-            pytest.skip(f"vLLM {VERSION}'s wheel is not available here (pip download failed: {got.stderr.strip()[-200:]})")
+            pytest.skip(f"vLLM {VERSION}'s wheel is not available here "
+                        f"(pip download failed: {got.stderr.strip()[-200:]})")
         with zipfile.ZipFile(wheels[0]) as wheel:
             wheel.extractall(tree, [name for name in wheel.namelist() if name.startswith("vllm/core/")])
     return tree

@@ -131,7 +131,8 @@ class Adapter:
             for i in seq_ids if isinstance(held, dict) else ():
                 table = held.get(i, ())
                 if isinstance(table, list):
-                    refs += [[i, p, b.ref_count] for p, b in enumerate(table) if type(getattr(b, "ref_count", None)) is int]
+                    refs += [[i, p, b.ref_count] for p, b in enumerate(table)
+                             if type(getattr(b, "ref_count", None)) is int]
         except Exception as exc:
             raise Failure(f"state unreadable: {type(exc).__name__}: {exc}") from None
         return {"tables": tables, "free": free, "ref_counts": refs}

@@ -68,7 +68,8 @@ class Driver:
                 return tables, list(seen["free"]), refs
         except (KeyError, TypeError, ValueError):
             pass
-        self._diverge(Difference(CRASH, "", None, "state unreadable: not the live sequences' tables and two free counts"))
+        self._diverge(Difference(CRASH, "", None, "state unreadable: not the live sequences' tables and two free "
+                                 "counts"))
 
     def _ask(self, what: str, expected: Any, ask: Callable[[], Any]) -> Any:
         """A query: its answer must be the model's, and it must change nothing."""
@@ -256,8 +257,8 @@ class Driver:
         self.stats.events[f"{op}_{'ok' if ok else 'refused'}"] += 1
         if not ok:
             return
-        before, taken = {i: self.tables[i] for i in moved}, {b for i, t in self.tables.items()
-                                                            if i not in moved and self.model.seqs[i].device == dst for b in t}
+        before = {i: self.tables[i] for i in moved}
+        taken = {b for i, t in self.tables.items() if i not in moved and self.model.seqs[i].device == dst for b in t}
         each = self.policy.swap == "sequence"  # each sequence's blocks move on their own
         blocks = [b for i in moved for b in dict.fromkeys(before[i])] if each else \
             list(dict.fromkeys(b for i in moved for b in before[i]))

@@ -32,7 +32,8 @@ class BlockspaceMachine(RuleBasedStateMachine):
         seq = self._seq(pick, status)
         return -1 if seq is None else self.driver.model.seqs[seq].group  # -1: no such group, the call is skipped
 
-    @initialize(block_size=st.sampled_from([1, 2, 4, 4]), gpu=st.integers(2, 24), cpu=st.one_of(st.integers(0, 4), st.integers(0, 16)),
+    @initialize(block_size=st.sampled_from([1, 2, 4, 4]), gpu=st.integers(2, 24),
+                cpu=st.one_of(st.integers(0, 4), st.integers(0, 16)),
                 watermark=st.sampled_from([0.0, 0.0, 0.01, 0.1, 0.25]))
     def start(self, block_size: int, gpu: int, cpu: int, watermark: float) -> None:
         assume(block_size >= 1 and gpu >= 1 and cpu >= 0 and 0 <= watermark < 1)  # a shrunk replay may ask otherwise

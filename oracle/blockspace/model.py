@@ -147,7 +147,8 @@ class BlockspaceModel:
                 mapping = {block: self.free[dst].pop(0) for block in dict.fromkeys(
                     seq.table if self.policy.swap == "sequence" else moved)}
                 self.kv[dst].update((new, self.kv[src][old]) for old, new in mapping.items())
-            seq.table, seq.device, seq.status = [mapping[b] for b in seq.table], dst, {GPU: "running", CPU: "swapped"}[dst]
+            seq.table, seq.device = [mapping[b] for b in seq.table], dst
+            seq.status = "running" if dst == GPU else "swapped"
         self._release(src, moved)
 
     def free_seq(self, i: int) -> None:

@@ -11,7 +11,8 @@ from oracle.program import Program, ProgramError, Step, read
 FOLDER = Path(__file__).with_name("programs")
 # rubric item -> the scenario programs that judge its rule
 BY_ITEM = {"block_table": ("prompt_7_tokens",), "watermark": ("watermark",), "copy_on_write": ("parallel_sampling",),
-           "sharing": ("beam_search", "shared_prefix"), "swap": ("swap_preemption",), "recompute": ("recompute_preemption",)}
+           "sharing": ("beam_search", "shared_prefix"), "swap": ("swap_preemption",),
+           "recompute": ("recompute_preemption",)}
 ARITY = {"start": (4, 4), "arrive": (1, 2), "admit": (0, 0), "append": (1, 1), "fork": (1, 2), "free": (1, 1),
          "swap_out": (1, 1), "swap_in": (1, 1), "recompute": (1, 1)}
 

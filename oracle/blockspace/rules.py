@@ -23,7 +23,8 @@ RULES = {
 }
 
 _BY_ASPECT = {"table size": "block_table", "can_allocate": "watermark", "can_append_slots": "block_table",
-              "sharing": "sharing", "ref counts": "sharing", "cow pairs": "copy_on_write", "shared write": "copy_on_write",
+              "sharing": "sharing", "ref counts": "sharing", "cow pairs": "copy_on_write",
+              "shared write": "copy_on_write",
               "swap mapping": "swap", "can_swap_out": "swap", "can_swap_in": "swap"}
 # free blocks (conservation), contents, a query that changed the state, a crash: the rule of the call that made them
 _BY_OP = {"admit": "block_table", "append": "copy_on_write", "fork": "sharing", "free": "sharing",

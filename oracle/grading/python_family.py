@@ -1,6 +1,7 @@
 """What a family's grader of Python submissions can take from the core instead of writing it again: the
-submission as the checks see it, an item judged by call programs, the stateful-fuzzing item, and one grade (a sandbox, the submission served
-by a child process, the rubric's items, the report). A family supplies its checks and its child."""
+submission as the checks see it, an item judged by call programs, the stateful-fuzzing item, and one grade (a
+sandbox, the submission served by a child process, the rubric's items, the report). A family supplies its checks
+and its child."""
 
 import os
 import time
