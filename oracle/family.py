@@ -42,6 +42,7 @@ class Family:
     grade: Callable[..., Any] | None = None
     default_rubric: Path | None = None  # the shipped rubric, named in a report when grading cannot start
     mutation: MutationTarget | None = None  # its engine's mutation campaign
+    describe_run: Callable[[RunStats], str] | None = None  # a line `fuzz` prints about a run's figures ("" for none)
 
 
 def family_named(name: str) -> Family:

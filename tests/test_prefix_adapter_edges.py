@@ -75,6 +75,7 @@ def test_a_multimap_index_is_read_as_its_blocks():
     assert blocks_of({3: "a", 5: "b"}) == ["a", "b"] and blocks_of(["a"]) == ["a"] and blocks_of("a") == ["a"]
 
 
-def test_the_registry_in_pyproject_names_both_families():
-    assert _from_pyproject() == {"hw3": "oracle.hw3:FAMILY", "prefix": "oracle.prefix:FAMILY"}
-    assert sorted(families()) == ["hw3", "prefix"]
+def test_the_registry_in_pyproject_names_every_family():
+    assert _from_pyproject() == {"hw3": "oracle.hw3:FAMILY", "prefix": "oracle.prefix:FAMILY",
+                                 "blockspace": "oracle.blockspace:FAMILY"}
+    assert sorted(families()) == ["blockspace", "hw3", "prefix"]

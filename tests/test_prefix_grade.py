@@ -164,7 +164,7 @@ def test_cli_grades_prefix_with_json_and_gradescope(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["grade", "--family", "nope", "engine"], "unknown family 'nope'; known: hw3, prefix"),
+    (["grade", "--family", "nope", "engine"], "unknown family 'nope'; known: blockspace, hw3, prefix"),
     (["grade-all", "--family", "nope", "."], "unknown family 'nope'"),
     (["mutation", "--family", "nope"], "unknown family 'nope'"),
     (["grade", "--family", "prefix", "tests"], "grades a package folder"),

@@ -63,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
         f"({stats.steps / max(report.seconds, 1e-9):.0f} steps/s), seed {seed}"
         + (f"; shrinking: {stats.shrink_replays} replays" if stats.shrink_replays else "")
     )
+    figures = family.describe_run(stats) if family.describe_run else ""
+    if figures:
+        print(figures)
     if report.passed:
         print("OK: the implementation agreed with the model after every step"
               + (", but it does not build under the spec's flags (see above)" if faults else ""))

@@ -1,0 +1,58 @@
+"""The paper's scenarios as call programs (oracle/program.py), read from the plain-text files in programs/: one
+call per line (`start`, `arrive`, `admit`, `append`, `fork`, `free`, `swap_out`, `swap_in`, `recompute`; README.md
+gives their arguments), `#` starts a comment. Sequences and groups are numbered from 0 in the order they are made."""
+
+from pathlib import Path
+
+from oracle.blockspace.driver import Divergence, Driver
+from oracle.finding import Finding
+from oracle.program import Program, ProgramError, Step, read
+
+FOLDER = Path(__file__).with_name("programs")
+# rubric item -> the scenario programs that judge its rule
+BY_ITEM = {"block_table": ("prompt_7_tokens",), "watermark": ("watermark",), "copy_on_write": ("parallel_sampling",),
+           "sharing": ("beam_search", "shared_prefix"), "swap": ("swap_preemption",),
+           "recompute": ("recompute_preemption",)}
+ARITY = {"start": (4, 4), "arrive": (1, 2), "admit": (0, 0), "append": (1, 1), "fork": (1, 2), "free": (1, 1),
+         "swap_out": (1, 1), "swap_in": (1, 1), "recompute": (1, 1)}
+
+
+def parse(text: str, name: str) -> Program:
+    """The program in `text`; ProgramError naming the call that is not one."""
+    program = read(text, name, ARITY)
+    for step in program.steps:
+        numbers, words = (step.args[:1], step.args[1:]) if step.op == "fork" else (step.args, ())
+        if words not in ((), ("new",)) or not all(type(a) is int or step.op == "start" and type(a) is float
+                                                  for a in numbers):
+            raise ProgramError(f"{name}: not a call: {' '.join(map(str, (step.op, *step.args)))}")
+    return program
+
+
+def load(name: str) -> Program:
+    return parse((FOLDER / f"{name}.txt").read_text(), name)
+
+
+def run(driver: Driver, step: Step) -> None:
+    if step.op in ("swap_out", "swap_in"):
+        driver.swap(step.args[0], out=step.op == "swap_out")
+    elif step.op == "fork":
+        driver.fork(step.args[0], new_group=step.args[1:] == ("new",))
+    else:
+        getattr(driver, step.op)(*step.args)
+
+
+def replay(program: Program, adapter: object, calls: list[str]) -> Finding | None:
+    """Runs the program on the adapter and the model: the first difference as a Finding (the 1-based step and
+    the rule it breaks), or None. `calls` gets each call made, in words."""
+    driver = Driver(adapter)
+    try:
+        for number, step in enumerate(program.steps, 1):
+            try:
+                run(driver, step)
+            except Divergence as divergence:
+                return Finding(program.name, number, divergence.call, divergence.difference, divergence.rule)
+            finally:
+                calls.append(f"  {number}. {' '.join(map(str, (step.op, *step.args)))}: {driver.call}")
+        return None
+    finally:
+        adapter.close()  # type: ignore[attr-defined]

@@ -1,0 +1,44 @@
+"""The rules of a paged block manager (seed 002, the PagedAttention paper; vLLM v0's interface) the rubric
+grades, and which rule a difference breaks: its aspect, or for the aspects every call checks, the call."""
+
+from oracle.difference import Difference, plain, word
+
+# rubric item -> the rule, in the paper's words
+RULES = {
+    "block_table": "a sequence's block table holds ceil(len / block_size) blocks: only the last is partly filled, "
+                   "and a new physical block is taken only when the last one is full (the paper's 7-token prompt)",
+    "watermark": "can_allocate says OK when the prompt's blocks leave at least the watermark free, NEVER when they "
+                 "could not even on an empty GPU, else LATER",
+    "copy_on_write": "a write into a block with ref count > 1 copies it to a new block first and append_slots "
+                     "returns exactly that (src, dst) pair; a block held once is written in place (parallel sampling)",
+    "sharing": "the sequences of a group share their prompt's blocks and fork shares a whole table (ref count + 1); "
+               "free drops one holder and a block is free again only when its last holder frees it (beam search, "
+               "a shared system prompt)",
+    "swap": "swap_out and swap_in move every block of a group's sequences or none, each shared block once, only "
+            "when the other device has the free blocks (can_swap_out, can_swap_in), and a round trip restores "
+            "every sequence's contents",
+    "recompute": "preemption by recomputation frees every block of the group (nothing leaks on either device); its "
+                 "prompt and generated tokens are allocated again later as one new prompt",
+    "fuzz": "after every call of a random program the manager agrees with the model of the paper's block manager",
+}
+
+_BY_ASPECT = {"table size": "block_table", "can_allocate": "watermark", "can_append_slots": "block_table",
+              "sharing": "sharing", "ref counts": "sharing", "cow pairs": "copy_on_write",
+              "shared write": "copy_on_write",
+              "swap mapping": "swap", "can_swap_out": "swap", "can_swap_in": "swap"}
+# free blocks (conservation), contents, a query that changed the state, a crash: the rule of the call that made them
+_BY_OP = {"admit": "block_table", "append": "copy_on_write", "fork": "sharing", "free": "sharing",
+          "swap_out": "swap", "swap_in": "swap", "recompute": "recompute"}
+ASPECTS = (*_BY_ASPECT, "free blocks", "contents", "unchanged")  # prefix words "conservation"
+
+
+def rule_of(difference: Difference, op: str) -> str:
+    return _BY_ASPECT.get(difference.aspect) or _BY_OP.get(op, "block_table")
+
+
+def located(difference: Difference) -> str:
+    where = difference.location
+    return plain(difference) if where.startswith(difference.aspect) else f"{difference.aspect}: {plain(difference)}"
+
+
+word(dict.fromkeys(ASPECTS, located))

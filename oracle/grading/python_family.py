@@ -1,0 +1,125 @@
+"""What a family's grader of Python submissions can take from the core instead of writing it again: the
+submission as the checks see it, an item judged by call programs, the stateful-fuzzing item, and one grade (a
+sandbox, the submission served by a child process, the rubric's items, the report). A family supplies its checks
+and its child."""
+
+import os
+import time
+import warnings
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from hypothesis.errors import HypothesisDeprecationWarning
+from hypothesis.reporting import with_reporter
+
+from oracle.child import PYTHON, LoadFailure
+from oracle.finding import Finding
+from oracle.grading.grader import FOUND_ELSEWHERE, Check, Excuse, GraderError, Incomplete, NotRun, Outcome, run_checks
+from oracle.grading.report import GradeReport, ItemResult
+from oracle.grading.rubric import Rubric, at_least, positive
+from oracle.program import Program
+from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable
+
+FUZZ_OPTIONS = {"seed": 1, "examples": 150, "steps": 30, "shrink_replays": 2000, "seconds": 300.0}
+FUZZ_LIMITS = {"examples": at_least(1), "steps": at_least(1), "shrink_replays": at_least(0), "seconds": positive}
+
+
+@dataclass
+class Submission:
+    spec: str  # what the family's load_adapter takes
+    factory: Callable[[], Any] | None = None  # adapters over the served submission; None: it did not load
+    not_loaded: str = "the time limit ran out"
+    seed: int | None = None  # the fuzz seed a grade was asked for (None: the rubric's)
+
+    def adapters(self) -> Callable[[], Any]:
+        if self.factory is None:
+            raise NotRun(f"the submission did not load: {self.not_loaded}")
+        return self.factory
+
+
+def scenario_check(item: str, rule: str, programs: list[Program],
+                   replay: Callable[[Program, Any, list[str]], Finding | None], judged: set[str]) -> Check:
+    """An item judged by call programs, each replayed on a fresh adapter (`replay` gives the first difference as
+    a Finding and words each call into its list). A difference of the item's own rule fails it; another rule's
+    stops there: the item passes excused (that bug costs its own item, grader.Excuse) when a call of `judged`
+    had already run, and is not run otherwise (it checked nothing of its own rule)."""
+
+    def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+        factory, checked = sub.adapters(), False
+        for program in programs:
+            calls: list[str] = []
+            found = replay(program, factory(), calls)
+            details = f"The calls of the program {program.name}:\n" + "\n".join(calls)
+            if found is not None and found.rule == item:
+                return Outcome(False, found.message, details)
+            if found is not None:
+                excuse = Excuse(frozenset({found.rule}), Outcome(False, found.message + FOUND_ELSEWHERE, details))
+                why = f"{found.where}: {found.problem} (item {found.rule}'s rule)"
+                if checked or any(step.op in judged for step in program.steps[:found.step - 1]):
+                    return Outcome(True, f"not checked past {why}", excuse=excuse)
+                raise NotRun(f"checked nothing of its own rule: {why}", excuse)
+            checked = True
+        return Outcome(True)
+
+    return Check(item, rule, run)
+
+
+def fuzz_check(family: str, rule: str) -> Check:
+    """The family's state machine against its model, a fixed seed and count budgets (the same verdict on any
+    machine; `seconds` is only a safety net). The rule a failure breaks is its `rule` attribute, if any."""
+
+    def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+        from oracle.family import family_named
+        from oracle.runner import fuzz
+
+        factory, seed = sub.adapters(), sub.seed if sub.seed is not None else options["seed"]
+        with with_reporter(lambda _: None), warnings.catch_warnings():
+            # Hypothesis prints nothing into the report; the shrinker replays outside Hypothesis, where `assume` warns
+            warnings.simplefilter("ignore", HypothesisDeprecationWarning)
+            report = fuzz(family_named(family), sub.spec, factory, examples=options["examples"],
+                          steps=options["steps"], seed=seed, shrink_replays=options["shrink_replays"],
+                          seconds=options["seconds"])
+        ran = f"{report.stats.examples} of {options['examples']} programs, {report.stats.steps} calls, seed {seed}"
+        if report.cut_short == "generate-seconds":
+            raise Incomplete(f"stopped at the {options['seconds']:g} s time limit after {ran}, no divergence so far")
+        if report.passed:
+            return Outcome(True)
+        broken = getattr(report.failure, "rule", None)
+        return Outcome(False, f"fuzz ({ran}): {report.divergence}" + (f" [rule: {broken}]" if broken else ""), "",
+                       "\n".join(report.program))
+
+    return Check("fuzz", rule, run, FUZZ_OPTIONS, FUZZ_LIMITS)
+
+
+def grade(family: str, checks: Mapping[str, Check], submission: str, target: Any, serve: Callable[..., Any],
+          rubric: Rubric, out_dir: Path, *, seed: int | None = None, timeout: float = 2.0,
+          on_item: Callable[[ItemResult], None] | None = None, deadline: float | None = None,
+          require_sandbox: bool = False) -> GradeReport:
+    """Every rubric item against `target` (oracle/child.py's PythonTarget), served by `serve(target, sandbox,
+    timeout)`: an adapter factory with load() (LoadFailure) and close(). GraderError when it cannot start."""
+    start = time.perf_counter()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if not os.access(PYTHON, os.X_OK):
+        raise GraderError(f"{PYTHON} is missing: Python submissions run under the system Python")
+    try:
+        box = Sandbox(require_full=require_sandbox, deadline=deadline)
+    except SandboxUnavailable as exc:
+        raise GraderError(str(exc)) from None
+    with box, ExitStack() as cleanup:
+        sub = Submission(submission, seed=seed)
+        try:
+            served = serve(target, box, timeout)
+            cleanup.callback(served.close)
+            served.load()
+            sub.factory = served
+        except LoadFailure as failure:
+            sub.not_loaded = str(failure)
+        except DeadlinePassed:
+            pass
+        items = run_checks(checks, rubric, sub, on_item, deadline)
+    fuzz_seed = next((item.options["seed"] for item in rubric.items if item.id == "fuzz"), 0)
+    return GradeReport(family=family, submission=submission, kind="python", rubric_title=rubric.title,
+                       rubric_source=rubric.source, seed=fuzz_seed if seed is None else seed, items=items,
+                       seconds=time.perf_counter() - start, isolation=box.description)
