@@ -27,7 +27,7 @@ from oracle.hw3.observation import WILD, ImplementationFailure
 from oracle.hw3.pool import GUARD, GUARD_SIZE
 from oracle.hw3.probe_checks import Unavailable
 from oracle.hw3.probe_target import Counts, PoolView, SequenceView, calls_until
-from oracle.hw3.pyserve import POOL_BYTES_SHOWN
+from oracle.hw3.pool_file import POOL_BYTES_SHOWN
 from oracle.hw3.spec import L1_PT_SIZE, L2_PT_SIZE
 from oracle.sandbox import Limits, Sandbox
 
