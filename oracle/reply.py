@@ -11,12 +11,17 @@ protocol gives each value are checked afterwards by the family (oracle/hw3/pyrep
 """
 
 import json
+import re
 from typing import Any
 
 MAX_VALUES = 1 << 22  # values in one reply: a 64 MiB pool's ref_count is 2^20 of them
 MAX_CONTAINERS = 1 << 17  # objects and arrays in one reply: 5000 sequences' tables are about 10^4
 MAX_DEPTH = 32
 INT_DIGITS = 40  # a 64-bit int is at most 20 digits: a longer one is refused before it is converted
+_LONG_DIGITS = re.compile(rb"[0-9]{%d}" % (INT_DIGITS + 1))  # only then is each int looked at (it costs)
+
+
+_PLAIN = frozenset({int, float, bool, type(None)})
 
 
 class Unreadable(Exception):
@@ -45,7 +50,8 @@ def decode(body: bytes, *, values: int = MAX_VALUES, containers: int = MAX_CONTA
     if opened + body.count(b",") + 1 > values:
         raise Unreadable(f"more than {values} values")
     try:
-        data = json.loads(text, parse_constant=_constant, parse_int=_integer)
+        long = _LONG_DIGITS.search(body) is not None
+        data = json.loads(text, parse_constant=_constant, parse_int=_integer if long else None)
     except Unreadable:
         raise
     except RecursionError:
@@ -59,7 +65,7 @@ def decode(body: bytes, *, values: int = MAX_VALUES, containers: int = MAX_CONTA
 def _check(data: Any, depth: int) -> None:
     """Every container at most `depth` deep, every string (and key) valid Unicode."""
     level: list[Any] = [data]
-    for _ in range(depth + 1):
+    for _ in range(depth):
         below: list[Any] = []
         for value in level:
             if type(value) is dict:
@@ -69,7 +75,7 @@ def _check(data: Any, depth: int) -> None:
                         _valid(item)
                     elif type(item) in (dict, list):
                         below.append(item)
-            elif type(value) is list:
+            elif type(value) is list and not _PLAIN.issuperset(map(type, value)):  # a list of numbers: nothing below
                 for item in value:
                     if type(item) is str:
                         _valid(item)
