@@ -13,7 +13,7 @@ protocol gives each value are checked afterwards by the family (oracle/hw3/pyrep
 import json
 from typing import Any
 
-MAX_VALUES = 1 << 22  # values in one reply: a 64 MiB pool's ref_count is 2^20 of them
+MAX_VALUES = 1 << 21  # values in one reply: a 64 MiB pool's ref_count is 2^20 of them
 MAX_CONTAINERS = 1 << 17  # objects and arrays in one reply: 5000 sequences' tables are about 10^4
 MAX_DEPTH = 32
 INT_DIGITS = 40  # a 64-bit int is at most 20 digits: a longer one is refused before it is converted
