@@ -62,7 +62,8 @@ def decode(body: bytes, *, values: int = MAX_VALUES, containers: int = MAX_CONTA
         raise Unreadable(f"nested more than {depth} deep") from None
     except ValueError:  # json.JSONDecodeError
         raise Unreadable("not JSON") from None
-    _check(data, depth)
+    if opened > depth or b"\\u" in body:  # else neither too deep nor a lone surrogate (only a \\u escape makes one)
+        _check(data, depth)
     return data
 
 
