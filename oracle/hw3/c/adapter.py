@@ -286,17 +286,21 @@ class CAdapter:
         while view:
             view = view[os.write(self._cmd, view) :]
 
-    def _read(self, n: int, timeout: float | None) -> bytes:
+    def _read(self, n: int, timeout: float | None, deadline: float | None = None) -> bytes:
+        """n bytes of the reply pipe, all of them by `deadline` (default: `timeout` s from now), or a failure."""
+        if timeout is not None and deadline is None:
+            deadline = time.monotonic() + timeout
         chunks, have = [], 0
         while have < n:
-            if timeout is not None:
+            if timeout is not None and deadline is not None:
+                left = max(deadline - time.monotonic(), 0.0)
                 try:
-                    wait = self.box.wait_limit(timeout)
+                    wait = self.box.wait_limit(left)
                 except DeadlinePassed:
                     self._fail("the grade's time limit was reached", wait=0)
                     raise
                 ready, _, _ = select.select([self._reply], [], [], wait)
-                if not ready and wait < timeout:  # the grade's deadline, not this call's timeout
+                if not ready and wait < left:  # the grade's deadline, not this call's timeout
                     self._fail("the grade's time limit was reached", wait=0)
                     raise DeadlinePassed()
                 if not ready:
@@ -318,12 +322,13 @@ class CAdapter:
 
     def _reply_bytes(self) -> bytes:
         """One reply, its length checked against reply_bound before the rest is read."""
-        data = self._read(4, self.timeout)
+        deadline = time.monotonic() + self.timeout  # one deadline for the whole reply, however it trickles in
+        data = self._read(4, self.timeout, deadline)
         (length,) = _U32.unpack_from(data)
         if not 6 <= length <= self.reply_bound():
             raise self._fail(f"{UNREADABLE} (a length of {length} bytes)")
         if len(data) < length:
-            data += self._read(length - len(data), self.timeout)
+            data += self._read(length - len(data), self.timeout, deadline)
         return data[:length]
 
     def _receive(self) -> int:
