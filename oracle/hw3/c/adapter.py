@@ -322,7 +322,8 @@ class CAdapter:
 
     def _reply_bytes(self) -> bytes:
         """One reply, its length checked against reply_bound before the rest is read."""
-        deadline = time.monotonic() + self.timeout  # one deadline for the whole reply, however it trickles in
+        # one deadline for the whole reply, however it trickles in (none without a time limit)
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
         data = self._read(4, self.timeout, deadline)
         (length,) = _U32.unpack_from(data)
         if not 6 <= length <= self.reply_bound():
