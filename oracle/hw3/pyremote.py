@@ -4,9 +4,9 @@ The submission never runs in the grader: pyserve.py loads it in the sandbox (ora
 call with what it returned and, read white-box there, the engine's state, which the grader compares with the
 model as it does for any adapter. The pool is memory the grader owns: a window of a memory file
 (pool_file.py) that the child maps and hands to llm_init, and that the grader reads back itself, so what the
-submission wrote into it is what the grader sees, whatever the child says. One child serves every adapter of a grading run
-(as one imported module would); a failure that stops it (sys.exit, a BaseException, a fork, a hang, a crash)
-is a failing step with its label, and the next adapter's first call starts a new one.
+submission wrote into it is what the grader sees, whatever the child says. One child serves every adapter of
+a grading run (as one imported module would); a failure that stops it (sys.exit, a BaseException, a fork, a
+hang, a crash) is a failing step with its label, and the next adapter's first call starts a new one.
 
 The white-box probes (pyprobes.py) use the lower-level calls of probe_target.ProbeTarget: `call` (no
 observation), `counts`, `sequence`, `move_l2`, `move_entry` and `pool` (read from the memory file), with
