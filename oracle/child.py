@@ -4,7 +4,8 @@ Python, in the sandbox.
 The grader copies the server with oracle/serve.py (the loop every family's server shares), and the
 submission's files (found without running them), into read-only areas of the sandbox, and talks to the
 server over two dedicated pipes; what the submission prints goes to a capped file. A reply is read within a
-deadline, bounded in size and decoded as JSON; a failure the server reports, a process that ends, a hang or
+deadline, refused when its length is over MAX_REPLY before any of it is read, and decoded by oracle/reply.py
+(strict, bounded, plain data only); a failure the server reports, a process that ends, a hang or
 a reply that is not the protocol's each raise the family's ImplementationFailure with a label, and a process
 that cannot go on is stopped with everything it started (the next request starts a new one).
 """
@@ -22,12 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from oracle.reply import Unreadable, decode
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, signal_label
 
 ORACLE = Path(__file__).resolve().parent
 PYTHON = "/usr/bin/python3"
 MAX_LABEL = 2000  # characters of a load error the server words
-MAX_REPLY = 64 << 20  # bytes in one reply (a 64 MiB pool's ref_count is about 2 MiB of JSON)
+MAX_REPLY = 16 << 20  # bytes in one reply (a 64 MiB pool's ref_count is 2 to 8 MiB of JSON)
 _LENGTH = struct.Struct("<I")
 
 
@@ -92,10 +94,12 @@ class PythonChild:
         limits: Limits = Limits(cpu_seconds=120),
         server_args: tuple[str, ...] = (),
         support: Path | None = None,
+        pass_fds: tuple[int, ...] = (),
     ):
         """`server` is the family's server script (a file under oracle/: it takes REQUESTS_FD REPLIES_FD ROOT
         MODULE [ATTR], then `server_args`); `failure`, the family's ImplementationFailure, raised for each way
-        of not answering; `support`, a directory it may read besides the submission's files."""
+        of not answering; `support`, a directory it may read besides the submission's files; `pass_fds`,
+        descriptors of the grader's that every start of the server inherits (a memory file of pools)."""
         self.target = target
         self.sandbox = sandbox
         self.failure = failure
@@ -110,6 +114,7 @@ class PythonChild:
         self._area = server_area(sandbox, server)
         self._server = self._area / "oracle" / server.resolve().relative_to(ORACLE)
         self._server_args = server_args
+        self._pass_fds = pass_fds
         self._support = (support,) if support is not None else ()
         self._files = sandbox.area("submission")
         for name in target.files:
@@ -138,7 +143,7 @@ class PythonChild:
                 readable=(self._area, self._files, *self._support),
                 cwd=self._files,
                 limits=self.limits,
-                pass_fds=(cmd_r, reply_w),
+                pass_fds=(cmd_r, reply_w, *self._pass_fds),
                 stdout=self._output,
                 stderr=self._output,
             )
@@ -231,9 +236,9 @@ class PythonChild:
             raise self._fail(f"sent a reply of {length} bytes, over the {MAX_REPLY >> 20} MiB limit")
         body = self._read(length, deadline, timeout, doing)
         try:
-            reply = json.loads(body)
-        except (ValueError, RecursionError):
-            raise self._fail("sent a reply the grader cannot read (not JSON)") from None
+            reply = decode(body)
+        except Unreadable as why:
+            raise self._fail(f"sent a reply the grader cannot read ({why})") from None
         if type(reply) is not dict:
             raise self._fail("sent a reply the grader cannot read (not an object)")
         return reply

@@ -223,3 +223,49 @@ def test_call_latency(workdir: Path) -> None:
         assert per_call < 1e-3, f"{per_call * 1e6:.0f} us per call + observe"
     finally:
         adapter.close()
+
+
+TRICKLE = r"""
+#include <stdio.h>
+#include <unistd.h>
+/* the driver's reply pipe is its argv[2]: a reply of 65 bytes announced, then one byte a second */
+static void trickle(void)
+{
+    char cmdline[512] = {0};
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    size_t got = f ? fread(cmdline, 1, sizeof cmdline - 1, f) : 0;
+    if (f)
+        fclose(f);
+    const char *arg = cmdline;
+    for (int i = 0; i < 2 && arg < cmdline + got; i++)
+        arg += strlen(arg) + 1;
+    int fd = atoi(arg);
+    unsigned char head[5] = {65, 0, 0, 0, 0};
+    if (write(fd, head, sizeof head) != sizeof head)
+        return;
+    for (int i = 0; i < 60; i++) {
+        sleep(1);
+        if (write(fd, "", 1) != 1)
+            return;
+    }
+}
+"""
+
+
+def test_a_reply_that_trickles_in_has_one_deadline(workdir: Path, tmp_path: Path) -> None:
+    """A reply whose bytes keep coming, each before the call's time limit, is cut at that limit all the same:
+    one deadline for the whole reply (60 s had each byte its own)."""
+    source = (REFERENCE / "llm_memory.c").read_text()
+    opening = "Sequence *create_sequence(LLMEngine *engine, int seq_id, int initial_kv_len)\n{\n"
+    assert source.count(opening) == 1
+    before, after = source.split(opening)
+    (tmp_path / "llm_memory.c").write_text(before + TRICKLE + opening + "    trickle();\n" + after)
+    adapter = CAdapter(_driver(tmp_path, workdir), timeout=2.5)
+    try:
+        engine = adapter.llm_init(64 * 10)
+        started = time.monotonic()
+        with pytest.raises(ImplementationFailure, match="hung: no answer within 2.5 s"):
+            adapter.create_sequence(engine, 1, 1)
+        assert time.monotonic() - started < 30, "the reply kept the grader reading past its deadline"
+    finally:
+        adapter.close()

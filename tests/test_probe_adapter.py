@@ -2,6 +2,7 @@
 memory file, not from the submission's process; and the observations only C has (guard zones, pool_base_ptr,
 a NULL ref_count, a wild pointer in a block table) reach the probe's judgement in the grader."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -112,3 +113,18 @@ def test_a_heap_found_corrupted_leaves_the_probe_to_memory_safety(tmp_path: Path
     assert result.passed and not result.checked and result.owner == "memory_safety", result
     assert result.detail.startswith("not checked: ") and "the heap was corrupted" in result.detail
     assert result.detail.endswith("(item memory_safety)")
+
+
+
+def test_whether_a_pool_can_be_mapped_is_the_graders_own_finding(tmp_path: Path) -> None:
+    """A driver that says its pool is not mapped is checked by a process of the grader's, in the same sandbox
+    under the same limits: "unavailable" when that one cannot map it either (past the 4 GiB address space),
+    else the submission's failure (CProbeAdapter._init)."""
+    adapter = CProbeAdapter(driver_of(tmp_path, REFERENCE_C.read_text()), limit=30)
+    try:
+        assert adapter.init_pool(640, PATTERN) is not None
+        assert adapter._can_map(640 + 128) is True
+        os.ftruncate(adapter._memfd, 5 << 30)  # sparse: no memory taken
+        assert adapter._can_map(5 << 30) is False  # more than the probes' address space
+    finally:
+        adapter.close()

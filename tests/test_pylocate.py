@@ -71,3 +71,11 @@ def test_missing_and_misnamed_files(root: Path) -> None:
     (root / "not-a-name.py").write_text("")
     with pytest.raises(ValueError, match="not a module name"):
         locate(str(root / "not-a-name.py"))
+
+
+def test_imports_are_read_as_text_never_parsed(root: Path) -> None:
+    """A source built to choke a parser (a million open brackets) is only read: the names of its import
+    statements, at a line's start or after `;` or `:`, are found all the same, and the call returns."""
+    (root / "bomb_mod.py").write_bytes(b"x = " + b"(" * 1_000_000 + b"\nif 1: import helper_mod as h, pkg_other\n"
+                                       b"y = 1; from unused_mod import y\n")
+    assert sorted(locate("bomb_mod").files) == ["bomb_mod.py", "helper_mod.py", "pkg_other/deep.py", "unused_mod.py"]

@@ -110,7 +110,7 @@ ATTACKS += [  # replies written straight onto the server's reply pipe
     ("wrong shape", FORGED.format(frame='struct.pack("<I", 11) + b\'{"ret":"x"}\''), "llm_init",
      "sent a reply the grader cannot read (a handle is not a positive integer)"),
     ("huge", FORGED.format(frame='struct.pack("<I", 1 << 31)'), "llm_init",
-     "sent a reply of 2147483648 bytes, over the 64 MiB limit"),
+     "sent a reply of 2147483648 bytes, over the 16 MiB limit"),
 ]
 
 

@@ -2,7 +2,6 @@
 built-in engine: each op, the frames it writes, and how a call that does not return is worded. In grading
 it runs in the sandbox under the system Python (tests/test_pyremote.py does that for real)."""
 
-import base64
 import errno
 import json
 import os
@@ -12,7 +11,8 @@ import sys
 import pytest
 
 from engine import llm_memory as base
-from oracle.hw3.pool import GUARD_SIZE
+from oracle.hw3.pool import GUARD, GUARD_SIZE
+from oracle.hw3.pool_file import PoolFile
 from oracle.hw3.pyreply import engine_state
 from oracle.hw3.pyserve import Server, _value, read_engine
 from oracle.serve import Fatal, load, load_error
@@ -49,29 +49,42 @@ def served(impl: object, requests: list[dict]) -> list[dict]:
         os.close(rep_r)
 
 
-def test_serve_answers_calls_and_observations_in_order() -> None:
-    fill = base64.b64encode(b"\x01\x02\x03").decode()
+@pytest.fixture
+def pools():
+    made = PoolFile()
+    yield made
+    made.close()
+
+
+def _init(pools: PoolFile, size: int, pattern: bytes = b"\0", **more: object) -> dict:
+    """An init request on a fresh window of `pools` holding `pattern` repeated."""
+    offset = pools.window(size, GUARD, pattern=pattern)
+    return {"op": "init", "size": size, "guard": GUARD_SIZE, "memory": pools.fd, "offset": offset, **more}
+
+
+def test_serve_answers_calls_and_observations_in_order(pools: PoolFile) -> None:
     got = served(base, [
-        {"op": "init", "size": 128, "guard": GUARD_SIZE, "fill": fill, "reset": True, "then": "new"},
+        {**_init(pools, 128, b"\x01\x02\x03"), "reset": True, "then": "new"},
         {"op": "call", "api": "create_sequence", "engine": 1, "args": [7, 17], "then": 1},
         {"op": "call", "api": "append_kv", "engine": 1, "args": [7, -5]},
         {"op": "observe", "engine": 1},
         {"op": "observe", "engine": 1},
         {"op": "call", "api": "free_sequence", "engine": 99, "args": [7]},
     ])
-    assert got[0]["ret"] == 1 and "region" not in got[0] and got[0]["state"]["total"] == 2
+    assert got[0]["ret"] == 1 and got[0]["state"]["total"] == 2
     assert got[1]["ret"] == 2 and [s[:2] for s in got[1]["state"]["sequences"]] == [[7, 17]]
     assert got[2] == {"ret": 0}
-    region = base64.b64decode(got[3]["region"])  # the append wrote record 17: block 1, slot 1
+    assert all(set(reply) <= {"ret", "state"} for reply in got[:5])  # the pool is never sent: the grader reads it
+    region = pools.read(0, 128 + 2 * GUARD_SIZE)  # the append wrote record 17 into the grader's file: block 1, slot 1
     assert region[GUARD_SIZE + 68 : GUARD_SIZE + 72] == struct.pack("<i", -5)
+    assert region[:GUARD_SIZE] == GUARD and region[-GUARD_SIZE:] == GUARD and region[GUARD_SIZE:GUARD_SIZE + 3] == b"\1\2\3"
     assert engine_state(got[3]["state"]).sequences[0].kv_count == 18
-    assert "region" not in got[4]  # sent once
     assert got[5] == {"failure": "raised ValueError: no such handle: 99", "fatal": False}
 
 
-def test_the_state_read_is_the_in_process_adapter_s() -> None:
+def test_the_state_read_is_the_in_process_adapter_s(pools: PoolFile) -> None:
     server = Server(base, -1)
-    server.op_init(64 * 40, 0, "AA==", reset=True)
+    server.op_init(64 * 40, 0, pools.fd, pools.window(64 * 40, b""), reset=True)
     server.op_call("create_sequence", 1, [1, 300])
     server.op_call("fork_sequence", 1, [1, 2])
     engine = server.handles[1]
@@ -82,9 +95,9 @@ def test_the_state_read_is_the_in_process_adapter_s() -> None:
     assert server.op_observe(1) == {"ret": None, "state_error": "ref_count[1] is 'x', not an integer"}
 
 
-def test_probe_ops_edit_the_live_objects_and_report_what_they_see() -> None:
+def test_probe_ops_edit_the_live_objects_and_report_what_they_see(pools: PoolFile) -> None:
     server = Server(base, -1)
-    server.op_init(64 * 40, 0, base64.b64encode(b"\x07").decode(), reset=True)
+    server.op_init(64 * 40, 0, pools.fd, pools.window(64 * 40, b"", pattern=b"\x07"), reset=True)
     seq = server.op_call("create_sequence", 1, [1, 33 * 16])["ret"]
     server.op_move_l2(seq, 1, 3)
     server.op_move_entry(seq, 0, 1, 5)
@@ -94,16 +107,15 @@ def test_probe_ops_edit_the_live_objects_and_report_what_they_see() -> None:
     counts = server.op_counts(1, 10)["ret"]
     assert (counts["total"], counts["free"], counts["length"], counts["empty"]) == (40, 7, 1, False)
     assert server.op_counts(1, None)["ret"]["length"] is None
-    pool = server.op_pool()["ret"]
-    assert base64.b64decode(pool["bytes"]) == b"\x07" * 2560 and len(pool["sha256"]) == 64
+    assert pools.read(0, 2560) == b"\x07" * 2560  # the creates wrote nothing into the pool
     server.op_reset()
     with pytest.raises(ValueError, match="no such handle"):
         server.op_sequence(seq)
 
 
-def test_calls_streams_one_reply_per_call_up_to_the_first_null() -> None:
+def test_calls_streams_one_reply_per_call_up_to_the_first_null(pools: PoolFile) -> None:
     got = served(base, [
-        {"op": "init", "size": 64 * 3, "guard": 0, "fill": "AA==", "reset": True},
+        _init(pools, 64 * 3, reset=True),
         {"op": "calls", "api": "create_sequence", "engine": 1, "args": [[i, 16] for i in range(5)], "stop": "null"},
         {"op": "calls", "api": "free_sequence", "engine": 1, "args": [[0], [1], [7], [2]], "stop": "nonzero"},
     ])
@@ -127,18 +139,18 @@ class _Raises:
     (BaseException("why"), "raised BaseException: why in llm_init"),
     (OSError(errno.EFBIG, "File too large"), "wrote more output than allowed (File too large) in llm_init"),
 ])
-def test_a_call_that_does_not_return_is_fatal_with_its_label(exc: BaseException, label: str) -> None:
+def test_a_call_that_does_not_return_is_fatal_with_its_label(exc: BaseException, label: str, pools: PoolFile) -> None:
     with pytest.raises(Fatal, match=f"^{label.replace('(', '[(]').replace(')', '[)]')}$"):
-        Server(_Raises(exc), -1).op_init(64, 0, "AA==")
+        Server(_Raises(exc), -1).op_init(64, 0, pools.fd, pools.window(64, b""))
 
 
-def test_an_exception_is_not_fatal_and_a_child_process_is() -> None:
-    got = served(_Raises(KeyError("boom")), [{"op": "init", "size": 64, "guard": 0, "fill": "AA=="}])
+def test_an_exception_is_not_fatal_and_a_child_process_is(pools: PoolFile) -> None:
+    got = served(_Raises(KeyError("boom")), [_init(pools, 64)])
     assert got == [{"failure": "raised KeyError: 'boom'", "fatal": False}]
     server = Server(base, -1)
     server.forked = True
     with pytest.raises(Fatal, match=r"^started a child process \(fork\) in llm_init$"):
-        server.op_init(64, 0, "AA==")
+        server.op_init(64, 0, pools.fd, None)
 
 
 def test_values_and_load_errors_are_words() -> None:

@@ -39,8 +39,8 @@ class PoolView:
     """The pool the last init_pool gave llm_init, as it is now."""
 
     sha256: str | None  # of the pool's bytes, when data is None
-    data: bytes | None  # None when too large to send (a Python child's pool past 1 MiB)
-    guard_before: bytes = b""  # the guard zones either side (C); a Python pool has none
+    data: bytes | None  # None past pool_file.POOL_BYTES_SHOWN (1 MiB): its digest instead
+    guard_before: bytes = b""  # the guard zones either side
     guard_after: bytes = b""
     freed: bool = False  # the implementation passed the pool to free() (C)
 

@@ -1,19 +1,18 @@
 """RemotePythonAdapter: the Adapter protocol for a Python submission that runs in a child process.
 
 The submission never runs in the grader: pyserve.py loads it in the sandbox (oracle/child.py) and answers each
-call with what it returned and, read white-box there, the engine's state and the pool's bytes, which the
-grader compares with the model as it does for any adapter. One child serves every adapter of a grading run
-(as one imported module would); a failure that stops it (sys.exit, a BaseException, a fork, a hang, a crash)
-is a failing step with its label, and the next adapter's first call starts a new one.
+call with what it returned and, read white-box there, the engine's state, which the grader compares with the
+model as it does for any adapter. The pool is memory the grader owns: a window of a memory file
+(pool_file.py) that the child maps and hands to llm_init, and that the grader reads back itself, so what the
+submission wrote into it is what the grader sees, whatever the child says. One child serves every adapter of
+a grading run (as one imported module would); a failure that stops it (sys.exit, a BaseException, a fork, a
+hang, a crash) is a failing step with its label, and the next adapter's first call starts a new one.
 
 The white-box probes (pyprobes.py) use the lower-level calls of probe_target.ProbeTarget: `call` (no
-observation), `counts`, `sequence`, `move_l2`, `move_entry` and `pool`, with handles for the objects the
-submission returned.
+observation), `counts`, `sequence`, `move_l2`, `move_entry` and `pool` (read from the memory file), with
+handles for the objects the submission returned.
 """
 
-import base64
-import binascii
-import functools
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import Any
 
 from oracle.hw3.observation import EngineState, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
+from oracle.hw3.pool_file import POOL_BYTES_SHOWN, PoolFile
 from oracle.hw3.probe_target import Counts, PoolView, SequenceView
 from oracle.child import PythonChild, PythonTarget
 from oracle.hw3.pyreply import BadReply, engine_state, handle, integer, integers, returned, table, text
@@ -43,24 +43,19 @@ class Handle:
         return f"Handle({self.number})"
 
 
-@functools.lru_cache(maxsize=16)
-def _image(pool_size: int) -> str:
-    """guard + initial pool + guard in base64, as the server receives it."""
-    return base64.b64encode(GUARD + initial_pool(pool_size) + GUARD).decode()
-
-
 class RemotePythonAdapter:
-    """The Adapter protocol (adapters.py) over a PythonChild. `output` is what the submission printed while
-    this adapter was in use; `timeout` (None: the child's) bounds each call."""
+    """The Adapter protocol (adapters.py) over a PythonChild, its pools windows of `pools` (a memory file the
+    child inherits). `output` is what the submission printed while this adapter was in use; `timeout` (None:
+    the child's) bounds each call."""
 
-    def __init__(self, child: PythonChild, timeout: float | None = None):
+    def __init__(self, child: PythonChild, pools: PoolFile, timeout: float | None = None):
         self.child = child
+        self.pools = pools
         self.name = child.target.spec
         self.timeout = timeout
-        self._fresh = True  # the next init forgets the handles of earlier adapters
+        self._fresh = True  # the next init forgets the handles and the pools of earlier adapters
         self._mark: tuple[int, int] | None = None  # (generation, output offset) when this adapter first called
-        self._region: bytearray | None = None  # guard + pool + guard of the last init
-        self._pool_size = 0
+        self._window: tuple[int, int, int] | None = None  # the last init's pool: (offset, guard, size); None: NULL
         # A call's reply carries the observation of the engine observed last (after init: the new one), as
         # long as each call so far was followed by observe(); a burst of unobserved calls turns that off.
         self._watched: Handle | None = None
@@ -96,15 +91,6 @@ class RemotePythonAdapter:
         number = handle(value)
         return None if number is None else Handle(number, self.child.generation)
 
-    def _take_region(self, reply: dict[str, Any]) -> None:
-        """The pool as the reply says it is now, when it changed (the server sends each change once)."""
-        region = reply.get("region")
-        if region is not None:
-            data = base64.b64decode(text(region, "region", 1 << 30), validate=True)
-            if self._region is None or len(data) != len(self._region):
-                raise BadReply("the pool is not the size it was given")
-            self._region = bytearray(data)
-
     def _state(self, reply: dict[str, Any], engine: Any) -> EngineState | None:
         if engine is None:
             return None
@@ -117,12 +103,9 @@ class RemotePythonAdapter:
     def llm_init(self, pool_size: int, null_pool: bool = False) -> Handle | None:
         if pool_size < 0:
             raise ValueError("pool_size is a size_t: it cannot be negative")
-        self._region = None if null_pool else bytearray(GUARD + initial_pool(pool_size) + GUARD)
-        self._pool_size = pool_size
-        fill = None if null_pool else _image(pool_size)
-        request = {"op": "init", "size": pool_size, "guard": GUARD_SIZE, "fill": fill, "reset": self._fresh,
-                   "then": "new"}
-        self._fresh, self._unobserved = False, True
+        request = self._init_request(pool_size, None if null_pool else initial_pool(pool_size), None)
+        request["then"] = "new"
+        self._unobserved = True
         reply = self._reply(request, "in llm_init")
         engine = self._parsed(lambda r: self._handle(r.get("ret")), reply)
         self._ahead = (engine, reply)
@@ -162,7 +145,7 @@ class RemotePythonAdapter:
     def observe(self, engine: Any) -> Observation:
         """The engine's state and the pool, read in the child after the last call (one round trip)."""
         self._watched, self._unobserved = engine, False
-        if self._region is None:
+        if self._window is None:
             return Observation(engine=None, pool=None)
         ahead, self._ahead = self._ahead, None
         if ahead is not None and ahead[0] == engine:
@@ -170,12 +153,13 @@ class RemotePythonAdapter:
         else:
             reply = self._reply({"op": "observe", "engine": self._number(engine)}, "while its state was read")
         state = self._parsed(lambda r: self._state(r, engine), reply)
-        region, end = self._region, GUARD_SIZE + self._pool_size
+        offset, guard, size = self._window
+        region = self.pools.read(offset, 2 * guard + size)  # the grader's own memory, read here
         return Observation(
             engine=state,
-            pool=bytes(region[GUARD_SIZE:end]),
-            guard_before=bytes(region[:GUARD_SIZE]),
-            guard_after=bytes(region[end:]),
+            pool=region[guard : guard + size],
+            guard_before=region[:guard],
+            guard_after=region[guard + size :],
         )
 
     @property
@@ -187,15 +171,27 @@ class RemotePythonAdapter:
         return self.child.output(since if generation == self.child.generation else 0)
 
     def close(self) -> None:
-        self._region = None
+        self._window = None
+
+    def _init_request(self, size: int, image: bytes | None, pattern: bytes | None) -> dict[str, Any]:
+        """An init request on a fresh window holding `image` or `pattern` repeated (both None: a NULL pool)."""
+        if self._fresh:
+            self.pools.restart()
+        offset = None
+        if image is not None or pattern is not None:
+            offset = self.pools.window(size, GUARD, image, pattern)
+        self._window = None if offset is None else (offset, GUARD_SIZE, size)
+        request = {"op": "init", "size": size, "guard": GUARD_SIZE, "memory": self.pools.fd, "offset": offset,
+                   "reset": self._fresh}
+        self._fresh = False
+        return request
 
     # ---- for the probes ----
 
     def init_pool(self, size: int, pattern: bytes | None) -> Handle | None:
-        """llm_init(pool, size) on a pool of `pattern` repeated (None: a NULL pool), with no guard zones."""
-        fill = None if pattern is None else base64.b64encode(pattern).decode()
-        request = {"op": "init", "size": size, "guard": 0, "fill": fill, "reset": self._fresh}
-        self._fresh, self.entered = False, "llm_init"
+        """llm_init(pool, size) on a pool of `pattern` repeated (None: a NULL pool), guard zones either side."""
+        request = self._init_request(size, None, pattern)
+        self.entered = "llm_init"
         return self._checked(lambda reply: self._handle(reply.get("ret")), request, "in llm_init")
 
     def call(self, api: str, engine: Any, *args: int) -> Any:
@@ -261,30 +257,27 @@ class RemotePythonAdapter:
         self._ask({"op": "set_free", "engine": self._number(engine), "free": free}, "while the free count was edited")
 
     def pool(self) -> PoolView:
-        """The pool the last llm_init was given (by init_pool), as it is now."""
-        def parse(reply: dict[str, Any]) -> PoolView:
-            value = _object(reply.get("ret"), ("sha256", "bytes"))
-            data = value["bytes"]
-            return PoolView(text(value["sha256"], "sha256", 64),
-                            None if data is None else base64.b64decode(text(data, "bytes", 1 << 30), validate=True))
-
-        return self._checked(parse, {"op": "pool"}, "while the pool was read")
+        """The pool the last init gave llm_init, as it is now, read from the memory file (never asked of the
+        child): its bytes up to POOL_BYTES_SHOWN, else their digest, and its guard zones."""
+        assert self._window is not None, "no pool: the last llm_init was given NULL"
+        offset, guard, size = self._window
+        data = self.pools.read(offset + guard, size) if size <= POOL_BYTES_SHOWN else None
+        digest = None if data is not None else self.pools.sha256(offset + guard, size)
+        return PoolView(digest, data, self.pools.read(offset, guard), self.pools.read(offset + guard + size, guard))
 
     def stopped(self, failure: ImplementationFailure) -> str:
         """A failure in the child, as a probe's result says it."""
         return str(failure)
 
     def _reply(self, request: dict[str, Any], doing: str) -> dict[str, Any]:
-        """The reply to a request, the pool updated from it."""
-        reply = self._ask(request, doing)
-        return self._parsed(lambda r: self._take_region(r) or r, reply)
+        return self._ask(request, doing)
 
     def _parsed(self, parse: Any, reply: dict[str, Any]) -> Any:
         """parse(reply); a reply that is not the protocol's stops the child and fails the step."""
         try:
             return parse(reply)
-        except (BadReply, binascii.Error) as bad:
-            raise self._bad(BadReply(str(bad))) from None
+        except BadReply as bad:
+            raise self._bad(bad) from None
 
     def _checked(self, parse: Any, request: dict[str, Any], doing: str) -> Any:
         return self._parsed(parse, self._reply(request, doing))
@@ -302,17 +295,19 @@ class RemotePython:
     `close()` stops it and everything it started."""
 
     def __init__(self, target: PythonTarget, sandbox: Sandbox, *, timeout: float = 2.0, **options: Any):
+        self.pools = PoolFile()
         self.child = PythonChild(target, sandbox, server=SERVER, failure=ImplementationFailure, timeout=timeout,
-                                 **options)
+                                 pass_fds=(self.pools.fd,), **options)
 
     def load(self) -> None:
         self.child.start()
 
     def __call__(self, timeout: float | None = None) -> RemotePythonAdapter:
-        return RemotePythonAdapter(self.child, timeout)
+        return RemotePythonAdapter(self.child, self.pools, timeout)
 
     def close(self) -> None:
         self.child.close()
+        self.pools.close()
 
 
 @contextmanager

@@ -1,7 +1,8 @@
 """What a Python submission's server (pyserve.py) replies, checked field by field before the grader uses it.
 
-A reply is JSON the child wrote, so it is decoded with json (never eval, never pickle) and every value is
-checked for the type and shape the protocol gives it; anything else raises BadReply.
+A reply is JSON the child wrote, decoded by oracle/reply.py (strict and bounded, plain data only: never eval,
+never pickle); here every value is checked for the type and shape the protocol gives it; anything else raises
+BadReply.
 """
 
 import array

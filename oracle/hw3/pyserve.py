@@ -9,23 +9,21 @@ definition of how a Python implementation's objects are read white-box.
 The first reply comes unasked: {"loaded": true} or {"load_error": reason}. Then one reply per request (the
 table OPS names each op's method):
 
-    {"op": "init", "size": n, "guard": g, "fill": b64 | null, "reset": bool}  the pool is g+n+g bytes of
-        `fill` repeated (null: a NULL pool); llm_init gets the n bytes in the middle; with "reset", every
-        handle is forgotten first
+    {"op": "init", "size": n, "guard": g, "memory": fd, "offset": o | null, "reset": bool}  llm_init gets the
+        n bytes after the first g of the window at `o` of the memory file `fd` (g+n+g bytes, which the grader
+        created, filled, and reads back itself: this server never sends the pool); null: a NULL pool; with
+        "reset", every handle is forgotten first
     {"op": "call", "api": name, "engine": h | null, "args": [int, ...]}
     {"op": "calls", "api": name, "engine": h | null, "args": [[int, ...], ...], "stop": "null" | "nonzero"}
         the call once per argument list, one reply each, up to the first that returns NULL / not 0
     {"op": "observe", "engine": h | null}       "state" (see read_engine) or "state_error" of the engine
-                                                (none for null), and "region" (base64 of the last init's
-                                                guard+pool+guard) when it changed since the last observe
+                                                (none for null)
     {"op": "counts", "engine": h, "limit": n | null}   counters, ref_count, whether the active list is
                                                 empty, its length (up to limit; none for null)
     {"op": "sequence", "seq": h}                seq_id, kv_count, the whole block_table, each L2 table's id()
     {"op": "move_l2", "seq": h, "src": i, "dst": j}               block_table[j] = [i]; [i] = None
     {"op": "move_entry", "seq": h, "l1": t, "src": i, "dst": j}   block_table[t][j] = [t][i]; [t][i] = -1
     {"op": "set_free", "engine": h, "free": n}                    free_local_blocks = n
-    {"op": "pool"}                              the sha256 of the pool the last init gave llm_init, and its
-                                                bytes when at most POOL_BYTES_SHOWN
     {"op": "reset"}                             forgets every handle
 
 An init or a call may carry "then": h | null | "new": its reply then also holds what observe of that engine
@@ -37,9 +35,8 @@ Only the process that started the server replies: a fork's copy exits at once; a
 """
 
 import array
-import base64
 import errno
-import hashlib
+import mmap
 import operator
 import os
 import sys
@@ -56,7 +53,6 @@ POINTER_CALLS = ("llm_init", "create_sequence", "fork_sequence")
 L1_SLOTS = 16  # L1_PT_SIZE; this file cannot import oracle.hw3.spec
 UNMAPPED = -1
 MAX_ITEMS = 1 << 21  # entries read from one list the submission owns (ref_count, an L2 table)
-POOL_BYTES_SHOWN = 1 << 20
 
 
 class Unreadable(Exception):
@@ -148,10 +144,7 @@ class Server(serve.Server):
         super().__init__(replies)
         self.impl = impl
         self.handles: dict[int, object] = {}
-        self.pool: tuple[bytearray, int, int] | None = None  # the last init's (region, guard, size)
         self.owners: dict[int, object] = {}  # id(node) -> sequence
-        self.region: bytearray | None = None  # the last init's guard+pool+guard
-        self.sent = b""  # the region as the grader last saw it
 
     # ---- handles ----
 
@@ -207,18 +200,13 @@ class Server(serve.Server):
 
     # ---- the ops ----
 
-    def op_init(self, size: int, guard: int, fill: str | None, reset: bool = False) -> dict:
+    def op_init(self, size: int, guard: int, memory: int, offset: int | None, reset: bool = False) -> dict:
         if reset:
             self.op_reset()
-        if fill is None:
-            self.region, pool = None, None
-        else:
-            pattern = base64.b64decode(fill) or b"\0"
-            length = 2 * guard + size
-            self.region = bytearray((pattern * (length // len(pattern) + 1))[:length])
-            self.sent = bytes(self.region)
-            pool = memoryview(self.region)[guard : guard + size]
-        self.pool = None if self.region is None else (self.region, guard, size)
+        pool = None
+        if offset is not None:
+            window = mmap.mmap(memory, 2 * guard + size, offset=offset)  # shared: the grader reads what is written
+            pool = memoryview(window)[guard : guard + size]
         return {"ret": self._handle(self._run("llm_init", pool, size))}
 
     def op_call(self, api: str, engine: int | None, args: list) -> dict:
@@ -248,11 +236,7 @@ class Server(serve.Server):
         return {"ret": None, **self._observation(engine)}
 
     def _observation(self, engine: int | None) -> dict:
-        observed = {} if engine is None else self._state(self._object(engine))
-        if self.region is not None and self.region != self.sent:
-            self.sent = bytes(self.region)
-            observed["region"] = base64.b64encode(self.sent).decode()
-        return observed
+        return {} if engine is None else self._state(self._object(engine))
 
     def op_counts(self, engine: int, limit: int | None) -> dict:
         obj = self._object(engine)
@@ -289,19 +273,9 @@ class Server(serve.Server):
         self._object(engine).free_local_blocks = free  # type: ignore[attr-defined]
         return {"ret": None}
 
-    def op_pool(self) -> dict:
-        if self.pool is None:
-            raise ValueError("no pool: the last llm_init was given NULL")
-        region, guard, size = self.pool
-        pool = bytes(region[guard : guard + size])
-        shown = base64.b64encode(pool).decode() if size <= POOL_BYTES_SHOWN else None
-        return {"ret": {"sha256": hashlib.sha256(pool).hexdigest(), "bytes": shown}}
-
     def op_reset(self) -> dict:
         self.handles.clear()
-        self.pool = None
         self.owners.clear()
-        self.region, self.sent = None, b""
         return {"ret": None}
 
     def handle(self, request: dict) -> dict:
@@ -318,7 +292,7 @@ class Server(serve.Server):
 OPS = {
     "init": Server.op_init, "call": Server.op_call, "calls": Server.op_calls, "observe": Server.op_observe,
     "counts": Server.op_counts, "sequence": Server.op_sequence, "move_l2": Server.op_move_l2,
-    "move_entry": Server.op_move_entry, "set_free": Server.op_set_free, "pool": Server.op_pool, "reset": Server.op_reset,
+    "move_entry": Server.op_move_entry, "set_free": Server.op_set_free, "reset": Server.op_reset,
 }
 
 

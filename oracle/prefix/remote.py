@@ -1,7 +1,8 @@
 """A prefix-family submission graded from outside: its module and the shape's adapter run in a sandboxed
 child (oracle/prefix/serve.py over oracle/child.py's process and pipes), and the grader holds an
-adapter with the same methods that asks the child for each call. JSON only; the grader never imports the
-submission.
+adapter with the same methods that asks the child for each call. JSON only, decoded by oracle/reply.py and
+then checked for the shape each method's answer has (a reply of another shape is the submission's failure,
+"a reply the grader cannot read"); the grader never imports the submission.
 
     remote = RemotePrefix(locate("student/kv_cache.py"), LabAdapter, LAB, sandbox)
     remote.load()                  # LoadFailure when it does not load
@@ -60,42 +61,51 @@ class RemoteAdapter:
         self._call("start", num_blocks, block_size)
 
     def admit(self, rid: int, tokens: list[int]) -> tuple[bool, int | None]:
-        accepted, hits = _checked(self._call("admit", rid, tokens), list, "admit")
-        return bool(accepted), hits
+        answer = self._call("admit", rid, tokens)
+        if type(answer) is not list or len(answer) != 2 or type(answer[0]) is not bool:
+            raise self._unreadable("admit did not answer [accepted, hits]")
+        return answer[0], _optional_int(answer[1], "admit's hits", self)
 
     def lookup(self, tokens: list[int]) -> list[int]:
-        return _checked(self._call("lookup", tokens), list, "get_computed_blocks")
+        return _ints(self._call("lookup", tokens), "get_computed_blocks", self)
 
     def append(self, rid: int, token: int) -> bool:
-        return bool(self._call("append", rid, token))
+        return _bool(self._call("append", rid, token), "append", self)
 
     def commit(self, rid: int) -> None:
         self._call("commit", rid)
 
     def fork(self, rid: int, position: int) -> int | None:
-        return self._call("fork", rid, position)
+        return _optional_int(self._call("fork", rid, position), "fork", self)
 
     def copy(self, src: int, dst: int, mismatched: bool) -> bool:
-        return self._call("copy", src, dst, mismatched)
+        return _bool(self._call("copy", src, dst, mismatched), "copy", self)
 
     def free(self, rid: int) -> None:
         self._call("free", rid)
 
     def reset(self) -> bool:
-        return bool(self._call("reset"))
+        return _bool(self._call("reset"), "reset", self)
 
     def observe(self) -> Observation:
-        seen = _checked(self._call("observe"), dict, "observe")
-        try:
-            return Observation(
-                tables={rid: tuple(table) for rid, table in seen["tables"]},
-                free=None if seen["free"] is None else tuple(seen["free"]),
-                ref_counts=None if seen["ref_counts"] is None else dict(seen["ref_counts"]),
-                hashes=None if seen["hashes"] is None else dict(seen["hashes"]),
-                indexed=None if seen["indexed"] is None else tuple(seen["indexed"]),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ImplementationFailure(f"state unreadable: {exc}") from None
+        seen = self._call("observe")
+        if type(seen) is not dict or set(seen) != {"tables", "free", "ref_counts", "hashes", "indexed"}:
+            raise self._unreadable("observe did not answer the five fields of an observation")
+        tables = _pairs(seen["tables"], "tables", lambda v: tuple(_ints(v, "a block table", self, none=True)), self)
+        if tables is None:
+            raise self._unreadable("observe's tables is null")
+        return Observation(
+            tables=tables,
+            free=None if seen["free"] is None else tuple(_ints(seen["free"], "free", self)),
+            ref_counts=_pairs(seen["ref_counts"], "ref_counts", lambda v: _int(v, "a ref count", self), self),
+            hashes=_pairs(seen["hashes"], "hashes", lambda v: _text(v, self), self),
+            indexed=None if seen["indexed"] is None else tuple(_ints(seen["indexed"], "indexed", self)),
+        )
+
+    def _unreadable(self, why: str) -> ImplementationFailure:
+        """The child answered with a shape no adapter gives: it is stopped, and the step fails."""
+        self.child.stop()
+        return ImplementationFailure(f"sent a reply the grader cannot read ({why})")
 
     def close(self) -> None:
         if self.started and self.child.running:
@@ -106,10 +116,44 @@ class RemoteAdapter:
         self.started = False
 
 
-def _checked(value: Any, kind: type, what: str) -> Any:
-    if not isinstance(value, kind):
-        raise ImplementationFailure(f"{what}: the child sent {type(value).__name__}, not {kind.__name__}")
+def _int(value: Any, what: str, adapter: RemoteAdapter) -> int:
+    if type(value) is not int or not -(1 << 63) <= value < 1 << 63:
+        raise adapter._unreadable(f"{what} is not a 64-bit integer")
     return value
+
+
+def _optional_int(value: Any, what: str, adapter: RemoteAdapter) -> int | None:
+    return None if value is None else _int(value, what, adapter)
+
+
+def _bool(value: Any, what: str, adapter: RemoteAdapter) -> bool:
+    if type(value) is not bool:
+        raise adapter._unreadable(f"{what} did not answer true or false")
+    return value
+
+
+def _text(value: Any, adapter: RemoteAdapter) -> str:
+    if type(value) is not str:
+        raise adapter._unreadable("a hash is not text")
+    return value[:200]
+
+
+def _ints(value: Any, what: str, adapter: RemoteAdapter, none: bool = False) -> list[Any]:
+    if type(value) is not list:
+        raise adapter._unreadable(f"{what} is not a list")
+    for item in value:
+        if not (none and item is None):
+            _int(item, f"an entry of {what}", adapter)
+    return value
+
+
+def _pairs(value: Any, what: str, check: Any, adapter: RemoteAdapter) -> dict[int, Any] | None:
+    """A dict sent as [[key, value], ...] (block or request ids as keys), each value checked."""
+    if value is None:
+        return None
+    if type(value) is not list or any(type(pair) is not list or len(pair) != 2 for pair in value):
+        raise adapter._unreadable(f"{what} is not a list of [id, value] pairs")
+    return {_int(key, f"an id of {what}", adapter): check(item) for key, item in value}
 
 
 class RemotePrefix:

@@ -24,6 +24,12 @@ Protocol (little-endian, over two dedicated pipes; the submission's stdout/stder
 
 Every reply observes the driver's live engine (the last llm_init's, until llm_destroy), so observe() of
 that engine costs no round trip; observing any other address costs one ('O').
+
+A reply comes from the submission's process, so it is untrusted: its length is refused before the rest is
+read when it is over what any honest reply can hold (reply_bound: the pool's chunks, a ref_count of at most
+MAX_OBSERVED_BLOCKS, one sequence per create or fork made so far), every count in it is checked against the
+bytes that follow, and a reply that does not parse is the submission's failure, "a reply the grader cannot
+read".
 """
 
 import functools
@@ -58,6 +64,13 @@ _ENGINE_HEAD = struct.Struct("<iiI")
 _SEQ_HEAD = struct.Struct("<iiBHH")
 _CHUNK = 64
 _L2_BYTES = L2_PT_SIZE * 4
+MAX_OBSERVED_BLOCKS = 1 << 20  # driver.c's: a larger ref_count is not sent
+_SEQUENCE_BYTES = _SEQ_HEAD.size + L1_PT_SIZE * _L2_BYTES  # the most one sequence of an observation takes
+UNREADABLE = "sent a reply the grader cannot read"
+
+
+class BadReply(Exception):
+    """A driver reply that is not the protocol's (its text says where)."""
 
 def load_c(submission: Path | str, workdir: Path | str | None = None, **options: Any) -> "DriverFactory":
     """An adapter factory for a C submission (llm_memory.c or a directory holding one), built once now, in
@@ -178,6 +191,7 @@ class CAdapter:
         self._live_engine = 0
         self._engine_part: tuple[bytes, int] | None = None  # the last reply and where its engine part starts
         self._observed = 0  # the engine address that part describes
+        self._made = 0  # create and fork requests since the driver started: at most one sequence each
 
     # ---- process ----
 
@@ -212,6 +226,7 @@ class CAdapter:
         self._live_engine = 0
         self._engine_part = None
         self._observed = 0
+        self._made = 0
 
     def _stop(self, wait: float) -> tuple[int | None, bool]:
         """Ends the driver and everything in its process group: its exit status, and whether it ended by
@@ -272,6 +287,7 @@ class CAdapter:
         except struct.error as exc:
             raise ValueError(f"argument out of range for a C int: {exc}") from None
         self._fail_at = -1
+        self._made += op in "CF"
         live = self._live_engine
         try:
             self._write_all(message + payload)
@@ -286,17 +302,21 @@ class CAdapter:
         while view:
             view = view[os.write(self._cmd, view) :]
 
-    def _read(self, n: int, timeout: float | None) -> bytes:
+    def _read(self, n: int, timeout: float | None, deadline: float | None = None) -> bytes:
+        """n bytes of the reply pipe, all of them by `deadline` (default: `timeout` s from now), or a failure."""
+        if timeout is not None and deadline is None:
+            deadline = time.monotonic() + timeout
         chunks, have = [], 0
         while have < n:
-            if timeout is not None:
+            if timeout is not None and deadline is not None:
+                left = max(deadline - time.monotonic(), 0.0)
                 try:
-                    wait = self.box.wait_limit(timeout)
+                    wait = self.box.wait_limit(left)
                 except DeadlinePassed:
                     self._fail("the grade's time limit was reached", wait=0)
                     raise
                 ready, _, _ = select.select([self._reply], [], [], wait)
-                if not ready and wait < timeout:  # the grade's deadline, not this call's timeout
+                if not ready and wait < left:  # the grade's deadline, not this call's timeout
                     self._fail("the grade's time limit was reached", wait=0)
                     raise DeadlinePassed()
                 if not ready:
@@ -308,30 +328,63 @@ class CAdapter:
             have += len(chunk)
         return b"".join(chunks)
 
-    def _receive(self) -> int:
-        data = self._read(4, self.timeout)
+    def reply_bound(self) -> int:
+        """The most bytes an honest reply can hold now: its head, every chunk of the pool, a ref_count of
+        MAX_OBSERVED_BLOCKS, a sequence per create or fork made, a list error's text, and room for the probes'
+        own replies (c/probe_adapter.py)."""
+        region = len(self._region) if self._region is not None else 0
+        chunks = -(-region // _CHUNK) * (4 + _CHUNK)
+        return (1 << 17) + chunks + 4 * MAX_OBSERVED_BLOCKS + _SEQUENCE_BYTES * (self._made + 1)
+
+    def _reply_bytes(self) -> bytes:
+        """One reply, its length checked against reply_bound before the rest is read."""
+        # one deadline for the whole reply, however it trickles in (none without a time limit)
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        data = self._read(4, self.timeout, deadline)
         (length,) = _U32.unpack_from(data)
+        if not 6 <= length <= self.reply_bound():
+            raise self._fail(f"{UNREADABLE} (a length of {length} bytes)")
         if len(data) < length:
-            data += self._read(length - len(data), self.timeout)
+            data += self._read(length - len(data), self.timeout, deadline)
+        return data[:length]
+
+    def _receive(self) -> int:
+        data = self._reply_bytes()
+        try:
+            return self._take(data)
+        except (struct.error, BadReply) as bad:
+            raise self._fail(f"{UNREADABLE} ({bad})") from None
+
+    def _take(self, data: bytes) -> int:
         if data[4] in (2, 3):  # 3: the heap was found corrupted (a double free, or malloc aborting)
             (n,) = _U16.unpack_from(data, 5)
             failure = self._fail(data[7 : 7 + n].decode(errors="replace"))
             failure.heap_corrupted = data[4] == 3
             raise failure
+        if data[4] != 0:
+            raise BadReply(f"status {data[4]}")
         ret, allocs, frees, fired, _total, live_blocks, live_bytes = _RESULT.unpack_from(data, 5)
-        self.last_call = CallStats(allocs, frees, bool(fired))
-        self._heap = HeapState(allocs, live_blocks, live_bytes)
         at = 5 + _RESULT.size
         (n_chunks,) = _U32.unpack_from(data, at)
         at += 4
         region = self._region
+        if 4 * n_chunks > len(data) - at:
+            raise BadReply(f"{n_chunks} chunks of the pool")
+        changes = []
         for _ in range(n_chunks):
             (index,) = _U32.unpack_from(data, at)
             start = index * _CHUNK
+            if region is not None and start >= len(region):
+                raise BadReply(f"chunk {index}, past the pool")
             end = min(start + _CHUNK, len(region)) if region is not None else start
-            if region is not None:
-                region[start:end] = data[at + 4 : at + 4 + end - start]
+            if at + 4 + end - start > len(data):
+                raise BadReply("a chunk cut short")
+            changes.append((start, end, at + 4))
             at += 4 + end - start
+        for start, end, source in changes:  # the pool changes only once the whole reply is read right
+            region[start:end] = data[source : source + end - start]  # type: ignore[index]
+        self.last_call = CallStats(allocs, frees, bool(fired))
+        self._heap = HeapState(allocs, live_blocks, live_bytes)
         self._engine_part = (data, at)
         return ret
 
@@ -386,7 +439,10 @@ class CAdapter:
             address = self._address(engine)
             if address != self._observed or self._engine_part is None:
                 self._request("O", address)
-            state = self._parse_engine()
+            try:
+                state = self._parse_engine()
+            except (struct.error, BadReply) as bad:
+                raise self._fail(f"{UNREADABLE} ({bad})") from None
         g, region = self._guard, self._region
         return Observation(
             engine=state,
@@ -408,10 +464,14 @@ class CAdapter:
             raise ImplementationFailure(data[at + 2 : at + 2 + n].decode(errors="replace"))
         total, free, n_ref = _ENGINE_HEAD.unpack_from(data, at)
         at += _ENGINE_HEAD.size
+        if n_ref > MAX_OBSERVED_BLOCKS or at + 4 * n_ref > len(data):
+            raise BadReply(f"a ref_count of {n_ref} entries")
         ref_count = struct.unpack_from(f"<{n_ref}i", data, at)
         at += 4 * n_ref
         (n_seq,) = _U32.unpack_from(data, at)
         at += 4
+        if n_seq > self._made + 1 or at + _SEQ_HEAD.size * n_seq > len(data):
+            raise BadReply(f"{n_seq} sequences, after {self._made} creates and forks")
         sequences = []
         for _ in range(n_seq):
             seq_id, kv_count, has_table, mask, wild = _SEQ_HEAD.unpack_from(data, at)

@@ -27,9 +27,11 @@ from oracle.hw3.observation import WILD, ImplementationFailure
 from oracle.hw3.pool import GUARD, GUARD_SIZE
 from oracle.hw3.probe_checks import Unavailable
 from oracle.hw3.probe_target import Counts, PoolView, SequenceView, calls_until
-from oracle.hw3.pyserve import POOL_BYTES_SHOWN
+from oracle.hw3.pool_file import POOL_BYTES_SHOWN
 from oracle.hw3.spec import L1_PT_SIZE, L2_PT_SIZE
 from oracle.sandbox import Limits, Sandbox
+
+PYTHON = "/usr/bin/python3"
 
 PROBE_LIMITS = Limits(cpu_seconds=60, memory_bytes=4 << 30, file_bytes=1 << 20)  # big_pool maps 2 GiB
 _COUNTS = struct.Struct("<iiQBI")
@@ -76,10 +78,7 @@ class CProbeAdapter(CAdapter):
         except BrokenPipeError:
             raise self._fail("") from None
         self.timeout = max(self._deadline - time.monotonic(), 1e-3)
-        data = self._read(4, self.timeout)
-        (length,) = _U32.unpack_from(data)
-        if len(data) < length:
-            data += self._read(length - len(data), self.timeout)
+        data = self._reply_bytes()  # its length bounded before the rest is read
         if data[4] == 2:  # fatal: the driver has exited (a free of a pointer that is not live, say)
             (n,) = _U16.unpack_from(data, 5)
             raise self._fail(data[7 : 7 + n].decode(errors="replace"))
@@ -88,7 +87,7 @@ class CProbeAdapter(CAdapter):
         if data[5] == 2:  # a wild pointer in the state read
             (n,) = _U16.unpack_from(data, 6)
             raise ImplementationFailure(data[8 : 8 + n].decode(errors="replace"))
-        return data[6:length]
+        return data[6:]
 
     def _pool_at(self, size: int, pattern: bytes | None) -> tuple[int, int]:
         """A fresh window of the memory file: guard + `pattern` repeated (zeros: None) + guard; (offset, guard)."""
@@ -107,13 +106,26 @@ class CProbeAdapter(CAdapter):
         offset, guard = (0, 0) if null else self._pool_at(size, pattern)
         body = self._probe("P", size, self._memfd, int(null), struct.pack("<QQ", offset, guard))
         mapped, engine, base = _INIT.unpack_from(body)
-        if not mapped:
-            raise Unavailable(f"no {size >> 30 or size} {'GiB' if size >> 30 else 'bytes'} of address space for the pool")
+        if not mapped:  # the submission's process says so: a claim, which a process of the grader's checks
+            amount = f"{size >> 30 or size} {'GiB' if size >> 30 else 'bytes'}"
+            if self._can_map(offset + size + 2 * guard):
+                raise self._fail(f"did not map the pool of {amount} it was given, which a process under the same "
+                                 "limits maps")
+            raise Unavailable(f"no {amount} of address space for the pool")
         if not null:
             self._last = (offset, guard, size, base)
         if engine:
             self._given[engine] = base
         return self._handle(engine)
+
+    def _can_map(self, length: int) -> bool:
+        """Whether a process of the grader's, in the same sandbox under the same limits, maps `length` bytes of
+        the memory file: the fact an "unavailable" probe rests on, never the driver's word."""
+        witness = ("import mmap, os, sys\n"
+                   "mmap.mmap(int(sys.argv[1]), int(sys.argv[2]), mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)")
+        ran = self.box.run([PYTHON, "-I", "-S", "-c", witness, str(self._memfd), str(length)], timeout=30,
+                           limits=PROBE_LIMITS, pass_fds=(self._memfd,))
+        return ran.status == 0
 
     # ---- the interface ----
 
