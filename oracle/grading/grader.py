@@ -74,6 +74,8 @@ class Outcome:
     program: str = ""  # the minimal failing program, as Hypothesis prints it
     repro: str | None = None  # the standalone repro file's name, next to the report
     excuse: Excuse | None = None  # a pass that read past another item's bug (see Excuse)
+    student: str = ""  # what a student reads (markdown, standing alone); "" : the message and details, in a student's words
+    repro_source: str = ""  # the repro file's source, for a student who sees no file (Gradescope)
 
 
 
@@ -139,18 +141,20 @@ def run_checks(
             program=outcome.program,
             repro=outcome.repro,
             seconds=time.perf_counter() - start,
+            student=outcome.student,
+            repro_source=outcome.repro_source,
         )
         results.append(result)
         if on_item and item.id not in excuses:
             on_item(result)
-    results = _settled(results, excuses)
+    results = _settled(results, excuses, {item.id: item.name for item in rubric.items})
     for result in results:
         if on_item and result.id in excuses:  # told once its excuse is settled
             on_item(result)
     return results
 
 
-def _settled(results: list[ItemResult], excuses: Mapping[str, Excuse]) -> list[ItemResult]:
+def _settled(results: list[ItemResult], excuses: Mapping[str, Excuse], names: Mapping[str, str]) -> list[ItemResult]:
     """Each excused item as it stands once every item has run. A bug must cost some item, once: an excuse
     whose named owners (in the rubric) did not pass holds; a named owner that passed takes the bug itself,
     with what the excused item saw (its own programs did not reach it), so the bug costs the item of its rule
@@ -184,11 +188,18 @@ def _settled(results: list[ItemResult], excuses: Mapping[str, Excuse]) -> list[I
         if result.id in charged:
             reader, by = charged[result.id]
             message = by.failure.message.removesuffix(FOUND_ELSEWHERE) + f" (found by item {reader}'s programs, not this item's)"
-            result = dataclasses.replace(result, status="failed", points=0, message=message, details=by.failure.details)
+            student = by.failure.student and f"{by.failure.student}\n\n(Found by the tests of \"{names.get(reader, reader)}\".)"
+            result = dataclasses.replace(result, status="failed", points=0, message=message, details=by.failure.details,
+                                         student=student)
         elif excuse is not None and not holds(result.id, excuse):
             failure = excuse.failure
             result = dataclasses.replace(result, status="failed", points=0, message=failure.message,
-                                         details=failure.details)
+                                         details=failure.details, student=failure.student)
+        elif result.status == "not_run" and excuse is not None:  # another item's bug stopped it: said once, plainly
+            owners = [f'"{names[o]}"' for o in sorted(excuse.owners) if o in names and o != result.id]
+            whose = f"the bug {' and '.join(owners)} reports" if owners else "a bug another test reports"
+            result = dataclasses.replace(result, student=f"Not graded: every test of this part first ran into {whose}. "
+                                                         "Fix that bug, and this part is graded.")
         settled.append(result)
     return settled
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from oracle.grading.report import GradeReport, ItemResult, write_atomic
 
-_OUTPUT_LIMIT = 20_000  # characters per test's output; Gradescope pages get slow beyond that
+_OUTPUT_LIMIT = 40_000  # characters per test's output: a repro's source fits; Gradescope pages get slow beyond
 
 
 def results(report: GradeReport) -> dict[str, Any]:
@@ -38,14 +38,15 @@ def failure_results(error: str) -> dict[str, Any]:
 
 
 def _test(item: ItemResult) -> dict[str, Any]:
-    text = item.feedback(_OUTPUT_LIMIT)
+    """One rubric item as a student sees it: the rule, then what went wrong in markdown (item.for_student)."""
+    text = item.for_student(_OUTPUT_LIMIT)
     return {
         "name": item.name,
         "score": item.points,
         "max_score": item.max_points,
         "status": "passed" if item.status in ("passed", "not_applicable") else "failed",
-        "output": text,
-        "output_format": "text",
+        "output": f"*Rule: {item.rule}*\n\n{text}" if text else "",
+        "output_format": "md",
         "visibility": item.visibility,
     }
 

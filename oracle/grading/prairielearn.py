@@ -42,9 +42,15 @@ def _test(item: ItemResult) -> dict[str, Any]:
         "description": item.rule,
         "points": item.points,
         "max_points": item.max_points,
-        "message": item.message or item.status.replace("_", " "),
-        "output": item.feedback(_OUTPUT_LIMIT) if item.status != "passed" else "",
+        "message": _first_line(item) or item.status.replace("_", " "),
+        "output": item.for_student(_OUTPUT_LIMIT),
     }
+
+
+def _first_line(item: ItemResult) -> str:
+    """The student's text's first line, markup dropped (PrairieLearn shows `message` as plain text)."""
+    text = item.for_student(_OUTPUT_LIMIT)
+    return text.splitlines()[0].replace("**", "").replace("`", "") if text else ""
 
 
 def write(path: Path | str, report: GradeReport) -> None:
