@@ -60,7 +60,9 @@ class ItemResult:
             if with_repro and self.repro_source and self.repro:
                 text += f"\n\n`{self.repro}`:\n\n```c\n{self.repro_source.rstrip()}\n```"
         else:
-            message = _plain(self.message)
+            message = _plain(self.message).strip()
+            if self.status == "not_run":
+                message = "Not graded: " + message.removeprefix("not run: ")
             details = _plain(self.details).strip("\n")
             text = message + (f"\n\n```\n{details}\n```" if details else "")
         if len(text) <= limit:
@@ -138,7 +140,7 @@ def _plain(text: str) -> str:
     probes, or absolute paths."""
     for pattern, replacement in _INTERNAL:
         text = pattern.sub(replacement, text)
-    return text.strip()
+    return text.rstrip()
 
 
 def timing_free(report: dict[str, Any]) -> dict[str, Any]:
