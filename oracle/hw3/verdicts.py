@@ -149,7 +149,7 @@ def _write_repro(sub: Submission, item: str, finding: Finding) -> tuple[str, str
     stem = "repro" if item == "fuzz" else f"repro-{item}"
     assert sub.source is not None
     for heap in (True, False):
-        found = f"call {finding.step} {finding.call}: {finding.problem} [rule: {finding.rule}]"
+        found = f"call {finding.step} {finding.call}: {finding.problem} (rule: {finding.rule})"
         source = repro_c(finding.calls, finding.model, found, name=stem, flags=sub.flags, heap=heap)
         binary, compiler = build_repro(source, sub.source, sub.workdir / stem, name=stem, flags=sub.flags,
                                        sandbox=sub.sandbox)
