@@ -8,12 +8,13 @@ Past the grade's deadline (a time.monotonic() value) the items not yet started a
 """
 
 import dataclasses
+import re
 import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from oracle.grading.report import ItemResult
+from oracle.grading.report import ItemResult, plain
 from oracle.grading.rubric import OptionRule, Rubric, load_rubric
 from oracle.sandbox import DeadlinePassed
 
@@ -200,6 +201,10 @@ def _settled(results: list[ItemResult], excuses: Mapping[str, Excuse], names: Ma
             whose = f"the bug {' and '.join(owners)} reports" if owners else "a bug another test reports"
             result = dataclasses.replace(result, student=f"Not graded: every test of this part first ran into {whose}. "
                                                          "Fix that bug, and this part is graded.")
+        elif result.status == "not_run" and not result.student:  # its reason, naming items as the student sees them
+            reason = re.sub(r"\bthe (\w+) item\b", lambda m: f'"{names[m.group(1)]}"' if m.group(1) in names else m.group(0),
+                            result.message.removeprefix("not run: "))
+            result = dataclasses.replace(result, student="Not graded: " + plain(reason))
         settled.append(result)
     return settled
 

@@ -60,10 +60,10 @@ class ItemResult:
             if with_repro and self.repro_source and self.repro:
                 text += f"\n\n`{self.repro}`:\n\n```c\n{self.repro_source.rstrip()}\n```"
         else:
-            message = _plain(self.message).strip()
+            message = plain(self.message).strip()
             if self.status == "not_run":
                 message = "Not graded: " + message.removeprefix("not run: ")
-            details = _plain(self.details).strip("\n")
+            details = plain(self.details).strip("\n")
             text = message + (f"\n\n```\n{details}\n```" if details else "")
         if len(text) <= limit:
             return text
@@ -135,7 +135,7 @@ _INTERNAL = (
 )
 
 
-def _plain(text: str) -> str:
+def plain(text: str) -> str:
     """Text of the grader's in a student's words: no item ids, notes between items, names of our programs or
     probes, or absolute paths."""
     for pattern, replacement in _INTERNAL:
