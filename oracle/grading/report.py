@@ -135,6 +135,14 @@ _INTERNAL = (
 )
 
 
+def as_text(markdown: str) -> str:
+    """for_student's markdown as plain text (a terminal, PrairieLearn's <pre>): code fences and emphasis dropped,
+    code kept as it stands."""
+    lines = [line for line in markdown.splitlines() if not line.startswith(("```", "~~~~"))]
+    return "\n".join(line.replace("**", "").replace("*Rule:", "Rule:").replace("`", "") if not line.startswith(("/*", " ")) else line
+                     for line in lines)
+
+
 def plain(text: str) -> str:
     """Text of the grader's in a student's words: no item ids, notes between items, names of our programs or
     probes, or absolute paths."""

@@ -3,7 +3,7 @@ cut), then what went wrong, item by item, in the words a student reads (ItemResu
 
 import textwrap
 
-from oracle.grading.report import GradeReport, ItemResult
+from oracle.grading.report import GradeReport, ItemResult, as_text
 
 _MARK = {"passed": "ok", "failed": "FAIL", "not_run": "not run", "not_applicable": "n/a", "incomplete": "stopped",
          "error": "ERROR"}
@@ -39,14 +39,13 @@ def render(report: GradeReport, width: int = 100) -> str:
 
 def _headline(item: ItemResult) -> str:
     """The item's note in the table: the first line of what a student reads, markup dropped."""
-    text = item.for_student(10_000, with_repro=False)
-    return text.splitlines()[0].replace("**", "").replace("`", "") if text else ""
+    text = as_text(item.for_student(10_000, with_repro=False))
+    return text.splitlines()[0] if text else ""
 
 
 def _feedback(item: ItemResult) -> list[str]:
     lines = [f"{item.name}  (rule: {item.rule})"]
-    body = item.for_student(100_000, with_repro=False).replace("**", "").splitlines()
-    body = [line for line in body if not line.startswith("```") and not line.startswith("~~~~")]
+    body = as_text(item.for_student(100_000, with_repro=False)).splitlines()
     if len(body) > _DETAIL_LINES:
         body = body[:_DETAIL_LINES] + [f"... ({len(body) - _DETAIL_LINES} more lines in the JSON report)"]
     lines += [f"  {line}" if line else "" for line in body]

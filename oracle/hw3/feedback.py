@@ -20,7 +20,8 @@ def student_text(finding: Finding, kind: str, repro: tuple[str, str] | None = No
     call, number = finding.call, finding.step
     assert isinstance(call, Call)
     parts = [f"**Call {number}** `{written(call, kind).rstrip(';')}`: {_what(finding)}",
-             f"The calls, numbered as the repro's steps (call {number} is the one that went wrong):",
+             f"The calls{', numbered as the repro numbers its steps' if repro else ', in order'} (`pool`: a fresh "
+             f"buffer of the size given to llm_init):",
              _fenced(listing(finding.calls, number, kind), kind)]
     if finding.output:
         printed = finding.output[:OUTPUT_SHOWN]
@@ -30,7 +31,7 @@ def student_text(finding: Finding, kind: str, repro: tuple[str, str] | None = No
         name, command = repro
         parts.append(f"**Reproduce it:** save the C program `{name}` (its source ends this feedback) in the folder "
                      f"holding `llm_memory.h` and your `llm_memory.c`, then run\n\n    {command}\n\nIt makes the "
-                     f"same {len(finding.calls)} calls (step N is call N; in gdb, `break step_{number}`) and prints "
+                     f"same {len(finding.calls)} call{'s' if len(finding.calls) > 1 else ''} (step N is call N; in gdb, `break step_{number}`) and prints "
                      "the first difference.")
     return "\n\n".join(part for part in parts if part)
 

@@ -48,7 +48,7 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
             break
     programs = battery_programs()
     if sub.fuzz_failure is not None:  # the fuzz item's minimal failing program, as its repro.c replays it
-        programs["the fuzz item's minimal program (repro.c)"] = (sub.fuzz_failure.calls, sub.fuzz_failure.model)
+        programs[FUZZ_PROGRAM] = (sub.fuzz_failure.calls, sub.fuzz_failure.model)
     assert sub.build is not None
     driver = sub.build.driver or sub.build.lenient_driver
     results = memcheck(driver, programs, timeout=options["timeout"], sandbox=sub.sandbox)
@@ -58,7 +58,8 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         if not result.clean:
             log = result.log.splitlines()
             shown = log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else [])
-            return Outcome(False, f"valgrind, program {result.name}: {result.summary} [rule: {MEMORY_SAFETY}]", "\n".join(shown))
+            return Outcome(False, f"valgrind, program {result.name}: {result.summary} [rule: {MEMORY_SAFETY}]", "\n".join(shown),
+                           student=_valgrind_words(result, programs.get(result.name, ([], None))[0]))
     if corrupted is not None:
         return corrupted
     engines = [result for result in results  # the battery's programs that make an engine (not only refuse one)
@@ -66,6 +67,21 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     if all(result.stopped for result in engines):  # valgrind watched none of them run whole
         raise _not_watched(engines[0])
     return Outcome(True)
+
+
+FUZZ_PROGRAM = "the fuzzing test's minimal program (repro.c)"
+_OURS = re.compile(r"driver(?:_probes)?\.c:|vgpreload|__wrap_|^--- program output ---$")  # the grader's frames, not the student's
+
+
+def _valgrind_words(result: MemcheckResult, calls: list[Call]) -> str:
+    """What valgrind found, for a student: its summary, the calls the program made, and valgrind's report less
+    the grader's own frames."""
+    log = [line for line in result.log.splitlines() if not _OURS.search(line)]
+    log = log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else [])
+    made = f"\n\nWhile making these calls{' (the program of the fuzzing test, repro.c)' if result.name == FUZZ_PROGRAM else ''}:" \
+           f"\n\n```c\n{calls_listed(calls, 0, 'c')}\n```" if calls else ""
+    report = "\n".join(log).strip()
+    return f"Valgrind: {result.summary}.{made}" + (f"\n\nValgrind's report:\n\n```\n{report}\n```" if report else "")
 
 
 _SITE = re.compile(r"lost [\d,]+ bytes in [\d,]+ blocks, allocated at ([\w.+-]+:\d+)")
