@@ -144,3 +144,52 @@ def test_the_terminal_table_wraps_a_long_note_at_spaces_and_never_cuts_a_word() 
         assert len(line) <= 100
         wrapped.append(line.strip())
     assert " ".join(wrapped) == message.removeprefix("free_count: ")  # every word whole, in order, none dropped
+
+
+def _two_items(first: Callable[..., Any], second: Callable[..., Any]) -> list[ItemResult]:
+    from oracle.grading.grader import Check, run_checks
+    from oracle.grading.rubric import Rubric, RubricItem
+
+    checks = {"alpha": Check("alpha", "Rule A", first), "beta": Check("beta", "Rule B", second)}
+    rubric = Rubric("t", (RubricItem("alpha", "Part A: appending", 5), RubricItem("beta", "Part B: freeing", 5)), "t.toml")
+    return run_checks(checks, rubric, None)
+
+
+def test_an_item_stopped_by_another_items_bug_says_so_once_naming_that_part() -> None:
+    from oracle.grading.grader import Excuse, NotRun, Outcome
+
+    def stopped(context: Any, options: Any) -> Outcome:
+        raise NotRun("could not check its rule past program_x step 3 ...: boom (that is item alpha's to judge)",
+                     Excuse(frozenset({"alpha"}), Outcome(False, "program_x: step 3 ...: boom")))
+
+    alpha, beta = _two_items(lambda context, options: Outcome(False, "alpha's own bug"), stopped)
+    assert beta.status == "not_run" and "item alpha" in beta.message  # the staff's words keep the detail
+    assert beta.for_student(10_000) == ('Not graded: every test of this part first ran into the bug '
+                                        '"Part A: appending" reports. Fix that bug, and this part is graded.')
+
+
+def test_a_bug_charged_to_the_item_that_missed_it_says_whose_tests_found_it() -> None:
+    from oracle.grading.grader import Excuse, Outcome
+
+    def read_past(context: Any, options: Any) -> Outcome:
+        return Outcome(True, "not checked past ... (that is item alpha's to judge)",
+                       excuse=Excuse(frozenset({"alpha"}), Outcome(False, "seen", student="**Call 3** went wrong.")))
+
+    alpha, beta = _two_items(lambda context, options: Outcome(True), read_past)
+    assert (alpha.status, beta.status) == ("failed", "passed") and "found by item beta's programs" in alpha.message
+    assert alpha.for_student(10_000) == '**Call 3** went wrong.\n\n(Found by the tests of "Part B: freeing".)'
+    assert beta.for_student(10_000) == ""
+
+
+def test_prairielearn_output_is_the_students_text_as_plain_text(tmp_path: Path, submission) -> None:
+    rubric = small_rubric(tmp_path / "rubric.toml", ["fork", "append_cow"])
+    results = tmp_path / "results.json"
+    assert main(["grade", str(submission("broken", "append_cow")), "--rubric", str(rubric), "-q",
+                 "--prairielearn", str(results)]) == 1
+    tests = {t["name"]: t for t in json.loads(results.read_text())["tests"]}
+    append_cow = tests["Task 4: append_kv with copy-on-write"]
+    assert append_cow["message"].startswith("Call 7 append_kv(engine, 2, 10): right after it, pool block 2 slot 2")
+    assert "/*   7 */ append_kv(engine, 2, 10);" in append_cow["output"] and "```" not in append_cow["output"]
+    assert tests["Task 3: fork_sequence"]["output"] == ""  # it read past the bug: that is for the staff
+    text = json.dumps(tests)
+    assert [word for word in FORBIDDEN if word in text] == []
