@@ -193,3 +193,14 @@ def test_prairielearn_output_is_the_students_text_as_plain_text(tmp_path: Path, 
     assert tests["Task 3: fork_sequence"]["output"] == ""  # it read past the bug: that is for the staff
     text = json.dumps(tests)
     assert [word for word in FORBIDDEN if word in text] == []
+
+
+def test_a_submission_whose_names_clash_with_the_harness_gets_the_two_file_repro(tmp_path: Path, submission) -> None:
+    (tmp_path / "sub").mkdir()
+    text = (submission("broken", "append_cow") / "llm_memory.c").read_text()
+    (tmp_path / "sub" / "llm_memory.c").write_text("int pool_size = 0; /* the repro's harness has one too */\n" + text)
+    report = grade(str(tmp_path / "sub"), load(small_rubric(tmp_path / "rubric.toml", ["append_cow"])), tmp_path / "out")
+    (item,) = report.items
+    command = "-ggdb llm_memory.c repro-append_cow.c -o repro-append_cow && ./repro-append_cow"
+    assert item.status == "failed" and command in item.student and "without heap counting" in item.details
+    assert '#include "llm_memory.c"' not in item.repro_source and "int main(void)" in item.repro_source

@@ -15,6 +15,9 @@ _OUTPUT_LIMIT = 40_000  # characters per test's output: a repro's source fits; G
 
 def results(report: GradeReport) -> dict[str, Any]:
     output = f"Score {report.score:g}/{report.max_score:g} (pagedcheck, seed {report.seed})."
+    if report.kind == "c" and any(item.repro_source for item in report.items):
+        output += ("\nEach failed test names the call that went wrong, what it should have done and what it did, "
+                   "and ends with a C program that makes the same calls against your llm_memory.c.")
     if report.grader_error:
         output += f"\nThe grader could not run: {report.grader_error}\nPlease tell the course staff."
     return {
