@@ -49,7 +49,7 @@ def repro_c(calls: Sequence[Call], model: Model, divergence: str, *, name: str =
     the repro includes llm_memory.c and counts its heap (see the module's docstring)."""
     heap_words = (" * llm_memory.c is part of this program (#include below): each malloc, calloc, realloc and free it makes is\n"
                   " * counted, so a leak names each block still allocated and the line that allocated it.\n") if heap else \
-        " * Heap errors and leaks: run it under valgrind --leak-check=full ./{name}\n".format(name=name)
+        f" * Heap errors and leaks: run it under valgrind --leak-check=full ./{name}\n"
     header = f"""/* pagedcheck repro: {len(calls)} call(s) against llm_memory.c, checked against the HW3 specification.
  *
  * pagedcheck found: {_comment(divergence)}
@@ -173,6 +173,13 @@ def _includes_submission(source: str) -> bool:
 
 
 def _source(header: str, programs: list[str], max_sequences: int, main: str, heap: bool = False) -> str:
+    """The whole file; with `heap`, llm_memory.c is included between the heap trackers and the harness."""
+    counted = ""
+    if heap:
+        macros = "\n".join(f"#define {macro}" for macro in _TRACKED)
+        undo = "\n".join(f"#undef {macro.split('(')[0]}" for macro in _TRACKED)
+        counted = (f"#define HEAP_TRACKED 1\n{HEAP.read_text()}\n{macros}\n"
+                   f'#include "{SOURCE_NAME}" /* your code, its allocations counted */\n{undo}\n\n')
     defines = f"""#include "llm_memory.h"
 
 #include <limits.h>
@@ -184,30 +191,7 @@ def _source(header: str, programs: list[str], max_sequences: int, main: str, hea
 #include <stdlib.h>
 #include <string.h>
 
-{_redefinable(c_defines())}#undef MAX_SEQUENCES
-#define MAX_SEQUENCES {max_sequences}   /* create and fork calls in a program, at least 1 */
-"""
-    if heap:
-        macros = "\n".join(f"#define {macro}" for macro in _TRACKED)
-        undo = "\n".join(f"#undef {macro.split('(')[0]}" for macro in _TRACKED)
-        defines = f"""#include "llm_memory.h"
-
-#include <limits.h>
-#include <malloc.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define HEAP_TRACKED 1
-{HEAP.read_text()}
-{macros}
-#include "{SOURCE_NAME}" /* your code, its allocations counted */
-{undo}
-
-{_redefinable(c_defines())}#undef MAX_SEQUENCES
+{counted}{_redefinable(c_defines())}#undef MAX_SEQUENCES
 #define MAX_SEQUENCES {max_sequences}   /* create and fork calls in a program, at least 1 */
 """
     return "\n".join([header, defines, CHECKS.read_text(), *programs, main]) + "\n"
