@@ -164,8 +164,8 @@ def test_an_item_stopped_by_another_items_bug_says_so_once_naming_that_part() ->
 
     alpha, beta = _two_items(lambda context, options: Outcome(False, "alpha's own bug"), stopped)
     assert beta.status == "not_run" and "item alpha" in beta.message  # the staff's words keep the detail
-    assert beta.for_student(10_000) == ('Not graded: every test of this part first ran into the bug '
-                                        '"Part A: appending" reports. Fix that bug, and this part is graded.')
+    assert beta.for_student(10_000) == ('Not graded: every test of this part first ran into the bug reported under '
+                                        '"Part A: appending". Fix that bug, and this part is graded.')
 
 
 def test_a_bug_charged_to_the_item_that_missed_it_says_whose_tests_found_it() -> None:

@@ -198,7 +198,7 @@ def _settled(results: list[ItemResult], excuses: Mapping[str, Excuse], names: Ma
                                          details=failure.details, student=failure.student)
         elif result.status == "not_run" and excuse is not None:  # another item's bug stopped it: said once, plainly
             owners = [f'"{names[o]}"' for o in sorted(excuse.owners) if o in names and o != result.id]
-            whose = f"the bug {' and '.join(owners)} reports" if owners else "a bug another test reports"
+            whose = f"the bug reported under {' and '.join(owners)}" if owners else "a bug another test reports"
             result = dataclasses.replace(result, student=f"Not graded: every test of this part first ran into {whose}. "
                                                          "Fix that bug, and this part is graded.")
         elif result.status == "not_run" and not result.student:  # its reason, naming items as the student sees them
