@@ -67,7 +67,8 @@ class ItemResult:
             text = message + (f"\n\n```\n{details}\n```" if details else "")
         if len(text) <= limit:
             return text
-        cut = text[: text.rfind("\n", 0, limit) if "\n" in text[:limit] else limit]
+        at = text.rfind("\n", 0, limit)
+        cut = text[: at if at > limit // 2 else limit]  # at a line, unless that drops half of it
         return cut + ("\n```" if cut.count("```") % 2 else "") + "\n\n... (cut here: too long to show)"
 
 
