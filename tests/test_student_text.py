@@ -108,7 +108,7 @@ def test_a_leaks_repro_fails_naming_where_each_block_was_allocated(tmp_path: Pat
     assert ran.stdout.startswith("after step 6: heap: expected every allocation freed, got 3 block(s) (120 bytes) still live")
     assert re.findall(r"40 bytes allocated at (llm_memory\.c:\d+)", ran.stdout) == [f"llm_memory.c:{site}"] * 3
     assert "OK: no divergence" not in ran.stdout
-    assert item.student and "repro-llm_destroy.c" in item.student
+    assert "repro-llm_destroy.c" in item.student and "the line of your llm_memory.c that allocated it" in item.student
 
 
 def test_the_reference_repro_counting_the_heap_passes(tmp_path: Path) -> None:

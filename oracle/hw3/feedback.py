@@ -6,6 +6,7 @@ It names no grader internals (no package, machine step, item id or path): those 
 (report.json's message and details, the HTML page)."""
 
 from oracle.difference import CRASH
+from oracle.hw3.difference import LEAK
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.replay import Finding
 from oracle.hw3.rules import fails
@@ -32,7 +33,9 @@ def student_text(finding: Finding, kind: str, repro: tuple[str, str] | None = No
         parts.append(f"**Reproduce it:** save the C program `{name}` (its source ends this feedback) in the folder "
                      f"holding `llm_memory.h` and your `llm_memory.c`, then run\n\n    {command}\n\nIt makes the "
                      f"same {len(finding.calls)} call{'s' if len(finding.calls) > 1 else ''} (step N is call N; in gdb, `break step_{number}`) and prints "
-                     "the first difference.")
+                     "the first difference."
+                     + (" For a leak it lists each block still allocated and the line of your llm_memory.c that "
+                        "allocated it." if finding.difference.aspect == LEAK else ""))
     return "\n\n".join(part for part in parts if part)
 
 
