@@ -16,11 +16,12 @@ class Finding:
     call: object  # the call; str() is its text
     difference: Difference
     rule: str
-    program_step: int | None = None  # the step as printed, when the program shown is not the calls (a fuzz run's)
+    program_step: int | None = None  # the line of the printed program that made the call (a fuzz run's), for its
+    # picture; the message numbers calls, as the call list and the repro do
 
     @property
     def where(self) -> str:
-        return f"{self.program}: step {self.step if self.program_step is None else self.program_step} {self.call}"
+        return f"{self.program}: step {self.step} {self.call}"
 
     @property
     def problem(self) -> str:

@@ -42,16 +42,20 @@ def test_check_fuzz_gives_the_same_report_idle_and_beside_another_grade(tmp_path
     assert timing_free(alone) == timing_free(busy)
 
 
-def test_check_fuzz_numbers_the_failing_step_by_the_printed_programs_lines(tmp_path: Path) -> None:
-    """no_cow fails on the append a `branch` line makes after its fork: one line, two calls."""
+def test_check_fuzz_numbers_the_failing_call_as_the_call_list_does(tmp_path: Path) -> None:
+    """no_cow fails on the append a `branch` line makes after its fork: one line, two calls. The message numbers
+    calls as the call list (and a C repro's steps) do; the printed program's line is the picture's to mark."""
     rubric = tmp_path / "rubric.toml"
     rubric.write_text(RUBRIC)
-    (item,) = grade("tests.broken.no_cow", load(rubric), tmp_path).items
+    report = grade("tests.broken.no_cow", load(rubric), tmp_path)
+    (item,) = report.items
+    number = int(item.message.split("fuzz: step ", 1)[1].split()[0])
+    assert item.message.startswith(f"fuzz: step {number} append_kv(engine, "), item.message
+    marked = [line.split()[0] for line in item.details.splitlines() if line.endswith("<-- differs here")]
+    assert marked == [str(number)] and f"  {number}: append_kv(engine, " in item.student
     lines = item.program.splitlines()
     steps = lines[lines.index("state = HW3Machine()") + 1 :]
-    number = int(item.message.split("fuzz: step ", 1)[1].split()[0])
-    assert steps[number - 1].startswith("state.branch("), (item.message, steps)
-    assert item.message.startswith(f"fuzz: step {number} append_kv(engine, "), item.message
+    assert steps[report.evidence["fuzz"].program_step - 1].startswith("state.branch("), (item.message, steps)
     assert "may not be minimal" not in item.message  # no budget cut the shrinking short
 
 

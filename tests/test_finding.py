@@ -23,5 +23,6 @@ def test_a_finding_s_message_is_made_from_its_parts() -> None:
     assert found.where == "touch: step 3 admit(req 1, tokens [1..8, 10])"
     assert found.message == "touch: step 3 admit(req 1, tokens [1..8, 10]): ref count: block 1: expected 2, got 1 [rule: touch]"
     crash = Finding("fuzz", 7, "free(req 2)", Difference(CRASH, "", None, "raised KeyError: 2"), "fuzz", program_step=4)
-    assert crash.message == "fuzz: step 4 free(req 2): raised KeyError: 2 [rule: fuzz]"  # the printed line
-    assert crash.step == 7 and crash.problem == "raised KeyError: 2"
+    # calls have one numbering everywhere (message, call list, repro): the printed program's line is the picture's
+    assert crash.message == "fuzz: step 7 free(req 2): raised KeyError: 2 [rule: fuzz]"
+    assert crash.step == 7 and crash.program_step == 4 and crash.problem == "raised KeyError: 2"

@@ -10,12 +10,13 @@ An item that read past another rule's failure says so with an excuse; once every
 """
 
 import dataclasses
+import re
 import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from oracle.grading.report import ItemResult
+from oracle.grading.report import ItemResult, plain
 from oracle.grading.rubric import OptionRule, Rubric, load_rubric
 from oracle.grading.settlement import (  # noqa: F401 (the checks' words)
     ANY_OTHER, Excuse, Seen, Verdict, joined, settle, strict)
@@ -58,6 +59,8 @@ class Outcome:
     program: str = ""  # the minimal failing program, as Hypothesis prints it
     repro: str | None = None  # the standalone repro file's name, next to the report
     excuse: Excuses = None  # a pass that read past another item's bug (oracle/grading/settlement.py)
+    student: str = ""  # what a student reads (markdown, standing alone); "" : the message and details, in a student's words
+    repro_source: str = ""  # the repro file's source, for a student who sees no file (Gradescope)
 
 
 @dataclass(frozen=True)
@@ -123,13 +126,16 @@ def run_checks(
             program=outcome.program,
             repro=outcome.repro,
             seconds=time.perf_counter() - start,
+            student=outcome.student,
+            repro_source=outcome.repro_source,
         )
         results.append(result)
         if on_item and item.id not in excuses:
             on_item(result)
     verdicts = settle({result.id: result.status for result in results}, excuses,
                       [item.id for item in rubric.items if checks[item.id].catch_all])
-    results = [_settled(result, verdicts[result.id]) if result.id in verdicts else result for result in results]
+    names = {item.id: item.name for item in rubric.items}
+    results = [_settled(result, verdicts.get(result.id), excuses.get(result.id, ()), names) for result in results]
     for result in results:
         if on_item and result.id in excuses:  # told once its excuse is settled
             on_item(result)
@@ -140,7 +146,29 @@ def _each(excuse: Excuse | tuple[Excuse, ...]) -> tuple[Excuse, ...]:
     return excuse if isinstance(excuse, tuple) else (excuse,)
 
 
-def _settled(result: ItemResult, verdict: Verdict) -> ItemResult:
-    """The item as settling left it: failed, with what the item that found the failure saw."""
-    return dataclasses.replace(result, status="failed", points=0, message=verdict.message,
-                               details=verdict.failure.details)
+def _settled(result: ItemResult, verdict: Verdict | None, excuses: tuple[Excuse, ...],
+             names: Mapping[str, str]) -> ItemResult:
+    """The item as settling left it, with what a student reads of it: failed, with what the item that found
+    the failure saw; not run because another item's bug stopped it, said once in a student's words."""
+    if verdict is not None:
+        student = verdict.failure.student
+        if student and verdict.reader is not None:
+            student += f"\n\n(Found by the tests of \"{names.get(verdict.reader, verdict.reader)}\".)"
+        return dataclasses.replace(result, status="failed", points=0, message=verdict.message,
+                                   details=verdict.failure.details, student=student)
+    if result.status == "not_run" and excuses:  # another item's bug stopped it: said once, plainly
+        owners = sorted({o for excuse in excuses for o in excuse.owners if o in names and o != result.id})
+        whose = f"the bug reported under {' and '.join(repr_name(names[o]) for o in owners)}" if owners \
+            else "a bug another test reports"
+        return dataclasses.replace(result, student=f"Not graded: every test of this part first ran into {whose}. "
+                                                   "Fix that bug, and this part is graded.")
+    if result.status == "not_run" and not result.student:  # its reason, naming items as the student sees them
+        reason = re.sub(r"\bthe (\w+) item\b", lambda m: repr_name(names[m.group(1)]) if m.group(1) in names
+                        else m.group(0), result.message.removeprefix("not run: "))
+        return dataclasses.replace(result, student="Not graded: " + plain(reason))
+    return result
+
+
+def repr_name(name: str) -> str:
+    """An item's name as a student reads it in a sentence."""
+    return f'"{name}"'

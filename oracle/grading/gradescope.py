@@ -10,11 +10,14 @@ from typing import Any
 
 from oracle.grading.report import GradeReport, ItemResult, write_atomic
 
-_OUTPUT_LIMIT = 20_000  # characters per test's output; Gradescope pages get slow beyond that
+_OUTPUT_LIMIT = 40_000  # characters per test's output: a repro's source fits; Gradescope pages get slow beyond
 
 
 def results(report: GradeReport) -> dict[str, Any]:
     output = f"Score {report.score:g}/{report.max_score:g} (pagedcheck, seed {report.seed})."
+    if report.kind == "c" and any(item.repro_source for item in report.items):
+        output += ("\nEach failed test names the call that went wrong, what it should have done and what it did, "
+                   "and ends with a C program that makes the same calls against your llm_memory.c.")
     if report.grader_error:
         output += f"\nThe grader could not run: {report.grader_error}\nPlease tell the course staff."
     return {
@@ -38,14 +41,15 @@ def failure_results(error: str) -> dict[str, Any]:
 
 
 def _test(item: ItemResult) -> dict[str, Any]:
-    text = item.feedback(_OUTPUT_LIMIT)
+    """One rubric item as a student sees it: the rule, then what went wrong in markdown (item.for_student)."""
+    text = item.for_student(_OUTPUT_LIMIT)
     return {
         "name": item.name,
         "score": item.points,
         "max_score": item.max_points,
         "status": "passed" if item.status in ("passed", "not_applicable") else "failed",
-        "output": text,
-        "output_format": "text",
+        "output": f"*Rule: {item.rule}*\n\n{text}" if text else "",
+        "output_format": "md",
         "visibility": item.visibility,
     }
 

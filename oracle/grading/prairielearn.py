@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from oracle.grading.report import GradeReport, ItemResult, write_atomic
+from oracle.grading.report import GradeReport, ItemResult, as_text, write_atomic
 
 _OUTPUT_LIMIT = 20_000  # characters of feedback per test
 
@@ -42,9 +42,15 @@ def _test(item: ItemResult) -> dict[str, Any]:
         "description": item.rule,
         "points": item.points,
         "max_points": item.max_points,
-        "message": item.message or item.status.replace("_", " "),
-        "output": item.feedback(_OUTPUT_LIMIT) if item.status != "passed" else "",
+        "message": _first_line(item) or item.status.replace("_", " "),
+        "output": as_text(item.for_student(_OUTPUT_LIMIT)),
     }
+
+
+def _first_line(item: ItemResult) -> str:
+    """The student's text's first line, markup dropped (PrairieLearn shows `message` as plain text)."""
+    text = as_text(item.for_student(_OUTPUT_LIMIT))
+    return text.splitlines()[0] if text else ""
 
 
 def write(path: Path | str, report: GradeReport) -> None:

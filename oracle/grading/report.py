@@ -5,6 +5,7 @@ change from run to run, so two reports of the same submission and seed compare e
 """
 
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,9 @@ class ItemResult:
     program: str = ""
     repro: str | None = None
     seconds: float = 0.0
+    student: str = ""  # what a student reads (markdown), when the family words it; see for_student
+    repro_source: str = ""  # the repro file's source (C), shown where a student gets no file
+
 
     @property
     def counts_as_failure(self) -> bool:
@@ -43,6 +47,29 @@ class ItemResult:
             parts.append(f"Standalone repro: {self.repro}")
         text = "\n\n".join(part for part in parts if part)
         return text if len(text) <= limit else text[:limit] + "\n... (truncated)"
+
+    def for_student(self, limit: int, with_repro: bool = True) -> str:
+        """What a student reads about this item, in markdown that stands alone: the family's words for a
+        student when it gave them, else the message and details less the grader's internals (item ids, notes
+        between items, probe and program names, paths), then the repro's source (`with_repro`). Nothing for an
+        item that passed. At most about `limit` characters, cut at a line and never inside an open code block."""
+        if self.status == "passed":
+            return ""
+        if self.student:
+            text = self.student
+            if with_repro and self.repro_source and self.repro:
+                text += f"\n\n`{self.repro}`:\n\n```c\n{self.repro_source.rstrip()}\n```"
+        else:
+            message = plain(self.message).strip()
+            if self.status == "not_run":
+                message = "Not graded: " + message.removeprefix("not run: ")
+            details = plain(self.details).strip("\n")
+            text = message + (f"\n\n```\n{details}\n```" if details else "")
+        if len(text) <= limit:
+            return text
+        at = text.rfind("\n", 0, limit)
+        cut = text[: at if at > limit // 2 else limit]  # at a line, unless that drops half of it
+        return cut + ("\n```" if cut.count("```") % 2 else "") + "\n\n... (cut here: too long to show)"
 
 
 @dataclass
@@ -95,6 +122,34 @@ class GradeReport:
                 for item in self.items
             ],
         }
+
+
+_INTERNAL = (
+    (re.compile(r" ?\[rule: [^\]]*\]"), ""),  # the rule is said apart
+    (re.compile(r" ?\(that is (?:item \w+|rule [^)]*|the other items)'s to judge\)"), ""),  # a note between items
+    (re.compile(r" ?\(see the \w+ item\)"), ""),
+    (re.compile(r" ?\(found by item \w+'s programs, not this item's\)"), ""),
+    (re.compile(r"^White-box probe '?\w+'?(?: failed)?\.$", re.M), ""),
+    (re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+: ", re.M), ""),  # a probe's or a program's name, leading a line
+    (re.compile(r"\bprogram [a-z0-9]+(?:_[a-z0-9]+)+\b"), "a test program"),
+    (re.compile(r"(?<![\w.])/(?:[\w.+-]+/)+([\w.+-]+)"), r"\1"),  # an absolute path: the file's name
+)
+
+
+def as_text(markdown: str) -> str:
+    """for_student's markdown as plain text (a terminal, PrairieLearn's <pre>): code fences and emphasis dropped,
+    code kept as it stands."""
+    lines = [line for line in markdown.splitlines() if not line.startswith(("```", "~~~~"))]
+    return "\n".join(line.replace("**", "").replace("*Rule:", "Rule:").replace("`", "") if not line.startswith(("/*", " ")) else line
+                     for line in lines)
+
+
+def plain(text: str) -> str:
+    """Text of the grader's in a student's words: no item ids, notes between items, names of our programs or
+    probes, or absolute paths."""
+    for pattern, replacement in _INTERNAL:
+        text = pattern.sub(replacement, text)
+    return text.rstrip()
 
 
 def timing_free(report: dict[str, Any]) -> dict[str, Any]:

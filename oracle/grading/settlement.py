@@ -32,6 +32,7 @@ class Seen:
     message: str
     details: str = ""
     elsewhere: bool = True  # the reader judged it another rule's: said so when the reader must take it itself
+    student: str = ""  # what a student reads of it (standing alone, markdown); "": the words above, plainly
 
     def said_by_reader(self) -> str:
         return self.message + (ANOTHER_RULE if self.elsewhere else "")

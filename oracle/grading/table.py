@@ -1,6 +1,9 @@
-"""The report as a person reads it in a terminal: one row per item, then what went wrong, item by item."""
+"""The report as a person reads it in a terminal: one row per item (its note wrapped at word boundaries, never
+cut), then what went wrong, item by item, in the words a student reads (ItemResult.for_student)."""
 
-from oracle.grading.report import GradeReport, ItemResult
+import textwrap
+
+from oracle.grading.report import GradeReport, ItemResult, as_text
 
 _MARK = {"passed": "ok", "failed": "FAIL", "not_run": "not run", "not_applicable": "n/a", "incomplete": "stopped",
          "error": "ERROR"}
@@ -19,11 +22,11 @@ def render(report: GradeReport, width: int = 100) -> str:
     for item in report.items:
         score = f"{_points(item.points)}/{_points(item.max_points)}"
         row = f"  {item.name:<{name_w}}  {score:>7}  {_MARK[item.status]:<7}"
-        note = item.message if item.status != "passed" or item.message else ""
-        if note:
-            room = max(width - len(row) - 2, 20)
-            row += "  " + (note if len(note) <= room else note[: room - 3] + "...")
         lines.append(row.rstrip())
+        note = _headline(item)
+        if note:  # under its row, wrapped at spaces: never cut
+            lines += textwrap.wrap(note, max(width, 40), initial_indent=" " * 6, subsequent_indent=" " * 6,
+                                   break_long_words=False, break_on_hyphens=False)
     total = f"{_points(report.score)}/{_points(report.max_score)}"
     lines.append(f"  {'total':<{name_w}}  {total:>7}   ({report.seconds:.1f} s, seed {report.seed})")
     if report.isolation:
@@ -34,17 +37,18 @@ def render(report: GradeReport, width: int = 100) -> str:
     return "\n".join(lines)
 
 
+def _headline(item: ItemResult) -> str:
+    """The item's note in the table: the first line of what a student reads, markup dropped."""
+    text = as_text(item.for_student(10_000, with_repro=False))
+    return text.splitlines()[0] if text else ""
+
+
 def _feedback(item: ItemResult) -> list[str]:
-    lines = [f"[{item.id}] {item.name}  (rule: {item.rule})", f"  {item.message}"]
-    for title, text in (("", item.details), ("Minimal failing program (as Hypothesis prints it):", item.program)):
-        if not text:
-            continue
-        if title:
-            lines.append(f"  {title}")
-        body = text.rstrip("\n").splitlines()
-        if len(body) > _DETAIL_LINES:
-            body = body[:_DETAIL_LINES] + [f"... ({len(body) - _DETAIL_LINES} more lines in the JSON report)"]
-        lines += [f"    {line}" for line in body]
+    lines = [f"{item.name}  (rule: {item.rule})"]
+    body = as_text(item.for_student(100_000, with_repro=False)).splitlines()
+    if len(body) > _DETAIL_LINES:
+        body = body[:_DETAIL_LINES] + [f"... ({len(body) - _DETAIL_LINES} more lines in the JSON report)"]
+    lines += [f"  {line}" if line else "" for line in body]
     if item.repro:
-        lines.append(f"  Standalone repro: {item.repro} (build it with the official flags; run it under gdb)")
+        lines.append(f"  ({item.repro} is in the output folder named at the end.)")
     return lines

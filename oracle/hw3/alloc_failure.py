@@ -7,6 +7,7 @@ from contextlib import closing
 from typing import Any, Mapping
 
 from oracle.grading.grader import NotApplicable, NotRun, Outcome
+from oracle.hw3.feedback import student_text
 from oracle.hw3.compare import first_difference
 from oracle.difference import Difference
 from oracle.hw3.difference import CRASH, FREE_COUNT, LEAK
@@ -37,7 +38,8 @@ def check_alloc_failure(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         # with llm_destroy at the end: a destroy that leaks or crashes anyway is the llm_destroy item's bug
         finding = replay(adapter, Program(ALLOCATING.name, (*ALLOCATING.steps, destroy())), ANY_ORDER)  # every rule but block ids and list order, which others own
     if finding:
-        raise NotRun(f"with every allocation succeeding, {finding.message} (see the other items)")
+        raise NotRun(f"with every allocation succeeding, call {finding.step} {finding.call} already goes wrong: "
+                     f"{finding.problem} (a bug the other tests report)")
     adapter = sub.adapter()
     try:
         try:
@@ -51,7 +53,8 @@ def check_alloc_failure(sub: Submission, options: Mapping[str, Any]) -> Outcome:
                 if finding and finding.difference.aspect == FREE_COUNT:  # Constraint 5's, whatever the path
                     passed_over.append(finding)
                 elif finding:
-                    return Outcome(False, finding.message, listing(finding.calls, finding.step))
+                    return Outcome(False, finding.message, listing(finding.calls, finding.step),
+                                   student=student_text(finding, "c"))
     finally:
         adapter.close()
     done = f"{sum(counts)} allocations failed one at a time"

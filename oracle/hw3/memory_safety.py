@@ -3,6 +3,7 @@ is no engine), then valgrind over the battery and over the fuzz item's minimal f
 every memory error and leak, and nothing else: a call that hangs is its own item's bug (the program stops
 there, unjudged), and an item that watched no program run whole is not run, naming the item that stopped it."""
 
+import re
 from contextlib import closing
 from typing import Any, Mapping
 
@@ -10,6 +11,7 @@ from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outc
 from oracle.grading.rubric import positive
 from oracle.difference import Difference
 from oracle.hw3.difference import RETURN
+from oracle.hw3.feedback import listing as calls_listed
 from oracle.hw3.machine import Call
 from oracle.hw3.memcheck import MemcheckResult, battery_programs, memcheck
 from oracle.hw3.observation import ImplementationFailure
@@ -30,6 +32,7 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         raise NotApplicable("valgrind and heap accounting need a C submission")
     built(sub)
     corrupted: Outcome | None = None  # the heap found corrupted: valgrind says where, if it can
+    leak: Outcome | None = None  # a block still allocated with no engine: valgrind's pass says where it was allocated
     for name in BATTERY:
         calls, _ = scenario_calls(name)
         with closing(sub.adapter()) as adapter:
@@ -39,18 +42,24 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         if problem and problem.endswith(CORRUPTED):
             corrupted = corrupted or Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
         elif problem:
-            return Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
+            said = problem.split(": ", 1)[-1].replace("step ", "call ", 1)  # without the program's name
+            leak = Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0),
+                           student=f"{said[0].upper()}{said[1:]}.\n\nThe calls:\n\n```c\n{calls_listed(calls, _number(said), 'c')}\n```")
+            break
     programs = battery_programs()
     if sub.fuzz_failure is not None:  # the fuzz item's minimal failing program, as its repro.c replays it
-        programs["the fuzz item's minimal program (repro.c)"] = (sub.fuzz_failure.calls, sub.fuzz_failure.model)
+        programs[FUZZ_PROGRAM] = (sub.fuzz_failure.calls, sub.fuzz_failure.model)
     assert sub.build is not None
     driver = sub.build.driver or sub.build.lenient_driver
     results = memcheck(driver, programs, timeout=options["timeout"], sandbox=sub.sandbox)
+    if leak is not None:
+        return _with_sites(leak, results)
     for result in results:
         if not result.clean:
             log = result.log.splitlines()
             shown = log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else [])
-            return Outcome(False, f"valgrind, program {result.name}: {result.summary} [rule: {MEMORY_SAFETY}]", "\n".join(shown))
+            return Outcome(False, f"valgrind, program {result.name}: {result.summary} [rule: {MEMORY_SAFETY}]", "\n".join(shown),
+                           student=_valgrind_words(result, programs.get(result.name, ([], None))[0]))
     if corrupted is not None:
         return corrupted
     engines = [result for result in results  # the battery's programs that make an engine (not only refuse one)
@@ -58,6 +67,41 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     if all(result.stopped for result in engines):  # valgrind watched none of them run whole
         raise _not_watched(engines[0])
     return Outcome(True)
+
+
+FUZZ_PROGRAM = "the fuzzing test's minimal program (repro.c)"
+_OURS = re.compile(r"driver(?:_probes)?\.c:|vgpreload|__wrap_|^--- program output ---$")  # the grader's frames, not the student's
+
+
+def _valgrind_words(result: MemcheckResult, calls: list[Call]) -> str:
+    """What valgrind found, for a student: its summary, the calls the program made, and valgrind's report less
+    the grader's own frames."""
+    log = [line for line in result.log.splitlines() if not _OURS.search(line)]
+    log = log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else [])
+    made = f"\n\nWhile making these calls{' (the program of the fuzzing test, repro.c)' if result.name == FUZZ_PROGRAM else ''}:" \
+           f"\n\n```c\n{calls_listed(calls, 0, 'c')}\n```" if calls else ""
+    report = "\n".join(log).strip()
+    return f"Valgrind: {result.summary}.{made}" + (f"\n\nValgrind's report:\n\n```\n{report}\n```" if report else "")
+
+
+_SITE = re.compile(r"lost [\d,]+ bytes in [\d,]+ blocks, allocated at ([\w.+-]+:\d+)")
+
+
+def _with_sites(leak: Outcome, results: list[MemcheckResult]) -> Outcome:
+    """A leak our heap accounting found, with where valgrind saw the lost blocks allocated (file:line)."""
+    sites = list(dict.fromkeys(site for result in results for site in _SITE.findall(result.summary)))
+    if not sites:
+        return leak
+    where = f"allocated at {', '.join(sites)} (valgrind's leak report)"
+    message = leak.message.replace(f" [rule: {MEMORY_SAFETY}]", f", {where} [rule: {MEMORY_SAFETY}]")
+    student = leak.student.replace(".\n\n", f", {where}.\n\n", 1)
+    return Outcome(False, message, leak.details, student=student)
+
+
+def _number(said: str) -> int:
+    """The call number in "call N ...", 0 when there is none."""
+    match = re.match(r"call (\d+) ", said)
+    return int(match.group(1)) if match else 0
 
 
 def _not_watched(first: MemcheckResult) -> NotRun:

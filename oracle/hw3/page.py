@@ -61,8 +61,8 @@ _STATE_LINE = re.compile(r"^state = \w+\(\)$")
 
 
 def program(lines: tuple[str, ...], line: int) -> str:
-    """A printed program, numbered, with the rule line that made the failing call marked (`line` counts
-    the lines after `state = ...()`, 0 for none)."""
+    """A printed program, unnumbered (the page numbers calls only, as the messages and the repro do), with the
+    rule line that made the failing call marked (`line` counts the lines after `state = ...()`, 0 for none)."""
     start = next((n for n, text in enumerate(lines) if _STATE_LINE.match(text)), None)
     failing = start + line if start is not None and line else None
     rows = []
@@ -70,7 +70,7 @@ def program(lines: tuple[str, ...], line: int) -> str:
         kind = "failing" if n == failing else "preamble" if start is None or n <= start else ""
         mark = '<span class="mark">◀ the failing call</span>' if n == failing else ""
         rows.append(f'<li class="{kind}"><code>{e(text)}</code>{mark}</li>')
-    return f'<ol class="program">{"".join(rows)}</ol>'
+    return f'<ol class="program printed">{"".join(rows)}</ol>'
 
 
 def calls(picture: Picture) -> str:
@@ -148,6 +148,7 @@ ol.program { margin: 0; padding: 6px 0 6px 44px; background: #fafbfc; border: 1p
 ol.program li { padding: 1px 6px; white-space: pre-wrap; word-break: break-all; }
 ol.program li.preamble { color: var(--muted); }
 ol.program li.failing { background: var(--fail); border-left: 4px solid #f79009; font-weight: 600; }
+ol.program.printed { list-style: none; padding-left: 12px; }  /* unnumbered: the numbers on the page are calls' */
 ol.program li.collapsed { color: var(--muted); list-style: none; font-style: italic; }
 .mark { margin-left: 10px; color: #b54708; font-weight: 700; }
 .ret { color: var(--muted); }

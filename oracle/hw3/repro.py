@@ -1,10 +1,17 @@
 """A failing program as a standalone C file a student can compile with their llm_memory.c and step through.
 
-The file replays the calls one function per step (`break step_7` in gdb), checks each return value as it
-goes and, after the last call, the whole state pagedcheck compares: counters, every ref_count, the active
-list, each sequence's table and records, the pool byte for byte and its guard zones. It prints the first
-difference in pagedcheck's words and exits 1, or prints "OK: no divergence" and exits 0. Heap accounting
-(leaks, allocations by a failing call) is not replayed: run the program under valgrind for that.
+The file replays the calls one function per step (`break step_7` in gdb; step N is call N everywhere the
+grader numbers calls), checks each return value as it goes and, after the last call, the whole state
+pagedcheck compares: counters, every ref_count, the active list, each sequence's table and records, the pool
+byte for byte and its guard zones. It prints the first difference in pagedcheck's words and exits 1, or
+prints "OK: no divergence" and exits 0.
+
+A repro counts the heap as the grader does (`heap=True`, the default): it includes llm_memory.c itself, with
+malloc, calloc, realloc and free turned by macros into trackers (c/repro_heap.c) that keep the file:line of
+each live block; a call that must fail and allocates, or a block still live with no engine (a leak after
+llm_destroy), is a difference, and a leak names each block and where it was allocated. It is built alone:
+`gcc FLAGS repro.c -o repro` beside llm_memory.c. A submission whose names clash with the harness's gets the
+two-file repro without heap checks (`heap=False`), built `gcc FLAGS llm_memory.c repro.c`.
 """
 
 import shutil
@@ -15,29 +22,44 @@ from oracle.hw3.c.build import OFFICIAL_FLAGS, SOURCE_NAME, gcc, submission_sour
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
 from oracle.hw3.pool import c_defines, magic_slot
+from oracle.hw3.rules import fails
 from oracle.hw3.spec import INT32_MAX, INT32_MIN, KV_SIZE, L2_PT_SIZE
 from oracle.sandbox import Sandbox, shared
 
 CHECKS = Path(__file__).with_name("c") / "repro_check.c"
+HEAP = Path(__file__).with_name("c") / "repro_heap.c"
+_TRACKED = ("malloc(size) heap_malloc((size), __FILE__, __LINE__)",
+            "calloc(count, size) heap_calloc((count), (size), __FILE__, __LINE__)",
+            "realloc(ptr, size) heap_realloc((ptr), (size), __FILE__, __LINE__)",
+            "free(ptr) heap_free((ptr), __FILE__, __LINE__)")
 MARK = "BATTERY_MARK"  # battery --each: the line after each program's output
 MIN_RUN = 4  # consecutive appends of consecutive values replayed as one loop
 
 
-def repro_c(calls: Sequence[Call], model: Model, divergence: str, *, name: str = "repro") -> str:
+def build_command(name: str, flags: Sequence[str] = OFFICIAL_FLAGS, heap: bool = True) -> str:
+    """The command that builds and runs a repro named `name` beside llm_memory.c and llm_memory.h."""
+    sources = [f"{name}.c"] if heap else [SOURCE_NAME, f"{name}.c"]
+    return " ".join(["gcc", *flags, *sources, "-o", name]) + f" && ./{name}"
+
+
+def repro_c(calls: Sequence[Call], model: Model, divergence: str, *, name: str = "repro",
+            flags: Sequence[str] = OFFICIAL_FLAGS, heap: bool = True) -> str:
     """C source replaying `calls` and checking the state against `model` (the state after the last call);
-    `name` is the file's stem, for the build command in its header comment."""
-    build = " ".join(["gcc", *OFFICIAL_FLAGS, SOURCE_NAME, f"{name}.c", "-o", name])
+    `name` is the file's stem and `flags` the compiler's, for the build command in its header comment; `heap`:
+    the repro includes llm_memory.c and counts its heap (see the module's docstring)."""
+    heap_words = (" * llm_memory.c is part of this program (#include below): each malloc, calloc, realloc and free it makes is\n"
+                  " * counted, so a leak names each block still allocated and the line that allocated it.\n") if heap else \
+        f" * Heap errors and leaks: run it under valgrind --leak-check=full ./{name}\n"
     header = f"""/* pagedcheck repro: {len(calls)} call(s) against llm_memory.c, checked against the HW3 specification.
  *
  * pagedcheck found: {_comment(divergence)}
  *
  * Build and run, with llm_memory.c and llm_memory.h in this directory:
- *     {build} && ./{name}
- * Each step checks its call's return value; after the last step the whole state is compared with what the
- * specification requires. The program prints the first difference ("step N: ..." or "after step N: ...")
- * and exits 1, or prints "OK: no divergence" and exits 0. Heap errors and leaks: run it under
- *     valgrind --leak-check=full ./{name}
- * To watch one call: gdb ./{name}, then `break step_N` (a run of appends: `break steps_N_to_M`) and `run`.{_heap_note(divergence)}
+ *     {build_command(name, flags, heap)}
+ * Step N makes call N. Each step checks its call's return value; after the last step the whole state is
+ * compared with what the specification requires. The program prints the first difference ("step N: ..."
+ * or "after step N: ...") and exits 1, or prints "OK: no divergence" and exits 0.
+{heap_words} * To watch one call: gdb ./{name}, then `break step_N` (a run of appends: `break steps_N_to_M`) and `run`.{"" if heap else _heap_note(divergence)}
  */"""
     main = """int main(void)
 {
@@ -47,7 +69,7 @@ def repro_c(calls: Sequence[Call], model: Model, divergence: str, *, name: str =
     puts("OK: no divergence");
     return 0;
 }"""
-    return _source(header, [_program(calls, model, "")], _max_sequences([calls]), main)
+    return _source(header, [_program(calls, model, "", heap)], _max_sequences([calls]), main, heap)
 
 
 def battery_c(programs: dict[str, tuple[Sequence[Call], Model]]) -> str:
@@ -127,13 +149,14 @@ def build_repro(
 ) -> tuple[Path | None, str]:
     """Compile `source` with the submission's llm_memory.c (against our header alone, never one beside it) in
     the sandbox, using the official flags (or `flags`: a submission graded despite warnings builds without
-    -Werror); the program (in workdir, with both sources), or None, and everything gcc printed."""
+    -Werror); the program (in workdir, with both sources), or None, and everything gcc printed. A source that
+    includes llm_memory.c (a heap-counting repro) is compiled alone."""
     workdir.mkdir(parents=True, exist_ok=True)
     submitted = submission_source(submission).read_bytes()
     (workdir / SOURCE_NAME).write_bytes(submitted)
     (workdir / f"{name}.c").write_text(source)
     built, output = gcc(sandbox or shared(), {SOURCE_NAME: submitted, f"{name}.c": source.encode()},
-                        [*flags, SOURCE_NAME, f"{name}.c"], name)
+                        [*flags, *([] if _includes_submission(source) else [SOURCE_NAME]), f"{name}.c"], name)
     if built is None:
         return None, output
     binary = workdir / name
@@ -145,7 +168,18 @@ def build_repro(
 # ---- the parts of the source ----------------------------------------------------------------------------
 
 
-def _source(header: str, programs: list[str], max_sequences: int, main: str) -> str:
+def _includes_submission(source: str) -> bool:
+    return f'#include "{SOURCE_NAME}"' in source
+
+
+def _source(header: str, programs: list[str], max_sequences: int, main: str, heap: bool = False) -> str:
+    """The whole file; with `heap`, llm_memory.c is included between the heap trackers and the harness."""
+    counted = ""
+    if heap:
+        macros = "\n".join(f"#define {macro}" for macro in _TRACKED)
+        undo = "\n".join(f"#undef {macro.split('(')[0]}" for macro in _TRACKED)
+        counted = (f"#define HEAP_TRACKED 1\n{HEAP.read_text()}\n{macros}\n"
+                   f'#include "{SOURCE_NAME}" /* your code, its allocations counted */\n{undo}\n\n')
     defines = f"""#include "llm_memory.h"
 
 #include <limits.h>
@@ -157,21 +191,28 @@ def _source(header: str, programs: list[str], max_sequences: int, main: str) -> 
 #include <stdlib.h>
 #include <string.h>
 
-{c_defines()}#define MAX_SEQUENCES {max_sequences}   /* create and fork calls in a program, at least 1 */
+{counted}{_redefinable(c_defines())}#undef MAX_SEQUENCES
+#define MAX_SEQUENCES {max_sequences}   /* create and fork calls in a program, at least 1 */
 """
     return "\n".join([header, defines, CHECKS.read_text(), *programs, main]) + "\n"
+
+
+def _redefinable(defines: str) -> str:
+    """The harness's #defines, each after an #undef: llm_memory.c, included before them, may have its own."""
+    return "".join(f"#undef {line.split()[1].split('(')[0]}\n{line}\n" if line.startswith("#define ") else line + "\n"
+                   for line in defines.splitlines())
 
 
 def _max_sequences(programs: Iterable[Sequence[Call]]) -> int:
     return max([1, *(sum(c.api in ("create_sequence", "fork_sequence") for c in calls) for calls in programs)])
 
 
-def _program(calls: Sequence[Call], model: Model, name: str) -> str:
+def _program(calls: Sequence[Call], model: Model, name: str, heap: bool = False) -> str:
     """The step functions, the expected final state and replay[_name](), which runs and checks them all."""
     prefix = f"{name}_" if name else ""
     steps, functions, number = [], [], 1
     for run in _runs(calls):
-        function, body = _step(run, number, prefix)
+        function, body = _step(run, number, prefix, heap)
         steps.append(function)
         functions.append(body)
         number += len(run)
@@ -206,8 +247,9 @@ def _continues(last: Call, call: Call) -> bool:
     )
 
 
-def _step(run: list[Call], number: int, prefix: str) -> tuple[str, str]:
-    """A function making one call (or one run of appends) and checking what it returned."""
+def _step(run: list[Call], number: int, prefix: str, heap: bool = False) -> tuple[str, str]:
+    """A function making one call (or one run of appends) and checking what it returned (and, with `heap`,
+    that a call that must fail allocated nothing)."""
     if len(run) > 1:
         first, last = run[0], run[-1]
         function = f"{prefix}steps_{number}_to_{number + len(run) - 1}"
@@ -216,10 +258,10 @@ def _step(run: list[Call], number: int, prefix: str) -> tuple[str, str]:
         return function, f"""/* steps {number} to {number + len(run) - 1}: {first} ... {last}, each must return {first.expected} */
 static void {function}(void)
 {{
-    for (int i = 0; i < {len(run)}; i++) {{
+    for (int i = 0; i < {len(run)}; i++) {{{"" if not heap else chr(10) + "        heap_step = " + str(number) + " + i;"}
         char call[64];
         snprintf(call, sizeof call, "append_kv({engine}, %d, %d)", {seq_id}, {kv_data} + i);
-        check_int({number} + i, call, append_kv({engine}, {seq_id}, {kv_data} + i), {first.expected});
+        {"unsigned long allocated = heap_allocations;" + chr(10) + "        " if heap and fails(first.api, first.expected) else ""}check_int({number} + i, call, append_kv({engine}, {seq_id}, {kv_data} + i), {first.expected});{chr(10) + "        heap_check_no_allocation(" + str(number) + " + i, call, allocated);" if heap and fails(first.api, first.expected) else ""}
     }}
 }}
 """
@@ -253,6 +295,11 @@ static void {function}(void)
         body += f'    check_int({number}, "{shown}", ret, {call.expected});\n'
     else:
         body = f'    check_int({number}, "{shown}", {call.api}({engine}, {args}), {call.expected});\n'
+    if heap and fails(call.api, call.expected):
+        body = f"    unsigned long allocated = heap_allocations;\n{body}" \
+               f'    heap_check_no_allocation({number}, "{shown}", allocated);\n'
+    if heap:
+        body = f"    heap_step = {number};\n{body}"
     return function, f"""/* step {number}: {shown} must return {expectation} */
 static void {function}(void)
 {{

@@ -10,6 +10,7 @@ from typing import Any, Callable
 from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outcome, Seen
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.c.build import BuildResult, OFFICIAL_FLAGS
+from oracle.hw3.feedback import student_text
 from oracle.hw3.machine import Divergence
 from oracle.hw3.replay import Finding, Reading, listing, replay
 from oracle.program import Program
@@ -81,14 +82,14 @@ def run_scenarios(sub: Submission, item: str, scenarios: list[Program], modulo: 
             return failed(sub, item, finding)
     if not reading.passed_over:
         return Outcome(True)
-    excuse = excuse_for(reading.passed_over)
+    excuse = excuse_for(reading.passed_over, sub.kind)
     if not reading.checked:
         raise NotRun(passed_over_note(reading.passed_over[0]).replace("not checked past", "could not check its rule past", 1),
                      excuse)
     return Outcome(True, passed_over_note(reading.passed_over[0]), excuse=excuse)
 
 
-def excuse_for(findings: list[Finding]) -> Excuse:
+def excuse_for(findings: list[Finding], kind: str = "c") -> Excuse:
     """The items that must fail for the bugs an item read past (see grading.grader.Excuse), and what the item
     says if they do not: the first of those bugs, which no other item then charges. In each program only the
     first difference read past counts: what follows in that program may be its consequence."""
@@ -98,7 +99,7 @@ def excuse_for(findings: list[Finding]) -> Excuse:
     owners = frozenset(item_of(finding.rule) or ANY_OTHER for finding in firsts.values())
     first = findings[0]
     details = f"The calls ({first.program}):\n{listing(first.calls, first.step)}"
-    return Excuse(owners, Seen(first.message, details))
+    return Excuse(owners, Seen(first.message, details, student=student_text(first, kind)))
 
 
 def passed_over_note(finding: Finding) -> str:
@@ -128,28 +129,38 @@ def failed(sub: Submission, item: str, finding: Finding, program: str = "") -> O
         printed = finding.output[:OUTPUT_SHOWN]
         more = f"\n... ({len(finding.output) - OUTPUT_SHOWN} more characters)" if len(finding.output) > OUTPUT_SHOWN else ""
         details += ["Your code printed:", printed + more]
-    repro = None
-    if sub.kind == "c":
-        repro, note = _write_repro(sub, item, finding)
-        details.append(note)
-    return Outcome(False, finding.message, "\n".join(details), program, repro)
+    if sub.kind != "c":
+        return Outcome(False, finding.message, "\n".join(details), program, student=student_text(finding, sub.kind))
+    repro, note, command, built_ok = _write_repro(sub, item, finding)
+    details.append(note)
+    student = student_text(finding, "c", (repro, command) if built_ok else None)
+    return Outcome(False, finding.message, "\n".join(details), program, repro, student=student,
+                   repro_source=sub.repro_sources[repro.removesuffix(".c")] if built_ok else "")
 
 
-def _write_repro(sub: Submission, item: str, finding: Finding) -> tuple[str, str]:
+def _write_repro(sub: Submission, item: str, finding: Finding) -> tuple[str, str, str, bool]:
     """Writes the repro next to the report (repro.c for the fuzz item, repro-<item>.c for the others) and
-    checks that it builds against the submission with the official flags."""
-    from oracle.hw3.repro import build_repro, repro_c
+    checks that it builds against the submission with the official flags: one that counts the heap, else (the
+    submission's names clash with the harness's) the two-file one. Its file name, the staff's note, the
+    command that builds and runs it, and whether it built."""
+    from oracle.hw3.repro import build_command, build_repro, repro_c
 
     stem = "repro" if item == "fuzz" else f"repro-{item}"
-    source = repro_c(finding.calls, finding.model, finding.message)
+    assert sub.source is not None
+    for heap in (True, False):
+        found = f"call {finding.step} {finding.call}: {finding.problem} (rule: {finding.rule})"
+        source = repro_c(finding.calls, finding.model, found, name=stem, flags=sub.flags, heap=heap)
+        binary, compiler = build_repro(source, sub.source, sub.workdir / stem, name=stem, flags=sub.flags,
+                                       sandbox=sub.sandbox)
+        if binary is not None:
+            break
     (sub.out_dir / f"{stem}.c").write_text(source)
     sub.repro_sources[stem] = source
-    assert sub.source is not None
-    binary, compiler = build_repro(source, sub.source, sub.workdir / stem, name=stem, flags=sub.flags, sandbox=sub.sandbox)
+    command = build_command(stem, sub.flags, heap)
     if binary is None:
-        return f"{stem}.c", f"{stem}.c does not build against the submission (a pagedcheck bug; please report it):\n{compiler}"
-    command = " ".join(["gcc", *sub.flags, "llm_memory.c", f"{stem}.c", "-o", stem])
-    return f"{stem}.c", f"Standalone repro {stem}.c, next to llm_memory.h and your llm_memory.c: {command} && ./{stem}"
+        return f"{stem}.c", f"{stem}.c does not build against the submission (a pagedcheck bug; please report it):\n{compiler}", command, False
+    counted = "" if heap else " (without heap counting: the submission's names clash with the repro's)"
+    return f"{stem}.c", f"Standalone repro {stem}.c{counted}, next to llm_memory.h and your llm_memory.c: {command}", command, True
 
 def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outcome:
     """A directed check's outcome (None: the item is its probes alone), then the white-box probes that cover

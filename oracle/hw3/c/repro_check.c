@@ -8,6 +8,7 @@ static size_t pool_size;
 
 static LLMEngine *engine; /* the last llm_init's result; NULL again after llm_destroy */
 
+#undef container_of /* llm_memory.c may define its own */
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
 /* Every Sequence that create_sequence or fork_sequence returned since the last llm_init: the active list
@@ -260,4 +261,7 @@ static void check_state(int step, const struct expected_state *want)
         check_pool(step, expected_pool);
     free(expected_pool);
     expected_pool = NULL;
+#ifdef HEAP_TRACKED
+    heap_check_leaks(step, want->live);
+#endif
 }

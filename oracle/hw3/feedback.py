@@ -1,0 +1,91 @@
+"""What a student reads about a failed HW3 item (Gradescope's results.json, PrairieLearn, the terminal), in
+markdown that stands alone: the failing call in the student's language (C or Python), expected beside actual
+as text, every call numbered as the repro numbers its steps, and the repro's source to build.
+
+It names no grader internals (no package, machine step, item id or path): those stay in the staff's outputs
+(report.json's message and details, the HTML page)."""
+
+from oracle.difference import CRASH
+from oracle.hw3.difference import LEAK
+from oracle.hw3.machine import POINTER_CALLS, Call
+from oracle.hw3.replay import Finding
+from oracle.hw3.rules import fails
+
+CALLS_SHOWN = 60  # calls listed at most; a longer program shows its first and last ones
+OUTPUT_SHOWN = 2000  # characters of what the submission printed
+
+
+def student_text(finding: Finding, kind: str, repro: tuple[str, str] | None = None) -> str:
+    """Markdown for a student: what went wrong at which call, the calls, what the code printed, and how to build
+    and run the repro (`repro`: its file name and the command; its source is shown after this text)."""
+    call, number = finding.call, finding.step
+    assert isinstance(call, Call)
+    parts = [f"**Call {number}** `{written(call, kind).rstrip(';')}`: {_what(finding)}",
+             f"The calls{', numbered as the repro numbers its steps' if repro else ', in order'} (`pool`: a fresh "
+             f"buffer of the size given to llm_init):",
+             _fenced(listing(finding.calls, number, kind), kind)]
+    if finding.output:
+        printed = finding.output[:OUTPUT_SHOWN]
+        more = f"\n... ({len(finding.output) - OUTPUT_SHOWN} more characters)" if len(finding.output) > OUTPUT_SHOWN else ""
+        parts += ["Your code printed:", _fenced(printed + more, "")]
+    if repro is not None:
+        name, command = repro
+        parts.append(f"**Reproduce it:** save the C program `{name}` (its source ends this feedback) in the folder "
+                     f"holding `llm_memory.h` and your `llm_memory.c`, then run\n\n    {command}\n\nIt makes the "
+                     f"same {len(finding.calls)} call{'s' if len(finding.calls) > 1 else ''} (step N is call N; in gdb, `break step_{number}`) and prints "
+                     "the first difference."
+                     + (" For a leak it lists each block still allocated and the line of your llm_memory.c that "
+                        "allocated it." if finding.difference.aspect == LEAK else ""))
+    return "\n\n".join(part for part in parts if part)
+
+
+def _what(finding: Finding) -> str:
+    """What went wrong, expected beside actual, as text."""
+    difference = finding.difference
+    if difference.aspect == CRASH:
+        return f"it did not return normally: {difference.got}."
+    if difference.location == "return value":
+        return f"it returned {difference.got}, expected {difference.expected}."
+    return f"right after it, {difference}."
+
+
+def written(call: Call, kind: str) -> str:
+    """A call as the student writes it: C (`create_sequence(engine, 3, 17)`) or Python (None for NULL)."""
+    text = str(call)
+    if kind == "python":
+        text = text.replace("(NULL", "(None")
+    if call.api == "llm_init":
+        text = f"engine = {text}"
+    return text + (";" if kind == "c" else "")
+
+
+def listing(calls: list[Call], failed_at: int, kind: str) -> str:
+    """The calls, numbered from 1, each with what it must return; the failing one marked."""
+    numbered = list(enumerate(calls, 1))
+    if len(numbered) > CALLS_SHOWN:
+        keep = CALLS_SHOWN // 2
+        numbered = numbered[:keep] + [(0, None)] + numbered[-keep:]
+    width = max((len(written(call, kind)) for _, call in numbered if call is not None), default=0)
+    lines = []
+    for number, call in numbered:
+        if call is None:
+            skipped = f"... {len(calls) - 2 * (CALLS_SHOWN // 2)} more calls ..."
+            lines.append(f"/* {skipped} */" if kind == "c" else f"# {skipped}")
+            continue
+        said = f"must return {_returned(call, kind)}" if call.judged else f"returned {_returned(call, kind)} (not judged)"
+        said += "  <-- went wrong here" if number == failed_at else ""
+        text = written(call, kind)
+        lines.append(f"/* {number:>3} */ {text:<{width}}  /* {said} */" if kind == "c"
+                     else f"{number:>3}: {text:<{width}}  # {said}")
+    return "\n".join(lines)
+
+
+def _returned(call: Call, kind: str) -> str:
+    if call.api in POINTER_CALLS:
+        return POINTER_CALLS[call.api] if call.expected else ("None" if kind == "python" else "NULL")
+    return f"{call.expected} (a failure)" if fails(call.api, call.expected) else str(call.expected)
+
+
+def _fenced(text: str, language: str) -> str:
+    fence = "~~~~" if "```" in text else "```"
+    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
