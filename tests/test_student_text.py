@@ -156,11 +156,11 @@ def _two_items(first: Callable[..., Any], second: Callable[..., Any]) -> list[It
 
 
 def test_an_item_stopped_by_another_items_bug_says_so_once_naming_that_part() -> None:
-    from oracle.grading.grader import Excuse, NotRun, Outcome
+    from oracle.grading.grader import Excuse, NotRun, Outcome, Seen
 
     def stopped(context: Any, options: Any) -> Outcome:
         raise NotRun("could not check its rule past program_x step 3 ...: boom (that is item alpha's to judge)",
-                     Excuse(frozenset({"alpha"}), Outcome(False, "program_x: step 3 ...: boom")))
+                     Excuse(frozenset({"alpha"}), Seen("program_x: step 3 ...: boom")))
 
     alpha, beta = _two_items(lambda context, options: Outcome(False, "alpha's own bug"), stopped)
     assert beta.status == "not_run" and "item alpha" in beta.message  # the staff's words keep the detail
@@ -169,11 +169,11 @@ def test_an_item_stopped_by_another_items_bug_says_so_once_naming_that_part() ->
 
 
 def test_a_bug_charged_to_the_item_that_missed_it_says_whose_tests_found_it() -> None:
-    from oracle.grading.grader import Excuse, Outcome
+    from oracle.grading.grader import Excuse, Outcome, Seen
 
     def read_past(context: Any, options: Any) -> Outcome:
         return Outcome(True, "not checked past ... (that is item alpha's to judge)",
-                       excuse=Excuse(frozenset({"alpha"}), Outcome(False, "seen", student="**Call 3** went wrong.")))
+                       excuse=Excuse(frozenset({"alpha"}), Seen("seen", student="**Call 3** went wrong.")))
 
     alpha, beta = _two_items(lambda context, options: Outcome(True), read_past)
     assert (alpha.status, beta.status) == ("failed", "passed") and "found by item beta's programs" in alpha.message
