@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import oracle.sandbox as sandbox
+from oracle import landlock
 from oracle.sandbox import Limits, Sandbox, SandboxUnavailable
 from tests.test_grade_batch import _running as _pids_running
 
@@ -117,13 +118,70 @@ def test_without_bwrap_it_falls_back_and_says_so(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(SandboxUnavailable, match="--require-sandbox: bwrap is not installed"):
         Sandbox(require_full=True)
     with Sandbox() as box:
-        assert box.isolation == ("uid" if os.geteuid() == 0 else "none")
-        assert "bwrap is not installed" in box.description and "not hidden" in box.description
-        if os.geteuid() == 0:  # under "uid", close() ends every process of each run's uid, setsid or not
+        expected = "landlock" if landlock.abi_version() else "uid" if os.geteuid() == 0 else "none"
+        assert box.isolation == expected
+        assert "bwrap is not installed" in box.description and box.description.startswith(expected)
+        if os.geteuid() == 0:  # a uid of its own: what the run started dies with its command, setsid or not
             assert int(box.run(["/usr/bin/id", "-u"], timeout=10).output) != 0
             box.popen(["/bin/sh", "-c", "(setsid sleep 316 &)"]).wait()
-            assert _pids_running("sleep 316")
-    assert _gone("sleep 316")
+            assert _gone("sleep 316")
+            box.popen(["/bin/sh", "-c", "(setsid sleep 317 &); sleep 318"])  # still running: close() ends it
+            assert _pids_running("sleep 317")
+    assert _gone("sleep 317") and _gone("sleep 318")
+
+
+needs_landlock = pytest.mark.skipif(not landlock.abi_version(), reason="this kernel has no Landlock")
+
+
+@pytest.fixture
+def fallback(monkeypatch: pytest.MonkeyPatch) -> Sandbox:
+    """A sandbox where bwrap fails, as in a container that cannot create namespaces."""
+    monkeypatch.setattr(sandbox, "BWRAP", "bwrap-that-is-not-installed")
+    monkeypatch.setattr(sandbox, "_probed", {})
+    with Sandbox() as box:
+        yield box
+
+
+@needs_landlock
+def test_the_fallback_reaches_only_usr_and_its_own_paths(fallback: Sandbox) -> None:
+    """Every file read here is world-readable by its mode (/etc/passwd, areas of mode 0755): the allow-list
+    alone keeps them out of reach."""
+    secret = fallback.area("rubric") / "secret.txt"
+    secret.write_text("s3cr3t")
+    secret.chmod(0o644)
+    reference = Path(sandbox.__file__).resolve().parents[1] / "engine" / "c" / "llm_memory.c"
+    other = fallback.area("other")
+    (other / "theirs.c").write_text("int theirs;")
+    mine = fallback.area("mine")
+    script = f"cat {secret} {reference} {other}/theirs.c /etc/passwd; ls /tmp /dev/shm; touch /dev/shm/x; cat {mine}/a; echo end"
+    (mine / "a").write_text("mine")
+    done = fallback.run(["/bin/sh", "-c", script], readable=[mine], timeout=10)
+    assert "s3cr3t" not in done.output and "int theirs" not in done.output and "root:" not in done.output
+    assert "llm_init" not in done.output and done.output.count("Permission denied") == 7, done.output
+    assert "mine" in done.output and not Path("/dev/shm/x").exists()
+
+
+@needs_landlock
+def test_the_fallback_writes_only_its_writable_paths_and_a_private_tmp(fallback: Sandbox) -> None:
+    writable, readable = fallback.area("out"), fallback.area("in")
+    script = f"touch {writable}/yes $TMPDIR/scratch; touch {readable}/no; echo $TMPDIR"
+    done = fallback.run(["/bin/sh", "-c", script], readable=[readable], writable=[writable], timeout=10)
+    private = Path(done.output.splitlines()[-1])
+    assert (writable / "yes").exists() and not (readable / "no").exists(), done.output
+    assert private.is_relative_to(fallback.root) and not private.exists()  # removed when the run ended
+
+
+@needs_landlock
+def test_the_fallback_has_no_tcp_and_cannot_signal_the_grader(fallback: Sandbox) -> None:
+    import socket
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    script = (f"import socket, os, signal\ntry:\n socket.create_connection(('127.0.0.1', {port}), 2); print('connected')\n"
+              f"except OSError as e: print('refused', e.errno)\ntry:\n os.kill({os.getpid()}, 0); print('signalled')\n"
+              f"except OSError as e: print('no signal', e.errno)\n")
+    done = fallback.run(["/usr/bin/python3", "-c", script], timeout=20)
+    server.close()
+    assert "refused" in done.output and "no signal" in done.output, done.output
 
 
 @needs_bwrap
