@@ -6,7 +6,8 @@
 Isolation, strongest first (`Sandbox.isolation`, and one line for reports in `description`):
 
 - "bubblewrap": Debian's bwrap. New mount, pid, network, IPC and UTS namespaces; only /usr (read-only), a
-  minimal /dev, /proc, a small private /tmp and the paths a run names are visible, each at its own path.
+  minimal /dev, /proc, a small private /tmp and /dev/shm (sized tmpfs) and the paths a run names are visible,
+  each at its own path; the in-memory root and /dev are read-only.
   When the grader is root, each run also gets an unprivileged uid of its own, used by nothing else.
 - "landlock": no working bwrap (a container that cannot create namespaces), Linux Landlock available
   (oracle/landlock.py): each run may read only /usr (less our own packages), the paths it names, /proc and a
@@ -82,7 +83,7 @@ class Limits:
     file_bytes: int = 16 << 20  # RLIMIT_FSIZE: the largest file it may write, its captured output included
     processes: int = 32  # RLIMIT_NPROC, counted for the run's own uid
     open_files: int = 1024  # valgrind keeps the top few for itself: descriptors we pass must lie below
-    tmp_bytes: int = 16 << 20  # the private /tmp and /dev/shm, each (bubblewrap only)
+    tmp_bytes: int = 16 << 20  # the private /tmp and /dev/shm, each (bubblewrap; in memory, sized)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +134,14 @@ def _bwrap_prefix(tmp_bytes: int) -> list[str]:
         "--ro-bind", "/usr", "/usr", *hidden, "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
         "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
         "--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
+        "--size", str(tmp_bytes), "--tmpfs", "/dev/shm",
     ]
+
+
+# bwrap's root and /dev are in-memory file systems of no size limit: read-only once every mount point is made
+# (device nodes stay writable on a read-only mount), so a run writes only its sized /tmp and /dev/shm and its
+# `writable` paths
+_BWRAP_SEAL = ["--remount-ro", "/dev", "--remount-ro", "/"]
 
 
 # Every run's command is started by this shell, which ends the run when the grader dies, however it dies: it
@@ -268,7 +276,7 @@ class Sandbox:
             cmd += ["--bind", str(path), str(path)]
         if cwd is not None:
             cmd += ["--chdir", str(cwd)]
-        return [*cmd, "--", *supervised]
+        return [*cmd, *_BWRAP_SEAL, "--", *supervised]
 
     def popen(self, argv: Sequence[str | Path], *, readable: Sequence[Path] = (), writable: Sequence[Path] = (),
               cwd: Path | None = None, limits: Limits = Limits(), pass_fds: Sequence[int] = (),
