@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable, Sequence, TextIO
 
 from oracle.grading.report import EXIT_FAILED, EXIT_GRADER, EXIT_OK
+from oracle.printable import printable
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class Row:
     seconds: float = 0.0
     folder: str = ""  # its folder under OUT; "" when it was skipped
     skipped: bool = False  # an entry that is not a folder inside DIR: never graded
+    isolation: str = ""  # the sandbox its grade ran in (oracle/sandbox.py ISOLATIONS); "" without a report
 
     @property
     def status(self) -> str:
@@ -98,8 +100,10 @@ def grade_all(
     def report(row: Row) -> None:
         if progress:
             score = f"{row.score:g}/{row.max_score:g}" if not row.error else row.error.splitlines()[0]
-            progress.write(f"grade-all: [{len(rows)}/{total}] {row.name}: {row.status}, {score} "
-                           f"({row.seconds:.1f} s; {time.monotonic() - start:.0f} s in all)\n")
+            where = f", in {row.isolation}" if row.isolation else ""
+            line = (f"grade-all: [{len(rows)}/{total}] {row.name}: {row.status}, {score} "
+                    f"({row.seconds:.1f} s{where}; {time.monotonic() - start:.0f} s in all)")
+            progress.write(printable(line, lines=False) + "\n")
             progress.flush()
 
     for row in skipped:
@@ -121,6 +125,8 @@ def _grade_one(
 ) -> Row:
     out = out / folder
     out.mkdir(parents=True, exist_ok=True)
+    for earlier in ("report.json", "results.json"):  # a rerun whose grade writes none must show no old score
+        (out / earlier).unlink(missing_ok=True)
     start = time.monotonic()
     with open(out / "grader.log", "wb") as log:
         proc = subprocess.Popen(command(submission, out), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
@@ -144,16 +150,23 @@ def _grade_one(
         return Row(submission.name, EXIT_GRADER, 0, 0, {}, f"no report (exit {status}): {tail[0]}", seconds, folder)
     items = {item["id"]: item["points"] for item in report["items"]}
     return Row(submission.name, report["exit_status"], report["score"], report["max_score"], items,
-               report.get("grader_error") or "", seconds, folder)
+               report.get("grader_error") or "", seconds, folder, isolation=isolation_name(report.get("isolation", "")))
+
+
+def isolation_name(description: str) -> str:
+    """The isolation level a report's one-line isolation names (its first word: oracle/sandbox.py)."""
+    word = description.split(" ", 1)[0].rstrip(":")
+    return word if word.isalpha() else ""
 
 
 def write_csv(path: Path, rows: Sequence[Row], item_ids: Sequence[str]) -> None:
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["submission", "score", "max_score", "status", *item_ids, "error", "folder"])
-        for row in rows:
-            writer.writerow([row.name, f"{row.score:g}", f"{row.max_score:g}", row.status,
-                             *(f"{row.items[i]:g}" if i in row.items else "" for i in item_ids), row.error, row.folder])
+        writer.writerow(["submission", "score", "max_score", "status", *item_ids, "error", "folder", "isolation"])
+        for row in rows:  # names and errors carry submission text: no control character reaches a TA's viewer
+            writer.writerow([printable(row.name, lines=False), f"{row.score:g}", f"{row.max_score:g}", row.status,
+                             *(f"{row.items[i]:g}" if i in row.items else "" for i in item_ids),
+                             printable(row.error, lines=False), printable(row.folder, lines=False), row.isolation])
 
 
 def exit_status(rows: Sequence[Row]) -> int:
