@@ -129,8 +129,10 @@ def _system_paths() -> list[Path]:
 
 def _bwrap_prefix(tmp_bytes: int) -> list[str]:
     hidden = [arg for path in _OURS if path.is_relative_to("/usr") for arg in ("--tmpfs", str(path))]
+    # the bwrap the grader's PATH names, by its full path: the probe and every run use that very program (a
+    # run's uid resolving PATH itself would skip one in a folder it cannot enter and find another)
     return [
-        BWRAP, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        shutil.which(BWRAP) or BWRAP, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
         "--ro-bind", "/usr", "/usr", *hidden, "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
         "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
         "--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
