@@ -51,6 +51,20 @@ def test_a_run_writes_only_where_it_may(tmp_path: Path) -> None:
 
 
 @needs_bwrap
+def test_a_run_cannot_grow_memory_through_its_file_systems() -> None:
+    """/tmp and /dev/shm are tmpfs of tmp_bytes each; the in-memory root and /dev are read-only."""
+    limits = Limits(tmp_bytes=4 << 20, file_bytes=3 << 20)
+    script = ("for place in /tmp /dev/shm; do for n in 1 2 3; do head -c 3000000 /dev/zero > $place/f$n; done; done; "
+              "echo x > /filled; echo x > /dev/filled; du -sk /tmp /dev/shm")
+    with Sandbox() as box:
+        done = box.run(["/bin/sh", "-c", script], timeout=20, limits=limits)
+    sizes = [int(line.split()[0]) for line in done.output.splitlines() if line.endswith(("/tmp", "/dev/shm"))]
+    assert len(sizes) == 2 and all(size <= 4 << 10 for size in sizes), done.output
+    assert done.output.count("No space left on device") >= 2, done.output
+    assert done.output.count("Read-only file system") == 2, done.output
+
+
+@needs_bwrap
 def test_a_run_has_no_network() -> None:
     with Sandbox() as box:
         done = box.run(["/bin/cat", "/proc/net/dev"], timeout=10)
