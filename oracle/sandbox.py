@@ -220,6 +220,7 @@ class Sandbox:
         self._exposed: dict[tuple[str, int, int], Path] = {}
         self._procs: set[subprocess.Popen] = set()
         self._private_tmp: dict[subprocess.Popen, Path] = {}  # each run's $TMPDIR under Landlock
+        self._run_uid: dict[subprocess.Popen, int] = {}  # each run's own uid, outside bubblewrap
         self._lock = threading.Lock()
 
     @property
@@ -299,6 +300,7 @@ class Sandbox:
             if not bubblewrap:  # bwrap's --die-with-parent does it for the whole sandbox
                 _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             _limit(resource.RLIMIT_CORE, 0)
+            _limit(resource.RLIMIT_MSGQUEUE, 0)  # POSIX message queues outlive their process: none at all
             _limit(resource.RLIMIT_CPU, limits.cpu_seconds)
             _limit(resource.RLIMIT_FSIZE, limits.file_bytes)
             # every descriptor handed over stays usable under valgrind, which takes the top 10 below the limit
@@ -331,6 +333,8 @@ class Sandbox:
             self._procs.add(proc)
             if private_tmp is not None:
                 self._private_tmp[proc] = private_tmp
+            if uid is not None and not bubblewrap:
+                self._run_uid[proc] = uid
         return proc
 
     def run(self, argv: Sequence[str | Path], *, timeout: float, output_limit: int = 1 << 20,
@@ -377,6 +381,10 @@ class Sandbox:
         with self._lock:
             self._procs.discard(proc)
             private_tmp = self._private_tmp.pop(proc, None)
+            uid = self._run_uid.pop(proc, None)
+        if uid is not None:  # what a run of its own uid left: processes that left its group, System V IPC
+            _kill_uid(uid)  # objects (bwrap's IPC namespace takes those along; here they would outlive it)
+            _remove_ipc(uid)
         if private_tmp is not None:  # what the run left there (its processes are gone: the group, or its uid)
             shutil.rmtree(private_tmp, ignore_errors=True)
         return status
@@ -423,6 +431,27 @@ def _kill_uid(uid: int) -> None:
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
+
+
+_IPC_RMID = 0
+
+
+def _remove_ipc(uid: int) -> None:
+    """Removes every System V shared memory segment, message queue and semaphore set `uid` owns: memory a
+    run could otherwise leave on the host after it ended."""
+    removers = {"shm": lambda ident: _LIBC.shmctl(ident, _IPC_RMID, None),
+                "msg": lambda ident: _LIBC.msgctl(ident, _IPC_RMID, None),
+                "sem": lambda ident: _LIBC.semctl(ident, 0, _IPC_RMID)}
+    for kind, remove in removers.items():
+        try:
+            header, *rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        except OSError:
+            continue
+        names = header.split()
+        for row in rows:
+            fields = dict(zip(names, row.split()))
+            if fields.get("uid") == str(uid) or fields.get("cuid") == str(uid):
+                remove(int(fields[names[1]]))  # shmid, msqid or semid
 
 
 _shared: Sandbox | None = None

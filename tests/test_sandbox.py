@@ -185,6 +185,19 @@ def test_the_fallback_writes_only_its_writable_paths_and_a_private_tmp(fallback:
     assert private.is_relative_to(fallback.root) and not private.exists()  # removed when the run ended
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root grader gives each run a uid of its own")
+def test_the_fallback_leaves_no_system_v_memory_behind(fallback: Sandbox) -> None:
+    """Without bwrap's IPC namespace a shared memory segment would outlive its run: the run's uid owns it,
+    and it is removed when the run ends."""
+    script = ("import ctypes\nlibc = ctypes.CDLL(None)\n"
+              "print(libc.shmget(0, 1 << 20, 0o1000 | 0o600), libc.msgget(0, 0o1000 | 0o600), flush=True)\n")
+    done = fallback.run(["/usr/bin/python3", "-c", script], timeout=20)
+    shm, msg = (int(ident) for ident in done.output.split())
+    assert shm >= 0 and msg >= 0, done.output
+    assert str(shm) not in [row.split()[1] for row in Path("/proc/sysvipc/shm").read_text().splitlines()[1:]]
+    assert str(msg) not in [row.split()[1] for row in Path("/proc/sysvipc/msg").read_text().splitlines()[1:]]
+
+
 @needs_landlock
 def test_the_fallback_has_no_tcp_and_cannot_signal_the_grader(fallback: Sandbox) -> None:
     import socket
