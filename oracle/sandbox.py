@@ -29,9 +29,7 @@ command ends (as bwrap's pid namespace ends with its first process) and again wh
 
 import ctypes
 import os
-import pwd
 import resource
-import secrets
 import shutil
 import signal
 import subprocess
@@ -43,6 +41,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from oracle import landlock
+from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
 
 BWRAP = "bwrap"
 ISOLATIONS = ("bubblewrap", "landlock", "uid", "none")
@@ -95,16 +94,6 @@ class Finished:
     def signal_name(self) -> str | None:
         """SIGSEGV, SIGABRT, ... when the program died of a signal."""
         return signal.Signals(-self.status).name if self.status is not None and self.status < 0 else None
-
-
-def _fresh_uid() -> int:
-    """A uid no account has, so that nothing else runs as it and it owns nothing outside this sandbox."""
-    while True:
-        uid = 1_000_000 + secrets.randbelow(1_000_000_000)
-        try:
-            pwd.getpwuid(uid)
-        except KeyError:
-            return uid
 
 
 # pagedcheck's own packages (the reference solutions among them): hidden even where they lie under /usr
@@ -170,7 +159,7 @@ _probed: dict[bool, str] = {}
 
 def bwrap_problem(as_other_uid: bool) -> str | None:
     """Why bubblewrap cannot run a program here (as a fresh uid, or as ourselves); None when it can."""
-    uid = _fresh_uid() if as_other_uid else None
+    uid = fresh_uid() if as_other_uid else None
     if as_other_uid not in _probed:
         if shutil.which(BWRAP) is None:
             _probed[as_other_uid] = "bwrap is not installed (Debian: apt-get install bubblewrap)"
@@ -288,7 +277,7 @@ class Sandbox:
         """Starts argv in the sandbox, in a session of its own, with `limits` in force from its first
         instruction. Paths in `readable` / `writable` are visible (read-only / read-write) at their own path."""
         bubblewrap = self.isolation == "bubblewrap"
-        uid = _fresh_uid() if self.as_root else None
+        uid = fresh_uid() if self.as_root else None
         env = dict(_ENV if env is None else env)
         ruleset, private_tmp = None, None
         if self.isolation == "landlock":  # a private $TMPDIR (gcc and valgrind need one), then the allow-list
@@ -383,8 +372,8 @@ class Sandbox:
             private_tmp = self._private_tmp.pop(proc, None)
             uid = self._run_uid.pop(proc, None)
         if uid is not None:  # what a run of its own uid left: processes that left its group, System V IPC
-            _kill_uid(uid)  # objects (bwrap's IPC namespace takes those along; here they would outlive it)
-            _remove_ipc(uid)
+            kill_uid(uid)  # objects (bwrap's IPC namespace takes those along; here they would outlive it)
+            remove_ipc(uid)
         if private_tmp is not None:  # what the run left there (its processes are gone: the group, or its uid)
             shutil.rmtree(private_tmp, ignore_errors=True)
         return status
@@ -404,7 +393,7 @@ class Sandbox:
             self.stop(proc)
         if self.as_root and self.isolation != "bubblewrap":
             for uid in self._uids:
-                _kill_uid(uid)
+                kill_uid(uid)
         for fd in self._lifeline:
             try:
                 os.close(fd)
@@ -417,41 +406,6 @@ class Sandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _kill_uid(uid: int) -> None:
-    """Kills every process running as uid: a child that becomes uid sends SIGKILL to all it may signal."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover  (the child ends in _exit; coverage cannot follow a setuid child)
-        try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            os.kill(-1, signal.SIGKILL)
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
-
-
-_IPC_RMID = 0
-
-
-def _remove_ipc(uid: int) -> None:
-    """Removes every System V shared memory segment, message queue and semaphore set `uid` owns: memory a
-    run could otherwise leave on the host after it ended."""
-    removers = {"shm": lambda ident: _LIBC.shmctl(ident, _IPC_RMID, None),
-                "msg": lambda ident: _LIBC.msgctl(ident, _IPC_RMID, None),
-                "sem": lambda ident: _LIBC.semctl(ident, 0, _IPC_RMID)}
-    for kind, remove in removers.items():
-        try:
-            header, *rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
-        except OSError:
-            continue
-        names = header.split()
-        for row in rows:
-            fields = dict(zip(names, row.split()))
-            if fields.get("uid") == str(uid) or fields.get("cuid") == str(uid):
-                remove(int(fields[names[1]]))  # shmid, msqid or semid
 
 
 _shared: Sandbox | None = None
