@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from oracle import landlock
+from oracle import landlock, seccomp
 from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
 
 BWRAP = "bwrap"
@@ -300,6 +300,7 @@ class Sandbox:
             if uid is not None:  # for the grader's own uid the count would include the grader's processes
                 _limit(resource.RLIMIT_NPROC, limits.processes)
             signal.pthread_sigmask(signal.SIG_SETMASK, [])  # a runner that blocks signals must not pass that on
+            seccomp.install()  # no System V IPC: memory no rlimit counts, which would outlive the run
             if ruleset is not None:  # last: from here on only the allow-list is reachable
                 ruleset.enforce()
 

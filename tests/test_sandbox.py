@@ -64,6 +64,31 @@ def test_a_run_cannot_grow_memory_through_its_file_systems() -> None:
     assert done.output.count("Read-only file system") == 2, done.output
 
 
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
+def test_a_run_gets_no_system_v_ipc_by_any_abi(without_bwrap: bool, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """shmget, msgget and semget fail with EPERM, and so does a system call through i386's int 0x80 (whose
+    ipc() multiplexes them): memory no rlimit counts is out of reach."""
+    if without_bwrap:
+        monkeypatch.setattr(sandbox, "BWRAP", "bwrap-that-is-not-installed")
+        monkeypatch.setattr(sandbox, "_probed", {})
+    script = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+              "print(libc.shmget(0, 1 << 20, 0o1600), libc.msgget(0, 0o1600), libc.semget(0, 1, 0o1600), "
+              "ctypes.get_errno())\n")
+    program = tmp_path / "int80"
+    int80 = "#include <stdio.h>\nint main(void) { long r; __asm__ volatile(\"int $0x80\" : \"=a\"(r) : \"a\"(20L)); " \
+            "printf(\"%ld\\n\", r); return 0; }\n"
+    if os.uname().machine == "x86_64":
+        (tmp_path / "int80.c").write_text(int80)
+        subprocess.run(["gcc", "-O0", "-o", str(program), str(tmp_path / "int80.c")], check=True)
+    with Sandbox() as box:
+        done = box.run(["/usr/bin/python3", "-c", script], timeout=20)
+        assert done.output.split() == ["-1", "-1", "-1", "1"], done.output  # 1: EPERM
+        if program.exists():
+            ran = box.run([box.expose(program)], readable=[box.expose(program).parent], timeout=10)
+            assert ran.status != 0 or int(ran.output) < 0, ran.output  # getpid() through int 0x80 is refused
+
+
 @needs_bwrap
 def test_a_run_has_no_network() -> None:
     with Sandbox() as box:
