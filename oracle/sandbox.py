@@ -258,9 +258,13 @@ class Sandbox:
         kill = "kill -KILL -1" if alone else "kill -KILL 0"  # -1: its pid namespace, or its uid
         end = "kill -KILL -1" if alone else "kill -KILL $watcher"  # otherwise the group is stop()'s
         script = _SUPERVISOR.format(lifeline=self._lifeline[0], kill=kill, end=end)
-        supervised = ["/bin/sh", "-c", script, "supervisor", *argv]
         if self.isolation != "bubblewrap":
-            return supervised
+            # the command dies with its supervisor, as under bwrap (whose pid namespace ends with it): a run that
+            # kills its parent ends itself, and a chain of death signals reaches it from the grader
+            setpriv = shutil.which("setpriv", path=_ENV["PATH"])
+            argv = [setpriv, "--pdeathsig", "KILL", "--", *argv] if setpriv else argv
+            return ["/bin/sh", "-c", script, "supervisor", *argv]
+        supervised = ["/bin/sh", "-c", script, "supervisor", *argv]
         cmd = _bwrap_prefix(limits.tmp_bytes)
         for path in readable:
             cmd += ["--ro-bind", str(path), str(path)]

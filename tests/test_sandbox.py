@@ -239,6 +239,24 @@ def test_what_a_runs_uid_made_of_system_v_ipc_is_removed() -> None:
     assert shm not in ids("shm") and msg not in ids("msg")
 
 
+def test_in_the_fallback_a_run_that_kills_its_parent_ends_itself(fallback: Sandbox) -> None:
+    """As under bwrap, whose pid namespace ends with the run's first process: the command dies with its
+    supervisor, so the chain that ends the run when the grader dies cannot be cut from inside."""
+    import select
+
+    script = "echo started; kill -KILL $PPID; sleep 1; echo survived"
+    proc = fallback.popen(["/bin/sh", "-c", script], stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    output, deadline = b"", time.monotonic() + 6
+    try:  # what it prints within a few seconds (its supervisor's watcher keeps the pipe open: no end of file)
+        while b"survived" not in output and (left := deadline - time.monotonic()) > 0:
+            if select.select([proc.stdout], [], [], left)[0]:
+                output += os.read(proc.stdout.fileno(), 100)
+    finally:
+        fallback.stop(proc)
+    assert output == b"started\n"
+
+
 @needs_landlock
 def test_the_fallback_has_no_tcp_and_cannot_signal_the_grader(fallback: Sandbox) -> None:
     import socket
