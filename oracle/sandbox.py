@@ -30,6 +30,7 @@ command ends (as bwrap's pid namespace ends with its first process) and again wh
 import ctypes
 import os
 import resource
+import shlex
 import shutil
 import signal
 import subprocess
@@ -147,12 +148,15 @@ _BWRAP_SEAL = ["--remount-ro", "/dev", "--remount-ro", "/"]
 # status is the command's (128 + N for a signal N, as bwrap reports it too).
 _SUPERVISOR = """"$@" &
 command=$!
-(read _ </proc/self/fd/{lifeline}; {kill}) &
+({watch}) &
 watcher=$!
 wait $command 2>/dev/null
 status=$?
 {end} 2>/dev/null
 exit $status"""
+
+_BASH_WATCHER = ("for fd in /proc/$$/fd/*; do fd=${{fd##*/}}; [ \"$fd\" = {lifeline} ] || eval \"exec $fd>&-\"; done "
+                 "2>/dev/null; read -r _ <&{lifeline}; {kill}")
 
 _probed: dict[bool, str] = {}
 
@@ -257,12 +261,20 @@ class Sandbox:
         alone = self.isolation == "bubblewrap" or self.as_root  # a pid namespace or a uid of the run's own
         kill = "kill -KILL -1" if alone else "kill -KILL 0"  # -1: its pid namespace, or its uid
         end = "kill -KILL -1" if alone else "kill -KILL $watcher"  # otherwise the group is stop()'s
-        script = _SUPERVISOR.format(lifeline=self._lifeline[0], kill=kill, end=end)
+        lifeline = self._lifeline[0]
+        watch = f"read _ </proc/self/fd/{lifeline}; {kill}"
         if self.isolation != "bubblewrap":
             # the command dies with its supervisor, as under bwrap (whose pid namespace ends with it): a run that
-            # kills its parent ends itself, and a chain of death signals reaches it from the grader
+            # kills its parent ends itself, and a chain of death signals reaches it from the grader. The watcher
+            # then outlives the supervisor: it closes every descriptor but the lifeline first (bash can, sh not
+            # above 9), so that it holds none of the run's pipes, whose end of file the grader waits for.
             setpriv = shutil.which("setpriv", path=_ENV["PATH"])
-            argv = [setpriv, "--pdeathsig", "KILL", "--", *argv] if setpriv else argv
+            bash = shutil.which("bash", path=_ENV["PATH"])
+            if setpriv and bash:
+                argv = [setpriv, "--pdeathsig", "KILL", "--", *argv]
+                watch = f"exec {bash} -c {shlex.quote(_BASH_WATCHER.format(lifeline=lifeline, kill=kill))}"
+        script = _SUPERVISOR.format(watch=watch, end=end)
+        if self.isolation != "bubblewrap":
             return ["/bin/sh", "-c", script, "supervisor", *argv]
         supervised = ["/bin/sh", "-c", script, "supervisor", *argv]
         cmd = _bwrap_prefix(limits.tmp_bytes)

@@ -247,14 +247,15 @@ def test_in_the_fallback_a_run_that_kills_its_parent_ends_itself(fallback: Sandb
     script = "echo started; kill -KILL $PPID; sleep 1; echo survived"
     proc = fallback.popen(["/bin/sh", "-c", script], stdout=subprocess.PIPE)
     assert proc.stdout is not None
-    output, deadline = b"", time.monotonic() + 6
-    try:  # what it prints within a few seconds (its supervisor's watcher keeps the pipe open: no end of file)
-        while b"survived" not in output and (left := deadline - time.monotonic()) > 0:
+    output, ended, deadline = b"", False, time.monotonic() + 10
+    try:  # to its end of file: nothing of the run (its supervisor's watcher included) holds its pipes then
+        while not ended and (left := deadline - time.monotonic()) > 0:
             if select.select([proc.stdout], [], [], left)[0]:
-                output += os.read(proc.stdout.fileno(), 100)
+                chunk = os.read(proc.stdout.fileno(), 100)
+                output, ended = output + chunk, chunk == b""
     finally:
         fallback.stop(proc)
-    assert output == b"started\n"
+    assert output == b"started\n" and ended
 
 
 @needs_landlock
