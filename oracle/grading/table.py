@@ -4,6 +4,7 @@ cut), then what went wrong, item by item, in the words a student reads (ItemResu
 import textwrap
 
 from oracle.grading.report import GradeReport, ItemResult, as_text
+from oracle.printable import printable
 
 _MARK = {"passed": "ok", "failed": "FAIL", "not_run": "not run", "not_applicable": "n/a", "incomplete": "stopped",
          "error": "ERROR"}
@@ -34,7 +35,7 @@ def render(report: GradeReport, width: int = 100) -> str:
     failed = [item for item in report.items if item.status in ("failed", "not_run", "incomplete", "error")]
     for item in failed:
         lines += ["", *_feedback(item)]
-    return "\n".join(lines)
+    return printable("\n".join(lines))  # submission text in messages must not drive the reader's terminal
 
 
 def _headline(item: ItemResult) -> str:
