@@ -43,6 +43,8 @@ class Family:
     default_rubric: Path | None = None  # the shipped rubric, named in a report when grading cannot start
     mutation: MutationTarget | None = None  # its engine's mutation campaign
     describe_run: Callable[[RunStats], str] | None = None  # a line `fuzz` prints about a run's figures ("" for none)
+    # the lines `fuzz` prints about a failure before the program for pagedcheck: its calls in the user's terms
+    describe_failure: Callable[[BaseException | None, str], list[str]] | None = None
     languages: tuple[str, ...] = ()  # what `grade --lang` may name, when a folder's upload may be in several
 
 

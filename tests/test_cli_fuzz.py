@@ -115,3 +115,26 @@ def test_a_failing_run_counts_programs_and_shrink_replays_apart(tmp_path):
     assert 1 <= report["examples"] <= 30 and report["shrink_replays"] > 0
     assert report["rules"]["init"] == report["examples"]  # the generated programs' steps alone
     assert f"; shrinking: {report['shrink_replays']} replays" in out and "may not be minimal" not in out
+
+
+def test_a_c_file_fails_with_its_minimal_program_as_numbered_c_calls(submission):
+    """A C student reads the minimal program as C calls, numbered, each with what it must return, the failing
+    one marked, and what went wrong there, expected beside actual, naming the rule."""
+    folder = submission("broken", "append_cow")
+    code, out, _ = run(["fuzz", "--impl", str(folder / "llm_memory.c"), "--seed", "1", *FAST])
+    assert code == 1, out
+    listed = out.split("Minimal failing program, as C calls", 1)[1].split("The same program for pagedcheck", 1)[0]
+    calls = re.findall(r"^/\*\s+(\d+) \*/ (?:engine = )?(\w+)\(", listed, re.M)
+    assert calls[0] == ("1", "llm_init") and [int(n) for n, _ in calls] == list(range(1, len(calls) + 1)), listed
+    assert "fork_sequence(engine" in listed and "state." not in listed  # C calls, no machine steps
+    marked = re.search(r"^/\*\s+(\d+) \*/ (append_kv\(engine, \d+, -?\d+\));\s+/\* must return 0  <-- went wrong here \*/$",
+                       listed, re.M)
+    assert marked, listed
+    assert re.search(rf"^Call {marked.group(1)} `{re.escape(marked.group(2))}`: .*expected -?\d+, got -?\d+ "
+                     r"\(rule: Task 4: .*\)$", listed, re.M), listed
+
+
+def test_a_python_module_fails_with_its_minimal_program_as_python_calls(broken_run):
+    code, out, _ = broken_run
+    listed = out.split("Minimal failing program, as Python calls", 1)[1].split("The same program for pagedcheck", 1)[0]
+    assert re.search(r"^\s+1: engine = llm_init\(pool, \d+\)", listed, re.M) and "<-- went wrong here" in listed, listed

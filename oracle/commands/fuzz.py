@@ -70,7 +70,10 @@ def run(args: argparse.Namespace) -> int:
         print("OK: the implementation agreed with the model after every step"
               + (", but it does not build under the spec's flags (see above)" if faults else ""))
     else:
-        print("\nMinimal failing program (run it with python):\n")
+        told = family.describe_failure(report.failure, impl) if family.describe_failure else []
+        if told:
+            print("\n" + "\n".join(told))
+        print(f"\n{'The same program for pagedcheck' if told else 'Minimal failing program'} (run it with python):\n")
         print("\n".join(report.program))
         print(f"\nFirst divergence: {report.divergence}")
         if report.cut_short:

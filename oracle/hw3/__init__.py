@@ -59,6 +59,13 @@ def render_html(title: str, items: list) -> str:
     return render(title, items)
 
 
+def failure_in_calls(failure: BaseException | None, impl: str) -> list[str]:
+    """fuzz_text.failure_in_calls, imported on first use (it needs the grading checks, which import FAMILY)."""
+    from oracle.hw3.fuzz_text import failure_in_calls as tell
+
+    return tell(failure, impl)
+
+
 FAMILY = Family(
     name="hw3",
     summary="CS110 HW3 paged KV-cache manager: 64-byte blocks, 16x16 block table, CoW, first fit",
@@ -70,6 +77,7 @@ FAMILY = Family(
     grade=grade_submission,
     default_rubric=Path(__file__).with_name("rubric.toml"),
     languages=("c", "python"),
+    describe_failure=failure_in_calls,
     mutation=MutationTarget("engine/", "mutation/equivalent.toml",
                             c_reference=Path(__file__).resolve().parents[2] / "engine" / "c" / "llm_memory.c"),
 )

@@ -20,7 +20,7 @@ def student_text(finding: Finding, kind: str, repro: tuple[str, str] | None = No
     and run the repro (`repro`: its file name and the command; its source is shown after this text)."""
     call, number = finding.call, finding.step
     assert isinstance(call, Call)
-    parts = [f"**Call {number}** `{written(call, kind).rstrip(';')}`: {_what(finding)}",
+    parts = [f"**Call {number}** `{written(call, kind).rstrip(';')}`: {what_went_wrong(finding)}",
              f"The calls{', numbered as the repro numbers its steps' if repro else ', in order'} (`pool`: a fresh "
              f"buffer of the size given to llm_init):",
              _fenced(listing(finding.calls, number, kind), kind)]
@@ -39,7 +39,7 @@ def student_text(finding: Finding, kind: str, repro: tuple[str, str] | None = No
     return "\n\n".join(part for part in parts if part)
 
 
-def _what(finding: Finding) -> str:
+def what_went_wrong(finding: Finding) -> str:
     """What went wrong, expected beside actual, as text."""
     difference = finding.difference
     if difference.aspect == CRASH:
