@@ -91,3 +91,17 @@ def patched(text: str, patch: Path) -> str:
             if mark in " +":
                 out.append(rest)
     return "".join(out + lines[at:])
+
+
+LONG_PROFILE = os.environ.get("PAGEDCHECK_PROFILE") == "long"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `slow` are the long profile's (README, Development): skipped, with the command that runs
+    them, unless PAGEDCHECK_PROFILE=long."""
+    if LONG_PROFILE:
+        return
+    skip = pytest.mark.skip(reason="a long profile: PAGEDCHECK_PROFILE=long python -m pytest -m slow runs it")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
