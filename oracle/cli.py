@@ -13,6 +13,7 @@ from typing import NoReturn, Sequence
 from oracle.commands import batch, fuzz, grade, gradescope, mutation
 from oracle.commands.status import EXIT_USAGE, UsageError
 from oracle.hypothesis_home import keep_hypothesis_files_in_cache
+from oracle.printable import Printable
 
 COMMANDS = (fuzz, grade, batch, gradescope, mutation)  # each registers its subcommands; --help lists them in this order
 
@@ -41,6 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     keep_hypothesis_files_in_cache()  # no .hypothesis/ in the folder the command runs in
+    streams = sys.stdout, sys.stderr  # what we print carries submission text: its control characters escaped
+    sys.stdout, sys.stderr = Printable(sys.stdout), Printable(sys.stderr)  # type: ignore[assignment]
     try:
         return args.run(args)
     except UsageError as exc:
@@ -49,6 +52,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"pagedcheck {args.command}: interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout, sys.stderr = streams
 
 
 if __name__ == "__main__":

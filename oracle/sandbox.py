@@ -6,23 +6,30 @@
 Isolation, strongest first (`Sandbox.isolation`, and one line for reports in `description`):
 
 - "bubblewrap": Debian's bwrap. New mount, pid, network, IPC and UTS namespaces; only /usr (read-only), a
-  minimal /dev, /proc, a small private /tmp and the paths a run names are visible, each at its own path.
+  minimal /dev, /proc, a small private /tmp and /dev/shm (sized tmpfs) and the paths a run names are visible,
+  each at its own path; the in-memory root and /dev are read-only.
   When the grader is root, each run also gets an unprivileged uid of its own, used by nothing else.
-- "uid": no working bwrap, grader is root: a fresh unprivileged uid per run, rlimits, a session of its own.
-  The file system is visible as that uid sees it.
-- "none": neither: rlimits and a session only.
+- "landlock": no working bwrap (a container that cannot create namespaces), Linux Landlock available
+  (oracle/landlock.py): each run may read only /usr (less our own packages), the paths it names, /proc and a
+  few devices, and write only its `writable` paths and a private temporary folder of its own ($TMPDIR, removed
+  when the run ends); no TCP; signals and abstract unix sockets stay inside the run. Our package, the
+  reference solutions, the rubric, other runs' areas, /etc and the host's /tmp and /dev/shm are unreachable by
+  construction (an allow-list, whatever the files' modes). When the grader is root, each run also gets an
+  unprivileged uid of its own. No pid or network namespace: other processes' command lines show in /proc.
+- "uid": neither bwrap nor Landlock, grader is root: a fresh unprivileged uid per run, rlimits, a session of
+  its own. The file system is visible as that uid sees it.
+- "none": none of these: rlimits and a session only.
 
 Limits (CPU, address space, file size, processes, open files) are set before exec, so they bind the
 submission's first instruction, constructors included. Every process a run starts dies with it: its process
 group is killed when it ends; bwrap's pid namespace and --die-with-parent take everything in it along, also
-when the grader itself is killed; under "uid" every process of the run's uid is killed at the end.
+when the grader itself is killed; with a uid of its own, every process of the run's uid is killed when its
+command ends (as bwrap's pid namespace ends with its first process) and again when the sandbox closes.
 """
 
 import ctypes
 import os
-import pwd
 import resource
-import secrets
 import shutil
 import signal
 import subprocess
@@ -33,8 +40,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from oracle import landlock, seccomp
+from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
+
 BWRAP = "bwrap"
-ISOLATIONS = ("bubblewrap", "uid", "none")
+ISOLATIONS = ("bubblewrap", "landlock", "uid", "none")
 _PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
@@ -72,7 +82,7 @@ class Limits:
     file_bytes: int = 16 << 20  # RLIMIT_FSIZE: the largest file it may write, its captured output included
     processes: int = 32  # RLIMIT_NPROC, counted for the run's own uid
     open_files: int = 1024  # valgrind keeps the top few for itself: descriptors we pass must lie below
-    tmp_bytes: int = 16 << 20  # the private /tmp (bubblewrap only)
+    tmp_bytes: int = 16 << 20  # the private /tmp and /dev/shm, each (bubblewrap; in memory, sized)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,48 +96,70 @@ class Finished:
         return signal.Signals(-self.status).name if self.status is not None and self.status < 0 else None
 
 
-def _fresh_uid() -> int:
-    """A uid no account has, so that nothing else runs as it and it owns nothing outside this sandbox."""
-    while True:
-        uid = 1_000_000 + secrets.randbelow(1_000_000_000)
-        try:
-            pwd.getpwuid(uid)
-        except KeyError:
-            return uid
-
-
 # pagedcheck's own packages (the reference solutions among them): hidden even where they lie under /usr
 # (a system-wide install), so no #include or open() in the sandbox reaches them.
 _OURS = [Path(__file__).resolve().parents[1] / package for package in ("engine", "oracle", "mutation")]
 
 
+def _system_paths() -> list[Path]:
+    """What every run may read (and execute) under Landlock: /usr less our own packages, and the top-level
+    folders that merged-/usr systems make links into it."""
+    paths: list[Path] = []
+    todo = [Path("/usr")]
+    while todo:  # a folder holding one of ours is opened up one level: all its entries but that one
+        folder = todo.pop()
+        inside = [ours for ours in _OURS if ours.is_relative_to(folder)]
+        if not inside:
+            paths.append(folder)
+        elif folder not in inside:
+            todo += list(folder.iterdir())
+    return paths + [Path(top) for top in ("/bin", "/lib", "/lib64", "/sbin")]
+
+
 def _bwrap_prefix(tmp_bytes: int) -> list[str]:
     hidden = [arg for path in _OURS if path.is_relative_to("/usr") for arg in ("--tmpfs", str(path))]
+    # the bwrap the grader's PATH names, by its full path: the probe and every run use that very program (a
+    # run's uid resolving PATH itself would skip one in a folder it cannot enter and find another)
     return [
-        BWRAP, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        shutil.which(BWRAP) or BWRAP, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
         "--ro-bind", "/usr", "/usr", *hidden, "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
         "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
         "--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
+        "--size", str(tmp_bytes), "--tmpfs", "/dev/shm",
     ]
 
 
+# bwrap's root and /dev are in-memory file systems of no size limit: read-only once every mount point is made
+# (device nodes stay writable on a read-only mount), so a run writes only its sized /tmp and /dev/shm and its
+# `writable` paths
+_BWRAP_SEAL = ["--remount-ro", "/dev", "--remount-ro", "/"]
+
+
 # Every run's command is started by this shell, which ends the run when the grader dies, however it dies: it
-# waits for the command, while a subshell waits for end of file on the lifeline pipe (whose write end only
-# the grader holds) and then kills every process it may: under bwrap all of the run's pid namespace (bwrap's
-# pid 1 then exits), under "uid" every process of the run's uid, otherwise the run's process group. The
-# exit status is the command's (128 + N for a signal N, as bwrap reports it too).
+# waits for the command, while a subshell (the watcher) waits for end of file on the lifeline pipe (whose
+# write end only the grader holds) and then kills every process it may: under bwrap all of the run's pid
+# namespace (bwrap's pid 1 then exits), under "uid" every process of the run's uid, otherwise the run's
+# process group. When the command ends, the run ends with it, as bwrap's pid namespace ends with its first
+# process: the shell kills the watcher and everything else of the run (a kill of -1 spares the shell
+# itself). The watcher inherits every descriptor the run was given (a driver's reply pipe, say): one that
+# outlived the command would keep the grader from seeing end of file on it, and every stop of a driver
+# would wait its full grace period (the fallback was 30x slower than bubblewrap for that alone). The exit
+# status is the command's (128 + N for a signal N, as bwrap reports it too).
 _SUPERVISOR = """"$@" &
 command=$!
 (read _ </proc/self/fd/{lifeline}; {kill}) &
+watcher=$!
 wait $command 2>/dev/null
-exit $?"""
+status=$?
+{end} 2>/dev/null
+exit $status"""
 
 _probed: dict[bool, str] = {}
 
 
 def bwrap_problem(as_other_uid: bool) -> str | None:
     """Why bubblewrap cannot run a program here (as a fresh uid, or as ourselves); None when it can."""
-    uid = _fresh_uid() if as_other_uid else None
+    uid = fresh_uid() if as_other_uid else None
     if as_other_uid not in _probed:
         if shutil.which(BWRAP) is None:
             _probed[as_other_uid] = "bwrap is not installed (Debian: apt-get install bubblewrap)"
@@ -161,7 +193,9 @@ class Sandbox:
         self.deadline = deadline  # time.monotonic() past which no run is waited for (DeadlinePassed)
         self.as_root = os.geteuid() == 0  # then every run gets a fresh unprivileged uid
         problem = bwrap_problem(self.as_root)
-        self.isolation = "bubblewrap" if problem is None else "uid" if self.as_root else "none"
+        self.landlock = 0 if problem is None else landlock.abi_version()  # the fallback's Landlock ABI
+        self.isolation = ("bubblewrap" if problem is None else "landlock" if self.landlock
+                          else "uid" if self.as_root else "none")
         if require_full and problem is not None:
             raise SandboxUnavailable(f"--require-sandbox: {problem}")
         self.problem = problem
@@ -174,6 +208,8 @@ class Sandbox:
         self._count = 0
         self._exposed: dict[tuple[str, int, int], Path] = {}
         self._procs: set[subprocess.Popen] = set()
+        self._private_tmp: dict[subprocess.Popen, Path] = {}  # each run's $TMPDIR under Landlock
+        self._run_uid: dict[subprocess.Popen, int] = {}  # each run's own uid, outside bubblewrap
         self._lock = threading.Lock()
 
     @property
@@ -182,6 +218,9 @@ class Sandbox:
         if self.isolation == "bubblewrap":
             return f"bubblewrap (no network, own pid namespace, only its own files visible), {who}, rlimits"
         why = f" ({self.problem})" if self.problem else ""
+        if self.isolation == "landlock":
+            return (f"landlock (Landlock ABI {self.landlock}: only /usr and its own files reachable, no TCP, "
+                    f"signals kept inside the run; no pid or network namespace), {who}, rlimits, own session{why}")
         return f"{self.isolation}: {who}, rlimits, own session; the file system is not hidden{why}"
 
     # ---- areas -----------------------------------------------------------------------------------------
@@ -215,10 +254,17 @@ class Sandbox:
                 cwd: Path | None = None, limits: Limits = Limits()) -> list[str]:
         """The command line that runs argv in this sandbox, under the lifeline supervisor."""
         argv = [str(part) for part in argv]
-        kill = "kill -KILL 0" if self.isolation == "none" else "kill -KILL -1"  # -1: its pid namespace, or its uid
-        supervised = ["/bin/sh", "-c", _SUPERVISOR.format(lifeline=self._lifeline[0], kill=kill), "supervisor", *argv]
+        alone = self.isolation == "bubblewrap" or self.as_root  # a pid namespace or a uid of the run's own
+        kill = "kill -KILL -1" if alone else "kill -KILL 0"  # -1: its pid namespace, or its uid
+        end = "kill -KILL -1" if alone else "kill -KILL $watcher"  # otherwise the group is stop()'s
+        script = _SUPERVISOR.format(lifeline=self._lifeline[0], kill=kill, end=end)
         if self.isolation != "bubblewrap":
-            return supervised
+            # the command dies with its supervisor, as under bwrap (whose pid namespace ends with it): a run that
+            # kills its parent ends itself, and a chain of death signals reaches it from the grader
+            setpriv = shutil.which("setpriv", path=_ENV["PATH"])
+            argv = [setpriv, "--pdeathsig", "KILL", "--", *argv] if setpriv else argv
+            return ["/bin/sh", "-c", script, "supervisor", *argv]
+        supervised = ["/bin/sh", "-c", script, "supervisor", *argv]
         cmd = _bwrap_prefix(limits.tmp_bytes)
         for path in readable:
             cmd += ["--ro-bind", str(path), str(path)]
@@ -226,7 +272,7 @@ class Sandbox:
             cmd += ["--bind", str(path), str(path)]
         if cwd is not None:
             cmd += ["--chdir", str(cwd)]
-        return [*cmd, "--", *supervised]
+        return [*cmd, *_BWRAP_SEAL, "--", *supervised]
 
     def popen(self, argv: Sequence[str | Path], *, readable: Sequence[Path] = (), writable: Sequence[Path] = (),
               cwd: Path | None = None, limits: Limits = Limits(), pass_fds: Sequence[int] = (),
@@ -235,11 +281,19 @@ class Sandbox:
         """Starts argv in the sandbox, in a session of its own, with `limits` in force from its first
         instruction. Paths in `readable` / `writable` are visible (read-only / read-write) at their own path."""
         bubblewrap = self.isolation == "bubblewrap"
+        uid = fresh_uid() if self.as_root else None
+        env = dict(_ENV if env is None else env)
+        ruleset, private_tmp = None, None
+        if self.isolation == "landlock":  # a private $TMPDIR (gcc and valgrind need one), then the allow-list
+            private_tmp = self.area("tmp")
+            env["TMPDIR"] = str(private_tmp)
+            ruleset = landlock.Ruleset.build(read=[*_system_paths(), *readable], write=[*writable, private_tmp])
 
         def before_exec() -> None:  # in the child, after the uid change, before exec
             if not bubblewrap:  # bwrap's --die-with-parent does it for the whole sandbox
                 _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             _limit(resource.RLIMIT_CORE, 0)
+            _limit(resource.RLIMIT_MSGQUEUE, 0)  # POSIX message queues outlive their process: none at all
             _limit(resource.RLIMIT_CPU, limits.cpu_seconds)
             _limit(resource.RLIMIT_FSIZE, limits.file_bytes)
             # every descriptor handed over stays usable under valgrind, which takes the top 10 below the limit
@@ -250,21 +304,31 @@ class Sandbox:
             if uid is not None:  # for the grader's own uid the count would include the grader's processes
                 _limit(resource.RLIMIT_NPROC, limits.processes)
             signal.pthread_sigmask(signal.SIG_SETMASK, [])  # a runner that blocks signals must not pass that on
+            seccomp.install()  # no System V IPC: memory no rlimit counts, which would outlive the run
+            if ruleset is not None:  # last: from here on only the allow-list is reachable
+                ruleset.enforce()
 
         cmd = self.command(argv, readable=readable, writable=writable, cwd=cwd, limits=limits)
-        uid = _fresh_uid() if self.as_root else None
         if uid is not None:
-            for path in writable:
+            for path in [*writable, *([private_tmp] if private_tmp else [])]:
                 os.chown(path, uid, uid)
             with self._lock:
                 self._uids.append(uid)
-        proc = subprocess.Popen(
-            cmd, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=(*pass_fds, self._lifeline[0]),
-            env=dict(_ENV if env is None else env), start_new_session=True, preexec_fn=before_exec,
-            user=uid, group=uid, extra_groups=[] if uid is not None else None,
-        )
+        try:
+            proc = subprocess.Popen(
+                cmd, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=(*pass_fds, self._lifeline[0]),
+                env=env, start_new_session=True, preexec_fn=before_exec,
+                user=uid, group=uid, extra_groups=[] if uid is not None else None,
+            )
+        finally:
+            if ruleset is not None:
+                ruleset.close()
         with self._lock:
             self._procs.add(proc)
+            if private_tmp is not None:
+                self._private_tmp[proc] = private_tmp
+            if uid is not None and not bubblewrap:
+                self._run_uid[proc] = uid
         return proc
 
     def run(self, argv: Sequence[str | Path], *, timeout: float, output_limit: int = 1 << 20,
@@ -310,6 +374,13 @@ class Sandbox:
         status = self.status(proc.wait())
         with self._lock:
             self._procs.discard(proc)
+            private_tmp = self._private_tmp.pop(proc, None)
+            uid = self._run_uid.pop(proc, None)
+        if uid is not None:  # what a run of its own uid left: processes that left its group, System V IPC
+            kill_uid(uid)  # objects (bwrap's IPC namespace takes those along; here they would outlive it)
+            remove_ipc(uid)
+        if private_tmp is not None:  # what the run left there (its processes are gone: the group, or its uid)
+            shutil.rmtree(private_tmp, ignore_errors=True)
         return status
 
     def status(self, returncode: int) -> int:
@@ -325,9 +396,9 @@ class Sandbox:
         uid, wherever it went) and removes its areas."""
         for proc in list(self._procs):
             self.stop(proc)
-        if self.isolation == "uid":
+        if self.as_root and self.isolation != "bubblewrap":
             for uid in self._uids:
-                _kill_uid(uid)
+                kill_uid(uid)
         for fd in self._lifeline:
             try:
                 os.close(fd)
@@ -340,20 +411,6 @@ class Sandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _kill_uid(uid: int) -> None:
-    """Kills every process running as uid: a child that becomes uid sends SIGKILL to all it may signal."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover  (the child ends in _exit; coverage cannot follow a setuid child)
-        try:
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            os.kill(-1, signal.SIGKILL)
-        finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
 
 
 _shared: Sandbox | None = None

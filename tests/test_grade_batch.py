@@ -170,3 +170,20 @@ def test_a_kept_row_without_a_report_keeps_its_earlier_scores_csv_row(tmp_path: 
     assert sorted(kept) == ["alice", "bob"]
     assert (kept["alice"].status, kept["alice"].score, kept["alice"].items["tail_insertion"]) == ("passed", 8, 3)
     assert (kept["bob"].status, kept["bob"].error, kept["bob"].folder) == ("grader error", "grading took longer than 60 s", "bob")
+
+
+def test_a_regrade_that_writes_no_report_shows_no_earlier_score(tmp_path: Path) -> None:
+    """An earlier run's report.json and results.json are deleted before the grade runs: a grade that
+    writes none (it crashed, or was killed) has no score, whatever the folder held."""
+    from oracle.grading.batch import grade_all
+
+    sub, out = tmp_path / "subs" / "alice", tmp_path / "out"
+    sub.mkdir(parents=True)
+    (out / "alice").mkdir(parents=True)
+    earlier = {"score": 100, "max_score": 100, "exit_status": 0, "items": [], "isolation": "bubblewrap (...)"}
+    (out / "alice" / "report.json").write_text(json.dumps(earlier))
+    (out / "alice" / "results.json").write_text(json.dumps({"score": 100}))
+    rows = grade_all([sub], out, lambda submission, folder: ["/bin/sh", "-c", "echo crashed; exit 3"], [],
+                     progress=None)
+    assert (rows[0].score, rows[0].status) == (0, "grader error") and "no report (exit 3): crashed" in rows[0].error
+    assert not (out / "alice" / "report.json").exists() and not (out / "alice" / "results.json").exists()

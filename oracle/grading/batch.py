@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable, Sequence, TextIO
 
 from oracle.grading.report import EXIT_FAILED, EXIT_GRADER, EXIT_OK
+from oracle.printable import printable
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class Row:
     seconds: float = 0.0
     folder: str = ""  # its folder under OUT; "" when it was skipped
     skipped: bool = False  # an entry that is not a folder inside DIR: never graded
+    isolation: str = ""  # the sandbox its grade ran in (oracle/sandbox.py ISOLATIONS); "" without a report
 
     @property
     def status(self) -> str:
@@ -100,8 +102,10 @@ def grade_all(
     def report(row: Row) -> None:
         if progress:
             score = f"{row.score:g}/{row.max_score:g}" if not row.error else row.error.splitlines()[0]
-            progress.write(f"grade-all: [{len(rows)}/{total}] {row.name}: {row.status}, {score} "
-                           f"({row.seconds:.1f} s; {time.monotonic() - start:.0f} s in all)\n")
+            where = f", in {row.isolation}" if row.isolation else ""
+            line = (f"grade-all: [{len(rows)}/{total}] {row.name}: {row.status}, {score} "
+                    f"({row.seconds:.1f} s{where}; {time.monotonic() - start:.0f} s in all)")
+            progress.write(printable(line, lines=False) + "\n")
             progress.flush()
 
     for row in skipped:
@@ -130,21 +134,23 @@ def earlier_rows(out: Path, names: Sequence[str], folders: dict[str, str]) -> li
         return []
     rows = []
     for name in names:
-        old = earlier.get(name)
+        old = earlier.get(printable(name, lines=False))  # the CSV holds names escaped
         if old is None or old.get("status") == "skipped":
             continue
-        folder = old.get("folder") or folders.get(name, name)
+        folder = folders.get(name) or old.get("folder") or name  # the CSV holds the folder escaped too
         try:
             report = json.loads((out / folder / "report.json").read_text())
             items = {item["id"]: item["points"] for item in report["items"]}
             rows.append(Row(name, report["exit_status"], report["score"], report["max_score"], items,
-                            report.get("grader_error") or "", report.get("seconds", 0.0), folder))
+                            report.get("grader_error") or "", report.get("seconds", 0.0), folder,
+                            isolation=isolation_name(report.get("isolation", ""))))
         except (OSError, ValueError, KeyError, TypeError):
             status = {"passed": EXIT_OK, "failed": EXIT_FAILED}.get(old.get("status", ""), EXIT_GRADER)
             items = {key: float(value) for key, value in old.items()
-                     if key not in ("submission", "score", "max_score", "status", "error", "folder") and value}
+                     if key not in ("submission", "score", "max_score", "status", "error", "folder", "isolation")
+                     and value}
             rows.append(Row(name, status, float(old.get("score") or 0), float(old.get("max_score") or 0), items,
-                            old.get("error") or "", 0.0, folder))
+                            old.get("error") or "", 0.0, folder, isolation=old.get("isolation") or ""))
     return rows
 
 
@@ -154,6 +160,8 @@ def _grade_one(
 ) -> Row:
     out = out / folder
     out.mkdir(parents=True, exist_ok=True)
+    for earlier in ("report.json", "results.json"):  # a rerun whose grade writes none must show no old score
+        (out / earlier).unlink(missing_ok=True)
     start = time.monotonic()
     with open(out / "grader.log", "wb") as log:
         proc = subprocess.Popen(command(submission, out), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
@@ -177,16 +185,23 @@ def _grade_one(
         return Row(submission.name, EXIT_GRADER, 0, 0, {}, f"no report (exit {status}): {tail[0]}", seconds, folder)
     items = {item["id"]: item["points"] for item in report["items"]}
     return Row(submission.name, report["exit_status"], report["score"], report["max_score"], items,
-               report.get("grader_error") or "", seconds, folder)
+               report.get("grader_error") or "", seconds, folder, isolation=isolation_name(report.get("isolation", "")))
+
+
+def isolation_name(description: str) -> str:
+    """The isolation level a report's one-line isolation names (its first word: oracle/sandbox.py)."""
+    word = description.split(" ", 1)[0].rstrip(":")
+    return word if word.isalpha() else ""
 
 
 def write_csv(path: Path, rows: Sequence[Row], item_ids: Sequence[str]) -> None:
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["submission", "score", "max_score", "status", *item_ids, "error", "folder"])
-        for row in rows:
-            writer.writerow([row.name, f"{row.score:g}", f"{row.max_score:g}", row.status,
-                             *(f"{row.items[i]:g}" if i in row.items else "" for i in item_ids), row.error, row.folder])
+        writer.writerow(["submission", "score", "max_score", "status", *item_ids, "error", "folder", "isolation"])
+        for row in rows:  # names and errors carry submission text: no control character reaches a TA's viewer
+            writer.writerow([printable(row.name, lines=False), f"{row.score:g}", f"{row.max_score:g}", row.status,
+                             *(f"{row.items[i]:g}" if i in row.items else "" for i in item_ids),
+                             printable(row.error, lines=False), printable(row.folder, lines=False), row.isolation])
 
 
 def exit_status(rows: Sequence[Row]) -> int:

@@ -23,6 +23,7 @@ def results(report: GradeReport) -> dict[str, Any]:
         "output": output,
         "output_format": "text",
         "tests": [_test(item) for item in report.items],
+        "extra_data": {"isolation": report.isolation},  # the sandbox submission code ran in (oracle/sandbox.py)
     }
 
 

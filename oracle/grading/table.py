@@ -1,6 +1,7 @@
 """The report as a person reads it in a terminal: one row per item, then what went wrong, item by item."""
 
 from oracle.grading.report import GradeReport, ItemResult
+from oracle.printable import printable
 
 _MARK = {"passed": "ok", "failed": "FAIL", "not_run": "not run", "not_applicable": "n/a", "incomplete": "stopped",
          "error": "ERROR"}
@@ -31,7 +32,7 @@ def render(report: GradeReport, width: int = 100) -> str:
     failed = [item for item in report.items if item.status in ("failed", "not_run", "incomplete", "error")]
     for item in failed:
         lines += ["", *_feedback(item)]
-    return "\n".join(lines)
+    return printable("\n".join(lines))  # submission text in messages must not drive the reader's terminal
 
 
 def _feedback(item: ItemResult) -> list[str]:

@@ -5,7 +5,10 @@ llm_memory.c and a private folder holding the official header (never the submiss
 reference solution or any other file of ours), so every warning it gets is its own and `#include` can reach
 nothing of ours. The driver is compiled separately, from our own source, and linked (in the sandbox too) with
 malloc, calloc, realloc and free wrapped, so that the driver sees every allocation. Linked programs are cached
-by content in a private folder (mode 0700, its owner checked), which no sandboxed code can see.
+by content and by the sandbox's isolation (a build made under one isolation is never reused under another)
+in a private folder (mode 0700, its owner checked), which no sandboxed code can see. The cache is bounded
+(CACHE_BYTES, CACHE_ENTRIES): each new build evicts the least recently used ones beyond the bound, sparing
+those used in the last IN_USE_SECONDS (a grading running beside this one may be using them).
 
 The official compile alone decides whether the build is `ok`. When it fails and the same compile without
 -Werror succeeds (the submission only has warnings), that object is linked too, as `lenient_driver`, so that
@@ -18,6 +21,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -35,6 +39,10 @@ WRAP = "-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free"
 SOURCE_NAME = "llm_memory.c"
 COMPILE_TIMEOUT = 60.0
 GCC_LIMITS = Limits(cpu_seconds=60, memory_bytes=1 << 30, file_bytes=64 << 20, processes=32, tmp_bytes=256 << 20)
+
+CACHE_BYTES = 512 << 20  # the build cache's bound, in bytes and in builds
+CACHE_ENTRIES = 500
+IN_USE_SECONDS = 900.0
 
 _UNDEFINED = re.compile(r"undefined reference to [`'‘\"]([^'’`\"]+)['’\"]")
 _TWICE = re.compile(r"multiple definition of [`'‘\"]([^'’`\"]+)['’\"]")
@@ -305,9 +313,10 @@ def build(submission_path: Path | str, workdir: Path | str | None = None, sandbo
     driver_obj = _driver_object(workdir)
     content = source.read_bytes()
     recipe = " ".join([*OFFICIAL_FLAGS, "|", *LENIENT_FLAGS]).encode()  # a cached build knows of the fallback
-    out = workdir / f"build-{_digest(content, driver_obj.name.encode(), recipe)}"
+    out = workdir / f"build-{_digest(content, driver_obj.name.encode(), recipe, box.isolation.encode())}"
     cached = out / "result.json"
     if cached.exists():
+        os.utime(out)  # its last use, for eviction
         data = json.loads(cached.read_text())
         return BuildResult(
             ok=data["ok"],
@@ -335,4 +344,33 @@ def build(submission_path: Path | str, workdir: Path | str | None = None, sandbo
                     "lenient": result.lenient_driver is not None, "lenient_log": result.lenient_log})
     )
     _publish(tmp_json, cached)
+    evict(workdir, keep=out)
     return result
+
+
+def _size(folder: Path) -> int:
+    return sum(path.lstat().st_size for path in folder.rglob("*") if not path.is_dir())
+
+
+def evict(workdir: Path, *, keep: Path | None = None, max_bytes: int = CACHE_BYTES, max_entries: int = CACHE_ENTRIES,
+          in_use: float = IN_USE_SECONDS) -> list[Path]:
+    """Removes the least recently used builds (a build's folder time is its last use) until the cache holds
+    at most `max_bytes` and `max_entries`, never `keep` nor a build used in the last `in_use` s; the builds
+    removed, oldest first."""
+    builds = []
+    for folder in workdir.glob("build-*"):
+        try:
+            builds.append((folder.stat().st_mtime, folder, _size(folder)))
+        except OSError:  # removed by a grading beside this one
+            continue
+    builds.sort(key=lambda build: build[0])
+    total, count, now, removed = sum(size for _, _, size in builds), len(builds), time.time(), []
+    for used, folder, size in builds:
+        if total <= max_bytes and count <= max_entries:
+            break
+        if folder == keep or now - used < in_use:
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        total, count = total - size, count - 1
+        removed.append(folder)
+    return removed
