@@ -43,6 +43,7 @@ class Family:
     default_rubric: Path | None = None  # the shipped rubric, named in a report when grading cannot start
     mutation: MutationTarget | None = None  # its engine's mutation campaign
     describe_run: Callable[[RunStats], str] | None = None  # a line `fuzz` prints about a run's figures ("" for none)
+    languages: tuple[str, ...] = ()  # what `grade --lang` may name, when a folder's upload may be in several
 
 
 def family_named(name: str) -> Family:

@@ -86,11 +86,11 @@ def add_lang_option(p: argparse.ArgumentParser) -> None:
 
 
 def lang_for(args: argparse.Namespace, family: Family) -> dict[str, str]:
-    """The `lang` keyword for the family's grade, when --lang was given (only hw3 takes one)."""
+    """The `lang` keyword for the family's grade, when --lang was given (a family that grades several takes it)."""
     if not getattr(args, "lang", None):
         return {}
-    if family.name != "hw3":
-        raise UsageError(f"--lang: the {family.name} family grades one language (only hw3 takes --lang)")
+    if args.lang not in family.languages:
+        raise UsageError(f"--lang: the {family.name} family grades one language and takes no --lang")
     return {"lang": args.lang}
 
 

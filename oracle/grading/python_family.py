@@ -16,7 +16,8 @@ from hypothesis.reporting import with_reporter
 
 from oracle.child import PYTHON, LoadFailure
 from oracle.finding import Finding
-from oracle.grading.grader import FOUND_ELSEWHERE, Check, Excuse, GraderError, Incomplete, NotRun, Outcome, run_checks
+from oracle.grading.grader import Check, Excuse, GraderError, Incomplete, NotRun, Outcome, run_checks
+from oracle.grading.settlement import Seen
 from oracle.grading.report import GradeReport, ItemResult
 from oracle.grading.rubric import Rubric, at_least, positive
 from oracle.program import Program
@@ -55,7 +56,9 @@ def scenario_check(item: str, rule: str, programs: list[Program],
             if found is not None and found.rule == item:
                 return Outcome(False, found.message, details)
             if found is not None:
-                excuse = Excuse(frozenset({found.rule}), Outcome(False, found.message + FOUND_ELSEWHERE, details))
+                # the program stops here: what follows may hide this item's own rule, so an owner the rubric leaves out
+                # sends the failure back to this item (absent_holds=False), as in the prefix family
+                excuse = Excuse(frozenset({found.rule}), Seen(found.message, details), absent_holds=False)
                 why = f"{found.where}: {found.problem} (item {found.rule}'s rule)"
                 if checked or any(step.op in judged for step in program.steps[:found.step - 1]):
                     return Outcome(True, f"not checked past {why}", excuse=excuse)
@@ -90,7 +93,7 @@ def fuzz_check(family: str, rule: str) -> Check:
         return Outcome(False, f"fuzz ({ran}): {report.divergence}" + (f" [rule: {broken}]" if broken else ""), "",
                        "\n".join(report.program))
 
-    return Check("fuzz", rule, run, FUZZ_OPTIONS, FUZZ_LIMITS)
+    return Check("fuzz", rule, run, FUZZ_OPTIONS, FUZZ_LIMITS, catch_all=True)
 
 
 def grade(family: str, checks: Mapping[str, Check], submission: str, target: Any, serve: Callable[..., Any],

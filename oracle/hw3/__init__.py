@@ -69,6 +69,7 @@ FAMILY = Family(
     render_html=render_html,
     grade=grade_submission,
     default_rubric=Path(__file__).with_name("rubric.toml"),
+    languages=("c", "python"),
     mutation=MutationTarget("engine/", "mutation/equivalent.toml",
                             c_reference=Path(__file__).resolve().parents[2] / "engine" / "c" / "llm_memory.c"),
 )
