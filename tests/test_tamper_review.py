@@ -1,0 +1,123 @@
+"""Tamper suite, the adversarial review's attacks: a hostile student's submissions that try to score more
+than their honest score, with and without bubblewrap (tests/tamper.py's Scene(without_bwrap=True)).
+
+Each attack sits on a known bug (C: tests/submissions/broken/<base>.patch, then
+tests/submissions/hostile/review/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.py's
+calls, then tests/hostile_review/<attack>.py) and is graded by a separate `pagedcheck` process in a world of
+its own on the rubric items the attack concerns. It must get no more than the bug's honest score (the same
+score: an attack that harms only itself is listed with its own lower score), leave no process, change no file
+outside the scratch, leak no secret, and the grader must write its report. An attack that currently breaks
+the grader is marked xfail(strict=True) with the mechanism that let it through.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.tamper import ROOT, Reaper, Scene, compile_grader
+from tests.test_grade import small_rubric
+from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points
+
+C_ATTACKS = SUBMISSIONS / "hostile" / "review"
+PY_ATTACKS = Path(__file__).with_name("hostile_review")
+
+
+@dataclass(frozen=True)
+class Attack:
+    name: str  # C: C_ATTACKS/<name>.patch; Python: PY_ATTACKS/<name>.py
+    lang: str  # "c" or "python"
+    base: str  # the known bug it sits on
+    items: tuple[str, ...]  # the rubric items it is graded on
+    expected: int  # the score it earns: the bug's honest score there
+    broken: str = ""  # when the grader does not hold today: what broke (the test is then a strict xfail)
+    timeout: float = 2.0
+
+
+PROBES_RUN_IN_ITS_PROCESS = (
+    "the white-box probes' edits of the submission's objects are made by code in the submission's own process, "
+    "which the submission controls: {how}, so the probe measures a structure the submission chose and the "
+    "bug's points are forged")
+ATTACKS = [
+    Attack("driver_read_interposed", "c", "l1_traversal", ("compiles", "l1_traversal"), 5, PROBES_RUN_IN_ITS_PROCESS.format(
+        how="llm_memory.c defines read(), and the driver (linked into the same executable) calls it for its "
+            "request loop, so the submission rewrites each request; build.py's nm check looks only for "
+            "allocation symbols the object needs, not for libc functions it defines")),
+    Attack("server_ops_replaced", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6,
+           PROBES_RUN_IN_ITS_PROCESS.format(
+               how="pyserve.py is `__main__` in the submission's interpreter, so importing the submission can "
+                   "replace its OPS table (move_l2 made a no-op here; any reply can be rewritten the same way)")),
+]
+BY_NAME = {attack.name: attack for attack in ATTACKS}
+HONEST = [("c", "l1_traversal", ("compiles", "l1_traversal"), 5),
+          ("python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6)]
+
+
+@pytest.fixture(params=[False, True], ids=["bwrap", "without-bwrap"])
+def scene(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Scene]:
+    world = Scene(tmp_path, without_bwrap=request.param)
+    yield world
+    world.close()
+
+
+@pytest.fixture(scope="module")
+def reaper() -> Iterator[Reaper]:
+    compile_grader()
+    with Reaper() as r:
+        yield r
+
+
+def python_module(base: str, attack: str) -> str:
+    """engine/llm_memory.py standing alone, the calls of tests/broken/<base>.py on top (their imports of the
+    engine made names of this module), then the attack's code."""
+    engine = (ROOT / "engine" / "llm_memory.py").read_text()
+    bug = (ROOT / "tests" / "broken" / f"{base}.py").read_text()
+    bug = bug[bug.index("\n\n\ndef ") + 3:]
+    return f"{engine}\n\nimport sys as _sys\nbase = _sys.modules[__name__]\n\n{bug}\n\n{attack}"
+
+
+def submission(scene: Scene, lang: str, base: str, attack: str | None) -> Path:
+    """Writes the submission into the scene; what `pagedcheck grade` is given."""
+    if lang == "python":
+        code = "" if attack is None else (PY_ATTACKS / f"{attack}.py").read_text()
+        (scene.mods / "review_attack.py").write_text(scene.fill(python_module(base, code)))
+        return Path("review_attack")
+    source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{base}.patch")
+    if attack is not None:
+        source = patched(source, C_ATTACKS / f"{attack}.patch")
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(scene.fill(source))
+    return sub
+
+
+def graded(scene: Scene, reaper: Reaper, sub: Path, items: tuple[str, ...], expected: int, timeout: float) -> list[str]:
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric, timeout))
+    problems = evidence.problems + check_report(scene.out, expected, max_points(items))
+    if evidence.ran.status not in (0, 1):
+        problems.append(f"pagedcheck grade exited {evidence.ran.status}: {evidence.ran.stderr[-300:]}")
+    return problems
+
+
+@pytest.mark.parametrize("lang, base, items, honest", HONEST, ids=[f"{lang}-{base}" for lang, base, _, _ in HONEST])
+def test_each_base_bug_scores_its_honest_score(lang: str, base: str, items: tuple[str, ...], honest: int,
+                                               scene: Scene, reaper: Reaper) -> None:
+    problems = graded(scene, reaper, submission(scene, lang, base, None), items, honest, 2.0)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
+                                  if a.broken else a.name for a in ATTACKS])
+def test_review_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
+    attack = BY_NAME[name]
+    problems = graded(scene, reaper, submission(scene, attack.lang, attack.base, name), attack.items,
+                      attack.expected, attack.timeout)
+    assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
+
+
+def test_every_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
+    assert on_disk == sorted(a.name for a in ATTACKS)
