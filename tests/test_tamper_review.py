@@ -34,6 +34,7 @@ class Attack:
     expected: int  # the score it earns: the bug's honest score there
     broken: str = ""  # when the grader does not hold today: what broke (the test is then a strict xfail)
     timeout: float = 2.0
+    queues: tuple[str, ...] = ()  # POSIX message queues it makes, which must not outlive the grading
 
 
 PROBES_RUN_IN_ITS_PROCESS = (
@@ -61,8 +62,13 @@ ATTACKS += [
            "which neither the driver's malloc accounting nor valgrind's leak check sees (the driver's seccomp "
            "filter allows mmap)"),
 ]
+ATTACKS += [
+    Attack("mqueue_outlives", "c", "append_cow", ("compiles", "null_engine", "append_cow"), 10,
+           queues=tuple(f"/pagedcheck-review-mq-{i}" for i in range(3))),  # held: RLIMIT_MSGQUEUE is 0
+]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 HONEST = [("c", "l1_traversal", ("compiles", "l1_traversal"), 5),
+          ("c", "append_cow", ("compiles", "null_engine", "append_cow"), 10),
           ("c", "memory_safety", ("compiles", "memory_safety"), 5),
           ("c", "llm_destroy", ("compiles", "llm_destroy"), 5),
           ("python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6)]
@@ -128,9 +134,44 @@ def test_review_attack_gets_no_more_than_its_honest_score(name: str, scene: Scen
     attack = BY_NAME[name]
     problems = graded(scene, reaper, submission(scene, attack.lang, attack.base, name), attack.items,
                       attack.expected, attack.timeout)
+    problems += [f"the message queue {queue} outlived the grading" for queue in attack.queues if _unlink_queue(queue)]
     assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
+
+
+def _unlink_queue(name: str) -> bool:
+    """Removes the POSIX message queue `name`; whether there was one."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.mq_unlink(name.encode()) == 0
 
 
 def test_every_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
     assert on_disk == sorted(a.name for a in ATTACKS)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "grade-all crashes in batch.write_csv: a submission folder whose name is not UTF-8 (os.fsdecode gives lone "
+    "surrogates) is escaped by printable(), which leaves surrogates alone, and the CSV's UTF-8 encoder raises "
+    "UnicodeEncodeError: a traceback, and scores.csv stops at the rows sorted before it, so the classmates "
+    "after it have no row"))
+def test_grade_all_with_a_folder_name_that_is_not_utf8_spares_the_classmates(scene: Scene, reaper: Reaper) -> None:
+    import os
+
+    items = ("compiles", "null_engine")
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
+    batch = scene.root / "batch"
+    for name in (b"a-\xff\xfe", b"z-classmate"):
+        folder = os.fsencode(batch) + b"/" + name
+        os.makedirs(folder)
+        with open(folder + b"/llm_memory.c", "w") as f:
+            f.write(REFERENCE_C.read_text())
+    evidence = grade_in_scene(scene, reaper, ["grade-all", str(batch), "--out", str(scene.out), "--rubric", str(rubric),
+                                              "--jobs", "1", "-q"])
+    full = max_points(items)
+    problems = evidence.problems + [f"classmate: {p}" for p in check_report(scene.out / "z-classmate", full, full)]
+    from tests.test_tamper import scores_csv_problems
+
+    problems += scores_csv_problems(scene.out, {"z-classmate": full})
+    assert not problems, "\n".join(problems)
