@@ -66,6 +66,9 @@ ATTACKS += [
     Attack("mqueue_outlives", "c", "append_cow", ("compiles", "null_engine", "append_cow"), 10,
            queues=tuple(f"/pagedcheck-review-mq-{i}" for i in range(3))),  # held: RLIMIT_MSGQUEUE is 0
 ]
+ATTACKS += [
+    Attack("huge_reply", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 0),  # it never loads
+]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 HONEST = [("c", "l1_traversal", ("compiles", "l1_traversal"), 5),
           ("c", "append_cow", ("compiles", "null_engine", "append_cow"), 10),
@@ -175,3 +178,27 @@ def test_grade_all_with_a_folder_name_that_is_not_utf8_spares_the_classmates(sce
 
     problems += scores_csv_problems(scene.out, {"z-classmate": full})
     assert not problems, "\n".join(problems)
+
+
+GRADER_MEMORY_KIB = 1 << 20  # the honest grading above peaks near 50 MiB
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "oracle/child.py's _receive bounds a reply's bytes (MAX_REPLY, 64 MiB) but json.loads builds every value "
+    "before pyreply checks one: 64 MiB of `{},` is about 22 million dicts, about 1.7 GB in the grader (and "
+    "as much again per --jobs), charged to no limit of the submission's; measured 1742720 KiB against "
+    "50900 KiB for the honest bug"))
+def test_a_huge_reply_costs_the_grader_no_more_than_its_bound(scene: Scene) -> None:
+    import subprocess
+    import sys
+
+    sub = submission(scene, "python", "fork_breaks_at_null_l1", "huge_reply")
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", ["llm_init"])
+    launcher = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:]); "
+                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    done = subprocess.run([sys.executable, "-c", launcher, sys.executable, "-m", "oracle.cli",
+                           *grade_args(sub, scene, rubric)], cwd=scene.work, env=scene.env(), capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, timeout=300)
+    peak = int(done.stdout.split()[-1])  # KiB: the largest of the grader and every process it waited for
+    assert (scene.out / "report.json").is_file(), done.stderr[-500:]
+    assert peak < GRADER_MEMORY_KIB, f"the grader and its children peaked at {peak} KiB"
