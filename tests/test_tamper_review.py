@@ -69,6 +69,9 @@ ATTACKS += [
 ATTACKS += [
     Attack("huge_reply", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 0),  # it never loads
 ]
+ATTACKS += [
+    Attack("newline_label", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 0),  # see below
+]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 HONEST = [("c", "l1_traversal", ("compiles", "l1_traversal"), 5),
           ("c", "append_cow", ("compiles", "null_engine", "append_cow"), 10),
@@ -202,3 +205,16 @@ def test_a_huge_reply_costs_the_grader_no_more_than_its_bound(scene: Scene) -> N
     peak = int(done.stdout.split()[-1])  # KiB: the largest of the grader and every process it waited for
     assert (scene.out / "report.json").is_file(), done.stderr[-500:]
     assert peak < GRADER_MEMORY_KIB, f"the grader and its children peaked at {peak} KiB"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a label the submission words (the text of its exception, serve.text) reaches the item's message with its "
+    "newlines, and the terminal report prints messages through printable(lines=True), which keeps them: the "
+    "submission writes whole lines at the left margin of the TA's terminal, e.g. 'score: 100/100 (passed)'"))
+def test_a_label_of_the_submissions_writes_no_line_of_its_own_on_the_terminal(scene: Scene, reaper: Reaper) -> None:
+    sub = submission(scene, "python", "fork_breaks_at_null_l1", "newline_label")
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", ["llm_init", "l1_traversal"])
+    evidence = grade_in_scene(scene, reaper, ["grade", str(sub), "--rubric", str(rubric), "--out", str(scene.out)])
+    forged = [line for line in evidence.ran.stdout.splitlines() if line.startswith(("score: 100/100", "  total    "))
+              and "100/100" in line]
+    assert not evidence.problems and not forged, "\n".join([*evidence.problems, *forged])
