@@ -10,6 +10,11 @@ outside the scratch, leak no secret, and the grader must write its report. An at
 the grader is marked xfail(strict=True) with the mechanism that let it through.
 """
 
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +76,9 @@ ATTACKS += [
 ]
 ATTACKS += [
     Attack("newline_label", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 0),  # see below
+]
+ATTACKS += [
+    Attack("spawn_daemon", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6),  # held as root
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 HONEST = [("c", "l1_traversal", ("compiles", "l1_traversal"), 5),
@@ -218,3 +226,37 @@ def test_a_label_of_the_submissions_writes_no_line_of_its_own_on_the_terminal(sc
     forged = [line for line in evidence.ran.stdout.splitlines() if line.startswith(("score: 100/100", "  total    "))
               and "100/100" in line]
     assert not evidence.problems and not forged, "\n".join([*evidence.problems, *forged])
+
+
+NOBODY = 65534
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="needs root (to run the grader as another user) and setpriv")
+@pytest.mark.xfail(strict=True, reason=(
+    "a grader run by an ordinary user without bubblewrap (the Landlock fallback: the run keeps the grader's "
+    "uid, no pid namespace, so no RLIMIT_NPROC and the supervisor ends with `kill -KILL 0`, its own process "
+    "group): the Python server lets posix_spawn through (no Python fork hook runs, and the submission waits "
+    "for what it spawned, so _check_alone sees no child), and the `setsid sleep` it leaves is in a session of "
+    "its own, which neither kill 0, stop()'s killpg nor setpriv's pdeathsig (the direct child only) reaches"))
+def test_a_process_spawned_by_a_python_submission_dies_with_a_grader_run_by_an_ordinary_user(reaper: Reaper) -> None:
+    top = Path(tempfile.mkdtemp(prefix="pagedcheck-review-"))
+    top.chmod(0o755)
+    world = Scene(top / "scene", without_bwrap=True)
+    try:
+        sub = submission(world, "python", "fork_breaks_at_null_l1", "spawn_daemon")
+        rubric = small_rubric(world.rubric_dir / "rubric.toml", ["llm_init", "l1_traversal"])
+        for folder in (top, world.tmp):
+            subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(folder)], check=True)
+        done = subprocess.run(["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups",
+                               sys.executable, "-m", "oracle.cli", *grade_args(sub, world, rubric)],
+                              cwd=world.work, env=world.env(), capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=300)
+        left = reaper.leftovers(*world.markers)
+        reaper.kill(left)
+        problems = [f"left running: pid {p.pid} {p.cmdline[:100]}" for p in left]
+        problems += check_report(world.out, 6, max_points(("llm_init", "l1_traversal")))
+        assert done.returncode == 1 and not problems, "\n".join([done.stderr[-300:], *problems])
+    finally:
+        world.close()
+        shutil.rmtree(top, ignore_errors=True)
