@@ -231,21 +231,41 @@ def test_a_label_of_the_submissions_writes_no_line_of_its_own_on_the_terminal(sc
 NOBODY = 65534
 
 
+ORDINARY_USER_CASES = [  # (language, known bug, attack fixture, items, honest score)
+    ("python", "fork_breaks_at_null_l1", PY_ATTACKS / "spawn_daemon.py", ("llm_init", "l1_traversal"), 6),
+    ("c", "append_cow", SUBMISSIONS / "hostile" / "tamper" / "spawn_sleeper.patch", ("compiles", "null_engine", "append_cow"), 10),
+]
+
+
+def ordinary_user_submission(world: Scene, lang: str, base: str, attack: Path) -> Path:
+    if lang == "python":
+        return submission(world, lang, base, attack.stem)
+    source = patched(patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{base}.patch"), attack)
+    sub = world.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(world.fill(source))
+    return sub
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
                     reason="needs root (to run the grader as another user) and setpriv")
+@pytest.mark.parametrize("lang, base, attack, items, honest", ORDINARY_USER_CASES, ids=[c[2].stem for c in ORDINARY_USER_CASES])
 @pytest.mark.xfail(strict=True, reason=(
     "a grader run by an ordinary user without bubblewrap (the Landlock fallback: the run keeps the grader's "
     "uid, no pid namespace, so no RLIMIT_NPROC and the supervisor ends with `kill -KILL 0`, its own process "
-    "group): the Python server lets posix_spawn through (no Python fork hook runs, and the submission waits "
-    "for what it spawned, so _check_alone sees no child), and the `setsid sleep` it leaves is in a session of "
-    "its own, which neither kill 0, stop()'s killpg nor setpriv's pdeathsig (the direct child only) reaches"))
-def test_a_process_spawned_by_a_python_submission_dies_with_a_grader_run_by_an_ordinary_user(reaper: Reaper) -> None:
+    "group): a process started with posix_spawn in a session of its own (Python: no fork hook runs, and the "
+    "submission waits for the shell it spawned, so _check_alone sees no child; C: from a constructor, before "
+    "the driver's main installs its seccomp filter) is reached by neither kill 0, stop()'s killpg nor "
+    "setpriv's pdeathsig (the direct child only), and outlives the grading"))
+def test_a_spawned_process_dies_with_a_grader_run_by_an_ordinary_user(
+    lang: str, base: str, attack: Path, items: tuple[str, ...], honest: int, reaper: Reaper
+) -> None:
     top = Path(tempfile.mkdtemp(prefix="pagedcheck-review-"))
     top.chmod(0o755)
     world = Scene(top / "scene", without_bwrap=True)
     try:
-        sub = submission(world, "python", "fork_breaks_at_null_l1", "spawn_daemon")
-        rubric = small_rubric(world.rubric_dir / "rubric.toml", ["llm_init", "l1_traversal"])
+        sub = ordinary_user_submission(world, lang, base, attack)
+        rubric = small_rubric(world.rubric_dir / "rubric.toml", list(items))
         for folder in (top, world.tmp):
             subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(folder)], check=True)
         done = subprocess.run(["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups",
@@ -255,7 +275,7 @@ def test_a_process_spawned_by_a_python_submission_dies_with_a_grader_run_by_an_o
         left = reaper.leftovers(*world.markers)
         reaper.kill(left)
         problems = [f"left running: pid {p.pid} {p.cmdline[:100]}" for p in left]
-        problems += check_report(world.out, 6, max_points(("llm_init", "l1_traversal")))
+        problems += check_report(world.out, honest, max_points(items))
         assert done.returncode == 1 and not problems, "\n".join([done.stderr[-300:], *problems])
     finally:
         world.close()
