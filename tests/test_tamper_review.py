@@ -80,6 +80,15 @@ ATTACKS += [
 ATTACKS += [
     Attack("spawn_daemon", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6),  # held as root
 ]
+REPLY_FRAMES = (
+    "the C adapter's _receive (oracle/hw3/c/adapter.py) trusts the frame the driver's reply descriptor carries, "
+    "and the submission shares the driver's process: argv[2], which a constructor sees, names that descriptor")
+ATTACKS += [
+    Attack("reply_flood", "c", "append_cow", ("compiles", "null_engine"), 5),  # its calls fail; see the memory test
+    Attack("reply_short", "c", "append_cow", ("compiles", "null_engine"), 5, REPLY_FRAMES + ": a frame of 4 bytes "
+           "(no status byte) makes data[4] raise IndexError, reported as the grader's error (exit 2, item `error`) "
+           "instead of the submission's failing call"),
+]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 HONEST = [("c", "l1_traversal", ("compiles", "l1_traversal"), 5),
           ("c", "append_cow", ("compiles", "null_engine", "append_cow"), 10),
@@ -191,28 +200,42 @@ def test_grade_all_with_a_folder_name_that_is_not_utf8_spares_the_classmates(sce
     assert not problems, "\n".join(problems)
 
 
-GRADER_MEMORY_KIB = 1 << 20  # the honest grading above peaks near 50 MiB
+GRADER_MEMORY_KIB = 1 << 20  # the honest gradings peak near 50 MiB in the grader (gcc and the children less)
+MEMORY_CASES = [
+    ("python", "fork_breaks_at_null_l1", "huge_reply", ("llm_init",),
+     "oracle/child.py's _receive bounds a reply's bytes (MAX_REPLY, 64 MiB) but json.loads builds every value "
+     "before pyreply checks one: 64 MiB of `{},` is about 22 million dicts, about 1.7 GB in the grader (and as "
+     "much again per --jobs); measured 1742720 KiB against 50900 KiB for the honest bug"),
+    ("c", "append_cow", "reply_flood", ("compiles", "null_engine"),
+     REPLY_FRAMES + ": a length field is believed up to 4 GiB, and _read waits `timeout` per chunk, not per "
+     "reply, so as long as bytes flow it reads them all, then joins them (twice the bytes): a claim of 768 MiB "
+     "peaked at 1655980 KiB; a claim of 4 GiB would take over 8 GB"),
+]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "oracle/child.py's _receive bounds a reply's bytes (MAX_REPLY, 64 MiB) but json.loads builds every value "
-    "before pyreply checks one: 64 MiB of `{},` is about 22 million dicts, about 1.7 GB in the grader (and "
-    "as much again per --jobs), charged to no limit of the submission's; measured 1742720 KiB against "
-    "50900 KiB for the honest bug"))
-def test_a_huge_reply_costs_the_grader_no_more_than_its_bound(scene: Scene) -> None:
-    import subprocess
-    import sys
+@pytest.mark.parametrize("lang, base, attack, items, why", [
+    pytest.param(*case, marks=pytest.mark.xfail(strict=True, reason=case[4]), id=case[2]) for case in MEMORY_CASES])
+def test_a_huge_reply_costs_the_grader_no_more_than_its_bound(lang: str, base: str, attack: str,
+                                                             items: tuple[str, ...], why: str, tmp_path: Path) -> None:
+    """With bubblewrap (the reply is read the same way without it)."""
+    import resource
 
-    sub = submission(scene, "python", "fork_breaks_at_null_l1", "huge_reply")
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", ["llm_init"])
+    scene = Scene(tmp_path)
+    sub = submission(scene, lang, base, attack)
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
     launcher = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:]); "
                 "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    guard = 3 << 30  # RLIMIT_AS on the grader: keeps this shared machine safe, far above the honest peak
     done = subprocess.run([sys.executable, "-c", launcher, sys.executable, "-m", "oracle.cli",
                            *grade_args(sub, scene, rubric)], cwd=scene.work, env=scene.env(), capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, timeout=300)
+                          text=True, stdin=subprocess.DEVNULL, timeout=300,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (guard, guard)))
     peak = int(done.stdout.split()[-1])  # KiB: the largest of the grader and every process it waited for
-    assert (scene.out / "report.json").is_file(), done.stderr[-500:]
-    assert peak < GRADER_MEMORY_KIB, f"the grader and its children peaked at {peak} KiB"
+    problems = [] if (scene.out / "report.json").is_file() else [f"no report: {done.stderr[-300:]}"]
+    if peak >= GRADER_MEMORY_KIB:
+        problems.append(f"the grader (or a child) peaked at {peak} KiB: {why}")
+    scene.close()
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.xfail(strict=True, reason=(
