@@ -89,6 +89,9 @@ ATTACKS += [
            "(no status byte) makes data[4] raise IndexError, reported as the grader's error (exit 2, item `error`) "
            "instead of the submission's failing call"),
 ]
+ATTACKS += [
+    Attack("printed_summary", "c", "append_cow", ("compiles", "null_engine"), 5),  # held: see the terminal test
+]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 HONEST = [("c", "l1_traversal", ("compiles", "l1_traversal"), 5),
           ("c", "append_cow", ("compiles", "null_engine", "append_cow"), 10),
@@ -238,13 +241,23 @@ def test_a_huge_reply_costs_the_grader_no_more_than_its_bound(lang: str, base: s
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a label the submission words (the text of its exception, serve.text) reaches the item's message with its "
-    "newlines, and the terminal report prints messages through printable(lines=True), which keeps them: the "
-    "submission writes whole lines at the left margin of the TA's terminal, e.g. 'score: 100/100 (passed)'"))
-def test_a_label_of_the_submissions_writes_no_line_of_its_own_on_the_terminal(scene: Scene, reaper: Reaper) -> None:
-    sub = submission(scene, "python", "fork_breaks_at_null_l1", "newline_label")
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", ["llm_init", "l1_traversal"])
+TERMINAL_CASES = [
+    pytest.param("python", "fork_breaks_at_null_l1", "newline_label", ("llm_init", "l1_traversal"), id="newline_label",
+                 marks=pytest.mark.xfail(strict=True, reason=(
+                     "a label the submission words (the text of its exception, serve.text) reaches the item's "
+                     "message with its newlines, and the terminal report prints messages through "
+                     "printable(lines=True), which keeps them: the submission writes whole lines at the left margin "
+                     "of the TA's terminal, e.g. 'score: 100/100 (passed)'"))),
+    pytest.param("c", "append_cow", "printed_summary", ("compiles", "null_engine"), id="printed_summary"),
+]
+
+
+@pytest.mark.parametrize("lang, base, attack, items", TERMINAL_CASES)
+def test_the_submission_writes_no_line_of_its_own_on_the_terminal(lang: str, base: str, attack: str,
+                                                                  items: tuple[str, ...], scene: Scene,
+                                                                  reaper: Reaper) -> None:
+    sub = submission(scene, lang, base, attack)
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
     evidence = grade_in_scene(scene, reaper, ["grade", str(sub), "--rubric", str(rubric), "--out", str(scene.out)])
     forged = [line for line in evidence.ran.stdout.splitlines() if line.startswith(("score: 100/100", "  total    "))
               and "100/100" in line]
