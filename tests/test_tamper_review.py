@@ -92,6 +92,10 @@ ATTACKS += [
 ATTACKS += [
     Attack("printed_summary", "c", "append_cow", ("compiles", "null_engine"), 5),  # held: see the terminal test
 ]
+ATTACKS += [
+    Attack("udp_datagram", "c", "append_cow", ("compiles", "null_engine"), 10),  # see the UDP test (the table
+    # runs it with a port no one listens on)
+]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 HONEST = [("c", "l1_traversal", ("compiles", "l1_traversal"), 5),
           ("c", "append_cow", ("compiles", "null_engine", "append_cow"), 10),
@@ -123,7 +127,7 @@ def python_module(base: str, attack: str) -> str:
     return f"{engine}\n\nimport sys as _sys\nbase = _sys.modules[__name__]\n\n{bug}\n\n{attack}"
 
 
-def submission(scene: Scene, lang: str, base: str, attack: str | None) -> Path:
+def submission(scene: Scene, lang: str, base: str, attack: str | None, udp_port: int = 9) -> Path:
     """Writes the submission into the scene; what `pagedcheck grade` is given."""
     if lang == "python":
         code = "" if attack is None else (PY_ATTACKS / f"{attack}.py").read_text()
@@ -134,7 +138,7 @@ def submission(scene: Scene, lang: str, base: str, attack: str | None) -> Path:
         source = patched(source, C_ATTACKS / f"{attack}.patch")
     sub = scene.root / "submission"
     sub.mkdir()
-    (sub / "llm_memory.c").write_text(scene.fill(source))
+    (sub / "llm_memory.c").write_text(scene.fill(source, UDP_PORT=str(udp_port)))
     return sub
 
 
@@ -316,3 +320,33 @@ def test_a_spawned_process_dies_with_a_grader_run_by_an_ordinary_user(
     finally:
         world.close()
         shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.mark.parametrize("without_bwrap", [
+    False, pytest.param(True, marks=pytest.mark.xfail(strict=True, reason=(
+        "the fallback's Landlock ruleset refuses TCP bind and connect only (ABI 4's network rights name TCP "
+        "ports); nothing refuses UDP, so a run outside bubblewrap's network namespace sends datagrams to the "
+        "host and beyond (DNS to the internet included), though the report says what it says: 'no TCP'")))],
+    ids=["bwrap", "without-bwrap"])
+def test_a_udp_datagram_reaches_no_one(without_bwrap: bool, tmp_path: Path, reaper: Reaper) -> None:
+    import socket
+
+    scene = Scene(tmp_path, without_bwrap=without_bwrap)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.bind(("127.0.0.1", 0))
+        udp.setblocking(False)
+        sub = submission(scene, "c", "append_cow", "udp_datagram", udp.getsockname()[1])
+        items = ("compiles", "null_engine")
+        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
+        evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+        received = 0
+        while True:
+            try:
+                udp.recv(100)
+            except BlockingIOError:
+                break
+            received += 1
+    scene.close()
+    problems = evidence.problems + check_report(scene.out, 10, max_points(items))
+    problems += [f"{received} UDP datagram(s) reached 127.0.0.1"] if received else []
+    assert not problems, "\n".join(problems)
