@@ -96,6 +96,10 @@ ATTACKS += [
     Attack("udp_datagram", "c", "append_cow", ("compiles", "null_engine"), 10),  # see the UDP test (the table
     # runs it with a port no one listens on)
 ]
+ATTACKS += [
+    Attack("proc_cmdlines", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6),  # held; see
+    # test_another_process_command_line_reaches_no_report
+]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 HONEST = [("c", "l1_traversal", ("compiles", "l1_traversal"), 5),
           ("c", "append_cow", ("compiles", "null_engine", "append_cow"), 10),
@@ -349,4 +353,20 @@ def test_a_udp_datagram_reaches_no_one(without_bwrap: bool, tmp_path: Path, reap
     scene.close()
     problems = evidence.problems + check_report(scene.out, 10, max_points(items))
     problems += [f"{received} UDP datagram(s) reached 127.0.0.1"] if received else []
+    assert not problems, "\n".join(problems)
+
+
+def test_another_process_command_line_reaches_no_report(scene: Scene, reaper: Reaper) -> None:
+    """A process of the host holds the scene's secret in its command line; the submission looks for it in /proc
+    and would raise it into its report."""
+    other = subprocess.Popen(["sleep", "300", f"home-secret-{scene.token}"])
+    try:
+        items = ("llm_init", "l1_traversal")
+        sub = submission(scene, "python", "fork_breaks_at_null_l1", "proc_cmdlines")
+        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
+        evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+    finally:
+        other.kill()
+        other.wait()
+    problems = evidence.problems + check_report(scene.out, 6, max_points(items))
     assert not problems, "\n".join(problems)
