@@ -100,6 +100,14 @@ ATTACKS += [
     Attack("proc_cmdlines", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6),  # held; see
     # test_another_process_command_line_reaches_no_report
 ]
+ATTACKS += [
+    Attack("prefix_shadow", "prefix", "hash_not_chained", (), 72, (
+        "oracle/prefix/grade.py's _folder_module puts the parent of a package folder FIRST on the grader's own "
+        "sys.path, and that folder is the student's: a module there named like one the grader imports later "
+        "(xml, for oracle/grading/junit.py's xml.etree) runs inside the grader, outside every sandbox, as the TA; "
+        "here it rewrites report.json and results.json to full marks at exit (100 for an honest 72); it could "
+        "as well read the TA's HOME, edit the grader or the reference, or change a classmate's report")),
+]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 HONEST = [("c", "l1_traversal", ("compiles", "l1_traversal"), 5),
           ("c", "append_cow", ("compiles", "null_engine", "append_cow"), 10),
@@ -163,7 +171,7 @@ def test_each_base_bug_scores_its_honest_score(lang: str, base: str, items: tupl
 
 
 @pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
-                                  if a.broken else a.name for a in ATTACKS])
+                                  if a.broken else a.name for a in ATTACKS if a.lang != "prefix"])
 def test_review_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
     attack = BY_NAME[name]
     problems = graded(scene, reaper, submission(scene, attack.lang, attack.base, name), attack.items,
@@ -181,7 +189,8 @@ def _unlink_queue(name: str) -> bool:
 
 
 def test_every_fixture_is_in_the_table() -> None:
-    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")]
+                     + [p.name for p in PY_ATTACKS.iterdir() if p.is_dir() and p.name != "__pycache__"])
     assert on_disk == sorted(a.name for a in ATTACKS)
 
 
@@ -369,4 +378,38 @@ def test_another_process_command_line_reaches_no_report(scene: Scene, reaper: Re
         other.kill()
         other.wait()
     problems = evidence.problems + check_report(scene.out, 6, max_points(items))
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
+                                  if a.broken else a.name for a in ATTACKS if a.lang == "prefix"])
+def test_prefix_review_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
+    """The prefix family's whole rubric; the student's folder holds the package (engine/prefix with the known
+    bug, tests/test_tamper_prefix.py's `labsol`) and the attack's files beside it; the package is graded."""
+    from tests.test_tamper_prefix import RUBRIC
+    from tests.test_tamper_prefix import grade_args as prefix_args
+    from tests.test_tamper_prefix import submission as prefix_submission
+
+    attack = BY_NAME[name]
+    folder = prefix_submission(scene.mods / "student", attack.base, None)
+    for path in (PY_ATTACKS / name).iterdir():
+        if path.suffix == ".py":
+            shutil.copy(path, folder / path.name)
+    rubric = scene.rubric_dir / "rubric.toml"
+    rubric.write_text(RUBRIC.read_text())
+    evidence = grade_in_scene(scene, reaper, prefix_args(folder / "labsol", scene, rubric))
+    problems = evidence.problems + check_report(scene.out, attack.expected, 100)
+    assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
+
+
+def test_the_prefix_base_bug_scores_its_honest_score(scene: Scene, reaper: Reaper) -> None:
+    from tests.test_tamper_prefix import RUBRIC
+    from tests.test_tamper_prefix import grade_args as prefix_args
+    from tests.test_tamper_prefix import submission as prefix_submission
+
+    folder = prefix_submission(scene.mods / "student", "hash_not_chained", None)
+    rubric = scene.rubric_dir / "rubric.toml"
+    rubric.write_text(RUBRIC.read_text())
+    evidence = grade_in_scene(scene, reaper, prefix_args(folder / "labsol", scene, rubric))
+    problems = evidence.problems + check_report(scene.out, 72, 100)
     assert not problems, "\n".join(problems)
