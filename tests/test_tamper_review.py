@@ -108,6 +108,9 @@ ATTACKS += [
         "here it rewrites report.json and results.json to full marks at exit (100 for an honest 72); it could "
         "as well read the TA's HOME, edit the grader or the reference, or change a classmate's report")),
 ]
+ATTACKS += [
+    Attack("html_label", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 0),  # held; see below
+]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 HONEST = [("c", "l1_traversal", ("compiles", "l1_traversal"), 5),
           ("c", "append_cow", ("compiles", "null_engine", "append_cow"), 10),
@@ -413,3 +416,13 @@ def test_the_prefix_base_bug_scores_its_honest_score(scene: Scene, reaper: Reape
     evidence = grade_in_scene(scene, reaper, prefix_args(folder / "labsol", scene, rubric))
     problems = evidence.problems + check_report(scene.out, 72, 100)
     assert not problems, "\n".join(problems)
+
+
+def test_a_label_of_the_submissions_is_text_in_report_html(scene: Scene, reaper: Reaper) -> None:
+    sub = submission(scene, "python", "fork_breaks_at_null_l1", "html_label")
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", ["llm_init", "l1_traversal"])
+    evidence = grade_in_scene(scene, reaper, ["grade", str(sub), "--rubric", str(rubric), "--out", str(scene.out)])
+    page = (scene.out / "report.html").read_text()
+    assert "RuntimeError" in page  # the label is on the page, escaped
+    raw = [tag for tag in ("<script>alert", "<img src=x") if tag in page]
+    assert not evidence.problems and not raw, "\n".join([*evidence.problems, *raw])
