@@ -426,3 +426,23 @@ def test_a_label_of_the_submissions_is_text_in_report_html(scene: Scene, reaper:
     assert "RuntimeError" in page  # the label is on the page, escaped
     raw = [tag for tag in ("<script>alert", "<img src=x") if tag in page]
     assert not evidence.problems and not raw, "\n".join([*evidence.problems, *raw])
+
+
+@pytest.mark.parametrize("layout", ["linked_folder", "linked_import"])
+def test_a_python_upload_that_links_to_the_reference_gets_nothing_of_it(layout: str, scene: Scene, reaper: Reaper) -> None:
+    """An upload (a folder) whose llm_memory.py is the reference reached through a link to its folder, or whose
+    own llm_memory.py imports the reference through a linked package: the reference is never graded."""
+    upload = scene.root / "upload"
+    upload.mkdir()
+    if layout == "linked_folder":  # no llm_memory.py at the top; the only one below is behind a link
+        (upload / "mine").symlink_to(ROOT / "engine", target_is_directory=True)
+    else:
+        (upload / "ref").symlink_to(ROOT / "engine", target_is_directory=True)
+        (upload / "llm_memory.py").write_text("from ref.llm_memory import *  # noqa: F401,F403\n"
+                                             "from ref.llm_memory import llm_init, create_sequence, fork_sequence, "
+                                             "append_kv, free_sequence, llm_destroy  # noqa: F401\n")
+    items = ("llm_init", "l1_traversal")
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
+    evidence = grade_in_scene(scene, reaper, grade_args(upload, scene, rubric))
+    problems = evidence.problems + check_report(scene.out, 0, max_points(items))
+    assert not problems, "\n".join(problems)
