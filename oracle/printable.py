@@ -10,13 +10,16 @@ progress line that rewrites itself on a terminal).
 import re
 from typing import TextIO
 
-# C0 and C1 controls, DEL, and the Unicode format characters that reorder or hide text
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
-_LAYOUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")  # \t \n kept
+# C0 and C1 controls, DEL, the Unicode format characters that reorder or hide text, and lone surrogates (a
+# file name that is not UTF-8 decodes to them, and no encoder writes them)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ud800-\udfff\ufeff]")
+_LAYOUT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ud800-\udfff\ufeff]")
 
 
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8, as os.fsdecode keeps it: spelled as that byte
+        return f"\\x{code - 0xDC00:02x}"
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 

@@ -31,3 +31,12 @@ def test_a_stream_escapes_what_is_written_but_a_progress_line_may_rewrite_itself
     stream.write("\rfuzz: 3/30 examples")
     stream.write("name \x1b[2J\r\n")
     assert out.getvalue() == "\rfuzz: 3/30 examples" + "name \\x1b[2J\\x0d\n"
+
+
+def test_a_name_that_is_not_utf8_is_spelled_byte_by_byte_and_encodes() -> None:
+    import os
+
+    name = os.fsdecode(b"a-\xff\xfe\x1b")
+    shown = printable(name, lines=False)
+    assert shown == "a-\\xff\\xfe\\x1b"
+    shown.encode("utf-8")  # no lone surrogate left for an encoder to choke on

@@ -85,9 +85,9 @@ REPLY_FRAMES = (
     "and the submission shares the driver's process: argv[2], which a constructor sees, names that descriptor")
 ATTACKS += [
     Attack("reply_flood", "c", "append_cow", ("compiles", "null_engine"), 5),  # its calls fail; see the memory test
-    Attack("reply_short", "c", "append_cow", ("compiles", "null_engine"), 5, REPLY_FRAMES + ": a frame of 4 bytes "
-           "(no status byte) makes data[4] raise IndexError, reported as the grader's error (exit 2, item `error`) "
-           "instead of the submission's failing call"),
+    # held since replies are bounded and checked before use (oracle/hw3/c/adapter.py reply_bound): a frame of 4
+    # bytes (no status byte) made data[4] raise IndexError, the grader's error instead of the failing call
+    Attack("reply_short", "c", "append_cow", ("compiles", "null_engine"), 5),
 ]
 ATTACKS += [
     Attack("printed_summary", "c", "append_cow", ("compiles", "null_engine"), 5),  # held: see the terminal test
@@ -101,12 +101,9 @@ ATTACKS += [
     # test_another_process_command_line_reaches_no_report
 ]
 ATTACKS += [
-    Attack("prefix_shadow", "prefix", "hash_not_chained", (), 72, (
-        "oracle/prefix/grade.py's _folder_module puts the parent of a package folder FIRST on the grader's own "
-        "sys.path, and that folder is the student's: a module there named like one the grader imports later "
-        "(xml, for oracle/grading/junit.py's xml.etree) runs inside the grader, outside every sandbox, as the TA; "
-        "here it rewrites report.json and results.json to full marks at exit (100 for an honest 72); it could "
-        "as well read the TA's HOME, edit the grader or the reference, or change a classmate's report")),
+    # held since a package folder is named by its path (oracle/prefix/grade.py, pylocate): its parent went first
+    # on the grader's own sys.path, so an xml.py beside it ran inside the grader (100 for an honest 72)
+    Attack("prefix_shadow", "prefix", "hash_not_chained", (), 72),
 ]
 ATTACKS += [
     Attack("html_label", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 0),  # held; see below
@@ -197,11 +194,8 @@ def test_every_fixture_is_in_the_table() -> None:
     assert on_disk == sorted(a.name for a in ATTACKS)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "grade-all crashes in batch.write_csv: a submission folder whose name is not UTF-8 (os.fsdecode gives lone "
-    "surrogates) is escaped by printable(), which leaves surrogates alone, and the CSV's UTF-8 encoder raises "
-    "UnicodeEncodeError: a traceback, and scores.csv stops at the rows sorted before it, so the classmates "
-    "after it have no row"))
+# held since printable() spells a byte that is not UTF-8 as that byte: the CSV's encoder raised on the lone
+# surrogates os.fsdecode made of it, a traceback, and the classmates after it had no row
 def test_grade_all_with_a_folder_name_that_is_not_utf8_spares_the_classmates(scene: Scene, reaper: Reaper) -> None:
     import os
 
@@ -237,7 +231,7 @@ MEMORY_CASES = [
 
 
 @pytest.mark.parametrize("lang, base, attack, items, why", [
-    pytest.param(*case, marks=pytest.mark.xfail(strict=True, reason=case[4]), id=case[2]) for case in MEMORY_CASES])
+    pytest.param(*case, id=case[2]) for case in MEMORY_CASES])  # both held since replies are bounded (oracle/reply.py)
 def test_a_huge_reply_costs_the_grader_no_more_than_its_bound(lang: str, base: str, attack: str,
                                                              items: tuple[str, ...], why: str, tmp_path: Path) -> None:
     """With bubblewrap (the reply is read the same way without it)."""
@@ -262,12 +256,9 @@ def test_a_huge_reply_costs_the_grader_no_more_than_its_bound(lang: str, base: s
 
 
 TERMINAL_CASES = [
-    pytest.param("python", "fork_breaks_at_null_l1", "newline_label", ("llm_init", "l1_traversal"), id="newline_label",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "a label the submission words (the text of its exception, serve.text) reaches the item's "
-                     "message with its newlines, and the terminal report prints messages through "
-                     "printable(lines=True), which keeps them: the submission writes whole lines at the left margin "
-                     "of the TA's terminal, e.g. 'score: 100/100 (passed)'"))),
+    # held: a label the submission words (its exception's text) reached the terminal with its newlines, lines of
+    # its own at the TA's left margin ('score: 100/100 (passed)')
+    pytest.param("python", "fork_breaks_at_null_l1", "newline_label", ("llm_init", "l1_traversal"), id="newline_label"),
     pytest.param("c", "append_cow", "printed_summary", ("compiles", "null_engine"), id="printed_summary"),
 ]
 

@@ -2,7 +2,8 @@
 
 `pkg.module[:attr]` is looked up the way `import` would look it up: the top-level name through the grader's
 import path (finding a top-level spec runs nothing), then each further name as a file or folder under the
-package's folders. A path ending in .py is that file. The root is the folder import found it in.
+package's folders. A path ending in .py is that file; a folder's path, the package it holds. The root is the folder import found
+it in (for a path, the folder above it). Nothing here puts a submission's folder on the grader's import path.
 
 The child process sees a copy of the .py files it needs and nothing else of the root: the submission's
 top-level package (or module), and each top-level package or module of the same root that one of the copied
@@ -31,6 +32,11 @@ def locate(spec: str) -> PythonTarget:
     name, _, attr = spec.partition(":")
     if attr and not attr.isidentifier():
         raise ValueError(f"{attr!r} is not an attribute name")
+    if Path(name).is_dir():  # a package folder, by its path: its parent is the root, nothing goes on sys.path
+        folder = Path(name).resolve()
+        if not (folder / "__init__.py").is_file() or not folder.name.isidentifier():
+            raise ValueError(f"{name}: not a package folder (with __init__.py)")
+        return _target(spec, folder / "__init__.py", folder.parent, folder.name, attr, folder.name)
     if name.endswith(".py"):
         path = Path(name).resolve()
         if not path.is_file() or not path.stem.isidentifier():

@@ -7,7 +7,6 @@ the HW3 grader's sandbox and child process); the grader never imports it.
 """
 
 import os
-import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -48,14 +47,11 @@ def resolve(submission: str) -> str:
 
 
 def _folder_module(folder: Path) -> str:
-    """A folder is a package (it holds __init__.py: its parent goes on sys.path, where pylocate looks it up
-    without running it) or holds the lab's kv_cache.py."""
+    """A folder is a package (it holds __init__.py: named by its path, which pylocate reads without running
+    it; the grader's own import path never holds a submission's folder, where a file named like a module the
+    grader imports later would run in the grader) or holds the lab's kv_cache.py."""
     if (folder / "__init__.py").is_file() and folder.name.isidentifier():
-        loaded = sys.modules.get(folder.name)
-        if loaded is not None and Path(getattr(loaded, "__file__", "") or "").parent != folder.resolve():
-            raise GraderError(f"{folder}: a package named like a module the grader uses ({folder.name}): rename it")
-        sys.path.insert(0, str(folder.resolve().parent))
-        return folder.name
+        return str(folder.resolve())
     if (folder / "kv_cache.py").is_file():
         return str(folder / "kv_cache.py")
     raise GraderError(f"{folder}: the prefix family grades a package folder (with __init__.py) or a folder holding "
