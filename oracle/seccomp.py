@@ -1,4 +1,4 @@
-"""The sandbox's system call filter: no System V IPC for anything a run starts.
+"""The sandbox's system call filter: no System V IPC and no internet socket for anything a run starts.
 
 A System V shared memory segment, message queue or semaphore set is memory that belongs to no process: it is
 charged to no rlimit, a run can make as many as the host allows (shmget, shmat, touch, shmdt, again), and
@@ -6,6 +6,9 @@ outside bubblewrap's IPC namespace it outlives the run. No program we run (gcc, 
 needs one, so every run gets EPERM for shmget, msgget and semget, and for every system call of another ABI
 (i386's int 0x80 multiplexes them through ipc(), x32 numbers them apart) than this machine's own. The filter
 is installed in the child before exec (it needs no_new_privs, which it sets) and binds everything it starts.
+No run needs the network either, and outside bubblewrap's network namespace nothing else keeps a run off it
+(Landlock names TCP ports only): socket() for AF_INET and AF_INET6 gets EPERM, so no UDP datagram or raw
+packet leaves a run under any isolation.
 
     install()   # in the child, pre-exec
 """
@@ -19,8 +22,10 @@ _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
 _X32_BIT = 0x40000000
-# (audit arch, shmget, msgget, semget) by machine
-_NATIVE = {"x86_64": (0xC000003E, 29, 68, 64), "aarch64": (0xC00000B7, 194, 186, 190)}
+# (audit arch, socket, and shmget, msgget, semget) by machine
+_NATIVE = {"x86_64": (0xC000003E, 41, (29, 68, 64)), "aarch64": (0xC00000B7, 198, (194, 186, 190))}
+_INTERNET = (2, 10)  # AF_INET, AF_INET6: socket()'s first argument
+_ARG0 = 16  # offset of seccomp_data.args[0] (its low 32 bits, little-endian)
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -33,15 +38,25 @@ def _filter() -> bytes | None:
     native = _NATIVE.get(platform.machine())
     if native is None:
         return None
-    arch, *forbidden = native
+    arch, socket, forbidden = native
     deny = _RET_ERRNO | errno.EPERM
+    # every jump goes forward to the last two instructions: ALLOW at index n-2, DENY at n-1
+    n = 5 + len(forbidden) + 2 + len(_INTERNET) + 2
+
+    def to(target: int, at: int) -> int:
+        return target - at - 1
+
     code = [(_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
             (_JEQ_K, 1, 0, arch),
             (_RET_K, 0, 0, deny),  # another ABI
             (_LD_W_ABS, 0, 0, 0),  # seccomp_data.nr
-            (_JGE_K, len(forbidden) + 1, 0, _X32_BIT)]  # x32 numbers: to the final deny
-    code += [(_JEQ_K, len(forbidden) - i, 0, number) for i, number in enumerate(forbidden)]
+            (_JGE_K, to(n - 1, 4), 0, _X32_BIT)]  # x32 numbers
+    code += [(_JEQ_K, to(n - 1, len(code) + i), 0, number) for i, number in enumerate(forbidden)]
+    code += [(_JEQ_K, 0, to(n - 2, len(code)), socket),  # socket(): look at its domain, else allow
+             (_LD_W_ABS, 0, 0, _ARG0)]
+    code += [(_JEQ_K, to(n - 1, len(code) + i), 0, domain) for i, domain in enumerate(_INTERNET)]
     code += [(_RET_K, 0, 0, _RET_ALLOW), (_RET_K, 0, 0, deny)]
+    assert len(code) == n
     return b"".join(struct.pack("HBBI", *insn) for insn in code)
 
 
