@@ -317,7 +317,9 @@ class Sandbox:
             if uid is not None:  # for the grader's own uid the count would include the grader's processes
                 _limit(resource.RLIMIT_NPROC, limits.processes)
             signal.pthread_sigmask(signal.SIG_SETMASK, [])  # a runner that blocks signals must not pass that on
-            seccomp.install()  # no System V IPC: memory no rlimit counts, which would outlive the run
+            # no System V IPC (memory no rlimit counts, which would outlive the run), no internet socket; outside
+            # bwrap's pid namespace, no leaving the run's process group (its end kills that group)
+            seccomp.install(keep_group=not bubblewrap)
             if ruleset is not None:  # last: from here on only the allow-list is reachable
                 ruleset.enforce()
 

@@ -8,7 +8,8 @@ needs one, so every run gets EPERM for shmget, msgget and semget, and for every 
 is installed in the child before exec (it needs no_new_privs, which it sets) and binds everything it starts.
 No run needs the network either, and outside bubblewrap's network namespace nothing else keeps a run off it
 (Landlock names TCP ports only): socket() for AF_INET and AF_INET6 gets EPERM, so no UDP datagram or raw
-packet leaves a run under any isolation.
+packet leaves a run under any isolation. Where no pid namespace holds a run (outside bubblewrap), setsid and
+setpgid are refused as well: the run ends by killing its process group, which nothing it starts can leave.
 
     install()   # in the child, pre-exec
 """
@@ -22,8 +23,9 @@ _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
 _X32_BIT = 0x40000000
-# (audit arch, socket, and shmget, msgget, semget) by machine
-_NATIVE = {"x86_64": (0xC000003E, 41, (29, 68, 64)), "aarch64": (0xC00000B7, 198, (194, 186, 190))}
+# (audit arch, socket, (shmget, msgget, semget), (setsid, setpgid)) by machine
+_NATIVE = {"x86_64": (0xC000003E, 41, (29, 68, 64), (112, 109)),
+           "aarch64": (0xC00000B7, 198, (194, 186, 190), (157, 154))}
 _INTERNET = (2, 10)  # AF_INET, AF_INET6: socket()'s first argument
 _ARG0 = 16  # offset of seccomp_data.args[0] (its low 32 bits, little-endian)
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -33,12 +35,14 @@ class _Program(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def _filter() -> bytes | None:
-    """The BPF program, or None on a machine whose numbers we do not know (the filter is then left out)."""
+def _filter(*, keep_group: bool) -> bytes | None:
+    """The BPF program, or None on a machine whose numbers we do not know (the filter is then left out);
+    `keep_group`: setsid and setpgid are refused too, so nothing a run starts leaves its process group."""
     native = _NATIVE.get(platform.machine())
     if native is None:
         return None
-    arch, socket, forbidden = native
+    arch, socket, forbidden, sessions = native
+    forbidden = (*forbidden, *sessions) if keep_group else forbidden
     deny = _RET_ERRNO | errno.EPERM
     # every jump goes forward to the last two instructions: ALLOW at index n-2, DENY at n-1
     n = 5 + len(forbidden) + 2 + len(_INTERNET) + 2
@@ -60,16 +64,20 @@ def _filter() -> bytes | None:
     return b"".join(struct.pack("HBBI", *insn) for insn in code)
 
 
-_PROGRAM = _filter()
-_BUFFER = ctypes.create_string_buffer(_PROGRAM or b"")  # built in the grader: the child only installs it
+# built in the grader: the child only installs one
+_PROGRAMS = {keep: _filter(keep_group=keep) for keep in (False, True)}
+_BUFFERS = {keep: ctypes.create_string_buffer(code or b"") for keep, code in _PROGRAMS.items()}
 
 
-def install() -> None:
-    """Installs the filter in the calling process (and all it will start); for a child before exec."""
-    if _PROGRAM is None:
+def install(*, keep_group: bool = False) -> None:
+    """Installs the filter in the calling process (and all it will start); for a child before exec.
+    `keep_group` where no pid namespace holds the run: a process that could leave the run's process group
+    (a daemon in a session of its own) would outlive it, since the run ends by killing that group."""
+    code = _PROGRAMS[keep_group]
+    if code is None:
         return
     if _LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-    program = _Program(len(_PROGRAM) // 8, ctypes.cast(_BUFFER, ctypes.c_void_p))
+    program = _Program(len(code) // 8, ctypes.cast(_BUFFERS[keep_group], ctypes.c_void_p))
     if _LIBC.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")

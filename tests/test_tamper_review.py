@@ -297,13 +297,9 @@ def ordinary_user_submission(world: Scene, lang: str, base: str, attack: Path) -
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
                     reason="needs root (to run the grader as another user) and setpriv")
 @pytest.mark.parametrize("lang, base, attack, items, honest", ORDINARY_USER_CASES, ids=[c[2].stem for c in ORDINARY_USER_CASES])
-@pytest.mark.xfail(strict=True, reason=(
-    "a grader run by an ordinary user without bubblewrap (the Landlock fallback: the run keeps the grader's "
-    "uid, no pid namespace, so no RLIMIT_NPROC and the supervisor ends with `kill -KILL 0`, its own process "
-    "group): a process started with posix_spawn in a session of its own (Python: no fork hook runs, and the "
-    "submission waits for the shell it spawned, so _check_alone sees no child; C: from a constructor, before "
-    "the driver's main installs its seccomp filter) is reached by neither kill 0, stop()'s killpg nor "
-    "setpriv's pdeathsig (the direct child only), and outlives the grading"))
+# held since the system call filter keeps every process of a run in its process group where no pid namespace
+# holds it (oracle/seccomp.py): a daemon in a session of its own (posix_spawn + setsid, or a C constructor's)
+# outlived a grader run by an ordinary user without bubblewrap
 def test_a_spawned_process_dies_with_a_grader_run_by_an_ordinary_user(
     lang: str, base: str, attack: Path, items: tuple[str, ...], honest: int, reaper: Reaper
 ) -> None:
