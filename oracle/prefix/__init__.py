@@ -20,9 +20,10 @@ def shapes() -> dict:
     from oracle.prefix.adapters.lab import LabAdapter
     from oracle.prefix.adapters.minivllm import MinivllmAdapter
     from oracle.prefix.adapters.nanovllm import NanovllmAdapter
+    from oracle.prefix.adapters.vllm import VllmAdapter
     from oracle.prefix.adapters.yaie import YaieAdapter
 
-    return {a.shape: a for a in (LabAdapter, MinivllmAdapter, NanovllmAdapter, YaieAdapter)}
+    return {a.shape: a for a in (LabAdapter, MinivllmAdapter, NanovllmAdapter, VllmAdapter, YaieAdapter)}
 
 
 def policy_for(adapter: type, name: str) -> Policy:
@@ -47,7 +48,7 @@ def load_adapter(impl: str) -> AdapterFactory:
         raise ValueError(f"expected SHAPE:pkg.module[:attr][@POLICY] with SHAPE one of {', '.join(sorted(known))}")
     adapter = known[shape]
     policy = policy_for(adapter, policy_name)
-    target = load_target(target_spec)
+    target = adapter.load_target(target_spec) if hasattr(adapter, "load_target") else load_target(target_spec)
     adapter(target, target_spec, policy)  # validate now, so a bad --impl fails before any run
     return lambda: adapter(target, target_spec, policy)
 
