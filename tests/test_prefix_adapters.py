@@ -63,7 +63,8 @@ def test_nanovllm_shape_reuses_a_stale_entry_for_a_block_at_another_position():
 @pytest.mark.parametrize(
     "impl, message",
     [
-        ("nope", "expected SHAPE:pkg.module[:attr][@POLICY] with SHAPE one of lab, minivllm, nanovllm, yaie"),
+        ("nope", "expected SHAPE:pkg.module[:attr][@POLICY] with SHAPE one of lab, minivllm, nanovllm, vllm, yaie, "
+         "or path/to/adapter.py:AdapterClass[@POLICY]"),
         ("lab:", "no module named after the shape"),
         ("lab:no_such_module_xyz", "cannot import 'no_such_module_xyz'"),
         ("lab:engine.prefix:Nope", "module 'engine.prefix' has no attribute 'Nope'"),

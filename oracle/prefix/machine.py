@@ -12,7 +12,7 @@ nothing), then, under the system's own policy, the exact tables, free order, has
 from functools import wraps
 from typing import Any, Callable
 
-from hypothesis import assume
+from hypothesis.errors import UnsatisfiedAssumption
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, multiple, precondition, rule
 
 from oracle.prefix import strategies as st
@@ -41,6 +41,13 @@ def _counted(step: Callable) -> Callable:
     return counted
 
 
+def _valid(condition: bool) -> None:
+    """A program the strategies never make (a shrunk or hand-written replay) is not valid: Hypothesis drops
+    it, the shrinker rejects it. (Not `assume`, which warns when the shrinker replays outside Hypothesis.)"""
+    if not condition:
+        raise UnsatisfiedAssumption("outside the generated domain")
+
+
 def _supports(operation: str) -> Callable[["PrefixMachine"], bool]:
     return lambda self: operation in self.impl.supports
 
@@ -49,6 +56,7 @@ class PrefixMachine(RuleBasedStateMachine):
     requests = Bundle("requests")  # ids that admit accepted (later calls may have freed them)
     adapter_factory: Callable[[], Any]
     stats: RunStats
+    domain: st.Domain = st.Domain()
 
     def __init__(self) -> None:
         super().__init__()
@@ -102,8 +110,11 @@ class PrefixMachine(RuleBasedStateMachine):
     @initialize(num_blocks=st.pool_blocks, block_size=st.block_sizes)
     @_counted
     def start(self, num_blocks: int, block_size: int) -> None:
-        # a replayed (shrunk) program may ask for what the strategies never draw: such a program is invalid
-        assume(num_blocks >= 1 and block_size >= 1)
+        self._start(num_blocks, block_size)
+
+    def _start(self, num_blocks: int, block_size: int) -> None:
+        # a replayed (shrunk) program may ask for a pool the adapter does not support: such a program is invalid
+        _valid(self.domain.holds(num_blocks, block_size))
         self.model = PrefixModel(self.impl.policy, num_blocks, block_size)
         call = f"start({num_blocks} blocks of {block_size} tokens)"
         self._run(call, lambda: self.impl.start(num_blocks, block_size))
@@ -119,7 +130,7 @@ class PrefixMachine(RuleBasedStateMachine):
         return tokens or [0]
 
     def _admit(self, tokens: list[int]) -> int | None:
-        assume(tokens)  # the strategies never make an empty prompt; a shrunk replay that does is not valid
+        _valid(bool(tokens))  # the strategies never make an empty prompt; a shrunk replay that does is not valid
         rid = self.next_rid
         self.next_rid += 1
         call = f"admit(req {rid}, {len(tokens)} tokens)"
@@ -355,10 +366,22 @@ class PrefixMachine(RuleBasedStateMachine):
         self.impl.close()
 
 
+def _start_rule(domain: st.Domain) -> Callable:
+    @initialize(num_blocks=domain.pool_strategy(), block_size=domain.block_size_strategy())
+    @_counted
+    def start(self: PrefixMachine, num_blocks: int, block_size: int) -> None:
+        self._start(num_blocks, block_size)
+
+    return start
+
+
 def machine_for(adapter_factory: Callable[[], Any], stats: RunStats | None = None) -> type[PrefixMachine]:
-    """A machine class bound to an implementation; `stats` collects what its runs fire and reach."""
+    """A machine class bound to an implementation; `stats` collects what its runs fire and reach. The
+    factory's `domain` (load_adapter sets it from the adapter class) says which pools to make."""
+    domain = getattr(adapter_factory, "domain", None) or st.Domain()
     return type(
         "PrefixMachine",
         (PrefixMachine,),
-        {"adapter_factory": staticmethod(adapter_factory), "stats": stats if stats is not None else RunStats()},
+        {"adapter_factory": staticmethod(adapter_factory), "stats": stats if stats is not None else RunStats(),
+         "domain": domain, "start": _start_rule(domain)},
     )
