@@ -15,7 +15,7 @@ from typing import Any, Callable
 from hypothesis.errors import UnsatisfiedAssumption
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, multiple, precondition, rule
 
-from oracle.prefix import strategies as st
+from oracle.prefix import following, strategies as st
 from oracle.prefix.compare import ContentTracker, changed, shown, exact_difference, universal_difference
 from oracle.difference import Difference
 from oracle.prefix.model import PrefixModel
@@ -97,6 +97,8 @@ class PrefixMachine(RuleBasedStateMachine):
             problem = exact_difference(self.model, seen)
         if problem:
             self._diverge(call, problem)
+        if not self.model.policy.exact:
+            following.adopt(self.model, seen)
         return seen
 
     def _events(self, before_free: list[int], before_hashed: set[int]) -> None:
@@ -137,6 +139,8 @@ class PrefixMachine(RuleBasedStateMachine):
         before = self._observe(call)
         before_free, before_hashed = list(self.model.free), set(self.model.block_hash)
         held = {b for table in before.tables.values() for b in table}
+        if not self.model.policy.exact:
+            return self._admit_following(call, rid, tokens, before, held)
         expected_hits = self.model.lookup(tokens)
         request = self.model.admit(rid, tokens)
         accepted, hits = self._run(call, lambda: self.impl.admit(rid, tokens))
@@ -155,6 +159,16 @@ class PrefixMachine(RuleBasedStateMachine):
             self.stats.events["whole_prompt_hit"] += 1
         self._check(call, rid, set(range(hits if hits is not None else len(expected_hits))), held)
         return rid
+
+    def _admit_following(self, call: str, rid: int, tokens: list[int], before: Observation, held: set[int]) -> int | None:
+        accepted, hits = self._run(call, lambda: self.impl.admit(rid, tokens))
+        problem = following.admit(self.model, rid, tokens, accepted, hits, before)
+        if problem:
+            self._diverge(call, problem)
+        self.prompts.append(list(tokens))
+        self.stats.events["refused" if not accepted else "hit" if hits else "miss"] += 1
+        self._check(call, rid if accepted else None, set(range(hits or 0)), held, None if accepted else before)
+        return rid if accepted else None
 
     @rule(target=requests, base=st.earlier, cut=st.cuts, count=st.block_counts, tail=st.tails)
     @_counted
@@ -235,7 +249,10 @@ class PrefixMachine(RuleBasedStateMachine):
         call = f"lookup({len(tokens)} tokens)"
         expected = self.model.lookup(tokens)
         got = self._run(call, lambda: self.impl.lookup(tokens))
-        self._returned(call, "hits", len(expected), len(got))
+        if self.model.policy.exact:
+            self._returned(call, "hits", len(expected), len(got))
+        elif following.hit_bound(self.model, len(tokens), len(got)):
+            self._diverge(call, following.hit_bound(self.model, len(tokens), len(got)))
         problem = self._lookup_content(tokens, got)
         if problem:
             self._diverge(call, problem)
@@ -263,9 +280,15 @@ class PrefixMachine(RuleBasedStateMachine):
         call = f"append(req {rid}, token {token})"
         before = self._observe(call)
         held = {b for other, table in before.tables.items() if other != rid for b in table}
-        expected = self.model.append(rid, token)
-        got = self._run(call, lambda: self.impl.append(rid, token))
-        self._returned(call, "return value", expected, got)
+        if not self.model.policy.exact:
+            expected = got = self._run(call, lambda: self.impl.append(rid, token))
+            problem = following.append(self.model, rid, token, got, before)
+            if problem:
+                self._diverge(call, problem)
+        else:
+            expected = self.model.append(rid, token)
+            got = self._run(call, lambda: self.impl.append(rid, token))
+            self._returned(call, "return value", expected, got)
         if not expected:
             self.stats.events["append_refused"] += 1
         self._check(call, rid, set(), held)
@@ -300,10 +323,16 @@ class PrefixMachine(RuleBasedStateMachine):
         call = f"fork(req {rid}, block_table[{position}])"
         before = self._observe(call)
         was = request.table[position]
-        expected = self.model.fork(rid, position)
-        got = self._run(call, lambda: self.impl.fork(rid, position))
-        self._returned(call, "return value", "refused" if expected is None else "a block",
-                       "refused" if got is None else "a block")
+        if self.model.policy.exact:
+            expected = self.model.fork(rid, position)
+            got = self._run(call, lambda: self.impl.fork(rid, position))
+            self._returned(call, "return value", "refused" if expected is None else "a block",
+                           "refused" if got is None else "a block")
+        else:  # under @any the pool picks the block
+            expected = got = self._run(call, lambda: self.impl.fork(rid, position))
+            problem = following.fork(self.model, rid, position, got, before)
+            if problem:
+                self._diverge(call, problem)
         if expected is None:
             self._check(call, before=before)
             return
