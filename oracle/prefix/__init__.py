@@ -29,13 +29,15 @@ def shapes() -> dict:
     return {a.shape: a for a in (LabAdapter, MinivllmAdapter, NanovllmAdapter, VllmAdapter, YaieAdapter)}
 
 
-def policy_for(adapter: type, name: str) -> Policy:
-    """The policy `name` (empty: the shape's own; `any`: its universal invariants only); ValueError."""
+def policy_for(adapter: type, name: str, target: object = None) -> Policy:
+    """The policy `name` (empty: the shape's own, for this target; `any`: its universal invariants only);
+    ValueError."""
+    own = adapter.default_policy_for(target) if hasattr(adapter, "default_policy_for") else adapter.default_policy
     if name == "any":
-        return universal(adapter.default_policy)
+        return universal(own)
     if name and name not in POLICIES:
         raise ValueError(f"unknown policy {name!r}; known: {', '.join(sorted(POLICIES))}, any")
-    return POLICIES[name] if name else adapter.default_policy
+    return POLICIES[name] if name else own
 
 
 def load_adapter(impl: str) -> AdapterFactory:
@@ -59,7 +61,7 @@ def load_adapter(impl: str) -> AdapterFactory:
     else:
         raise ValueError(f"expected SHAPE:pkg.module[:attr][@POLICY] with SHAPE one of {', '.join(sorted(known))}, "
                          "or path/to/adapter.py:AdapterClass[@POLICY] (the adapter contract: oracle/prefix/README.md)")
-    policy = policy_for(adapter, policy_name)
+    policy = policy_for(adapter, policy_name, target)
     adapter(target, target_spec, policy)  # validate now, so a bad --impl fails before any run
 
     def factory() -> object:

@@ -45,11 +45,17 @@ NANOVLLM_FORK = Policy("nanovllm_fork", null_block=False, initial_order="ascendi
                        release_order="reverse", duplicates="last", publish="allocation", warm=False,
                        evict_on_reuse=False, verify_tokens=True, hit_cap=False, admission="all_blocks",
                        cold_keeps_hash=True)
+# nano-vllm since 8d63a98: hashes are published after the forward pass (hash_blocks), at most
+# (n - 1) // block_size blocks hit, a hit on a free block counts against the free blocks, and taking a block
+# for new content drops the index entry that points to it.
+NANOVLLM_V2 = Policy("nanovllm_v2", null_block=False, initial_order="ascending", free_order="append",
+                     release_order="reverse", duplicates="last", publish="compute", warm=True, evict_on_reuse=True,
+                     verify_tokens=True, hit_cap=True, admission="exact")
 MINI_YAIE = Policy("mini_yaie", null_block=False, initial_order="ascending", free_order="sorted", release_order="forward",
                    duplicates="last", publish="allocation", warm=False, evict_on_reuse=True, verify_tokens=False,
                    hit_cap=False, admission="all_blocks", caching=False)
 
-POLICIES = {p.name: p for p in (LAB, VLLM_V1, MINIVLLM, NANOVLLM, NANOVLLM_FORK, MINI_YAIE)}
+POLICIES = {p.name: p for p in (LAB, VLLM_V1, MINIVLLM, NANOVLLM, NANOVLLM_FORK, NANOVLLM_V2, MINI_YAIE)}
 
 
 def universal(policy: Policy) -> Policy:
