@@ -4,7 +4,8 @@ Hypothesis (6.131 on) sometimes draws a constant collected from the "local" modu
 file outside site-packages and the standard library: the current folder's, a submission's, a loaded vLLM
 tree's). Which modules those are depends on the folder and on what was imported before, so the same seed
 gave different programs. `fixed_constants()` runs a campaign with that pool empty (Hypothesis's global
-constants stay); with a Hypothesis that has no such feature it changes nothing.
+constants stay); with a Hypothesis that has no such feature it changes nothing. The runner uses it for the
+families that ask (`Family.fixed_constants`: prefix).
 """
 
 from contextlib import contextmanager

@@ -111,4 +111,5 @@ FAMILY = Family(
     grade=grade_submission,
     default_rubric=Path(__file__).with_name("rubric.toml"),
     mutation=MUTATION,
+    fixed_constants=True,
 )
