@@ -79,7 +79,7 @@ def test_load_adapter_says_what_is_wrong_in_one_line(impl, message):
 
 
 def test_every_policy_is_named_by_its_system():
-    assert sorted(POLICIES) == ["lab", "mini_yaie", "minivllm", "nanovllm", "nanovllm_fork", "vllm_v1"]
+    assert sorted(POLICIES) == ["lab", "mini_yaie", "minivllm", "nanovllm", "nanovllm_fork", "nanovllm_v2", "vllm_v1"]
 
 
 def test_yaie_copy_blocks_is_fuzzed_and_a_copy_that_takes_blocks_is_caught():
