@@ -111,9 +111,8 @@ def vllm_root(directory: str) -> Path:
 class VllmModules:
     """The KV-cache modules of one vLLM tree, each executed once in its own private namespace."""
 
-    def __init__(self, directory: str, overrides: dict[str, str] | None = None):
+    def __init__(self, directory: str):
         self.root = vllm_root(directory)
-        self.overrides = overrides or {}  # module name -> source text to run instead of the file's
         self.modules: dict[str, types.ModuleType] = {}
         self.private = f"pagedcheck_vllm_{next(_copies)}"  # this copy's modules' names in sys.modules
         missing = [name for name in REQUIRED if not self._path(name).is_file()]
@@ -141,7 +140,7 @@ class VllmModules:
         module.__builtins__ = {**vars(builtins), "__import__": self._import}
         self.modules[name] = module
         self._link(name)
-        source = self.overrides.get(name) or self._path(name).read_text(encoding="utf-8")
+        source = self._path(name).read_text(encoding="utf-8")
         exec(compile(source, str(self._path(name)), "exec"), module.__dict__)  # noqa: S102 (the target's own code)
 
     def _module(self, name: str) -> types.ModuleType:
