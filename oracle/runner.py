@@ -2,6 +2,7 @@
 
 import copy
 import re
+from contextlib import nullcontext
 import sys
 import time
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from hypothesis import HealthCheck, Phase, seed as use_seed, settings
 from hypothesis.errors import FlakyFailure, UnsatisfiedAssumption
 from hypothesis.stateful import run_state_machine_as_test
 
+from oracle.determinism import fixed_constants
 from oracle.family import AdapterFactory, Family
 from oracle.shrink import Budget, Shrinker
 from oracle.stats import RunStats
@@ -121,7 +123,8 @@ def fuzz(
     start = time.perf_counter()
     divergence, notes, error = None, [], None
     try:
-        run_state_machine_as_test(use_seed(seed)(new_machine), settings=run_settings)
+        with fixed_constants() if family.fixed_constants else nullcontext():  # one seed, one run anywhere
+            run_state_machine_as_test(use_seed(seed)(new_machine), settings=run_settings)
     except AssertionError as failure:  # Divergence, or an assertion inside a Python implementation
         divergence, notes, error = str(failure).splitlines()[0], getattr(failure, "__notes__", []), failure
     except FlakyFailure as failure:

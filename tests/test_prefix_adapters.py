@@ -64,7 +64,8 @@ def test_nanovllm_shape_reuses_a_stale_entry_for_a_block_at_another_position():
 @pytest.mark.parametrize(
     "impl, message",
     [
-        ("nope", "expected SHAPE:pkg.module[:attr][@POLICY] with SHAPE one of lab, minivllm, nanovllm, yaie"),
+        ("nope", "expected SHAPE:pkg.module[:attr][@POLICY] with SHAPE one of lab, minivllm, nanovllm, vllm, yaie, "
+         "or path/to/adapter.py:AdapterClass[@POLICY]"),
         ("lab:", "no module named after the shape"),
         ("lab:no_such_module_xyz", "cannot import 'no_such_module_xyz'"),
         ("lab:engine.prefix:Nope", "module 'engine.prefix' has no attribute 'Nope'"),
@@ -79,7 +80,7 @@ def test_load_adapter_says_what_is_wrong_in_one_line(impl, message):
 
 
 def test_every_policy_is_named_by_its_system():
-    assert sorted(POLICIES) == ["lab", "mini_yaie", "minivllm", "nanovllm", "nanovllm_fork", "vllm_v1"]
+    assert sorted(POLICIES) == ["lab", "mini_yaie", "minivllm", "nanovllm", "nanovllm_fork", "nanovllm_v2", "vllm_v1"]
 
 
 def test_yaie_copy_blocks_is_fuzzed_and_a_copy_that_takes_blocks_is_caught():

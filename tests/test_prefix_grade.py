@@ -21,7 +21,10 @@ FAILED_ITEMS = {
     "no_null_block": ({"null_block", "fuzz"}, set()),
     "hash_not_chained": ({"hash_chaining", "fuzz"}, set()),
     "no_hit_cap": ({"hit_cap", "fuzz"}, set()),
-    "hits_past_first_miss": ({"no_false_hit", "fuzz"}, set()),
+    # the rubric's fuzz (seed 1, 150 programs of 30 calls) does not reach a hit past an evicted head: seeds 2-8
+    # do within 114 programs; the old pass at seed 1 came from constants Hypothesis drew out of the modules
+    # loaded (oracle/determinism.py)
+    "hits_past_first_miss": ({"no_false_hit"}, set()),
     "eviction_keeps_index": ({"eviction", "fuzz"}, {"no_false_hit"}),  # its stale entry is what a false hit needs
     "touch_leaves_in_queue": ({"touch", "fuzz"}, set()),
     "non_atomic_allocation": ({"atomic_allocation", "fuzz"}, set()),
@@ -106,7 +109,9 @@ def test_a_failing_item_names_the_step_and_values(broken_engine, tmp_path):  # n
 # a look-up is replayed as an admission and a free on shapes without one
 APPLIES = {
     "minivllm": {"free_queue", "hash_chaining", "touch", "eviction", "atomic_allocation", "fuzz"},
-    "nanovllm": {"free_queue", "hash_chaining", "touch", "atomic_allocation", "reverse_order_free", "fuzz"},
+    # its index entries stay when a block is reused (old nano-vllm's design), which is how old nano-vllm's
+    # false hit comes about: the fuzz item finds it (see the test below)
+    "nanovllm": {"free_queue", "hash_chaining", "touch", "atomic_allocation", "reverse_order_free"},
     "yaie": {"free_queue", "atomic_allocation", "fuzz"},
 }
 
@@ -116,8 +121,12 @@ def test_shape_test_implementation_grades_cleanly_under_its_policy(shape, tmp_pa
     report = grade(f"{shape}:tests.prefix_shapes.{shape}_shape", load(), tmp_path)
     got = statuses(report)
     assert {item for item, status in got.items() if status == "passed"} == APPLIES[shape], report.items
-    assert {item for item, status in got.items() if status == "not_applicable"} == set(got) - APPLIES[shape]
+    failed = {"fuzz"} if shape == "nanovllm" else set()
+    assert {item for item, status in got.items() if status == "not_applicable"} == set(got) - APPLIES[shape] - failed
+    assert {item for item, status in got.items() if status == "failed"} == failed
     assert not [item.message for item in report.items if item.status == "passed" and item.message]
+    if failed:
+        assert "no false hit" in next(item.message for item in report.items if item.id == "fuzz")
 
 
 def test_under_the_universal_invariants_only_the_exact_rules_do_not_apply(tmp_path):

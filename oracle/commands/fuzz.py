@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--impl",
         metavar="IMPL",
         help="`engine` (the family's built-in engine, the default); hw3: a C file or a Python module "
-        "`pkg.module[:attr]`; prefix: `SHAPE:pkg.module[:attr][@POLICY]`",
+        "`pkg.module[:attr]`; prefix: `SHAPE:pkg.module[:attr][@POLICY]`, `vllm:DIR[@POLICY]` (vLLM's own "
+        "KV-cache manager from an unzipped wheel) or `path/to/adapter.py:Class[@POLICY]` (oracle/prefix/README.md)",
     )
     p.add_argument("--examples", type=positive, default=200, help="programs to run (default: 200)")
     p.add_argument("--steps", type=positive, default=50, help="calls per program, at most (default: 50)")

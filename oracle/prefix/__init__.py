@@ -1,9 +1,11 @@
-"""The prefix-caching family: block pools with a chained-hash prefix cache (the mini_vllm lab / vLLM v1,
-seed 003's minivllm BlockManager, nano-vllm, Mini-YAIE).
+"""The prefix-caching family: block pools with a chained-hash prefix cache (the mini_vllm lab, vLLM v1 itself,
+seed 003's minivllm BlockManager, nano-vllm, Mini-YAIE, and a user's own pool through the adapter contract).
 
 An implementation is named `SHAPE:pkg.module[:attr][@POLICY]`: the API shape (an adapter), the module or
 object of that shape, and optionally the policy to check it under (default: the shape's own system; `any`:
-the universal invariants only). `engine` is our engine, `lab:engine.prefix`.
+the universal invariants only). `engine` is our engine, `lab:engine.prefix`; `vllm:DIR` is vLLM's own
+KV-cache manager from an unzipped wheel (oracle/prefix/vllm_loader.py); `path/to/adapter.py:Class` is a
+user's adapter class (oracle/prefix/adapters/contract.py, oracle/prefix/README.md).
 """
 
 from pathlib import Path
@@ -12,6 +14,7 @@ from oracle.family import AdapterFactory, Family, MutationTarget
 from oracle.prefix import difference  # noqa: F401  (words the family's aspects)
 from oracle.prefix.machine import machine_for
 from oracle.prefix.policy import POLICIES, Policy, universal
+from oracle.prefix.strategies import Domain
 
 BUILTIN_ENGINE = "lab:engine.prefix"
 
@@ -20,36 +23,52 @@ def shapes() -> dict:
     from oracle.prefix.adapters.lab import LabAdapter
     from oracle.prefix.adapters.minivllm import MinivllmAdapter
     from oracle.prefix.adapters.nanovllm import NanovllmAdapter
+    from oracle.prefix.adapters.vllm import VllmAdapter
     from oracle.prefix.adapters.yaie import YaieAdapter
 
-    return {a.shape: a for a in (LabAdapter, MinivllmAdapter, NanovllmAdapter, YaieAdapter)}
+    return {a.shape: a for a in (LabAdapter, MinivllmAdapter, NanovllmAdapter, VllmAdapter, YaieAdapter)}
 
 
-def policy_for(adapter: type, name: str) -> Policy:
-    """The policy `name` (empty: the shape's own; `any`: its universal invariants only); ValueError."""
+def policy_for(adapter: type, name: str, target: object = None) -> Policy:
+    """The policy `name` (empty: the shape's own, for this target; `any`: its universal invariants only);
+    ValueError."""
+    own = adapter.default_policy_for(target) if hasattr(adapter, "default_policy_for") else adapter.default_policy
     if name == "any":
-        return universal(adapter.default_policy)
+        return universal(own)
     if name and name not in POLICIES:
         raise ValueError(f"unknown policy {name!r}; known: {', '.join(sorted(POLICIES))}, any")
-    return POLICIES[name] if name else adapter.default_policy
+    return POLICIES[name] if name else own
 
 
 def load_adapter(impl: str) -> AdapterFactory:
-    """An adapter factory for `engine` or `SHAPE:pkg.module[:attr][@POLICY]`; ValueError with a one-line reason."""
+    """An adapter factory for `engine`, `SHAPE:pkg.module[:attr][@POLICY]`, `vllm:DIR[@POLICY]` or a user's adapter
+    class `path/to/adapter.py:Class[@POLICY]` (oracle/prefix/adapters/contract.py); ValueError with a one-line reason."""
     from oracle.prefix.adapters import load_target
+    from oracle.prefix.adapters.contract import contract_adapter
 
     if impl == "engine":
         impl = BUILTIN_ENGINE
     spec, _, policy_name = impl.partition("@")
     shape, sep, target_spec = spec.partition(":")
     known = shapes()
-    if not sep or shape not in known:
-        raise ValueError(f"expected SHAPE:pkg.module[:attr][@POLICY] with SHAPE one of {', '.join(sorted(known))}")
-    adapter = known[shape]
-    policy = policy_for(adapter, policy_name)
-    target = load_target(target_spec)
+    if sep and shape in known:
+        adapter = known[shape]
+        target = adapter.load_target(target_spec) if hasattr(adapter, "load_target") else load_target(target_spec)
+    elif sep and target_spec and ("." in shape or "/" in shape):  # a user's adapter class
+        target_spec = spec
+        target = load_target(spec)
+        adapter = contract_adapter(target, spec)
+    else:
+        raise ValueError(f"expected SHAPE:pkg.module[:attr][@POLICY] with SHAPE one of {', '.join(sorted(known))}, "
+                         "or path/to/adapter.py:AdapterClass[@POLICY] (the adapter contract: oracle/prefix/README.md)")
+    policy = policy_for(adapter, policy_name, target)
     adapter(target, target_spec, policy)  # validate now, so a bad --impl fails before any run
-    return lambda: adapter(target, target_spec, policy)
+
+    def factory() -> object:
+        return adapter(target, target_spec, policy)
+
+    factory.domain = Domain.of(adapter)  # type: ignore[attr-defined]  (the pools the machine makes)
+    return factory
 
 
 def repro_preamble(impl: str) -> list[str]:
@@ -92,4 +111,5 @@ FAMILY = Family(
     grade=grade_submission,
     default_rubric=Path(__file__).with_name("rubric.toml"),
     mutation=MUTATION,
+    fixed_constants=True,
 )

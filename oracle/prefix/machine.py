@@ -12,10 +12,10 @@ nothing), then, under the system's own policy, the exact tables, free order, has
 from functools import wraps
 from typing import Any, Callable
 
-from hypothesis import assume
+from hypothesis.errors import UnsatisfiedAssumption
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, multiple, precondition, rule
 
-from oracle.prefix import strategies as st
+from oracle.prefix import following, strategies as st
 from oracle.prefix.compare import ContentTracker, changed, shown, exact_difference, universal_difference
 from oracle.difference import Difference
 from oracle.prefix.model import PrefixModel
@@ -42,6 +42,13 @@ def _counted(step: Callable) -> Callable:
     return counted
 
 
+def _valid(condition: bool) -> None:
+    """A program the strategies never make (a shrunk or hand-written replay) is not valid: Hypothesis drops
+    it, the shrinker rejects it. (Not `assume`, which warns when the shrinker replays outside Hypothesis.)"""
+    if not condition:
+        raise UnsatisfiedAssumption("outside the generated domain")
+
+
 def _supports(operation: str) -> Callable[["PrefixMachine"], bool]:
     return lambda self: operation in self.impl.supports
 
@@ -50,6 +57,7 @@ class PrefixMachine(RuleBasedStateMachine):
     requests = Bundle("requests")  # ids that admit accepted (later calls may have freed them)
     adapter_factory: Callable[[], Any]
     stats: RunStats
+    domain: st.Domain = st.Domain()
 
     def __init__(self) -> None:
         super().__init__()
@@ -96,6 +104,8 @@ class PrefixMachine(RuleBasedStateMachine):
             problem = exact_difference(self.model, seen)
         if problem:
             self._diverge(call, problem)
+        if not self.model.policy.exact:
+            following.adopt(self.model, seen)
         return seen
 
     def _events(self, before_free: list[int], before_hashed: set[int]) -> None:
@@ -109,8 +119,11 @@ class PrefixMachine(RuleBasedStateMachine):
     @initialize(num_blocks=st.pool_blocks, block_size=st.block_sizes)
     @_counted
     def start(self, num_blocks: int, block_size: int) -> None:
-        # a replayed (shrunk) program may ask for what the strategies never draw: such a program is invalid
-        assume(num_blocks >= 1 and block_size >= 1)
+        self._start(num_blocks, block_size)
+
+    def _start(self, num_blocks: int, block_size: int) -> None:
+        # a replayed (shrunk) program may ask for a pool the adapter does not support: such a program is invalid
+        _valid(self.domain.holds(num_blocks, block_size))
         self.model = PrefixModel(self.impl.policy, num_blocks, block_size)
         call = f"start({num_blocks} blocks of {block_size} tokens)"
         self._run(call, lambda: self.impl.start(num_blocks, block_size))
@@ -126,13 +139,15 @@ class PrefixMachine(RuleBasedStateMachine):
         return tokens or [0]
 
     def _admit(self, tokens: list[int]) -> int | None:
-        assume(tokens)  # the strategies never make an empty prompt; a shrunk replay that does is not valid
+        _valid(bool(tokens))  # the strategies never make an empty prompt; a shrunk replay that does is not valid
         rid = self.next_rid
         self.next_rid += 1
         call = f"admit(req {rid}, {len(tokens)} tokens)"
         before = self._observe(call)
         before_free, before_hashed = list(self.model.free), set(self.model.block_hash)
         held = {b for table in before.tables.values() for b in table}
+        if not self.model.policy.exact:
+            return self._admit_following(call, rid, tokens, before, held)
         expected_hits = self.model.lookup(tokens)
         request = self.model.admit(rid, tokens)
         accepted, hits = self._run(call, lambda: self.impl.admit(rid, tokens))
@@ -151,6 +166,16 @@ class PrefixMachine(RuleBasedStateMachine):
             self.stats.events["whole_prompt_hit"] += 1
         self._check(call, rid, set(range(hits if hits is not None else len(expected_hits))), held)
         return rid
+
+    def _admit_following(self, call: str, rid: int, tokens: list[int], before: Observation, held: set[int]) -> int | None:
+        accepted, hits = self._run(call, lambda: self.impl.admit(rid, tokens))
+        problem = following.admit(self.model, rid, tokens, accepted, hits, before)
+        if problem:
+            self._diverge(call, problem)
+        self.prompts.append(list(tokens))
+        self.stats.events["refused" if not accepted else "hit" if hits else "miss"] += 1
+        self._check(call, rid if accepted else None, set(range(hits or 0)), held, None if accepted else before)
+        return rid if accepted else None
 
     @rule(target=requests, base=st.earlier, cut=st.cuts, count=st.block_counts, tail=st.tails)
     @_counted
@@ -231,7 +256,10 @@ class PrefixMachine(RuleBasedStateMachine):
         call = f"lookup({len(tokens)} tokens)"
         expected = self.model.lookup(tokens)
         got = self._run(call, lambda: self.impl.lookup(tokens))
-        self._hits(call, len(expected), len(got), len(tokens))
+        if self.model.policy.exact:
+            self._hits(call, len(expected), len(got), len(tokens))
+        elif following.hit_bound(self.model, len(tokens), len(got)):
+            self._diverge(call, following.hit_bound(self.model, len(tokens), len(got)))
         problem = self._lookup_content(tokens, got)
         if problem:
             self._diverge(call, problem)
@@ -259,9 +287,15 @@ class PrefixMachine(RuleBasedStateMachine):
         call = f"append(req {rid}, token {token})"
         before = self._observe(call)
         held = {b for other, table in before.tables.items() if other != rid for b in table}
-        expected = self.model.append(rid, token)
-        got = self._run(call, lambda: self.impl.append(rid, token))
-        self._returned(call, "return value", expected, got)
+        if not self.model.policy.exact:
+            expected = got = self._run(call, lambda: self.impl.append(rid, token))
+            problem = following.append(self.model, rid, token, got, before)
+            if problem:
+                self._diverge(call, problem)
+        else:
+            expected = self.model.append(rid, token)
+            got = self._run(call, lambda: self.impl.append(rid, token))
+            self._returned(call, "return value", expected, got)
         if not expected:
             self.stats.events["append_refused"] += 1
         self._check(call, rid, set(), held)
@@ -296,10 +330,16 @@ class PrefixMachine(RuleBasedStateMachine):
         call = f"fork(req {rid}, block_table[{position}])"
         before = self._observe(call)
         was = request.table[position]
-        expected = self.model.fork(rid, position)
-        got = self._run(call, lambda: self.impl.fork(rid, position))
-        self._returned(call, "return value", "refused" if expected is None else "a block",
-                       "refused" if got is None else "a block")
+        if self.model.policy.exact:
+            expected = self.model.fork(rid, position)
+            got = self._run(call, lambda: self.impl.fork(rid, position))
+            self._returned(call, "return value", "refused" if expected is None else "a block",
+                           "refused" if got is None else "a block")
+        else:  # under @any the pool picks the block
+            expected = got = self._run(call, lambda: self.impl.fork(rid, position))
+            problem = following.fork(self.model, rid, position, got, before)
+            if problem:
+                self._diverge(call, problem)
         if expected is None:
             self._check(call, before=before)
             return
@@ -362,10 +402,22 @@ class PrefixMachine(RuleBasedStateMachine):
         self.impl.close()
 
 
+def _start_rule(domain: st.Domain) -> Callable:
+    @initialize(num_blocks=domain.pool_strategy(), block_size=domain.block_size_strategy())
+    @_counted
+    def start(self: PrefixMachine, num_blocks: int, block_size: int) -> None:
+        self._start(num_blocks, block_size)
+
+    return start
+
+
 def machine_for(adapter_factory: Callable[[], Any], stats: RunStats | None = None) -> type[PrefixMachine]:
-    """A machine class bound to an implementation; `stats` collects what its runs fire and reach."""
+    """A machine class bound to an implementation; `stats` collects what its runs fire and reach. The
+    factory's `domain` (load_adapter sets it from the adapter class) says which pools to make."""
+    domain = getattr(adapter_factory, "domain", None) or st.Domain()
     return type(
         "PrefixMachine",
         (PrefixMachine,),
-        {"adapter_factory": staticmethod(adapter_factory), "stats": stats if stats is not None else RunStats()},
+        {"adapter_factory": staticmethod(adapter_factory), "stats": stats if stats is not None else RunStats(),
+         "domain": domain, "start": _start_rule(domain)},
     )

@@ -5,6 +5,8 @@ mostly built from an earlier prompt (cut at a block boundary, one either side, o
 hits, partial hits and prompts equal to a cached prefix are common.
 """
 
+from dataclasses import dataclass
+
 from hypothesis import strategies as st
 
 block_sizes = st.sampled_from([2, 2, 3, 4])
@@ -20,3 +22,36 @@ fill_slack = st.sampled_from([0, 0, 1, -1])  # tokens short of (negative: past) 
 rarely = st.sampled_from([False, False, False, True])  # a reset empties the cache: not too often
 evictions = st.sampled_from([0, 1, 1, 2, 3])  # blocks a pressure request takes from the free list (0: all)
 prefix_blocks = st.sampled_from([1, 1, 1, 2, 3])  # full blocks of a live request a new prompt repeats
+
+DEFAULT_BLOCK_SIZES = (2, 3, 4)
+DEFAULT_POOL_SIZES = tuple(range(1, 13)) + (16, 24)
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The pools a machine makes: the block sizes and pool sizes (blocks, the null block included) the
+    implementation supports. An adapter declares them (`block_sizes`, `pool_sizes`); a program outside them
+    (a shrunk one) is not valid."""
+
+    block_sizes: tuple[int, ...] = DEFAULT_BLOCK_SIZES
+    pool_sizes: tuple[int, ...] = DEFAULT_POOL_SIZES
+
+    @classmethod
+    def of(cls, adapter: type) -> "Domain":
+        """The domain an adapter class declares (the defaults for what it does not); ValueError."""
+        sizes = {}
+        for name, default in (("block_sizes", DEFAULT_BLOCK_SIZES), ("pool_sizes", DEFAULT_POOL_SIZES)):
+            value = tuple(getattr(adapter, name, None) or default)
+            if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in value):
+                raise ValueError(f"{adapter.__name__}.{name} must be positive integers, not {value!r}")
+            sizes[name] = tuple(sorted(set(value)))
+        return cls(**sizes)
+
+    def holds(self, num_blocks: int, block_size: int) -> bool:
+        return num_blocks in self.pool_sizes and block_size in self.block_sizes
+
+    def block_size_strategy(self) -> st.SearchStrategy[int]:
+        return block_sizes if self.block_sizes == DEFAULT_BLOCK_SIZES else st.sampled_from(self.block_sizes)
+
+    def pool_strategy(self) -> st.SearchStrategy[int]:
+        return pool_blocks if self.pool_sizes == DEFAULT_POOL_SIZES else st.sampled_from(self.pool_sizes)

@@ -1,7 +1,13 @@
 """nano-vllm's shape: `BlockManager(num_blocks, block_size)` with `can_allocate(seq)`, `allocate(seq)`,
-`deallocate(seq)`, `can_append(seq)`, `may_append(seq)` (after `seq.append_token(t)`) and, in newer
-releases, `hash_blocks(seq)` after the forward pass; its `Sequence(token_ids)`, whose class attribute
-`block_size` the adapter sets. Read white-box: `blocks` (each `ref_count`, `hash`, -1 when none),
+`deallocate(seq)`, `can_append(seq)`, `may_append(seq)` (after `seq.append_token(t)`); its `Sequence(token_ids)`,
+whose class attribute `block_size` the adapter sets.
+
+Two APIs: up to 9e8507e `can_allocate(seq) -> bool` and `allocate(seq)` hashing at allocation (policy
+`nanovllm`); since 8d63a98 `can_allocate(seq)` returns -1 (refused) or the number of cached blocks,
+`allocate(seq, num_cached_blocks)`, and `hash_blocks(seq)` publishes the blocks the forward pass computed
+(`seq.num_cached_tokens` .. `+ seq.num_scheduled_tokens`), driven as its scheduler does: the prompt's
+uncached tokens are scheduled at admission, a decode token at append, and a commit runs `hash_blocks` then
+moves the scheduled tokens into `num_cached_tokens` (policy `nanovllm_v2`, chosen when `hash_blocks` exists). Read white-box: `blocks` (each `ref_count`, `hash`, -1 when none),
 `free_block_ids` (a deque, taken from the left), `hash_to_block_id`, each sequence's `block_table` and
 `num_cached_tokens`.
 """
@@ -10,13 +16,18 @@ from typing import Any
 
 from oracle.prefix.adapters import call, require
 from oracle.prefix.observation import ImplementationFailure, Observation
-from oracle.prefix.policy import NANOVLLM, Policy
+from oracle.prefix.policy import NANOVLLM, NANOVLLM_V2, Policy
 
 
 class NanovllmAdapter:
     shape = "nanovllm"
     default_policy = NANOVLLM
     supports = frozenset({"append", "commit"})
+
+    @staticmethod
+    def default_policy_for(target: Any) -> Policy:
+        """The current API (`hash_blocks`) publishes after the forward pass; the old one at allocation."""
+        return NANOVLLM_V2 if callable(getattr(getattr(target, "BlockManager", None), "hash_blocks", None)) else NANOVLLM
 
     def __init__(self, target: Any, spec: str, policy: Policy = NANOVLLM):
         require(target, spec, ["BlockManager", "Sequence"])
@@ -31,9 +42,16 @@ class NanovllmAdapter:
 
     def admit(self, rid: int, tokens: list[int]) -> tuple[bool, int | None]:
         seq = call("Sequence()", self.target.Sequence, list(tokens))
-        if not call("can_allocate", self.manager.can_allocate, seq):
-            return False, None
-        call("allocate", self.manager.allocate, seq)
+        cached = call("can_allocate", self.manager.can_allocate, seq)
+        if isinstance(cached, bool) or not hasattr(self.manager, "hash_blocks"):  # the old API
+            if not cached:
+                return False, None
+            call("allocate", self.manager.allocate, seq)
+        else:
+            if cached == -1:
+                return False, None
+            call("allocate", self.manager.allocate, seq, cached)
+            seq.num_scheduled_tokens = len(seq) - seq.num_cached_tokens
         self.sequences[rid] = seq
         return True, seq.num_cached_tokens // self.block_size
 
@@ -43,12 +61,17 @@ class NanovllmAdapter:
         if not call("can_append", self.manager.can_append, seq):
             return False
         call("may_append", self.manager.may_append, seq)
+        if hasattr(self.manager, "hash_blocks"):
+            seq.num_scheduled_tokens = len(seq) - seq.num_cached_tokens
         return True
 
     def commit(self, rid: int) -> None:
         hash_blocks = getattr(self.manager, "hash_blocks", None)
         if hash_blocks is not None:
-            call("hash_blocks", hash_blocks, self.sequences[rid])
+            seq = self.sequences[rid]
+            call("hash_blocks", hash_blocks, seq)
+            seq.num_cached_tokens += seq.num_scheduled_tokens
+            seq.num_scheduled_tokens = 0
 
     def free(self, rid: int) -> None:
         seq = self.sequences.pop(rid, None)
