@@ -49,7 +49,7 @@ def test_reference_is_clean_on_the_whole_battery_and_an_extra_program() -> None:
     "name, scenario, summary",
     [
         ("use_after_free", "create_free_first_fit", r"^Invalid (read|write) of size 8 at llm_memory\.c:\d+"),
-        ("destroy_frees_pool", "init_destroy_empty", r"^free\(0x[0-9a-f]+\): not a live heap block: the caller's pool"),
+        ("destroy_frees_pool", "init_destroy_empty", r"^Invalid free\(\) at llm_memory\.c:\d+"),  # valgrind's free saw it
         ("deref_null_l1", "create_free_first_fit", r"crashed: SIGSEGV at llm_memory\.c:\d+"),
     ],
 )
