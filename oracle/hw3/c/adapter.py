@@ -104,13 +104,53 @@ class CallStats:
     injected_failure: bool  # an allocation failed because fail_allocation() asked for it
 
 
-def _drained(fd: int, timeout: float) -> bool:
-    """Reads fd to end of file within timeout; whether it got there."""
+def _drained(fd: int, timeout: float, log: "LogChannel | None" = None) -> bool:
+    """Reads fd to end of file within timeout (draining valgrind's log meanwhile); whether it got there."""
     deadline = time.monotonic() + timeout
     while (left := deadline - time.monotonic()) > 0:
-        if select.select([fd], [], [], left)[0] and not os.read(fd, 65536):
+        ready = select.select([fd] + ([log.fd] if log else []), [], [], left)[0]
+        if log is not None and log.fd in ready:
+            log.drain()
+        if fd in ready and not os.read(fd, 65536):
+            if log is not None:
+                log.drain()
             return True
     return False
+
+
+class LogChannel:
+    """Valgrind's log, over a socket pair: valgrind writes to `child_fd` (its --log-fd), which the driver closes
+    before any of the submission's code runs; valgrind keeps its own copy, which the program cannot use, and a
+    socket cannot be reopened through /proc. So only valgrind writes here, and the grader alone reads it. Kept:
+    the first `limit` bytes."""
+
+    def __init__(self, limit: int = 8 << 20) -> None:
+        import socket
+
+        self._ours, self._theirs = socket.socketpair()
+        self._ours.setblocking(False)
+        self.fd, self.child_fd = self._ours.fileno(), self._theirs.fileno()
+        self.limit = limit
+        self.text = bytearray()
+        self.dropped = 0
+
+    def drain(self) -> None:
+        """Reads whatever valgrind has written so far."""
+        while True:
+            try:
+                chunk = self._ours.recv(1 << 16)
+            except (BlockingIOError, InterruptedError):
+                return
+            if not chunk:
+                return
+            keep = max(0, min(len(chunk), self.limit - len(self.text)))
+            self.text += chunk[:keep]
+            self.dropped += len(chunk) - keep
+
+    def close(self) -> None:
+        self.drain()
+        self._ours.close()
+        self._theirs.close()
 
 
 class CAdapter:
@@ -134,6 +174,7 @@ class CAdapter:
         close_timeout: float = 1.0,
         sandbox: Sandbox | None = None,
         pass_fds: Sequence[int] = (),
+        log_channel: "LogChannel | None" = None,
     ):
         self.driver = Path(driver)
         if not self.driver.is_file():
@@ -147,6 +188,7 @@ class CAdapter:
         self.box = sandbox or shared()
         self.pass_fds = tuple(pass_fds)
         self.close_timeout = close_timeout
+        self.log_channel = log_channel  # valgrind's log: drained whenever the driver is waited for
         self.generation = 0
         self.failure: str | None = None  # the label of the last failure, if any
         self.exit_status: int | None = None  # the driver's exit status after close()
@@ -172,6 +214,8 @@ class CAdapter:
         reply_r, reply_w = os.pipe()
         args = [str(cmd_r), str(reply_w), str(self.cpu_seconds), str(self.output_limit)]
         args += [str(self.memory_limit if self.seccomp else 0), str(int(self.seccomp))]
+        if self.log_channel is not None:  # the driver closes valgrind's descriptor before any submission code
+            args.append(str(self.log_channel.child_fd))
         driver = self.box.expose(self.driver)
         limits = Limits(cpu_seconds=self.cpu_seconds, memory_bytes=self.memory_limit if self.seccomp else 0,
                         file_bytes=self.output_limit)
@@ -182,7 +226,7 @@ class CAdapter:
                 limits=limits,
                 stdout=self._output,
                 stderr=self._output,
-                pass_fds=(cmd_r, reply_w, *self.pass_fds),
+                pass_fds=(cmd_r, reply_w, *self.pass_fds, *self._log_fds()),
             )
         finally:
             os.close(cmd_r)
@@ -205,7 +249,7 @@ class CAdapter:
         if proc is None:
             return None, False
         os.close(self._cmd)
-        exited = wait > 0 and _drained(self._reply, wait)
+        exited = wait > 0 and _drained(self._reply, wait, self.log_channel)
         os.close(self._reply)
         self._cmd = self._reply = -1
         # also whatever the submission left in its group or pid namespace; a driver that closed its end has
@@ -279,7 +323,7 @@ class CAdapter:
                 except DeadlinePassed:
                     self._fail("the grade's time limit was reached", wait=0)
                     raise
-                ready, _, _ = select.select([self._reply], [], [], wait)
+                ready = self._wait_reply(wait)
                 if not ready and wait < timeout:  # the grade's deadline, not this call's timeout
                     self._fail("the grade's time limit was reached", wait=0)
                     raise DeadlinePassed()
@@ -292,6 +336,24 @@ class CAdapter:
             have += len(chunk)
         return b"".join(chunks)
 
+    def _log_fds(self) -> tuple[int, ...]:
+        return () if self.log_channel is None else (self.log_channel.child_fd,)
+
+    def _wait_reply(self, wait: float) -> bool:
+        """Waits up to `wait` s for the reply pipe to be readable, draining valgrind's log meanwhile (valgrind
+        blocks on a full log, and the driver with it)."""
+        if self.log_channel is None:
+            return bool(select.select([self._reply], [], [], wait)[0])
+        deadline = time.monotonic() + wait
+        while True:
+            ready = select.select([self._reply, self.log_channel.fd], [], [], max(deadline - time.monotonic(), 0))[0]
+            if self.log_channel.fd in ready:
+                self.log_channel.drain()
+            if self._reply in ready:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+
     def _receive(self) -> int:
         data = self._read(4, self.timeout)
         (length,) = _U32.unpack_from(data)
@@ -302,6 +364,8 @@ class CAdapter:
             failure = self._fail(data[7 : 7 + n].decode(errors="replace"))
             failure.heap_corrupted = data[4] == 3
             raise failure
+        if self.log_channel is not None:  # what valgrind wrote before the driver replied is this call's
+            self.log_channel.drain()
         ret, allocs, frees, fired, _total, live_blocks, live_bytes = _RESULT.unpack_from(data, 5)
         self.last_call = CallStats(allocs, frees, bool(fired))
         self._heap = HeapState(allocs, live_blocks, live_bytes)
@@ -361,6 +425,10 @@ class CAdapter:
         if address and address == self._live_engine:
             self._live_engine = 0
         return self._request("D", address)
+
+    def leak_check(self) -> None:
+        """Under valgrind: valgrind checks the heap for leaks now, into its own log (natively: nothing)."""
+        self._request("L")
 
     def observe(self, engine: Any) -> Observation:
         if self._region is None:
