@@ -122,7 +122,7 @@ def _run(adapter: CAdapter, calls: Sequence[Call], model: Model) -> tuple[tuple[
             label = f"step {number} {call}"
             engine, returned = call_on(adapter, Step(call.api, call.args, call.null), engine)
             got = returned is not None if call.api in POINTER_CALLS else returned
-            trace.append(TraceStep(label, shown(call.api, got), *observed(adapter, engine)))
+            trace.append(TraceStep(label, shown(call.api, got), *observed(adapter, engine, any(c.api == "llm_init" for c in calls[:number]))))
             if got != call.expected:
                 return (f"{label}: return value: expected {shown(call.api, call.expected)}, got {shown(call.api, got)}", call), \
                     tuple(trace), _leak_check(adapter, engine)

@@ -1,7 +1,13 @@
 """The memory_safety item: our heap accounting over the fixed battery (nothing may stay allocated while there
 is no engine), then valgrind over the battery and over the fuzz item's minimal failing program. It judges
 every memory error and leak, and nothing else: a call that hangs is its own item's bug (the program stops
-there, unjudged), and an item that watched no program run whole is not run, naming the item that stopped it."""
+there, unjudged, and the next program runs in a fresh process), and an item that did not watch the whole
+battery run is not run, naming the item that stopped it.
+
+Each battery program runs natively and under valgrind, and the grader compares what it observed of the two
+(trace.py: return values, the engine's state, the pool's bytes, call by call): a program that behaves
+differently under valgrind fails this item, whatever valgrind says, since valgrind watched another program
+than the one the other items graded."""
 
 from contextlib import closing
 from typing import Any, Mapping
@@ -13,9 +19,11 @@ from oracle.hw3.difference import RETURN
 from oracle.hw3.machine import Call
 from oracle.hw3.memcheck import MemcheckResult, battery_programs, memcheck
 from oracle.hw3.observation import ImplementationFailure
-from oracle.hw3.replay import Step, call_on, listing
+from oracle.hw3.machine import POINTER_CALLS
+from oracle.hw3.replay import Step, call_on, listing, shown
 from oracle.hw3.rules import MEMORY_SAFETY, rule_of
 from oracle.hw3.scenarios import BATTERY, scenario_calls
+from oracle.hw3.trace import TraceStep, first_difference, observed
 from oracle.hw3.verdicts import Submission, built, item_of
 
 MEMCHECK_OPTIONS = {"timeout": 20.0}  # s one call may take under valgrind
@@ -30,17 +38,21 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         raise NotApplicable("valgrind and heap accounting need a C submission")
     built(sub)
     corrupted: Outcome | None = None  # the heap found corrupted: valgrind says where, if it can
+    native: dict[str, list[TraceStep]] = {}
+    hung: list[tuple[str, Call]] = []  # natively: the program, and the call that hung (charged to its item)
     for name in BATTERY:
         calls, _ = scenario_calls(name)
-        with closing(sub.adapter()) as adapter:
-            problem = _leak(adapter, name, calls)
-        if problem is HUNG:  # the next programs would wait as long again: valgrind's pass says what ran whole
-            break
+        native[name] = []
+        with closing(sub.adapter()) as adapter:  # a fresh process for each program
+            problem = _leak(adapter, name, calls, native[name])
+        if problem is HUNG:  # its item's bug; the battery goes on, and valgrind need not wait for it again
+            hung.append((name, calls[len(native[name]) - 1]))
+            continue
         if problem and problem.endswith(CORRUPTED):
             corrupted = corrupted or Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
         elif problem:
             return Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
-    programs = battery_programs()
+    programs = {name: program for name, program in battery_programs().items() if name not in dict(hung)}
     if sub.fuzz_failure is not None:  # the fuzz item's minimal failing program, as its repro.c replays it
         programs["the fuzz item's minimal program (repro.c)"] = (sub.fuzz_failure.calls, sub.fuzz_failure.model)
     assert sub.build is not None
@@ -49,10 +61,18 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     for result in results:
         if not result.clean:
             log = result.log.splitlines()
-            shown = log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else [])
-            return Outcome(False, f"valgrind, program {result.name}: {result.summary} [rule: {MEMORY_SAFETY}]", "\n".join(shown))
+            lines = log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else [])
+            return Outcome(False, f"valgrind, program {result.name}: {result.summary} [rule: {MEMORY_SAFETY}]", "\n".join(lines))
+    for result in results:
+        if result.name in native and (differs := first_difference(native[result.name], list(result.trace))):
+            return Outcome(False, f"program {result.name} behaves differently under valgrind than natively, at {differs}: "
+                                  f"valgrind's verdict is about another run than the one graded [rule: {MEMORY_SAFETY}]",
+                           listing(programs[result.name][0], 0))
     if corrupted is not None:
         return corrupted
+    if hung:  # the battery did not run whole: the hung call's item must fail for it
+        name, call = hung[0]
+        raise _not_watched(MemcheckResult(name, True, "", "", f"step {len(native[name])} {call}: hung", call), whole=True)
     engines = [result for result in results  # the battery's programs that make an engine (not only refuse one)
                if result.name in BATTERY and any(c.api == "llm_init" and c.expected for c in programs[result.name][0])]
     if all(result.stopped for result in engines):  # valgrind watched none of them run whole
@@ -60,29 +80,36 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     return Outcome(True)
 
 
-def _not_watched(first: MemcheckResult) -> NotRun:
-    """Not run: valgrind saw no memory error, but no engine-making program of the battery ran whole (the first
-    stopped where `first` did). That call's item must fail for it (an Excuse), else this item fails."""
+def _not_watched(first: MemcheckResult, whole: bool = False) -> NotRun:
+    """Not run: valgrind saw no memory error, but the battery did not run as it must (`whole`: a program hung,
+    so the battery did not run whole; else no engine-making program ran whole; the first stopped where `first`
+    did). That call's item must fail for it (an Excuse), else this item fails."""
     owner = item_of(rule_of(Difference(RETURN, "", None, None), first.stopped_at)) if first.stopped_at else None
     whose = f"item {owner}" if owner else "the other items"
+    what = "the battery did not run whole" if whole else "no program of the battery made all its calls"
     failure = Outcome(False, f"valgrind, program {first.name}: stopped at {first.stopped}, and no item failed for it "
                              f"[rule: {MEMORY_SAFETY}]", first.log)
-    return NotRun(f"could not check its rule: no program of the battery made all its calls ({first.name} "
-                  f"stopped at {first.stopped}: that is {whose}'s to judge)", Excuse(frozenset({owner or ANY_OTHER}), failure))
+    return NotRun(f"could not check its rule: {what} ({first.name} stopped at {first.stopped}: that is {whose}'s "
+                  "to judge)", Excuse(frozenset({owner or ANY_OTHER}), failure))
 
 
-def _leak(adapter: Any, name: str, calls: list[Call]) -> str | None:
-    """Runs a battery program; the first crash, or heap block still allocated while there is no engine. A call
-    that hangs ends the program unjudged (valgrind's pass then says whether any program ran whole)."""
+def _leak(adapter: Any, name: str, calls: list[Call], trace: list[TraceStep]) -> str | None:
+    """Runs a battery program, noting in `trace` what the grader observed; the first crash, or heap block
+    still allocated while there is no engine. A call that hangs ends the program unjudged (HUNG)."""
     engine = None
     for number, call in enumerate(calls, 1):
+        label = f"step {number} {call}"
         try:
-            engine, _ = call_on(adapter, Step(call.api, call.args, call.null), engine)
+            engine, returned = call_on(adapter, Step(call.api, call.args, call.null), engine)
+            trace.append(TraceStep(label, shown(call.api, returned is not None if call.api in POINTER_CALLS else returned),
+                                   *observed(adapter, engine, any(c.api == "llm_init" for c in calls[:number]))))
             if call.api == "llm_init" and engine is not None and not call.expected:
                 adapter.llm_destroy(engine)  # an engine the spec refuses is the llm_init item's bug, not a leak
                 engine = None
             heap = adapter.observe(None).heap if engine is None else None
         except ImplementationFailure as failure:
+            if len(trace) < number:
+                trace.append(TraceStep(label, "hung" if str(failure).startswith("hung") else f"ended ({failure})", "", ""))
             if str(failure).startswith("hung"):
                 return HUNG
             return f"{name}: step {number} {call}: {failure}" + (CORRUPTED if failure.heap_corrupted else "")

@@ -34,28 +34,26 @@ class TraceStep:
         return None
 
 
-def observed(adapter: object, engine: object) -> tuple[str, str]:
+def observed(adapter: object, engine: object, own_pool: bool = True) -> tuple[str, str]:
     """The engine's state and the pool's bytes as the grader reads them now, each as a short digest (or the
-    words of why the state could not be read)."""
+    words of why the state could not be read). `own_pool`: the program has called llm_init (before that, the
+    adapter's pool is an earlier program's, which the two runs need not share)."""
     try:
         observation = adapter.observe(engine)  # type: ignore[attr-defined]
     except ImplementationFailure as failure:
         return f"unreadable: {failure}", ""
     state = "none" if observation.engine is None else _digest(repr(observation.engine).encode())
-    pool = "" if observation.pool is None else _digest(observation.guard_before + observation.pool + observation.guard_after)
+    pool = "" if observation.pool is None or not own_pool else _digest(observation.guard_before + observation.pool + observation.guard_after)
     return state, pool
 
 
 def first_difference(native: list[TraceStep], valgrind: list[TraceStep]) -> str | None:
     """Where the two runs of one program first differ: "step 3 ...: what differs"; None when they agree on
-    every step both made and made the same number of steps."""
+    every step both made."""
     for mine, theirs in zip(native, valgrind):
         if (what := mine.differs(theirs)) is not None:
             return f"{mine.call}: {what}"
-    if len(native) != len(valgrind):
-        longer, ran = (native, "natively") if len(native) > len(valgrind) else (valgrind, "under valgrind")
-        return f"{longer[min(len(native), len(valgrind))].call}: made {ran} only"
-    return None
+    return None  # past the shorter: the run under valgrind stops at a return value the model does not expect
 
 
 def _digest(data: bytes) -> str:
