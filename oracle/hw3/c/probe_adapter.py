@@ -107,13 +107,26 @@ class CProbeAdapter(CAdapter):
         offset, guard = (0, 0) if null else self._pool_at(size, pattern)
         body = self._probe("P", size, self._memfd, int(null), struct.pack("<QQ", offset, guard))
         mapped, engine, base = _INIT.unpack_from(body)
-        if not mapped:
-            raise Unavailable(f"no {size >> 30 or size} {'GiB' if size >> 30 else 'bytes'} of address space for the pool")
+        if not mapped:  # the driver's word: unavailable only if the grader cannot map that window either
+            if not null and not self._grader_maps(offset, size + 2 * guard):
+                raise Unavailable(f"no {size >> 30 or size} {'GiB' if size >> 30 else 'bytes'} of address space for the pool")
+            raise ImplementationFailure(f"the submission's process could not map the {size}-byte pool, which the grader "
+                                        "maps: its address space was used up by the submission")
         if not null:
             self._last = (offset, guard, size, base)
         if engine:
             self._given[engine] = base
         return self._handle(engine)
+
+    def _grader_maps(self, offset: int, length: int) -> bool:
+        """Whether the grader itself can map `length` bytes of the memory file at `offset` (a fact of this
+        machine, read here, never the submission's process's say)."""
+        try:
+            window = mmap.mmap(self._memfd, length, mmap.MAP_SHARED, mmap.PROT_READ, offset=offset)
+        except (OSError, ValueError, OverflowError):
+            return False
+        window.close()
+        return True
 
     # ---- the interface ----
 
