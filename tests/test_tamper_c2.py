@@ -36,8 +36,9 @@ ATTACKS_C2 = [
            "the leak fails llm_destroy, and valgrind's leak check with no engine counts the reachable Sequences"),
     Attack("raw_mmap", "llm_destroy", LEAK_ITEMS, 5, 0, REFUSED + " (a syscall instruction)"),
     Attack("client_request", "use_after_free", MEMORY_ITEMS, 5, 0, REFUSED + " (valgrind's preamble)"),
-    Attack("log_truncate", "use_after_free", MEMORY_ITEMS, 5, 5, "valgrind's log is a socket whose descriptor the "
-           "driver closes before any submission code: nothing to truncate, the use after free is reported"),
+    Attack("log_truncate", "use_after_free", MEMORY_ITEMS, 5, 0, "valgrind's log is a socket whose descriptor the "
+           "driver closes before any submission code: nothing to truncate, the use after free is reported (and its "
+           "ftruncate is undeclared under -std=c11, so compiles fails too)"),
     Attack("valgrind_hang", "use_after_free", MEMORY_ITEMS, 5, 5, "the hang happens under valgrind only: the program "
            "behaves differently under valgrind than natively, which fails memory_safety"),
 ]
