@@ -39,6 +39,13 @@ ATTACKS_C2 = [
     Attack("log_truncate", "use_after_free", MEMORY_ITEMS, 5, 0, "valgrind's log is a socket whose descriptor the "
            "driver closes before any submission code: nothing to truncate, the use after free is reported (and its "
            "ftruncate is undeclared under -std=c11, so compiles fails too)"),
+    Attack("write_counters", "llm_destroy", LEAK_ITEMS, 5, 5, "the driver's counters say nothing is left, but "
+           "valgrind's leak check after the program finds the Sequences: the accounting was false, so llm_destroy, "
+           "which passed on it, fails, and memory_safety is not run"),
+    Attack("fake_unmapped_reply", "int_block_offset", ("compiles", "big_pool"), 5, 5, "the grader maps the pool "
+           "itself: the driver's \"not mapped\" is the submission's failure, not a machine that cannot run the probe"),
+    Attack("valgrind_maps_dodge", "use_after_free", MEMORY_ITEMS, 5, 5, "under valgrind its programs stop at a "
+           "return value the native run does not give: it behaves differently under valgrind, which fails memory_safety"),
     Attack("valgrind_hang", "use_after_free", MEMORY_ITEMS, 5, 5, "the hang happens under valgrind only: the program "
            "behaves differently under valgrind than natively, which fails memory_safety"),
 ]

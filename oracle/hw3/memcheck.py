@@ -61,6 +61,7 @@ class MemcheckResult:
     stopped: str | None = None  # where the program stopped short of its last call ("step 1 ...: what differs")
     stopped_at: Call | None = None  # the call whose return value stopped it
     trace: tuple[TraceStep, ...] = ()  # what the grader observed, call by call (trace.py)
+    leaked: bool = False  # valgrind found heap blocks still allocated (its leak check after the program, or the exit)
 
 
 def battery_programs(scenarios: Sequence[str] = tuple(BATTERY)) -> dict[str, tuple[list[Call], Model]]:
@@ -101,12 +102,13 @@ def memcheck(
         end = runs[index + 1][1] if index + 1 < len(runs) else len(text)
         part = text[start:end][:LOG_LIMIT].decode(errors="replace")
         clean, summary = _verdict(part, stopped)
+        leaked = bool(_findings(part)[2])
         if checked and not any(mark in part for mark in CHECKED):
             clean, summary = False, "valgrind's leak check after the program is missing from its log (the check was dodged)"
         if name != AT_EXIT or not clean:
             short = stopped if stopped and not stopped.startswith("after step") else None  # its calls did not all run
             results.append(MemcheckResult(name, clean, summary, f"{part}\n--- program output ---\n{output}", short,
-                                          stopped_at, trace))
+                                          stopped_at, trace, leaked))
     return results
 
 

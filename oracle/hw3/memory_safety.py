@@ -21,7 +21,7 @@ from oracle.hw3.memcheck import MemcheckResult, battery_programs, memcheck
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.machine import POINTER_CALLS
 from oracle.hw3.replay import Step, call_on, listing, shown
-from oracle.hw3.rules import MEMORY_SAFETY, rule_of
+from oracle.hw3.rules import CHECK_BEFORE_ALLOCATE, MEMORY_SAFETY, TASKS, rule_of
 from oracle.hw3.scenarios import BATTERY, scenario_calls
 from oracle.hw3.trace import TraceStep, first_difference, observed
 from oracle.hw3.verdicts import Submission, built, item_of
@@ -58,6 +58,9 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     assert sub.build is not None
     driver = sub.build.driver or sub.build.lenient_driver
     results = memcheck(driver, programs, timeout=options["timeout"], sandbox=sub.sandbox)
+    if false := next((r for r in results if r.name in native and r.leaked and r.stopped is None and r.trace  # ran whole,
+                      and len(r.trace) == len(native[r.name]) and not first_difference(native[r.name], list(r.trace))), None):
+        raise _accounting_false(false)  # as natively, where nothing was counted with no engine
     for result in results:
         if not result.clean:
             log = result.log.splitlines()
@@ -78,6 +81,20 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     if all(result.stopped for result in engines):  # valgrind watched none of them run whole
         raise _not_watched(engines[0])
     return Outcome(True)
+
+
+def _accounting_false(result: MemcheckResult) -> NotRun:
+    """Valgrind found blocks still allocated after a battery program whose native run, with every allocation
+    of the process counted by the driver, counted none with no engine live: the accounting, which lives in the
+    submission's process, was written or gone around. Every item that rests on it (a leak, a failing call's
+    allocations) may have passed on a false count: each that passed takes this failure (an Excuse), and this
+    item, whose valgrind check found the leak, scores nothing either."""
+    failure = Outcome(False, f"valgrind, program {result.name}: {result.summary}, where the heap accounting in the "
+                             f"submission's process counted none: that accounting was written or gone around "
+                             f"[rule: {MEMORY_SAFETY}]", result.log)
+    owners = {item for item in (item_of(TASKS["llm_destroy"]), item_of(CHECK_BEFORE_ALLOCATE), "alloc_failure", "fuzz") if item}
+    return NotRun(f"could not check its rule: the heap accounting was false ({failure.message})",
+                  Excuse(frozenset(owners), failure))
 
 
 def _not_watched(first: MemcheckResult, whole: bool = False) -> NotRun:
