@@ -2,7 +2,7 @@
 valgrind, in the sandbox, and says in one line per program what memory error or leak it found.
 
 The calls go over the driver's private pipes and every reply is checked against the model, so a program
-counts only if it really ran. Valgrind writes its log to a socket of ours (adapter.LogChannel): the driver
+counts only if it really ran. Valgrind writes its log to a socket of ours (log_channel.LogChannel): the driver
 closes the program's copy of the descriptor before any submission code runs, valgrind's own copy is out of
 the program's reach, and a socket cannot be reopened through /proc, so no line the submission prints or
 writes can claim a verdict or erase one. All programs run in one driver process (valgrind's start-up costs a
@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from oracle.hw3.c.adapter import CAdapter, LogChannel
+from oracle.hw3.c.adapter import CAdapter
+from oracle.hw3.c.log_channel import LogChannel
 from oracle.hw3.c.valgrind import VALGRIND
 from oracle.hw3.replay import Step, call_on, shown
 from oracle.hw3.compare import first_divergence

@@ -16,10 +16,9 @@ from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outc
 from oracle.grading.rubric import positive
 from oracle.difference import Difference
 from oracle.hw3.difference import RETURN
-from oracle.hw3.machine import Call
+from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.memcheck import MemcheckResult, battery_programs, memcheck
 from oracle.hw3.observation import ImplementationFailure
-from oracle.hw3.machine import POINTER_CALLS
 from oracle.hw3.replay import Step, call_on, listing, shown
 from oracle.hw3.rules import CHECK_BEFORE_ALLOCATE, MEMORY_SAFETY, TASKS, rule_of
 from oracle.hw3.scenarios import BATTERY, scenario_calls

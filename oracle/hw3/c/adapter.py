@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from oracle.hw3.c.build import build
+from oracle.hw3.c.log_channel import LogChannel
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
 from oracle.hw3.observation import (
     EngineState,
@@ -104,7 +105,7 @@ class CallStats:
     injected_failure: bool  # an allocation failed because fail_allocation() asked for it
 
 
-def _drained(fd: int, timeout: float, log: "LogChannel | None" = None) -> bool:
+def _drained(fd: int, timeout: float, log: LogChannel | None = None) -> bool:
     """Reads fd to end of file within timeout (draining valgrind's log meanwhile); whether it got there."""
     deadline = time.monotonic() + timeout
     while (left := deadline - time.monotonic()) > 0:
@@ -116,41 +117,6 @@ def _drained(fd: int, timeout: float, log: "LogChannel | None" = None) -> bool:
                 log.drain()
             return True
     return False
-
-
-class LogChannel:
-    """Valgrind's log, over a socket pair: valgrind writes to `child_fd` (its --log-fd), which the driver closes
-    before any of the submission's code runs; valgrind keeps its own copy, which the program cannot use, and a
-    socket cannot be reopened through /proc. So only valgrind writes here, and the grader alone reads it. Kept:
-    the first `limit` bytes."""
-
-    def __init__(self, limit: int = 8 << 20) -> None:
-        import socket
-
-        self._ours, self._theirs = socket.socketpair()
-        self._ours.setblocking(False)
-        self.fd, self.child_fd = self._ours.fileno(), self._theirs.fileno()
-        self.limit = limit
-        self.text = bytearray()
-        self.dropped = 0
-
-    def drain(self) -> None:
-        """Reads whatever valgrind has written so far."""
-        while True:
-            try:
-                chunk = self._ours.recv(1 << 16)
-            except (BlockingIOError, InterruptedError):
-                return
-            if not chunk:
-                return
-            keep = max(0, min(len(chunk), self.limit - len(self.text)))
-            self.text += chunk[:keep]
-            self.dropped += len(chunk) - keep
-
-    def close(self) -> None:
-        self.drain()
-        self._ours.close()
-        self._theirs.close()
 
 
 class CAdapter:
@@ -174,7 +140,7 @@ class CAdapter:
         close_timeout: float = 1.0,
         sandbox: Sandbox | None = None,
         pass_fds: Sequence[int] = (),
-        log_channel: "LogChannel | None" = None,
+        log_channel: LogChannel | None = None,
     ):
         self.driver = Path(driver)
         if not self.driver.is_file():

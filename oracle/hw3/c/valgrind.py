@@ -8,7 +8,8 @@ reported as lost. Usage: adapter = valgrind_adapter(driver, log); run calls; ver
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracle.hw3.c.adapter import CAdapter, LogChannel
+from oracle.hw3.c.adapter import CAdapter
+from oracle.hw3.c.log_channel import LogChannel
 from oracle.sandbox import Sandbox
 
 VALGRIND = ("valgrind", "--leak-check=full", "--error-exitcode=99", "--track-origins=yes")
