@@ -19,7 +19,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Collection, Sequence
 
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.log_channel import LogChannel
@@ -75,11 +75,13 @@ def memcheck(
     *,
     timeout: float = 30,
     sandbox: Sandbox | None = None,
+    fresh_before: Collection[str] = (),
 ) -> list[MemcheckResult]:
     """Each program (name -> its calls, and the model after the last one) through `driver` (a built driver
     program) under valgrind, one result each, in order, then one named AT_EXIT if the driver's exit found a
     leak. `timeout` bounds each call (valgrind's start-up added). A program that hangs is stopped there and the
-    next one runs in a fresh process; after a second hang the rest are not run (each would wait as long)."""
+    next one runs in a fresh process; after a second hang the rest are not run (each would wait as long). The
+    programs named in `fresh_before` start in a fresh process too (where a native run of the battery did)."""
     channel = LogChannel(LOG_LIMIT * (len(programs) + 1))
     adapter = CAdapter(driver, timeout=timeout + STARTUP, wrapper=(*MEMCHECK, f"--log-fd={channel.child_fd}"),
                        seccomp=False, close_timeout=timeout + STARTUP, sandbox=sandbox, log_channel=channel)
@@ -87,6 +89,8 @@ def memcheck(
     try:
         hangs = 0
         for name, (calls, model) in programs.items():
+            if name in fresh_before:
+                adapter.close()  # started again by the next call
             start = len(channel.text)
             stop, trace, checked = _run(adapter, calls, model)
             runs.append((name, start, stop, adapter.output, trace, checked))

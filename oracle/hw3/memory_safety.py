@@ -39,24 +39,25 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     corrupted: Outcome | None = None  # the heap found corrupted: valgrind says where, if it can
     native: dict[str, list[TraceStep]] = {}
     hung: list[tuple[str, Call]] = []  # natively: the program, and the call that hung (charged to its item)
-    for name in BATTERY:
-        calls, _ = scenario_calls(name)
-        native[name] = []
-        with closing(sub.adapter()) as adapter:  # a fresh process for each program
+    with closing(sub.adapter()) as adapter:  # one process, as under valgrind: restarted after a crash or a hang
+        for name in BATTERY:
+            calls, _ = scenario_calls(name)
+            native[name] = []
             problem = _leak(adapter, name, calls, native[name])
-        if problem is HUNG:  # its item's bug; the battery goes on, and valgrind need not wait for it again
-            hung.append((name, calls[len(native[name]) - 1]))
-            continue
-        if problem and problem.endswith(CORRUPTED):
-            corrupted = corrupted or Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
-        elif problem:
-            return Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
+            if problem is HUNG:  # its item's bug; the battery goes on, and valgrind need not wait for it again
+                hung.append((name, calls[len(native[name]) - 1]))
+                continue
+            if problem and problem.endswith(CORRUPTED):
+                corrupted = corrupted or Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
+            elif problem:
+                return Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
     programs = {name: program for name, program in battery_programs().items() if name not in dict(hung)}
+    fresh = {name for name in programs if _after(name, dict(hung))}  # where the native run restarted the driver
     if sub.fuzz_failure is not None:  # the fuzz item's minimal failing program, as its repro.c replays it
         programs["the fuzz item's minimal program (repro.c)"] = (sub.fuzz_failure.calls, sub.fuzz_failure.model)
     assert sub.build is not None
     driver = sub.build.driver or sub.build.lenient_driver
-    results = memcheck(driver, programs, timeout=options["timeout"], sandbox=sub.sandbox)
+    results = memcheck(driver, programs, timeout=options["timeout"], sandbox=sub.sandbox, fresh_before=fresh)
     if false := next((r for r in results if r.name in native and r.leaked and r.stopped is None and r.trace  # ran whole,
                       and len(r.trace) == len(native[r.name]) and not first_difference(native[r.name], list(r.trace))), None):
         raise _accounting_false(false)  # as natively, where nothing was counted with no engine
@@ -80,6 +81,13 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     if all(result.stopped for result in engines):  # valgrind watched none of them run whole
         raise _not_watched(engines[0])
     return Outcome(True)
+
+
+def _after(name: str, hung: Mapping[str, Call]) -> bool:
+    """Whether battery program `name` comes right after one that hung natively (and so ran in a fresh process)."""
+    names = list(BATTERY)
+    at = names.index(name)
+    return at > 0 and names[at - 1] in hung
 
 
 def _accounting_false(result: MemcheckResult) -> NotRun:
@@ -110,25 +118,37 @@ def _not_watched(first: MemcheckResult, whole: bool = False) -> NotRun:
 
 
 def _leak(adapter: Any, name: str, calls: list[Call], trace: list[TraceStep]) -> str | None:
-    """Runs a battery program, noting in `trace` what the grader observed; the first crash, or heap block
-    still allocated while there is no engine. A call that hangs ends the program unjudged (HUNG)."""
-    engine = None
-    for number, call in enumerate(calls, 1):
-        label = f"step {number} {call}"
-        try:
+    """Runs a battery program as memcheck runs it under valgrind (stopping at the first return value the model
+    does not expect, then destroying an engine still live), noting in `trace` what the grader observed; the
+    first crash, or heap block still allocated while there is no engine. A call that hangs ends the program
+    unjudged (HUNG)."""
+    engine, number, call, label = None, 0, calls[0], ""
+    try:
+        for number, call in enumerate(calls, 1):
+            label = f"step {number} {call}"
             engine, returned = call_on(adapter, Step(call.api, call.args, call.null), engine)
-            trace.append(TraceStep(label, shown(call.api, returned is not None if call.api in POINTER_CALLS else returned),
-                                   *observed(adapter, engine, any(c.api == "llm_init" for c in calls[:number]))))
-            if call.api == "llm_init" and engine is not None and not call.expected:
-                adapter.llm_destroy(engine)  # an engine the spec refuses is the llm_init item's bug, not a leak
-                engine = None
-            heap = adapter.observe(None).heap if engine is None else None
-        except ImplementationFailure as failure:
-            if len(trace) < number:
-                trace.append(TraceStep(label, "hung" if str(failure).startswith("hung") else f"ended ({failure})", "", ""))
-            if str(failure).startswith("hung"):
-                return HUNG
-            return f"{name}: step {number} {call}: {failure}" + (CORRUPTED if failure.heap_corrupted else "")
-        if heap is not None and heap.live_blocks:
-            return f"{name}: step {number} {call}: {heap.live_blocks} heap block(s) ({heap.live_bytes} bytes) still allocated with no engine"
+            got = returned is not None if call.api in POINTER_CALLS else returned
+            trace.append(TraceStep(label, shown(call.api, got), *observed(adapter, engine, any(c.api == "llm_init" for c in calls[:number]))))
+            if got != call.expected:
+                break  # the model's calls after it are not this state's (under valgrind too)
+            if engine is None and (left := _left(adapter, name, label)):
+                return left
+        if engine is not None:  # as memcheck does before valgrind's leak check
+            label = f"after step {number} {call}, its engine destroyed by the grader"
+            adapter.llm_destroy(engine)
+            return _left(adapter, name, label)
+        return None
+    except ImplementationFailure as failure:
+        if str(failure).startswith("hung"):
+            trace.append(TraceStep(label, "hung", "", ""))
+            return HUNG
+        trace.append(TraceStep(label, f"ended ({failure})", "", ""))
+        return f"{name}: {label}: {failure}" + (CORRUPTED if failure.heap_corrupted else "")
+
+
+def _left(adapter: Any, name: str, label: str) -> str | None:
+    """The heap blocks the driver counts with no engine live, as a problem; None when there are none."""
+    heap = adapter.observe(None).heap
+    if heap is not None and heap.live_blocks:
+        return f"{name}: {label}: {heap.live_blocks} heap block(s) ({heap.live_bytes} bytes) still allocated with no engine"
     return None
