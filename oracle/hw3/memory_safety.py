@@ -110,10 +110,10 @@ def _not_watched(first: MemcheckResult, whole: bool = False) -> NotRun:
     did). That call's item must fail for it (an Excuse), else this item fails."""
     owner = item_of(rule_of(Difference(RETURN, "", None, None), first.stopped_at)) if first.stopped_at else None
     whose = f"item {owner}" if owner else "the other items"
-    what = "the battery did not run whole" if whole else "no program of the battery made all its calls"
+    what = " past a call that hung: the battery did not run whole" if whole else ": no program of the battery made all its calls"
     failure = Outcome(False, f"valgrind, program {first.name}: stopped at {first.stopped}, and no item failed for it "
                              f"[rule: {MEMORY_SAFETY}]", first.log)
-    return NotRun(f"could not check its rule: {what} ({first.name} stopped at {first.stopped}: that is {whose}'s "
+    return NotRun(f"could not check its rule{what} ({first.name} stopped at {first.stopped}: that is {whose}'s "
                   "to judge)", Excuse(frozenset({owner or ANY_OTHER}), failure))
 
 
