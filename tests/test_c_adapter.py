@@ -100,20 +100,14 @@ def test_hostile_submission_fails_with_its_label_and_leaves_nothing(
         adapter.close()
 
 
-def test_close_kills_what_the_submission_started(workdir: Path, submission: Callable[..., Path]) -> None:
-    """A constructor runs before the driver's main (its limits, its seccomp filter) and can fork a child into
-    a session of its own; close() still ends it, with everything the sandbox started."""
-    adapter = CAdapter(_driver(submission("escape", "fork_before_main"), workdir))
-    engine = adapter.llm_init(640)
-    pgid = adapter.pid
-    assert pgid is not None
-    assert adapter.create_sequence(engine, 1, 1) is not None
-    assert len(_named(_group(pgid), "driver")) == 2  # the driver and the child the submission started
-    adapter.close()
-    deadline = time.monotonic() + 2
-    while _group(pgid) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert _group(pgid) == []
+def test_a_constructor_that_would_run_before_the_drivers_limits_is_refused_at_build(
+    workdir: Path, submission: Callable[..., Path]
+) -> None:
+    """A constructor runs before the driver's main (its limits, its seccomp filter, the accounting) and could
+    fork a child into a session of its own: no code may run outside the API calls, so the build refuses it."""
+    result = build(submission("escape", "fork_before_main"), workdir)
+    assert not result.ok and result.lenient_driver is None
+    assert "runs code outside the API calls (a .init_array section)" in result.message
 
 
 def test_wild_pointer_in_the_state_is_an_unreadable_state_not_a_dead_driver(

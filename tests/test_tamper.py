@@ -53,6 +53,9 @@ class Attack:
 
 
 HONEST = "the act cannot reach its target, so the bug's honest score"
+# issue 17: no code may run outside the API calls (refusal.py), so an attack made in a constructor, which would
+# run before the driver's limits and seccomp filter and could hold valgrind's log descriptor, is refused at build
+CONSTRUCTOR = "its act runs in a constructor, refused at build (code outside the API calls): does not compile"
 COMPILES_ONLY = "every program linked with it fails at once: only `compiles` passes"
 ATTACKS_C = [
     # the attacks of issue 7
@@ -66,33 +69,27 @@ ATTACKS_C = [
     Attack("classmate_error", "append_cow", 10, HONEST, mode="batch"),
     Attack("oracle_edit", "append_cow", 10, HONEST, mode="batch"),
     Attack("cache_poison", "append_cow", 10, HONEST, mode="batch"),
-    Attack("daemon_rewrite", "append_cow", 11, HONEST, items=WITH_PROBES),
-    Attack("probe_pass", "l1_traversal", 5, "what a submission prints decides no probe: l1_traversal still fails"),
+    Attack("daemon_rewrite", "append_cow", 0, CONSTRUCTOR, items=WITH_PROBES),
+    Attack("probe_pass", "l1_traversal", 0, CONSTRUCTOR),
     Attack("include_dev_zero", "append_cow", 0, "gcc is stopped by its limits: does not compile",
            items=("compiles", "null_engine"), memory_guard=4 << 30),
     Attack("include_dev_stdin", "append_cow", 10, "gcc reads an empty standard input: its own code is graded"),
     Attack("include_etc_passwd", "append_cow", 0, "does not compile", items=("compiles", "null_engine")),
     Attack("slow_calls", "append_cow", 5, "append_cow is stopped by the time limit; compiles passes",
            items=("compiles", "append_cow"), options=("--time-limit", "20")),
-    Attack("kill_parent", "append_cow", 5, "its parent is its own run's supervisor in the sandbox: killing it ends "
-           "its own run, so every program linked with it fails: only `compiles` passes", items=WITH_PROBES),
+    Attack("kill_parent", "append_cow", 0, CONSTRUCTOR, items=WITH_PROBES),
     Attack("kill_group", "append_cow", 5, COMPILES_ONLY),
-    Attack("constructor_exit", "append_cow", 5, COMPILES_ONLY),
+    Attack("constructor_exit", "append_cow", 0, CONSTRUCTOR),
     # attacks beyond issue 7's list
     Attack("include_secret", "append_cow", 0, "does not compile", items=("compiles", "null_engine")),
     Attack("proc_environ", "append_cow", 10, HONEST),
-    Attack("stop_parent", "append_cow", 11, "under bubblewrap its parent is its own sandbox's init: stopping it "
-           "stops nothing the grader waits for (the driver, probes' too, answers over its own pipes): " + HONEST,
-           items=WITH_PROBES, timeout=0.5),
+    Attack("stop_parent", "append_cow", 0, CONSTRUCTOR, items=WITH_PROBES, timeout=0.5),
     Attack("real_malloc", "llm_destroy", 0, "the driver's own hooks are refused at build: does not compile"),
     Attack("libc_malloc", "llm_destroy", 0, "glibc's __libc_malloc allocates behind the accounting: refused at build"),
-    Attack("probe_token_scan", "l1_traversal", 5, "the submission's process holds no verdict and no token to forge one "
-           "with: the probes are judged in the grader from what they observe"),
+    Attack("probe_token_scan", "l1_traversal", 0, CONSTRUCTOR),
     Attack("fd_spray", "append_cow", 5, "junk on the driver's own channels fails its calls: " + COMPILES_ONLY),
-    Attack("signal_hang", "append_cow", 18, "the hang is fork_sequence's own bug: fork fails (8), and append_cow, whose "
-           "copy-on-write it cannot reach past the hang, earns what it checked of its rule (the other appends)",
-           items=("compiles", "null_engine", "append_cow", "fork"), timeout=0.5),
-    Attack("spawn_sleeper", "append_cow", 10, HONEST),
+    Attack("signal_hang", "append_cow", 0, CONSTRUCTOR, items=("compiles", "null_engine", "append_cow", "fork"), timeout=0.5),
+    Attack("spawn_sleeper", "append_cow", 0, CONSTRUCTOR),
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS_C}
 CLASSMATE = "z-classmate"  # sorts after every hostile folder: grade-all grades it last

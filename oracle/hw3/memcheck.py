@@ -2,12 +2,16 @@
 valgrind, in the sandbox, and says in one line per program what memory error or leak it found.
 
 The calls go over the driver's private pipes and every reply is checked against the model, so a program
-counts only if it really ran; valgrind writes its log to a file of ours through a descriptor it keeps out of
-the program's reach, so no line the submission prints or writes can claim a verdict. All programs run in one
-driver process (valgrind's start-up costs a second or two), one after the other: the log's growth during a
-program is that program's errors; a crash restarts the driver for the next program. Leaks are reported when
-the driver exits, so valgrind's leak summary is given to the last program run by the process that leaked;
-our own heap accounting (checks.py) pins a leak to its scenario.
+counts only if it really ran. Valgrind writes its log to a socket of ours (log_channel.LogChannel): the driver
+closes the program's copy of the descriptor before any submission code runs, valgrind's own copy is out of
+the program's reach, and a socket cannot be reopened through /proc, so no line the submission prints or
+writes can claim a verdict or erase one. All programs run in one driver process (valgrind's start-up costs a
+second or two), one after the other: the log's growth during a program is that program's errors. After each
+program, with its engine destroyed, the grader asks valgrind for a leak check (the driver's 'L' request):
+valgrind counts every heap block the process holds, however it was allocated, so anything still allocated
+then, reachable or not, is that program's leak; a check missing from the log is a check dodged. A crash or a
+hang restarts the driver for the next program. Each program's trace (trace.py) is kept, for memory_safety to
+compare with the native run.
 """
 
 import os
@@ -15,9 +19,10 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Collection, Sequence
 
 from oracle.hw3.c.adapter import CAdapter
+from oracle.hw3.c.log_channel import LogChannel
 from oracle.hw3.c.valgrind import VALGRIND
 from oracle.hw3.replay import Step, call_on, shown
 from oracle.hw3.compare import first_divergence
@@ -25,10 +30,13 @@ from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.scenarios import BATTERY, scenario_calls
+from oracle.hw3.trace import TraceStep, observed
 from oracle.sandbox import Sandbox
 
 LEAK_KINDS = "definite,indirect,possible"
-MEMCHECK = (*VALGRIND, f"--errors-for-leak-kinds={LEAK_KINDS}", f"--show-leak-kinds={LEAK_KINDS}")
+# --malloc-fill: fresh blocks hold the driver's own fill byte (driver.c), so a program reads the same bytes
+# under valgrind as natively (valgrind still reports their use as uninitialised)
+MEMCHECK = (*VALGRIND, f"--errors-for-leak-kinds={LEAK_KINDS}", f"--show-leak-kinds={LEAK_KINDS}", "--malloc-fill=0xA5")
 STARTUP = 10.0  # s: valgrind's start-up, on top of a call's time
 LOG_LIMIT = 1 << 20  # bytes of valgrind's log read per program
 HUNG = ": hung"  # how a program that stopped at a call that never returned ends its `stopped`
@@ -37,7 +45,8 @@ AT_EXIT = "the driver's exit (leaks left by the programs above)"
 _PREFIX = re.compile(r"^==\d+==(?: |$)")
 _FRAME = re.compile(r"^\s+(?:at|by) 0x[0-9A-Fa-f]+: .*\((\S+?):(\d+)\)$")
 _LOSS = re.compile(r"^[\d,]+ (?:\([\d,]+ direct, [\d,]+ indirect\) )?bytes in [\d,]+ blocks are (\w+) lost")
-_LEAK_TOTAL = re.compile(r"^\s+(definitely|indirectly|possibly) lost: ([\d,]+) bytes in ([\d,]+) blocks")
+_LEAK_TOTAL = re.compile(r"^\s+(definitely lost|indirectly lost|possibly lost|still reachable): ([\d,]+) bytes in ([\d,]+) blocks")
+CHECKED = ("LEAK SUMMARY", "All heap blocks were freed")  # what valgrind's leak check writes, whatever it finds
 _SIGNAL = re.compile(r"^Process terminating with default action of signal \d+ \((\w+)\)")
 _NOT_ERRORS = re.compile(r"^(Memcheck|Copyright|Using Valgrind|Command|Parent PID|HEAP SUMMARY|LEAK SUMMARY|"
                          r"For lists|For counts|ERROR SUMMARY|All heap blocks|Reachable blocks|To see them|"
@@ -52,6 +61,8 @@ class MemcheckResult:
     log: str  # valgrind's log, then what the program printed
     stopped: str | None = None  # where the program stopped short of its last call ("step 1 ...: what differs")
     stopped_at: Call | None = None  # the call whose return value stopped it
+    trace: tuple[TraceStep, ...] = ()  # what the grader observed, call by call (trace.py)
+    leaked: bool = False  # valgrind found heap blocks still allocated (its leak check after the program, or the exit)
 
 
 def battery_programs(scenarios: Sequence[str] = tuple(BATTERY)) -> dict[str, tuple[list[Call], Model]]:
@@ -64,60 +75,82 @@ def memcheck(
     *,
     timeout: float = 30,
     sandbox: Sandbox | None = None,
+    fresh_before: Collection[str] = (),
 ) -> list[MemcheckResult]:
     """Each program (name -> its calls, and the model after the last one) through `driver` (a built driver
     program) under valgrind, one result each, in order, then one named AT_EXIT if the driver's exit found a
-    leak. `timeout` bounds each call (valgrind's start-up added)."""
-    with tempfile.TemporaryFile() as log:
-        adapter = CAdapter(driver, timeout=timeout + STARTUP, wrapper=(*MEMCHECK, f"--log-fd={log.fileno()}"),
-                           seccomp=False, close_timeout=timeout + STARTUP, sandbox=sandbox,
-                           pass_fds=(log.fileno(),))
-        runs: list[tuple[str, int, tuple[str | None, Call | None], str]] = []  # name, log start, stop, output
-        try:
-            for name, (calls, model) in programs.items():
-                start = os.fstat(log.fileno()).st_size
-                runs.append((name, start, _run(adapter, calls, model), adapter.output))
-                if (runs[-1][2][0] or "").endswith(HUNG):  # the next programs would wait as long again: one is enough
-                    break
-            runs.append((AT_EXIT, os.fstat(log.fileno()).st_size, (None, None), adapter.output))
-        finally:
-            adapter.close()
-        text = os.pread(log.fileno(), LOG_LIMIT * (len(runs) + 1), 0)
+    leak. `timeout` bounds each call (valgrind's start-up added). A program that hangs is stopped there and the
+    next one runs in a fresh process; after a second hang the rest are not run (each would wait as long). The
+    programs named in `fresh_before` start in a fresh process too (where a native run of the battery did)."""
+    channel = LogChannel(LOG_LIMIT * (len(programs) + 1))
+    adapter = CAdapter(driver, timeout=timeout + STARTUP, wrapper=(*MEMCHECK, f"--log-fd={channel.child_fd}"),
+                       seccomp=False, close_timeout=timeout + STARTUP, sandbox=sandbox, log_channel=channel)
+    runs: list[tuple[str, int, tuple[str | None, Call | None], str, tuple[TraceStep, ...], bool]] = []
+    try:
+        hangs = 0
+        for name, (calls, model) in programs.items():
+            if name in fresh_before:
+                adapter.close()  # started again by the next call
+            start = len(channel.text)
+            stop, trace, checked = _run(adapter, calls, model)
+            runs.append((name, start, stop, adapter.output, trace, checked))
+            hangs += (stop[0] or "").endswith(HUNG)
+            if hangs == 2:
+                break
+        runs.append((AT_EXIT, len(channel.text), (None, None), adapter.output, (), False))
+    finally:
+        adapter.close()
+        channel.close()
+    text = bytes(channel.text)
     results = []
-    for index, (name, start, (stopped, stopped_at), output) in enumerate(runs):
+    for index, (name, start, (stopped, stopped_at), output, trace, checked) in enumerate(runs):
         end = runs[index + 1][1] if index + 1 < len(runs) else len(text)
         part = text[start:end][:LOG_LIMIT].decode(errors="replace")
         clean, summary = _verdict(part, stopped)
+        leaked = bool(_findings(part)[2])
+        if checked and not any(mark in part for mark in CHECKED):
+            clean, summary = False, "valgrind's leak check after the program is missing from its log (the check was dodged)"
         if name != AT_EXIT or not clean:
             short = stopped if stopped and not stopped.startswith("after step") else None  # its calls did not all run
             results.append(MemcheckResult(name, clean, summary, f"{part}\n--- program output ---\n{output}", short,
-                                          stopped_at))
+                                          stopped_at, trace, leaked))
     return results
 
 
-def _run(adapter: CAdapter, calls: Sequence[Call], model: Model) -> tuple[str | None, Call | None]:
+def _run(adapter: CAdapter, calls: Sequence[Call], model: Model) -> tuple[tuple[str | None, Call | None], tuple[TraceStep, ...], bool]:
     """Makes the calls, checking each return value, then the state after the last one against the model;
-    destroys an engine still live, so that the next program starts clean. Where it stopped, if it did:
-    "step N ...: what differs" (with the call), "crash: label" or "step N ...: hung" (with the call)."""
-    engine, number, call = None, 0, None
+    destroys an engine still live, so that the next program starts clean, and asks valgrind for a leak check.
+    Where it stopped, if it did: "step N ...: what differs" (with the call), "crash: label" or "step N ...:
+    hung" (with the call); the trace of what it observed; whether the leak check was asked for."""
+    engine, number, call, label = None, 0, None, ""
+    trace: list[TraceStep] = []
     try:
         for number, call in enumerate(calls, 1):
+            label = f"step {number} {call}"
             engine, returned = call_on(adapter, Step(call.api, call.args, call.null), engine)
             got = returned is not None if call.api in POINTER_CALLS else returned
+            trace.append(TraceStep(label, shown(call.api, got), *observed(adapter, engine, any(c.api == "llm_init" for c in calls[:number]))))
             if got != call.expected:
-                return f"step {number} {call}: return value: expected {shown(call.api, call.expected)}, got {shown(call.api, got)}", call
+                return (f"{label}: return value: expected {shown(call.api, call.expected)}, got {shown(call.api, got)}", call), \
+                    tuple(trace), _leak_check(adapter, engine)
         problem = first_divergence(model, adapter.observe(engine), False)
-        return (f"after step {len(calls)}: {problem}" if problem else None), None
+        return ((f"after step {len(calls)}: {problem}" if problem else None), None), tuple(trace), _leak_check(adapter, engine)
     except ImplementationFailure as failure:
-        if str(failure).startswith("hung"):
-            return f"step {number} {call}{HUNG}", call
-        return f"crash: {failure}", None
-    finally:
-        if engine is not None and adapter.pid is not None:
-            try:
-                adapter.llm_destroy(engine)
-            except ImplementationFailure:
-                pass
+        hung = str(failure).startswith("hung")
+        trace.append(TraceStep(label, "hung" if hung else f"ended ({failure})", "", ""))
+        return ((f"{label}{HUNG}", call) if hung else (f"crash: {failure}", None)), tuple(trace), False
+
+
+def _leak_check(adapter: CAdapter, engine: object) -> bool:
+    """Destroys the program's engine, if live, then asks valgrind for a leak check; whether it was asked
+    (False: the driver ended first, which its program's verdict tells)."""
+    try:
+        if engine is not None:
+            adapter.llm_destroy(engine)
+        adapter.leak_check()
+        return True
+    except ImplementationFailure:
+        return False
 
 
 def _verdict(log: str, stopped: str | None) -> tuple[bool, str]:
@@ -159,8 +192,12 @@ def _findings(log: str) -> tuple[list[str], str, list[str]]:
             errors.append(title.replace(" / delete / delete[] / realloc()", "") + at)
     leaks = []
     for kind, size, count in totals:
-        site = leak_sites.get(kind, "")
-        leaks.append(f"{kind} lost {size} bytes in {count} blocks" + (f", allocated at {site}" if site else ""))
+        site = leak_sites.get(kind.split()[0], "")
+        where = f", allocated at {site}" if site else ""
+        if kind == "still reachable":  # checked with no engine live: a block the program still points to is kept, not freed
+            leaks.append(f"{size} bytes in {count} blocks still allocated (reachable) with no engine live{where}")
+        else:
+            leaks.append(f"{kind} {size} bytes in {count} blocks{where}")
     return errors, crash, leaks
 
 

@@ -1,7 +1,13 @@
 """The memory_safety item: our heap accounting over the fixed battery (nothing may stay allocated while there
 is no engine), then valgrind over the battery and over the fuzz item's minimal failing program. It judges
 every memory error and leak, and nothing else: a call that hangs is its own item's bug (the program stops
-there, unjudged), and an item that watched no program run whole is not run, naming the item that stopped it."""
+there, unjudged, and the next program runs in a fresh process), and an item that did not watch the whole
+battery run is not run, naming the item that stopped it.
+
+Each battery program runs natively and under valgrind, and the grader compares what it observed of the two
+(trace.py: return values, the engine's state, the pool's bytes, call by call): a program that behaves
+differently under valgrind fails this item, whatever valgrind says, since valgrind watched another program
+than the one the other items graded."""
 
 import re
 from contextlib import closing
@@ -12,12 +18,13 @@ from oracle.grading.rubric import positive
 from oracle.difference import Difference
 from oracle.hw3.difference import RETURN
 from oracle.hw3.feedback import listing as calls_listed
-from oracle.hw3.machine import Call
+from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.memcheck import MemcheckResult, battery_programs, memcheck
 from oracle.hw3.observation import ImplementationFailure
-from oracle.hw3.replay import Step, call_on, listing
-from oracle.hw3.rules import MEMORY_SAFETY, rule_of
+from oracle.hw3.replay import Step, call_on, listing, shown
+from oracle.hw3.rules import CHECK_BEFORE_ALLOCATE, MEMORY_SAFETY, TASKS, rule_of
 from oracle.hw3.scenarios import BATTERY, scenario_calls
+from oracle.hw3.trace import TraceStep, first_difference, observed
 from oracle.hw3.verdicts import Submission, built, item_of
 
 MEMCHECK_OPTIONS = {"timeout": 20.0}  # s one call may take under valgrind
@@ -33,35 +40,51 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     built(sub)
     corrupted: Outcome | None = None  # the heap found corrupted: valgrind says where, if it can
     leak: Outcome | None = None  # a block still allocated with no engine: valgrind's pass says where it was allocated
-    for name in BATTERY:
-        calls, _ = scenario_calls(name)
-        with closing(sub.adapter()) as adapter:
-            problem = _leak(adapter, name, calls)
-        if problem is HUNG:  # the next programs would wait as long again: valgrind's pass says what ran whole
-            break
-        if problem and problem.endswith(CORRUPTED):
-            corrupted = corrupted or Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
-        elif problem:
-            said = problem.split(": ", 1)[-1].replace("step ", "call ", 1)  # without the program's name
-            leak = Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0),
-                           student=f"{said[0].upper()}{said[1:]}.\n\nThe calls:\n\n```c\n{calls_listed(calls, _number(said), 'c')}\n```")
-            break
-    programs = battery_programs()
+    native: dict[str, list[TraceStep]] = {}
+    hung: list[tuple[str, Call]] = []  # natively: the program, and the call that hung (charged to its item)
+    with closing(sub.adapter()) as adapter:  # one process, as under valgrind: restarted after a crash or a hang
+        for name in BATTERY:
+            calls, _ = scenario_calls(name)
+            native[name] = []
+            problem = _leak(adapter, name, calls, native[name])
+            if problem is HUNG:  # its item's bug; the battery goes on, and valgrind need not wait for it again
+                hung.append((name, calls[len(native[name]) - 1]))
+                continue
+            if problem and problem.endswith(CORRUPTED):
+                corrupted = corrupted or Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
+            elif problem and leak is None:
+                said = problem.split(": ", 1)[-1].replace("step ", "call ", 1)  # without the program's name
+                leak = Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0),
+                               student=f"{said[0].upper()}{said[1:]}.\n\nThe calls:\n\n```c\n"
+                                       f"{calls_listed(calls, _number(said), 'c')}\n```")
+    programs = {name: program for name, program in battery_programs().items() if name not in dict(hung)}
+    fresh = {name for name in programs if _after(name, dict(hung))}  # where the native run restarted the driver
     if sub.fuzz_failure is not None:  # the fuzz item's minimal failing program, as its repro.c replays it
         programs[FUZZ_PROGRAM] = (sub.fuzz_failure.calls, sub.fuzz_failure.model)
     assert sub.build is not None
     driver = sub.build.driver or sub.build.lenient_driver
-    results = memcheck(driver, programs, timeout=options["timeout"], sandbox=sub.sandbox)
-    if leak is not None:
+    results = memcheck(driver, programs, timeout=options["timeout"], sandbox=sub.sandbox, fresh_before=fresh)
+    if leak is not None:  # our accounting found it: valgrind's pass says where the blocks were allocated
         return _with_sites(leak, results)
+    if false := next((r for r in results if r.name in native and r.leaked and r.stopped is None and r.trace  # ran whole,
+                      and len(r.trace) == len(native[r.name]) and not first_difference(native[r.name], list(r.trace))), None):
+        raise _accounting_false(false)  # as natively, where nothing was counted with no engine
     for result in results:
         if not result.clean:
             log = result.log.splitlines()
-            shown = log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else [])
-            return Outcome(False, f"valgrind, program {result.name}: {result.summary} [rule: {MEMORY_SAFETY}]", "\n".join(shown),
+            lines = log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else [])
+            return Outcome(False, f"valgrind, program {result.name}: {result.summary} [rule: {MEMORY_SAFETY}]", "\n".join(lines),
                            student=_valgrind_words(result, programs.get(result.name, ([], None))[0]))
+    for result in results:
+        if result.name in native and (differs := first_difference(native[result.name], list(result.trace))):
+            return Outcome(False, f"program {result.name} behaves differently under valgrind than natively, at {differs}: "
+                                  f"valgrind's verdict is about another run than the one graded [rule: {MEMORY_SAFETY}]",
+                           listing(programs[result.name][0], 0))
     if corrupted is not None:
         return corrupted
+    if hung:  # the battery did not run whole: the hung call's item must fail for it
+        name, call = hung[0]
+        raise _not_watched(MemcheckResult(name, True, "", "", f"step {len(native[name])} {call}: hung", call), whole=True)
     engines = [result for result in results  # the battery's programs that make an engine (not only refuse one)
                if result.name in BATTERY and any(c.api == "llm_init" and c.expected for c in programs[result.name][0])]
     if all(result.stopped for result in engines):  # valgrind watched none of them run whole
@@ -104,32 +127,72 @@ def _number(said: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def _not_watched(first: MemcheckResult) -> NotRun:
-    """Not run: valgrind saw no memory error, but no engine-making program of the battery ran whole (the first
-    stopped where `first` did). That call's item must fail for it (an Excuse), else this item fails."""
+def _after(name: str, hung: Mapping[str, Call]) -> bool:
+    """Whether battery program `name` comes right after one that hung natively (and so ran in a fresh process)."""
+    names = list(BATTERY)
+    at = names.index(name)
+    return at > 0 and names[at - 1] in hung
+
+
+def _accounting_false(result: MemcheckResult) -> NotRun:
+    """Valgrind found blocks still allocated after a battery program whose native run, with every allocation
+    of the process counted by the driver, counted none with no engine live: the accounting, which lives in the
+    submission's process, was written or gone around. Every item that rests on it (a leak, a failing call's
+    allocations) may have passed on a false count: each that passed takes this failure (an Excuse), and this
+    item, whose valgrind check found the leak, scores nothing either."""
+    failure = Seen(f"valgrind, program {result.name}: {result.summary}, where the heap accounting in the "
+                   f"submission's process counted none: that accounting was written or gone around "
+                   f"[rule: {MEMORY_SAFETY}]", result.log, elsewhere=False)
+    owners = {item for item in (item_of(TASKS["llm_destroy"]), item_of(CHECK_BEFORE_ALLOCATE), "alloc_failure", "fuzz") if item}
+    return NotRun(f"could not check its rule: the heap accounting was false ({failure.message})",
+                  Excuse(frozenset(owners), failure))
+
+
+def _not_watched(first: MemcheckResult, whole: bool = False) -> NotRun:
+    """Not run: valgrind saw no memory error, but the battery did not run as it must (`whole`: a program hung,
+    so the battery did not run whole; else no engine-making program ran whole; the first stopped where `first`
+    did). That call's item must fail for it (an Excuse), else this item fails."""
     owner = item_of(rule_of(Difference(RETURN, "", None, None), first.stopped_at)) if first.stopped_at else None
     whose = f"item {owner}" if owner else "the other items"
+    what = " past a call that hung: the battery did not run whole" if whole else ": no program of the battery made all its calls"
     failure = Seen(f"valgrind, program {first.name}: stopped at {first.stopped}, and no item failed for it "
                    f"[rule: {MEMORY_SAFETY}]", first.log, elsewhere=False)
-    return NotRun(f"could not check its rule: no program of the battery made all its calls ({first.name} "
-                  f"stopped at {first.stopped}: that is {whose}'s to judge)", Excuse(frozenset({owner or ANY_OTHER}), failure))
+    return NotRun(f"could not check its rule{what} ({first.name} stopped at {first.stopped}: that is {whose}'s "
+                  "to judge)", Excuse(frozenset({owner or ANY_OTHER}), failure))
 
 
-def _leak(adapter: Any, name: str, calls: list[Call]) -> str | None:
-    """Runs a battery program; the first crash, or heap block still allocated while there is no engine. A call
-    that hangs ends the program unjudged (valgrind's pass then says whether any program ran whole)."""
-    engine = None
-    for number, call in enumerate(calls, 1):
-        try:
-            engine, _ = call_on(adapter, Step(call.api, call.args, call.null), engine)
-            if call.api == "llm_init" and engine is not None and not call.expected:
-                adapter.llm_destroy(engine)  # an engine the spec refuses is the llm_init item's bug, not a leak
-                engine = None
-            heap = adapter.observe(None).heap if engine is None else None
-        except ImplementationFailure as failure:
-            if str(failure).startswith("hung"):
-                return HUNG
-            return f"{name}: step {number} {call}: {failure}" + (CORRUPTED if failure.heap_corrupted else "")
-        if heap is not None and heap.live_blocks:
-            return f"{name}: step {number} {call}: {heap.live_blocks} heap block(s) ({heap.live_bytes} bytes) still allocated with no engine"
+def _leak(adapter: Any, name: str, calls: list[Call], trace: list[TraceStep]) -> str | None:
+    """Runs a battery program as memcheck runs it under valgrind (stopping at the first return value the model
+    does not expect, then destroying an engine still live), noting in `trace` what the grader observed; the
+    first crash, or heap block still allocated while there is no engine. A call that hangs ends the program
+    unjudged (HUNG)."""
+    engine, number, call, label = None, 0, calls[0], ""
+    try:
+        for number, call in enumerate(calls, 1):
+            label = f"step {number} {call}"
+            engine, returned = call_on(adapter, Step(call.api, call.args, call.null), engine)
+            got = returned is not None if call.api in POINTER_CALLS else returned
+            trace.append(TraceStep(label, shown(call.api, got), *observed(adapter, engine, any(c.api == "llm_init" for c in calls[:number]))))
+            if got != call.expected:
+                break  # the model's calls after it are not this state's (under valgrind too)
+            if engine is None and (left := _left(adapter, name, label)):
+                return left
+        if engine is not None:  # as memcheck does before valgrind's leak check
+            label = f"after step {number} {call}, its engine destroyed by the grader"
+            adapter.llm_destroy(engine)
+            return _left(adapter, name, label)
+        return None
+    except ImplementationFailure as failure:
+        if str(failure).startswith("hung"):
+            trace.append(TraceStep(label, "hung", "", ""))
+            return HUNG
+        trace.append(TraceStep(label, f"ended ({failure})", "", ""))
+        return f"{name}: {label}: {failure}" + (CORRUPTED if failure.heap_corrupted else "")
+
+
+def _left(adapter: Any, name: str, label: str) -> str | None:
+    """The heap blocks the driver counts with no engine live, as a problem; None when there are none."""
+    heap = adapter.observe(None).heap
+    if heap is not None and heap.live_blocks:
+        return f"{name}: {label}: {heap.live_blocks} heap block(s) ({heap.live_bytes} bytes) still allocated with no engine"
     return None

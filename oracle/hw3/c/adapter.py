@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from oracle.hw3.c.build import build
+from oracle.hw3.c.log_channel import LogChannel
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
 from oracle.hw3.observation import (
     EngineState,
@@ -133,11 +134,16 @@ class CallStats:
     injected_failure: bool  # an allocation failed because fail_allocation() asked for it
 
 
-def _drained(fd: int, timeout: float) -> bool:
-    """Reads fd to end of file within timeout; whether it got there."""
+def _drained(fd: int, timeout: float, log: LogChannel | None = None) -> bool:
+    """Reads fd to end of file within timeout (draining valgrind's log meanwhile); whether it got there."""
     deadline = time.monotonic() + timeout
     while (left := deadline - time.monotonic()) > 0:
-        if select.select([fd], [], [], left)[0] and not os.read(fd, 65536):
+        ready = select.select([fd] + ([log.fd] if log else []), [], [], left)[0]
+        if log is not None and log.fd in ready:
+            log.drain()
+        if fd in ready and not os.read(fd, 65536):
+            if log is not None:
+                log.drain()
             return True
     return False
 
@@ -163,6 +169,7 @@ class CAdapter:
         close_timeout: float = 1.0,
         sandbox: Sandbox | None = None,
         pass_fds: Sequence[int] = (),
+        log_channel: LogChannel | None = None,
     ):
         self.driver = Path(driver)
         if not self.driver.is_file():
@@ -176,6 +183,7 @@ class CAdapter:
         self.box = sandbox or shared()
         self.pass_fds = tuple(pass_fds)
         self.close_timeout = close_timeout
+        self.log_channel = log_channel  # valgrind's log: drained whenever the driver is waited for
         self.generation = 0
         self.failure: str | None = None  # the label of the last failure, if any
         self.exit_status: int | None = None  # the driver's exit status after close()
@@ -202,6 +210,8 @@ class CAdapter:
         reply_r, reply_w = os.pipe()
         args = [str(cmd_r), str(reply_w), str(self.cpu_seconds), str(self.output_limit)]
         args += [str(self.memory_limit if self.seccomp else 0), str(int(self.seccomp))]
+        if self.log_channel is not None:  # the driver closes valgrind's descriptor before any submission code
+            args.append(str(self.log_channel.child_fd))
         driver = self.box.expose(self.driver)
         limits = Limits(cpu_seconds=self.cpu_seconds, memory_bytes=self.memory_limit if self.seccomp else 0,
                         file_bytes=self.output_limit)
@@ -212,7 +222,7 @@ class CAdapter:
                 limits=limits,
                 stdout=self._output,
                 stderr=self._output,
-                pass_fds=(cmd_r, reply_w, *self.pass_fds),
+                pass_fds=(cmd_r, reply_w, *self.pass_fds, *self._log_fds()),
             )
         finally:
             os.close(cmd_r)
@@ -236,7 +246,7 @@ class CAdapter:
         if proc is None:
             return None, False
         os.close(self._cmd)
-        exited = wait > 0 and _drained(self._reply, wait)
+        exited = wait > 0 and _drained(self._reply, wait, self.log_channel)
         os.close(self._reply)
         self._cmd = self._reply = -1
         # also whatever the submission left in its group or pid namespace; a driver that closed its end has
@@ -315,7 +325,7 @@ class CAdapter:
                 except DeadlinePassed:
                     self._fail("the grade's time limit was reached", wait=0)
                     raise
-                ready, _, _ = select.select([self._reply], [], [], wait)
+                ready = self._wait_reply(wait)
                 if not ready and wait < left:  # the grade's deadline, not this call's timeout
                     self._fail("the grade's time limit was reached", wait=0)
                     raise DeadlinePassed()
@@ -327,6 +337,24 @@ class CAdapter:
             chunks.append(chunk)
             have += len(chunk)
         return b"".join(chunks)
+
+    def _log_fds(self) -> tuple[int, ...]:
+        return () if self.log_channel is None else (self.log_channel.child_fd,)
+
+    def _wait_reply(self, wait: float) -> bool:
+        """Waits up to `wait` s for the reply pipe to be readable, draining valgrind's log meanwhile (valgrind
+        blocks on a full log, and the driver with it)."""
+        if self.log_channel is None:
+            return bool(select.select([self._reply], [], [], wait)[0])
+        deadline = time.monotonic() + wait
+        while True:
+            ready = select.select([self._reply, self.log_channel.fd], [], [], max(deadline - time.monotonic(), 0))[0]
+            if self.log_channel.fd in ready:
+                self.log_channel.drain()
+            if self._reply in ready:
+                return True
+            if time.monotonic() >= deadline:
+                return False
 
     def reply_bound(self) -> int:
         """The most bytes an honest reply can hold now: its head, every chunk of the pool, a ref_count of
@@ -363,6 +391,8 @@ class CAdapter:
             raise failure
         if data[4] != 0:
             raise BadReply(f"status {data[4]}")
+        if self.log_channel is not None:  # what valgrind wrote before the driver replied is this call's
+            self.log_channel.drain()
         ret, allocs, frees, fired, _total, live_blocks, live_bytes = _RESULT.unpack_from(data, 5)
         at = 5 + _RESULT.size
         (n_chunks,) = _U32.unpack_from(data, at)
@@ -430,6 +460,10 @@ class CAdapter:
         if address and address == self._live_engine:
             self._live_engine = 0
         return self._request("D", address)
+
+    def leak_check(self) -> None:
+        """Under valgrind: valgrind checks the heap for leaks now, into its own log (natively: nothing)."""
+        self._request("L")
 
     def observe(self, engine: Any) -> Observation:
         if self._region is None:

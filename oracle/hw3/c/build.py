@@ -3,12 +3,13 @@
 The submission is compiled alone, with exactly the course's flags, in a sandbox that sees only a copy of its
 llm_memory.c and a private folder holding the official header (never the submission's own header, never our
 reference solution or any other file of ours), so every warning it gets is its own and `#include` can reach
-nothing of ours. The driver is compiled separately, from our own source, and linked (in the sandbox too) with
-malloc, calloc, realloc and free wrapped, so that the driver sees every allocation. Linked programs are cached
-by content and by the sandbox's isolation (a build made under one isolation is never reused under another)
-in a private folder (mode 0700, its owner checked), which no sandboxed code can see. The cache is bounded
-(CACHE_BYTES, CACHE_ENTRIES): each new build evicts the least recently used ones beyond the bound, sparing
-those used in the last IN_USE_SECONDS (a grading running beside this one may be using them).
+nothing of ours. The object is then refused if it could go around the grader's accounting or speak to valgrind
+(refusal.py). The driver is compiled separately, from our own source, and linked (in the sandbox too); it
+defines the malloc family itself, so it sees every allocation the process makes. Linked programs are cached
+by content, by the refusal rules and by the sandbox's isolation (a build made under one isolation is never
+reused under another) in a private folder (mode 0700, its owner checked), which no sandboxed code can see.
+The cache is bounded (CACHE_BYTES, CACHE_ENTRIES): each new build evicts the least recently used ones beyond
+the bound, sparing those used in the last IN_USE_SECONDS (a grading running beside this one may be using them).
 
 The official compile alone decides whether the build is `ok`. When it fails and the same compile without
 -Werror succeeds (the submission only has warnings), that object is linked too, as `lenient_driver`, so that
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from oracle.hw3.c.refusal import refusal
 from oracle.sandbox import Limits, Sandbox, shared
 
 HEADER_DIR = Path(__file__).resolve().parents[3] / "engine" / "c"  # the official header; our driver's -I
@@ -35,7 +37,6 @@ DRIVER_PARTS = (DRIVER_SOURCE, DRIVER_SOURCE.with_name("driver_probes.c"))  # dr
 OFFICIAL_FLAGS = ("-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-O2", "-ggdb")
 LENIENT_FLAGS = tuple(flag for flag in OFFICIAL_FLAGS if flag != "-Werror")  # warnings stay warnings
 DRIVER_FLAGS = ("-std=gnu11", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-O2", "-ggdb")
-WRAP = "-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free"
 SOURCE_NAME = "llm_memory.c"
 COMPILE_TIMEOUT = 60.0
 GCC_LIMITS = Limits(cpu_seconds=60, memory_bytes=1 << 30, file_bytes=64 << 20, processes=32, tmp_bytes=256 << 20)
@@ -265,22 +266,6 @@ def gcc(box: Sandbox, files: dict[str, bytes], args: Sequence[str], output: str,
     return (result if done.status == 0 and result.is_file() else None), log
 
 
-# Undefined symbols through which an object could allocate (or map memory) behind the driver's accounting,
-# which sees only malloc, calloc, realloc and free: the driver's own hooks, glibc's internal entry points
-# (__libc_malloc, ...), the other allocators, raw mappings and system calls, and dynamic symbol look-up.
-_BEHIND_THE_ACCOUNTING = re.compile(
-    r"\b(__(?:real|wrap|libc)_\w+|aligned_alloc|memalign|posix_memalign|valloc|pvalloc|reallocarray|"
-    r"mmap|mmap64|mremap|sbrk|brk|syscall|dlopen|dlsym|dlvsym)\b"
-)
-
-
-def _forbidden_entries(box: Sandbox, obj: Path) -> list[str]:
-    """The symbols of _BEHIND_THE_ACCOUNTING the object refers to, read with nm in the sandbox."""
-    exposed = box.expose(obj)
-    done = box.run(["nm", "-u", exposed], timeout=COMPILE_TIMEOUT, readable=[exposed.parent], limits=GCC_LIMITS)
-    return sorted({m for m in _BEHIND_THE_ACCOUNTING.findall(done.output)})
-
-
 def _compile_and_link(box: Sandbox, source: bytes, flags: Sequence[str], driver_obj: Path,
                       program: Path) -> tuple[str, str, tuple[str, ...]]:
     """Compiles the submission with `flags` and links it with the driver into `program`: the stage reached
@@ -289,11 +274,9 @@ def _compile_and_link(box: Sandbox, source: bytes, flags: Sequence[str], driver_
     obj, log = gcc(box, {SOURCE_NAME: source}, [*flags, "-c", SOURCE_NAME], "llm_memory.o")
     if obj is None or (flags == OFFICIAL_FLAGS and log.strip()):
         return "compile", log, ()
-    forbidden = _forbidden_entries(box, obj)
-    if forbidden:
-        return "compile", f"{SOURCE_NAME} refers to {', '.join(forbidden)}, which would allocate or map memory " \
-                          "behind the grader's accounting: only malloc, calloc, realloc and free may allocate\n", ()
-    linked, link_log = gcc(box, {}, [WRAP], "driver", objects=[obj, driver_obj])
+    if reason := refusal(box, obj, source, HEADER, SOURCE_NAME):
+        return "compile", reason + "\n", ()
+    linked, link_log = gcc(box, {}, [], "driver", objects=[obj, driver_obj])
     if linked is None:
         return "link", log + link_log, tuple(dict.fromkeys(_UNDEFINED.findall(link_log)))
     program.parent.mkdir(parents=True, exist_ok=True)
@@ -313,7 +296,8 @@ def build(submission_path: Path | str, workdir: Path | str | None = None, sandbo
     driver_obj = _driver_object(workdir)
     content = source.read_bytes()
     recipe = " ".join([*OFFICIAL_FLAGS, "|", *LENIENT_FLAGS]).encode()  # a cached build knows of the fallback
-    out = workdir / f"build-{_digest(content, driver_obj.name.encode(), recipe, box.isolation.encode())}"
+    refusal_rules = Path(refusal.__code__.co_filename).read_bytes()  # a cached build was refused by these rules
+    out = workdir / f"build-{_digest(content, driver_obj.name.encode(), recipe, refusal_rules, box.isolation.encode())}"
     cached = out / "result.json"
     if cached.exists():
         os.utime(out)  # its last use, for eviction

@@ -1,14 +1,19 @@
 /* pagedcheck driver: runs a submission's llm_memory.c on behalf of the Python CAdapter.
  *
- * Usage: driver CMD_FD REPLY_FD CPU_SECONDS OUTPUT_LIMIT MEMORY_LIMIT SANDBOX
+ * Usage: driver CMD_FD REPLY_FD CPU_SECONDS OUTPUT_LIMIT MEMORY_LIMIT SANDBOX [CLOSE_FD]
+ * CLOSE_FD (under valgrind): the descriptor valgrind was given for its log, closed before any of the
+ * submission's calls (valgrind keeps its own copy, out of the program's reach).
  *
  * Requests arrive on CMD_FD and replies leave on REPLY_FD, so the submission may print anything on
  * stdout/stderr. Every reply carries the call's result, its heap accounting and an observation of the
  * live engine (read white-box through the header), so one round trip serves a call and its observe().
  * The protocol is described in adapter.py; the white-box probes' operations are in driver_probes.c, included
- * below. Linked with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,
- * --wrap=free: every allocation the submission makes goes through the __wrap_ functions below, while the
- * driver's own memory comes from mmap and __real_malloc. */
+ * below. The driver defines malloc, calloc, realloc, free and the aligned allocators itself, so every allocation
+ * the process makes goes through them, however reached: the submission's own calls, and those the C library
+ * makes on its behalf (strdup, fopen, asprintf, ...); they allocate with glibc's __libc_ functions. The
+ * driver's own memory comes from mmap (own_alloc), so it is never counted, and valgrind never sees it as a
+ * heap block. Under valgrind, valgrind replaces these allocators with its own: valgrind counts every block,
+ * and the grader asks it for a leak check (the 'L' request) where no engine is live. */
 #define _GNU_SOURCE
 #include "llm_memory.h"
 
@@ -32,14 +37,41 @@
 #include <sys/syscall.h>
 #endif
 
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t count, size_t size);
-void *__real_realloc(void *ptr, size_t size);
-void __real_free(void *ptr);
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t count, size_t size);
-void *__wrap_realloc(void *ptr, size_t size);
-void __wrap_free(void *ptr);
+void *__libc_malloc(size_t size);
+void *__libc_calloc(size_t count, size_t size);
+void *__libc_realloc(void *ptr, size_t size);
+void *__libc_memalign(size_t alignment, size_t size);
+void __libc_free(void *ptr);
+void *reallocarray(void *ptr, size_t count, size_t size);
+void *valloc(size_t size);
+void *pvalloc(size_t size);
+void *memalign(size_t alignment, size_t size);
+
+/* ---- the driver's own memory: mappings, never heap blocks (a size header before each) ---- */
+
+static void *own_realloc(void *ptr, size_t size)
+{
+    size_t *old = ptr ? (size_t *)ptr - 2 : NULL, old_size = old ? old[0] : 0;
+    if (ptr != NULL && size <= old_size)
+        return ptr;
+    size_t *fresh = mmap(NULL, size + 2 * sizeof(size_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (fresh == MAP_FAILED)
+        return NULL;
+    fresh[0] = size;
+    if (old != NULL) {
+        memcpy(fresh + 2, ptr, old_size);
+        munmap(old, old_size + 2 * sizeof(size_t));
+    }
+    return fresh + 2;
+}
+
+static void own_free(void *ptr)
+{
+    if (ptr != NULL)
+        munmap((size_t *)ptr - 2, ((size_t *)ptr - 2)[0] + 2 * sizeof(size_t));
+}
+
+static void *own_alloc(size_t size) { return own_realloc(NULL, size); } /* zeroed: a fresh mapping */
 
 enum { REPLY_OK = 0, REPLY_FATAL = 2, REPLY_HEAP = 3 }; /* HEAP: fatal, the heap found corrupted */
 enum { OBS_NONE = 0, OBS_ENGINE = 1, OBS_UNREADABLE = 2 };
@@ -68,7 +100,7 @@ static void put(const void *src, size_t n)
         size_t cap = out.cap ? out.cap : 4096;
         while (cap < out.len + n)
             cap *= 2;
-        if ((out.data = __real_realloc(out.data, cap)) == NULL)
+        if ((out.data = own_realloc(out.data, cap)) == NULL)
             die("pagedcheck driver: out of memory\n");
         out.cap = cap;
     }
@@ -185,6 +217,7 @@ static void on_abort(int sig)
 struct live {
     uintptr_t addr; /* 0: empty slot */
     size_t size;
+    int counted; /* made once main began: the C library's start-up allocations are not the submission's */
 };
 
 static struct {
@@ -194,6 +227,7 @@ static struct {
     uint32_t call_allocations, call_frees;
     int32_t fail_countdown; /* the n-th allocation attempt from now fails; 0: none */
     uint8_t fault_fired;
+    int counting; /* main has begun */
 } heap;
 
 static size_t slot_of(uintptr_t addr)
@@ -203,30 +237,30 @@ static size_t slot_of(uintptr_t addr)
     return (size_t)(h >> 20) & heap.mask;
 }
 
-static void table_insert(uintptr_t addr, size_t size);
+static void table_insert(uintptr_t addr, size_t size, int counted);
 
 static void table_grow(void)
 {
     struct live *old = heap.slots;
     size_t old_cap = old ? heap.mask + 1 : 0, cap = old_cap ? old_cap * 2 : 1024;
-    if ((heap.slots = __real_calloc(cap, sizeof *heap.slots)) == NULL)
+    if ((heap.slots = own_alloc(cap * sizeof *heap.slots)) == NULL)
         die("pagedcheck driver: out of memory\n");
     heap.mask = cap - 1;
     heap.used = 0;
     for (size_t i = 0; i < old_cap; i++)
         if (old[i].addr)
-            table_insert(old[i].addr, old[i].size);
-    __real_free(old);
+            table_insert(old[i].addr, old[i].size, old[i].counted);
+    own_free(old);
 }
 
-static void table_insert(uintptr_t addr, size_t size)
+static void table_insert(uintptr_t addr, size_t size, int counted)
 {
     if (heap.slots == NULL || 2 * (heap.used + 1) > heap.mask + 1)
         table_grow();
     size_t i = slot_of(addr);
     while (heap.slots[i].addr)
         i = (i + 1) & heap.mask;
-    heap.slots[i] = (struct live){addr, size};
+    heap.slots[i] = (struct live){addr, size, counted};
     heap.used++;
 }
 
@@ -272,8 +306,10 @@ static int injected_failure(void)
 
 static void *track(void *p, size_t size)
 {
-    if (p != NULL) {
-        table_insert((uintptr_t)p, size);
+    if (p != NULL && !heap.counting) {
+        table_insert((uintptr_t)p, size, 0);
+    } else if (p != NULL) {
+        table_insert((uintptr_t)p, size, 1);
         heap.allocations++;
         heap.call_allocations++;
         heap.live_blocks++;
@@ -293,24 +329,24 @@ static void fill_fresh(void *block, size_t size)
     (void)VALGRIND_MAKE_MEM_UNDEFINED(block, size);
 }
 
-void *__wrap_malloc(size_t size)
+void *malloc(size_t size)
 {
     if (injected_failure())
         return NULL;
     in_allocator = 1;
-    void *block = __real_malloc(size);
+    void *block = __libc_malloc(size);
     in_allocator = 0;
     if (block != NULL)
         fill_fresh(block, size);
     return track(block, size);
 }
 
-void *__wrap_calloc(size_t count, size_t size)
+void *calloc(size_t count, size_t size)
 {
     if (injected_failure())
         return NULL;
     in_allocator = 1;
-    void *block = __real_calloc(count, size);
+    void *block = __libc_calloc(count, size);
     in_allocator = 0;
     return track(block, count * size);
 }
@@ -332,7 +368,7 @@ static int freed_in_this_call(uintptr_t addr)
     return 0;
 }
 
-void __wrap_free(void *ptr)
+void free(void *ptr)
 {
     if (ptr == NULL || probe_pool_freed(ptr))
         return;
@@ -346,40 +382,85 @@ void __wrap_free(void *ptr)
     if (n_freed_this_call < 64)
         freed_this_call[n_freed_this_call] = (uintptr_t)ptr;
     n_freed_this_call++;
-    heap.live_blocks--;
-    heap.live_bytes -= entry->size;
-    heap.call_frees++;
+    if (entry->counted) {
+        heap.live_blocks--;
+        heap.live_bytes -= entry->size;
+        heap.call_frees++;
+    }
     table_remove(entry);
     in_allocator = 1;
-    __real_free(ptr);
+    __libc_free(ptr);
     in_allocator = 0;
 }
 
-void *__wrap_realloc(void *ptr, size_t size)
+void *realloc(void *ptr, size_t size)
 {
     if (ptr == NULL)
-        return __wrap_malloc(size);
+        return malloc(size);
     struct live *entry = table_find((uintptr_t)ptr);
     if (entry == NULL)
         heap_fatal("realloc(%p): not a live heap block (freed, or a pointer malloc did not return)", ptr);
     if (size == 0) { /* glibc frees and returns NULL */
-        __wrap_free(ptr);
+        free(ptr);
         return NULL;
     }
     if (injected_failure())
         return NULL;
     in_allocator = 1;
-    void *moved = __real_realloc(ptr, size);
+    void *moved = __libc_realloc(ptr, size);
     in_allocator = 0;
     if (moved == NULL)
         return NULL;
     size_t old_size = entry->size;
-    heap.live_blocks--; /* the old block is gone; track() counts the moved one as one allocation */
-    heap.live_bytes -= old_size;
+    if (entry->counted) {
+        heap.live_blocks--; /* the old block is gone; track() counts the moved one as one allocation */
+        heap.live_bytes -= old_size;
+    }
     table_remove(entry);
     if (size > old_size)
         fill_fresh((unsigned char *)moved + old_size, size - old_size);
     return track(moved, size);
+}
+
+void *reallocarray(void *ptr, size_t count, size_t size)
+{
+    if (size != 0 && count > SIZE_MAX / size) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc(ptr, count * size);
+}
+
+void *memalign(size_t alignment, size_t size)
+{
+    if (injected_failure())
+        return NULL;
+    in_allocator = 1;
+    void *block = __libc_memalign(alignment, size);
+    in_allocator = 0;
+    if (block != NULL)
+        fill_fresh(block, size);
+    return track(block, size);
+}
+
+void *aligned_alloc(size_t alignment, size_t size) { return memalign(alignment, size); }
+void *valloc(size_t size) { return memalign((size_t)sysconf(_SC_PAGESIZE), size); }
+
+void *pvalloc(size_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return memalign(page, (size + page - 1) / page * page);
+}
+
+int posix_memalign(void **out_ptr, size_t alignment, size_t size)
+{
+    if (alignment % sizeof(void *) != 0 || (alignment & (alignment - 1)) != 0)
+        return EINVAL;
+    void *block = memalign(alignment, size);
+    if (block == NULL && size != 0)
+        return ENOMEM;
+    *out_ptr = block;
+    return 0;
 }
 
 /* ---- the pool: guard + pool + guard in one mapping, and a shadow copy to send only what changed ---- */
@@ -399,13 +480,13 @@ static size_t n_old_regions;
 static void retire_pool(void)
 {
     if (pool.region != NULL) {
-        if ((old_regions = __real_realloc(old_regions, (n_old_regions + 1) * 2 * sizeof *old_regions)) == NULL)
+        if ((old_regions = own_realloc(old_regions, (n_old_regions + 1) * 2 * sizeof *old_regions)) == NULL)
             die("pagedcheck driver: out of memory\n");
         old_regions[2 * n_old_regions] = pool.region;
         old_regions[2 * n_old_regions + 1] = (void *)pool.len;
         n_old_regions++;
     }
-    __real_free(pool.shadow);
+    own_free(pool.shadow);
     memset(&pool, 0, sizeof pool);
 }
 
@@ -418,7 +499,7 @@ static void *load_pool(int fd, size_t size, size_t guard)
     pool.guard = guard;
     pool.size = size;
     pool.region = mmap(NULL, pool.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (pool.region == MAP_FAILED || (pool.shadow = __real_malloc(pool.len)) == NULL)
+    if (pool.region == MAP_FAILED || (pool.shadow = own_alloc(pool.len)) == NULL)
         fatal("pagedcheck driver: cannot allocate a pool of %zu bytes", size);
     if (!read_full(fd, pool.region, pool.len))
         _exit(0);
@@ -454,7 +535,7 @@ static void add_owner(void *seq)
 {
     if (n_owners == owners_cap) {
         owners_cap = owners_cap ? 2 * owners_cap : 64;
-        if ((owners = __real_realloc(owners, owners_cap * sizeof *owners)) == NULL)
+        if ((owners = own_realloc(owners, owners_cap * sizeof *owners)) == NULL)
             die("pagedcheck driver: out of memory\n");
     }
     owners[n_owners++] = seq;
@@ -677,6 +758,9 @@ static int64_t call(const struct request *req, int cmd_fd)
         return llm_destroy(engine);
     case 'O':
         return 0;
+    case 'L': /* under valgrind: a leak check now, written by valgrind to its own log (a no-op natively) */
+        VALGRIND_DO_LEAK_CHECK;
+        return 0;
     default:
         die("pagedcheck driver: unknown request\n");
         return 0;
@@ -761,8 +845,11 @@ static void sandbox(rlim_t cpu_seconds, rlim_t output_limit, rlim_t memory_limit
 
 int main(int argc, char **argv)
 {
-    if (argc != 7)
-        die("usage: driver CMD_FD REPLY_FD CPU_SECONDS OUTPUT_LIMIT MEMORY_LIMIT SANDBOX\n");
+    heap.counting = 1;
+    if (argc != 7 && argc != 8)
+        die("usage: driver CMD_FD REPLY_FD CPU_SECONDS OUTPUT_LIMIT MEMORY_LIMIT SANDBOX [CLOSE_FD]\n");
+    if (argc == 8)
+        close(atoi(argv[7]));
     int cmd_fd = atoi(argv[1]);
     reply_fd = atoi(argv[2]);
     setvbuf(stdout, NULL, _IONBF, 0); /* a crash must not lose what the submission printed */
@@ -783,12 +870,12 @@ int main(int argc, char **argv)
     /* Clean exit: drop the driver's own references, so a block the submission never freed is "definitely
      * lost" under valgrind rather than reachable through the accounting table. */
     live_engine = NULL;
-    __real_free(heap.slots);
-    __real_free(owners);
-    __real_free(out.data);
+    own_free(heap.slots);
+    own_free(owners);
+    own_free(out.data);
     retire_pool();
     for (size_t i = 0; i < n_old_regions; i++)
         munmap(old_regions[2 * i], (size_t)old_regions[2 * i + 1]);
-    __real_free(old_regions);
+    own_free(old_regions);
     return 0;
 }

@@ -1,14 +1,15 @@
 """Runs a built driver under valgrind, for the invalid reads, writes and uninitialised uses that heap
 accounting and the pool comparison cannot see.
 
-The driver frees its own bookkeeping on a clean exit, so a block the submission never freed is reported
-as definitely lost. Usage: adapter = valgrind_adapter(driver, log); run calls; verdict = finish(adapter).
+The driver's own bookkeeping lives in mappings, never in heap blocks, so a block the submission never freed is
+reported as lost. Usage: adapter = valgrind_adapter(driver, log); run calls; verdict = finish(adapter).
 """
 
 from dataclasses import dataclass
 from pathlib import Path
 
 from oracle.hw3.c.adapter import CAdapter
+from oracle.hw3.c.log_channel import LogChannel
 from oracle.sandbox import Sandbox
 
 VALGRIND = ("valgrind", "--leak-check=full", "--error-exitcode=99", "--track-origins=yes")
@@ -24,26 +25,21 @@ class ValgrindVerdict:
 
 def valgrind_adapter(driver: Path | str, log_path: Path | str, timeout: float = 30.0, sandbox: Sandbox | None = None) -> CAdapter:
     """A CAdapter whose driver runs under valgrind, in the sandbox. No seccomp filter or address-space limit:
-    valgrind needs neither in its way. Valgrind writes its log to a descriptor we opened on log_path, which
-    it keeps out of the program's reach, so the submission cannot write the verdict."""
-    log = open(log_path, "wb")
-    adapter = CAdapter(
-        driver,
-        timeout=timeout,
-        wrapper=(*VALGRIND, f"--log-fd={log.fileno()}"),
-        seccomp=False,
-        close_timeout=timeout,
-        sandbox=sandbox,
-        pass_fds=(log.fileno(),),
-    )
-    adapter.valgrind_log = log  # type: ignore[attr-defined]  # open as long as the adapter may restart
-    return adapter
+    valgrind needs neither in its way. Valgrind writes its log to a socket of ours (LogChannel), out of the
+    program's reach, so the submission cannot write the verdict; finish() copies it to log_path."""
+    channel = LogChannel()
+    return CAdapter(driver, timeout=timeout, wrapper=(*VALGRIND, f"--log-fd={channel.child_fd}"), seccomp=False,
+                    close_timeout=timeout, sandbox=sandbox, log_channel=channel)
 
 
 def finish(adapter: CAdapter, log_path: Path | str) -> ValgrindVerdict:
-    """Lets the driver exit (valgrind checks leaks at exit) and reads valgrind's verdict."""
+    """Lets the driver exit (valgrind checks leaks at exit) and reads valgrind's verdict: clean when it exited
+    with status 0 and its log holds its final error summary (a program that ends otherwise dodged the check)."""
     adapter.close()
-    getattr(adapter, "valgrind_log").close()
+    channel = adapter.log_channel
+    assert channel is not None, "not an adapter of valgrind_adapter()"
+    channel.close()
+    log = channel.text.decode(errors="replace")
+    Path(log_path).write_text(log)
     status = adapter.exit_status
-    log = Path(log_path).read_text(errors="replace") if Path(log_path).exists() else ""
-    return ValgrindVerdict(clean=status == 0, exit_status=status, log=log)
+    return ValgrindVerdict(clean=status == 0 and "ERROR SUMMARY: 0 errors" in log, exit_status=status, log=log)
