@@ -47,10 +47,9 @@ PROBES_RUN_IN_ITS_PROCESS = (
     "which the submission controls: {how}, so the probe measures a structure the submission chose and the "
     "bug's points are forged")
 ATTACKS = [
-    Attack("driver_read_interposed", "c", "l1_traversal", ("compiles", "l1_traversal"), 5, PROBES_RUN_IN_ITS_PROCESS.format(
-        how="llm_memory.c defines read(), and the driver (linked into the same executable) calls it for its "
-            "request loop, so the submission rewrites each request; build.py's nm check looks only for "
-            "allocation symbols the object needs, not for libc functions it defines")),
+    # held since the submission's object is sealed (build.py _sealed): its read() took the driver's request
+    # loop and rewrote each probe edit (9 for an honest 5)
+    Attack("driver_read_interposed", "c", "l1_traversal", ("compiles", "l1_traversal"), 5),
     Attack("server_ops_replaced", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6,
            PROBES_RUN_IN_ITS_PROCESS.format(
                how="pyserve.py is `__main__` in the submission's interpreter, so importing the submission can "
@@ -86,8 +85,9 @@ REPLY_FRAMES = (
 ATTACKS += [
     Attack("reply_flood", "c", "append_cow", ("compiles", "null_engine"), 5),  # its calls fail; see the memory test
     # held since replies are bounded and checked before use (oracle/hw3/c/adapter.py reply_bound): a frame of 4
-    # bytes (no status byte) made data[4] raise IndexError, the grader's error instead of the failing call
-    Attack("reply_short", "c", "append_cow", ("compiles", "null_engine"), 5),
+    # bytes (no status byte) made data[4] raise IndexError, the grader's error instead of the failing call; and
+    # now refused at build, since its constructor runs code outside the API calls (c/refusal.py): 0
+    Attack("reply_short", "c", "append_cow", ("compiles", "null_engine"), 0),
 ]
 ATTACKS += [
     Attack("printed_summary", "c", "append_cow", ("compiles", "null_engine"), 5),  # held: see the terminal test

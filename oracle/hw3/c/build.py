@@ -276,6 +276,7 @@ def _compile_and_link(box: Sandbox, source: bytes, flags: Sequence[str], driver_
         return "compile", log, ()
     if reason := refusal(box, obj, source, HEADER, SOURCE_NAME):
         return "compile", reason + "\n", ()
+    obj = _sealed(box, obj, driver_obj)
     linked, link_log = gcc(box, {}, [], "driver", objects=[obj, driver_obj])
     if linked is None:
         return "link", log + link_log, tuple(dict.fromkeys(_UNDEFINED.findall(link_log)))
@@ -287,6 +288,33 @@ def _compile_and_link(box: Sandbox, source: bytes, flags: Sequence[str], driver_
     return "done", log + link_log, ()
 
 
+API = ("llm_init", "create_sequence", "fork_sequence", "append_kv", "free_sequence", "llm_destroy")
+
+
+def _sealed(box: Sandbox, obj: Path, driver_obj: Path) -> Path:
+    """The submission's object with every global symbol made local but the API's and the names the driver
+    defines itself. The driver shares the submission's process: a function of the submission's named like one
+    of the C library's that the driver calls (read, write, memcpy) would otherwise take the driver's calls and
+    rewrite its requests or replies. Its own code still calls its own functions; a name the driver defines
+    (main, malloc) stays global, so the link refuses the clash with the submission's reason."""
+    keep = sorted({*API, *_defined(driver_obj)})
+    out = box.area("sealed")
+    exposed = box.expose(obj)
+    done = box.run(["objcopy", *(f"--keep-global-symbol={name}" for name in keep), str(exposed),
+                    str(out / obj.name)], readable=[exposed.parent], writable=[out], timeout=COMPILE_TIMEOUT,
+                   limits=GCC_LIMITS)
+    if done.status != 0 or not (out / obj.name).is_file():
+        raise RuntimeError(f"objcopy failed on the submission's object: {done.output[-300:]}")
+    return out / obj.name
+
+
+def _defined(driver_obj: Path) -> list[str]:
+    """The global symbols our driver's object defines (our own object: read here)."""
+    listed = subprocess.run(["nm", "-P", "--defined-only", "--extern-only", str(driver_obj)], capture_output=True,
+                            text=True, check=True).stdout
+    return [line.split()[0] for line in listed.splitlines() if line.split()]
+
+
 def build(submission_path: Path | str, workdir: Path | str | None = None, sandbox: Sandbox | None = None) -> BuildResult:
     """Compile and link a submission (an llm_memory.c, or a directory holding one) in the sandbox; the
     programs go to the private cache `workdir` (default: the per-user one)."""
@@ -296,8 +324,9 @@ def build(submission_path: Path | str, workdir: Path | str | None = None, sandbo
     driver_obj = _driver_object(workdir)
     content = source.read_bytes()
     recipe = " ".join([*OFFICIAL_FLAGS, "|", *LENIENT_FLAGS]).encode()  # a cached build knows of the fallback
-    refusal_rules = Path(refusal.__code__.co_filename).read_bytes()  # a cached build was refused by these rules
-    out = workdir / f"build-{_digest(content, driver_obj.name.encode(), recipe, refusal_rules, box.isolation.encode())}"
+    # a cached build was refused, sealed and linked by these rules: they are part of its key
+    rules = Path(refusal.__code__.co_filename).read_bytes() + Path(__file__).read_bytes()
+    out = workdir / f"build-{_digest(content, driver_obj.name.encode(), recipe, rules, box.isolation.encode())}"
     cached = out / "result.json"
     if cached.exists():
         os.utime(out)  # its last use, for eviction
