@@ -101,6 +101,6 @@ def test_a_table_reordered_between_calls_is_caught_by_the_contents_a_worker_hold
             return super().append_slots(seq, num_lookahead_slots)
 
     divergence = diverges(Reorders, lambda d: (d.arrive(8), d.admit(), d.append(0)))
-    assert (divergence.difference.aspect, divergence.rule) == ("contents", "copy_on_write"), str(divergence)
+    assert (divergence.difference.aspect, divergence.rule) == ("kv contents", "copy_on_write"), str(divergence)
     assert "block_table[0] (gpu block 1): expected the KV of tokens [0, 1, 2, 3], got the KV of tokens [4, 5, 6, 7]" \
         in str(divergence)

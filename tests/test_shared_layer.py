@@ -53,3 +53,16 @@ def test_load_target_imports_a_file_by_path_with_its_folder_on_the_path(tmp_path
         load_target(str(tmp_path / "absent.py"))
     with pytest.raises(ValueError, match="has no attribute 'Nope'"):
         load_target(f"{tmp_path / 'my_target.py'}:Nope")
+
+
+def test_no_two_families_share_an_aspect_name():
+    """Wordings are registered by aspect name for the whole process: an aspect one family words and another uses
+    plainly would reword the other's differences (blockspace's "contents" once prefixed hw3's)."""
+    from oracle.blockspace.rules import ASPECTS as BLOCKSPACE
+    from oracle.hw3.difference import FACTS as HW3
+    from oracle.prefix.difference import ASPECTS as PREFIX
+
+    families = {"hw3": set(HW3), "prefix": set(PREFIX), "blockspace": set(BLOCKSPACE)}
+    for name, aspects in families.items():
+        for other, theirs in families.items():
+            assert name == other or not aspects & theirs, (name, other, aspects & theirs)

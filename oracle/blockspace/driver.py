@@ -93,7 +93,7 @@ class Driver:
             for position, (mine, theirs) in enumerate(zip(seq.table, tables[i])):
                 want, got = self.model.kv[seq.device][mine], self.store[seq.device].get(theirs)
                 if want != got:
-                    self._diverge(Difference("contents", f"seq {i} block_table[{position}] ({seq.device} block "
+                    self._diverge(Difference("kv contents", f"seq {i} block_table[{position}] ({seq.device} block "
                                              f"{theirs})", shown(want), shown(got)))
         self.tables, self.free_counts = tables, free
         slots, filled = self.model.waste()
