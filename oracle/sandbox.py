@@ -302,7 +302,8 @@ class Sandbox:
             env["TMPDIR"] = str(private_tmp)
             ruleset = landlock.Ruleset.build(read=[*_system_paths(), *readable], write=[*writable, private_tmp])
 
-        def before_exec() -> None:  # in the child, after the uid change, before exec
+        def before_exec() -> None:  # pragma: no cover  (in the child, after the uid change, before exec: coverage
+            # does not follow a child between fork and exec; tests/test_sandbox.py checks each limit's effect)
             if not bubblewrap:  # bwrap's --die-with-parent does it for the whole sandbox
                 _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             _limit(resource.RLIMIT_CORE, 0)

@@ -69,7 +69,8 @@ _PROGRAMS = {keep: _filter(keep_group=keep) for keep in (False, True)}
 _BUFFERS = {keep: ctypes.create_string_buffer(code or b"") for keep, code in _PROGRAMS.items()}
 
 
-def install(*, keep_group: bool = False) -> None:
+def install(*, keep_group: bool = False) -> None:  # pragma: no cover  (runs in a child before exec, where
+    # coverage does not follow; tests/test_sandbox.py and the review's UDP and spawn attacks check its effect)
     """Installs the filter in the calling process (and all it will start); for a child before exec.
     `keep_group` where no pid namespace holds the run: a process that could leave the run's process group
     (a daemon in a session of its own) would outlive it, since the run ends by killing that group."""

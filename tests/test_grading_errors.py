@@ -75,8 +75,8 @@ def test_batch_row_of_a_grader_that_writes_no_report(tmp_path):
     assert row.status == "grader error" and row.error == "no report (exit 0): boom: no gcc"
     assert "bob: grader error, no report (exit 0): boom: no gcc" in progress.getvalue()
     lines = (tmp_path / "out" / "scores.csv").read_text().splitlines()
-    assert lines == ["submission,score,max_score,status,fork,error,folder",
-                     "bob,0,0,grader error,,no report (exit 0): boom: no gcc,bob"]
+    assert lines == ["submission,score,max_score,status,fork,error,folder,isolation",
+                     "bob,0,0,grader error,,no report (exit 0): boom: no gcc,bob,"]
 
 
 def test_batch_row_of_a_silent_grader_that_writes_no_report(tmp_path):

@@ -146,7 +146,7 @@ def test_grade_out_pictures_every_failed_item_with_its_cow_block(
     rubric = small_rubric(tmp_path / "rubric.toml", ["compiles", "append_cow"])
     out = tmp_path / "out"
     assert main(["grade", str(submission("broken", "append_cow")), "--rubric", str(rubric), "--out", str(out), "-q"]) == 1
-    assert f"The failing steps, pictured: {out / 'report.html'}" in capsys.readouterr().out
+    assert f"wrote {out / 'report.html'} (the failing steps, pictured)" in capsys.readouterr().out
     page = (out / "report.html").read_text()
     assert_self_contained(page)
     (failure,) = parse(page).all("section", "failure")  # compiles passed: no section

@@ -67,8 +67,9 @@ ATTACKS += [
            "filter allows mmap)"),
 ]
 ATTACKS += [
-    Attack("mqueue_outlives", "c", "append_cow", ("compiles", "null_engine", "append_cow"), 10,
-           queues=tuple(f"/pagedcheck-review-mq-{i}" for i in range(3))),  # held: RLIMIT_MSGQUEUE is 0
+    # held: RLIMIT_MSGQUEUE is 0; and its constructor is refused at build now (c/refusal.py): 0
+    Attack("mqueue_outlives", "c", "append_cow", ("compiles", "null_engine", "append_cow"), 0,
+           queues=tuple(f"/pagedcheck-review-mq-{i}" for i in range(3))),
 ]
 ATTACKS += [
     Attack("huge_reply", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 0),  # it never loads
@@ -83,7 +84,8 @@ REPLY_FRAMES = (
     "the C adapter's _receive (oracle/hw3/c/adapter.py) trusts the frame the driver's reply descriptor carries, "
     "and the submission shares the driver's process: argv[2], which a constructor sees, names that descriptor")
 ATTACKS += [
-    Attack("reply_flood", "c", "append_cow", ("compiles", "null_engine"), 5),  # its calls fail; see the memory test
+    # its act is in a constructor, refused at build now (c/refusal.py: no code outside the API calls): 0
+    Attack("reply_flood", "c", "append_cow", ("compiles", "null_engine"), 0),
     # held since replies are bounded and checked before use (oracle/hw3/c/adapter.py reply_bound): a frame of 4
     # bytes (no status byte) made data[4] raise IndexError, the grader's error instead of the failing call; and
     # now refused at build, since its constructor runs code outside the API calls (c/refusal.py): 0
@@ -280,7 +282,8 @@ NOBODY = 65534
 
 ORDINARY_USER_CASES = [  # (language, known bug, attack fixture, items, honest score)
     ("python", "fork_breaks_at_null_l1", PY_ATTACKS / "spawn_daemon.py", ("llm_init", "l1_traversal"), 6),
-    ("c", "append_cow", SUBMISSIONS / "hostile" / "tamper" / "spawn_sleeper.patch", ("compiles", "null_engine", "append_cow"), 10),
+    # a constructor, refused at build now (c/refusal.py): 0
+    ("c", "append_cow", SUBMISSIONS / "hostile" / "tamper" / "spawn_sleeper.patch", ("compiles", "null_engine", "append_cow"), 0),
 ]
 
 

@@ -40,8 +40,12 @@ C_HEAD = """/* Hostile test submission (tamper suite, sandbox): {what} */
 C_ATTACKS = {
     # class 4: every writable place it can find, filled with files just under its file-size limit
     "fill_memory": C_HEAD.format(what="fills /dev/shm, /tmp, / and $TMPDIR") + """
-__attribute__((constructor)) static void tamper_fill(void)
+static void tamper_fill(void)
 {
+    static int done;
+    if (done++) {
+        return;
+    }
     static char chunk[1000 * 1024];
     const char *places[] = {"/dev/shm", "/tmp", "", "/dev", getenv("TMPDIR")};
     memset(chunk, 'x', sizeof chunk);
@@ -60,20 +64,32 @@ __attribute__((constructor)) static void tamper_fill(void)
         }
     }
 }
+/* run inside the first API call that allocates (llm_init's calloc): the grader refuses code run outside */
+#define calloc(n, size) (tamper_fill(), calloc((n), (size)))
 """,
     # class 5: escape sequences on its output, which the grader keeps and may show
     "escape_sequences": C_HEAD.format(what="prints terminal escape sequences") + """
-__attribute__((constructor)) static void tamper_shout(void)
+static void tamper_shout(void)
 {
+    static int done;
+    if (done++) {
+        return;
+    }
     fputs("\\x1b[2J\\x1b[H\\x1b]0;owned\\x07total 100/100\\r\\n", stdout);
     fputs("\\x1b[1A\\x1b[2Kok\\x1b[8m", stderr);
     fflush(stdout);
 }
+/* run inside the first API call that allocates (llm_init's calloc): the grader refuses code run outside */
+#define calloc(n, size) (tamper_shout(), calloc((n), (size)))
 """,
     # class 7: our package, the reference, the rubric, other places it must not see
     "read_reference": C_HEAD.format(what="aborts when it can open the reference or any file of ours") + """
-__attribute__((constructor)) static void tamper_peek(void)
+static void tamper_peek(void)
 {
+    static int done;
+    if (done++) {
+        return;
+    }
     const char *ours[] = {"@REFERENCE@", "@ORACLE@/__init__.py", "@RUBRIC_DIR@/secret.txt", "@HOME@/secret.txt",
                           "/etc/passwd", "@ROOT@/engine/llm_memory.py", "@ROOT@/mutation/__init__.py"};
     for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++) {
@@ -84,6 +100,8 @@ __attribute__((constructor)) static void tamper_peek(void)
         }
     }
 }
+/* run inside the first API call that allocates (llm_init's calloc): the grader refuses code run outside */
+#define calloc(n, size) (tamper_peek(), calloc((n), (size)))
 """,
 }
 
