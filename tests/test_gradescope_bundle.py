@@ -116,7 +116,7 @@ def test_the_bundle_says_the_rubrics_total_and_the_isolation_it_will_report(made
     assert f"rubric {made['rubric']}: HW3: vLLM PagedAttention Memory Manager, 3 items, 18 points in all" in said
     assert "results visibility after_due_date; 3 item(s) not visible at once" in said
     assert "isolation: bubblewrap (no network, own pid namespace, only its own files visible)" in said
-    assert "else uid: each run as an unprivileged uid" in said
+    assert "else landlock where the kernel has it" in said and "else uid (each run as an unprivileged uid" in said
 
 
 def test_a_broken_submission_loses_the_item_of_its_bug_and_the_set_up_is_reused(made, capsys, submission) -> None:

@@ -75,8 +75,9 @@ def bundle_isolation(required: bool) -> str:
     if required:
         return f"{full}; with --require-sandbox a container where bubblewrap cannot run grades nothing (each " \
                "results.json says why)"
-    return f"{full}, where bubblewrap runs in Gradescope's container (setup.sh installs it); else uid: each run " \
-           "as an unprivileged uid, rlimits, the file system not hidden. Each report.json's isolation says which " \
+    return f"{full}, where bubblewrap runs in Gradescope's container (setup.sh installs it); else landlock where the " \
+           "kernel has it (only /usr and its own files reachable, each run as an unprivileged uid), else uid (each " \
+           "run as an unprivileged uid, the file system not hidden). Each report.json's isolation says which " \
            "(--require-sandbox refuses the fallback)"
 
 
