@@ -56,15 +56,13 @@ ATTACKS = [
                    "replace its OPS table (move_l2 made a no-op here; any reply can be rewritten the same way)")),
 ]
 ATTACKS += [
-    Attack("valgrind_detected", "c", "memory_safety", ("compiles", "memory_safety"), 5,
-           "memory_safety rests on runs under valgrind alone, and a program can tell it is under valgrind "
-           "(RUNNING_ON_VALGRIND, a client request of <valgrind/valgrind.h>, which the sandbox's gcc finds; "
-           "/proc/self/maps and timing would do as well): the bug is simply not done there"),
-    Attack("leak_behind_accounting", "c", "llm_destroy", ("compiles", "llm_destroy"), 5,
-           "build.py refuses an object whose undefined symbols name mmap/syscall/..., but an inline-asm `syscall` "
-           "instruction names no symbol: the Sequences the bug leaks are mapped by a raw mmap system call, "
-           "which neither the driver's malloc accounting nor valgrind's leak check sees (the driver's seccomp "
-           "filter allows mmap)"),
+    # both refused at build now (c/refusal.py: valgrind's client-request preamble in the object; a `syscall`
+    # instruction), 0: RUNNING_ON_VALGRIND hid an out-of-bounds read from valgrind (15 for an honest 5), and an
+    # inline-asm mmap leaked Sequences behind the accounting (11 for an honest 5). A program that spots valgrind
+    # another way (/proc/self/maps) and changes what the grader observes fails memory_safety by the native run's
+    # comparison (tests/test_tamper_c2.py); one that changes nothing observed stays open (the closing note)
+    Attack("valgrind_detected", "c", "memory_safety", ("compiles", "memory_safety"), 0),
+    Attack("leak_behind_accounting", "c", "llm_destroy", ("compiles", "llm_destroy"), 0),
 ]
 ATTACKS += [
     # held: RLIMIT_MSGQUEUE is 0; and its constructor is refused at build now (c/refusal.py): 0
