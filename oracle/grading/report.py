@@ -58,7 +58,7 @@ class ItemResult:
         if self.student:
             text = self.student
             if with_repro and self.repro_source and self.repro:
-                text += f"\n\n`{self.repro}`:\n\n```c\n{self.repro_source.rstrip()}\n```"
+                text += f"\n\n`{self.repro}`, the program to save:\n\n```c\n{self.repro_source.rstrip()}\n```"
         else:
             message = plain(self.message).strip()
             if self.status == "not_run":

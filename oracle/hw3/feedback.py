@@ -30,7 +30,7 @@ def student_text(finding: Finding, kind: str, repro: tuple[str, str] | None = No
         parts += ["Your code printed:", _fenced(printed + more, "")]
     if repro is not None:
         name, command = repro
-        parts.append(f"**Reproduce it:** save the C program `{name}` (its source ends this feedback) in the folder "
+        parts.append(f"**Reproduce it:** save the C program `{name}` in the folder "
                      f"holding `llm_memory.h` and your `llm_memory.c`, then run\n\n    {command}\n\nIt makes the "
                      f"same {len(finding.calls)} call{'s' if len(finding.calls) > 1 else ''} (step N is call N; in gdb, `break step_{number}`) and prints "
                      "the first difference."
