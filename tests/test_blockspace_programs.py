@@ -43,7 +43,7 @@ def test_parallel_sampling_copies_on_write_twice():
 def test_beam_search_and_the_shared_prompt_end_with_every_block_free():
     for name in ("beam_search", "shared_prefix"):
         driver, _ = events(name)
-        assert driver.model.seqs == {} and driver.free_counts[0] == driver.model.total["gpu"], name
+        assert driver.model.seqs == {} and driver.last["free"][0] == driver.model.total["gpu"], name
 
 
 def test_swap_preemption_is_refused_then_done_both_ways():
@@ -54,7 +54,7 @@ def test_swap_preemption_is_refused_then_done_both_ways():
 def test_recompute_preemption_frees_the_group_and_allocates_its_tokens_again():
     driver, seen = events("recompute_preemption")
     assert seen["append_refused"] == 2 and driver.stats.rules["recompute"] == 1 and seen["can_allocate_OK"] == 3
-    assert driver.model.seqs == {} and driver.free_counts == [5, 4]
+    assert driver.model.seqs == {} and driver.last["free"] == [5, 4]
 
 
 def test_watermark_answers_never_never_ok_later_ok_ok():

@@ -4,7 +4,8 @@ gives their arguments), `#` starts a comment. Sequences and groups are numbered 
 
 from pathlib import Path
 
-from oracle.blockspace.driver import Divergence, Driver
+from oracle import checked
+from oracle.blockspace.driver import Driver
 from oracle.finding import Finding
 from oracle.program import Program, ProgramError, Step, read
 
@@ -42,17 +43,5 @@ def run(driver: Driver, step: Step) -> None:
 
 
 def replay(program: Program, adapter: object, calls: list[str]) -> Finding | None:
-    """Runs the program on the adapter and the model: the first difference as a Finding (the 1-based step and
-    the rule it breaks), or None. `calls` gets each call made, in words."""
-    driver = Driver(adapter)
-    try:
-        for number, step in enumerate(program.steps, 1):
-            try:
-                run(driver, step)
-            except Divergence as divergence:
-                return Finding(program.name, number, divergence.call, divergence.difference, divergence.rule)
-            finally:
-                calls.append(f"  {number}. {' '.join(map(str, (step.op, *step.args)))}: {driver.call}")
-        return None
-    finally:
-        adapter.close()  # type: ignore[attr-defined]
+    """The program run on the adapter and the model (oracle/checked.py): the first difference, or None."""
+    return checked.replay(program, Driver(adapter), run, calls)

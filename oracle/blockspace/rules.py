@@ -1,7 +1,8 @@
 """The rules of a paged block manager (seed 002, the PagedAttention paper; vLLM v0's interface) the rubric
 grades, and which rule a difference breaks: its aspect, or for the aspects every call checks, the call."""
 
-from oracle.difference import Difference, plain, word
+from oracle.block_tables import FREE_BLOCKS, SHARING
+from oracle.difference import Difference, located, word
 
 # rubric item -> the rule, in the paper's words
 RULES = {
@@ -34,11 +35,6 @@ ASPECTS = (*_BY_ASPECT, "free blocks", "kv contents", "unchanged")  # prefix wor
 
 def rule_of(difference: Difference, op: str) -> str:
     return _BY_ASPECT.get(difference.aspect) or _BY_OP.get(op, "block_table")
-
-
-def located(difference: Difference) -> str:
-    where = difference.location
-    return plain(difference) if where.startswith(difference.aspect) else f"{difference.aspect}: {plain(difference)}"
 
 
 word(dict.fromkeys(ASPECTS, located))
