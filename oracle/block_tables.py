@@ -1,7 +1,8 @@
 """Block tables compared by their shape, for a family whose implementations name blocks with ids of their own
 (oracle/blockspace): an implementation's ids are never compared with the model's, only matched to them. Two table
 positions hold one block in the implementation exactly when they hold one in the model, every id is a block of
-its device, and on each device the free blocks and the blocks live tables hold add up to all of them.
+its device, on each device the free blocks and the blocks live tables hold add up to all of them, and a block's
+ref count (where an implementation shows one) is the number of live tables holding it.
 
 The model's side is each live sequence's (device, table) in its own ids; the implementation's, each sequence's
 table as observed (checked to be as long as the model's before) and each device's free count."""
@@ -10,7 +11,8 @@ from typing import Mapping
 
 from oracle.difference import Difference
 
-SHARING, FREE_BLOCKS = "sharing", "free blocks"  # the aspects (a family words them and maps them to its rules)
+SHARING, FREE_BLOCKS, REF_COUNTS = "sharing", "free blocks", "ref counts"  # the aspects (a family words them and
+# maps them to its rules)
 ModelTables = Mapping[int, tuple[str, list[int]]]  # sequence -> (its device, its table in the model's ids)
 
 
@@ -41,4 +43,15 @@ def free_blocks(model: ModelTables, tables: Mapping[int, list], free: Mapping[st
         if got != totals[device] - held:
             return Difference(FREE_BLOCKS, f"{device} free blocks", f"{totals[device] - held} "
                               f"({totals[device]} - {held} held by live tables)", got)
+    return None
+
+
+def ref_counts(model: ModelTables, refs: list[tuple[int, int, int]]) -> Difference | None:
+    """Each (sequence, position, count) read from the implementation: the count of live tables holding the block."""
+    for i, position, count in refs:
+        device, table = model[i]
+        want = sum(1 for where, other in model.values() if where == device and table[position] in other)
+        if count != want:
+            return Difference(REF_COUNTS, f"seq {i} block_table[{position}]", f"{want} (the live tables holding it)",
+                              count)
     return None

@@ -4,14 +4,16 @@ it is counted under, the implementation's side (its failure is a crash), a query
 does and change nothing, and the first difference as a Divergence naming the rule it breaks (the family's
 `rule_of`). `replay` runs a call program through such a driver: the first difference as a Finding.
 
-A family's driver subclasses Checked, sets `failure` (its adapter's exception) and defines `state` (what a query
-must leave as it was) and its operations; its machine and its programs both drive it."""
+A family's driver subclasses Checked and defines `state` (what a query must leave as it was) and its operations;
+its machine and its programs both drive it. Its adapter raises AdapterFailure (oracle/serve.py) when the
+implementation fails (else it sets `failure`)."""
 
 from typing import Any, Callable, NoReturn
 
 from oracle.difference import CRASH, Difference
 from oracle.finding import Finding
 from oracle.program import Program, Step
+from oracle.serve import AdapterFailure
 from oracle.stats import RunStats
 
 RuleOf = Callable[[Difference, str], str]  # (difference, operation) -> the rubric item whose rule it breaks
@@ -27,7 +29,7 @@ class Divergence(AssertionError):
 
 
 class Checked:
-    failure: type[Exception] = Exception  # what the adapter raises when the implementation fails
+    failure: type[Exception] = AdapterFailure  # what the adapter raises when the implementation fails
 
     def __init__(self, adapter: Any, stats: RunStats | None, rule_of: RuleOf):
         self.impl, self.stats, self.rule_of = adapter, stats or RunStats(), rule_of

@@ -4,9 +4,8 @@ and a CPU pool). README.md next to this file describes it. An implementation is 
 engine/blockspace), or `pkg.module[:Class]` or `path/file.py[:Class]` naming a block manager class (default
 Class: BlockSpaceManager)."""
 
-from pathlib import Path
 
-from oracle.blockspace import grade
+from oracle.blockspace.grade import GRADER
 from oracle.blockspace.adapter import Adapter
 from oracle.blockspace.machine import machine_for
 from oracle.blockspace.model import POLICIES, Policy
@@ -29,7 +28,7 @@ def load_adapter(impl: str) -> AdapterFactory:
         if policy is None:
             raise ValueError(f"unknown policy {name!r}; known: {', '.join(POLICIES)}")
     else:
-        module, _, attr = grade.resolve(impl).partition(":")
+        module, _, attr = GRADER.resolve(impl).partition(":")
         cls = load_target(f"{module}:{attr or 'BlockSpaceManager'}")
     missing = [call for call in CALLS if not callable(getattr(cls, call, None))]
     if not isinstance(cls, type) or missing:
@@ -63,9 +62,10 @@ FAMILY = Family(
     machine_for=machine_for,
     load_adapter=load_adapter,
     repro_preamble=repro_preamble,
-    load_rubric=grade.load,
-    grade=grade.grade,
-    default_rubric=grade.DEFAULT_RUBRIC,
+    load_rubric=GRADER.load,
+    grade=GRADER.grade,
+    default_rubric=GRADER.default_rubric,
     describe_run=describe_run,
     mutation=MUTATION,
+    fixed_constants=True,  # one seed, one run wherever it starts (oracle/determinism.py)
 )

@@ -8,8 +8,7 @@ block, a swap pair moves one; every live sequence's blocks must then hold its ow
 
 from typing import Any, Callable
 
-from oracle.block_tables import free_blocks, sharing
-from oracle.blockspace.adapter import Failure
+from oracle.block_tables import free_blocks, ref_counts, sharing
 from oracle.blockspace.model import CPU, GPU, BlockspaceModel, Policy
 from oracle.blockspace.rules import rule_of
 from oracle.checked import Checked
@@ -24,8 +23,6 @@ def shown(tokens: tuple[int, ...] | None) -> str:
 
 
 class Driver(Checked):
-    failure = Failure
-
     def __init__(self, adapter: Any, stats: RunStats | None = None, policy: Policy = Policy()):
         super().__init__(adapter, stats, rule_of)
         self.policy = policy
@@ -66,7 +63,7 @@ class Driver(Checked):
         tables, free, refs = self._observe()
         model = {i: (self.model.seqs[i].device, self.model.seqs[i].table) for i in self._live()}
         problem = first(tables) or self._sizes(tables) or sharing(model, tables, self.model.total) or \
-            free_blocks(model, tables, dict(zip((GPU, CPU), free)), self.model.total) or self._ref_counts(refs)
+            free_blocks(model, tables, dict(zip((GPU, CPU), free)), self.model.total) or ref_counts(model, refs)
         if problem:
             self.diverge(problem)
         writes(tables)
@@ -81,16 +78,6 @@ class Driver(Checked):
         slots, filled = self.model.waste()
         self.stats.events["gpu_slots_allocated"] += slots
         self.stats.events["gpu_slots_filled"] += filled
-
-    def _ref_counts(self, refs: list) -> Difference | None:
-        """Where blocks carry a ref count: the number of live tables holding the block."""
-        for i, position, count in refs:
-            seq = self.model.seqs[i]
-            want = self.model.ref_count(seq.device, seq.table[position])
-            if count != want:
-                return Difference("ref counts", f"seq {i} block_table[{position}]", f"{want} (the live tables "
-                                  "holding it)", count)
-        return None
 
     def _sizes(self, tables: Tables) -> Difference | None:
         """Every live table holds ceil(tokens / block_size) blocks (then `sharing` matches them block by block)."""

@@ -1,7 +1,7 @@
 """The rules of a paged block manager (seed 002, the PagedAttention paper; vLLM v0's interface) the rubric
 grades, and which rule a difference breaks: its aspect, or for the aspects every call checks, the call."""
 
-from oracle.block_tables import FREE_BLOCKS, SHARING
+from oracle.block_tables import FREE_BLOCKS, REF_COUNTS, SHARING
 from oracle.difference import Difference, located, word
 
 # rubric item -> the rule, in the paper's words
@@ -24,13 +24,13 @@ RULES = {
 }
 
 _BY_ASPECT = {"table size": "block_table", "can_allocate": "watermark", "can_append_slots": "block_table",
-              "sharing": "sharing", "ref counts": "sharing", "cow pairs": "copy_on_write",
+              SHARING: "sharing", REF_COUNTS: "sharing", "cow pairs": "copy_on_write",
               "shared write": "copy_on_write",
               "swap mapping": "swap", "can_swap_out": "swap", "can_swap_in": "swap"}
 # free blocks (conservation), contents, a query that changed the state, a crash: the rule of the call that made them
 _BY_OP = {"admit": "block_table", "append": "copy_on_write", "fork": "sharing", "free": "sharing",
           "swap_out": "swap", "swap_in": "swap", "recompute": "recompute"}
-ASPECTS = (*_BY_ASPECT, "free blocks", "kv contents", "unchanged")  # prefix words "conservation"; hw3 owns "contents"
+ASPECTS = (*_BY_ASPECT, FREE_BLOCKS, "kv contents", "unchanged")  # prefix words "conservation"; hw3 owns "contents"
 
 
 def rule_of(difference: Difference, op: str) -> str:
