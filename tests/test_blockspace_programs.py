@@ -5,7 +5,8 @@ import pytest
 
 from oracle.blockspace import load_adapter
 from oracle.blockspace.driver import Driver
-from oracle.blockspace.programs import BY_ITEM, FOLDER, ProgramError, load, parse, replay, run
+from oracle.blockspace.programs import BY_ITEM, FOLDER, load, parse, replay, run
+from oracle.program import ProgramError
 
 
 def events(name: str) -> tuple[Driver, dict]:
@@ -29,11 +30,11 @@ def test_the_7_token_prompt_takes_a_new_block_only_when_the_last_is_full():
     steps = load("prompt_7_tokens").steps
     for step in steps[:3]:
         run(driver, step)
-    assert [len(driver.tables[0])] == [2] and driver.store["gpu"][driver.tables[0][1]] == (4, 5, 6)
+    assert [len(driver.tables[0])] == [2] and driver.worker.blocks["gpu"][driver.tables[0][1]] == (4, 5, 6)
     run(driver, steps[3])
     assert len(driver.tables[0]) == 2
     run(driver, steps[4])
-    assert len(driver.tables[0]) == 3 and driver.store["gpu"][driver.tables[0][2]] == (8,)
+    assert len(driver.tables[0]) == 3 and driver.worker.blocks["gpu"][driver.tables[0][2]] == (8,)
 
 
 def test_parallel_sampling_copies_on_write_twice():
@@ -66,9 +67,10 @@ def test_watermark_answers_never_never_ok_later_ok_ok():
     ("arrive 3\n", "starts with one `start`"),
     ("start 4 8 8 0\nstart 4 8 8 0\n", "starts with one `start`"),
     ("start 4 8 8 0\nappend\n", "line 2: not a call"),
-    ("start 4 8 8 0\nfork 0 old\n", "not a call: fork 0 old"),
-    ("start 4 8 8 x\n", "not a call: start 4 8 8 x"),
-    ("start 4 8 8 0\nfree 1.5\n", "not a call: free 1.5"),
+    ("start 4 8 8 0\nfork 0 old\n", "line 2: not a call: 'fork 0 old'"),
+    ("start 4 8 8 x\n", "line 1: not a call: 'start 4 8 8 x'"),
+    ("start 4 8 8 0\nfree 1.5\n", "line 2: not a call: 'free 1.5'"),
+    ("start 4 8.5 8 0\n", "line 1: not a call: 'start 4 8.5 8 0'"),
     ("start 4 8 8 0\nteleport 1\n", "line 2: not a call"),
 ])
 def test_a_bad_program_is_refused_naming_the_line(text, why):

@@ -2,9 +2,9 @@
 every invariant of the paper's block manager is checked after it; the state machine and the scenario programs
 both drive this, on the core's checked calls (oracle/checked.py). The implementation's block ids are matched to
 the model's by the shape of the tables (oracle/block_tables.py: two positions share a block in one exactly when
-they do in the other). A simulated worker holds each block's KV
-(`store`): the prompt is written at allocation, each token into its slot, a copy-on-write pair copies a whole
-block, a swap pair moves one; every live sequence's blocks must then hold its own tokens."""
+they do in the other). A simulated worker (oracle/kv_worker.py) holds each block's KV: the prompt is written at
+allocation, each token into its slot, a copy-on-write pair copies a whole block, a swap pair moves one; every live
+sequence's blocks must then hold its own tokens."""
 
 from typing import Any, Callable
 
@@ -13,13 +13,10 @@ from oracle.blockspace.model import CPU, GPU, BlockspaceModel, Policy
 from oracle.blockspace.rules import rule_of
 from oracle.checked import Checked
 from oracle.difference import CRASH, Difference
+from oracle.kv_worker import Worker
 from oracle.stats import RunStats
 
 Tables = dict[int, list[int]]
-
-
-def shown(tokens: tuple[int, ...] | None) -> str:
-    return "nothing" if tokens is None else f"the KV of tokens {list(tokens)}"
 
 
 class Driver(Checked):
@@ -27,7 +24,7 @@ class Driver(Checked):
         super().__init__(adapter, stats, rule_of)
         self.policy = policy
         self.model: BlockspaceModel | None = None
-        self.store: dict[str, dict[int, tuple[int, ...]]] = {GPU: {}, CPU: {}}
+        self.worker = Worker((GPU, CPU))  # what each block's KV holds
         self.waiting: list[int] = []  # groups in arrival order (first come, first served)
         self.next_seq = self.next_group = self.next_token = 0
 
@@ -67,13 +64,11 @@ class Driver(Checked):
         if problem:
             self.diverge(problem)
         writes(tables)
-        for i in self._live():
-            seq = self.model.seqs[i]
-            for position, (mine, theirs) in enumerate(zip(seq.table, tables[i])):
-                want, got = self.model.kv[seq.device][mine], self.store[seq.device].get(theirs)
-                if want != got:
-                    self.diverge(Difference("kv contents", f"seq {i} block_table[{position}] ({seq.device} block "
-                                            f"{theirs})", shown(want), shown(got)))
+        live = [(i, self.model.seqs[i]) for i in self._live()]
+        problem = self.worker.difference((f"seq {i} block_table[{p}]", s.device, theirs, self.model.kv[s.device][mine])
+                                         for i, s in live for p, (mine, theirs) in enumerate(zip(s.table, tables[i])))
+        if problem:
+            self.diverge(problem)
         self.last = {"tables": tables, "free": free}
         slots, filled = self.model.waste()
         self.stats.events["gpu_slots_allocated"] += slots
@@ -123,8 +118,8 @@ class Driver(Checked):
             self.model.allocate(group)
             self.run(lambda: self.impl.allocate(group))
             first = self.model.group(group)[0]
-            self._check(writes=lambda tables: self.store[GPU].update(
-                (b, self.model.chunk(self.model.seqs[first], p)) for p, b in enumerate(tables[first])))
+            self._check(writes=lambda tables: self.worker.write(
+                GPU, ((b, self.model.chunk(self.model.seqs[first], p)) for p, b in enumerate(tables[first]))))
 
     def append(self, i: int) -> bool:
         """can_append_slots for the sequence's group, then a new token and append_slots for it."""
@@ -158,10 +153,8 @@ class Driver(Checked):
             return None
 
         def writes(tables: Tables) -> None:
-            for src, dst in got:
-                self.store[GPU][dst] = self.store[GPU].get(src, ())
-            slot = (len(seq.tokens) - 1) % self.model.block_size
-            self.store[GPU][tables[i][-1]] = self.store[GPU].get(tables[i][-1], ())[:slot] + (token,)
+            self.worker.copy(GPU, GPU, got)
+            self.worker.write_slot(GPU, tables[i][-1], (len(seq.tokens) - 1) % self.model.block_size, token)
 
         self._check(first, writes)
         return True
@@ -218,7 +211,7 @@ class Driver(Checked):
             return wrong and Difference("swap mapping", f"seq {wrong[0]}'s block table", f"{before[wrong[0]]} "
                                         f"mapped by the returned pairs", tables[wrong[0]]) or None
 
-        self._check(first, lambda _: self.store[dst].update((new, self.store[src].get(old)) for old, new in got))
+        self._check(first, lambda _: self.worker.copy(src, dst, got))
 
     def recompute(self, group: int) -> None:
         """Preemption by recomputation of a one-sequence group: free it; its tokens wait as a new prompt."""

@@ -7,26 +7,20 @@ from pathlib import Path
 from oracle import checked
 from oracle.blockspace.driver import Driver
 from oracle.finding import Finding
-from oracle.program import Program, ProgramError, Step, read
+from oracle.program import Program, Step, read
 
 FOLDER = Path(__file__).with_name("programs")
 # rubric item -> the scenario programs that judge its rule
 BY_ITEM = {"block_table": ("prompt_7_tokens",), "watermark": ("watermark",), "copy_on_write": ("parallel_sampling",),
            "sharing": ("beam_search", "shared_prefix"), "swap": ("swap_preemption",),
            "recompute": ("recompute_preemption",)}
-ARITY = {"start": (4, 4), "arrive": (1, 2), "admit": (0, 0), "append": (1, 1), "fork": (1, 2), "free": (1, 1),
-         "swap_out": (1, 1), "swap_in": (1, 1), "recompute": (1, 1)}
+SIGNATURES = {"start": "int int int float", "arrive": "int int?", "admit": "", "append": "int", "fork": "int new?",
+              "free": "int", "swap_out": "int", "swap_in": "int", "recompute": "int"}
 
 
 def parse(text: str, name: str) -> Program:
-    """The program in `text`; ProgramError naming the call that is not one."""
-    program = read(text, name, ARITY)
-    for step in program.steps:
-        numbers, words = (step.args[:1], step.args[1:]) if step.op == "fork" else (step.args, ())
-        if words not in ((), ("new",)) or not all(type(a) is int or step.op == "start" and type(a) is float
-                                                  for a in numbers):
-            raise ProgramError(f"{name}: not a call: {' '.join(map(str, (step.op, *step.args)))}")
-    return program
+    """The program in `text`; ProgramError naming the line that is not a call (oracle/program.py)."""
+    return read(text, name, SIGNATURES)
 
 
 def load(name: str) -> Program:

@@ -3,6 +3,7 @@ grades, and which rule a difference breaks: its aspect, or for the aspects every
 
 from oracle.block_tables import FREE_BLOCKS, REF_COUNTS, SHARING
 from oracle.difference import Difference, located, word
+from oracle.kv_worker import KV_CONTENTS
 
 # rubric item -> the rule, in the paper's words
 RULES = {
@@ -30,7 +31,7 @@ _BY_ASPECT = {"table size": "block_table", "can_allocate": "watermark", "can_app
 # free blocks (conservation), contents, a query that changed the state, a crash: the rule of the call that made them
 _BY_OP = {"admit": "block_table", "append": "copy_on_write", "fork": "sharing", "free": "sharing",
           "swap_out": "swap", "swap_in": "swap", "recompute": "recompute"}
-ASPECTS = (*_BY_ASPECT, FREE_BLOCKS, "kv contents", "unchanged")  # prefix words "conservation"; hw3 owns "contents"
+ASPECTS = (*_BY_ASPECT, FREE_BLOCKS, KV_CONTENTS, "unchanged")  # prefix words "conservation"; hw3 owns "contents"
 
 
 def rule_of(difference: Difference, op: str) -> str:
