@@ -1,26 +1,54 @@
 """Block tables compared by their shape, for a family whose implementations name blocks with ids of their own
-(oracle/blockspace): an implementation's ids are never compared with the model's, only matched to them. Two table
-positions hold one block in the implementation exactly when they hold one in the model, every id is a block of
-its device, on each device the free blocks and the blocks live tables hold add up to all of them, and a block's
-ref count (where an implementation shows one) is the number of live tables holding it.
+(oracle/blockspace): an implementation's ids are never compared with the model's, only matched to them. After each
+call, in this order: every live table holds ceil(tokens / block_size) blocks; two table positions hold one block in
+the implementation exactly when they hold one in the model, and every id is a block of its device; on each device
+the free blocks and the blocks live tables hold add up to all of them; and a block's ref count (where an
+implementation shows one) is the number of live tables holding it.
 
-The model's side is each live sequence's (device, table) in its own ids; the implementation's, each sequence's
-table as observed (checked to be as long as the model's before) and each device's free count."""
+The model's side is each live sequence's device, table (in the model's ids) and token count; the implementation's,
+each live sequence's table as observed, each device's free count and the ref counts it shows."""
 
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 from oracle.difference import Difference
 
-SHARING, FREE_BLOCKS, REF_COUNTS = "sharing", "free blocks", "ref counts"  # the aspects (a family words them and
-# maps them to its rules)
-ModelTables = Mapping[int, tuple[str, list[int]]]  # sequence -> (its device, its table in the model's ids)
+# the aspects (a family words them and maps them to its rules)
+TABLE_SIZE, SHARING, FREE_BLOCKS, REF_COUNTS = "table size", "sharing", "free blocks", "ref counts"
 
 
-def sharing(model: ModelTables, tables: Mapping[int, list], totals: Mapping[str, int]) -> Difference | None:
+class Held(NamedTuple):
+    """A live sequence in the model."""
+
+    device: str
+    table: list[int]
+    tokens: int
+
+
+Model = Mapping[int, Held]  # sequence -> what it holds in the model
+Tables = Mapping[int, list]  # sequence -> its table as the implementation shows it
+
+
+def difference(model: Model, tables: Tables, free: Mapping[str, int], refs: list[tuple[int, int, int]],
+               totals: Mapping[str, int], block_size: int) -> Difference | None:
+    """The first way the implementation's tables, free counts and ref counts (sequence, position, count) are not
+    the model's; None when they are."""
+    return sizes(model, tables, block_size) or sharing(model, tables, totals) or \
+        free_blocks(model, tables, free, totals) or ref_counts(model, refs)
+
+
+def sizes(model: Model, tables: Tables, block_size: int) -> Difference | None:
+    for i, held in model.items():
+        if len(tables[i]) != len(held.table):
+            return Difference(TABLE_SIZE, f"seq {i} ({held.tokens} tokens)", f"{len(held.table)} blocks "
+                              f"(ceil({held.tokens} / {block_size}))", len(tables[i]))
+    return None
+
+
+def sharing(model: Model, tables: Tables, totals: Mapping[str, int]) -> Difference | None:
     """The first position whose block is not a block of its device, or shares (or not) where the model's does."""
     mine: dict[tuple[str, int], tuple] = {}
     theirs: dict[tuple[str, object], tuple] = {}
-    for i, (device, table) in model.items():
+    for i, (device, table, _) in model.items():
         for position, (m, b) in enumerate(zip(table, tables[i])):
             where, total = f"seq {i} block_table[{position}]", totals[device]
             if type(b) is not int or not 0 <= b < total:
@@ -35,22 +63,21 @@ def sharing(model: ModelTables, tables: Mapping[int, list], totals: Mapping[str,
     return None
 
 
-def free_blocks(model: ModelTables, tables: Mapping[int, list], free: Mapping[str, int],
-                totals: Mapping[str, int]) -> Difference | None:
+def free_blocks(model: Model, tables: Tables, free: Mapping[str, int], totals: Mapping[str, int]) -> Difference | None:
     """Conservation on each device: free + held by live tables = all (nothing leaks, nothing is free twice)."""
     for device, got in free.items():
-        held = len({b for i, (where, _) in model.items() if where == device for b in tables[i]})
+        held = len({b for i, (where, _, _) in model.items() if where == device for b in tables[i]})
         if got != totals[device] - held:
             return Difference(FREE_BLOCKS, f"{device} free blocks", f"{totals[device] - held} "
                               f"({totals[device]} - {held} held by live tables)", got)
     return None
 
 
-def ref_counts(model: ModelTables, refs: list[tuple[int, int, int]]) -> Difference | None:
+def ref_counts(model: Model, refs: list[tuple[int, int, int]]) -> Difference | None:
     """Each (sequence, position, count) read from the implementation: the count of live tables holding the block."""
     for i, position, count in refs:
-        device, table = model[i]
-        want = sum(1 for where, other in model.values() if where == device and table[position] in other)
+        device, table, _ = model[i]
+        want = sum(1 for where, other, _ in model.values() if where == device and table[position] in other)
         if count != want:
             return Difference(REF_COUNTS, f"seq {i} block_table[{position}]", f"{want} (the live tables holding it)",
                               count)

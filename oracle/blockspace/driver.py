@@ -8,7 +8,8 @@ sequence's blocks must then hold its own tokens."""
 
 from typing import Any, Callable
 
-from oracle.block_tables import free_blocks, ref_counts, sharing
+from oracle import block_tables
+from oracle.block_tables import Held
 from oracle.blockspace.model import CPU, GPU, BlockspaceModel, Policy
 from oracle.blockspace.rules import rule_of
 from oracle.checked import Checked
@@ -58,13 +59,13 @@ class Driver(Checked):
     def _check(self, first: Callable[[Tables], Difference | None] = lambda _: None,
                writes: Callable[[Tables], None] = lambda _: None) -> None:
         tables, free, refs = self._observe()
-        model = {i: (self.model.seqs[i].device, self.model.seqs[i].table) for i in self._live()}
-        problem = first(tables) or self._sizes(tables) or sharing(model, tables, self.model.total) or \
-            free_blocks(model, tables, dict(zip((GPU, CPU), free)), self.model.total) or ref_counts(model, refs)
+        live = [(i, self.model.seqs[i]) for i in self._live()]
+        problem = first(tables) or block_tables.difference(
+            {i: Held(s.device, s.table, len(s.tokens)) for i, s in live}, tables, dict(zip((GPU, CPU), free)), refs,
+            self.model.total, self.model.block_size)
         if problem:
             self.diverge(problem)
         writes(tables)
-        live = [(i, self.model.seqs[i]) for i in self._live()]
         problem = self.worker.difference((f"seq {i} block_table[{p}]", s.device, theirs, self.model.kv[s.device][mine])
                                          for i, s in live for p, (mine, theirs) in enumerate(zip(s.table, tables[i])))
         if problem:
@@ -73,15 +74,6 @@ class Driver(Checked):
         slots, filled = self.model.waste()
         self.stats.events["gpu_slots_allocated"] += slots
         self.stats.events["gpu_slots_filled"] += filled
-
-    def _sizes(self, tables: Tables) -> Difference | None:
-        """Every live table holds ceil(tokens / block_size) blocks (then `sharing` matches them block by block)."""
-        for i in self._live():
-            seq, table = self.model.seqs[i], tables[i]
-            if len(table) != len(seq.table):
-                return Difference("table size", f"seq {i} ({len(seq.tokens)} tokens)", f"{len(seq.table)} blocks "
-                                  f"(ceil({len(seq.tokens)} / {self.model.block_size}))", len(table))
-        return None
 
     # -- the calls -------------------------------------------------------------------------------------
 

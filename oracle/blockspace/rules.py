@@ -1,7 +1,7 @@
 """The rules of a paged block manager (seed 002, the PagedAttention paper; vLLM v0's interface) the rubric
 grades, and which rule a difference breaks: its aspect, or for the aspects every call checks, the call."""
 
-from oracle.block_tables import FREE_BLOCKS, REF_COUNTS, SHARING
+from oracle.block_tables import FREE_BLOCKS, REF_COUNTS, SHARING, TABLE_SIZE
 from oracle.difference import Difference, located, word
 from oracle.kv_worker import KV_CONTENTS
 
@@ -24,7 +24,7 @@ RULES = {
     "fuzz": "after every call of a random program the manager agrees with the model of the paper's block manager",
 }
 
-_BY_ASPECT = {"table size": "block_table", "can_allocate": "watermark", "can_append_slots": "block_table",
+_BY_ASPECT = {TABLE_SIZE: "block_table", "can_allocate": "watermark", "can_append_slots": "block_table",
               SHARING: "sharing", REF_COUNTS: "sharing", "cow pairs": "copy_on_write",
               "shared write": "copy_on_write",
               "swap mapping": "swap", "can_swap_out": "swap", "can_swap_in": "swap"}
