@@ -3,7 +3,9 @@
 call, in this order: every live table holds ceil(tokens / block_size) blocks; two table positions hold one block in
 the implementation exactly when they hold one in the model, and every id is a block of its device; on each device
 the free blocks and the blocks live tables hold add up to all of them; and a block's ref count (where an
-implementation shows one) is the number of live tables holding it.
+implementation shows one) is the number of live tables holding it. And for the calls that write or move blocks: a
+block just written is held by its writer alone (copy-on-write), and a move between devices returns pairs that take
+each moved block once to a distinct free block of the other device, and maps every moved table by them.
 
 The model's side is each live sequence's device, table (in the model's ids) and token count; the implementation's,
 each live sequence's table as observed, each device's free count and the ref counts it shows."""
@@ -14,6 +16,7 @@ from oracle.difference import Difference
 
 # the aspects (a family words them and maps them to its rules)
 TABLE_SIZE, SHARING, FREE_BLOCKS, REF_COUNTS = "table size", "sharing", "free blocks", "ref counts"
+SHARED_WRITE, MOVE = "shared write", "swap mapping"
 
 
 class Held(NamedTuple):
@@ -82,3 +85,27 @@ def ref_counts(model: Model, refs: list[tuple[int, int, int]]) -> Difference | N
             return Difference(REF_COUNTS, f"seq {i} block_table[{position}]", f"{want} (the live tables holding it)",
                               count)
     return None
+
+
+def shared_write(model: Model, tables: Tables, i: int) -> Difference | None:
+    """Sequence i just wrote into its last block: no other live table on its device holds that block."""
+    device, table = model[i].device, tables[i]
+    holders = [j for j, held in model.items() if j != i and held.device == device and table[-1:]
+               and table[-1] in tables[j]]
+    if holders:
+        return Difference(SHARED_WRITE, f"seq {i} block_table[{len(table) - 1}]", "a block it holds alone (ref "
+                          "count 1)", f"{device} block {table[-1]}, held by seq {holders[0]} too")
+    return None
+
+
+def moved(call: str, pairs: list[tuple[int, int]], blocks: list[int], taken: set[int], src: str, dst: str,
+          before: Mapping[int, list[int]], parts: Mapping[int, dict[int, int]], tables: Tables) -> Difference | None:
+    """A move from `src` to `dst` (`call` returned `pairs`): each of `blocks` once (a block listed twice moves twice),
+    to distinct blocks of `dst` not `taken`; then each moved table (`before`) mapped by its own `parts` of the pairs."""
+    news = {new for _, new in pairs}
+    if sorted(old for old, _ in pairs) != sorted(blocks) or len(news) != len(pairs) or taken & news:
+        return Difference(MOVE, f"{call}'s return", f"each of {src} blocks {sorted(blocks)} once, to distinct free "
+                          f"{dst} blocks", pairs)
+    wrong = [i for i in before if tables[i] != [parts[i].get(b) for b in before[i]]]
+    return wrong and Difference(MOVE, f"seq {wrong[0]}'s block table", f"{before[wrong[0]]} mapped by the returned "
+                                "pairs", tables[wrong[0]]) or None

@@ -56,13 +56,13 @@ class Driver(Checked):
         tables, free, _ = self._observe()
         return {"tables": tables, "free": free}
 
-    def _check(self, first: Callable[[Tables], Difference | None] = lambda _: None,
+    def _check(self, first: Callable[[Tables, dict[int, Held]], Difference | None] = lambda *_: None,
                writes: Callable[[Tables], None] = lambda _: None) -> None:
         tables, free, refs = self._observe()
         live = [(i, self.model.seqs[i]) for i in self._live()]
-        problem = first(tables) or block_tables.difference(
-            {i: Held(s.device, s.table, len(s.tokens)) for i, s in live}, tables, dict(zip((GPU, CPU), free)), refs,
-            self.model.total, self.model.block_size)
+        held = {i: Held(s.device, s.table, len(s.tokens)) for i, s in live}
+        problem = first(tables, held) or block_tables.difference(held, tables, dict(zip((GPU, CPU), free)), refs,
+                                                                 self.model.total, self.model.block_size)
         if problem:
             self.diverge(problem)
         writes(tables)
@@ -130,19 +130,14 @@ class Driver(Checked):
         got = self.run(lambda: self.impl.append_slots(i), pairs=True)
         self.stats.events["copy_on_write"] += len(pairs)
 
-        def first(tables: Tables) -> Difference | None:
+        def first(tables: Tables, held: dict[int, Held]) -> Difference | None:
             if len(tables[i]) != len(seq.table):
                 return None  # a wrong count of blocks: the table size says it
             copied = [(before[-1], tables[i][-1])] if pairs and before else []
             if got != copied or copied and tables[i][-1] == before[-1]:
                 return Difference("cow pairs", f"append_slots(seq {i})'s return", f"[({before[-1]}, a new block)]"
                                   if pairs else [], got)
-            holders = [j for j in self._live() if j != i and self.model.seqs[j].device == GPU
-                       and tables[i][-1:] and tables[i][-1] in tables[j]]
-            if holders:
-                return Difference("shared write", f"seq {i} block_table[{len(tables[i]) - 1}]", "a block it holds "
-                                  f"alone (ref count 1)", f"gpu block {tables[i][-1]}, held by seq {holders[0]} too")
-            return None
+            return block_tables.shared_write(held, tables, i)
 
         def writes(tables: Tables) -> None:
             self.worker.copy(GPU, GPU, got)
@@ -194,16 +189,8 @@ class Driver(Checked):
         for i in moved if each else ():
             parts[i], rest = dict(rest[:len(set(before[i]))]), rest[len(set(before[i])):]
 
-        def first(tables: Tables) -> Difference | None:
-            news = {new for _, new in got}
-            if sorted(old for old, _ in got) != sorted(blocks) or len(news) != len(got) or taken & news:
-                return Difference("swap mapping", f"{op}(group {group})'s return", f"each of {src} blocks "
-                                  f"{sorted(blocks)} once, to distinct free {dst} blocks", got)
-            wrong = [i for i in moved if tables[i] != [parts[i].get(b) for b in before[i]]]
-            return wrong and Difference("swap mapping", f"seq {wrong[0]}'s block table", f"{before[wrong[0]]} "
-                                        f"mapped by the returned pairs", tables[wrong[0]]) or None
-
-        self._check(first, lambda _: self.worker.copy(src, dst, got))
+        self._check(lambda tables, _: block_tables.moved(f"{op}(group {group})", got, blocks, taken, src, dst, before,
+                                                         parts, tables), lambda _: self.worker.copy(src, dst, got))
 
     def recompute(self, group: int) -> None:
         """Preemption by recomputation of a one-sequence group: free it; its tokens wait as a new prompt."""

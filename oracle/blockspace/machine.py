@@ -50,11 +50,11 @@ OPERATIONS = {
     "fork": Operation(lambda driver, pick, new_group: driver.fork(_seq(driver, pick), new_group),
                       {"pick": picks, "new_group": st.sampled_from([False, False, True])}),
     # a sequence finishes, or a swapped one is aborted
-    "free": Operation(lambda driver, pick, swapped: driver.free(_seq(driver, pick, "swapped" if swapped else "running")),
+    "free": Operation(lambda d, pick, swapped: d.free(_seq(d, pick, "swapped" if swapped else "running")),
                       {"pick": picks, "swapped": st.sampled_from([False, False, True])}),
-    "swap": Operation(lambda driver, pick, out: driver.swap(_group(driver, pick, "running" if out else "swapped"), out),
+    "swap": Operation(lambda d, pick, out: d.swap(_group(d, pick, "running" if out else "swapped"), out),
                       {"pick": picks, "out": st.booleans()}),
     "recompute": Operation(lambda driver, pick: driver.recompute(_group(driver, pick, "running")), {"pick": picks}),
 }
-machine_for = table_machine("BlockspaceMachine", START, OPERATIONS,
-                            lambda adapter, stats, factory: Driver(adapter, stats, getattr(factory, "policy", Policy())))
+machine_for = table_machine("BlockspaceMachine", START, OPERATIONS,  # the policy: what load_adapter says it is checked under
+                            lambda impl, stats, factory: Driver(impl, stats, getattr(factory, "policy", Policy())))

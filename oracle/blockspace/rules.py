@@ -1,7 +1,7 @@
 """The rules of a paged block manager (seed 002, the PagedAttention paper; vLLM v0's interface) the rubric
 grades, and which rule a difference breaks: its aspect, or for the aspects every call checks, the call."""
 
-from oracle.block_tables import FREE_BLOCKS, REF_COUNTS, SHARING, TABLE_SIZE
+from oracle.block_tables import FREE_BLOCKS, MOVE, REF_COUNTS, SHARED_WRITE, SHARING, TABLE_SIZE
 from oracle.difference import Difference, located, word
 from oracle.kv_worker import KV_CONTENTS
 
@@ -25,9 +25,8 @@ RULES = {
 }
 
 _BY_ASPECT = {TABLE_SIZE: "block_table", "can_allocate": "watermark", "can_append_slots": "block_table",
-              SHARING: "sharing", REF_COUNTS: "sharing", "cow pairs": "copy_on_write",
-              "shared write": "copy_on_write",
-              "swap mapping": "swap", "can_swap_out": "swap", "can_swap_in": "swap"}
+              SHARING: "sharing", REF_COUNTS: "sharing", "cow pairs": "copy_on_write", SHARED_WRITE: "copy_on_write",
+              MOVE: "swap", "can_swap_out": "swap", "can_swap_in": "swap"}
 # free blocks (conservation), contents, a query that changed the state, a crash: the rule of the call that made them
 _BY_OP = {"admit": "block_table", "append": "copy_on_write", "fork": "sharing", "free": "sharing",
           "swap_out": "swap", "swap_in": "swap", "recompute": "recompute"}
