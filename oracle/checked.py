@@ -2,21 +2,28 @@
 implementation, and checks the state after it (oracle/blockspace/driver.py): the call in words and the operation
 it is counted under, the implementation's side (its failure is a crash), a query that must answer as the model
 does and change nothing, and the first difference as a Divergence naming the rule it breaks (the family's
-`rule_of`). `replay` runs a call program through such a driver: the first difference as a Finding.
+`rule_of`). `replay` runs a call program through such a driver, by the family's table of operations: the first
+difference as a Finding.
 
 A family's driver subclasses Checked and defines `state` (what a query must leave as it was) and its operations;
 its machine and its programs both drive it. Its adapter raises AdapterFailure (oracle/serve.py) when the
 implementation fails (else it sets `failure`)."""
 
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, Mapping, NoReturn
 
 from oracle.difference import CRASH, Difference
 from oracle.finding import Finding
-from oracle.program import Program, Step
+from oracle.program import Program
 from oracle.serve import AdapterFailure
 from oracle.stats import RunStats
 
 RuleOf = Callable[[Difference, str], str]  # (difference, operation) -> the rubric item whose rule it breaks
+
+
+def rule_table(by_aspect: Mapping[str, str], by_op: Mapping[str, str], default: str) -> RuleOf:
+    """A family's rule_of as data: a difference breaks its aspect's rule, or (for the aspects every call checks:
+    conservation, contents, a crash) the rule of the operation that made it, else `default`'s."""
+    return lambda difference, op: by_aspect.get(difference.aspect) or by_op.get(op, default)
 
 
 class Divergence(AssertionError):
@@ -75,14 +82,15 @@ def _words(state: dict[str, Any]) -> str:
     return ", ".join(f"{name} {value}" for name, value in state.items())
 
 
-def replay(program: Program, driver: Checked, run: Callable[[Checked, Step], Any], calls: list[str]) -> Finding | None:
-    """Runs the program's steps through `driver` (`run` makes one step's call): the first difference as a Finding
-    (the 1-based step and the rule it breaks), or None. `calls` gets each call made, in words; the adapter is
-    closed after."""
+def replay(program: Program, driver: Checked, operations: Mapping[str, Callable[..., Any]],
+           calls: list[str]) -> Finding | None:
+    """Runs the program's steps through `driver` (`operations[op](driver, *args)` makes a step's call): the first
+    difference as a Finding (the 1-based step and the rule it breaks), or None. `calls` gets each call made, in
+    words; the adapter is closed after."""
     try:
         for number, step in enumerate(program.steps, 1):
             try:
-                run(driver, step)
+                operations[step.op](driver, *step.args)
             except Divergence as divergence:
                 return Finding(program.name, number, divergence.call, divergence.difference, divergence.rule)
             finally:

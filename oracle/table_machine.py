@@ -5,6 +5,9 @@ printed program calls them by those names). The machine makes one driver per pro
 
     machine_for = table_machine("BlockspaceMachine", START, OPERATIONS, make_driver)
     machine_for(load_adapter("engine")).TestCase
+
+`repro_preamble` gives the lines that make a printed program runnable, for a family package with `load_adapter`
+and `machine.machine_for`.
 """
 
 from dataclasses import dataclass, field
@@ -54,3 +57,9 @@ def table_machine(name: str, start: Operation, operations: Mapping[str, Operatio
                                     "stats": stats if stats is not None else RunStats()})
 
     return machine_for
+
+
+def repro_preamble(package: str, name: str) -> Callable[[str], list[str]]:
+    """The imports that bind `name` to `package`'s machine over the implementation `impl`, before its program."""
+    return lambda impl: [f"from {package} import load_adapter", f"from {package}.machine import machine_for",
+                         f"{name} = machine_for(load_adapter({impl!r}))"]

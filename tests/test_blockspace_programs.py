@@ -5,8 +5,12 @@ import pytest
 
 from oracle.blockspace import load_adapter
 from oracle.blockspace.driver import Driver
-from oracle.blockspace.programs import BY_ITEM, FOLDER, load, parse, replay, run
-from oracle.program import ProgramError
+from oracle.blockspace.programs import BY_ITEM, FOLDER, OPERATIONS, SIGNATURES, load, replay
+from oracle.program import ProgramError, Step, read
+
+
+def run(driver: Driver, step: Step) -> None:
+    OPERATIONS[step.op](driver, *step.args)
 
 
 def events(name: str) -> tuple[Driver, dict]:
@@ -75,9 +79,9 @@ def test_watermark_answers_never_never_ok_later_ok_ok():
 ])
 def test_a_bad_program_is_refused_naming_the_line(text, why):
     with pytest.raises(ProgramError, match=why):
-        parse(text, "bad")
+        read(text, "bad", SIGNATURES)
 
 
 def test_comments_and_blank_lines_are_skipped_and_fork_new_is_read():
-    program = parse("# a comment\n\nstart 4 8 8 0.5  # four numbers\nfork 0 new\n", "ok")
+    program = read("# a comment\n\nstart 4 8 8 0.5  # four numbers\nfork 0 new\n", "ok", SIGNATURES)
     assert [(s.op, s.args) for s in program.steps] == [("start", (4, 8, 8, 0.5)), ("fork", (0, "new"))]

@@ -11,6 +11,7 @@ from oracle.blockspace.machine import machine_for
 from oracle.blockspace.model import POLICIES, Policy
 from oracle.family import AdapterFactory, Family, MutationTarget
 from oracle.stats import RunStats
+from oracle.table_machine import repro_preamble
 from oracle.target import load_target
 
 CALLS = ("can_allocate", "allocate", "can_append_slots", "append_slots", "fork", "free", "can_swap_out", "swap_out",
@@ -38,11 +39,6 @@ def load_adapter(impl: str) -> AdapterFactory:
     return factory
 
 
-def repro_preamble(impl: str) -> list[str]:
-    return ["from oracle.blockspace import load_adapter", "from oracle.blockspace.machine import machine_for",
-            f"BlockspaceMachine = machine_for(load_adapter({impl!r}))"]
-
-
 def describe_run(stats: RunStats) -> str:
     """The paper's measure: the share of allocated GPU slots that hold no token, over every checked state."""
     slots, filled = stats.events["gpu_slots_allocated"], stats.events["gpu_slots_filled"]
@@ -61,7 +57,7 @@ FAMILY = Family(
     summary="the PagedAttention paper's block manager (vLLM v0): block tables, sharing, copy-on-write, swapping",
     machine_for=machine_for,
     load_adapter=load_adapter,
-    repro_preamble=repro_preamble,
+    repro_preamble=repro_preamble("oracle.blockspace", "BlockspaceMachine"),
     load_rubric=GRADER.load,
     grade=GRADER.grade,
     default_rubric=GRADER.default_rubric,

@@ -56,5 +56,6 @@ OPERATIONS = {
                       {"pick": picks, "out": st.booleans()}),
     "recompute": Operation(lambda driver, pick: driver.recompute(_group(driver, pick, "running")), {"pick": picks}),
 }
-machine_for = table_machine("BlockspaceMachine", START, OPERATIONS,  # the policy: what load_adapter says it is checked under
+# the policy: what load_adapter says the implementation is checked under
+machine_for = table_machine("BlockspaceMachine", START, OPERATIONS,
                             lambda impl, stats, factory: Driver(impl, stats, getattr(factory, "policy", Policy())))

@@ -7,7 +7,7 @@ from pathlib import Path
 from oracle import checked
 from oracle.blockspace.driver import Driver
 from oracle.finding import Finding
-from oracle.program import Program, Step, read
+from oracle.program import Program, read
 
 FOLDER = Path(__file__).with_name("programs")
 # rubric item -> the scenario programs that judge its rule
@@ -16,26 +16,18 @@ BY_ITEM = {"block_table": ("prompt_7_tokens",), "watermark": ("watermark",), "co
            "recompute": ("recompute_preemption",)}
 SIGNATURES = {"start": "int int int float", "arrive": "int int?", "admit": "", "append": "int", "fork": "int new?",
               "free": "int", "swap_out": "int", "swap_in": "int", "recompute": "int"}
-
-
-def parse(text: str, name: str) -> Program:
-    """The program in `text`; ProgramError naming the line that is not a call (oracle/program.py)."""
-    return read(text, name, SIGNATURES)
+# each operation of a program: what it makes the driver do
+OPERATIONS = {op: getattr(Driver, op) for op in ("start", "arrive", "admit", "append", "free", "recompute")} | {
+    "swap_out": lambda driver, group: driver.swap(group, out=True),
+    "swap_in": lambda driver, group: driver.swap(group, out=False),
+    "fork": lambda driver, parent, *new: driver.fork(parent, new_group=new == ("new",))}
 
 
 def load(name: str) -> Program:
-    return parse((FOLDER / f"{name}.txt").read_text(), name)
-
-
-def run(driver: Driver, step: Step) -> None:
-    if step.op in ("swap_out", "swap_in"):
-        driver.swap(step.args[0], out=step.op == "swap_out")
-    elif step.op == "fork":
-        driver.fork(step.args[0], new_group=step.args[1:] == ("new",))
-    else:
-        getattr(driver, step.op)(*step.args)
+    """The program file programs/NAME.txt; ProgramError naming the line that is not a call (oracle/program.py)."""
+    return read((FOLDER / f"{name}.txt").read_text(), name, SIGNATURES)
 
 
 def replay(program: Program, adapter: object, calls: list[str]) -> Finding | None:
     """The program run on the adapter and the model (oracle/checked.py): the first difference, or None."""
-    return checked.replay(program, Driver(adapter), run, calls)
+    return checked.replay(program, Driver(adapter), OPERATIONS, calls)

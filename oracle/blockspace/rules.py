@@ -2,7 +2,8 @@
 grades, and which rule a difference breaks: its aspect, or for the aspects every call checks, the call."""
 
 from oracle.block_tables import FREE_BLOCKS, MOVE, REF_COUNTS, SHARED_WRITE, SHARING, TABLE_SIZE
-from oracle.difference import Difference, located, word
+from oracle.checked import rule_table
+from oracle.difference import located, word
 from oracle.kv_worker import KV_CONTENTS
 
 # rubric item -> the rule, in the paper's words
@@ -32,9 +33,5 @@ _BY_OP = {"admit": "block_table", "append": "copy_on_write", "fork": "sharing", 
           "swap_out": "swap", "swap_in": "swap", "recompute": "recompute"}
 ASPECTS = (*_BY_ASPECT, FREE_BLOCKS, KV_CONTENTS, "unchanged")  # prefix words "conservation"; hw3 owns "contents"
 
-
-def rule_of(difference: Difference, op: str) -> str:
-    return _BY_ASPECT.get(difference.aspect) or _BY_OP.get(op, "block_table")
-
-
+rule_of = rule_table(_BY_ASPECT, _BY_OP, "block_table")  # oracle/checked.py
 word(dict.fromkeys(ASPECTS, located))
