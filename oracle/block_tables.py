@@ -1,9 +1,9 @@
-"""Block tables compared by their shape, for a family whose implementations name blocks with ids of their own
-(oracle/blockspace): an implementation's ids are never compared with the model's, only matched to them. After each
-call, in this order: every live table holds ceil(tokens / block_size) blocks; two table positions hold one block in
-the implementation exactly when they hold one in the model, and every id is a block of its device; on each device
-the free blocks and the blocks live tables hold add up to all of them; and a block's ref count (where an
-implementation shows one) is the number of live tables holding it. And for the calls that write or move blocks: a
+"""Block tables compared by their shape, for a family whose implementations name blocks with ids of their own (a
+block manager whose tables it reads): an implementation's ids are never compared with the model's, only matched to
+them. After each call, in this order: every live table holds ceil(tokens / block_size) blocks; two table positions
+hold one block in the implementation exactly when they hold one in the model, and every id is a block of its device;
+on each device the free blocks and the blocks live tables hold add up to all of them; and a block's ref count (where
+an implementation shows one) is the number of live tables holding it. And for the calls that write or move blocks: a
 block just written is held by its writer alone (copy-on-write), and a move between devices returns pairs that take
 each moved block once to a distinct free block of the other device, and maps every moved table by them.
 

@@ -1,5 +1,5 @@
 """One checked call at a time, for a family whose driver makes each call on its model and, through an adapter, on an
-implementation, and checks the state after it (oracle/blockspace/driver.py): the call in words and the operation
+implementation, and checks the state after it (a family's driver.py): the call in words and the operation
 it is counted under, the implementation's side (its failure is a crash), a query that must answer as the model
 does and change nothing, and the first difference as a Divergence naming the rule it breaks (the family's
 `rule_of`). `replay` runs a call program through such a driver, by the family's table of operations: the first

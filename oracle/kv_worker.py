@@ -1,8 +1,8 @@
-"""What a simulated worker's KV blocks hold, for a family whose implementations only manage blocks
-(oracle/blockspace): written only by what the calls tell a worker to do (a prompt written at allocation, a token
-into its slot, a copy-on-write pair or a swap pair copied), never read from the implementation. After each call
-every block of every live table must hold what the model says (a swap round trip and a copy-on-write keep the KV,
-a block handed to two sequences holds one's tokens only)."""
+"""What a simulated worker's KV blocks hold, for a family whose implementations only manage blocks (a block manager
+never holds the KV itself): written only by what the calls tell a worker to do (a prompt written at allocation, a
+token into its slot, a copy-on-write pair or a swap pair copied), never read from the implementation. After each
+call every block of every live table must hold what the model says (a swap round trip and a copy-on-write keep the
+KV, a block handed to two sequences holds one's tokens only)."""
 
 from typing import Iterable
 

@@ -3,7 +3,7 @@ checks each call (oracle/checked.py): each operation is what it does to the driv
 arguments. The start runs once, first; the other operations run as rules in any order, under their own names (a
 printed program calls them by those names). The machine makes one driver per program and closes its adapter after.
 
-    machine_for = table_machine("BlockspaceMachine", START, OPERATIONS, make_driver)
+    machine_for = table_machine("FamilyMachine", START, OPERATIONS, make_driver)
     machine_for(load_adapter("engine")).TestCase
 
 `repro_preamble` gives the lines that make a printed program runnable, for a family package with `load_adapter`

@@ -1,7 +1,6 @@
 """A few pure-Python modules of a vLLM tree (an unzipped wheel, or an installed vllm), loaded without torch, for
-every family that checks a part of vLLM (oracle/prefix: v1's KV-cache manager; oracle/blockspace: v0's block
-manager). A family names the modules it runs for real and gives the few names they need to behave; everything else
-is stood in.
+every family that checks a part of vLLM (v1's KV-cache manager, v0's block manager, ...). A family names the
+modules it runs for real and gives the few names they need to behave; everything else is stood in.
 
 Those files import the rest of vLLM, and that imports torch. So only the real files are executed, each in a private
 namespace: their `import`s of a stood-in top-level package (`vllm`, and whatever else the family names) are answered
@@ -12,8 +11,8 @@ per copy), never `vllm...`, so two copies (a release and a patched one) load sid
 installed vllm is never shadowed.
 
     tree = WheelModules(vllm_root(folder), real=lambda name: name.startswith("vllm.core."), stood_in=("vllm",),
-                        given={"vllm.utils": {"cdiv": ...}})
-    tree.load("vllm.core.block_manager").SelfAttnBlockSpaceManager
+                        given={"vllm.utils": {"cdiv": lambda a, b: -(-a // b)}})
+    tree.load("vllm.core.block_manager")  # executed now, with every vllm.core module it imports
 """
 
 import builtins
