@@ -4,9 +4,8 @@ and a CPU pool). README.md next to this file describes it. An implementation is 
 engine/blockspace), or `pkg.module[:Class]` or `path/file.py[:Class]` naming a block manager class (default
 Class: BlockSpaceManager)."""
 
-
-from oracle.blockspace.grade import GRADER
 from oracle.blockspace.adapter import Adapter
+from oracle.blockspace.grade import GRADER
 from oracle.blockspace.machine import machine_for
 from oracle.blockspace.model import POLICIES, Policy
 from oracle.family import AdapterFactory, Family, MutationTarget
