@@ -42,3 +42,12 @@ class Difference:
 def plain(difference: "Difference") -> str:
     text = f"{difference.location or difference.aspect}: expected {difference.expected}, got {difference.got}"
     return f"{text} ({difference.note})" if difference.note else text
+
+
+def located(difference: "Difference") -> str:
+    """`ASPECT: LOCATION: expected E, got G`, the aspect left out when the location already names it (or is
+    empty): a family's wording of aspects that do not say where they are."""
+    aspect, location = difference.aspect, difference.location
+    if not location or location.startswith(aspect) or f"{aspect}[" in location:
+        return plain(difference)
+    return f"{aspect}: {plain(difference)}"

@@ -28,20 +28,27 @@ class ProgramError(ValueError):
     """A program file that is not one: the message names the file and the line."""
 
 
-def read(text: str, name: str, arity: Mapping[str, tuple[int, int]]) -> Program:
-    """A program written one call per line, `OP ARG...` (`#` starts a comment): each argument an int, a float or
-    a word. `arity` gives each operation's fewest and most arguments; the operation it names first starts the
-    program, once."""
-    steps, first = [], next(iter(arity))
+def read(text: str, name: str, signatures: Mapping[str, str]) -> Program:
+    """A program written one call per line, `OP ARG...` (`#` starts a comment). `signatures` gives each
+    operation's arguments, in order: `int`, `float` (an int or a float) or a word that must appear as written;
+    `?` ends one that may be left out (at the end). The operation it names first starts the program, once."""
+    steps, first = [], next(iter(signatures))
     for number, line in enumerate(text.splitlines(), 1):
         words = line.split("#")[0].split()
-        low, high = arity.get(words[0], (-1, -1)) if words else (0, 0)
-        if not low <= len(words[1:]) <= high:
+        if words and not _fits(tuple(map(_value, words[1:])), signatures.get(words[0])):
             raise ProgramError(f"{name}, line {number}: not a call: {line.strip()!r}")
         steps += [Step(words[0], tuple(map(_value, words[1:])))] if words else []
     if not steps or steps[0].op != first or any(step.op == first for step in steps[1:]):
         raise ProgramError(f"{name}: a program starts with one `{first}` line")
     return Program(name, tuple(steps))
+
+
+def _fits(args: tuple, signature: str | None) -> bool:
+    kinds = signature.split() if signature is not None else None
+    if kinds is None or not sum(not k.endswith("?") for k in kinds) <= len(args) <= len(kinds):
+        return False
+    return all(type(arg) is int if kind == "int" else type(arg) in (int, float) if kind == "float" else arg == kind
+               for arg, kind in zip(args, (k.removesuffix("?") for k in kinds)))
 
 
 def _value(word: str) -> int | float | str:

@@ -94,6 +94,18 @@ def load_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}{': ' + said if said else ''}"
 
 
+class AdapterFailure(Exception):
+    """The implementation a served adapter drives raised, or its state could not be read; the message says which."""
+
+
+def call(what: str, function: Callable, *args: object) -> object:
+    """`function(*args)`; an exception it raises is an AdapterFailure worded `WHAT raised KIND: TEXT`."""
+    try:
+        return function(*args)
+    except Exception as exc:  # the implementation's bug, reported as a failing step
+        raise AdapterFailure(f"{what} raised {type(exc).__name__}: {text(exc)}") from None
+
+
 class Server:
     """Answers requests one by one until the grader closes the pipe. A family's server defines `handle`;
     `labelled` names the exceptions whose text is the whole label of a failing step; `during` words where a
@@ -165,10 +177,11 @@ def run(server: Server, requests: int, loading: Callable[[], object]) -> None:  
 
 
 def serve_adapter(argv: list[str], adapter: Callable[[object], object], methods: tuple[str, ...],
-                  failure: type[BaseException], default_attr: str = "") -> None:  # pragma: no cover  (in the child)
+                  failure: type[BaseException] = AdapterFailure, default_attr: str = "") -> None:  # pragma: no cover
     """A family's server whose adapter runs here whole (oracle/served.py): argv is REQUESTS_FD REPLIES_FD ROOT
     MODULE [ATTR]; {"op": "new"} makes `adapter(submission)`, {"op": "call", "method": m, "args": [...]} calls one
-    of `methods` on it."""
+    of `methods` on it. The staged folder (which holds this file's oracle/) leaves sys.path first (`unstage`)."""
+    unstage(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     loaded: list[object] = []
 
     class AdapterServer(Server):

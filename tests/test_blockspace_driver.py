@@ -5,7 +5,8 @@ import pytest
 
 from engine.blockspace import AllocStatus, BlockSpaceManager
 from oracle.blockspace.adapter import Adapter
-from oracle.blockspace.driver import Divergence, Driver
+from oracle.blockspace.driver import Driver
+from oracle.checked import Divergence
 
 
 def diverges(manager: type, steps) -> Divergence:

@@ -86,3 +86,21 @@ def test_can_allocate_sizes_the_prompt_of_the_waiting_sequence_and_free_of_an_un
     manager.free(waiting)
     assert manager.get_num_free_gpu_blocks() == 100
     assert BlockAllocator(Device.CPU, 3).num_blocks == 3
+
+
+def test_can_swap_in_counts_one_new_block_per_swapped_sequence_only():
+    """A group whose other sample finished asks room for its swapped blocks and one block per swapped sequence:
+    the finished one asks nothing (2 blocks of 2 free: OK, not LATER)."""
+    manager = BlockSpaceManager(block_size=4, num_gpu_blocks=4, num_cpu_blocks=4, watermark=0.0)
+    group = SequenceGroup("a", [Sequence(0, [1, 2, 3, 4]), Sequence(1, [1, 2, 3, 4])])
+    manager.allocate(group)
+    for seq in group.seqs:
+        seq.status = SequenceStatus.RUNNING
+    manager.free(group.seqs[1])
+    group.seqs[1].status = SequenceStatus.FINISHED
+    manager.swap_out(group)
+    group.seqs[0].status = SequenceStatus.SWAPPED
+    other = SequenceGroup("b", [Sequence(2, list(range(8)))])
+    manager.allocate(other)
+    assert manager.get_num_free_gpu_blocks() == 2
+    assert manager.can_swap_in(group, 0) == AllocStatus.OK

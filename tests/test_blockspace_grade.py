@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from oracle.blockspace.grade import CHECKS, grade, load
+from oracle.blockspace.grade import GRADER
 from oracle.blockspace.rules import RULES
 from oracle.cli import main
 from oracle.grading.grader import GraderError
@@ -29,12 +29,12 @@ def student_copy(folder: Path, patch: str | None = None) -> Path:
 
 
 def test_the_rubric_names_every_rule_once_and_totals_100():
-    assert set(CHECKS) == set(RULES) == {item.id for item in load().items}
-    assert load().max_score == 100
+    assert set(GRADER.checks) == set(RULES) == {item.id for item in GRADER.load().items}
+    assert GRADER.load().max_score == 100
 
 
 def test_our_engine_gets_full_marks_in_the_sandbox(tmp_path):
-    report = grade("engine", load(), tmp_path)
+    report = GRADER.grade("engine", GRADER.load(), tmp_path)
     assert report.exit_status == 0 and report.score == report.max_score == 100
     assert [item.message for item in report.items] == [""] * len(report.items)
     assert report.family == "blockspace" and report.kind == "python"
@@ -42,9 +42,9 @@ def test_our_engine_gets_full_marks_in_the_sandbox(tmp_path):
 
 def test_a_students_folder_is_graded_and_a_bug_costs_its_own_item_and_fuzz_only(tmp_path):
     clean = student_copy(tmp_path / "clean")
-    assert grade(str(clean), load(), tmp_path / "out1").score == 100
+    assert GRADER.grade(str(clean), GRADER.load(), tmp_path / "out1").score == 100
     broken = student_copy(tmp_path / "broken", str(ROOT / "tests" / "broken_blockspace" / "fork_no_incref.patch"))
-    report = grade(str(broken / "block_manager.py"), load(), tmp_path / "out2")
+    report = GRADER.grade(str(broken / "block_manager.py"), GRADER.load(), tmp_path / "out2")
     failed = {item.id for item in report.items if item.status != "passed"}
     assert failed == {"sharing", "fuzz"}, [(i.id, i.message) for i in report.items]
     sharing = next(item for item in report.items if item.id == "sharing")
@@ -53,27 +53,27 @@ def test_a_students_folder_is_graded_and_a_bug_costs_its_own_item_and_fuzz_only(
 
 def test_a_submission_that_does_not_load_gets_every_item_not_run(tmp_path):
     (tmp_path / "block_manager.py").write_text("raise RuntimeError('not today')\n")
-    report = grade(str(tmp_path / "block_manager.py"), load(), tmp_path / "out")
+    report = GRADER.grade(str(tmp_path / "block_manager.py"), GRADER.load(), tmp_path / "out")
     assert report.score == 0 and {item.status for item in report.items} == {"not_run"}
     assert "RuntimeError: not today" in report.items[0].message
 
 
 def test_a_manager_that_is_not_one_fails_each_item_on_the_call_it_lacks(tmp_path):
     (tmp_path / "block_manager.py").write_text("class BlockSpaceManager:\n    def __init__(self, *a):\n        pass\n")
-    report = grade(str(tmp_path / "block_manager.py"), load(), tmp_path / "out")
+    report = GRADER.grade(str(tmp_path / "block_manager.py"), GRADER.load(), tmp_path / "out")
     assert report.score == 0 and {item.status for item in report.items} == {"failed", "not_run"}
     assert "has no attribute 'get_num_free_gpu_blocks'" in report.items[0].message
 
 
 def test_the_submission_is_never_imported_by_the_grader(tmp_path):
     (tmp_path / "block_manager.py").write_text("import sys\nsys.exit(3)\n")
-    report = grade(str(tmp_path / "block_manager.py"), load(), tmp_path / "out")
+    report = GRADER.grade(str(tmp_path / "block_manager.py"), GRADER.load(), tmp_path / "out")
     assert "block_manager" not in sys.modules and report.score == 0 and "sys.exit(3)" in report.items[0].message
 
 
 def test_a_path_that_names_nothing_is_a_grader_error(tmp_path):
     with pytest.raises(GraderError, match="no such file"):
-        grade(str(tmp_path / "absent.py"), load(), tmp_path)
+        GRADER.grade(str(tmp_path / "absent.py"), GRADER.load(), tmp_path)
 
 
 def test_the_cli_grades_the_engine_with_full_marks_and_writes_json(tmp_path, capsys):

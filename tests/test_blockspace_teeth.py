@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from oracle.blockspace import FAMILY, load_adapter
-from oracle.blockspace.grade import CHECKS
+from oracle.blockspace.grade import GRADER
 from oracle.grading.python_family import Submission
 from oracle.runner import fuzz
 from tests.conftest import ROOT, patched
@@ -57,7 +57,7 @@ def test_every_variant_has_an_expected_item():
 def test_each_variant_fails_its_own_item_and_the_fuzz_names_its_rule(variant, broken):
     impl = broken(variant)
     item, factory = EXPECTED[variant], load_adapter(impl)
-    outcome = CHECKS[item].run(Submission(impl, factory), {})
+    outcome = GRADER.checks[item].run(Submission(impl, factory), {})
     assert not outcome.passed and f"[rule: {item}]" in outcome.message, outcome.message
     report = fuzz(FAMILY, impl, factory, examples=300, steps=30, seed=0)
     assert not report.passed, f"{variant} not caught by fuzzing"
@@ -71,7 +71,7 @@ def test_each_variant_fails_its_own_item_and_the_fuzz_names_its_rule(variant, br
 def test_each_variant_costs_no_other_directed_item(variant, broken):
     """Another item's program that meets the bug passes, excused by the variant's own item (grader.py, Excuse)."""
     impl = broken(variant)
-    for item, check in CHECKS.items():
+    for item, check in GRADER.checks.items():
         if item not in ("fuzz", EXPECTED[variant]):
             outcome = check.run(Submission(impl, load_adapter(impl)), {})
             assert outcome.passed, (item, outcome.message)
@@ -79,7 +79,7 @@ def test_each_variant_costs_no_other_directed_item(variant, broken):
 
 
 def test_the_engine_passes_every_directed_item():
-    for item, check in CHECKS.items():
+    for item, check in GRADER.checks.items():
         if item != "fuzz":
             outcome = check.run(Submission("engine", load_adapter("engine")), {})
             assert outcome.passed and outcome.excuse is None, (item, outcome.message)

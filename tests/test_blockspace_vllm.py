@@ -1,5 +1,5 @@
 """vLLM 0.6.3.post1's block manager (vllm/core/block_manager.py over vllm/core/block/) against the model under
-the vllm_v0 policy, loaded from the wheel without torch (oracle/blockspace/vllm.py); deviations planted in a copy
+the vllm_v0 policy, loaded from the wheel without torch (oracle/blockspace/vllm.py over oracle/vllm_wheel.py); deviations planted in a copy
 are caught. The wheel is fetched at test time (`pip download --no-deps vllm==0.6.3.post1`, ~195 MB) into
 ~/.cache/pagedcheck (or $PAGEDCHECK_VLLM_TREE names an unzipped tree); never committed. Without it: skipped."""
 
@@ -78,9 +78,11 @@ def test_a_deviation_planted_in_a_copy_is_caught(vllm_tree, deviation, tmp_path)
 
 
 def test_a_folder_without_vllm_is_a_one_line_error(tmp_path):
-    with pytest.raises(ValueError, match="no vllm/core/block_manager.py"):
+    with pytest.raises(ValueError, match="holds no vllm/ folder"):
         load_adapter(f"vllm:{tmp_path}")
     (tmp_path / "vllm" / "core").mkdir(parents=True)
+    with pytest.raises(ValueError, match="no vllm/core/block_manager.py"):
+        load_adapter(f"vllm:{tmp_path}")
     (tmp_path / "vllm" / "core" / "block_manager.py").write_text("import torch\n")
     with pytest.raises(ValueError, match="does not load here: ModuleNotFoundError"):
         load_adapter(f"vllm:{tmp_path}")

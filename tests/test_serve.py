@@ -89,3 +89,14 @@ def test_a_fatal_reply_is_the_last_one() -> None:
     os.close(rep_r)
     assert os.waitstatus_to_exitcode(status) == 0
     assert replies == [{"ret": 1}, {"failure": "called sys.exit(3) in echo", "fatal": True}]
+
+
+def test_call_words_an_implementations_exception_as_an_adapter_failure() -> None:
+    """A served adapter's `call`: the value, or an AdapterFailure naming the call and the exception, its text bounded."""
+    assert serve.call("add", lambda a, b: a + b, 2, 3) == 5
+    try:
+        serve.call("allocate", lambda: {}["x" * 900])
+    except serve.AdapterFailure as failure:
+        said = str(failure)
+    assert said.startswith("allocate raised KeyError: 'xxx") and said.endswith("...")
+    assert len(said) == len("allocate raised KeyError: ") + serve.MAX_TEXT + 3

@@ -12,7 +12,9 @@ from oracle.target import load_target
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = [ROOT / "oracle" / "runner.py", ROOT / "oracle" / "cli.py",
-          *(ROOT / "oracle" / f"{name}.py" for name in ("difference", "finding", "program", "serve", "served", "child")),
+          *(ROOT / "oracle" / f"{name}.py" for name in ("difference", "finding", "program", "serve", "served", "child",
+                                                        "checked", "block_tables", "kv_worker", "table_machine",
+                                                        "vllm_wheel")),
           *sorted((ROOT / "oracle" / "commands").glob("*.py")), *sorted((ROOT / "oracle" / "grading").glob("*.py"))]
 
 
@@ -66,3 +68,14 @@ def test_no_two_families_share_an_aspect_name():
     for name, aspects in families.items():
         for other, theirs in families.items():
             assert name == other or not aspects & theirs, (name, other, aspects & theirs)
+
+
+def test_the_shared_layer_imports_no_family():
+    """No module of the shared layer imports a family's package, at its top or inside a function."""
+    families = {path.name for path in (ROOT / "oracle").iterdir() if (path / "rubric.toml").is_file()}
+    assert {"hw3", "prefix", "blockspace"} <= families
+    imported = [(str(path.relative_to(ROOT)), name) for path in SHARED for node in ast.walk(ast.parse(path.read_text()))
+                for name in ([node.module or ""] if isinstance(node, ast.ImportFrom) else
+                             [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+                if name.split(".")[:2] in (["oracle", family] for family in families)]
+    assert imported == []

@@ -4,14 +4,13 @@ and a CPU pool). README.md next to this file describes it. An implementation is 
 engine/blockspace), or `pkg.module[:Class]` or `path/file.py[:Class]` naming a block manager class (default
 Class: BlockSpaceManager)."""
 
-from pathlib import Path
-
-from oracle.blockspace import grade
 from oracle.blockspace.adapter import Adapter
+from oracle.blockspace.grade import GRADER
 from oracle.blockspace.machine import machine_for
 from oracle.blockspace.model import POLICIES, Policy
 from oracle.family import AdapterFactory, Family, MutationTarget
 from oracle.stats import RunStats
+from oracle.table_machine import repro_preamble
 from oracle.target import load_target
 
 CALLS = ("can_allocate", "allocate", "can_append_slots", "append_slots", "fork", "free", "can_swap_out", "swap_out",
@@ -29,7 +28,7 @@ def load_adapter(impl: str) -> AdapterFactory:
         if policy is None:
             raise ValueError(f"unknown policy {name!r}; known: {', '.join(POLICIES)}")
     else:
-        module, _, attr = grade.resolve(impl).partition(":")
+        module, _, attr = GRADER.resolve(impl).partition(":")
         cls = load_target(f"{module}:{attr or 'BlockSpaceManager'}")
     missing = [call for call in CALLS if not callable(getattr(cls, call, None))]
     if not isinstance(cls, type) or missing:
@@ -37,11 +36,6 @@ def load_adapter(impl: str) -> AdapterFactory:
     factory = lambda: Adapter(cls)  # noqa: E731
     factory.policy = policy  # type: ignore[attr-defined]  (what the machine checks it under)
     return factory
-
-
-def repro_preamble(impl: str) -> list[str]:
-    return ["from oracle.blockspace import load_adapter", "from oracle.blockspace.machine import machine_for",
-            f"BlockspaceMachine = machine_for(load_adapter({impl!r}))"]
 
 
 def describe_run(stats: RunStats) -> str:
@@ -62,10 +56,11 @@ FAMILY = Family(
     summary="the PagedAttention paper's block manager (vLLM v0): block tables, sharing, copy-on-write, swapping",
     machine_for=machine_for,
     load_adapter=load_adapter,
-    repro_preamble=repro_preamble,
-    load_rubric=grade.load,
-    grade=grade.grade,
-    default_rubric=grade.DEFAULT_RUBRIC,
+    repro_preamble=repro_preamble("oracle.blockspace", "BlockspaceMachine"),
+    load_rubric=GRADER.load,
+    grade=GRADER.grade,
+    default_rubric=GRADER.default_rubric,
     describe_run=describe_run,
     mutation=MUTATION,
+    fixed_constants=True,  # one seed, one run wherever it starts (oracle/determinism.py)
 )

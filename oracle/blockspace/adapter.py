@@ -2,19 +2,19 @@
 sequences and groups it hands the manager are its own stand-ins, holding what a manager reads; a manager compares
 a status with its own enum, so a stand-in status equals any value of the same name. Standard library only: it is
 also the server of a graded submission in the sandboxed child (oracle/served.py), run as
-`python3 -I -B adapter.py REQUESTS_FD REPLIES_FD ROOT MODULE [CLASS]`."""
+`python3 -I -B adapter.py REQUESTS_FD REPLIES_FD ROOT MODULE [CLASS]`, on the core's loop (oracle/serve.py) and its
+Failure (AdapterFailure: the manager raised, or its state could not be read)."""
 
 import os
 import sys
 from typing import Any
 
-STAGED = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if __name__ == "__main__":  # pragma: no cover  (in the child: the folder staged with oracle/serve.py)
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from oracle.serve import AdapterFailure as Failure, call, serve_adapter  # noqa: E402 (standard library only)
+
 METHODS = ("start", "arrive", "ask", "allocate", "add_token", "drop_token", "append_slots", "fork", "free", "swap",
            "recompute", "observe", "close")
-
-
-class Failure(Exception):
-    """The implementation raised, or its state could not be read; the message says which."""
 
 
 class Status:
@@ -64,10 +64,7 @@ class Adapter:
         self.groups: dict[int, Group] = {}
 
     def _call(self, what: str, *args: Any) -> Any:
-        try:
-            return getattr(self.manager, what)(*args)
-        except Exception as exc:
-            raise Failure(f"{what} raised {type(exc).__name__}: {exc}") from None
+        return call(what, getattr(self.manager, what), *args)
 
     def _set(self, group: int, was: str, now: str) -> list[Seq]:
         seqs = self.groups[group].get_seqs(Status(was))
@@ -77,10 +74,7 @@ class Adapter:
 
     def start(self, block_size: int, num_gpu: int, num_cpu: int, watermark: float) -> None:
         self.block_size = block_size
-        try:
-            self.manager = self.manager_class(block_size, num_gpu, num_cpu, watermark)
-        except Exception as exc:
-            raise Failure(f"the constructor raised {type(exc).__name__}: {exc}") from None
+        self.manager = call("the constructor", self.manager_class, block_size, num_gpu, num_cpu, watermark)
 
     def arrive(self, group: int, seq_ids: list[int], tokens: list[int]) -> None:
         self.seqs.update({i: Seq(i, tokens, self.block_size) for i in seq_ids})
@@ -142,8 +136,4 @@ class Adapter:
 
 
 if __name__ == "__main__":  # pragma: no cover  (the server, run by the system Python in the sandbox)
-    sys.path.insert(0, STAGED)
-    from oracle import serve
-
-    serve.unstage(STAGED)
-    serve.serve_adapter(sys.argv, Adapter, METHODS, Failure, "BlockSpaceManager")
+    serve_adapter(sys.argv, Adapter, METHODS, default_attr="BlockSpaceManager")

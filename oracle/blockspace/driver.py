@@ -1,64 +1,45 @@
 """One checked call at a time: the model and an implementation (through its adapter) make the same call, and
 every invariant of the paper's block manager is checked after it; the state machine and the scenario programs
-both drive this. The implementation's block ids are matched to the model's by the shape of the tables (two
-positions share a block in one exactly when they do in the other). A simulated worker holds each block's KV
-(`store`): the prompt is written at allocation, each token into its slot, a copy-on-write pair copies a whole
-block, a swap pair moves one; every live sequence's blocks must then hold its own tokens."""
+both drive this, on the core's checked calls (oracle/checked.py). The implementation's block ids are matched to
+the model's by the shape of the tables (oracle/block_tables.py: two positions share a block in one exactly when
+they do in the other). A simulated worker (oracle/kv_worker.py) holds each block's KV: the prompt is written at
+allocation, each token into its slot, a copy-on-write pair copies a whole block, a swap pair moves one; every live
+sequence's blocks must then hold its own tokens."""
 
 from typing import Any, Callable
 
-from oracle.blockspace.adapter import Failure
+from oracle import block_tables
+from oracle.block_tables import Held
 from oracle.blockspace.model import CPU, GPU, BlockspaceModel, Policy
 from oracle.blockspace.rules import rule_of
+from oracle.checked import Checked
 from oracle.difference import CRASH, Difference
+from oracle.kv_worker import Worker
 from oracle.stats import RunStats
 
 Tables = dict[int, list[int]]
 
 
-class Divergence(AssertionError):
-    """The implementation and the model disagree: `difference`, made by `call` (of the operation `op`)."""
-
-    def __init__(self, call: str, op: str, difference: Difference):
-        super().__init__(difference.render(call))
-        self.call, self.op, self.difference, self.rule = call, op, difference, rule_of(difference, op)
-
-
-def shown(tokens: tuple[int, ...] | None) -> str:
-    return "nothing" if tokens is None else f"the KV of tokens {list(tokens)}"
-
-
-class Driver:
+class Driver(Checked):
     def __init__(self, adapter: Any, stats: RunStats | None = None, policy: Policy = Policy()):
-        self.impl, self.stats, self.policy = adapter, stats or RunStats(), policy
+        super().__init__(adapter, stats, rule_of)
+        self.policy = policy
         self.model: BlockspaceModel | None = None
-        self.store: dict[str, dict[int, tuple[int, ...]]] = {GPU: {}, CPU: {}}
-        self.tables: Tables = {}  # the implementation's, as last observed
-        self.free_counts: list[int] = []
+        self.worker = Worker((GPU, CPU))  # what each block's KV holds
         self.waiting: list[int] = []  # groups in arrival order (first come, first served)
         self.next_seq = self.next_group = self.next_token = 0
-        self.call = self.op = ""
 
     # -- checking --------------------------------------------------------------------------------------
 
-    def _diverge(self, difference: Difference) -> None:
-        raise Divergence(self.call, self.op, difference)
-
-    def _run(self, what: Callable[[], Any], pairs: bool = False) -> Any:
-        try:
-            got = what()
-        except Failure as failure:
-            self._diverge(Difference(CRASH, "", None, str(failure)))
-        try:
-            return [(int(a), int(b)) for a, b in got] if pairs else got
-        except (TypeError, ValueError):
-            self._diverge(Difference(CRASH, "", None, f"returned {str(got)[:200]}, not a list of (src, dst) pairs"))
+    @property
+    def tables(self) -> Tables:  # the implementation's, as last checked
+        return self.last["tables"]
 
     def _live(self) -> list[int]:
         return [i for i, s in self.model.seqs.items() if s.status != "waiting"]
 
     def _observe(self) -> tuple[Tables, list[int], list]:
-        seen = self._run(lambda: self.impl.observe(self._live()))
+        seen = self.run(lambda: self.impl.observe(self._live()))
         try:
             offset = {GPU: 0, CPU: self.model.total[GPU] if self.policy.absolute_cpu_ids else 0}
             tables = {int(i): [b - offset[self.model.seqs[int(i)].device] if type(b) is int else b for b in t]
@@ -68,92 +49,39 @@ class Driver:
                 return tables, list(seen["free"]), refs
         except (KeyError, TypeError, ValueError):
             pass
-        self._diverge(Difference(CRASH, "", None, "state unreadable: not the live sequences' tables and two free "
-                                 "counts"))
+        self.diverge(Difference(CRASH, "", None, "state unreadable: not the live sequences' tables and two free "
+                                "counts"))
 
-    def _ask(self, what: str, expected: Any, ask: Callable[[], Any]) -> Any:
-        """A query: its answer must be the model's, and it must change nothing."""
-        got, (tables, free, _) = self._run(ask), self._observe()
-        if (tables, free) != (self.tables, self.free_counts):
-            self._diverge(Difference("unchanged", f"{what} (a query)", f"tables {self.tables}, free "
-                                     f"{self.free_counts}", f"tables {tables}, free {free}"))
-        if got != expected:
-            self._diverge(Difference(what, "", expected, got))
-        return got
+    def state(self) -> dict[str, Any]:
+        tables, free, _ = self._observe()
+        return {"tables": tables, "free": free}
 
-    def _check(self, first: Callable[[Tables], Difference | None] = lambda _: None,
+    def _check(self, first: Callable[[Tables, dict[int, Held]], Difference | None] = lambda *_: None,
                writes: Callable[[Tables], None] = lambda _: None) -> None:
         tables, free, refs = self._observe()
-        problem = first(tables) or self._shape(tables) or self._free_blocks(tables, free) or self._ref_counts(refs)
+        live = [(i, self.model.seqs[i]) for i in self._live()]
+        held = {i: Held(s.device, s.table, len(s.tokens)) for i, s in live}
+        problem = first(tables, held) or block_tables.difference(held, tables, dict(zip((GPU, CPU), free)), refs,
+                                                                 self.model.total, self.model.block_size)
         if problem:
-            self._diverge(problem)
+            self.diverge(problem)
         writes(tables)
-        for i in self._live():
-            seq = self.model.seqs[i]
-            for position, (mine, theirs) in enumerate(zip(seq.table, tables[i])):
-                want, got = self.model.kv[seq.device][mine], self.store[seq.device].get(theirs)
-                if want != got:
-                    self._diverge(Difference("kv contents", f"seq {i} block_table[{position}] ({seq.device} block "
-                                             f"{theirs})", shown(want), shown(got)))
-        self.tables, self.free_counts = tables, free
+        problem = self.worker.difference((f"seq {i} block_table[{p}]", s.device, theirs, self.model.kv[s.device][mine])
+                                         for i, s in live for p, (mine, theirs) in enumerate(zip(s.table, tables[i])))
+        if problem:
+            self.diverge(problem)
+        self.last = {"tables": tables, "free": free}
         slots, filled = self.model.waste()
         self.stats.events["gpu_slots_allocated"] += slots
         self.stats.events["gpu_slots_filled"] += filled
 
-    def _ref_counts(self, refs: list) -> Difference | None:
-        """Where blocks carry a ref count: the number of live tables holding the block."""
-        for i, position, count in refs:
-            seq = self.model.seqs[i]
-            want = self.model.ref_count(seq.device, seq.table[position])
-            if count != want:
-                return Difference("ref counts", f"seq {i} block_table[{position}]", f"{want} (the live tables "
-                                  "holding it)", count)
-        return None
-
-    def _shape(self, tables: Tables) -> Difference | None:
-        """Table sizes, then sharing: the same block at two positions exactly when the model shares one."""
-        model, mine, theirs = self.model, {}, {}
-        for i in self._live():
-            seq, table = model.seqs[i], tables[i]
-            if len(table) != len(seq.table):
-                return Difference("table size", f"seq {i} ({len(seq.tokens)} tokens)", f"{len(seq.table)} blocks "
-                                  f"(ceil({len(seq.tokens)} / {model.block_size}))", len(table))
-            for position, (m, b) in enumerate(zip(seq.table, table)):
-                where, total = f"seq {i} block_table[{position}]", model.total[seq.device]
-                if type(b) is not int or not 0 <= b < total:
-                    return Difference("sharing", where, f"a {seq.device} block id in 0..{total - 1}", b)
-                had = mine.setdefault((seq.device, m), (b, i, position))
-                other = theirs.setdefault((seq.device, b), (m, i, position))
-                if had[0] != b:
-                    return Difference("sharing", where, f"block {had[0]}, shared with seq {had[1]} "
-                                      f"block_table[{had[2]}]", b)
-                if other[0] != m:
-                    return Difference("sharing", where, f"a block of its own, not seq {other[1]} "
-                                      f"block_table[{other[2]}]'s", b)
-        return None
-
-    def _free_blocks(self, tables: Tables, free: list[int]) -> Difference | None:
-        """Conservation on each device: free + held by live tables = all."""
-        for device, got in zip((GPU, CPU), free):
-            held = len({b for i in self._live() if self.model.seqs[i].device == device for b in tables[i]})
-            if got != self.model.total[device] - held:
-                return Difference("free blocks", f"{device} free blocks", f"{self.model.total[device] - held} "
-                                  f"({self.model.total[device]} - {held} held by live tables)", got)
-        return None
-
-    def _step(self, op: str, call: str) -> None:
-        self.op, self.call = op, call
-        self.stats.steps += 1
-        self.stats.rules[op] += 1
-
     # -- the calls -------------------------------------------------------------------------------------
 
     def start(self, block_size: int, num_gpu: int, num_cpu: int, watermark: float) -> None:
-        self._step("start", f"BlockSpaceManager(block_size={block_size}, num_gpu_blocks={num_gpu}, "
+        self.step("start", f"BlockSpaceManager(block_size={block_size}, num_gpu_blocks={num_gpu}, "
                             f"num_cpu_blocks={num_cpu}, watermark={watermark})")
         self.model = BlockspaceModel(block_size, num_gpu, num_cpu, watermark, self.policy)
-        self._run(lambda: self.impl.start(block_size, num_gpu, num_cpu, watermark))
-        self.free_counts = [num_gpu, num_cpu]
+        self.run(lambda: self.impl.start(block_size, num_gpu, num_cpu, watermark))
         self._check()
 
     def arrive(self, prompt_len: int, samples: int = 1) -> None:
@@ -171,8 +99,8 @@ class Driver:
         if not self.waiting:
             return
         group = self.waiting[0]
-        self._step("admit", f"can_allocate(group {group}) and allocate it if OK")
-        status = self._ask("can_allocate", self.model.can_allocate(group), lambda: self.impl.ask("can_allocate", group))
+        self.step("admit", f"can_allocate(group {group}) and allocate it if OK")
+        status = self.ask("can_allocate", self.model.can_allocate(group), lambda: self.impl.ask("can_allocate", group))
         self.stats.events[f"can_allocate_{status}"] += 1
         if status != "LATER":
             self.waiting.pop(0)
@@ -180,47 +108,40 @@ class Driver:
             return self.model.drop(group)
         if status == "OK":
             self.model.allocate(group)
-            self._run(lambda: self.impl.allocate(group))
+            self.run(lambda: self.impl.allocate(group))
             first = self.model.group(group)[0]
-            self._check(writes=lambda tables: self.store[GPU].update(
-                (b, self.model.chunk(self.model.seqs[first], p)) for p, b in enumerate(tables[first])))
+            self._check(writes=lambda tables: self.worker.write(
+                GPU, ((b, self.model.chunk(self.model.seqs[first], p)) for p, b in enumerate(tables[first]))))
 
     def append(self, i: int) -> bool:
         """can_append_slots for the sequence's group, then a new token and append_slots for it."""
         seq = self.model.seqs.get(i)
         if seq is None or seq.status != "running":
             return False
-        self._step("append", f"append_slots(seq {i}) for its token {len(seq.tokens) + 1}")
+        self.step("append", f"append_slots(seq {i}) for its token {len(seq.tokens) + 1}")
         token, self.next_token, before = self.next_token, self.next_token + 1, self.tables[i]
-        self._run(lambda: self.impl.add_token(i, token))  # the scheduler's order: the token, then the query
-        if not self._ask("can_append_slots", self.model.can_append_slots(seq.group, i),
+        self.run(lambda: self.impl.add_token(i, token))  # the scheduler's order: the token, then the query
+        if not self.ask("can_append_slots", self.model.can_append_slots(seq.group, i),
                          lambda: self.impl.ask("can_append_slots", seq.group)):
             self.stats.events["append_refused"] += 1
-            self._run(lambda: self.impl.drop_token(i))
+            self.run(lambda: self.impl.drop_token(i))
             return False
         pairs = self.model.append(i, token)
-        got = self._run(lambda: self.impl.append_slots(i), pairs=True)
+        got = self.run(lambda: self.impl.append_slots(i), pairs=True)
         self.stats.events["copy_on_write"] += len(pairs)
 
-        def first(tables: Tables) -> Difference | None:
+        def first(tables: Tables, held: dict[int, Held]) -> Difference | None:
             if len(tables[i]) != len(seq.table):
                 return None  # a wrong count of blocks: the table size says it
             copied = [(before[-1], tables[i][-1])] if pairs and before else []
             if got != copied or copied and tables[i][-1] == before[-1]:
                 return Difference("cow pairs", f"append_slots(seq {i})'s return", f"[({before[-1]}, a new block)]"
                                   if pairs else [], got)
-            holders = [j for j in self._live() if j != i and self.model.seqs[j].device == GPU
-                       and tables[i][-1:] and tables[i][-1] in tables[j]]
-            if holders:
-                return Difference("shared write", f"seq {i} block_table[{len(tables[i]) - 1}]", "a block it holds "
-                                  f"alone (ref count 1)", f"gpu block {tables[i][-1]}, held by seq {holders[0]} too")
-            return None
+            return block_tables.shared_write(held, tables, i)
 
         def writes(tables: Tables) -> None:
-            for src, dst in got:
-                self.store[GPU][dst] = self.store[GPU].get(src, ())
-            slot = (len(seq.tokens) - 1) % self.model.block_size
-            self.store[GPU][tables[i][-1]] = self.store[GPU].get(tables[i][-1], ())[:slot] + (token,)
+            self.worker.copy(GPU, GPU, got)
+            self.worker.write_slot(GPU, tables[i][-1], (len(seq.tokens) - 1) % self.model.block_size, token)
 
         self._check(first, writes)
         return True
@@ -233,16 +154,16 @@ class Driver:
             return
         child, group = self.next_seq, self.next_group if new_group else seq.group
         self.next_seq, self.next_group = child + 1, self.next_group + new_group
-        self._step("fork", f"fork(seq {parent} -> seq {child}{' of a new group' if new_group else ''})")
+        self.step("fork", f"fork(seq {parent} -> seq {child}{' of a new group' if new_group else ''})")
         self.model.fork(parent, child, group)
-        self._run(lambda: self.impl.fork(parent, child, group))
+        self.run(lambda: self.impl.fork(parent, child, group))
         self._check()
 
     def free(self, i: int) -> None:
         if i in self.model.seqs and self.model.seqs[i].status != "waiting":
-            self._step("free", f"free(seq {i})")
+            self.step("free", f"free(seq {i})")
             self.model.free_seq(i)
-            self._run(lambda: self.impl.free(i))
+            self.run(lambda: self.impl.free(i))
             self._check()
 
     def swap(self, group: int, out: bool) -> None:
@@ -251,8 +172,8 @@ class Driver:
         moved = self.model.group(group, status)
         if not moved:
             return
-        self._step(op, f"{op}(group {group})")
-        ok = self._ask(f"can_{op}", getattr(self.model, f"can_{op}")(group),
+        self.step(op, f"{op}(group {group})")
+        ok = self.ask(f"can_{op}", getattr(self.model, f"can_{op}")(group),
                        lambda: self.impl.ask(f"can_{op}", group)) in (True, "OK")
         self.stats.events[f"{op}_{'ok' if ok else 'refused'}"] += 1
         if not ok:
@@ -263,21 +184,13 @@ class Driver:
         blocks = [b for i in moved for b in dict.fromkeys(before[i])] if each else \
             list(dict.fromkeys(b for i in moved for b in before[i]))
         self.model.swap(group, status, src, dst)
-        got = self._run(lambda: self.impl.swap(group, out), pairs=True)
+        got = self.run(lambda: self.impl.swap(group, out), pairs=True)
         parts, rest = {i: dict(got) for i in moved}, got
         for i in moved if each else ():
             parts[i], rest = dict(rest[:len(set(before[i]))]), rest[len(set(before[i])):]
 
-        def first(tables: Tables) -> Difference | None:
-            news = {new for _, new in got}
-            if sorted(old for old, _ in got) != sorted(blocks) or len(news) != len(got) or taken & news:
-                return Difference("swap mapping", f"{op}(group {group})'s return", f"each of {src} blocks "
-                                  f"{sorted(blocks)} once, to distinct free {dst} blocks", got)
-            wrong = [i for i in moved if tables[i] != [parts[i].get(b) for b in before[i]]]
-            return wrong and Difference("swap mapping", f"seq {wrong[0]}'s block table", f"{before[wrong[0]]} "
-                                        f"mapped by the returned pairs", tables[wrong[0]]) or None
-
-        self._check(first, lambda _: self.store[dst].update((new, self.store[src].get(old)) for old, new in got))
+        self._check(lambda tables, _: block_tables.moved(f"{op}(group {group})", got, blocks, taken, src, dst, before,
+                                                         parts, tables), lambda _: self.worker.copy(src, dst, got))
 
     def recompute(self, group: int) -> None:
         """Preemption by recomputation of a one-sequence group: free it; its tokens wait as a new prompt."""
@@ -285,8 +198,8 @@ class Driver:
         if len(running) == 1 and len(self.model.group(group)) == 1:
             shared = any(self.model.ref_count(GPU, b) > 1 for b in self.model.seqs[running[0]].table)
             # freeing a block another sequence holds is the sharing rule's business
-            self._step("free" if shared else "recompute", f"free(seq {running[0]}) to recompute group {group} later")
+            self.step("free" if shared else "recompute", f"free(seq {running[0]}) to recompute group {group} later")
             self.model.recompute(group)
-            self._run(lambda: self.impl.recompute(group))
+            self.run(lambda: self.impl.recompute(group))
             self.waiting.insert(0, group)
             self._check()

@@ -4,55 +4,30 @@ gives their arguments), `#` starts a comment. Sequences and groups are numbered 
 
 from pathlib import Path
 
-from oracle.blockspace.driver import Divergence, Driver
+from oracle import checked
+from oracle.blockspace.driver import Driver
 from oracle.finding import Finding
-from oracle.program import Program, ProgramError, Step, read
+from oracle.program import Program, read
 
 FOLDER = Path(__file__).with_name("programs")
 # rubric item -> the scenario programs that judge its rule
 BY_ITEM = {"block_table": ("prompt_7_tokens",), "watermark": ("watermark",), "copy_on_write": ("parallel_sampling",),
            "sharing": ("beam_search", "shared_prefix"), "swap": ("swap_preemption",),
            "recompute": ("recompute_preemption",)}
-ARITY = {"start": (4, 4), "arrive": (1, 2), "admit": (0, 0), "append": (1, 1), "fork": (1, 2), "free": (1, 1),
-         "swap_out": (1, 1), "swap_in": (1, 1), "recompute": (1, 1)}
-
-
-def parse(text: str, name: str) -> Program:
-    """The program in `text`; ProgramError naming the call that is not one."""
-    program = read(text, name, ARITY)
-    for step in program.steps:
-        numbers, words = (step.args[:1], step.args[1:]) if step.op == "fork" else (step.args, ())
-        if words not in ((), ("new",)) or not all(type(a) is int or step.op == "start" and type(a) is float
-                                                  for a in numbers):
-            raise ProgramError(f"{name}: not a call: {' '.join(map(str, (step.op, *step.args)))}")
-    return program
+SIGNATURES = {"start": "int int int float", "arrive": "int int?", "admit": "", "append": "int", "fork": "int new?",
+              "free": "int", "swap_out": "int", "swap_in": "int", "recompute": "int"}
+# each operation of a program: what it makes the driver do
+OPERATIONS = {op: getattr(Driver, op) for op in ("start", "arrive", "admit", "append", "free", "recompute")} | {
+    "swap_out": lambda driver, group: driver.swap(group, out=True),
+    "swap_in": lambda driver, group: driver.swap(group, out=False),
+    "fork": lambda driver, parent, *new: driver.fork(parent, new_group=new == ("new",))}
 
 
 def load(name: str) -> Program:
-    return parse((FOLDER / f"{name}.txt").read_text(), name)
-
-
-def run(driver: Driver, step: Step) -> None:
-    if step.op in ("swap_out", "swap_in"):
-        driver.swap(step.args[0], out=step.op == "swap_out")
-    elif step.op == "fork":
-        driver.fork(step.args[0], new_group=step.args[1:] == ("new",))
-    else:
-        getattr(driver, step.op)(*step.args)
+    """The program file programs/NAME.txt; ProgramError naming the line that is not a call (oracle/program.py)."""
+    return read((FOLDER / f"{name}.txt").read_text(), name, SIGNATURES)
 
 
 def replay(program: Program, adapter: object, calls: list[str]) -> Finding | None:
-    """Runs the program on the adapter and the model: the first difference as a Finding (the 1-based step and
-    the rule it breaks), or None. `calls` gets each call made, in words."""
-    driver = Driver(adapter)
-    try:
-        for number, step in enumerate(program.steps, 1):
-            try:
-                run(driver, step)
-            except Divergence as divergence:
-                return Finding(program.name, number, divergence.call, divergence.difference, divergence.rule)
-            finally:
-                calls.append(f"  {number}. {' '.join(map(str, (step.op, *step.args)))}: {driver.call}")
-        return None
-    finally:
-        adapter.close()  # type: ignore[attr-defined]
+    """The program run on the adapter and the model (oracle/checked.py): the first difference, or None."""
+    return checked.replay(program, Driver(adapter), OPERATIONS, calls)

@@ -1,7 +1,10 @@
 """The rules of a paged block manager (seed 002, the PagedAttention paper; vLLM v0's interface) the rubric
 grades, and which rule a difference breaks: its aspect, or for the aspects every call checks, the call."""
 
-from oracle.difference import Difference, plain, word
+from oracle.block_tables import FREE_BLOCKS, MOVE, REF_COUNTS, SHARED_WRITE, SHARING, TABLE_SIZE
+from oracle.checked import rule_table
+from oracle.difference import located, word
+from oracle.kv_worker import KV_CONTENTS
 
 # rubric item -> the rule, in the paper's words
 RULES = {
@@ -22,23 +25,13 @@ RULES = {
     "fuzz": "after every call of a random program the manager agrees with the model of the paper's block manager",
 }
 
-_BY_ASPECT = {"table size": "block_table", "can_allocate": "watermark", "can_append_slots": "block_table",
-              "sharing": "sharing", "ref counts": "sharing", "cow pairs": "copy_on_write",
-              "shared write": "copy_on_write",
-              "swap mapping": "swap", "can_swap_out": "swap", "can_swap_in": "swap"}
+_BY_ASPECT = {TABLE_SIZE: "block_table", "can_allocate": "watermark", "can_append_slots": "block_table",
+              SHARING: "sharing", REF_COUNTS: "sharing", "cow pairs": "copy_on_write", SHARED_WRITE: "copy_on_write",
+              MOVE: "swap", "can_swap_out": "swap", "can_swap_in": "swap"}
 # free blocks (conservation), contents, a query that changed the state, a crash: the rule of the call that made them
 _BY_OP = {"admit": "block_table", "append": "copy_on_write", "fork": "sharing", "free": "sharing",
           "swap_out": "swap", "swap_in": "swap", "recompute": "recompute"}
-ASPECTS = (*_BY_ASPECT, "free blocks", "kv contents", "unchanged")  # prefix words "conservation"; hw3 owns "contents"
+ASPECTS = (*_BY_ASPECT, FREE_BLOCKS, KV_CONTENTS, "unchanged")  # prefix words "conservation"; hw3 owns "contents"
 
-
-def rule_of(difference: Difference, op: str) -> str:
-    return _BY_ASPECT.get(difference.aspect) or _BY_OP.get(op, "block_table")
-
-
-def located(difference: Difference) -> str:
-    where = difference.location
-    return plain(difference) if where.startswith(difference.aspect) else f"{difference.aspect}: {plain(difference)}"
-
-
+rule_of = rule_table(_BY_ASPECT, _BY_OP, "block_table")  # oracle/checked.py
 word(dict.fromkeys(ASPECTS, located))

@@ -1,13 +1,14 @@
 """What a family's grader of Python submissions can take from the core instead of writing it again: the
 submission as the checks see it, an item judged by call programs, the stateful-fuzzing item, and one grade (a
 sandbox, the submission served by a child process, the rubric's items, the report). A family supplies its checks
-and its child."""
+and its child; a family whose adapter the child serves whole supplies only data (`ServedGrader`)."""
 
 import os
 import time
 import warnings
 from contextlib import ExitStack
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -16,10 +17,11 @@ from hypothesis.reporting import with_reporter
 
 from oracle.child import PYTHON, LoadFailure
 from oracle.finding import Finding
-from oracle.grading.grader import Check, Excuse, GraderError, Incomplete, NotRun, Outcome, run_checks
+from oracle.grading.grader import Check, Excuse, GraderError, Incomplete, NotRun, Outcome, rubric_for, run_checks
 from oracle.grading.settlement import Seen
 from oracle.grading.report import GradeReport, ItemResult
 from oracle.grading.rubric import Rubric, at_least, positive
+from oracle.served import Served
 from oracle.program import Program
 from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable
 
@@ -126,3 +128,52 @@ def grade(family: str, checks: Mapping[str, Check], submission: str, target: Any
     return GradeReport(family=family, submission=submission, kind="python", rubric_title=rubric.title,
                        rubric_source=rubric.source, seed=fuzz_seed if seed is None else seed, items=items,
                        seconds=time.perf_counter() - start, isolation=box.description)
+
+
+@dataclass(frozen=True)
+class ServedGrader:
+    """A family's grader of Python submissions whose adapter the child serves whole (oracle/served.py), as data:
+    each item's rule, the programs that judge it and the operations that exercise it (`judged`: a program stopped
+    before any checked nothing of the item's rule), the replay, the fuzz item (its rule is `rules["fuzz"]`), the
+    server (the adapter's file), the adapter's failure and the method that starts it afresh, and what a
+    submission names: `engine` (ours), a folder (its `module_file`), or `pkg.module[:attr]` / `file.py[:attr]`,
+    found by `locate` without running it."""
+
+    family: str
+    rules: Mapping[str, str]  # rubric item -> its rule, in the family's words
+    programs: Mapping[str, tuple[Program, ...]]  # item -> the programs that judge it (every item but fuzz)
+    judged: Mapping[str, set[str]]  # item -> the operations of its rule
+    replay: Callable[[Program, Any, list[str]], Finding | None]
+    server: Path
+    failure: type[Exception]
+    renew: str
+    default_rubric: Path
+    engine: str  # the module `engine` names
+    module_file: str  # the file a folder's submission is
+    locate: Callable[[str], Any]  # spec -> oracle/child.py's PythonTarget; ValueError with a one-line reason
+
+    @cached_property
+    def checks(self) -> dict[str, Check]:
+        return {item: scenario_check(item, self.rules[item], list(programs), self.replay, self.judged[item])
+                for item, programs in self.programs.items()} | {"fuzz": fuzz_check(self.family, self.rules["fuzz"])}
+
+    def load(self, path: Path | str | None = None) -> Rubric:
+        """The rubric at `path`, or the shipped default; RubricError."""
+        return rubric_for(self.checks, path or self.default_rubric)
+
+    def resolve(self, submission: str) -> str:
+        """The `pkg.module[:attr]` or `file.py[:attr]` a submission names (a folder: its module file)."""
+        name, colon, attr = (self.engine if submission == "engine" else submission).partition(":")
+        return f"{Path(name) / self.module_file if Path(name).is_dir() else name}{colon}{attr}"
+
+    def grade(self, submission: str, rubric: Rubric, out_dir: Path, **options: Any) -> GradeReport:
+        """Every item of `rubric` against the submission, in the sandbox; GraderError when it cannot start."""
+        try:
+            target = self.locate(self.resolve(submission))
+        except ValueError as exc:
+            raise GraderError(f"{submission}: {exc}") from None
+
+        def serve(target: Any, sandbox: Sandbox, timeout: float) -> Served:
+            return Served(target, sandbox, server=self.server, failure=self.failure, renew=self.renew, timeout=timeout)
+
+        return grade(self.family, self.checks, submission, target, serve, rubric, out_dir, **options)

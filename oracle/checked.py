@@ -1,0 +1,100 @@
+"""One checked call at a time, for a family whose driver makes each call on its model and, through an adapter, on an
+implementation, and checks the state after it (a family's driver.py): the call in words and the operation
+it is counted under, the implementation's side (its failure is a crash), a query that must answer as the model
+does and change nothing, and the first difference as a Divergence naming the rule it breaks (the family's
+`rule_of`). `replay` runs a call program through such a driver, by the family's table of operations: the first
+difference as a Finding.
+
+A family's driver subclasses Checked and defines `state` (what a query must leave as it was) and its operations;
+its machine and its programs both drive it. Its adapter raises AdapterFailure (oracle/serve.py) when the
+implementation fails (else it sets `failure`)."""
+
+from typing import Any, Callable, Mapping, NoReturn
+
+from oracle.difference import CRASH, Difference
+from oracle.finding import Finding
+from oracle.program import Program
+from oracle.serve import AdapterFailure
+from oracle.stats import RunStats
+
+RuleOf = Callable[[Difference, str], str]  # (difference, operation) -> the rubric item whose rule it breaks
+
+
+def rule_table(by_aspect: Mapping[str, str], by_op: Mapping[str, str], default: str) -> RuleOf:
+    """A family's rule_of as data: a difference breaks its aspect's rule, or (for the aspects every call checks:
+    conservation, contents, a crash) the rule of the operation that made it, else `default`'s."""
+    return lambda difference, op: by_aspect.get(difference.aspect) or by_op.get(op, default)
+
+
+class Divergence(AssertionError):
+    """The implementation and the model disagree: `difference`, made by `call` (of the operation `op`), which
+    breaks `rule`."""
+
+    def __init__(self, call: str, op: str, difference: Difference, rule: str):
+        super().__init__(difference.render(call))
+        self.call, self.op, self.difference, self.rule = call, op, difference, rule
+
+
+class Checked:
+    failure: type[Exception] = AdapterFailure  # what the adapter raises when the implementation fails
+
+    def __init__(self, adapter: Any, stats: RunStats | None, rule_of: RuleOf):
+        self.impl, self.stats, self.rule_of = adapter, stats or RunStats(), rule_of
+        self.call = self.op = ""
+        self.last: dict[str, Any] = {}  # the state as last checked (`state`)
+
+    def state(self) -> dict[str, Any]:  # pragma: no cover  (each family's driver defines it)
+        """The implementation's state a query must leave unchanged, by name (read through the adapter)."""
+        raise NotImplementedError
+
+    def step(self, op: str, call: str) -> None:
+        """A call of the operation `op` begins: `call` words it in every message about it."""
+        self.op, self.call = op, call
+        self.stats.steps += 1
+        self.stats.rules[op] += 1
+
+    def diverge(self, difference: Difference) -> NoReturn:
+        raise Divergence(self.call, self.op, difference, self.rule_of(difference, self.op))
+
+    def run(self, what: Callable[[], Any], pairs: bool = False) -> Any:
+        """The implementation's side of a call: its failure is a crash; `pairs`: it returns (src, dst) pairs."""
+        try:
+            got = what()
+        except self.failure as failure:
+            self.diverge(Difference(CRASH, "", None, str(failure)))
+        try:
+            return [(int(a), int(b)) for a, b in got] if pairs else got
+        except (TypeError, ValueError):
+            self.diverge(Difference(CRASH, "", None, f"returned {str(got)[:200]}, not a list of (src, dst) pairs"))
+
+    def ask(self, what: str, expected: Any, ask: Callable[[], Any], unchanged: str = "unchanged") -> Any:
+        """A query: it must change nothing (the aspect `unchanged`), and answer what the model does (the aspect
+        `what`)."""
+        got, now = self.run(ask), self.state()
+        if now != self.last:
+            self.diverge(Difference(unchanged, f"{what} (a query)", _words(self.last), _words(now)))
+        if got != expected:
+            self.diverge(Difference(what, "", expected, got))
+        return got
+
+
+def _words(state: dict[str, Any]) -> str:
+    return ", ".join(f"{name} {value}" for name, value in state.items())
+
+
+def replay(program: Program, driver: Checked, operations: Mapping[str, Callable[..., Any]],
+           calls: list[str]) -> Finding | None:
+    """Runs the program's steps through `driver` (`operations[op](driver, *args)` makes a step's call): the first
+    difference as a Finding (the 1-based step and the rule it breaks), or None. `calls` gets each call made, in
+    words; the adapter is closed after."""
+    try:
+        for number, step in enumerate(program.steps, 1):
+            try:
+                operations[step.op](driver, *step.args)
+            except Divergence as divergence:
+                return Finding(program.name, number, divergence.call, divergence.difference, divergence.rule)
+            finally:
+                calls.append(f"  {number}. {' '.join(map(str, (step.op, *step.args)))}: {driver.call}")
+        return None
+    finally:
+        driver.impl.close()

@@ -1,0 +1,65 @@
+"""A Hypothesis state machine built from a family's table of operations, for a family whose driver makes and
+checks each call (oracle/checked.py): each operation is what it does to the driver and the strategies of its
+arguments. The start runs once, first; the other operations run as rules in any order, under their own names (a
+printed program calls them by those names). The machine makes one driver per program and closes its adapter after.
+
+    machine_for = table_machine("FamilyMachine", START, OPERATIONS, make_driver)
+    machine_for(load_adapter("engine")).TestCase
+
+`repro_preamble` gives the lines that make a printed program runnable, for a family package with `load_adapter`
+and `machine.machine_for`.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+from hypothesis.strategies import SearchStrategy
+
+from oracle.stats import RunStats
+
+AdapterFactory = Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class Operation:
+    act: Callable[..., Any]  # (driver, **arguments)
+    arguments: Mapping[str, SearchStrategy] = field(default_factory=dict)
+
+
+def _rule(name: str, operation: Operation, decorator: Callable[..., Callable]) -> Callable:
+    def step(self: Any, **arguments: Any) -> None:
+        operation.act(self.driver, **arguments)
+
+    step.__name__ = step.__qualname__ = name
+    return decorator(**operation.arguments)(step)
+
+
+def table_machine(name: str, start: Operation, operations: Mapping[str, Operation],
+                  driver: Callable[[Any, RunStats, AdapterFactory], Any]) -> Callable[..., type]:
+    """`machine_for(adapter_factory, stats=None)`: a machine class bound to an implementation, whose runs count
+    into `stats`; `driver(adapter, stats, adapter_factory)` makes a program's driver."""
+
+    def __init__(self: Any) -> None:
+        RuleBasedStateMachine.__init__(self)
+        self.stats.examples += 1
+        self.driver = driver(self.adapter_factory(), self.stats, self.adapter_factory)
+
+    def teardown(self: Any) -> None:
+        self.driver.impl.close()
+
+    rules = {op: _rule(op, operation, rule) for op, operation in operations.items()}
+    base = type(name, (RuleBasedStateMachine,), {"__init__": __init__, "teardown": teardown,
+                                                 "start": _rule("start", start, initialize), **rules})
+
+    def machine_for(adapter_factory: AdapterFactory, stats: RunStats | None = None) -> type:
+        return type(name, (base,), {"adapter_factory": staticmethod(adapter_factory),
+                                    "stats": stats if stats is not None else RunStats()})
+
+    return machine_for
+
+
+def repro_preamble(package: str, name: str) -> Callable[[str], list[str]]:
+    """The imports that bind `name` to `package`'s machine over the implementation `impl`, before its program."""
+    return lambda impl: [f"from {package} import load_adapter", f"from {package}.machine import machine_for",
+                         f"{name} = machine_for(load_adapter({impl!r}))"]

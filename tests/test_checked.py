@@ -1,0 +1,90 @@
+"""oracle/checked.py on a small driver of its own (a counter behind an adapter): the implementation's failure is a
+crash, a query must change nothing and answer as the model does, each difference names the rule the family's
+table gives it, and replay stops at the first difference, closes the adapter and words every call made."""
+
+import pytest
+
+from oracle.checked import Checked, Divergence, replay, rule_table
+from oracle.difference import CRASH, Difference
+from oracle.program import Program, Step
+from oracle.serve import AdapterFailure
+
+RULE_OF = rule_table({"count": "counting"}, {"add": "adding"}, "starting")
+
+
+class Counter:
+    """An implementation: a count, added to by `add`; `bump` is a query that (wrongly) adds too."""
+
+    def __init__(self) -> None:
+        self.count, self.closed = 0, False
+
+    def add(self, n: int) -> list:
+        if n < 0:
+            raise AdapterFailure("add raised ValueError: negative")
+        self.count += n
+        return [(n, n)] if n != 3 else [(1,)]
+
+    def bump(self) -> int:
+        self.count += 1
+        return self.count
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class Driver(Checked):
+    def __init__(self, adapter: Counter):
+        super().__init__(adapter, None, RULE_OF)
+        self.model, self.last = 0, {"count": 0}
+
+    def state(self) -> dict:
+        return {"count": self.impl.count}
+
+    def add(self, n: int) -> None:
+        self.step("add", f"add({n})")
+        self.model += n
+        self.run(lambda: self.impl.add(n), pairs=True)
+        if self.impl.count != self.model:
+            self.diverge(Difference("count", "", self.model, self.impl.count))
+        self.last = self.state()
+
+    def ask(self, what: str = "bump", expected: int = 0) -> int:  # type: ignore[override]
+        self.step("bump", "bump()")
+        return super().ask(what, expected, self.impl.bump)
+
+
+def test_rule_table_takes_the_aspect_then_the_operation_then_the_default():
+    assert RULE_OF(Difference("count", "", 1, 2), "anything") == "counting"
+    assert RULE_OF(Difference(CRASH, "", None, "raised"), "add") == "adding"
+    assert RULE_OF(Difference(CRASH, "", None, "raised"), "start") == "starting"
+
+
+def test_a_failure_of_the_implementation_or_a_reply_not_of_pairs_is_a_crash_of_the_calls_rule():
+    driver = Driver(Counter())
+    with pytest.raises(Divergence) as failed:
+        driver.add(-1)
+    assert (failed.value.call, failed.value.rule, failed.value.difference.aspect) == ("add(-1)", "adding", CRASH)
+    assert failed.value.difference.got == "add raised ValueError: negative"
+    with pytest.raises(Divergence) as unpaired:
+        driver.add(3)
+    assert "returned [(1,)], not a list of (src, dst) pairs" in str(unpaired.value)
+    assert driver.stats.steps == 2 and driver.stats.rules["add"] == 2
+
+
+def test_a_query_that_changes_the_state_is_caught_before_its_answer():
+    driver = Driver(Counter())
+    with pytest.raises(Divergence) as changed:
+        driver.ask()
+    difference = changed.value.difference
+    assert (difference.aspect, difference.location, difference.expected, difference.got) == (
+        "unchanged", "bump (a query)", "count 0", "count 1")
+
+
+def test_replay_stops_at_the_first_difference_and_closes_the_adapter():
+    counter = Counter()
+    program = Program("p", (Step("add", (1,)), Step("add", (2,)), Step("add", (-1,)), Step("add", (4,))))
+    calls: list[str] = []
+    found = replay(program, Driver(counter), {"add": Driver.add}, calls)
+    assert (found.program, found.step, found.call, found.rule) == ("p", 3, "add(-1)", "adding")
+    assert calls == ["  1. add 1: add(1)", "  2. add 2: add(2)", "  3. add -1: add(-1)"] and counter.closed
+    assert replay(Program("q", (Step("add", (1,)),)), Driver(Counter()), {"add": Driver.add}, []) is None

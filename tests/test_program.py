@@ -1,0 +1,28 @@
+"""oracle/program.py's `read`: a program file typed by a family's signatures (ints, floats, literal words, optional
+arguments at the end), and the line named when one is not a call."""
+
+import pytest
+
+from oracle.program import ProgramError, Step, read
+
+SIGNATURES = {"begin": "int float", "move": "int word?", "stop": ""}
+
+
+def test_each_line_is_a_step_of_the_arguments_its_signature_takes():
+    program = read("begin 4 0.5\n# a comment\n\nmove 1\nmove 2 word  # the optional word\nstop\n", "p", SIGNATURES)
+    assert program.steps == (Step("begin", (4, 0.5)), Step("move", (1,)), Step("move", (2, "word")), Step("stop"))
+    assert read("begin 4 1\n", "p", SIGNATURES).steps == (Step("begin", (4, 1)),)  # an int is a float too
+
+
+@pytest.mark.parametrize("text, line", [
+    ("begin 4\n", "line 1: not a call: 'begin 4'"),  # too few
+    ("begin 4 0.5 6\n", "line 1: not a call: 'begin 4 0.5 6'"),  # too many
+    ("begin 4.5 0.5\n", "line 1: not a call: 'begin 4.5 0.5'"),  # a float where an int goes
+    ("begin 4 0.5\nmove 1 other\n", "line 2: not a call: 'move 1 other'"),  # another word
+    ("begin 4 0.5\nmove x\n", "line 2: not a call: 'move x'"),
+    ("begin 4 0.5\nleap 1\n", "line 2: not a call: 'leap 1'"),  # no such operation
+    ("stop\n", "starts with one `begin` line"),
+])
+def test_a_line_that_is_not_a_call_is_named(text, line):
+    with pytest.raises(ProgramError, match=line):
+        read(text, "p", SIGNATURES)

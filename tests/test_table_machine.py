@@ -1,0 +1,54 @@
+"""oracle/table_machine.py: a machine built from a table of operations runs the start first and the others under
+their own names, makes one driver per program from the adapter factory, counts the programs, and closes the
+adapter; a failure is Hypothesis's, printed with the operations' names; the repro preamble binds the machine."""
+
+import pytest
+from hypothesis import Phase, settings, strategies as st
+from hypothesis.stateful import run_state_machine_as_test
+
+from oracle.stats import RunStats
+from oracle.table_machine import Operation, repro_preamble, table_machine
+
+
+class Adapter:
+    closed = 0
+
+    def close(self) -> None:
+        Adapter.closed += 1
+
+
+class Driver:
+    def __init__(self, adapter: Adapter, stats: RunStats):
+        self.impl, self.stats, self.total = adapter, stats, None
+
+    def start(self, total: int) -> None:
+        self.total = total
+
+    def add(self, n: int) -> None:
+        assert self.total is not None, "start runs first"
+        self.total += n
+        self.stats.events["added"] += 1
+        assert self.total < 50, f"the total reached {self.total}"
+
+
+def machine_for():
+    return table_machine("CounterMachine", Operation(Driver.start, {"total": st.integers(0, 3)}),
+                         {"add": Operation(Driver.add, {"n": st.integers(0, 9)}),
+                          "nothing": Operation(lambda driver: None)},
+                         lambda adapter, stats, factory: Driver(adapter, stats))
+
+
+def test_a_table_machine_runs_its_operations_and_counts_its_programs():
+    stats, Adapter.closed = RunStats(), 0
+    machine = machine_for()(Adapter, stats)
+    assert machine.__name__ == "CounterMachine" and {"start", "add", "nothing"} <= set(vars(machine.__mro__[1]))
+    with pytest.raises(AssertionError, match="the total reached"):
+        run_state_machine_as_test(machine, settings=settings(max_examples=200, stateful_step_count=20, database=None,
+                                                            deadline=None, phases=[Phase.generate]))
+    assert stats.examples > 0 and stats.events["added"] > 0 and Adapter.closed == stats.examples
+
+
+def test_the_repro_preamble_binds_the_machine_to_the_implementation():
+    assert repro_preamble("oracle.fam", "FamMachine")("pkg.mod:Cls") == [
+        "from oracle.fam import load_adapter", "from oracle.fam.machine import machine_for",
+        "FamMachine = machine_for(load_adapter('pkg.mod:Cls'))"]
