@@ -6,7 +6,7 @@ Class: BlockSpaceManager)."""
 
 from pathlib import Path
 
-from oracle.blockspace import grade
+from oracle.blockspace import grade, picture
 from oracle.blockspace.adapter import Adapter
 from oracle.blockspace.machine import machine_for
 from oracle.blockspace.model import POLICIES, Policy
@@ -68,4 +68,5 @@ FAMILY = Family(
     default_rubric=grade.DEFAULT_RUBRIC,
     describe_run=describe_run,
     mutation=MUTATION,
+    state_tables=picture.state_tables,
 )

@@ -13,7 +13,7 @@ step it does not judge, which no rule's item owns, fails the item once it has ch
 
 import warnings
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -39,6 +39,7 @@ class PrefixSubmission:
     factory: AdapterFactory | None  # None: it did not load
     not_loaded: str = ""
     seed: int | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)  # item id -> its failing call pictured (oracle/page.py)
 
 
 def _adapter(sub: PrefixSubmission) -> Any:
@@ -131,6 +132,7 @@ FUZZ_LIMITS = {"examples": at_least(1), "steps": at_least(1), "shrink_replays": 
 def check_fuzz(sub: PrefixSubmission, options: Mapping[str, Any]) -> Outcome:
     """The prefix state machine against the model: a fixed seed and budgets that are counts, so a
     submission gets the same verdict and program on any machine; `seconds` is only a safety net."""
+    from oracle.page import fuzz_scene
     from oracle.prefix import FAMILY
     from oracle.runner import fuzz
 
@@ -151,6 +153,7 @@ def check_fuzz(sub: PrefixSubmission, options: Mapping[str, Any]) -> Outcome:
     call = getattr(report.failure, "call", "")
     rule = rule_of(difference, call.split("(")[0]) if difference is not None else None
     note = " (shrinking stopped at its budget: the program may not be minimal)" if report.cut_short else ""
+    sub.evidence["fuzz"] = fuzz_scene(FAMILY, sub.factory, report.program)  # replayed while the submission is served
     return Outcome(False, f"fuzz ({ran}): {report.divergence}" + (f" [rule: {rule}]" if rule else "") + note,
                    "", "\n".join(report.program))
 

@@ -1,0 +1,106 @@
+"""The failing call of a fuzz run, replayed for its picture, for any family whose `state_tables` hook draws
+a machine's state as tables (oracle/tables.py).
+
+The one program the fuzz shrank is run again by the shrinker's own loop (oracle/shrink.py, replay) on a
+fresh adapter whose calls are watched: every time the machine observes the implementation, the family's
+hook draws both sides (the model's state, the implementation's); the state before the failing call is the
+last one drawn before the implementation's last call other than an observation, and the state after is
+drawn when the machine is torn down, right after the failure. The replay is one more run of the same
+program: the same failure, or no picture (None) when it does not fail again.
+"""
+
+import re
+from dataclasses import dataclass
+from functools import update_wrapper
+from typing import Any, Callable
+
+from oracle.shrink import replay
+from oracle.stats import RunStats
+from oracle.tables import State
+
+Sides = tuple[State, State | None]  # expected (the model), actual (the implementation; None: unreadable)
+StateTables = Callable[[Any], Sides]  # a family's hook: a machine -> its state, both sides
+_START = re.compile(r"^state = \w+\(\)$")
+
+
+@dataclass(frozen=True)
+class Scene:
+    """A failing call and the state around it."""
+
+    call: str  # the failing call, in the family's words ("" when the failure does not say)
+    line: int  # the program line whose step made the failing call, counted after `state = ...()`
+    after: Sides
+    before: Sides | None  # None: the failure came before anything was observed
+
+
+class _Watch:
+    """What the replay saw: the latest state drawn, the one before the implementation's latest call."""
+
+    def __init__(self, draw: StateTables):
+        self.draw, self.machine, self.busy = draw, None, False
+        self.latest: Sides | None = None
+        self.before: Sides | None = None
+        self.after: Sides | None = None
+
+    def sides(self) -> Sides | None:
+        if self.machine is None or self.busy:
+            return None
+        self.busy = True  # the hook observes the implementation itself: that observation is not drawn
+        try:
+            return self.draw(self.machine)
+        except Exception:  # noqa: BLE001  (the state cannot be read: a picture without it)
+            return None
+        finally:
+            self.busy = False
+
+
+class _Watched:
+    """An adapter whose observations are drawn and whose other calls mark the state before them."""
+
+    def __init__(self, adapter: Any, watch: _Watch):
+        self._adapter, self._watch = adapter, watch
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._adapter, name)
+        if not callable(value) or name == "close":
+            return value
+        watch = self._watch
+
+        def called(*args: Any, **kwargs: Any) -> Any:
+            if name != "observe" and not watch.busy:
+                watch.before = watch.latest
+            result = value(*args, **kwargs)
+            if name == "observe" and not watch.busy:
+                watch.latest = watch.sides() or watch.latest
+            return result
+
+        return called
+
+
+def scene_of(machine_for: Callable[..., type], factory: Callable[[], Any], program: list[str] | tuple[str, ...],
+             draw: StateTables) -> tuple[Scene, BaseException] | None:
+    """Replays a printed program (its preamble, if any, is skipped) against fresh adapters from `factory`; the
+    scene of its failure and the failure, or None when it does not fail."""
+    start = next((n for n, line in enumerate(program) if _START.match(line)), None)
+    if start is None:
+        return None
+    watch = _Watch(draw)
+
+    def watched() -> _Watched:
+        return _Watched(factory(), watch)
+
+    base = machine_for(update_wrapper(watched, factory, assigned=(), updated=("__dict__",)), RunStats())
+
+    def __init__(self: Any) -> None:
+        base.__init__(self)
+        watch.machine = self
+
+    def teardown(self: Any) -> None:
+        watch.after = watch.sides() or watch.latest
+        base.teardown(self)
+
+    machine = type(base.__name__, (base,), {"__init__": __init__, "teardown": teardown})
+    failure, line, _ = replay(machine, list(program[start:]))
+    if failure is None or watch.after is None:
+        return None
+    return Scene(getattr(failure, "call", ""), line, watch.after, watch.before), failure
