@@ -50,12 +50,18 @@ def fuzz_items(report: "FuzzReport", family: "Family | None" = None, factory: An
 def fuzz_scene(family: "Family", factory: Any, program: list[str] | tuple[str, ...]) -> Any:
     """The Scene of a fuzz run's minimal program, replayed once more on adapters from `factory`; None when
     the family draws no tables or the program does not fail again."""
+    import warnings
+
+    from hypothesis.errors import HypothesisDeprecationWarning
+
     from oracle.scene import scene_of
 
     if family.state_tables is None or not program:
         return None
     try:
-        found = scene_of(family.machine_for, factory, program, family.state_tables)
+        with warnings.catch_warnings():  # the replay runs outside Hypothesis, where a machine's `assume` warns
+            warnings.simplefilter("ignore", HypothesisDeprecationWarning)
+            found = scene_of(family.machine_for, factory, program, family.state_tables)
     except Exception:  # noqa: BLE001  (a picture that cannot be made changes no verdict: the page goes without)
         return None
     return None if found is None else found[0]

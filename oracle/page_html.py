@@ -71,7 +71,7 @@ def _section(number: int, item: FailedItem) -> str:
         if actual is None:
             parts.append('<p class="broken">The implementation\'s state could not be read after this call: only '
                          "the expected state is shown.</p>")
-        parts.append(LEGEND + draw_state(expected, actual, scene.before or ()))
+        parts.append(f'<div class="after">{LEGEND}{draw_state(expected, actual, scene.before or ())}</div>')
     if item.details:
         parts.append(f'<details><summary>Details</summary><pre>{e(item.details)}</pre></details>')
     return f'<section class="failure" id="item-{number}">{"".join(parts)}</section>'
