@@ -40,11 +40,10 @@ def fuzz_items(report: "FuzzReport", family: "Family | None" = None, factory: An
     state as tables, its evidence is the failing call replayed (oracle/scene.py)."""
     if report.passed:
         return []
-    evidence = report.failure
+    evidence, rule = report.failure, ""
     if family is not None and factory is not None and family.state_tables is not None:
-        evidence = fuzz_scene(family, factory, report.program)
-    return [FailedItem("fuzz", getattr(report.failure, "rule", "") or "", report.divergence or "", "",
-                       tuple(report.program), evidence)]
+        evidence, rule = fuzz_scene(family, factory, report.program), getattr(report.failure, "rule", "") or ""
+    return [FailedItem("fuzz", rule, report.divergence or "", "", tuple(report.program), evidence)]
 
 
 def fuzz_scene(family: "Family", factory: Any, program: list[str] | tuple[str, ...]) -> Any:

@@ -96,7 +96,7 @@ def scene_of(machine_for: Callable[..., type], factory: Callable[[], Any], progr
         watch.machine = self
 
     def teardown(self: Any) -> None:
-        watch.after = watch.sides() or watch.latest
+        watch.after = watch.sides()
         base.teardown(self)
 
     machine = type(base.__name__, (base,), {"__init__": __init__, "teardown": teardown})

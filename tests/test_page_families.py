@@ -154,3 +154,17 @@ def test_chromium_loads_both_families_pages_and_draws_them(chromium: str, tmp_pa
         assert drawn.returncode == 0 and shot.is_file(), drawn.stderr[-2000:]
         lines = scanlines(shot.read_bytes())
         assert len(lines) == 900 and len(set(lines)) > 100  # text and tables, not one colour
+
+
+def test_a_program_that_does_not_fail_again_gives_no_scene(tmp_path: Path, broken) -> None:
+    """The picture is the failure replayed: the same program on the correct engine does not fail, so there is
+    none (the page then shows the program alone)."""
+    from oracle.page import fuzz_scene
+    from oracle.prefix import FAMILY, load_adapter
+
+    impl = f"lab:{broken('prefix', 'eviction_keeps_index').name}"
+    _, report, _ = fuzzed(tmp_path, "prefix", impl, "--examples", "300", "--steps", "20")
+    program = report["program"].splitlines()
+    scene = fuzz_scene(FAMILY, load_adapter(impl), program)
+    assert scene is not None and scene.call == "admit(req 1, 2 tokens)" and scene.line == 3
+    assert fuzz_scene(FAMILY, load_adapter("engine"), program) is None
