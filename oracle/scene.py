@@ -11,7 +11,6 @@ program: the same failure, or no picture (None) when it does not fail again.
 
 import re
 from dataclasses import dataclass
-from functools import update_wrapper
 from typing import Any, Callable
 
 from oracle.shrink import replay
@@ -77,6 +76,20 @@ class _Watched:
         return called
 
 
+class _WatchedFactory:
+    """The adapter factory, making watched adapters; what a machine reads of it (a domain, a policy) is the
+    factory's own."""
+
+    def __init__(self, factory: Callable[[], Any], watch: _Watch):
+        self._factory, self._watch = factory, watch
+
+    def __call__(self) -> _Watched:
+        return _Watched(self._factory(), self._watch)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._factory, name)
+
+
 def scene_of(machine_for: Callable[..., type], factory: Callable[[], Any], program: list[str] | tuple[str, ...],
              draw: StateTables) -> tuple[Scene, BaseException] | None:
     """Replays a printed program (its preamble, if any, is skipped) against fresh adapters from `factory`; the
@@ -85,11 +98,7 @@ def scene_of(machine_for: Callable[..., type], factory: Callable[[], Any], progr
     if start is None:
         return None
     watch = _Watch(draw)
-
-    def watched() -> _Watched:
-        return _Watched(factory(), watch)
-
-    base = machine_for(update_wrapper(watched, factory, assigned=(), updated=("__dict__",)), RunStats())
+    base = machine_for(_WatchedFactory(factory, watch), RunStats())
 
     def __init__(self: Any) -> None:
         base.__init__(self)

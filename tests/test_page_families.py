@@ -168,3 +168,14 @@ def test_a_program_that_does_not_fail_again_gives_no_scene(tmp_path: Path, broke
     scene = fuzz_scene(FAMILY, load_adapter(impl), program)
     assert scene is not None and scene.call == "admit(req 1, 2 tokens)" and scene.line == 3
     assert fuzz_scene(FAMILY, load_adapter("engine"), program) is None
+
+
+def test_a_run_that_agrees_writes_a_page_saying_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for family in ("prefix", "blockspace"):
+        page = tmp_path / f"{family}.html"
+        assert main(["fuzz", "--family", family, "--examples", "5", "--steps", "5", "--seed", "1", "-q",
+                     "--html", str(page)]) == 0
+        assert f"wrote {page} (no failing step to picture)" in capsys.readouterr().out
+        text = page.read_text()
+        assert_self_contained(text)
+        assert "Every item passed" in text and not parse(text).all("section", "failure")
