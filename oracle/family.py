@@ -37,9 +37,10 @@ class Family:
     load_rubric: Callable[[Path | None], Any] | None = None  # its rubric at a path, or its default; RubricError
     # (title, failed items) -> one self-contained HTML page picturing each failing step (oracle/page.py)
     render_html: Callable[[str, list[Any]], str] | None = None
-    # (a machine) -> its state as tables, (expected, actual): the core draws the page of a failing call from it
-    # (oracle/scene.py, oracle/page_html.py) when the family draws no page of its own
-    state_tables: Callable[[Any], tuple] | None = None
+    # (a machine, what its implementation's observe just returned or None) -> its state as tables, (expected,
+    # actual): the core draws the page of a failing call from it (oracle/scene.py, oracle/page_html.py) when the
+    # family draws no page of its own
+    state_tables: Callable[[Any, Any], tuple] | None = None
     # grade(submission, rubric, out_dir, *, seed, timeout, on_item, deadline, require_sandbox) -> GradeReport;
     # raises oracle.grading.grader.GraderError when grading cannot start (a bad path, a kind it cannot grade)
     grade: Callable[..., Any] | None = None

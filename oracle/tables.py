@@ -45,6 +45,15 @@ class Table:
 State = tuple[Table, ...]  # one side's state: its tables, in the order drawn
 
 
+def settled(state: State | None) -> State | None:
+    """The state with every cell given as a callable read now: a fact the family derives from an observation
+    after making it (what a block holds, say) is drawn as a callable, read once the machine has derived it."""
+    if state is None:
+        return None
+    return tuple(Table(t.name, {label: tuple(c() if callable(c) else c for c in cells) for label, cells in t.rows.items()},
+                       t.note, t.columns) for t in state)
+
+
 def text(value: object) -> str:
     return "" if value is None else str(value)
 

@@ -115,7 +115,7 @@ def test_blockspace_fuzz_html_shows_the_shared_block_written_without_a_copy(tmp_
     assert not any(marked(part) for part in earlier.values())
 
 
-def test_grade_out_pictures_the_fuzz_item_of_both_families(tmp_path: Path, broken,
+def test_grade_out_pictures_the_fuzz_item_of_both_families_and_the_prefix_directed_item(tmp_path: Path, broken,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     prefix = broken("prefix", "eviction_keeps_index")
     blockspace = student_copy(tmp_path / "student", str(ROOT / "tests" / "broken_blockspace" / "no_copy_on_write.patch"))
@@ -130,8 +130,16 @@ def test_grade_out_pictures_the_fuzz_item_of_both_families(tmp_path: Path, broke
         assert fuzz.all("p", "rule")[0].text.startswith("Rule: after every call of a random program")
         assert len(fuzz.all("ol", "program")[0].all("li", "failing")) == 1
         assert any(marked(part) for part in after(fuzz).values())
-        # the directed items show their message (and calls), without a state
-        assert len(sections) > 1 and all(not s.all("div", "after") for s in sections if s is not fuzz)
+        pictured = {s.all("h2")[0].text for s in sections if s is not fuzz and s.all("div", "after")}
+        if family == "blockspace":  # its scenario programs show their message and calls, without a state
+            assert len(sections) > 1 and not pictured
+            continue
+        # the prefix family's directed item of the broken rule: its failing call replayed on the lab's program
+        assert pictured == {"Eviction drops the hash and the index entry"}
+        (eviction,) = [s for s in sections if s.all("h2")[0].text in pictured]
+        assert eviction.all("h3", "after")[0].text == "Right after admit(req 1, tokens [50..61])"
+        assert marked(after(eviction)["Blocks"]) == [("block 1", 2, "×1"), ("block 1", 6, "×2")]
+        assert [c.text for c in rows(before(eviction)["Free queue"])["free"]] == ["3", "2", "1"] * 2
 
 
 def test_chromium_loads_both_families_pages_and_draws_them(chromium: str, tmp_path: Path, broken) -> None:
@@ -179,3 +187,35 @@ def test_a_run_that_agrees_writes_a_page_saying_so(tmp_path: Path, capsys: pytes
         text = page.read_text()
         assert_self_contained(text)
         assert "Every item passed" in text and not parse(text).all("section", "failure")
+
+
+VARIANTS = [("prefix", p.stem) for p in sorted((ROOT / "tests" / "broken_prefix").glob("*.patch"))] + \
+           [("blockspace", p.stem) for p in sorted((ROOT / "tests" / "broken_blockspace").glob("*.patch"))]
+
+
+@pytest.mark.parametrize("family, variant", VARIANTS)
+def test_before_the_failing_call_expected_and_actual_agree(family: str, variant: str, broken) -> None:
+    """Every check passed before the failing call, so the state drawn before it shows no difference: what the
+    machine derives from an observation (what each block holds) is read once it has derived it, not at the
+    observation (read there, a free after an admit showed the admitted blocks' KV as differing)."""
+    from oracle.family import families
+    from oracle.page import fuzz_scene
+    from oracle.runner import fuzz
+    from oracle.tables import marks
+
+    chosen = families()[family]
+    name = broken(family, variant).name
+    impl = f"lab:{name}" if family == "prefix" else f"{name}.block_manager"
+    factory = chosen.load_adapter(impl)
+    report = fuzz(chosen, impl, factory, examples=300, steps=20 if family == "prefix" else 30, seed=0)
+    assert not report.passed
+    scene = fuzz_scene(chosen, factory, report.program)
+    assert scene is not None and report.divergence.startswith(scene.call)
+    if scene.before is None:  # the pool's creation failed: nothing came before it
+        assert scene.line == 1
+        return
+    expected, actual = scene.before
+    assert actual is not None and {t.name for t in actual} <= {t.name for t in expected}
+    for mine in expected:  # (a manager without live sequences reports no ref counts: that table is one-sided)
+        drawn = marks([mine, next((t for t in actual if t.name == mine.name), None)])
+        assert not drawn.diff[0] and not drawn.diff[1], (mine.name, sorted(drawn.diff[0]))

@@ -1,11 +1,11 @@
 """The blockspace state as tables for the HTML page of a failure (drawn by the core: oracle/tables.py, scene.py):
 each live sequence's block table on its device (the implementation's ids named by the model's block at the same
-place, as the driver matches them), the tokens each block holds, the ref counts, and both devices' free counts."""
+place, as the driver matches them), the tokens each block holds (on the implementation's side, as the driver's
+simulated worker wrote them: read once the driver has), the ref counts, and both devices' free counts."""
 
 from typing import Any
 
 from oracle.tables import Cell, State, Table
-
 
 shown = lambda tokens: "nothing" if tokens is None else str(list(tokens))  # noqa: E731
 
@@ -13,14 +13,14 @@ shown = lambda tokens: "nothing" if tokens is None else str(list(tokens))  # noq
 def _tables(seqs: dict, tables: dict, kv: Any, refs: Any, free: list, named: Any = lambda d, b: b) -> State:
     rows = {i: f"seq {i} ({seqs[i].device})" for i in tables}
     return (Table("Block tables", {rows[i]: tuple(named(seqs[i].device, b) for b in t) for i, t in tables.items()},
-                  "each live sequence's blocks on its device, in the model's block ids"),
+                  "each live sequence's blocks on its device, in the model's block ids (hover: the implementation's)"),
             Table("Block contents", {rows[i]: tuple(kv(seqs[i].device, b) for b in t) for i, t in tables.items()},
-                  "the tokens whose KV each block holds (the implementation's: as the calls it passed wrote them)"),
+                  "the tokens whose KV each block holds (the implementation's: as the calls it made wrote them)"),
             Table("Free blocks", {"gpu": (free[0],), "cpu": (free[1],)})) + (() if refs is None else (
             Table("Ref counts", {rows[i]: tuple(refs(i, p) for p in range(len(t))) for i, t in tables.items()}),))
 
 
-def state_tables(machine: Any) -> tuple[State, State | None]:
+def state_tables(machine: Any, _: Any = None) -> tuple[State, State | None]:  # observes through the driver
     driver, model = machine.driver, machine.driver.model
     live = {i: model.seqs[i].table for i in driver._live()}
     expected = _tables(model.seqs, live, lambda d, b: shown(model.kv[d].get(b)), lambda i, p: model.ref_count(
@@ -29,11 +29,10 @@ def state_tables(machine: Any) -> tuple[State, State | None]:
         tables, free, refs = driver._observe()
     except AssertionError:  # unreadable: the expected side alone
         return expected, None
-    mine = {}
+    mine, counts = {}, {(i, p): c for i, p, c in refs}
     for i, table in tables.items():
         for m, b in zip(live[i], table):
             mine.setdefault((model.seqs[i].device, b), m)
-    counts = {(i, p): c for i, p, c in refs}
-    return expected, _tables(model.seqs, tables, lambda d, b: shown(driver.store[d].get(b)), (lambda i, p: counts.get(
-        (i, p), "—")) if counts else None, free, lambda d, b: Cell(mine.get((d, b), "?"), f"the implementation's {d} "
-                                                                   f"block {b}"))
+    return expected, _tables(model.seqs, tables, lambda d, b: lambda: shown(driver.store[d].get(b)), (
+        lambda i, p: counts.get((i, p), "—")) if counts else None, free,
+        lambda d, b: Cell(mine.get((d, b), "?"), f"the implementation's {d} block {b}"))

@@ -28,7 +28,9 @@ from oracle.finding import Finding
 from oracle.prefix.programs import BY_ITEM
 from oracle.program import Program
 from oracle.prefix.replay import Found, Replay
+from oracle.prefix.picture import state_tables
 from oracle.prefix.rules import RULES, rule_of
+from oracle.scene import Watch
 
 ADMIT_MEANS = "admit = get_computed_blocks(request), then allocate_slots for the prompt's tokens not cached"
 
@@ -95,7 +97,9 @@ def directed(item: str) -> Check:
             adapter.close()
             raise NotApplicable(reason)
         ungraded = {other for other in BY_ITEM if not_applicable(other, BY_ITEM[other], adapter)}
-        replay, checked, past = Replay(program, adapter), False, ""
+        watch = Watch(state_tables)  # the failing call's state, for the HTML page (oracle/scene.py)
+        replay, checked, past = Replay(program, watch.adapter(adapter)), False, ""
+        watch.machine = replay
         with closing(replay.steps()) as steps:
             for found in steps:
                 broke = finding(program, found, item)
@@ -103,6 +107,7 @@ def directed(item: str) -> Check:
                     checked = checked or found.judge
                     continue
                 if broke.rule == item:
+                    sub.evidence[item] = watch.scene(found.call)
                     return Outcome(False, broke.message, _details(replay))
                 why = f"{broke.where}: {broke.problem} (that is item {broke.rule}'s to judge)"
                 if broke.rule not in BY_ITEM:  # a crash in a step it does not judge: no rule's item owns it
