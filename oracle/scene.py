@@ -7,9 +7,9 @@ hook draws both sides (the model's state, the implementation's as observed); fac
 an observation after making it (what each block holds) are drawn as callables, read when the machine next
 calls the implementation. The state before the failing call is the last one drawn before the
 implementation's last call other than an observation, and the state after is drawn when the machine is torn
-down, right after the failure. The replay is one more run of the same
-program: the same failure, or no picture (None) when it does not fail again. A family's own replay of a
-directed program can be watched the same way (Watch.adapter, Watch.scene) while it runs.
+down, right after the failure. The replay is one more run of the same program: the same failure, or no
+picture (None) when it does not fail again. A family's own replay of a directed program can be watched the
+same way while it runs (Watch.adapter, Watch.scene: the prefix family's directed items).
 """
 
 import re
