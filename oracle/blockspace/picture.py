@@ -33,6 +33,7 @@ def state_tables(machine: Any, _: Any = None) -> tuple[State, State | None]:  # 
     for i, table in tables.items():
         for m, b in zip(live[i], table):
             mine.setdefault((model.seqs[i].device, b), m)
-    return expected, _tables(model.seqs, tables, lambda d, b: lambda: shown(driver.store[d].get(b)), (
+    kv = driver.worker.blocks if hasattr(driver, "worker") else driver.store  # (the worker: oracle/kv_worker.py)
+    return expected, _tables(model.seqs, tables, lambda d, b: lambda: shown(kv[d].get(b)), (
         lambda i, p: counts.get((i, p), "—")) if counts else None, free,
         lambda d, b: Cell(mine.get((d, b), "?"), f"the implementation's {d} block {b}"))
