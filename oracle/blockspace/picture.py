@@ -1,7 +1,6 @@
-"""The blockspace state as tables for the HTML page of a failure (drawn by the core: oracle/tables.py, scene.py):
-each live sequence's block table on its device (the implementation's ids named by the model's block at the same
-place, as the driver matches them), the tokens each block holds (on the implementation's side, as the driver's
-simulated worker wrote them: read once the driver has), the ref counts, and both devices' free counts."""
+"""The blockspace state as tables for the page of a failure (drawn by the core: oracle/tables.py, scene.py): each
+live sequence's block table (the implementation's ids named by the model's block at the same place), the tokens
+each block holds (the implementation's: as the driver's worker wrote them), the ref counts, the free counts."""
 
 from typing import Any
 
