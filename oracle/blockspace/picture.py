@@ -14,7 +14,7 @@ def _tables(seqs: dict, tables: dict, kv: Any, refs: Any, free: list, named: Any
     return (Table("Block tables", {rows[i]: tuple(named(seqs[i].device, b) for b in t) for i, t in tables.items()},
                   "each live sequence's blocks on its device, in the model's block ids (hover: the implementation's)"),
             Table("Block contents", {rows[i]: tuple(kv(seqs[i].device, b) for b in t) for i, t in tables.items()},
-                  "the tokens whose KV each block holds (the implementation's: as the worker wrote them for calls that passed)"),
+                  "the tokens whose KV each block holds (the implementation's: as written for the calls that passed)"),
             Table("Free blocks", {"gpu": (free[0],), "cpu": (free[1],)})) + (() if refs is None else (
             Table("Ref counts", {rows[i]: tuple(refs(i, p) for p in range(len(t))) for i, t in tables.items()}),))
 
