@@ -37,6 +37,10 @@ class Family:
     load_rubric: Callable[[Path | None], Any] | None = None  # its rubric at a path, or its default; RubricError
     # (title, failed items) -> one self-contained HTML page picturing each failing step (oracle/page.py)
     render_html: Callable[[str, list[Any]], str] | None = None
+    # (a machine, what its implementation's observe just returned or None) -> its state as tables, (expected,
+    # actual): the core draws the page of a failing call from it (oracle/scene.py, oracle/page_html.py) when the
+    # family draws no page of its own
+    state_tables: Callable[[Any, Any], tuple] | None = None
     # grade(submission, rubric, out_dir, *, seed, timeout, on_item, deadline, require_sandbox) -> GradeReport;
     # raises oracle.grading.grader.GraderError when grading cannot start (a bad path, a kind it cannot grade)
     grade: Callable[..., Any] | None = None
@@ -49,6 +53,11 @@ class Family:
     # one seed, one run wherever it starts: no constants drawn from the modules loaded (oracle/determinism.py);
     # hw3 keeps Hypothesis's default until its seed-dependent expectations are measured again
     fixed_constants: bool = False
+
+
+def draws_page(family: Family) -> bool:
+    """Whether `fuzz --html` and `grade --out` can picture the family's failures."""
+    return family.render_html is not None or family.state_tables is not None
 
 
 def family_named(name: str) -> Family:

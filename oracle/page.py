@@ -1,5 +1,7 @@
 """The HTML page of a run's failures (`grade --out DIR`, `fuzz --html FILE`), for any family: what the
-shared layer hands to the family's `render_html` hook, which draws the page (hw3: oracle/hw3/page.py)."""
+shared layer hands to the family's `render_html` hook, which draws the page (hw3: oracle/hw3/page.py), or,
+for a family that draws its state as tables (its `state_tables` hook), to the core's page (oracle/page_html.py)
+with each failing call replayed (oracle/scene.py)."""
 
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,13 +35,40 @@ def grade_items(report: "GradeReport") -> list[FailedItem]:
     ]
 
 
-def fuzz_items(report: "FuzzReport") -> list[FailedItem]:
+def fuzz_items(report: "FuzzReport", family: "Family | None" = None, factory: Any = None) -> list[FailedItem]:
+    """The failed fuzz run as an item; with the family and its adapter factory, and a family that draws its
+    state as tables, its evidence is the failing call replayed (oracle/scene.py)."""
     if report.passed:
         return []
-    return [FailedItem("fuzz", "", report.divergence or "", "", tuple(report.program), report.failure)]
+    evidence, rule = report.failure, ""
+    if family is not None and factory is not None and family.state_tables is not None:
+        evidence, rule = fuzz_scene(family, factory, report.program), getattr(report.failure, "rule", "") or ""
+    return [FailedItem("fuzz", rule, report.divergence or "", "", tuple(report.program), evidence)]
+
+
+def fuzz_scene(family: "Family", factory: Any, program: list[str] | tuple[str, ...]) -> Any:
+    """The Scene of a fuzz run's minimal program, replayed once more on adapters from `factory`; None when
+    the family draws no tables or the program does not fail again."""
+    import warnings
+
+    from hypothesis.errors import HypothesisDeprecationWarning
+
+    from oracle.scene import scene_of
+
+    if family.state_tables is None or not program:
+        return None
+    try:
+        with warnings.catch_warnings():  # the replay runs outside Hypothesis, where a machine's `assume` warns
+            warnings.simplefilter("ignore", HypothesisDeprecationWarning)
+            found = scene_of(family.machine_for, factory, program, family.state_tables)
+    except Exception:  # noqa: BLE001  (a picture that cannot be made changes no verdict: the page goes without)
+        return None
+    return None if found is None else found[0]
 
 
 def write_page(family: "Family", path: Path, title: str, items: list[FailedItem]) -> None:
-    """Writes the family's page (its render_html hook must be set). Raises OSError."""
-    assert family.render_html is not None
-    path.write_text(family.render_html(title, items))
+    """Writes the family's page: its own (render_html), else the core's page of its state tables. Raises
+    OSError."""
+    from oracle.page_html import render_html
+
+    path.write_text((family.render_html or render_html)(title, items))

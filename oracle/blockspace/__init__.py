@@ -4,6 +4,7 @@ and a CPU pool). README.md next to this file describes it. An implementation is 
 engine/blockspace), or `pkg.module[:Class]` or `path/file.py[:Class]` naming a block manager class (default
 Class: BlockSpaceManager)."""
 
+from oracle.blockspace import picture
 from oracle.blockspace.adapter import Adapter
 from oracle.blockspace.grade import GRADER
 from oracle.blockspace.machine import machine_for
@@ -63,4 +64,5 @@ FAMILY = Family(
     describe_run=describe_run,
     mutation=MUTATION,
     fixed_constants=True,  # one seed, one run wherever it starts (oracle/determinism.py)
+    state_tables=picture.state_tables,
 )

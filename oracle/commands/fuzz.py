@@ -6,7 +6,7 @@ import random
 from oracle.commands.options import add_quiet_option, output_file, positive, seed_value
 from oracle.commands.outputs import write_html, write_json
 from oracle.commands.status import EXIT_FAILED, EXIT_OK, UsageError
-from oracle.family import DEFAULT_FAMILY, families
+from oracle.family import DEFAULT_FAMILY, draws_page, families
 from oracle.page import fuzz_items
 from oracle.runner import Progress, fuzz
 
@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     family = families()[args.family]
     impl = args.impl or family.default_impl
-    if args.html and family.render_html is None:
+    if args.html and not draws_page(family):
         raise UsageError(f"--html: the {family.name} family draws no HTML page")
     try:
         factory = family.load_adapter(impl)
@@ -83,5 +83,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_json(args.json, report.as_dict())
     if args.html:
-        write_html(family, args.html, f"pagedcheck fuzz {impl} (seed {seed})", fuzz_items(report))
+        write_html(family, args.html, f"pagedcheck fuzz {impl} (seed {seed})", fuzz_items(report, family, factory))
     return EXIT_OK if report.passed and not faults else EXIT_FAILED

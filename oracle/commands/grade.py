@@ -11,6 +11,7 @@ from typing import Iterator
 from oracle.commands.options import add_grade_options, grading_family, lang_for, output_file
 from oracle.commands.outputs import write_file, write_html, write_json
 from oracle.commands.status import UsageError
+from oracle.family import draws_page
 from oracle.grading.report import GradeReport
 from oracle.page import PAGE_NAME, grade_items
 
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             if any(item.repro for item in report.items):
                 print(f"\nRepro files are in {out_dir}")
-            if family.render_html is not None:
+            if draws_page(family):
                 write_html(family, out_dir / PAGE_NAME, f"{args.submission}: {report.score:g}/{report.max_score:g}",
                            grade_items(report))
     write_reports(args, report, rubric.visibility)

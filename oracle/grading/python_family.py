@@ -7,7 +7,7 @@ import os
 import time
 import warnings
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -35,6 +35,7 @@ class Submission:
     factory: Callable[[], Any] | None = None  # adapters over the served submission; None: it did not load
     not_loaded: str = "the time limit ran out"
     seed: int | None = None  # the fuzz seed a grade was asked for (None: the rubric's)
+    evidence: dict[str, Any] = field(default_factory=dict)  # item id -> its failing call pictured (oracle/page.py)
 
     def adapters(self) -> Callable[[], Any]:
         if self.factory is None:
@@ -77,6 +78,7 @@ def fuzz_check(family: str, rule: str) -> Check:
 
     def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         from oracle.family import family_named
+        from oracle.page import fuzz_scene
         from oracle.runner import fuzz
 
         factory, seed = sub.adapters(), sub.seed if sub.seed is not None else options["seed"]
@@ -92,6 +94,7 @@ def fuzz_check(family: str, rule: str) -> Check:
         if report.passed:
             return Outcome(True)
         broken = getattr(report.failure, "rule", None)
+        sub.evidence["fuzz"] = fuzz_scene(family_named(family), factory, report.program)  # while it is served
         return Outcome(False, f"fuzz ({ran}): {report.divergence}" + (f" [rule: {broken}]" if broken else ""), "",
                        "\n".join(report.program))
 
@@ -127,7 +130,7 @@ def grade(family: str, checks: Mapping[str, Check], submission: str, target: Any
     fuzz_seed = next((item.options["seed"] for item in rubric.items if item.id == "fuzz"), 0)
     return GradeReport(family=family, submission=submission, kind="python", rubric_title=rubric.title,
                        rubric_source=rubric.source, seed=fuzz_seed if seed is None else seed, items=items,
-                       seconds=time.perf_counter() - start, isolation=box.description)
+                       seconds=time.perf_counter() - start, isolation=box.description, evidence=sub.evidence)
 
 
 @dataclass(frozen=True)

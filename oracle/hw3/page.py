@@ -4,13 +4,13 @@ top, the program with the failing call marked, then the state right after that c
 actual (picture_html.py). Every text goes through html.escape.
 """
 
-import re
-
 from oracle.hw3.checks import fails
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.picture import Picture, picture_of
-from oracle.hw3.picture_html import e, runs, state
+from oracle.hw3.picture_html import state
 from oracle.page import FailedItem
+from oracle.page_html import BASE_CSS, contents, frame, program
+from oracle.tables import e, runs
 
 LONG_RUN = 10  # consecutive calls of one API from which a listing shows only both ends
 RUN_ENDS = 2
@@ -19,15 +19,8 @@ RUN_ENDS = 2
 def render_html(title: str, items: list[FailedItem]) -> str:
     """One page for a run's failures; an empty list says that everything passed."""
     pictures = [picture_of(item.evidence) for item in items]
-    toc = "".join(f'<li><a href="#item-{n}">{e(item.name)}</a>: {e(item.message)}</li>' for n, item in enumerate(items))
-    body = (f'<nav><h2>{len(items)} failed</h2><ol>{toc}</ol></nav>' if items
-            else '<p class="passed">Every item passed: there is no failing step to show.</p>')
-    body += "".join(_section(n, item, picture) for n, (item, picture) in enumerate(zip(items, pictures)))
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{e(title)}</title>'
-            f'<style>{CSS}</style></head><body><header><h1>{e(title)}</h1>'
-            f'<p>pagedcheck: the failing step of each failed item, expected (the model) beside actual '
-            f'(the implementation), right after the failing call.</p></header><main>{body}</main></body></html>\n')
+    body = contents(items) + "".join(_section(n, item, picture) for n, (item, picture) in enumerate(zip(items, pictures)))
+    return frame(title, body, CSS)
 
 
 def _section(number: int, item: FailedItem, picture: Picture | None) -> str:
@@ -57,20 +50,6 @@ def _section(number: int, item: FailedItem, picture: Picture | None) -> str:
 
 
 _LENIENT = {"block_ids": "physical block ids up to a renaming", "list_order": "the active list as a set of ids"}
-_STATE_LINE = re.compile(r"^state = \w+\(\)$")
-
-
-def program(lines: tuple[str, ...], line: int) -> str:
-    """A printed program, unnumbered (the page numbers calls only, as the messages and the repro do), with the
-    rule line that made the failing call marked (`line` counts the lines after `state = ...()`, 0 for none)."""
-    start = next((n for n, text in enumerate(lines) if _STATE_LINE.match(text)), None)
-    failing = start + line if start is not None and line else None
-    rows = []
-    for n, text in enumerate(lines):
-        kind = "failing" if n == failing else "preamble" if start is None or n <= start else ""
-        mark = '<span class="mark">◀ the failing call</span>' if n == failing else ""
-        rows.append(f'<li class="{kind}"><code>{e(text)}</code>{mark}</li>')
-    return f'<ol class="program printed">{"".join(rows)}</ol>'
 
 
 def calls(picture: Picture) -> str:
@@ -117,42 +96,7 @@ def _call_row(call: Call, n: int, failing: bool) -> str:
             f'<span class="ret">→ {e(expected)} {said}</span>{mark}</li>')
 
 
-CSS = """
-:root { --magic:#eceff3; --append:#cfe3ff; --cow:#ffe0b2; --wrong:#ffb4b4; --diff:#d32f2f; --ink:#1d2430;
-  --muted:#667085; --line:#d9dee7; --fail:#fff1b8; }
-* { box-sizing: border-box; }
-body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink);
-  background: #f6f7f9; }
-header { background: #1d2430; color: #fff; padding: 14px 24px; }
-header h1 { margin: 0 0 4px; font-size: 20px; word-break: break-all; }
-header p { margin: 0; color: #c9d1dc; }
-main { padding: 16px 24px 40px; }
-nav, section.failure { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 12px 18px;
-  margin-bottom: 18px; }
-nav h2 { margin: 0 0 6px; font-size: 16px; }
-nav ol { margin: 0; padding-left: 22px; }
-section.failure > h2 { margin: 4px 0 6px; font-size: 18px; }
-h3 { font-size: 15px; margin: 16px 0 6px; }
-h3.after { border-top: 2px solid var(--line); padding-top: 12px; }
-h4 { margin: 10px 0 4px; font-size: 14px; }
-.rule { display: inline-block; margin: 0 0 6px; padding: 2px 10px; border-radius: 12px; background: #eef2ff;
-  color: #3538cd; font-weight: 600; }
-.message code { display: block; padding: 8px 10px; background: #fff5f5; border-left: 4px solid var(--diff);
-  white-space: pre-wrap; word-break: break-word; }
-.note { color: var(--muted); font-style: italic; }
-.passed { font-size: 16px; color: #067647; }
-code, pre, .c, .chip { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
-pre { background: #f3f4f6; padding: 8px; overflow-x: auto; white-space: pre-wrap; font-size: 12px; }
-ol.program { margin: 0; padding: 6px 0 6px 44px; background: #fafbfc; border: 1px solid var(--line);
-  border-radius: 6px; font-size: 12.5px; }
-ol.program li { padding: 1px 6px; white-space: pre-wrap; word-break: break-all; }
-ol.program li.preamble { color: var(--muted); }
-ol.program li.failing { background: var(--fail); border-left: 4px solid #f79009; font-weight: 600; }
-ol.program.printed { list-style: none; padding-left: 12px; }  /* unnumbered: the numbers on the page are calls' */
-ol.program li.collapsed { color: var(--muted); list-style: none; font-style: italic; }
-.mark { margin-left: 10px; color: #b54708; font-weight: 700; }
-.ret { color: var(--muted); }
-section.part { margin: 10px 0 14px; }
+CSS = BASE_CSS + """\
 table { border-collapse: separate; border-spacing: 2px; }
 table.counters td.v, table.counters th { padding: 2px 10px; text-align: left; }
 table.counters td.v { background: #f3f4f6; border-radius: 4px; font-family: ui-monospace, monospace; }

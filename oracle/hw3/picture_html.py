@@ -9,33 +9,14 @@ that agree, and sequences that are the same on both sides (a closed <details>). 
 html.escape: a submission's names and values never become markup.
 """
 
-from html import escape
-from typing import Callable, Iterator
-
 from oracle.hw3.observation import WILD
 from oracle.hw3.picture import APPEND, CLASS_WORDS, COW, MAGIC, WRONG, Picture, Side, magic_source
 from oracle.hw3.spec import KV_PER_BLOCK, KV_SIZE, L1_PT_SIZE, L2_PT_SIZE, UNMAPPED
+from oracle.tables import e, runs
 
 ROW = 16  # cells per row in every grid: one L2 table, one block's slots, 16 ref counts
 SHOW_ALL_BLOCKS = 16  # pools up to this many blocks are drawn whole
 OVERVIEW_COLUMNS = 32
-
-
-def e(value: object) -> str:
-    return escape(str(value), quote=True)
-
-
-def runs(count: int, keep: Callable[[int], bool], shortest: int = 2) -> Iterator[tuple[int, int, bool]]:
-    """(start, stop, shown) runs over range(count): the indices `keep` accepts are shown; a run of others
-    is collapsed when it has at least `shortest` members, else shown too."""
-    start = 0
-    while start < count:
-        shown = keep(start)
-        stop = start + 1
-        while stop < count and keep(stop) == shown:
-            stop += 1
-        yield start, stop, shown or stop - start < shortest
-        start = stop
 
 
 def _span(start: int, stop: int) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 from oracle.family import AdapterFactory, Family, MutationTarget
 from oracle.prefix import difference  # noqa: F401  (words the family's aspects)
 from oracle.prefix.machine import machine_for
+from oracle.prefix.picture import state_tables
 from oracle.prefix.policy import POLICIES, Policy, universal
 from oracle.prefix.strategies import Domain
 
@@ -112,4 +113,5 @@ FAMILY = Family(
     default_rubric=Path(__file__).with_name("rubric.toml"),
     mutation=MUTATION,
     fixed_constants=True,
+    state_tables=state_tables,
 )

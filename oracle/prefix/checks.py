@@ -13,7 +13,7 @@ step it does not judge, which no rule's item owns, fails the item once it has ch
 
 import warnings
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -28,7 +28,9 @@ from oracle.finding import Finding
 from oracle.prefix.programs import BY_ITEM
 from oracle.program import Program
 from oracle.prefix.replay import Found, Replay
+from oracle.prefix.picture import state_tables
 from oracle.prefix.rules import RULES, rule_of
+from oracle.scene import Watch
 
 ADMIT_MEANS = "admit = get_computed_blocks(request), then allocate_slots for the prompt's tokens not cached"
 
@@ -39,6 +41,7 @@ class PrefixSubmission:
     factory: AdapterFactory | None  # None: it did not load
     not_loaded: str = ""
     seed: int | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)  # item id -> its failing call pictured (oracle/page.py)
 
 
 def _adapter(sub: PrefixSubmission) -> Any:
@@ -94,7 +97,9 @@ def directed(item: str) -> Check:
             adapter.close()
             raise NotApplicable(reason)
         ungraded = {other for other in BY_ITEM if not_applicable(other, BY_ITEM[other], adapter)}
-        replay, checked, past = Replay(program, adapter), False, ""
+        watch = Watch(state_tables)  # the failing call's state, for the HTML page (oracle/scene.py)
+        replay, checked, past = Replay(program, watch.adapter(adapter)), False, ""
+        watch.machine = replay
         with closing(replay.steps()) as steps:
             for found in steps:
                 broke = finding(program, found, item)
@@ -102,6 +107,7 @@ def directed(item: str) -> Check:
                     checked = checked or found.judge
                     continue
                 if broke.rule == item:
+                    sub.evidence[item] = watch.scene(found.call)
                     return Outcome(False, broke.message, _details(replay))
                 why = f"{broke.where}: {broke.problem} (that is item {broke.rule}'s to judge)"
                 if broke.rule not in BY_ITEM:  # a crash in a step it does not judge: no rule's item owns it
@@ -131,6 +137,7 @@ FUZZ_LIMITS = {"examples": at_least(1), "steps": at_least(1), "shrink_replays": 
 def check_fuzz(sub: PrefixSubmission, options: Mapping[str, Any]) -> Outcome:
     """The prefix state machine against the model: a fixed seed and budgets that are counts, so a
     submission gets the same verdict and program on any machine; `seconds` is only a safety net."""
+    from oracle.page import fuzz_scene
     from oracle.prefix import FAMILY
     from oracle.runner import fuzz
 
@@ -151,6 +158,7 @@ def check_fuzz(sub: PrefixSubmission, options: Mapping[str, Any]) -> Outcome:
     call = getattr(report.failure, "call", "")
     rule = rule_of(difference, call.split("(")[0]) if difference is not None else None
     note = " (shrinking stopped at its budget: the program may not be minimal)" if report.cut_short else ""
+    sub.evidence["fuzz"] = fuzz_scene(FAMILY, sub.factory, report.program)  # replayed while the submission is served
     return Outcome(False, f"fuzz ({ran}): {report.divergence}" + (f" [rule: {rule}]" if rule else "") + note,
                    "", "\n".join(report.program))
 

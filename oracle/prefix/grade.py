@@ -121,4 +121,5 @@ def grade(
         items=items,
         seconds=time.perf_counter() - start,
         isolation=box.description,
+        evidence=sub.evidence if sub is not None else {},
     )
