@@ -13,6 +13,7 @@ and `machine.machine_for`.
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from hypothesis.errors import UnsatisfiedAssumption
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 from hypothesis.strategies import SearchStrategy
 
@@ -25,6 +26,13 @@ AdapterFactory = Callable[[], Any]
 class Operation:
     act: Callable[..., Any]  # (driver, **arguments)
     arguments: Mapping[str, SearchStrategy] = field(default_factory=dict)
+
+
+def valid(condition: bool) -> None:
+    """A program the strategies never make (a shrunk or hand-written replay) is not valid: Hypothesis drops it,
+    the shrinker rejects it. (Not `assume`, which warns when a program is replayed outside Hypothesis.)"""
+    if not condition:
+        raise UnsatisfiedAssumption("outside the generated domain")
 
 
 def _rule(name: str, operation: Operation, decorator: Callable[..., Callable]) -> Callable:

@@ -4,11 +4,11 @@ each call on the implementation and the model and checks every invariant after i
 (oracle/table_machine.py), built from this table of operations. A test class:
 `machine_for(load_adapter("engine")).TestCase`."""
 
-from hypothesis import assume, strategies as st
+from hypothesis import strategies as st
 
 from oracle.blockspace.driver import Driver
 from oracle.blockspace.model import Policy
-from oracle.table_machine import Operation, table_machine
+from oracle.table_machine import Operation, table_machine, valid
 
 picks = st.integers(0, 7)  # which live sequence or group, modulo how many there are
 
@@ -24,12 +24,12 @@ def _group(driver: Driver, pick: int, status: str) -> int:
 
 
 def start(driver: Driver, block_size: int, gpu: int, cpu: int, watermark: float) -> None:
-    assume(block_size >= 1 and gpu >= 1 and cpu >= 0 and 0 <= watermark < 1)  # a shrunk replay may ask otherwise
+    valid(block_size >= 1 and gpu >= 1 and cpu >= 0 and 0 <= watermark < 1)  # a shrunk replay may ask otherwise
     driver.start(block_size, gpu, cpu, watermark)
 
 
 def arrive(driver: Driver, prompt_len: int, samples: int) -> None:
-    assume(prompt_len >= 1 and samples >= 1)
+    valid(prompt_len >= 1 and samples >= 1)
     driver.arrive(prompt_len, samples)
     driver.admit()
 
