@@ -2,8 +2,9 @@
 
 import argparse
 import random
+import sys
 
-from oracle.commands.options import add_quiet_option, output_file, positive, seed_value
+from oracle.commands.options import add_quiet_option, add_site_option, output_file, positive, seed_value
 from oracle.commands.outputs import write_html, write_json
 from oracle.commands.status import EXIT_FAILED, EXIT_OK, UsageError
 from oracle.family import DEFAULT_FAMILY, families
@@ -37,6 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--html", type=output_file, metavar="FILE",
                    help="write one self-contained HTML page picturing the divergence (expected beside actual); the "
                    "command prints where it wrote it")
+    add_site_option(p, "fuzz runs the implementation in this process, so DIR goes last on this process's import "
+                    "path, where `grade --site DIR` gives the same folder to its sandbox")
     add_quiet_option(p, "no progress line")
     p.set_defaults(run=run)
 
@@ -46,6 +49,10 @@ def run(args: argparse.Namespace) -> int:
     impl = args.impl or family.default_impl
     if args.html and family.render_html is None:
         raise UsageError(f"--html: the {family.name} family draws no HTML page")
+    if args.site is not None:
+        if not args.site.is_dir():
+            raise UsageError(f"--site {args.site}: no such folder (make one with `pip install --target DIR PACKAGE...`)")
+        sys.path.append(str(args.site.resolve()))
     try:
         factory = family.load_adapter(impl)
     except ValueError as exc:

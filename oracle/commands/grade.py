@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from oracle.commands.options import add_grade_options, grading_family, lang_for, output_file
+from oracle.commands.options import add_grade_options, grading_family, lang_for, output_file, site_for
 from oracle.commands.outputs import write_file, write_html, write_json
 from oracle.commands.status import UsageError
 from oracle.grading.report import GradeReport
@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from oracle.grading.table import render
 
     family = grading_family(args)
+    site = site_for(args, family)
     deadline = time.monotonic() + args.time_limit
 
     def on_item(item) -> None:
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             rubric = family.load_rubric(args.rubric)
             report = family.grade(args.submission, rubric, out_dir, seed=args.seed, timeout=args.timeout,
                                   on_item=on_item, deadline=deadline, require_sandbox=args.require_sandbox,
-                                  **lang_for(args, family))
+                                  **lang_for(args, family), **site)
         except (RubricError, GraderError) as exc:
             failure = GradeReport(family.name, args.submission, "unknown", "", str(args.rubric or family.default_rubric),
                                   args.seed or 0, grader_error=str(exc))

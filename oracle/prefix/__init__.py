@@ -112,4 +112,5 @@ FAMILY = Family(
     default_rubric=Path(__file__).with_name("rubric.toml"),
     mutation=MUTATION,
     fixed_constants=True,
+    takes_site=True,
 )
