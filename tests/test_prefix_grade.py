@@ -109,10 +109,11 @@ def test_a_failing_item_names_the_step_and_values(broken_engine, tmp_path):  # n
 # shape -> the items that apply to its test implementation under its own policy (the rest: not applicable);
 # a look-up is replayed as an admission and a free on shapes without one
 APPLIES = {
-    "minivllm": {"free_queue", "hash_chaining", "touch", "eviction", "atomic_allocation", "fuzz"},
+    # no fork: no_false_hit is graded by its program without fork (programs.WITHOUT_FORK)
+    "minivllm": {"free_queue", "hash_chaining", "touch", "eviction", "atomic_allocation", "no_false_hit", "fuzz"},
     # its index entries stay when a block is reused (old nano-vllm's design), which is how old nano-vllm's
-    # false hit comes about: the fuzz item finds it (see the test below)
-    "nanovllm": {"free_queue", "hash_chaining", "touch", "atomic_allocation", "reverse_order_free"},
+    # false hit comes about: the fuzz item finds it (see the test below); the directed program does not reach it
+    "nanovllm": {"free_queue", "hash_chaining", "touch", "atomic_allocation", "reverse_order_free", "no_false_hit"},
     "yaie": {"free_queue", "atomic_allocation", "fuzz"},
 }
 

@@ -144,3 +144,40 @@ BY_ITEM = {
         fork(2, 0, judge=True),  # held once now: no copy
     )),
 }
+
+
+# The programs of items whose own program needs an operation the target lacks: `program_for` picks one.
+#
+# Without fork, a chain's tail can still be cached while its head is not: the hit cap makes a second block for
+# [1..4] (a prompt of exactly one block may not hit), the index then points at the newer one (last writer) and
+# evicting it leaves [1..8]'s block cached behind a miss. Where the index keeps both (vLLM's multimap, first
+# wins) the head stays cached, and the same steps check the hits are the right ones. Every block that is
+# reused for new tokens (steps 4 and 9) would keep a stale entry where eviction forgets it: the admissions and
+# look-ups after them hit it if it is there. Spare blocks keep a look-up that a shape lacks (replayed as an
+# admission and a free) from being refused.
+WITHOUT_FORK = {
+    "no_false_hit": Program("no false hit", (
+        start(14, 4),
+        admit(*run(1, 8), 9),  # req 0: blocks 1, 2, 3 ([1..4], [1..8] cached)
+        admit(*run(1, 4)),  # req 1: no hit (the cap); [1..4] cached again, in block 4
+        free(1),  # block 4 to the tail: free queue 5..13, 4
+        admit(*run(20, 40)),  # req 2: takes 5..13 and 4: [1..4]'s newer block evicted
+        free(2),  # its blocks back, tail first: 4, 13, ..., 5
+        lookup(*run(1, 8), 10, judge=True),  # [1..4] misses (last writer) or hits block 1 (multimap): never 4
+        admit(*run(1, 8), 10, judge=True),  # req 3: the same
+        free(0),  # 3, 2, 1 to the tail when req 3 does not hold them
+        free(3),
+        admit(*run(100, 36)),  # req 4: takes every block but the last three freed
+        lookup(*run(1, 8), 11, judge=True),
+        admit(*run(1, 8), 11, judge=True),  # req 5
+        lookup(*run(1, 8), 12, judge=True),
+    )),
+}
+
+
+def program_for(item: str, supports: frozenset[str] | set[str]) -> Program:
+    """The directed program of `item` for a target with the optional operations `supports`: its own, or the one
+    that does without an operation the target lacks."""
+    program = BY_ITEM[item]
+    lacking = program.ops - {"start", "admit", "free", "lookup"} - set(supports)
+    return WITHOUT_FORK[item] if lacking == {"fork"} and item in WITHOUT_FORK else program
