@@ -128,7 +128,8 @@ def hypofuzz_command(folder: Path, workers: int) -> list[str]:
             "--rootdir", str(folder), "-p", "no:cacheprovider", "-q"]
 
 
-def run(folder: Path, workers: int, seconds: float | None, log: Path) -> tuple[int | None, float]:
+def run(folder: Path, workers: int, seconds: float | None, log: Path) -> tuple[int | None, float]:  # pragma: no cover
+    # (needs HypoFuzz, an optional extra: tests/test_campaign.py runs it where it is installed)
     """Runs HypoFuzz until every test has a failure (it then exits) or `seconds` pass (it is stopped, with all
     its workers); its output goes to `log`. HypoFuzz's exit status (None: stopped) and the seconds it ran."""
     start = time.monotonic()

@@ -72,10 +72,20 @@ def test_a_campaign_folder_is_for_one_implementation(tmp_path):
     Campaign("prefix", "engine", 50).write(tmp_path / "c")
     done = pagedcheck("campaign", "--family", "prefix", "--impl", "lab:engine.prefix", "--db", str(tmp_path / "c"))
     assert done.returncode == 2
-    if hypofuzz_missing():
-        assert "HypoFuzz is not installed" in done.stderr
-    else:
-        assert "is the campaign of prefix engine with --steps 50" in done.stderr
+    assert done.stderr.strip() == (f"pagedcheck campaign: error: --db {tmp_path / 'c'} is the campaign of prefix "
+                                   "engine with --steps 50: give those, or another folder (one per implementation)")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    done = pagedcheck("campaign", "--family", "prefix", "--db", str(tmp_path / "other"))
+    assert done.returncode == 2 and "exists and is not a campaign folder" in done.stderr
+    done = pagedcheck("campaign", "--family", "prefix", "--impl", "nope:x", "--db", str(tmp_path / "new"))
+    assert done.returncode == 2 and done.stderr.startswith("pagedcheck campaign: error: --impl nope:x: ")
+
+
+@pytest.mark.skipif(hypofuzz_missing() is None, reason="HypoFuzz is installed here")
+def test_without_hypofuzz_the_campaign_says_how_to_install_it(tmp_path):
+    done = pagedcheck("campaign", "--family", "prefix", "--db", str(tmp_path / "new"))
+    assert done.returncode == 2 and "HypoFuzz is not installed: pip install 'pagedcheck[campaign]'" in done.stderr
 
 
 @pytest.mark.skipif(hypofuzz_missing() is not None, reason="HypoFuzz is not installed: pip install -e '.[campaign]'")
