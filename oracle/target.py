@@ -15,7 +15,11 @@ def load_target(spec: str) -> Any:
         target = _from_file(Path(module_name)) if module_name.endswith(".py") else importlib.import_module(module_name)
     except ImportError as exc:
         unfound = exc.name if isinstance(exc, ModuleNotFoundError) and exc.name else ""
-        hint = in_current_folder(module_name) if unfound.split(".")[0] == module_name.split(".")[0] else ""
+        if unfound.split(".")[0] == module_name.split(".")[0]:
+            hint = in_current_folder(module_name)
+        else:  # a package the implementation imports
+            hint = (f" (a package it needs is given with --site DIR, a folder made by `pip install --target DIR "
+                    f"{unfound.split('.')[0]}`)") if unfound else ""
         raise ValueError(f"cannot import {module_name!r}: {exc}{hint}") from exc
     if attr:
         try:

@@ -164,3 +164,36 @@ def test_a_module_in_the_current_folder_gets_the_pythonpath_hint(tmp_path):
                               capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
         assert done.returncode == 2, done.stderr
         assert "'mypool' is in the current folder" in done.stderr and "PYTHONPATH=." in done.stderr
+
+
+def test_grade_all_gives_every_submission_the_site_folder(shared_tmp):
+    classroom = shared_tmp / "class"
+    for name in ("alice", "bob"):
+        with_lab_package(classroom / name)
+        (classroom / name / "kv_cache.py").write_text("import sitemarker\nfrom labsol import KVCacheManager, Request\n")
+    for path in [classroom, *classroom.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    site = site_with_marker(shared_tmp)
+    done = subprocess.run([sys.executable, "-m", "oracle.cli", "grade-all", "--family", "prefix", str(classroom),
+                           "--site", str(site), "--jobs", "2", "-q"], capture_output=True, text=True, cwd=ROOT,
+                          timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = (shared_tmp / "class-grades" / "scores.csv").read_text().splitlines()
+    assert rows[1].startswith("alice,100,100,passed") and rows[2].startswith("bob,100,100,passed")
+
+
+def test_fuzz_puts_the_site_folder_on_its_own_path(shared_tmp):
+    """fuzz runs the implementation in its own process: the folder goes last on that process's path."""
+    site = site_with_marker(shared_tmp)
+    pool = shared_tmp / "pool"
+    with_lab_package(pool)
+    (pool / "needs_marker.py").write_text("import sitemarker\nfrom labsol import *\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(pool)])}
+    argv = [sys.executable, "-m", "oracle.cli", "fuzz", "--family", "prefix", "--impl", "lab:needs_marker",
+            "--examples", "5", "--seed", "1", "-q"]
+    without = subprocess.run(argv, capture_output=True, text=True, cwd=shared_tmp, env=env, timeout=300)
+    assert without.returncode == 2 and "No module named 'sitemarker'" in without.stderr
+    assert "--site DIR, a folder made by `pip install --target DIR sitemarker`" in without.stderr
+    done = subprocess.run([*argv, "--site", str(site)], capture_output=True, text=True, cwd=shared_tmp, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
