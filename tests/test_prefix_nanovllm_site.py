@@ -88,3 +88,16 @@ def test_without_its_site_folder_the_message_says_how_to_give_one(shared, tmp_pa
     message = report.items[0].message
     assert "No module named 'xxhash'" in message
     assert "--site DIR" in message and "pip install --target DIR xxhash" in message
+
+
+def test_old_api_false_hit_fails_no_false_hit_by_its_program_without_fork(shared, site, tmp_path):
+    """9e8507e kept a reused block's index entry and checked a hit against the block's own tokens only: a block
+    that held [7]*8's second half, reused after [8, 8, 8, 8], still hits for [7]*8."""
+    report = grade(f"nanovllm:{submission(shared, '9e8507e')}", load(), tmp_path, site=site)
+    items = {item.id: item for item in report.items}
+    assert items["no_false_hit"].status == "failed"
+    assert items["no_false_hit"].message.startswith(
+        "no false hit: step 22 admit(req 9, tokens [7, 7, 7, 7, 7, 7, 7, 7, 5]): no false hit: req 9 block_table[1]")
+    assert "expected the KV of tokens [7, 7, 7, 7, 7, 7, 7, 7], got the KV of tokens [8, 8, 8, 8, 7, 7, 7, 7]" \
+        in items["no_false_hit"].message
+    assert items["fuzz"].status == "failed" and "no false hit" in items["fuzz"].message

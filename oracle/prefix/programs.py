@@ -171,6 +171,15 @@ WITHOUT_FORK = {
         lookup(*run(1, 8), 11, judge=True),
         admit(*run(1, 8), 11, judge=True),  # req 5
         lookup(*run(1, 8), 12, judge=True),
+        free(4),
+        free(5),  # every block free again
+        admit(*[7] * 8, 9),  # req 6: [7, 7, 7, 7] twice: the second block's own tokens equal the first's
+        free(6),  # its blocks back, tail first
+        admit(*run(200, 44)),  # req 7 takes the blocks freed before req 6's
+        admit(*[8] * 4, *[7] * 4),  # req 8: the next two, req 6's [7..7, 7..7] block among them, after [8, 8, 8, 8]
+        free(7),
+        admit(*[7] * 8, 5, judge=True),  # req 9: [7] * 8 was cached; the block that held it now holds
+        lookup(*[7] * 8, 6, judge=True),  # [8, 8, 8, 8, 7, 7, 7, 7], its own tokens unchanged
     )),
 }
 
