@@ -132,11 +132,13 @@ def run(folder: Path, workers: int, seconds: float | None, log: Path) -> tuple[i
     # (needs HypoFuzz, an optional extra: tests/test_campaign.py runs it where it is installed)
     """Runs HypoFuzz until every test has a failure (it then exits) or `seconds` pass (it is stopped, with all
     its workers); its output goes to `log`. HypoFuzz's exit status (None: stopped) and the seconds it ran."""
-    start = time.monotonic()
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    from oracle.hypothesis_home import STORAGE_VARIABLE, keep_hypothesis_files_in_cache
+
+    start = time.monotonic()  # no litter: no .hypothesis/, __pycache__ or .pytest_cache where it runs
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", STORAGE_VARIABLE: str(keep_hypothesis_files_in_cache())}
     with log.open("w") as out:
         proc = subprocess.Popen(hypofuzz_command(folder, workers), stdout=out, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
+                                cwd=folder, start_new_session=True)
         try:
             status: int | None = proc.wait(seconds)
         except subprocess.TimeoutExpired:

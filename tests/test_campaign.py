@@ -102,3 +102,6 @@ def test_two_hypofuzz_workers_find_a_planted_bug_and_the_replay_prints_it(broken
     replayed = pagedcheck("fuzz", "--replay", str(folder), "-q", cwd=tmp_path, path=path)
     assert replayed.returncode == 1, replayed.stdout + replayed.stderr
     assert "First divergence: " in replayed.stdout and "null block" in replayed.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["campaign"]  # no litter where it ran
+    assert sorted(p.name for p in folder.iterdir()) == ["campaign.json", "examples", "hypofuzz.log", "pytest.ini",
+                                                       "test_pagedcheck_campaign.py"]
