@@ -197,3 +197,29 @@ def test_fuzz_puts_the_site_folder_on_its_own_path(shared_tmp):
     done = subprocess.run([*argv, "--site", str(site)], capture_output=True, text=True, cwd=shared_tmp, env=env,
                           timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_rubric_names_the_site_folder_for_a_course(shared_tmp, tmp_path):
+    """`site = "..."` in a rubric, beside it: every grade and grade-all with that rubric gives it to the child;
+    --site wins; a Gradescope bundle refuses it (it would not carry the folder)."""
+    site_with_marker(shared_tmp)
+    rubric = shared_tmp / "course.toml"
+    rubric.write_text('site = "site"\n' + (ROOT / "oracle" / "prefix" / "rubric.toml").read_text())
+    student = student_needing_marker(shared_tmp)
+    done = subprocess.run([sys.executable, "-m", "oracle.cli", "grade", "--family", "prefix", str(student),
+                           "--rubric", str(rubric), "-q"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert done.returncode == 0 and "100/100" in done.stdout, done.stdout + done.stderr
+    elsewhere = subprocess.run([sys.executable, "-m", "oracle.cli", "grade", "--family", "prefix", str(student),
+                                "--rubric", str(rubric), "--site", str(tmp_path / "none"), "-q"], capture_output=True,
+                               text=True, cwd=ROOT, timeout=600)
+    assert elsewhere.returncode == 2 and f"--site {tmp_path / 'none'}: no such folder" in elsewhere.stderr
+    bundle = subprocess.run([sys.executable, "-m", "oracle.cli", "gradescope-bundle", str(tmp_path / "b.zip"),
+                             "--family", "prefix", "--rubric", str(rubric)], capture_output=True, text=True, cwd=ROOT,
+                            timeout=600)
+    assert bundle.returncode == 2 and "a Gradescope bundle carries no site folder yet" in bundle.stderr
+    assert not (tmp_path / "b.zip").exists()
+    (shared_tmp / "site" / "sitemarker").chmod(0o777)
+    refused = subprocess.run([sys.executable, "-m", "oracle.cli", "grade", "--family", "prefix", str(student),
+                              "--rubric", str(rubric), "-q"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert refused.returncode == 2
+    assert refused.stderr.startswith(f"pagedcheck grade: error: rubric {rubric}: site {shared_tmp / 'site'}: ")

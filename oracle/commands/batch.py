@@ -39,13 +39,13 @@ def run(args: argparse.Namespace) -> int:
 
     family = grading_family(args)
     lang_for(args, family)  # a --lang the family does not take stops the batch before it starts
-    site = site_for(args, family).get("site")  # so does a --site folder the sandbox cannot be given
     if not args.directory.is_dir():
         raise UsageError(f"{args.directory} is not a directory")
     try:
         rubric = family.load_rubric(args.rubric)  # a bad rubric stops the batch before it starts
     except RubricError as exc:
         raise UsageError(str(exc)) from None
+    site = site_for(args, family, rubric).get("site")  # so does a site folder the sandbox cannot be given
     submissions, skipped = find_submissions(args.directory)
     if not submissions and not skipped:
         raise UsageError(f"{args.directory} holds no submission folders")

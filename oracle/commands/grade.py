@@ -48,7 +48,6 @@ def run(args: argparse.Namespace) -> int:
     from oracle.grading.table import render
 
     family = grading_family(args)
-    site = site_for(args, family)
     deadline = time.monotonic() + args.time_limit
 
     def on_item(item) -> None:
@@ -59,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     with _folder(keep) as out_dir:
         try:
             rubric = family.load_rubric(args.rubric)
+            site = site_for(args, family, rubric)  # --site, else the rubric's
             report = family.grade(args.submission, rubric, out_dir, seed=args.seed, timeout=args.timeout,
                                   on_item=on_item, deadline=deadline, require_sandbox=args.require_sandbox,
                                   **lang_for(args, family), **site)

@@ -100,18 +100,22 @@ def add_site_option(p: argparse.ArgumentParser, where: str) -> None:
                    f"for the system Python (xxhash and numpy for nano-vllm): {where} (oracle/SANDBOX.md)")
 
 
-def site_for(args: argparse.Namespace, family: Family) -> dict[str, Path]:
-    """The `site` keyword for the family's grade, when --site was given: a folder the family's child can take."""
+def site_for(args: argparse.Namespace, family: Family, rubric: object = None) -> dict[str, Path]:
+    """The `site` keyword for the family's grade: --site, else the rubric's `site`, checked (a folder the family's
+    child can take); {} when neither names one."""
     from oracle.site import site_folder
 
-    if getattr(args, "site", None) is None:
+    given, where = getattr(args, "site", None), "--site"
+    if given is None and getattr(rubric, "site", None) is not None:
+        given, where = rubric.site, f"rubric {rubric.source}: site"  # type: ignore[attr-defined]
+    if given is None:
         return {}
     if not family.takes_site:
-        raise UsageError(f"--site: the {family.name} family's grader takes no site folder")
+        raise UsageError(f"{where}: the {family.name} family's grader takes no site folder")
     try:
-        return {"site": site_folder(args.site)}
+        return {"site": site_folder(given)}
     except ValueError as exc:
-        raise UsageError(f"--site {exc}") from None
+        raise UsageError(f"{where} {exc}") from None
 
 
 def add_grade_options(p: argparse.ArgumentParser) -> None:
