@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from oracle.reply import Unreadable, decode
-from oracle.sandbox import DeadlinePassed, Limits, Sandbox, signal_label
+from oracle.sandbox import DeadlinePassed, Limits, Sandbox, environment, signal_label
+from oracle.site import VARIABLE, missing_module_hint
 
 ORACLE = Path(__file__).resolve().parent
 PYTHON = "/usr/bin/python3"
@@ -95,11 +96,13 @@ class PythonChild:
         server_args: tuple[str, ...] = (),
         support: Path | None = None,
         pass_fds: tuple[int, ...] = (),
+        site: Path | None = None,
     ):
         """`server` is the family's server script (a file under oracle/: it takes REQUESTS_FD REPLIES_FD ROOT
         MODULE [ATTR], then `server_args`); `failure`, the family's ImplementationFailure, raised for each way
         of not answering; `support`, a directory it may read besides the submission's files; `pass_fds`,
-        descriptors of the grader's that every start of the server inherits (a memory file of pools)."""
+        descriptors of the grader's that every start of the server inherits (a memory file of pools); `site`, a
+        folder of packages the submission needs (oracle/site.py, checked), read-only and last on its sys.path."""
         self.target = target
         self.sandbox = sandbox
         self.failure = failure
@@ -116,6 +119,7 @@ class PythonChild:
         self._server_args = server_args
         self._pass_fds = pass_fds
         self._support = (support,) if support is not None else ()
+        self.site = site
         self._files = sandbox.area("submission")
         for name in target.files:
             (self._files / name).parent.mkdir(parents=True, exist_ok=True)
@@ -140,8 +144,9 @@ class PythonChild:
         try:
             self._proc = self.sandbox.popen(
                 argv,
-                readable=(self._area, self._files, *self._support),
+                readable=(self._area, self._files, *self._support, *([self.site] if self.site else [])),
                 cwd=self._files,
+                env=environment(**({VARIABLE: str(self.site)} if self.site else {})),
                 limits=self.limits,
                 pass_fds=(cmd_r, reply_w, *self._pass_fds),
                 stdout=self._output,
@@ -160,7 +165,9 @@ class PythonChild:
         if hello.get("loaded") is not True:
             reason = hello.get("load_error")
             self.stop()
-            raise LoadFailure(reason[:MAX_LABEL] if type(reason) is str else "the server sent no load result")
+            if type(reason) is not str:
+                raise LoadFailure("the server sent no load result")
+            raise LoadFailure(reason[:MAX_LABEL] + missing_module_hint(reason[:MAX_LABEL], self.site))
 
     def stop(self, grace: float = 0.0) -> int | None:
         """Ends the server and everything it started, after letting it exit by itself for up to `grace` s;

@@ -10,12 +10,12 @@ import sys
 from importlib.metadata import version
 from typing import NoReturn, Sequence
 
-from oracle.commands import batch, fuzz, grade, gradescope, mutation
+from oracle.commands import batch, campaign, fuzz, grade, gradescope, mutation
 from oracle.commands.status import EXIT_USAGE, UsageError
 from oracle.hypothesis_home import keep_hypothesis_files_in_cache
 from oracle.printable import Printable
 
-COMMANDS = (fuzz, grade, batch, gradescope, mutation)  # each registers its subcommands; --help lists them in this order
+COMMANDS = (fuzz, campaign, grade, batch, gradescope, mutation)  # each registers its subcommands; --help lists them in this order
 
 
 class _Parser(argparse.ArgumentParser):

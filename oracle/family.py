@@ -53,6 +53,7 @@ class Family:
     # one seed, one run wherever it starts: no constants drawn from the modules loaded (oracle/determinism.py);
     # hw3 keeps Hypothesis's default until its seed-dependent expectations are measured again
     fixed_constants: bool = False
+    takes_site: bool = False  # its grade takes `site`, a folder of packages the submission needs (oracle/site.py)
 
 
 def draws_page(family: Family) -> bool:

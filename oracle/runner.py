@@ -6,12 +6,14 @@ from contextlib import nullcontext
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, TextIO
 
 from hypothesis import HealthCheck, Phase, seed as use_seed, settings
 from hypothesis.errors import FlakyFailure, UnsatisfiedAssumption
 from hypothesis.stateful import run_state_machine_as_test
 
+from oracle.campaign import MACHINE, campaign_machine, database
 from oracle.determinism import fixed_constants
 from oracle.family import AdapterFactory, Family
 from oracle.shrink import Budget, Shrinker
@@ -87,10 +89,13 @@ def fuzz(
     progress: Callable[[RunStats], None] | None = None,
     shrink_replays: int = SHRINK_REPLAYS,
     seconds: float | None = None,
+    replay: Path | None = None,
 ) -> FuzzReport:
     """Run `examples` programs of up to `steps` calls each, stopping at the first failure, then shrink it in
     at most `shrink_replays` replays. The same seed gives the same run on any machine: every budget is a
-    count. `seconds` is only a safety net on the wall clock; a run that reaches it says so (`cut_short`)."""
+    count. `seconds` is only a safety net on the wall clock; a run that reaches it says so (`cut_short`).
+    `replay`: a campaign's folder (oracle/campaign.py): instead of generating, replay the failures its example
+    database holds (read-only; `steps` must be the campaign's), then shrink the first that fails as usual."""
     stats = RunStats()
     machine = _watched(family.machine_for(adapter_factory, stats))
     deadline = None if seconds is None else time.monotonic() + seconds
@@ -120,11 +125,15 @@ def fuzz(
         suppress_health_check=list(HealthCheck),
         phases=[Phase.explicit, Phase.generate],  # we shrink (oracle.shrink); no explain phase: plain programs
     )
+    factory = use_seed(seed)(new_machine)
+    if replay is not None:  # the campaign's machine, under the key its workers saved failures with
+        factory = campaign_machine(machine, family.name)
+        run_settings = settings(run_settings, database=database(replay, read_only=True), phases=[Phase.reuse])
     start = time.perf_counter()
     divergence, notes, error = None, [], None
     try:
         with fixed_constants() if family.fixed_constants else nullcontext():  # one seed, one run anywhere
-            run_state_machine_as_test(use_seed(seed)(new_machine), settings=run_settings)
+            run_state_machine_as_test(factory, settings=run_settings)
     except AssertionError as failure:  # Divergence, or an assertion inside a Python implementation
         divergence, notes, error = str(failure).splitlines()[0], getattr(failure, "__notes__", []), failure
     except FlakyFailure as failure:
@@ -135,9 +144,11 @@ def fuzz(
         # _Stop, or what Hypothesis makes of a run ended mid-way (FlakyStrategyDefinition)
         cut_short = "generate-seconds" if stopped == ["seconds"] else None
         return FuzzReport(impl, seed, time.perf_counter() - start, stats, cut_short=cut_short)
-    if divergence:
+    if divergence and replay is None:
         stats = before[0]  # without Hypothesis's replay of the failing program
     program = [note for note in notes if _PROGRAM_LINE.match(note)]
+    if replay is not None:  # the program is the family's machine's, as the preamble names it
+        program = [note.replace(f"state = {MACHINE}()", f"state = {machine.__name__}()") for note in program]
     report = FuzzReport(impl, seed, 0.0, stats, divergence, failure=error)
     if divergence and error is not None and program:
         budget = Budget(shrink_replays, deadline)

@@ -70,8 +70,11 @@ def unstage(folder: str) -> None:  # pragma: no cover  (in the child)
 
 
 def load(root: str, module: str, attr: str) -> object:
-    """The submission: `module` imported with `root` first on sys.path, or root/module when it is a .py file."""
+    """The submission: `module` imported with `root` first on sys.path, or root/module when it is a .py file;
+    the site folder the grader gave it (oracle/site.py: $PAGEDCHECK_SITE), if any, last."""
     sys.path.insert(0, root)
+    if os.environ.get("PAGEDCHECK_SITE"):
+        sys.path.append(os.environ["PAGEDCHECK_SITE"])
     if module.endswith(".py"):
         name = module[:-3]
         spec = importlib.util.spec_from_file_location(name, os.path.join(root, module))

@@ -6,7 +6,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from oracle.commands.options import add_grade_options, grading_family, lang_for, positive
+from oracle.commands.options import add_grade_options, grading_family, lang_for, positive, site_for
 from oracle.commands.status import UsageError
 
 GRADE_ALL_MARGIN = 60.0  # seconds past --time-limit before grade-all kills a grade (it still writes its report)
@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
         rubric = family.load_rubric(args.rubric)  # a bad rubric stops the batch before it starts
     except RubricError as exc:
         raise UsageError(str(exc)) from None
+    site = site_for(args, family, rubric).get("site")  # so does a site folder the sandbox cannot be given
     submissions, skipped = find_submissions(args.directory)
     if not submissions and not skipped:
         raise UsageError(f"{args.directory} holds no submission folders")
@@ -81,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
             cmd += ["--rubric", str(args.rubric)]
         if args.seed is not None:
             cmd += ["--seed", str(args.seed)]
+        if site is not None:
+            cmd += ["--site", str(site)]
         return cmd
 
     root = str(Path(__file__).resolve().parents[2])  # holds oracle/: the child imports this very pagedcheck

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from oracle.commands.options import add_grade_options, grading_family, lang_for, output_file
+from oracle.commands.options import add_grade_options, grading_family, lang_for, output_file, site_for
 from oracle.commands.outputs import write_file, write_html, write_json
 from oracle.commands.status import UsageError
 from oracle.family import draws_page
@@ -59,9 +59,10 @@ def run(args: argparse.Namespace) -> int:
     with _folder(keep) as out_dir:
         try:
             rubric = family.load_rubric(args.rubric)
+            site = site_for(args, family, rubric)  # --site, else the rubric's
             report = family.grade(args.submission, rubric, out_dir, seed=args.seed, timeout=args.timeout,
                                   on_item=on_item, deadline=deadline, require_sandbox=args.require_sandbox,
-                                  **lang_for(args, family))
+                                  **lang_for(args, family), **site)
         except (RubricError, GraderError) as exc:
             failure = GradeReport(family.name, args.submission, "unknown", "", str(args.rubric or family.default_rubric),
                                   args.seed or 0, grader_error=str(exc))

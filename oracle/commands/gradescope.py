@@ -48,6 +48,9 @@ def run_bundle(args: argparse.Namespace) -> int:
     family = grading_family(args)
     try:
         rubric = family.load_rubric(args.rubric)  # a bad rubric never makes a bundle
+        if rubric.site is not None:
+            raise UsageError(f"rubric {rubric.source}: site: a Gradescope bundle carries no site folder yet (grade "
+                             "with `grade --site` or `grade-all`, or leave site out)")
         options = ["--time-limit", str(args.time_limit)] + (["--require-sandbox"] if args.require_sandbox else [])
         options += ["--family", family.name] if family.name != DEFAULT_FAMILY else []
         options += ["--lang", lang_for(args, family)["lang"]] if args.lang else []

@@ -94,11 +94,36 @@ def lang_for(args: argparse.Namespace, family: Family) -> dict[str, str]:
     return {"lang": args.lang}
 
 
+def add_site_option(p: argparse.ArgumentParser, where: str) -> None:
+    p.add_argument("--site", type=Path, metavar="DIR",
+                   help="prefix: a folder of packages the submission needs, made by `pip install --target DIR PACKAGE...` "
+                   f"for the system Python (xxhash and numpy for nano-vllm): {where} (oracle/SANDBOX.md)")
+
+
+def site_for(args: argparse.Namespace, family: Family, rubric: object = None) -> dict[str, Path]:
+    """The `site` keyword for the family's grade: --site, else the rubric's `site`, checked (a folder the family's
+    child can take); {} when neither names one."""
+    from oracle.site import site_folder
+
+    given, where = getattr(args, "site", None), "--site"
+    if given is None and getattr(rubric, "site", None) is not None:
+        given, where = rubric.site, f"rubric {rubric.source}: site"  # type: ignore[attr-defined]
+    if given is None:
+        return {}
+    if not family.takes_site:
+        raise UsageError(f"{where}: the {family.name} family's grader takes no site folder")
+    try:
+        return {"site": site_folder(given)}
+    except ValueError as exc:
+        raise UsageError(f"{where} {exc}") from None
+
+
 def add_grade_options(p: argparse.ArgumentParser) -> None:
     """The options of `grade` and `grade-all` (which passes each on to the `grade` of every submission)."""
     add_family_option(p, "to grade")
     add_rubric_option(p)
     add_lang_option(p)
+    add_site_option(p, "mounted read-only in the sandbox and last on the submission's import path")
     p.add_argument("--seed", type=seed_value, help="fuzz seed (default: the rubric's, fixed, so reruns agree)")
     p.add_argument("--timeout", type=seconds, default=2.0, help="seconds one call of a submission may take (default: 2)")
     add_limit_options(p)

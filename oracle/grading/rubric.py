@@ -1,6 +1,7 @@
 """The rubric: which checks count, for how many points, and who sees them. Loaded from TOML.
 
     title = "Paged KV-cache allocator"
+    site = "deps"                   # optional: packages every submission needs (pip install --target), beside it
 
     [gradescope]                    # optional
     visibility = "after_published"  # results.json's top-level visibility: when students see the whole result
@@ -61,6 +62,7 @@ class Rubric:
     items: tuple[RubricItem, ...]
     source: str  # the file it came from
     visibility: str | None = None  # Gradescope's top-level visibility; None: not set (Gradescope shows it)
+    site: Path | None = None  # a folder of packages every submission needs (`site = "..."`, beside the rubric)
 
     @property
     def max_score(self) -> float:
@@ -92,9 +94,13 @@ def parse_rubric(
     def fail(message: str) -> RubricError:
         return RubricError(f"rubric {source}: {message}")
 
-    unknown = set(data) - {"title", "item", "gradescope"}
+    unknown = set(data) - {"title", "item", "gradescope", "site"}
     if unknown:
-        raise fail(f"unknown top-level key(s) {', '.join(sorted(unknown))}; expected title, [gradescope] and [[item]]")
+        raise fail(f"unknown top-level key(s) {', '.join(sorted(unknown))}; expected title, site, [gradescope] and "
+                   "[[item]]")
+    site = data.get("site")
+    if site is not None and (not isinstance(site, str) or not site):
+        raise fail("site must be a folder's path (relative to the rubric's folder)")
     title = data.get("title", "")
     if not isinstance(title, str):
         raise fail("title must be a string")
@@ -149,7 +155,8 @@ def parse_rubric(
             if wrong:
                 raise fail(f"{where}: option {key!r} {wrong}, got {value!r}")
         items.append(RubricItem(check_id, name, points, visibility, {**defaults, **options}))
-    rubric = Rubric(title, tuple(items), source, gradescope.get("visibility"))
+    rubric = Rubric(title, tuple(items), source, gradescope.get("visibility"),
+                    Path(source).parent / site if site is not None else None)
     if not math.isfinite(rubric.max_score):
         raise fail("the points add up to more than a float holds")
     return rubric

@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 from oracle.child import PythonTarget
+from oracle.target import in_current_folder
 
 MAX_FILES = 2000
 MAX_BYTES = 32 << 20
@@ -50,7 +51,7 @@ def locate(spec: str) -> PythonTarget:
     except (ImportError, ValueError):
         top = None
     if top is None or not (top.origin or top.submodule_search_locations):
-        raise ValueError(f"cannot find module {parts[0]!r}")
+        raise ValueError(f"cannot find module {parts[0]!r}{in_current_folder(name)}")
     if top.submodule_search_locations is None:  # a top-level module: nothing can be under it
         if len(parts) > 1:
             raise ValueError(f"cannot find module {name!r}: {parts[0]!r} is not a package")

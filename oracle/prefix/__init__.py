@@ -114,4 +114,5 @@ FAMILY = Family(
     mutation=MUTATION,
     fixed_constants=True,
     state_tables=state_tables,
+    takes_site=True,
 )

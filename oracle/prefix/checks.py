@@ -25,7 +25,7 @@ from oracle.grading.grader import Check, Excuse, Incomplete, NotApplicable, NotR
 from oracle.grading.rubric import at_least, positive
 from oracle.difference import CRASH, Difference
 from oracle.finding import Finding
-from oracle.prefix.programs import BY_ITEM
+from oracle.prefix.programs import BY_ITEM, program_for
 from oracle.program import Program
 from oracle.prefix.replay import Found, Replay
 from oracle.prefix.picture import state_tables
@@ -88,15 +88,15 @@ def _details(replay: Replay) -> str:
 
 
 def directed(item: str) -> Check:
-    program = BY_ITEM[item]
-
     def run(sub: PrefixSubmission, options: Mapping[str, Any]) -> Outcome:
         adapter = _adapter(sub)
+        program = program_for(item, adapter.supports)  # its own, or one without the fork the target lacks
         reason = not_applicable(item, program, adapter)
         if reason:
             adapter.close()
             raise NotApplicable(reason)
-        ungraded = {other for other in BY_ITEM if not_applicable(other, BY_ITEM[other], adapter)}
+        ungraded = {other for other in BY_ITEM
+                    if not_applicable(other, program_for(other, adapter.supports), adapter)}
         watch = Watch(state_tables)  # the failing call's state, for the HTML page (oracle/scene.py)
         replay, checked, past = Replay(program, watch.adapter(adapter)), False, ""
         watch.machine = replay

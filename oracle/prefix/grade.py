@@ -19,6 +19,7 @@ from oracle.child import PYTHON, LoadFailure
 from oracle.hw3.pylocate import locate
 from oracle.prefix.checks import CHECKS, DEFAULT_RUBRIC, PrefixSubmission
 from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable
+from oracle.site import site_folder
 
 
 def load(path: Path | str | None = None) -> Rubric:
@@ -58,8 +59,10 @@ def _folder_module(folder: Path) -> str:
                       "kv_cache.py, a .py file or a module SHAPE:pkg.module")
 
 
-def open_submission(submission: str, seed: int | None, box: Sandbox, timeout: float, cleanup: ExitStack) -> PrefixSubmission:
-    """Starts the submission's child. One that does not load is graded: every item not run, with why."""
+def open_submission(submission: str, seed: int | None, box: Sandbox, timeout: float, cleanup: ExitStack,
+                    site: Path | None = None) -> PrefixSubmission:
+    """Starts the submission's child (with the packages of the site folder `site`, if given). One that does not
+    load is graded: every item not run, with why."""
     from oracle.prefix import policy_for, shapes
     from oracle.prefix.remote import RemotePrefix
 
@@ -73,7 +76,7 @@ def open_submission(submission: str, seed: int | None, box: Sandbox, timeout: fl
         raise GraderError(f"{submission}: {exc}") from None
     if not os.access(PYTHON, os.X_OK):
         raise GraderError(f"{PYTHON} is missing: Python submissions run under the system Python")
-    remote = RemotePrefix(target, adapter, policy_for(adapter, policy_name), box, timeout)
+    remote = RemotePrefix(target, adapter, policy_for(adapter, policy_name), box, timeout, site)
     cleanup.callback(remote.close)
     try:
         remote.load()
@@ -92,11 +95,17 @@ def grade(
     on_item: Callable[[ItemResult], None] | None = None,
     deadline: float | None = None,
     require_sandbox: bool = False,
+    site: Path | str | None = None,
     **_: object,
 ) -> GradeReport:
-    """Runs every rubric item against the submission, served by its child in one Sandbox for the run;
-    raises GraderError when it cannot start."""
+    """Runs every rubric item against the submission, served by its child in one Sandbox for the run, with the
+    packages of the site folder `site` (oracle/site.py), if given; raises GraderError when it cannot start."""
     start = time.perf_counter()
+    if site is not None:
+        try:
+            site = site_folder(site)
+        except ValueError as exc:
+            raise GraderError(f"--site {exc}") from None
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
         box = Sandbox(require_full=require_sandbox, deadline=deadline)
@@ -105,7 +114,7 @@ def grade(
     with box, ExitStack() as cleanup:
         sub: PrefixSubmission | None = None
         try:
-            sub = open_submission(submission, seed, box, timeout, cleanup)
+            sub = open_submission(submission, seed, box, timeout, cleanup, site)
         except DeadlinePassed:
             pass
         items = run_checks(CHECKS, rubric, sub or PrefixSubmission(submission, None, "the time limit ran out"),

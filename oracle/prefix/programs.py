@@ -144,3 +144,49 @@ BY_ITEM = {
         fork(2, 0, judge=True),  # held once now: no copy
     )),
 }
+
+
+# The programs of items whose own program needs an operation the target lacks: `program_for` picks one.
+#
+# Without fork, a chain's tail can still be cached while its head is not: the hit cap makes a second block for
+# [1..4] (a prompt of exactly one block may not hit), the index then points at the newer one (last writer) and
+# evicting it leaves [1..8]'s block cached behind a miss. Where the index keeps both (vLLM's multimap, first
+# wins) the head stays cached, and the same steps check the hits are the right ones. Every block that is
+# reused for new tokens (steps 4 and 9) would keep a stale entry where eviction forgets it: the admissions and
+# look-ups after them hit it if it is there. Spare blocks keep a look-up that a shape lacks (replayed as an
+# admission and a free) from being refused.
+WITHOUT_FORK = {
+    "no_false_hit": Program("no false hit", (
+        start(14, 4),
+        admit(*run(1, 8), 9),  # req 0: blocks 1, 2, 3 ([1..4], [1..8] cached)
+        admit(*run(1, 4)),  # req 1: no hit (the cap); [1..4] cached again, in block 4
+        free(1),  # block 4 to the tail: free queue 5..13, 4
+        admit(*run(20, 40)),  # req 2: takes 5..13 and 4: [1..4]'s newer block evicted
+        free(2),  # its blocks back, tail first: 4, 13, ..., 5
+        lookup(*run(1, 8), 10, judge=True),  # [1..4] misses (last writer) or hits block 1 (multimap): never 4
+        admit(*run(1, 8), 10, judge=True),  # req 3: the same
+        free(0),  # 3, 2, 1 to the tail when req 3 does not hold them
+        free(3),
+        admit(*run(100, 36)),  # req 4: takes every block but the last three freed
+        lookup(*run(1, 8), 11, judge=True),
+        admit(*run(1, 8), 11, judge=True),  # req 5
+        lookup(*run(1, 8), 12, judge=True),
+        free(4),
+        free(5),  # every block free again
+        admit(*[7] * 8, 9),  # req 6: [7, 7, 7, 7] twice: the second block's own tokens equal the first's
+        free(6),  # its blocks back, tail first
+        admit(*run(200, 44)),  # req 7 takes the blocks freed before req 6's
+        admit(*[8] * 4, *[7] * 4),  # req 8: the next two, req 6's [7..7, 7..7] block among them, after [8, 8, 8, 8]
+        free(7),
+        admit(*[7] * 8, 5, judge=True),  # req 9: [7] * 8 was cached; the block that held it now holds
+        lookup(*[7] * 8, 6, judge=True),  # [8, 8, 8, 8, 7, 7, 7, 7], its own tokens unchanged
+    )),
+}
+
+
+def program_for(item: str, supports: frozenset[str] | set[str]) -> Program:
+    """The directed program of `item` for a target with the optional operations `supports`: its own, or the one
+    that does without an operation the target lacks."""
+    program = BY_ITEM[item]
+    lacking = program.ops - {"start", "admit", "free", "lookup"} - set(supports)
+    return WITHOUT_FORK[item] if lacking == {"fork"} and item in WITHOUT_FORK else program

@@ -159,12 +159,13 @@ def _pairs(value: Any, what: str, check: Any, adapter: RemoteAdapter) -> dict[in
 class RemotePrefix:
     """One child process serving a submission through a shape's adapter; calling it makes an adapter."""
 
-    def __init__(self, target: PythonTarget, adapter: type, policy: Policy, sandbox: Sandbox, timeout: float = 2.0):
+    def __init__(self, target: PythonTarget, adapter: type, policy: Policy, sandbox: Sandbox, timeout: float = 2.0,
+                 site: Path | None = None):
         self.adapter, self.policy = adapter, policy
         support = support_area(sandbox)
         options = (str(support), f"{adapter.__module__}:{adapter.__name__}", json.dumps(dataclasses.asdict(policy)))
         self.child = PythonChild(target, sandbox, server=SERVER, failure=ImplementationFailure, timeout=timeout,
-                                 support=support, server_args=options)
+                                 support=support, server_args=options, site=site)
 
     def load(self) -> None:
         self.child.start()
