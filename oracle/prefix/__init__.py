@@ -12,6 +12,7 @@ from pathlib import Path
 
 from oracle.family import AdapterFactory, Family, MutationTarget
 from oracle.prefix import difference  # noqa: F401  (words the family's aspects)
+from oracle.prefix.calls import failure_in_calls
 from oracle.prefix.machine import machine_for
 from oracle.prefix.policy import POLICIES, Policy, universal
 from oracle.prefix.strategies import Domain
@@ -112,4 +113,5 @@ FAMILY = Family(
     default_rubric=Path(__file__).with_name("rubric.toml"),
     mutation=MUTATION,
     fixed_constants=True,
+    describe_failure=failure_in_calls,
 )

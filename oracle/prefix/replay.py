@@ -5,7 +5,7 @@ or the implementation's failure; the item's check decides which of them are its 
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator
 
-from oracle.prefix.compare import ContentTracker, changed, exact_difference, shown, universal_difference
+from oracle.prefix.compare import ContentTracker, changed, exact_difference, length_difference, universal_difference
 from oracle.difference import Difference
 from oracle.program import Program, Step
 from oracle.prefix.model import PrefixModel
@@ -56,6 +56,8 @@ def describe(step: Step, rid: int, lookup: bool = True) -> str:
         return f"get_computed_blocks(tokens {tokens_text(step.args)})"
     if step.op == "fork":
         return f"fork_block(req {step.args[0]} block_table[{step.args[1]}])"
+    if step.op == "append":
+        return f"append(req {step.args[0]}, token {step.args[1]})"
     return f"free(req {step.args[0]})"
 
 
@@ -112,8 +114,9 @@ class Replay:
         return True
 
     def _checked(self, seen: Observation, rid: int | None = None, hits: set[int] = frozenset(),
-                 held: set[int] = frozenset()) -> list[Difference | None]:
-        universal = universal_difference(self.model, seen)
+                 held: set[int] = frozenset(), own: tuple[int, ...] = ()) -> list[Difference | None]:
+        taken = {b for i, b in enumerate(seen.tables.get(rid, ())) if i not in hits and b not in held and b not in own}
+        universal = universal_difference(self.model, seen, taken)
         if universal is not None and universal.aspect in _OUT_OF_STEP:
             return [universal]
         exact = exact_difference(self.model, seen) if self.model.policy.exact else None
@@ -159,7 +162,7 @@ class Replay:
         for position, block in enumerate(got):
             want, holds = tuple(tokens[: (position + 1) * size]), self.content.content.get(block)
             if holds != want:
-                found.append(Difference("no false hit", f"hit {position} (block {block})", shown(want), shown(holds)))
+                found.append(Difference("no false hit", f"hit {position} (block {block})", want, holds))
                 break
         if self.model.policy.exact and len(got) == len(expected) and got != expected:
             found.append(Difference("hit blocks", "", expected, got))
@@ -173,6 +176,20 @@ class Replay:
         found = self._checked(self.impl.observe())
         released = len(self.model.free) - free_before
         return [free_order_difference(d, released) if d is not None and d.aspect == "free order" else d for d in found]
+
+    def _append(self, step: Step) -> list[Difference | None]:
+        """A decode token: the length the pool keeps first (a stale one is why its answer is wrong), then its
+        answer, then the state."""
+        rid, token = step.args
+        before = self.impl.observe()
+        held = {b for other, table in before.tables.items() if other != rid for b in table}
+        expected = self.model.append(rid, token)
+        got = self.impl.append(rid, token)
+        seen = self.impl.observe()
+        found = [length_difference(self.model, seen)]
+        if expected != got:
+            found.append(Difference("return value", "", expected, got))
+        return found + self._checked(seen, rid, set(), held, before.tables.get(rid, ()))
 
     def _fork(self, step: Step) -> list[Difference | None]:
         rid, position = step.args
