@@ -25,6 +25,14 @@ class ContentTracker:
                 return false_hit(seen, rid, position, table[position], want, self.content.get(table[position]))
         return None
 
+    def looked_up(self, tokens: list[int], blocks: list[int], block_size: int) -> Difference | None:
+        """A look-up's answer: hit `i` must hold the KV of the tokens' first i + 1 blocks."""
+        for position, block in enumerate(blocks):
+            want = tuple(tokens[: (position + 1) * block_size])
+            if self.content.get(block) != want:
+                return Difference("no false hit", f"hit {position} (block {block})", want, self.content.get(block))
+        return None
+
     def after(self, model: PrefixModel, seen: Observation, rid: int | None, hits: set[int], held: set[int]) -> Difference | None:
         """After a call by request `rid`: its positions in `hits`, and blocks other requests `held` before the
         call, are reuses and must already hold its prefix; its other blocks now hold what it computes."""

@@ -240,19 +240,11 @@ class PrefixMachine(RuleBasedStateMachine):
             self._hits(call, len(expected), len(got), len(tokens))
         elif following.hit_bound(self.model, len(tokens), len(got)):
             self._diverge(call, following.hit_bound(self.model, len(tokens), len(got)))
-        problem = self._lookup_content(tokens, got)
+        problem = self.content.looked_up(tokens, got, self.model.block_size)
         if problem:
             self._diverge(call, problem)
         if self.model.policy.exact:
             self._returned(call, "hit blocks", expected, got)
-
-    def _lookup_content(self, tokens: list[int], blocks: list[int]) -> Difference | None:
-        size = self.model.block_size
-        for position, block in enumerate(blocks):
-            want = tuple(tokens[: (position + 1) * size])
-            if self.content.content.get(block) != want:
-                return Difference("no false hit", f"hit {position} (block {block})", want, self.content.content.get(block))
-        return None
 
     def _live(self, rid: int) -> bool:
         request = self.model.requests.get(rid)

@@ -159,11 +159,7 @@ class Replay:
         got = self.impl.lookup(tokens)
         size = self.model.block_size
         found = [hits_difference(len(expected), len(got), len(tokens), size, self.model.policy.hit_cap)]
-        for position, block in enumerate(got):
-            want, holds = tuple(tokens[: (position + 1) * size]), self.content.content.get(block)
-            if holds != want:
-                found.append(Difference("no false hit", f"hit {position} (block {block})", want, holds))
-                break
+        found.append(self.content.looked_up(tokens, got, size))
         if self.model.policy.exact and len(got) == len(expected) and got != expected:
             found.append(Difference("hit blocks", "", expected, got))
         return found
