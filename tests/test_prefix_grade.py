@@ -109,10 +109,10 @@ def test_a_failing_item_names_the_step_and_values(broken_engine, tmp_path):  # n
 # shape -> the items that apply to its test implementation under its own policy (the rest: not applicable);
 # a look-up is replayed as an admission and a free on shapes without one
 APPLIES = {
-    "minivllm": {"free_queue", "hash_chaining", "touch", "eviction", "atomic_allocation", "fuzz"},
+    "minivllm": {"free_queue", "hash_chaining", "touch", "eviction", "atomic_allocation", "append", "fuzz"},
     # its index entries stay when a block is reused (old nano-vllm's design), which is how old nano-vllm's
     # false hit comes about: the fuzz item finds it (see the test below)
-    "nanovllm": {"free_queue", "hash_chaining", "touch", "atomic_allocation", "reverse_order_free"},
+    "nanovllm": {"free_queue", "hash_chaining", "touch", "atomic_allocation", "reverse_order_free", "append"},
     "yaie": {"free_queue", "atomic_allocation", "fuzz"},
 }
 
@@ -169,7 +169,7 @@ def test_cli_grades_prefix_with_json_and_gradescope(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0 and "100/100" in out and "submission code ran in: bubblewrap" in out
     report = json.loads((tmp_path / "r.json").read_text())
-    assert report["family"] == "prefix" and report["score"] == 100 and len(report["items"]) == 11
+    assert report["family"] == "prefix" and report["score"] == 100 and len(report["items"]) == 12
     assert json.loads((tmp_path / "g.json").read_text())["score"] == 100
 
 

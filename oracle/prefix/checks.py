@@ -149,10 +149,11 @@ def check_fuzz(sub: PrefixSubmission, options: Mapping[str, Any]) -> Outcome:
         return Outcome(True)
     difference = getattr(report.failure, "difference", None)
     call = getattr(report.failure, "call", "")
-    rule = rule_of(difference, call.split("(")[0]) if difference is not None else None
+    made = getattr(report.failure, "made", None)  # the calls the pool received: the last is the failing one
+    rule = rule_of(difference, made[-1][0].op if made else call.split("(")[0]) if difference is not None else None
     note = " (shrinking stopped at its budget: the program may not be minimal)" if report.cut_short else ""
     return Outcome(False, f"fuzz ({ran}): {report.divergence}" + (f" [rule: {rule}]" if rule else "") + note,
-                   "", "\n".join(report.program))
+                   "\n".join(FAMILY.describe_failure(report.failure, sub.spec)[:-2]), "\n".join(report.program))
 
 
 CHECKS = {item: directed(item) for item in BY_ITEM}

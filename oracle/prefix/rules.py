@@ -58,6 +58,7 @@ _BY_ASPECT = {
     ("hashed blocks", "*"): "eviction",
     ("index", "*"): "eviction",
     ("atomic failure", "*"): "atomic_allocation",
+    ("refused (ValueError)", "*"): "copy_on_write",  # Mini-YAIE's copy_blocks of lists of different lengths
     ("return value", "*"): "atomic_allocation",
     ("live requests", "*"): "atomic_allocation",
     ("table length", "*"): "atomic_allocation",

@@ -66,7 +66,16 @@ def contract_adapter(user: Any, spec: str) -> type:
     return type(f"Contract{user.__name__}", (ContractAdapter,), {
         "default_policy": declared_policy(user), "supports": supports, "shape": user.__name__,
         "block_sizes": getattr(user, "block_sizes", None), "pool_sizes": getattr(user, "pool_sizes", None),
+        "written": staticmethod(lambda step: _written(user.__name__, step)),
     })
+
+
+def _written(name: str, step: Any) -> list[str]:
+    """The call made on the user's adapter for `step`, an oracle.program.Step (oracle/prefix/calls.py)."""
+    if step.op == "start":
+        blocks, block_size = step.args
+        return [f"pool = {name}(num_blocks={blocks}, block_size={block_size})"]
+    return [f"pool.{step.op}({', '.join(repr(list(a)) if isinstance(a, tuple) else repr(a) for a in step.args)})"]
 
 
 def _blocks(value: Any, what: str) -> tuple[int, ...]:
