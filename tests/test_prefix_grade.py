@@ -21,10 +21,9 @@ FAILED_ITEMS = {
     "no_null_block": ({"null_block", "fuzz"}, set()),
     "hash_not_chained": ({"hash_chaining", "fuzz"}, set()),
     "no_hit_cap": ({"hit_cap", "fuzz"}, set()),
-    # the rubric's fuzz (seed 1, 150 programs of 30 calls) does not reach a hit past an evicted head: seeds 2-8
-    # do within 114 programs; the old pass at seed 1 came from constants Hypothesis drew out of the modules
-    # loaded (oracle/determinism.py)
-    "hits_past_first_miss": ({"no_false_hit"}, set()),
+    # the rubric's fuzz (seed 1, 150 programs of 30 calls) reaches a hit past an evicted head in 21 programs
+    # since evict_then_hit makes the two-block request it needs when the drawn one is too short
+    "hits_past_first_miss": ({"no_false_hit", "fuzz"}, set()),
     "eviction_keeps_index": ({"eviction", "fuzz"}, {"no_false_hit"}),  # its stale entry is what a false hit needs
     "touch_leaves_in_queue": ({"touch", "fuzz"}, set()),
     "non_atomic_allocation": ({"atomic_allocation", "fuzz"}, set()),

@@ -1,10 +1,11 @@
 """What the prefix machine (oracle/prefix/machine.py) raises when the pool and the model disagree, and the
-small helpers its rules share."""
+small helpers its rules share (counting, validity, preconditions, the pool-making rule of a domain)."""
 
 from functools import wraps
 from typing import Any, Callable
 
 from hypothesis.errors import UnsatisfiedAssumption
+from hypothesis.stateful import initialize
 
 from oracle.difference import Difference
 from oracle.program import Step
@@ -41,3 +42,14 @@ def valid(condition: bool) -> None:
 
 def supports(operation: str) -> Callable[[Any], bool]:
     return lambda self: operation in self.impl.supports
+
+
+def start_rule(domain: Any) -> Callable:
+    """The machine's first rule: a pool of the sizes `domain` (oracle/prefix/strategies.Domain) declares."""
+
+    @initialize(num_blocks=domain.pool_strategy(), block_size=domain.block_size_strategy())
+    @counted
+    def start(self: Any, num_blocks: int, block_size: int) -> None:
+        self._start(num_blocks, block_size)
+
+    return start

@@ -11,12 +11,12 @@ nothing), then, under the system's own policy, the exact tables, free order, has
 
 from typing import Any, Callable
 
-from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, multiple, precondition, rule
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, multiple, precondition, rule
 
 from oracle.prefix import following, strategies as st
 from oracle.prefix.compare import ContentTracker, changed, exact_difference, length_difference, universal_difference
 from oracle.difference import Difference
-from oracle.prefix.divergence import Divergence, counted as _counted, supports as _supports, valid as _valid
+from oracle.prefix.divergence import Divergence, counted as _counted, start_rule, supports as _supports, valid as _valid
 from oracle.prefix.model import PrefixModel
 from oracle.prefix.observation import ImplementationFailure, Observation
 from oracle.prefix.rules import hits_difference
@@ -96,10 +96,7 @@ class PrefixMachine(RuleBasedStateMachine):
 
     # -- rules --------------------------------------------------------------------------------------
 
-    @initialize(num_blocks=st.pool_blocks, block_size=st.block_sizes)
-    @_counted
-    def start(self, num_blocks: int, block_size: int) -> None:
-        self._start(num_blocks, block_size)
+    start = start_rule(st.Domain())  # machine_for makes it the adapter's domain's
 
     def _start(self, num_blocks: int, block_size: int) -> None:
         # a replayed (shrunk) program may ask for a pool the adapter does not support: such a program is invalid
@@ -211,11 +208,17 @@ class PrefixMachine(RuleBasedStateMachine):
     def evict_then_hit(self, rid: int) -> None:
         """A warm block evicted just before a request hits past it: a prompt equal to a live request's first
         block (under the hit cap, a duplicate entry for it) is freed, pressure evicts it, then the live
-        request's prompt is looked up (or admitted, where there is no look-up) again."""
-        request = self.model.requests.get(rid)
-        if request is None or len(request.tokens) < 2 * self.model.block_size:
+        request's prompt is looked up (or admitted, where there is no look-up) again. The request needs two
+        full blocks (a head to evict, a block past it): a drawn one too short stands for another live one
+        that has them, else for one admitted from its prompt for the while."""
+        size, request, own = self.model.block_size, self.model.requests.get(rid), None
+        if request is None or len(request.tokens) < 2 * size:
+            long = [r for r in self.model.requests.values() if len(r.tokens) >= 2 * size]
+            own = None if long else self._admit(((request.tokens if request else []) + [1] * 2 * size)[: 2 * size])
+            request = long[rid % len(long)] if long else self.model.requests.get(own)
+        if request is None:
             return
-        duplicate = self._admit(request.tokens[: self.model.block_size])
+        duplicate = self._admit(request.tokens[:size])
         if duplicate is not None:
             self._free(duplicate)
         self._pressure(0)
@@ -225,6 +228,8 @@ class PrefixMachine(RuleBasedStateMachine):
             again = self._admit(list(request.tokens) + [0])
             if again is not None:
                 self._free(again)
+        if own is not None:
+            self._free(own)
 
     @precondition(_supports("lookup"))
     @rule(base=st.earlier, cut=st.cuts, count=st.block_counts, tail=st.tails)
@@ -378,15 +383,6 @@ class PrefixMachine(RuleBasedStateMachine):
         self.impl.close()
 
 
-def _start_rule(domain: st.Domain) -> Callable:
-    @initialize(num_blocks=domain.pool_strategy(), block_size=domain.block_size_strategy())
-    @_counted
-    def start(self: PrefixMachine, num_blocks: int, block_size: int) -> None:
-        self._start(num_blocks, block_size)
-
-    return start
-
-
 def machine_for(adapter_factory: Callable[[], Any], stats: RunStats | None = None) -> type[PrefixMachine]:
     """A machine class bound to an implementation; `stats` collects what its runs fire and reach. The
     factory's `domain` (load_adapter sets it from the adapter class) says which pools to make."""
@@ -395,5 +391,5 @@ def machine_for(adapter_factory: Callable[[], Any], stats: RunStats | None = Non
         "PrefixMachine",
         (PrefixMachine,),
         {"adapter_factory": staticmethod(adapter_factory), "stats": stats if stats is not None else RunStats(),
-         "domain": domain, "start": _start_rule(domain)},
+         "domain": domain, "start": start_rule(domain)},
     )
