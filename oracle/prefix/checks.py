@@ -25,12 +25,12 @@ from oracle.grading.grader import Check, Excuse, Incomplete, NotApplicable, NotR
 from oracle.grading.rubric import at_least, positive
 from oracle.difference import CRASH, Difference
 from oracle.finding import Finding
+from oracle.prefix.calls import listing
 from oracle.prefix.programs import BY_ITEM
 from oracle.program import Program
 from oracle.prefix.replay import Found, Replay
 from oracle.prefix.rules import RULES, rule_of
 
-ADMIT_MEANS = "admit = get_computed_blocks(request), then allocate_slots for the prompt's tokens not cached"
 
 
 @dataclass
@@ -80,8 +80,9 @@ def finding(program: Program, found: Found, item: str) -> Finding | None:
 
 
 def _details(replay: Replay) -> str:
-    calls = "\n".join(f"  {number}. {call}" for number, call in enumerate(replay.calls, 1))
-    return f"The calls ({ADMIT_MEANS}; request ids in admission order):\n{calls}"
+    """The calls the pool received, in its own terms (oracle/prefix/calls.py), the last one marked."""
+    calls = "\n".join(listing(replay.impl, replay.made, len(replay.made)))
+    return f"The calls the pool received (request ids in admission order):\n{calls}"
 
 
 def directed(item: str) -> Check:

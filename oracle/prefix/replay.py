@@ -68,7 +68,13 @@ class Replay:
         self.model = PrefixModel(adapter.policy, blocks, block_size)
         self.content = ContentTracker()
         self.next_rid = 0
-        self.calls: list[str] = []
+        self.made: list[tuple[Step, Any]] = []  # the calls the pool received, and what each returned
+
+    def _call(self, step: Step, run: Callable[[], Any]) -> Any:
+        self.made.append((step, None))
+        got = run()
+        self.made[-1] = (step, got)
+        return got
 
     def steps(self) -> Iterator[Found]:
         """Runs the program, one Found per step (the first is the pool's creation), until it ends or the
@@ -85,7 +91,6 @@ class Replay:
             self.impl.close()
 
     def _found(self, found: Found, run: Callable[[], list[Difference | None]]) -> Found:
-        self.calls.append(found.call)
         try:
             found.differences = [d for d in run() if d is not None]
             if found.differences and all(d.aspect in _TAKEN_OVER for d in found.differences):
@@ -123,7 +128,7 @@ class Replay:
         return [universal, self.content.after(self.model, seen, rid, hits, held), exact]
 
     def _start(self, step: Step) -> list[Difference | None]:
-        self.impl.start(*step.args)
+        self._call(step, lambda: self.impl.start(*step.args))
         return self._checked(self.impl.observe())
 
     def _admit(self, step: Step) -> list[Difference | None]:
@@ -135,7 +140,7 @@ class Replay:
         held = {b for table in before.tables.values() for b in table}
         expected_hits = self.model.lookup(tokens)
         request = self.model.admit(rid, tokens)
-        accepted, hits = self.impl.admit(rid, tokens)
+        accepted, hits = self._call(Step("admit", (rid, tokens)), lambda: self.impl.admit(rid, tokens))
         policy = self.model.policy
         found = [hits_difference(len(expected_hits), hits, len(tokens), self.model.block_size, policy.hit_cap)
                  if hits is not None else None]
@@ -156,7 +161,7 @@ class Replay:
             return self._free(Step("free", (rid,)))
         tokens = list(step.args)
         expected = self.model.lookup(tokens)
-        got = self.impl.lookup(tokens)
+        got = self._call(Step("lookup", (tokens,)), lambda: self.impl.lookup(tokens))
         size = self.model.block_size
         found = [hits_difference(len(expected), len(got), len(tokens), size, self.model.policy.hit_cap)]
         found.append(self.content.looked_up(tokens, got, size))
@@ -168,7 +173,7 @@ class Replay:
         (rid,) = step.args
         free_before = len(self.model.free)
         self.model.free_request(rid)
-        self.impl.free(rid)
+        self._call(step, lambda: self.impl.free(rid))
         found = self._checked(self.impl.observe())
         released = len(self.model.free) - free_before
         return [free_order_difference(d, released) if d is not None and d.aspect == "free order" else d for d in found]
@@ -180,7 +185,7 @@ class Replay:
         before = self.impl.observe()
         held = {b for other, table in before.tables.items() if other != rid for b in table}
         expected = self.model.append(rid, token)
-        got = self.impl.append(rid, token)
+        got = self._call(step, lambda: self.impl.append(rid, token))
         seen = self.impl.observe()
         found = [length_difference(self.model, seen)]
         if expected != got:
@@ -193,7 +198,7 @@ class Replay:
         before = self.impl.observe()
         was = request.table[position]
         expected = self.model.fork(rid, position)
-        got = self.impl.fork(rid, position)
+        got = self._call(step, lambda: self.impl.fork(rid, position))
         if (expected is None) != (got is None):
             return [Difference("return value", "", "refused (no free block)" if expected is None else "a block",
                                "refused" if got is None else f"block {got}")]
