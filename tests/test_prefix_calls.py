@@ -113,3 +113,18 @@ def test_a_false_hit_through_a_users_adapter_is_worded(broken_engine, tmp_path, 
     assert FALSE_HIT.fullmatch(str(report.failure.difference)), str(report.failure.difference)
     told = FAMILY.describe_failure(report.failure, str(adapter))
     assert told[2].startswith("  1  pool = LabPool(num_blocks=") and any("pool.admit(" in line for line in told)
+
+
+def test_a_users_adapter_names_its_own_fields_and_a_stale_length_is_caught_in_its_words():
+    impl = "tests/prefix_contract/toy_pools.py:StaleLengthPool"
+    report = fuzz(FAMILY, impl, load_adapter(impl), examples=100, steps=20, seed=1)
+    difference = report.failure.difference
+    assert re.fullmatch(r"token count: pool\.lengths\[(\d+)\] is (\d+), but request \1 holds (\d+) tokens \(a stale "
+                        r"length: the pool decides the request's blocks by it\)", str(difference)), str(difference)
+    assert rule_of(difference, "append") == "append"
+
+
+def test_a_users_names_that_are_not_templates_of_rid_or_block_are_one_line():
+    with pytest.raises(ValueError, match=r"^BadNames.names\['table'\]: expected one of table, ref_count, length, "
+                                         r"tokens, naming \{rid\} or \{block\}, not 'pool.tables\[\{request\}\]'$"):
+        load_adapter("tests/prefix_contract/toy_pools.py:BadNames")
