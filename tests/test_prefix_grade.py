@@ -21,10 +21,9 @@ FAILED_ITEMS = {
     "no_null_block": ({"null_block", "fuzz"}, set()),
     "hash_not_chained": ({"hash_chaining", "fuzz"}, set()),
     "no_hit_cap": ({"hit_cap", "fuzz"}, set()),
-    # the rubric's fuzz (seed 1, 150 programs of 30 calls) does not reach a hit past an evicted head: seeds 2-8
-    # do within 114 programs; the old pass at seed 1 came from constants Hypothesis drew out of the modules
-    # loaded (oracle/determinism.py)
-    "hits_past_first_miss": ({"no_false_hit"}, set()),
+    # the rubric's fuzz (seed 1, 150 programs of 30 calls) reaches a hit past an evicted head in 21 programs
+    # since evict_then_hit makes the two-block request it needs when the drawn one is too short
+    "hits_past_first_miss": ({"no_false_hit", "fuzz"}, set()),
     "eviction_keeps_index": ({"eviction", "fuzz"}, {"no_false_hit"}),  # its stale entry is what a false hit needs
     "touch_leaves_in_queue": ({"touch", "fuzz"}, set()),
     "non_atomic_allocation": ({"atomic_allocation", "fuzz"}, set()),
@@ -91,7 +90,7 @@ def test_broken_variant_fails_exactly_its_own_items(variant, broken_engine, tmp_
         if item.status == "failed" and item.id != "fuzz":
             # the step, the call, expected and actual, and the rule, as a student reads them
             assert f"{BY_ITEM[item.id].name}: step " in item.message and "expected " in item.message
-            assert item.message.endswith(f"[rule: {item.id}]") and "1. KVCacheManager(" in item.details
+            assert item.message.endswith(f"[rule: {item.id}]") and "  1  manager = KVCacheManager(" in item.details
         if item.status == "not_run":
             assert "checked nothing of its own rule" in item.message and "that is item " in item.message
     fuzz = next(item for item in report.items if item.id == "fuzz")
@@ -110,10 +109,10 @@ def test_a_failing_item_names_the_step_and_values(broken_engine, tmp_path):  # n
 # a look-up is replayed as an admission and a free on shapes without one
 APPLIES = {
     # no fork: no_false_hit is graded by its program without fork (programs.WITHOUT_FORK)
-    "minivllm": {"free_queue", "hash_chaining", "touch", "eviction", "atomic_allocation", "no_false_hit", "fuzz"},
+    "minivllm": {"free_queue", "hash_chaining", "touch", "eviction", "atomic_allocation", "no_false_hit", "append", "fuzz"},
     # its index entries stay when a block is reused (old nano-vllm's design), which is how old nano-vllm's
     # false hit comes about: the fuzz item and no_false_hit's program without fork find it (see the test below)
-    "nanovllm": {"free_queue", "hash_chaining", "touch", "atomic_allocation", "reverse_order_free"},
+    "nanovllm": {"free_queue", "hash_chaining", "touch", "atomic_allocation", "reverse_order_free", "append"},
     "yaie": {"free_queue", "atomic_allocation", "fuzz"},
 }
 
@@ -174,7 +173,7 @@ def test_cli_grades_prefix_with_json_and_gradescope(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0 and "100/100" in out and "submission code ran in: bubblewrap" in out
     report = json.loads((tmp_path / "r.json").read_text())
-    assert report["family"] == "prefix" and report["score"] == 100 and len(report["items"]) == 11
+    assert report["family"] == "prefix" and report["score"] == 100 and len(report["items"]) == 12
     assert json.loads((tmp_path / "g.json").read_text())["score"] == 100
 
 

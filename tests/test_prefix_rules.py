@@ -8,7 +8,7 @@ from oracle.prefix.difference import ASPECTS
 from oracle.prefix.rules import RULES, hits_difference, rule_of
 
 
-@pytest.mark.parametrize("op", ["start", "admit", "lookup", "free", "fork"])
+@pytest.mark.parametrize("op", ["start", "admit", "lookup", "append", "commit", "free", "fork", "copy", "reset"])
 def test_every_aspect_has_a_rule_row_for_every_call(op: str) -> None:
     missing = [aspect for aspect in ASPECTS if rule_of(Difference(aspect, "", None, None), op) not in RULES]
     assert not missing

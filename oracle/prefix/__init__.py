@@ -12,6 +12,7 @@ from pathlib import Path
 
 from oracle.family import AdapterFactory, Family, MutationTarget
 from oracle.prefix import difference  # noqa: F401  (words the family's aspects)
+from oracle.prefix.calls import failure_in_calls
 from oracle.prefix.machine import machine_for
 from oracle.prefix.picture import state_tables
 from oracle.prefix.policy import POLICIES, Policy, universal
@@ -115,4 +116,5 @@ FAMILY = Family(
     fixed_constants=True,
     state_tables=state_tables,
     takes_site=True,
+    describe_failure=failure_in_calls,
 )

@@ -25,6 +25,7 @@ from oracle.grading.grader import Check, Excuse, Incomplete, NotApplicable, NotR
 from oracle.grading.rubric import at_least, positive
 from oracle.difference import CRASH, Difference
 from oracle.finding import Finding
+from oracle.prefix.calls import listing
 from oracle.prefix.programs import BY_ITEM, program_for
 from oracle.program import Program
 from oracle.prefix.replay import Found, Replay
@@ -32,7 +33,6 @@ from oracle.prefix.picture import state_tables
 from oracle.prefix.rules import RULES, rule_of
 from oracle.scene import Watch
 
-ADMIT_MEANS = "admit = get_computed_blocks(request), then allocate_slots for the prompt's tokens not cached"
 
 
 @dataclass
@@ -83,8 +83,9 @@ def finding(program: Program, found: Found, item: str) -> Finding | None:
 
 
 def _details(replay: Replay) -> str:
-    calls = "\n".join(f"  {number}. {call}" for number, call in enumerate(replay.calls, 1))
-    return f"The calls ({ADMIT_MEANS}; request ids in admission order):\n{calls}"
+    """The calls the pool received, in its own terms (oracle/prefix/calls.py), the last one marked."""
+    calls = "\n".join(listing(replay.impl, replay.made, len(replay.made)))
+    return f"The calls the pool received (request ids in admission order):\n{calls}"
 
 
 def directed(item: str) -> Check:
@@ -156,11 +157,12 @@ def check_fuzz(sub: PrefixSubmission, options: Mapping[str, Any]) -> Outcome:
         return Outcome(True)
     difference = getattr(report.failure, "difference", None)
     call = getattr(report.failure, "call", "")
-    rule = rule_of(difference, call.split("(")[0]) if difference is not None else None
+    made = getattr(report.failure, "made", None)  # the calls the pool received: the last is the failing one
+    rule = rule_of(difference, made[-1][0].op if made else call.split("(")[0]) if difference is not None else None
     note = " (shrinking stopped at its budget: the program may not be minimal)" if report.cut_short else ""
     sub.evidence["fuzz"] = fuzz_scene(FAMILY, sub.factory, report.program)  # replayed while the submission is served
     return Outcome(False, f"fuzz ({ran}): {report.divergence}" + (f" [rule: {rule}]" if rule else "") + note,
-                   "", "\n".join(report.program))
+                   "\n".join(FAMILY.describe_failure(report.failure, sub.spec)[:-2]), "\n".join(report.program))
 
 
 CHECKS = {item: directed(item) for item in BY_ITEM}

@@ -3,7 +3,7 @@ policy) the exact state the model expects. Each check gives the first Difference
 
 from oracle.difference import Difference
 from oracle.prefix.model import Prefix, PrefixModel
-from oracle.prefix.observation import Observation
+from oracle.prefix.observation import Observation, named
 
 
 def shown(prefix: Prefix | None) -> str:
@@ -17,14 +17,20 @@ class ContentTracker:
     def __init__(self) -> None:
         self.content: dict[int, Prefix] = {}
 
-    def reused(self, model: PrefixModel, rid: int, positions: list[int], table: tuple[int, ...]) -> Difference | None:
-        tokens = model.requests[rid].tokens if rid in model.requests else []
+    def reused(self, model: PrefixModel, seen: Observation, rid: int, positions: list[int]) -> Difference | None:
+        tokens, table = model.requests[rid].tokens if rid in model.requests else [], seen.tables[rid]
         for position in positions:
             want = tuple(tokens[: (position + 1) * model.block_size])
-            block = table[position]
+            if self.content.get(table[position]) != want:
+                return false_hit(seen, rid, position, table[position], want, self.content.get(table[position]))
+        return None
+
+    def looked_up(self, tokens: list[int], blocks: list[int], block_size: int) -> Difference | None:
+        """A look-up's answer: hit `i` must hold the KV of the tokens' first i + 1 blocks."""
+        for position, block in enumerate(blocks):
+            want = tuple(tokens[: (position + 1) * block_size])
             if self.content.get(block) != want:
-                return Difference("no false hit", f"req {rid} block_table[{position}] (block {block})",
-                                  shown(want), shown(self.content.get(block)))
+                return Difference("no false hit", f"hit {position} (block {block})", want, self.content.get(block))
         return None
 
     def after(self, model: PrefixModel, seen: Observation, rid: int | None, hits: set[int], held: set[int]) -> Difference | None:
@@ -33,7 +39,7 @@ class ContentTracker:
         if rid is not None and rid in seen.tables and rid in model.requests:
             request, table = model.requests[rid], seen.tables[rid]
             reused = [i for i, b in enumerate(table) if i in hits or b in held]
-            problem = self.reused(model, rid, [i for i in reused if (i + 1) * model.block_size <= request.covered], table)
+            problem = self.reused(model, seen, rid, [i for i in reused if (i + 1) * model.block_size <= request.covered])
             if problem:
                 return problem
             for position, block in enumerate(table):
@@ -47,8 +53,7 @@ class ContentTracker:
             for position, block in enumerate(table if request else ()):
                 want = model.prefix(request.tokens, position, request.covered)
                 if self.content.get(block) != want:
-                    return Difference("no false hit", f"req {other} block_table[{position}] (block {block})",
-                                      shown(want), shown(self.content.get(block)))
+                    return false_hit(seen, other, position, block, want, self.content.get(block))
         return None
 
 
@@ -64,7 +69,26 @@ class ContentTracker:
         return None
 
 
-def universal_difference(model: PrefixModel, seen: Observation) -> Difference | None:
+def false_hit(seen: Observation, rid: int, position: int, block: int, want: Prefix, holds: Prefix | None) -> Difference:
+    """Request `rid` holds `block` at `position` for the prefix `want`, but the block's KV was computed for
+    `holds` (None: for no request the calls made). Worded by oracle/prefix/difference.py."""
+    return Difference("no false hit", f"{named(seen, 'table', rid=rid)}[{position}] (block {block})", want, holds, rid)
+
+
+def length_difference(model: PrefixModel, seen: Observation) -> Difference | None:
+    """The length the pool keeps for each live request is the number of tokens the request holds (a stale
+    one, seed 003's `len(seq)` after `append_token`, sizes its blocks wrong)."""
+    for rid, request in sorted(model.requests.items()):
+        got = (seen.lengths or {}).get(rid, len(request.tokens))
+        if got != len(request.tokens):
+            return Difference("token count", named(seen, "length", rid=rid), len(request.tokens), got, rid,
+                              named(seen, "tokens", rid=rid))
+    return None
+
+
+def universal_difference(model: PrefixModel, seen: Observation, taken: set[int] = frozenset()) -> Difference | None:
+    """The first universal difference; `taken`: the blocks the call took from the free list for a request (a
+    ref count wrong on one of those is allocation's, not a hit's)."""
     null, size = model.null, model.block_size
     used = [b for table in seen.tables.values() for b in table]
     if null is not None:
@@ -76,10 +100,14 @@ def universal_difference(model: PrefixModel, seen: Observation) -> Difference | 
     live = sorted(model.requests)
     if sorted(seen.tables) != live:
         return Difference("live requests", "", live, sorted(seen.tables))
+    stale = length_difference(model, seen)
+    if stale:
+        return stale
     for rid in live:
         want = -(-model.requests[rid].covered // size)
         if len(seen.tables[rid]) != want:
-            return Difference("table length", f"req {rid}", f"{want} blocks", f"{len(seen.tables[rid])}")
+            return Difference("table length", named(seen, "table", rid=rid) if seen.names else f"req {rid}",
+                              f"{want} blocks", f"{len(seen.tables[rid])}")
     if seen.free is not None:
         free = set(seen.free)
         if len(free) != len(seen.free):
@@ -97,8 +125,16 @@ def universal_difference(model: PrefixModel, seen: Observation) -> Difference | 
                 continue
             derived, got = used.count(block), seen.ref_counts.get(block, 0)
             if got != derived:
-                return Difference("ref count", f"block {block}", f"{derived} (the live tables holding it)", got)
+                return Difference("new block ref count" if block in taken else "ref count",
+                                  named(seen, "ref_count", block=block), f"{derived} ({_holders(seen, block)})", got)
     return None
+
+
+def _holders(seen: Observation, block: int) -> str:
+    if not seen.names:
+        return "the live tables holding it"
+    holders = [named(seen, "table", rid=rid) for rid, table in sorted(seen.tables.items()) if block in table]
+    return f"held by {', '.join(holders)}" if holders else "no live request holds it"
 
 
 def exact_difference(model: PrefixModel, seen: Observation) -> Difference | None:
@@ -106,7 +142,7 @@ def exact_difference(model: PrefixModel, seen: Observation) -> Difference | None
         got = seen.tables[rid]
         for position, (want, have) in enumerate(zip(request.table, got)):
             if want != have:
-                return Difference("block_table", f"req {rid} block_table[{position}]", want, have)
+                return Difference("block_table", f"{named(seen, 'table', rid=rid)}[{position}]", want, have)
     if seen.free is not None and list(seen.free) != model.free:
         return Difference("free order", "", model.free, list(seen.free))
     if seen.hashes is not None and set(seen.hashes) != set(model.block_hash):

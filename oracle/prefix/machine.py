@@ -9,48 +9,21 @@ nothing), then, under the system's own policy, the exact tables, free order, has
     TestLab = machine_for(load_adapter("lab:engine.prefix")).TestCase
 """
 
-from functools import wraps
 from typing import Any, Callable
 
-from hypothesis.errors import UnsatisfiedAssumption
-from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, multiple, precondition, rule
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, multiple, precondition, rule
 
 from oracle.prefix import following, strategies as st
-from oracle.prefix.compare import ContentTracker, changed, shown, exact_difference, universal_difference
+from oracle.prefix.compare import ContentTracker, changed, exact_difference, length_difference, universal_difference
 from oracle.difference import Difference
+from oracle.prefix.divergence import Divergence, counted as _counted, start_rule, supports as _supports, valid as _valid
 from oracle.prefix.model import PrefixModel
 from oracle.prefix.observation import ImplementationFailure, Observation
 from oracle.prefix.rules import hits_difference
+from oracle.program import Step
 from oracle.stats import RunStats
 
-
-class Divergence(AssertionError):
-    """The implementation and the model disagree; `difference` is the first difference, `call` the call."""
-
-    def __init__(self, call: str, difference: Difference | None, text: str | None = None):
-        super().__init__(text or difference.render(call))
-        self.call, self.difference = call, difference
-
-
-def _counted(step: Callable) -> Callable:
-    @wraps(step)
-    def counted(self: "PrefixMachine", **kwargs: Any) -> Any:
-        self.stats.steps += 1
-        self.stats.rules[step.__name__] += 1
-        return step(self, **kwargs)
-
-    return counted
-
-
-def _valid(condition: bool) -> None:
-    """A program the strategies never make (a shrunk or hand-written replay) is not valid: Hypothesis drops
-    it, the shrinker rejects it. (Not `assume`, which warns when the shrinker replays outside Hypothesis.)"""
-    if not condition:
-        raise UnsatisfiedAssumption("outside the generated domain")
-
-
-def _supports(operation: str) -> Callable[["PrefixMachine"], bool]:
-    return lambda self: operation in self.impl.supports
+__all__ = ["Divergence", "PrefixMachine", "machine_for"]
 
 
 class PrefixMachine(RuleBasedStateMachine):
@@ -67,23 +40,27 @@ class PrefixMachine(RuleBasedStateMachine):
         self.content = ContentTracker()
         self.prompts: list[list[int]] = []
         self.next_rid = 0
+        self.made: list[tuple[Step, Any]] = []  # the calls the pool received, and what each returned
 
     # -- one call, checked --------------------------------------------------------------------------
 
-    def _diverge(self, call: str, difference: Difference) -> None:
-        raise Divergence(call, difference)
+    def _diverge(self, call: str, difference: Difference | None, text: str | None = None) -> None:
+        raise Divergence(call, difference, text, made=list(self.made), adapter=self.impl)
 
     def _observe(self, call: str) -> Observation:
         try:
             return self.impl.observe()
         except ImplementationFailure as failure:
-            raise Divergence(call, None, f"{call}: {failure}") from None
+            self._diverge(call, None, f"{call}: {failure}")
 
-    def _run(self, call: str, operation: Callable[[], Any]) -> Any:
+    def _run(self, call: str, operation: Callable[[], Any], step: Step) -> Any:
+        self.made.append((step, None))
         try:
-            return operation()
+            got = operation()
         except ImplementationFailure as failure:
-            raise Divergence(call, None, f"{call}: {failure}") from None
+            self._diverge(call, None, f"{call}: {failure}")
+        self.made[-1] = (step, got)
+        return got
 
     def _returned(self, call: str, what: str, expected: Any, got: Any) -> None:
         if expected != got:
@@ -95,10 +72,13 @@ class PrefixMachine(RuleBasedStateMachine):
         if problem:
             self._diverge(call, problem)
 
-    def _check(self, call: str, rid: int | None = None, hits: set[int] = frozenset(),
-               held: set[int] = frozenset(), before: Observation | None = None) -> Observation:
+    def _check(self, call: str, rid: int | None = None, hits: set[int] = frozenset(), held: set[int] = frozenset(),
+               before: Observation | None = None, own: tuple[int, ...] = ()) -> Observation:
+        """After a call by request `rid` (`hits`: its positions that hit; `held`: blocks other requests held, and
+        `own` its own, before the call; `before`: the state a refused call must leave as it was)."""
         seen = self._observe(call)
-        problem = (changed(before, seen) if before is not None else None) or universal_difference(self.model, seen)
+        taken = {b for i, b in enumerate(seen.tables.get(rid, ())) if i not in hits and b not in held and b not in own}
+        problem = (changed(before, seen) if before is not None else None) or universal_difference(self.model, seen, taken)
         problem = problem or self.content.after(self.model, seen, rid, hits, held)
         if not problem and self.model.policy.exact:
             problem = exact_difference(self.model, seen)
@@ -116,17 +96,14 @@ class PrefixMachine(RuleBasedStateMachine):
 
     # -- rules --------------------------------------------------------------------------------------
 
-    @initialize(num_blocks=st.pool_blocks, block_size=st.block_sizes)
-    @_counted
-    def start(self, num_blocks: int, block_size: int) -> None:
-        self._start(num_blocks, block_size)
+    start = start_rule(st.Domain())  # machine_for makes it the adapter's domain's
 
     def _start(self, num_blocks: int, block_size: int) -> None:
         # a replayed (shrunk) program may ask for a pool the adapter does not support: such a program is invalid
         _valid(self.domain.holds(num_blocks, block_size))
         self.model = PrefixModel(self.impl.policy, num_blocks, block_size)
         call = f"start({num_blocks} blocks of {block_size} tokens)"
-        self._run(call, lambda: self.impl.start(num_blocks, block_size))
+        self._run(call, lambda: self.impl.start(num_blocks, block_size), Step("start", (num_blocks, block_size)))
         self._check(call)
 
     def _prompt(self, base: int, cut: str, count: int, tail: list[int]) -> list[int]:
@@ -150,7 +127,7 @@ class PrefixMachine(RuleBasedStateMachine):
             return self._admit_following(call, rid, tokens, before, held)
         expected_hits = self.model.lookup(tokens)
         request = self.model.admit(rid, tokens)
-        accepted, hits = self._run(call, lambda: self.impl.admit(rid, tokens))
+        accepted, hits = self._run(call, lambda: self.impl.admit(rid, tokens), Step("admit", (rid, tokens)))
         if hits is not None:
             self._hits(call, len(expected_hits), hits, len(tokens))
         self._returned(call, "return value", "accepted" if request else "refused", "accepted" if accepted else "refused")
@@ -168,7 +145,7 @@ class PrefixMachine(RuleBasedStateMachine):
         return rid
 
     def _admit_following(self, call: str, rid: int, tokens: list[int], before: Observation, held: set[int]) -> int | None:
-        accepted, hits = self._run(call, lambda: self.impl.admit(rid, tokens))
+        accepted, hits = self._run(call, lambda: self.impl.admit(rid, tokens), Step("admit", (rid, tokens)))
         problem = following.admit(self.model, rid, tokens, accepted, hits, before)
         if problem:
             self._diverge(call, problem)
@@ -231,11 +208,17 @@ class PrefixMachine(RuleBasedStateMachine):
     def evict_then_hit(self, rid: int) -> None:
         """A warm block evicted just before a request hits past it: a prompt equal to a live request's first
         block (under the hit cap, a duplicate entry for it) is freed, pressure evicts it, then the live
-        request's prompt is looked up (or admitted, where there is no look-up) again."""
-        request = self.model.requests.get(rid)
-        if request is None or len(request.tokens) < 2 * self.model.block_size:
+        request's prompt is looked up (or admitted, where there is no look-up) again. The request needs two
+        full blocks (a head to evict, a block past it): a drawn one too short stands for another live one
+        that has them, else for one admitted from its prompt for the while."""
+        size, request, own = self.model.block_size, self.model.requests.get(rid), None
+        if request is None or len(request.tokens) < 2 * size:
+            long = [r for r in self.model.requests.values() if len(r.tokens) >= 2 * size]
+            own = None if long else self._admit(((request.tokens if request else []) + [1] * 2 * size)[: 2 * size])
+            request = long[rid % len(long)] if long else self.model.requests.get(own)
+        if request is None:
             return
-        duplicate = self._admit(request.tokens[: self.model.block_size])
+        duplicate = self._admit(request.tokens[:size])
         if duplicate is not None:
             self._free(duplicate)
         self._pressure(0)
@@ -245,6 +228,8 @@ class PrefixMachine(RuleBasedStateMachine):
             again = self._admit(list(request.tokens) + [0])
             if again is not None:
                 self._free(again)
+        if own is not None:
+            self._free(own)
 
     @precondition(_supports("lookup"))
     @rule(base=st.earlier, cut=st.cuts, count=st.block_counts, tail=st.tails)
@@ -255,24 +240,16 @@ class PrefixMachine(RuleBasedStateMachine):
     def _lookup(self, tokens: list[int]) -> None:
         call = f"lookup({len(tokens)} tokens)"
         expected = self.model.lookup(tokens)
-        got = self._run(call, lambda: self.impl.lookup(tokens))
+        got = self._run(call, lambda: self.impl.lookup(tokens), Step("lookup", (tokens,)))
         if self.model.policy.exact:
             self._hits(call, len(expected), len(got), len(tokens))
         elif following.hit_bound(self.model, len(tokens), len(got)):
             self._diverge(call, following.hit_bound(self.model, len(tokens), len(got)))
-        problem = self._lookup_content(tokens, got)
+        problem = self.content.looked_up(tokens, got, self.model.block_size)
         if problem:
             self._diverge(call, problem)
         if self.model.policy.exact:
             self._returned(call, "hit blocks", expected, got)
-
-    def _lookup_content(self, tokens: list[int], blocks: list[int]) -> Difference | None:
-        size = self.model.block_size
-        for position, block in enumerate(blocks):
-            want = tuple(tokens[: (position + 1) * size])
-            if self.content.content.get(block) != want:
-                return Difference("no false hit", f"hit {position} (block {block})", shown(want), shown(self.content.content.get(block)))
-        return None
 
     def _live(self, rid: int) -> bool:
         request = self.model.requests.get(rid)
@@ -287,18 +264,22 @@ class PrefixMachine(RuleBasedStateMachine):
         call = f"append(req {rid}, token {token})"
         before = self._observe(call)
         held = {b for other, table in before.tables.items() if other != rid for b in table}
+        step = Step("append", (rid, token))
         if not self.model.policy.exact:
-            expected = got = self._run(call, lambda: self.impl.append(rid, token))
+            expected = got = self._run(call, lambda: self.impl.append(rid, token), step)
             problem = following.append(self.model, rid, token, got, before)
             if problem:
                 self._diverge(call, problem)
         else:
             expected = self.model.append(rid, token)
-            got = self._run(call, lambda: self.impl.append(rid, token))
+            got = self._run(call, lambda: self.impl.append(rid, token), step)
+            stale = length_difference(self.model, self._observe(call)) if before.lengths is not None else None
+            if stale:  # the length the pool decides by, before what it decided
+                self._diverge(call, stale)
             self._returned(call, "return value", expected, got)
         if not expected:
             self.stats.events["append_refused"] += 1
-        self._check(call, rid, set(), held)
+        self._check(call, rid, set(), held, own=before.tables.get(rid, ()))
 
     @precondition(_supports("commit"))
     @rule(rid=requests)
@@ -308,7 +289,7 @@ class PrefixMachine(RuleBasedStateMachine):
             return
         call = f"commit(req {rid})"
         self.model.commit(rid)
-        self._run(call, lambda: self.impl.commit(rid))
+        self._run(call, lambda: self.impl.commit(rid), Step("commit", (rid,)))
         self._check(call)
 
     @precondition(lambda self: bool({"fork", "copy"} & self.impl.supports))
@@ -332,11 +313,11 @@ class PrefixMachine(RuleBasedStateMachine):
         was = request.table[position]
         if self.model.policy.exact:
             expected = self.model.fork(rid, position)
-            got = self._run(call, lambda: self.impl.fork(rid, position))
+            got = self._run(call, lambda: self.impl.fork(rid, position), Step("fork", (rid, position)))
             self._returned(call, "return value", "refused" if expected is None else "a block",
                            "refused" if got is None else "a block")
         else:  # under @any the pool picks the block
-            expected = got = self._run(call, lambda: self.impl.fork(rid, position))
+            expected = got = self._run(call, lambda: self.impl.fork(rid, position), Step("fork", (rid, position)))
             problem = following.fork(self.model, rid, position, got, before)
             if problem:
                 self._diverge(call, problem)
@@ -357,7 +338,7 @@ class PrefixMachine(RuleBasedStateMachine):
             return
         dst, mismatched = live[position % len(live)], position % 4 == 3
         call = f"copy_blocks(req {src}'s blocks -> req {dst}'s{', one destination more' if mismatched else ''})"
-        refused = self._run(call, lambda: self.impl.copy(src, dst, mismatched))
+        refused = self._run(call, lambda: self.impl.copy(src, dst, mismatched), Step("copy", (src, dst, mismatched)))
         self._returned(call, "refused (ValueError)", mismatched, refused)
         self.stats.events["copy_refused" if mismatched else "copy"] += 1
         self._check(call)
@@ -370,7 +351,7 @@ class PrefixMachine(RuleBasedStateMachine):
     def _free(self, rid: int) -> None:
         call = f"free(req {rid})"
         self.model.free_request(rid)
-        self._run(call, lambda: self.impl.free(rid))
+        self._run(call, lambda: self.impl.free(rid), Step("free", (rid,)))
         self._check(call)
 
     @rule(rid=st.positions)
@@ -382,7 +363,7 @@ class PrefixMachine(RuleBasedStateMachine):
         self.stats.events["double_free" if rid < self.next_rid else "unknown_free"] += 1
         call = f"free(req {rid}, not live)"
         self.model.free_request(rid)
-        self._run(call, lambda: self.impl.free(rid))
+        self._run(call, lambda: self.impl.free(rid), Step("free", (rid,)))
         self._check(call)
 
     @precondition(_supports("reset"))
@@ -393,22 +374,13 @@ class PrefixMachine(RuleBasedStateMachine):
             return
         call = "reset()"
         expected = self.model.reset()
-        got = self._run(call, lambda: self.impl.reset())
+        got = self._run(call, lambda: self.impl.reset(), Step("reset"))
         self._returned(call, "return value", expected, got)
         self.stats.events["reset" if expected else "reset_refused"] += 1
         self._check(call)
 
     def teardown(self) -> None:
         self.impl.close()
-
-
-def _start_rule(domain: st.Domain) -> Callable:
-    @initialize(num_blocks=domain.pool_strategy(), block_size=domain.block_size_strategy())
-    @_counted
-    def start(self: PrefixMachine, num_blocks: int, block_size: int) -> None:
-        self._start(num_blocks, block_size)
-
-    return start
 
 
 def machine_for(adapter_factory: Callable[[], Any], stats: RunStats | None = None) -> type[PrefixMachine]:
@@ -419,5 +391,5 @@ def machine_for(adapter_factory: Callable[[], Any], stats: RunStats | None = Non
         "PrefixMachine",
         (PrefixMachine,),
         {"adapter_factory": staticmethod(adapter_factory), "stats": stats if stats is not None else RunStats(),
-         "domain": domain, "start": _start_rule(domain)},
+         "domain": domain, "start": start_rule(domain)},
     )

@@ -7,7 +7,7 @@ item whose program another rule's bug stops before any of them earns nothing (it
 Each program keeps clear of the other rules' edge cases, so another rule's bug rarely reaches it.
 
 Each step's arguments: start (blocks, block_size); admit and lookup, the tokens; free (rid,); fork (rid,
-position in its table).
+position in its table); append (rid, token).
 """
 
 from oracle.program import Program, Step
@@ -36,6 +36,10 @@ def lookup(*tokens: int, judge: bool = False) -> Step:
 
 def fork(rid: int, position: int, judge: bool = False) -> Step:
     return Step("fork", (rid, position), judge=judge)
+
+
+def append(rid: int, token: int, judge: bool = False) -> Step:
+    return Step("append", (rid, token), judge=judge)
 
 
 BY_ITEM = {
@@ -142,6 +146,17 @@ BY_ITEM = {
         fork(2, 0, judge=True),  # shared, but nothing is free: refused, nothing changes
         free(0, judge=True),
         fork(2, 0, judge=True),  # held once now: no copy
+    )),
+    # A decode token gets a new block exactly when it starts one, by the request's own token count (seed 003's
+    # stale `len(seq)` after `append_token` is caught at the first append); refused only when nothing is free.
+    # Whole-block prompts: a pool's partial-block bug is another rule's.
+    "append": Program("append", (
+        start(3, 2),
+        admit(1, 2),  # req 0: one full block
+        append(0, 3, judge=True),  # starts its second block: a new one
+        append(0, 4, judge=True),  # fills it
+        append(0, 5, judge=True),  # a third block: the last free one, or none (a null block): refused
+        free(0, judge=True),
     )),
 }
 

@@ -47,6 +47,8 @@ class RemoteAdapter:
     def __init__(self, child: PythonChild, adapter: type, policy: Policy):
         self.child, self.policy = child, policy
         self.shape, self.supports = adapter.shape, adapter.supports
+        self.names = dict(getattr(adapter, "names", {}))  # the pool's words: the grader's copy, never the child's
+        self.written = getattr(adapter, "written", None)  # its calls as lines (oracle/prefix/calls.py)
         self.started = False
 
     def _ask(self, request: dict[str, Any], doing: str) -> Any:
@@ -89,7 +91,7 @@ class RemoteAdapter:
 
     def observe(self) -> Observation:
         seen = self._call("observe")
-        if type(seen) is not dict or set(seen) != {"tables", "free", "ref_counts", "hashes", "indexed"}:
+        if type(seen) is not dict or set(seen) - {"lengths"} != {"tables", "free", "ref_counts", "hashes", "indexed"}:
             raise self._unreadable("observe did not answer the five fields of an observation")
         tables = _pairs(seen["tables"], "tables", lambda v: tuple(_ints(v, "a block table", self, none=True)), self)
         if tables is None:
@@ -100,6 +102,8 @@ class RemoteAdapter:
             ref_counts=_pairs(seen["ref_counts"], "ref_counts", lambda v: _int(v, "a ref count", self), self),
             hashes=_pairs(seen["hashes"], "hashes", lambda v: _text(v, self), self),
             indexed=None if seen["indexed"] is None else tuple(_ints(seen["indexed"], "indexed", self)),
+            lengths=_pairs(seen.get("lengths"), "lengths", lambda v: _int(v, "a token count", self), self),
+            names=self.names,
         )
 
     def _unreadable(self, why: str) -> ImplementationFailure:

@@ -5,7 +5,7 @@ or the implementation's failure; the item's check decides which of them are its 
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator
 
-from oracle.prefix.compare import ContentTracker, changed, exact_difference, shown, universal_difference
+from oracle.prefix.compare import ContentTracker, changed, exact_difference, length_difference, universal_difference
 from oracle.difference import Difference
 from oracle.program import Program, Step
 from oracle.prefix.model import PrefixModel
@@ -56,6 +56,8 @@ def describe(step: Step, rid: int, lookup: bool = True) -> str:
         return f"get_computed_blocks(tokens {tokens_text(step.args)})"
     if step.op == "fork":
         return f"fork_block(req {step.args[0]} block_table[{step.args[1]}])"
+    if step.op == "append":
+        return f"append(req {step.args[0]}, token {step.args[1]})"
     return f"free(req {step.args[0]})"
 
 
@@ -66,7 +68,13 @@ class Replay:
         self.model = PrefixModel(adapter.policy, blocks, block_size)
         self.content = ContentTracker()
         self.next_rid = 0
-        self.calls: list[str] = []
+        self.made: list[tuple[Step, Any]] = []  # the calls the pool received, and what each returned
+
+    def _call(self, step: Step, run: Callable[[], Any]) -> Any:
+        self.made.append((step, None))
+        got = run()
+        self.made[-1] = (step, got)
+        return got
 
     def steps(self) -> Iterator[Found]:
         """Runs the program, one Found per step (the first is the pool's creation), until it ends or the
@@ -83,7 +91,6 @@ class Replay:
             self.impl.close()
 
     def _found(self, found: Found, run: Callable[[], list[Difference | None]]) -> Found:
-        self.calls.append(found.call)
         try:
             found.differences = [d for d in run() if d is not None]
             if found.differences and all(d.aspect in _TAKEN_OVER for d in found.differences):
@@ -112,15 +119,16 @@ class Replay:
         return True
 
     def _checked(self, seen: Observation, rid: int | None = None, hits: set[int] = frozenset(),
-                 held: set[int] = frozenset()) -> list[Difference | None]:
-        universal = universal_difference(self.model, seen)
+                 held: set[int] = frozenset(), own: tuple[int, ...] = ()) -> list[Difference | None]:
+        taken = {b for i, b in enumerate(seen.tables.get(rid, ())) if i not in hits and b not in held and b not in own}
+        universal = universal_difference(self.model, seen, taken)
         if universal is not None and universal.aspect in _OUT_OF_STEP:
             return [universal]
         exact = exact_difference(self.model, seen) if self.model.policy.exact else None
         return [universal, self.content.after(self.model, seen, rid, hits, held), exact]
 
     def _start(self, step: Step) -> list[Difference | None]:
-        self.impl.start(*step.args)
+        self._call(step, lambda: self.impl.start(*step.args))
         return self._checked(self.impl.observe())
 
     def _admit(self, step: Step) -> list[Difference | None]:
@@ -132,7 +140,7 @@ class Replay:
         held = {b for table in before.tables.values() for b in table}
         expected_hits = self.model.lookup(tokens)
         request = self.model.admit(rid, tokens)
-        accepted, hits = self.impl.admit(rid, tokens)
+        accepted, hits = self._call(Step("admit", (rid, tokens)), lambda: self.impl.admit(rid, tokens))
         policy = self.model.policy
         found = [hits_difference(len(expected_hits), hits, len(tokens), self.model.block_size, policy.hit_cap)
                  if hits is not None else None]
@@ -153,14 +161,10 @@ class Replay:
             return self._free(Step("free", (rid,)))
         tokens = list(step.args)
         expected = self.model.lookup(tokens)
-        got = self.impl.lookup(tokens)
+        got = self._call(Step("lookup", (tokens,)), lambda: self.impl.lookup(tokens))
         size = self.model.block_size
         found = [hits_difference(len(expected), len(got), len(tokens), size, self.model.policy.hit_cap)]
-        for position, block in enumerate(got):
-            want, holds = tuple(tokens[: (position + 1) * size]), self.content.content.get(block)
-            if holds != want:
-                found.append(Difference("no false hit", f"hit {position} (block {block})", shown(want), shown(holds)))
-                break
+        found.append(self.content.looked_up(tokens, got, size))
         if self.model.policy.exact and len(got) == len(expected) and got != expected:
             found.append(Difference("hit blocks", "", expected, got))
         return found
@@ -169,10 +173,24 @@ class Replay:
         (rid,) = step.args
         free_before = len(self.model.free)
         self.model.free_request(rid)
-        self.impl.free(rid)
+        self._call(step, lambda: self.impl.free(rid))
         found = self._checked(self.impl.observe())
         released = len(self.model.free) - free_before
         return [free_order_difference(d, released) if d is not None and d.aspect == "free order" else d for d in found]
+
+    def _append(self, step: Step) -> list[Difference | None]:
+        """A decode token: the length the pool keeps first (a stale one is why its answer is wrong), then its
+        answer, then the state."""
+        rid, token = step.args
+        before = self.impl.observe()
+        held = {b for other, table in before.tables.items() if other != rid for b in table}
+        expected = self.model.append(rid, token)
+        got = self._call(step, lambda: self.impl.append(rid, token))
+        seen = self.impl.observe()
+        found = [length_difference(self.model, seen)]
+        if expected != got:
+            found.append(Difference("return value", "", expected, got))
+        return found + self._checked(seen, rid, set(), held, before.tables.get(rid, ()))
 
     def _fork(self, step: Step) -> list[Difference | None]:
         rid, position = step.args
@@ -180,7 +198,7 @@ class Replay:
         before = self.impl.observe()
         was = request.table[position]
         expected = self.model.fork(rid, position)
-        got = self.impl.fork(rid, position)
+        got = self._call(step, lambda: self.impl.fork(rid, position))
         if (expected is None) != (got is None):
             return [Difference("return value", "", "refused (no free block)" if expected is None else "a block",
                                "refused" if got is None else f"block {got}")]

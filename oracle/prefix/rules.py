@@ -5,8 +5,8 @@ from oracle.difference import Difference
 
 # rubric item -> the rule, in the words of the lab
 RULES = {
-    "free_queue": "new blocks come from the head of the free queue and a freed block goes to its tail "
-                  "(least recently used first)",
+    "free_queue": "new blocks come from the head of the free queue, each with one holder (ref_cnt 1), and a "
+                  "freed block goes to its tail (least recently used first)",
     "null_block": "block 0 is the null block: reserved when the pool is made, never free, never given to a "
                   "request, never hashed",
     "hash_chaining": "a full block's hash is hash((parent hash, its tokens)): the same tokens after different "
@@ -23,6 +23,9 @@ RULES = {
                     "get_computed_blocks stops at the first miss",
     "copy_on_write": "fork_block copies a shared block into a fresh block from the free queue and drops one "
                      "holder of the original; a block held once is returned as it is",
+    "append": "a decode token gets a new block exactly when it starts one (allocate_slots for the new token, "
+              "by the request's own token count), and the request's blocks and counts follow it; refused only "
+              "when no block is free",
     "fuzz": "after every call of a random program the pool agrees with the model of the lab",
 }
 
@@ -35,6 +38,12 @@ _BY_ASPECT = {
     ("no false hit", "*"): "no_false_hit",
     ("extra hits", "*"): "no_false_hit",
     ("hit cap", "*"): "hit_cap",
+    ("new block ref count", "*"): "free_queue",
+    ("token count", "*"): "append",
+    ("return value", "append"): "append",
+    ("table length", "append"): "append",
+    ("ref count", "append"): "append",
+    ("conservation", "append"): "append",
     ("conservation", "admit"): "touch",
     ("ref count", "admit"): "touch",
     ("conservation", "fork"): "copy_on_write",
@@ -49,6 +58,7 @@ _BY_ASPECT = {
     ("hashed blocks", "*"): "eviction",
     ("index", "*"): "eviction",
     ("atomic failure", "*"): "atomic_allocation",
+    ("refused (ValueError)", "*"): "copy_on_write",  # Mini-YAIE's copy_blocks of lists of different lengths
     ("return value", "*"): "atomic_allocation",
     ("live requests", "*"): "atomic_allocation",
     ("table length", "*"): "atomic_allocation",

@@ -45,6 +45,7 @@ def observation(seen: object) -> dict:
         "ref_counts": pairs(seen.ref_counts),  # type: ignore[attr-defined]
         "hashes": pairs(seen.hashes, lambda v: text(repr(v), 200)),  # type: ignore[attr-defined]
         "indexed": None if seen.indexed is None else list(seen.indexed),  # type: ignore[attr-defined]
+        "lengths": pairs(getattr(seen, "lengths", None)),
     }
 
 

@@ -56,3 +56,24 @@ class NoObserve:
 
     def free(self, rid: int) -> None:
         pass
+
+
+class StaleLengthPool(PowerOfTwoPool):
+    """Sizes a request's blocks by a length its append never updates (seed 003's bug in another API), and says
+    what it calls things, so messages use its words."""
+
+    names = {"table": "pool.tables[{rid}]", "length": "pool.lengths[{rid}]", "tokens": "request {rid} holds"}
+
+    def append(self, rid: int, token: int) -> bool:
+        need = -(-(self.lengths[rid] + 1) // self.size) - len(self.tables[rid])
+        if need > len(self.free_ids):
+            return False
+        self.tables[rid] += [self.free_ids.pop(0) for _ in range(need)]
+        return True  # the token is never counted
+
+    def observe(self) -> dict:
+        return {**super().observe(), "lengths": dict(self.lengths)}
+
+
+class BadNames(PowerOfTwoPool):
+    names = {"table": "pool.tables[{request}]"}

@@ -16,6 +16,10 @@ Every adapter has these methods (the machine needs nothing else), and `shape`, `
     close() -> None
 
 A call that raises raises ImplementationFailure.
+
+Optional, for messages in the pool's own terms: `names` (its words for what a difference names, templates of
+{rid} and {block}: oracle/prefix/observation.py's NAMES), given again in each Observation, and `written(step)`
+(the lines of Python that make a Step's calls on the pool: oracle/prefix/calls.py).
 """
 
 from typing import Any, Callable

@@ -10,13 +10,16 @@ The class (documented with a worked example in oracle/prefix/README.md):
         supports = {"append", "lookup"}     # optional: which of lookup, append, commit, fork, reset it has
         policy = {"index": "multimap"}      # optional: a policy name, or named choices (policy.CHOICES);
                                             #   none: only what every prefix cache must hold (@any)
+        names = {"table": "pool.seqs[{rid}].blocks"}  # optional: the pool's words in messages (NAMES' keys,
+                                            #   templates of {rid} and {block}: oracle/prefix/observation.py)
         def __init__(self, num_blocks: int, block_size: int): ...     # a fresh pool
         def admit(self, rid: int, tokens: list[int]) -> bool | tuple[bool, int | None]:
             ...                             # allocate a new request's prompt: accepted, and blocks it reused
         def free(self, rid: int) -> None: ...                          # also for unknown and freed ids
         def observe(self) -> dict: ...      # {"tables": {rid: [block ids]}, and where the pool has them:
                                             #  "free": [ids, next taken first], "ref_counts": {id: n},
-                                            #  "hashes": {id: hash}, "indexed": [ids the index points to]}
+                                            #  "hashes": {id: hash}, "indexed": [ids the index points to],
+                                            #  "lengths": {rid: the number of tokens the pool counts for it}}
         # and the optional operations it declares:
         def lookup(self, tokens) -> list[int]; def append(self, rid, token) -> bool  # False: no block
         def commit(self, rid) -> None; def fork(self, rid, position) -> int | None; def reset(self) -> bool
@@ -28,7 +31,7 @@ that raises is the pool's failure, reported at its step.
 from typing import Any
 
 from oracle.prefix.adapters import call
-from oracle.prefix.observation import ImplementationFailure, Observation
+from oracle.prefix.observation import NAMES, ImplementationFailure, Observation
 from oracle.prefix.policy import POLICIES, Policy, declared
 
 REQUIRED = ("admit", "free", "observe")
@@ -66,7 +69,32 @@ def contract_adapter(user: Any, spec: str) -> type:
     return type(f"Contract{user.__name__}", (ContractAdapter,), {
         "default_policy": declared_policy(user), "supports": supports, "shape": user.__name__,
         "block_sizes": getattr(user, "block_sizes", None), "pool_sizes": getattr(user, "pool_sizes", None),
+        "written": staticmethod(lambda step: _written(user.__name__, step)), "names": declared_names(user),
     })
+
+
+def declared_names(user: type) -> dict[str, str]:
+    """The pool's words the user's class declares (`names`), each a template of {rid} and {block}; ValueError."""
+    names = getattr(user, "names", None) or {}
+    if not isinstance(names, dict):
+        raise ValueError(f"{user.__name__}.names must be a dict of {', '.join(NAMES)} to templates")
+    for key, template in names.items():
+        try:
+            if key not in NAMES or not isinstance(template, str):
+                raise KeyError(key)
+            template.format(rid=0, block=0)
+        except (KeyError, IndexError, ValueError):
+            raise ValueError(f"{user.__name__}.names[{key!r}]: expected one of {', '.join(NAMES)}, naming "
+                             f"{{rid}} or {{block}}, not {template!r}") from None
+    return dict(names)
+
+
+def _written(name: str, step: Any) -> list[str]:
+    """The call made on the user's adapter for `step`, an oracle.program.Step (oracle/prefix/calls.py)."""
+    if step.op == "start":
+        blocks, block_size = step.args
+        return [f"pool = {name}(num_blocks={blocks}, block_size={block_size})"]
+    return [f"pool.{step.op}({', '.join(repr(list(a)) if isinstance(a, tuple) else repr(a) for a in step.args)})"]
 
 
 def _blocks(value: Any, what: str) -> tuple[int, ...]:
@@ -83,6 +111,7 @@ class ContractAdapter:
     shape = "contract"
     default_policy: Policy
     supports: frozenset = frozenset()
+    names: dict[str, str] = {}
 
     def __init__(self, target: type, spec: str, policy: Policy | None = None):
         self.user, self.spec = target, spec
@@ -123,12 +152,13 @@ class ContractAdapter:
             return seen
         if not isinstance(seen, dict) or not isinstance(seen.get("tables"), dict):
             raise ImplementationFailure("observe() returned no 'tables' dict (the adapter contract: oracle/prefix/README.md)")
-        optional = {name: seen.get(name) for name in ("ref_counts", "hashes")}
+        optional = {name: seen.get(name) for name in ("ref_counts", "hashes", "lengths")}
         return Observation(
             tables={rid: _blocks(table, f"tables[{rid}]") for rid, table in seen["tables"].items()},
             free=None if seen.get("free") is None else _blocks(seen["free"], "free"),
             indexed=None if seen.get("indexed") is None else tuple(sorted(_blocks(seen["indexed"], "indexed"))),
             **{name: dict(value) if value is not None else None for name, value in optional.items()},
+            names=self.names,
         )
 
     def close(self) -> None:

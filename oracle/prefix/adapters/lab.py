@@ -33,6 +33,30 @@ class LabAdapter:
     default_policy = LAB
     supports = frozenset({"lookup", "append", "commit", "fork", "reset"})
 
+    @staticmethod
+    def written(step: Any) -> list[str]:
+        """The calls the adapter makes for `step`, an oracle.program.Step (oracle/prefix/calls.py); `Request` is
+        the module's, or the adapter's plain one with the same fields."""
+        if step.op == "start":
+            blocks, block_size = step.args
+            return [f"manager = KVCacheManager(block_size={block_size}, num_blocks={blocks})"]
+        if step.op == "lookup":
+            return [f"manager.get_computed_blocks(Request('req--1', {list(step.args[0])}))"]
+        if step.op == "reset":
+            return ["manager.reset_prefix_cache()"]
+        rid, req = step.args[0], f"req{step.args[0]}"
+        return {
+            "admit": lambda: [f"{req} = Request('req-{rid}', {list(step.args[1])})",
+                              f"hits, num_cached = manager.get_computed_blocks({req})",
+                              f"if num_cached < {len(step.args[1])}: "
+                              f"manager.allocate_slots({req}, {len(step.args[1])} - num_cached, hits)"],
+            "append": lambda: [f"{req}.all_token_ids.append({step.args[1]})",
+                               f"manager.allocate_slots({req}, {req}.num_tokens - {req}.num_computed_tokens)"],
+            "commit": lambda: [f"{req}.num_computed_tokens = {req}.num_tokens"],
+            "fork": lambda: [f"table = manager.req_to_blocks['req-{rid}']",
+                             f"table[{step.args[1]}] = manager.block_pool.fork_block(table[{step.args[1]}])"],
+        }.get(step.op, lambda: [f"manager.free({req})"])()
+
     def __init__(self, target: Any, spec: str, policy: Policy = LAB):
         require(target, spec, ["KVCacheManager"])
         self.target, self.spec, self.policy = target, spec, policy

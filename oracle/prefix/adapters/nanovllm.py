@@ -29,6 +29,26 @@ class NanovllmAdapter:
         """The current API (`hash_blocks`) publishes after the forward pass; the old one at allocation."""
         return NANOVLLM_V2 if callable(getattr(getattr(target, "BlockManager", None), "hash_blocks", None)) else NANOVLLM
 
+    @staticmethod
+    def written(step: Any) -> list[str]:
+        """The calls the adapter makes for `step`, an oracle.program.Step (oracle/prefix/calls.py), under the old
+        API; the current one's differences are in the comments."""
+        if step.op == "start":
+            blocks, block_size = step.args
+            return [f"Sequence.block_size = {block_size}", f"manager = BlockManager({blocks}, {block_size})"]
+        seq = f"seq{step.args[0]}"
+        if step.op == "admit":
+            return [f"{seq} = Sequence({list(step.args[1])})",
+                    f"if manager.can_allocate({seq}): manager.allocate({seq})  # current API: "
+                    f"cached = manager.can_allocate({seq}); manager.allocate({seq}, cached)"]
+        if step.op == "append":
+            return [f"{seq}.append_token({step.args[1]})",
+                    f"if manager.can_append({seq}): manager.may_append({seq})"]
+        if step.op == "commit":
+            return [f"manager.hash_blocks({seq}); {seq}.num_cached_tokens += {seq}.num_scheduled_tokens"
+                    "  # current API only"]
+        return [f"manager.deallocate({seq})"]
+
     def __init__(self, target: Any, spec: str, policy: Policy = NANOVLLM):
         require(target, spec, ["BlockManager", "Sequence"])
         self.target, self.spec, self.policy = target, spec, policy

@@ -71,6 +71,31 @@ class VllmAdapter:
     supports = frozenset({"lookup", "append", "commit", "reset"})
 
     @staticmethod
+    def written(step: Any) -> list[str]:
+        """The calls the adapter makes for `step`, an oracle.program.Step (oracle/prefix/calls.py), as vLLM's
+        scheduler makes them; `Request` is the adapter's (the fields the manager reads, vLLM's block hasher)."""
+        if step.op == "start":
+            blocks, block_size = step.args
+            return [f"manager = KVCacheManager(KVCacheConfig(num_blocks={blocks}, one FullAttentionSpec("
+                    f"block_size={block_size}) group), enable_caching=True, hash_block_size={block_size})"]
+        if step.op == "lookup":
+            return [f"manager.get_computed_blocks(Request('req--1', {list(step.args[0])}))"]
+        if step.op == "reset":
+            return ["manager.reset_prefix_cache()"]
+        req = f"req{step.args[0]}"
+        if step.op == "admit":
+            tokens = list(step.args[1])
+            return [f"{req} = Request('req-{step.args[0]}', {tokens})",
+                    f"hits, num_cached = manager.get_computed_blocks({req})",
+                    f"manager.allocate_slots({req}, {len(tokens)} - num_cached, num_cached, hits)"]
+        if step.op == "append":
+            return [f"{req}.append_output_token_ids({step.args[1]})",
+                    f"manager.allocate_slots({req}, {req}.num_tokens - {req}.num_computed_tokens)"]
+        if step.op == "commit":
+            return [f"{req}.num_computed_tokens = {req}.num_tokens"]
+        return [f"manager.free({req})"]
+
+    @staticmethod
     def load_target(spec: str) -> VllmModules:
         """The KV-cache modules of the vLLM tree in folder `spec` (empty: the installed vllm); ValueError."""
         try:
