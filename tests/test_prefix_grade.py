@@ -130,8 +130,8 @@ def test_shape_test_implementation_grades_cleanly_under_its_policy(shape, tmp_pa
         assert "no false hit" in next(item.message for item in report.items if item.id == "fuzz")
         assert next(item.message for item in report.items if item.id == "no_false_hit").startswith(
             "no false hit: step 22 admit(req 9, tokens [7, 7, 7, 7, 7, 7, 7, 7, 5]): no false hit: req 9 "
-            "block_table[1] (block 13): expected the KV of tokens [7, 7, 7, 7, 7, 7, 7, 7], got the KV of tokens "
-            "[8, 8, 8, 8, 7, 7, 7, 7]")
+            "block_table[1] (block 13) holds the KV computed for the prefix [8, 8, 8, 8, 7, 7, 7, 7], not the KV of "
+            "the prefix asked for, [7, 7, 7, 7, 7, 7, 7, 7]")
 
 
 def test_under_the_universal_invariants_only_the_exact_rules_do_not_apply(tmp_path):

@@ -127,10 +127,10 @@ def test_graded_as_published_each_bug_fails_its_own_item_in_its_own_words(seed00
 def test_graded_with_the_stale_length_alone_only_append_and_fuzz_fail(seed003, tmp_path):
     report = grade(f"minivllm:{seed003('seed003_stale_length', COUNT_NEW_BLOCKS)}", load(), tmp_path)
     failed = {item.id for item in report.items if item.status == "failed"}
-    assert failed == {"append", "fuzz"} and report.score == 40 and report.max_score == 60
+    assert failed == {"append", "fuzz"} and report.score == 48 and report.max_score == 68
     assert "[rule: append]" in by_id(report)["fuzz"].message
 
 
 def test_graded_fixed_it_gets_every_point_that_applies(seed003, tmp_path):
     report = grade(f"minivllm:{seed003('seed003_fixed', COUNT_NEW_BLOCKS, COUNT_APPENDED_TOKENS)}", load(), tmp_path)
-    assert report.score == report.max_score == 60, [(i.id, i.status, i.message) for i in report.items]
+    assert report.score == report.max_score == 68, [(i.id, i.status, i.message) for i in report.items]
