@@ -50,13 +50,26 @@ def test_a_probe_that_edits_is_not_run_on_a_python_submission() -> None:
     assert judge("l2_hole_free", InProcessTarget("tests.broken.probe_bugs:engine")).checked  # the probe itself runs
 
 
-def test_a_probe_that_needs_an_edit_only_on_one_path_is_not_graded_on_that_path() -> None:
-    """many_sequences edits the free count only to tell a count's bug from a create's refusal: on Python that
-    case is not graded (the target refuses the edit); in this process the edit tells it free_count's."""
+def test_a_probe_that_edits_only_on_one_path_judges_without_the_edit_there_never_not_graded() -> None:
+    """many_sequences edits the free count only to tell a count's bug from a create's refusal. On Python it
+    cannot: the count's bug is what holds (free_count's), so a submission cannot steer a graded probe into
+    "not graded" by refusing with a zero count; in this process the edit tells the same."""
+    said = (f"not checked: create_sequence(engine, {spread_id(2500)}, 1) returned NULL with 2500 sequences live: "
+            "free_local_blocks is 0, while ref_count shows 2500 blocks free")
     (result,) = probes("create_miscounts", ["many_sequences"])
-    assert (result.passed, result.checked, result.not_graded) == (True, False, NOT_GRADED)
+    assert (result.passed, result.checked, result.not_graded, result.owner) == (True, False, "", "free_count")
+    assert result.detail == f"{said} (item free_count) (another item's bug)", result.detail
     local = judge("many_sequences", InProcessTarget("tests.broken.probe_bugs:create_miscounts"))
-    assert local.passed and not local.checked and local.owner == "free_count", local.detail
+    assert (local.passed, local.checked, local.owner) == (True, False, "free_count")
+    assert local.detail.startswith(f"{said}; with free_local_blocks set to 2500 it succeeds"), local.detail
+
+
+def test_a_set_up_that_would_repair_a_wild_slot_by_an_edit_stops_at_the_creates_bug_on_python() -> None:
+    """A create that leaves an L2 table reading as C's wild sentinel: in C the set-up sets the slot to NULL and
+    goes on; on Python it cannot, and the probe stops at create_free's bug (never "not graded")."""
+    (result,) = probes("create_leaves_wild", ["many_forks"])
+    assert (result.passed, result.checked, result.not_graded, result.owner) == (True, False, "", "create_free")
+    assert result.detail.startswith("not checked: block_table[1] is a wild pointer after create_sequence(engine, 0, 1)")
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,10 @@ edit the submission may skip or fake, and nothing outside can watch it. Hence NO
 an EDIT is never run on a Python submission (the Python target has no edit operation, pyserve none either),
 and its part of an item earns no point and costs none: it leaves the score and the maximum, said once in a
 student's words (WORDS). C's edits are made by the grader's driver (oracle/hw3/c/), graded as before.
+
+"Not graded" is decided by the probe's declaration, never by where a run goes: a probe that edits only on a
+path the submission's state chooses judges, where the target cannot edit, on what holds without the edit, so
+a submission cannot steer a graded probe into "not graded" to hide a bug.
 """
 
 RETURNS, POOL, STATE, EDIT = "returns", "pool", "state", "edit"

@@ -41,8 +41,11 @@ PROBE_FUNCTIONS: dict[str, Callable[[ProbeTarget], str]] = {
 }
 C_ONLY = {"big_pool"}  # about int overflow in a C address: no Python counterpart
 
-# What each probe's verdict rests on (evidence.py). many_sequences edits only to tell a free count's bug from a
-# create's refusal; a target that cannot edit (Python) raises InProcessEdit there, and that case is not graded.
+# What each probe's verdict rests on (evidence.py): a probe resting on an EDIT is not run where edits are not
+# graded (Python). Two edit only on a path the submission's state chooses (many_sequences, to tell a free count's
+# bug from a create's refusal; a create's set-up, to set a wild L1 slot to NULL): where the target cannot edit,
+# each words what the facts hold without the edit (the count's bug; the create's), never "not graded", which
+# a submission could steer a probe to.
 RESTS_ON: dict[str, frozenset[str]] = {
     "l1_gap_free": frozenset({RETURNS, STATE, EDIT}), "l1_gap_fork": frozenset({RETURNS, STATE, EDIT}),
     "l2_hole_free": frozenset({RETURNS, STATE, EDIT}), "l2_hole_fork": frozenset({RETURNS, STATE, EDIT}),
@@ -86,8 +89,8 @@ def judge(name: str, target: ProbeTarget) -> ProbeResult:
     rule = PROBES[name]
     try:
         return ProbeResult(name, rule, True, PROBE_FUNCTIONS[name](target))
-    except InProcessEdit as edit:
-        return not_graded_result(name, edit.kind)
+    except InProcessEdit:  # a probe that edits only on some paths words what holds without the edit itself, so
+        raise  # that a submission cannot steer it to "not graded"; one that reaches here is a bug of ours
     except Unavailable as why:
         return ProbeResult(name, rule, True, f"not checked: {why}", unavailable=True, checked=False)
     except CheckedPast as why:
