@@ -330,7 +330,8 @@ def test_a_spawned_process_dies_with_a_grader_run_by_an_ordinary_user(
         reaper.kill(left)
         problems = [f"left running: pid {p.pid} {p.cmdline[:100]}" for p in left]
         problems += check_report(world.out, honest, max_points(items))
-        assert done.returncode == 1 and not problems, "\n".join([done.stderr[-300:], *problems])
+        full = honest == max_points(items)  # fork_breaks_at_null_l1 passes what is graded for Python: exit 0
+        assert done.returncode == (0 if full else 1) and not problems, "\n".join([done.stderr[-300:], *problems])
     finally:
         world.close()
         shutil.rmtree(top, ignore_errors=True)
