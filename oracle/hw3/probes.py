@@ -112,8 +112,9 @@ def judge(name: str, target: ProbeTarget) -> ProbeResult:
 
 
 def not_graded_result(name: str, kind: str) -> ProbeResult:
-    """Probe `name` left out for a submission of `kind`: its verdict needs an edit that kind cannot give."""
-    why = not_graded(kind, RESTS_ON[name] | {EDIT}) or ""
+    """Probe `name` left out for a submission of `kind`: it rests on what that kind cannot give (evidence.py)."""
+    why = not_graded(kind, RESTS_ON[name])
+    assert why is not None, f"{name} is graded for a {kind} submission"
     return ProbeResult(name, PROBES[name], True, f"not checked: {why}", checked=False, not_graded=why)
 
 
