@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from oracle.hw3.c import probe_state
-from oracle.hw3.c.adapter import _REQUEST, _U16, CAdapter, Pointer
+from oracle.hw3.c.adapter import CAdapter, Pointer
+from oracle.hw3.c.driver_reply import _REQUEST, _U16
 from oracle.hw3.c.outside import DriverGone, OutsideMemory
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.pool import GUARD, GUARD_SIZE

@@ -8,12 +8,12 @@ built here, for this machine); tests/test_probe_state.py checks every offset aga
 import ctypes
 import struct
 
+from oracle.hw3.c.driver_reply import MAX_OBSERVED_BLOCKS  # a larger ref_count is not read (big_pool: one at a time)
 from oracle.hw3.c.outside import OutsideMemory
 from oracle.hw3.observation import WILD, ImplementationFailure
 from oracle.hw3.probe_target import Counts, SequenceView
 from oracle.hw3.spec import L1_PT_SIZE, L2_PT_SIZE
 
-MAX_OBSERVED_BLOCKS = 1 << 20  # a larger ref_count is not read (big_pool's 2^25 blocks: ref_count() reads one)
 _INT = ctypes.sizeof(ctypes.c_int)
 _POINTER = ctypes.sizeof(ctypes.c_void_p)
 _CHUNK = 1 << 20  # a large edit is written a MiB at a time

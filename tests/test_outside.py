@@ -1,0 +1,159 @@
+"""oracle.hw3.c.outside: the grader reads and writes a child's memory itself, from its own process, while the
+child is stopped; on a real child (a small C program built here with gcc) under every isolation this machine
+has: bubblewrap (a pid namespace: the host pid is found by the process tree, not asked), Landlock, and another
+uid (each fallback forced by a bwrap that is not installed, and for "uid" a kernel said to have no Landlock)."""
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from oracle import sandbox
+from oracle.hw3.c.outside import DriverGone, OutsideMemory, Unreachable, driver_pid
+from oracle.sandbox import Sandbox
+
+CHILD = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+static char buffer[64] = "the child's own bytes";
+int main(int argc, char **argv)
+{
+    int in = atoi(argv[1]);
+    char c;
+    printf("%p\n", (void *)buffer);
+    fflush(stdout);
+    while (read(in, &c, 1) == 1) {  /* a byte: print the buffer as it is now */
+        printf("%s\n", buffer);
+        fflush(stdout);
+    }
+    return 0;
+}
+"""
+
+
+def _isolations() -> list[str]:
+    found = ["bubblewrap"] if sandbox.bwrap_problem(os.geteuid() == 0) is None else []
+    found += ["landlock"] if sandbox.landlock.abi_version() else []
+    return found + (["uid"] if os.geteuid() == 0 else [])
+
+
+@pytest.fixture(params=_isolations())
+def box(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
+    if request.param != "bubblewrap":
+        monkeypatch.setattr(sandbox, "BWRAP", "bwrap-that-is-not-installed")
+        monkeypatch.setattr(sandbox, "_probed", {})
+    if request.param == "uid":
+        monkeypatch.setattr(sandbox.landlock, "abi_version", lambda: 0)
+    with Sandbox() as made:
+        assert made.isolation == request.param
+        yield made
+
+
+class Child:
+    """The C program above, started in the sandbox: `address` is its buffer's, as it printed it."""
+
+    def __init__(self, box: Sandbox, program: Path):
+        self.exposed = box.expose(program)
+        read, self._poke = os.pipe()
+        self.proc = box.popen([self.exposed, str(read)], readable=[self.exposed.parent], pass_fds=(read,),
+                              stdout=subprocess.PIPE)
+        os.close(read)
+        assert self.proc.stdout is not None
+        self.address = int(self.proc.stdout.readline(), 16)
+        self.box = box
+
+    def buffer(self) -> bytes:
+        """What the child prints its buffer as, now."""
+        os.write(self._poke, b".")
+        assert self.proc.stdout is not None
+        return self.proc.stdout.readline().rstrip(b"\n")
+
+    def end(self) -> None:
+        os.close(self._poke)
+        self.proc.wait(10)
+        self.box.stop(self.proc)
+
+
+@pytest.fixture
+def child(box: Sandbox, tmp_path: Path) -> Iterator[Child]:
+    (tmp_path / "child.c").write_text(CHILD)
+    subprocess.run(["gcc", "-O1", "-o", str(tmp_path / "child"), str(tmp_path / "child.c")], check=True)
+    made = Child(box, tmp_path / "child")
+    yield made
+    if made.proc.poll() is None:
+        made.end()
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+
+
+def test_the_grader_reads_and_writes_the_childs_bytes_itself(child: Child) -> None:
+    memory = OutsideMemory.attach(child.proc, child.exposed)
+    try:
+        with memory.stopped(deadline=float("inf")):
+            assert memory.read(child.address, 21, "the buffer") == b"the child's own bytes"
+            memory.write(child.address + 4, b"CHILD", "the buffer")
+        assert child.buffer() == b"the CHILD's own bytes"
+    finally:
+        memory.close()
+
+
+def test_the_child_is_found_by_its_program_in_the_process_tree_and_stopped_while_read(box: Sandbox, child: Child) -> None:
+    pid = driver_pid(child.proc, child.exposed)
+    assert pid is not None and os.stat(f"/proc/{pid}/exe").st_ino == os.stat(child.exposed).st_ino
+    if box.isolation == "bubblewrap":  # bwrap's own process is the Popen's; the child runs two levels below
+        assert pid != child.proc.pid
+    memory = OutsideMemory.attach(child.proc, child.exposed)
+    try:
+        with memory.stopped(deadline=float("inf")):
+            assert _state(pid) == "T"
+        assert _state(pid) != "T" and child.buffer() == b"the child's own bytes"  # continued: it answers
+    finally:
+        memory.close()
+
+
+@pytest.mark.parametrize("address", [0, 0x10, 1 << 47, (1 << 64) - 8])
+def test_an_address_the_child_does_not_map_is_its_failure_with_the_object_and_address(child: Child, address: int) -> None:
+    memory = OutsideMemory.attach(child.proc, child.exposed)
+    try:
+        with memory.stopped(deadline=float("inf")):
+            with pytest.raises(Unreachable, match=f"^the grader could not read your engine's ref_count at 0x{address:x}: "):
+                memory.read(address, 8, "your engine's ref_count")
+            with pytest.raises(Unreachable, match=f"^the grader could not write an L2 table at 0x{address:x}: "):
+                memory.write(address, b"\0" * 4, "an L2 table")
+    finally:
+        memory.close()
+
+
+def test_an_object_cut_by_the_end_of_a_mapping_is_unreadable(child: Child) -> None:
+    memory = OutsideMemory.attach(child.proc, child.exposed)
+    maps = Path(f"/proc/{memory.pid}/maps").read_text().splitlines()
+    end = next(int(line.split()[0].split("-")[1], 16) for line in maps
+               if int(line.split()[0].split("-")[0], 16) <= child.address < int(line.split()[0].split("-")[1], 16))
+    following = [int(line.split()[0].split("-")[0], 16) for line in maps]
+    try:
+        if end in following:
+            pytest.skip("the buffer's mapping is followed by another one")
+        with memory.stopped(deadline=float("inf")), pytest.raises(Unreachable, match="could not read your Sequence"):
+            memory.read(end - 8, 40, "your Sequence")
+    finally:
+        memory.close()
+
+
+def test_a_child_that_ended_is_gone_not_unreadable(child: Child) -> None:
+    memory = OutsideMemory.attach(child.proc, child.exposed)
+    try:
+        child.end()
+        assert memory.ended
+        with pytest.raises(DriverGone), memory.stopped(deadline=float("inf")):
+            pass
+        with pytest.raises((DriverGone, Unreachable)):
+            memory.read(child.address, 8, "the buffer")
+    finally:
+        memory.close()
+    with pytest.raises(DriverGone):
+        OutsideMemory.attach(child.proc, child.exposed)
