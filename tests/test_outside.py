@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 
 from oracle import sandbox
+from oracle.hw3.c.build import build
 from oracle.hw3.c.outside import DriverGone, OutsideMemory, Unreachable, driver_pid
+from oracle.hw3.probes import run_probes
 from oracle.sandbox import Sandbox
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 
 CHILD = r"""
 #include <stdio.h>
@@ -157,3 +160,15 @@ def test_a_child_that_ended_is_gone_not_unreadable(child: Child) -> None:
         memory.close()
     with pytest.raises(DriverGone):
         OutsideMemory.attach(child.proc, child.exposed)
+
+
+def test_a_forged_reply_on_the_pipe_is_not_what_the_probe_reads(box: Sandbox, tmp_path: Path) -> None:
+    """tamper2/forged_probe_reply on l1_traversal writes, from inside free_sequence, the replies a correct
+    implementation's driver would send (every block free) on the reply pipe: the probe reads the engine
+    itself, under every isolation, and sees the blocks the buggy free kept."""
+    base = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "l1_traversal.patch")
+    (tmp_path / "llm_memory.c").write_text(patched(base, SUBMISSIONS / "hostile" / "tamper2" / "forged_probe_reply.patch"))
+    driver = build(tmp_path, tmp_path / "cache", box).graded_driver
+    assert driver is not None
+    (result,) = run_probes(driver, sandbox=box, only=["l1_gap_free"])
+    assert not result.passed and "the blocks past the gap still have ref_count 1" in result.detail
