@@ -4,7 +4,9 @@ has: bubblewrap (a pid namespace: the host pid is found by the process tree, not
 uid (each fallback forced by a bwrap that is not installed, and for "uid" a kernel said to have no Landlock)."""
 
 import os
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,17 +17,20 @@ from oracle.hw3.c.build import build
 from oracle.hw3.c.outside import DriverGone, OutsideMemory, Unreachable, driver_pid
 from oracle.hw3.probes import run_probes
 from oracle.sandbox import Sandbox
-from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.conftest import REFERENCE_C, ROOT, SUBMISSIONS, patched
 
 CHILD = r"""
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 static char buffer[64] = "the child's own bytes";
 int main(int argc, char **argv)
 {
     int in = atoi(argv[1]);
     char c;
+    if (argc > 2)  /* "undumpable": a program that makes its memory unreadable to its own uid */
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     printf("%p\n", (void *)buffer);
     fflush(stdout);
     while (read(in, &c, 1) == 1) {  /* a byte: print the buffer as it is now */
@@ -106,8 +111,8 @@ def test_the_grader_reads_and_writes_the_childs_bytes_itself(child: Child) -> No
 
 
 def test_the_child_is_found_by_its_program_in_the_process_tree_and_stopped_while_read(box: Sandbox, child: Child) -> None:
-    pid = driver_pid(child.proc, child.exposed)
-    assert pid is not None and os.stat(f"/proc/{pid}/exe").st_ino == os.stat(child.exposed).st_ino
+    pid, refused = driver_pid(child.proc, child.exposed)
+    assert pid is not None and not refused and os.stat(f"/proc/{pid}/exe").st_ino == os.stat(child.exposed).st_ino
     if box.isolation == "bubblewrap":  # bwrap's own process is the Popen's; the child runs two levels below
         assert pid != child.proc.pid
     memory = OutsideMemory.attach(child.proc, child.exposed)
@@ -172,3 +177,66 @@ def test_a_forged_reply_on_the_pipe_is_not_what_the_probe_reads(box: Sandbox, tm
     assert driver is not None
     (result,) = run_probes(driver, sandbox=box, only=["l1_gap_free"])
     assert not result.passed and "the blocks past the gap still have ref_count 1" in result.detail
+
+
+# Run by /usr/bin/python3 as another grader (a uid of no privilege, or root without CAP_SYS_PTRACE): attaches to
+# the child above, started by a Sandbox of that grader's, and prints what happened.
+ATTACH = """
+import os, subprocess, sys
+from pathlib import Path
+from oracle.hw3.c.outside import MachineRefuses, OutsideMemory, Unreachable
+from oracle.sandbox import Sandbox
+with Sandbox() as box:
+    exposed = box.expose(Path(sys.argv[1]))
+    read, poke = os.pipe()
+    proc = box.popen([exposed, str(read), *sys.argv[2:]], readable=[exposed.parent], pass_fds=(read,),
+                     stdout=subprocess.PIPE)
+    proc.stdout.readline()
+    try:
+        OutsideMemory.attach(proc, exposed).close()
+        print("opened")
+    except (Unreachable, MachineRefuses) as why:
+        print(type(why).__name__, why)
+    os.close(poke)
+    box.stop(proc)
+    print(box.isolation)
+"""
+
+
+def _attach_as(prefix: list[str], *child_args: str) -> list[str]:
+    """ATTACH run under `prefix` (setpriv ...), the child program built in a folder every uid may read."""
+    folder = Path(tempfile.mkdtemp(prefix="pagedcheck-outside-"))
+    try:
+        folder.chmod(0o755)
+        (folder / "child.c").write_text(CHILD)
+        subprocess.run(["gcc", "-O1", "-o", str(folder / "child"), str(folder / "child.c")], check=True)
+        failing = folder / "bin"  # no bubblewrap for this grader: a bwrap that fails, first on PATH
+        failing.mkdir(mode=0o755)
+        (failing / "bwrap").write_text("#!/bin/sh\nexit 1\n")
+        (failing / "bwrap").chmod(0o755)
+        env = {"PATH": f"{failing}:/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": "/tmp"}
+        done = subprocess.run([*prefix, "/usr/bin/python3", "-c", ATTACH, str(folder / "child"), *child_args],
+                              env=env, cwd="/tmp", capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not sandbox.landlock.abi_version(), reason="needs root to become another "
+                    "uid, and Landlock for that uid's fallback")
+def test_a_program_that_makes_itself_unreadable_to_a_same_uid_grader_fails_itself() -> None:
+    """A grader of no privilege, its runs of its own uid (the Landlock fallback): a program that turns its
+    dumpable flag off cannot be opened, while the grader's own supervisor shell can: the program's doing."""
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    assert _attach_as(nobody) == ["opened", "landlock"]
+    shown = _attach_as(nobody, "undumpable")
+    assert shown == ["Unreachable the grader could not open your program's memory: Permission denied", "landlock"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to drop CAP_SYS_PTRACE")
+def test_a_machine_that_refuses_every_run_is_the_machines_doing_not_the_programs() -> None:
+    """Root without CAP_SYS_PTRACE (Docker's default), each run as a uid of its own: neither the driver nor the
+    supervisor shell opens, so no program is failed for it."""
+    shown = _attach_as(["setpriv", "--bounding-set=-sys_ptrace"])
+    assert shown[0].startswith("MachineRefuses the grader cannot read its runs' memory here (Permission denied)")

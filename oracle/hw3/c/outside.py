@@ -24,8 +24,10 @@ through the pidfd; every task in /proc/PID/task is waited for). A probe's driver
 killed), but a signal handler (a timer's) could still run while the grader reads; stopped, nothing runs, so
 what one operation reads is one moment's state.
 
-What cannot be read or written (an address the process does not map, a process gone) raises Unreachable,
-the submission's failure on that item, with the object and the address in the words of a C student.
+What cannot be read or written (an address the process does not map, a memory it made unreadable) raises
+Unreachable, the submission's failure on that item, with the object and the address in the words of a C
+student. Only when the grader cannot open the process it started itself either (bwrap, or the supervisor
+shell: the run's uid) is it the machine's doing (MachineRefuses: the probe cannot run here).
 """
 
 import errno
@@ -51,6 +53,11 @@ class DriverGone(Exception):
     """The driver process ended (the adapter words how, from its exit status)."""
 
 
+class MachineRefuses(Exception):
+    """The grader cannot read its runs' memory on this machine at all (no ptrace access to them): the control,
+    the shell of the grader's that started the driver, same uid and sandbox, is refused too."""
+
+
 def _children(pid: int) -> list[int]:
     found: list[int] = []
     try:
@@ -62,24 +69,43 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _is_program(pid: int, program: os.stat_result) -> bool:
+def _is_program(pid: int, program: os.stat_result) -> bool | None:
+    """Whether process `pid` runs `program`; None when the grader may not look (its executable is refused)."""
     try:
         exe = os.stat(f"/proc/{pid}/exe")
+    except PermissionError:
+        return None
     except OSError:
         return False
     return (exe.st_dev, exe.st_ino) == (program.st_dev, program.st_ino)
 
 
-def driver_pid(proc: Popen, program: Path) -> int | None:
-    """The host pid of the one process under `proc` that runs `program` (None when there is not exactly one)."""
+def driver_pid(proc: Popen, program: Path) -> tuple[int | None, bool]:
+    """The host pid of the one process under `proc` that runs `program` (None when there is not exactly one),
+    and whether the grader was refused a look at some process of the tree."""
     wanted = os.stat(program)
-    todo, found = [proc.pid], []
+    todo, found, refused = [proc.pid], [], False
     for _depth in range(6):  # bwrap, its pid 1, the supervisor, the driver: a few levels at most
-        found += [pid for pid in todo if _is_program(pid, wanted)]
+        for pid in todo:
+            runs = _is_program(pid, wanted)
+            found += [pid] if runs else []
+            refused |= runs is None
         todo = [child for pid in todo for child in _children(pid)]
         if not todo:
             break
-    return found[0] if len(found) == 1 else None
+    return (found[0] if len(found) == 1 else None), refused
+
+
+def _refused(proc: Popen, why: str) -> Exception:
+    """The failure for a driver the grader may not open: the submission's (Unreachable), unless the grader may
+    not open the process it started itself either (bwrap, or the supervisor shell: the run's uid, a process
+    the submission cannot signal, trace or change), which is the machine's (MachineRefuses)."""
+    try:
+        os.close(os.open(f"/proc/{proc.pid}/mem", os.O_RDONLY | os.O_CLOEXEC))
+    except OSError:
+        return MachineRefuses(f"the grader cannot read its runs' memory here ({why}): it needs ptrace access to "
+                              "them (root with CAP_SYS_PTRACE, or the same uid under Yama ptrace_scope 0 or 1)")
+    return Unreachable(f"the grader could not open your program's memory: {why}")
 
 
 def _why(exc: BaseException) -> str:
@@ -100,10 +126,12 @@ class OutsideMemory:
     def attach(cls, proc: Popen, program: Path) -> "OutsideMemory":
         """The memory of the driver `proc` started (running `program`, the grader's exposed copy). Raises
         Unreachable when it cannot be found or opened, DriverGone when it has ended."""
-        pid = driver_pid(proc, program)
+        pid, refused = driver_pid(proc, program)
         if pid is None:
             if proc.poll() is not None:
                 raise DriverGone()
+            if refused:
+                raise _refused(proc, os.strerror(errno.EACCES))
             raise Unreachable("the grader could not find your program's process (it must not start processes)")
         try:
             pidfd = os.pidfd_open(pid)
@@ -113,7 +141,7 @@ class OutsideMemory:
             mem = os.open(f"/proc/{pid}/mem", os.O_RDWR | os.O_CLOEXEC)
         except OSError as exc:
             os.close(pidfd)
-            raise Unreachable(f"the grader could not open your program's memory: {_why(exc)}") from None
+            raise _refused(proc, _why(exc)) from None
         memory = cls(pid, mem, pidfd)
         if memory.ended:  # the pid named another process by the time it was opened
             memory.close()

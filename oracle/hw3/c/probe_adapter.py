@@ -29,7 +29,7 @@ from typing import Any
 from oracle.hw3.c import probe_state
 from oracle.hw3.c.adapter import CAdapter, Pointer
 from oracle.hw3.c.driver_reply import _REQUEST, _U16
-from oracle.hw3.c.outside import DriverGone, OutsideMemory
+from oracle.hw3.c.outside import DriverGone, MachineRefuses, OutsideMemory
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.pool import GUARD, GUARD_SIZE
 from oracle.hw3.probe_checks import Unavailable
@@ -107,6 +107,8 @@ class CProbeAdapter(CAdapter):
                 return operation(self._memory, *args)
         except DriverGone:
             raise self._fail("") from None
+        except MachineRefuses as why:
+            raise Unavailable(str(why)) from None
 
     def _pool_at(self, size: int, pattern: bytes | None) -> tuple[int, int]:
         """A fresh window of the memory file: guard + `pattern` repeated (zeros: None) + guard; (offset, guard)."""
