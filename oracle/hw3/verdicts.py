@@ -211,7 +211,7 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
         failure = failure or Seen(f"{probe}: {result.detail} [rule: {result.rule}]", f"White-box probe {probe!r}.")
     if outcome is None and left_out and len(unavailable) + len(left_out) == len(probes):
         raise NotApplicable(left_out[0], student=left_out[0])
-    if outcome is None and unavailable and len(unavailable) == len(probes):
+    if unavailable:  # never graded on the rest as if it had run: a machine's limit is no student's pass
         raise NotApplicable(f"this machine cannot run it: {unavailable[0]}")
     excuse = Excuse(frozenset(owners), failure, absent_holds, sure=absent_holds) if failure is not None else None
     if outcome is None and unchecked + len(unavailable) + len(left_out) == len(probes):

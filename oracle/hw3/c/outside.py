@@ -34,6 +34,9 @@ import errno
 import os
 import select
 import signal
+import socket
+import subprocess
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -69,15 +72,76 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+# Run as the owner of process argv[1] (root without CAP_SYS_PTRACE may not look into another uid's process, but
+# may become that uid, and a process may look into its own uid's): sends back the device and inode of its
+# executable and, with argv[3] == "open", its /proc/PID/mem opened read-write, or the errno that refused it.
+_AS_OWNER = """
+import os, socket, sys
+out = socket.socket(fileno=int(sys.argv[2]))
+try:
+    exe = os.stat(f"/proc/{sys.argv[1]}/exe")
+    fds = [os.open(f"/proc/{sys.argv[1]}/mem", os.O_RDWR | os.O_CLOEXEC)] if sys.argv[3] == "open" else []
+except OSError as exc:
+    out.sendall(b"%d" % (exc.errno or 13))
+else:
+    socket.send_fds(out, [b"%d %d" % (exe.st_dev, exe.st_ino)], fds)
+"""
+
+
+def _as_owner(pid: int, open_memory: bool) -> tuple[tuple[int, int], int | None]:
+    """The (device, inode) of process `pid`'s executable and, with `open_memory`, its memory opened read-write,
+    as the process's own uid sees them: for a grader that is root without CAP_SYS_PTRACE (a container's
+    default), whose runs each have a uid of their own. Raises OSError as the refusal's errno."""
+    if os.geteuid() != 0:
+        raise PermissionError(errno.EPERM, "not root")
+    with open(f"/proc/{pid}/status") as status:
+        ids = {line.split(":")[0]: line.split()[1] for line in status if line.startswith(("Uid:", "Gid:"))}
+    if set(ids) != {"Uid", "Gid"}:
+        raise PermissionError(errno.EACCES, "no owner to look as")
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", _AS_OWNER, str(pid),
+                               str(theirs.fileno()), "open" if open_memory else "look"],
+                              user=int(ids["Uid"]), group=int(ids["Gid"]), extra_groups=[], pass_fds=(theirs.fileno(),),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+        theirs.close()
+        message, fds, _flags, _addr = socket.recv_fds(ours, 64, 1)
+    if done.returncode != 0 or not message:
+        raise PermissionError(errno.EACCES, "the grader's look as the run's uid failed")
+    if b" " not in message:
+        raise OSError(int(message), os.strerror(int(message)))
+    dev, ino = (int(part) for part in message.split())
+    if open_memory and not fds:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    return (dev, ino), (fds[0] if fds else None)
+
+
 def _is_program(pid: int, program: os.stat_result) -> bool | None:
     """Whether process `pid` runs `program`; None when the grader may not look (its executable is refused)."""
     try:
         exe = os.stat(f"/proc/{pid}/exe")
+        seen = (exe.st_dev, exe.st_ino)
     except PermissionError:
-        return None
+        try:
+            seen, _ = _as_owner(pid, open_memory=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
     except OSError:
         return False
-    return (exe.st_dev, exe.st_ino) == (program.st_dev, program.st_ino)
+    return seen == (program.st_dev, program.st_ino)
+
+
+def _open_memory(pid: int, flags: int) -> int:
+    """Process `pid`'s /proc/PID/mem, opened by the grader, else as the process's own uid (_as_owner)."""
+    try:
+        return os.open(f"/proc/{pid}/mem", flags | os.O_CLOEXEC)
+    except PermissionError:
+        try:
+            _, fd = _as_owner(pid, open_memory=True)
+        except subprocess.SubprocessError:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES)) from None
+        assert fd is not None
+        return fd
 
 
 def driver_pid(proc: Popen, program: Path) -> tuple[int | None, bool]:
@@ -101,7 +165,7 @@ def _refused(proc: Popen, why: str) -> Exception:
     not open the process it started itself either (bwrap, or the supervisor shell: the run's uid, a process
     the submission cannot signal, trace or change), which is the machine's (MachineRefuses)."""
     try:
-        os.close(os.open(f"/proc/{proc.pid}/mem", os.O_RDONLY | os.O_CLOEXEC))
+        os.close(_open_memory(proc.pid, os.O_RDONLY))
     except OSError:
         return MachineRefuses(f"the grader cannot read its runs' memory here ({why}): it needs ptrace access to "
                               "them (root with CAP_SYS_PTRACE, or the same uid under Yama ptrace_scope 0 or 1)")
@@ -138,7 +202,7 @@ class OutsideMemory:
         except OSError:
             raise DriverGone() from None
         try:
-            mem = os.open(f"/proc/{pid}/mem", os.O_RDWR | os.O_CLOEXEC)
+            mem = _open_memory(pid, os.O_RDWR)
         except OSError as exc:
             os.close(pidfd)
             raise _refused(proc, _why(exc)) from None
