@@ -9,10 +9,12 @@ Protocol (little-endian, over two dedicated pipes; the submission's stdout/stder
             address (0 = NULL). fail_at: -1 unchanged, 0 none, k: the k-th allocation from now fails.
     reply    = length:u32  status:u8  ...
         status 2 (fatal): text; the driver then exits (e.g. it cannot map the pool asked for);
-        status 3 (fatal, heap): likewise, when the heap was found corrupted (a free of a pointer that is not
-        live, or glibc's malloc aborting on its own corrupted lists): a memory error made before this call.
+        status 4 (fatal, heap): likewise, for a memory error: a read or write that faulted in the heap's guard
+        pages or a freed block, a free of a pointer that is not live, or glibc's malloc aborting on its own
+        corrupted lists.
         status 0: ret:i64  call_allocations:u32  call_frees:u32  fault_fired:u8
-                  allocations:u64  live_blocks:u64  live_bytes:u64
+                  allocations:u64  live_blocks:u64  live_bytes:u64  (the process's own counts: natively the
+                  grader reads the live blocks from the driver's mappings instead, heap_maps.py)
                   changed chunks: n:u32, n x (index:u32, up to 64 bytes of guard+pool+guard)
                   engine: kind:u8 (0 none, 1 state, 2 unreadable + text), state =
                       total:i32 free:i32 n_ref:u32 ref:i32*n_ref  n_seq:u32
@@ -45,6 +47,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from oracle.hw3.c.build import build
+from oracle.hw3.c.heap_maps import HeapMaps, driver_pid, heap_maps
 from oracle.hw3.c.log_channel import LogChannel
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
 from oracle.hw3.observation import (
@@ -156,6 +159,8 @@ class CAdapter:
     the last call's CallStats; `output` is what the submission printed (capped at output_limit bytes).
     """
 
+    heap_from_outside = True  # natively, read the live heap blocks from the driver's mappings after each call
+
     def __init__(
         self,
         driver: Path | str,
@@ -200,6 +205,7 @@ class CAdapter:
         self._engine_part: tuple[bytes, int] | None = None  # the last reply and where its engine part starts
         self._observed = 0  # the engine address that part describes
         self._made = 0  # create and fork requests since the driver started: at most one sequence each
+        self._driver_pid: int | None = None  # the driver's host pid, from our own process tree (heap_maps.py)
 
     # ---- process ----
 
@@ -237,6 +243,7 @@ class CAdapter:
         self._engine_part = None
         self._observed = 0
         self._made = 0
+        self._driver_pid = None
 
     def _stop(self, wait: float) -> tuple[int | None, bool]:
         """Ends the driver and everything in its process group: its exit status, and whether it ended by
@@ -384,10 +391,10 @@ class CAdapter:
             raise self._fail(f"{UNREADABLE} ({bad})") from None
 
     def _take(self, data: bytes) -> int:
-        if data[4] in (2, 3):  # 3: the heap was found corrupted (a double free, or malloc aborting)
+        if data[4] in (2, 4):  # 4: a memory error (a fault in the heap's guard pages, a double free, malloc aborting)
             (n,) = _U16.unpack_from(data, 5)
             failure = self._fail(data[7 : 7 + n].decode(errors="replace"))
-            failure.heap_corrupted = data[4] == 3
+            failure.heap_corrupted = data[4] == 4
             raise failure
         if data[4] != 0:
             raise BadReply(f"status {data[4]}")
@@ -413,10 +420,24 @@ class CAdapter:
             at += 4 + end - start
         for start, end, source in changes:  # the pool changes only once the whole reply is read right
             region[start:end] = data[source : source + end - start]  # type: ignore[index]
+        if self.heap_from_outside and not self.wrapper:  # natively the live blocks are the heap region's mappings
+            outside = self._outside_heap()
+            allocs = max(allocs, outside.blocks - self._heap.live_blocks)  # a count written down cannot hide a block
+            live_blocks, live_bytes = outside.blocks, outside.bytes
         self.last_call = CallStats(allocs, frees, bool(fired))
         self._heap = HeapState(allocs, live_blocks, live_bytes)
         self._engine_part = (data, at)
         return ret
+
+    def _outside_heap(self) -> HeapMaps:
+        """The driver's live heap blocks from its mappings (heap_maps.py), its pid found in our process tree."""
+        assert self._proc is not None
+        if self._driver_pid is None:
+            self._driver_pid = driver_pid(self._proc.pid)
+        seen = heap_maps(self._driver_pid) if self._driver_pid is not None else None
+        if seen is None:  # it replied, then ended before the grader could look (a timer of the submission's)
+            raise self._fail("")
+        return seen
 
     def _handle(self, address: int) -> Pointer | None:
         return Pointer(address, self.generation) if address else None
