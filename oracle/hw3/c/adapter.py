@@ -420,12 +420,13 @@ class CAdapter:
             at += 4 + end - start
         for start, end, source in changes:  # the pool changes only once the whole reply is read right
             region[start:end] = data[source : source + end - start]  # type: ignore[index]
+        faulted = 0
         if self.heap_from_outside and not self.wrapper:  # natively the live blocks are the heap region's mappings
             outside = self._outside_heap()
             allocs = max(allocs, outside.blocks - self._heap.live_blocks)  # a count written down cannot hide a block
-            live_blocks, live_bytes = outside.blocks, outside.bytes
+            live_blocks, live_bytes, faulted = outside.blocks, outside.bytes, outside.faulted
         self.last_call = CallStats(allocs, frees, bool(fired))
-        self._heap = HeapState(allocs, live_blocks, live_bytes)
+        self._heap = HeapState(allocs, live_blocks, live_bytes, faulted)
         self._engine_part = (data, at)
         return ret
 

@@ -300,19 +300,28 @@ static void table_remove(struct live *entry)
  *
  * Natively (not under valgrind), every block the submission's process allocates once main has begun lies on
  * pages of its own in a region reserved at FENCE_BASE, ending at its last page's end (at the alignment its size
- * allows), with an inaccessible page before and after it. A freed block's pages are made inaccessible again and
- * emptied, and not reused until the region's cursor comes round. So (a) the live blocks are the region's
- * accessible mappings, which the grader reads itself from /proc/PID/maps (heap_maps.py), never from counters in
- * this process; and (b) a read or write past a block's end or into a freed block faults, with or without
- * valgrind: on_fault reports it as a memory error (REPLY_HEAP) and the process ends. Under valgrind the blocks
- * come from valgrind's own allocator (through __libc_malloc), which checks them itself. */
+ * allows), with an inaccessible page before and after it. A freed block's pages are made inaccessible, their
+ * bytes kept while they are among the last QUARANTINE_PAGES freed (then emptied), and not reused until the
+ * region's cursor comes round. So:
+ * (a) the live blocks are the region's private accessible mappings, which the grader reads itself from
+ *     /proc/PID/maps (heap_maps.py), never from counters in this process;
+ * (b) a read or write past a block's end or into a freed block faults, with or without valgrind. on_fault then
+ *     maps that one page again, as a shared mapping holding the same bytes, and lets the access go on: the call
+ *     goes on as it would have on an ordinary heap (so a memory error costs memory_safety, not the items of the
+ *     calls that follow), and the page stays in the region's mappings as a shared one, which the grader counts
+ *     from outside as a memory error (memory_safety). Past MAX_FAULTED pages the process ends (REPLY_HEAP).
+ * Under valgrind the blocks come from valgrind's own allocator (through __libc_malloc), which checks them. */
 #define FENCE_BASE ((uintptr_t)0x200000000000ull) /* heap_maps.py's REGION_BASE */
-enum { PAGE = 4096 };
+enum { PAGE = 4096, QUARANTINE_PAGES = 4096, QUARANTINE_SPANS = 4096, MAX_FAULTED = 64 };
+enum { PAGE_FREE = 0, PAGE_LIVE = 1, PAGE_FAULTED = 2, PAGE_QUARANTINED = 3 };
 
 static struct {
-    unsigned char *base, *used; /* used: one byte per page of the region, 1 while a live block holds it */
+    unsigned char *base, *used; /* used: each page's PAGE_ state */
     size_t pages, cursor;
     size_t last_first, last_pages; /* the pages of the last block fence_alloc made, for track() */
+    int wrapped;                   /* the cursor came round: a page may hold an older block's bytes */
+    size_t quarantine[QUARANTINE_SPANS][2], q_head, q_count, q_pages; /* freed spans whose bytes are kept */
+    unsigned faulted;
 } fence;
 
 static int in_fence(uintptr_t addr)
@@ -343,9 +352,10 @@ static size_t fence_find(size_t n)
     for (int lap = 0; lap < 2; lap++) {
         size_t run = 0;
         for (size_t i = lap ? 0 : fence.cursor; i < fence.pages; i++) {
-            run = fence.used[i] ? 0 : run + 1;
+            run = fence.used[i] == PAGE_FREE ? run + 1 : 0;
             if (run >= n + 2) {
                 fence.cursor = i; /* the guard after this block may be the guard before the next */
+                fence.wrapped |= lap;
                 return i - n;
             }
         }
@@ -355,7 +365,7 @@ static size_t fence_find(size_t n)
 
 /* A block of `size` bytes ending at its last page's end: aligned to `align` when given (memalign), else to the
  * largest power of two dividing its size, at most 16 (what any object that fits in it needs). */
-static void *fence_alloc(size_t size, size_t align)
+static void *fence_alloc(size_t size, size_t align, int zero)
 {
     size_t need = size ? size : 1;
     if (align == 0)
@@ -369,19 +379,78 @@ static void *fence_alloc(size_t size, size_t align)
     unsigned char *start = fence.base + first * PAGE, *end = start + n * PAGE;
     if (mprotect(start, n * PAGE, PROT_READ | PROT_WRITE) != 0) /* vm.max_map_count reached */
         return errno = ENOMEM, NULL;
-    memset(fence.used + first, 1, n);
+    memset(fence.used + first, PAGE_LIVE, n);
     fence.last_first = first;
     fence.last_pages = n;
-    return (void *)(((uintptr_t)end - need) & ~(uintptr_t)(align - 1));
+    unsigned char *block = (unsigned char *)(((uintptr_t)end - need) & ~(uintptr_t)(align - 1));
+    if (zero && fence.wrapped) /* else the pages are fresh: zero */
+        memset(block, 0, size);
+    return block;
 }
 
-/* A freed block's pages: inaccessible and emptied at once (a fresh reserved mapping over them). */
+/* Empties the pages of a span that are still quarantined (a faulted page keeps its shared mapping). */
+static void fence_discard(size_t first, size_t n)
+{
+    for (size_t i = first; i < first + n;) {
+        size_t j = i;
+        while (j < first + n && fence.used[j] == PAGE_QUARANTINED)
+            j++;
+        if (j > i) {
+            if (mmap(fence.base + i * PAGE, (j - i) * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
+                     -1, 0) == MAP_FAILED)
+                die("pagedcheck driver: cannot release heap pages\n");
+            memset(fence.used + i, PAGE_FREE, j - i);
+        }
+        i = j + (j == i);
+    }
+}
+
+/* A freed block's pages: inaccessible at once, their bytes kept while the span is among the last freed (a read
+ * after the free then sees what an ordinary heap would show), then emptied. */
 static void fence_release(size_t first, size_t n)
 {
-    if (mmap(fence.base + first * PAGE, n * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0)
-        == MAP_FAILED)
+    if (mprotect(fence.base + first * PAGE, n * PAGE, PROT_NONE) != 0)
         die("pagedcheck driver: cannot release heap pages\n");
-    memset(fence.used + first, 0, n);
+    memset(fence.used + first, PAGE_QUARANTINED, n);
+    if (fence.q_count == QUARANTINE_SPANS || fence.q_pages + n > QUARANTINE_PAGES) {
+        while (fence.q_count > 0 && (fence.q_count == QUARANTINE_SPANS || fence.q_pages + n > QUARANTINE_PAGES)) {
+            size_t *oldest = fence.quarantine[fence.q_head];
+            fence_discard(oldest[0], oldest[1]);
+            fence.q_pages -= oldest[1];
+            fence.q_head = (fence.q_head + 1) % QUARANTINE_SPANS;
+            fence.q_count--;
+        }
+    }
+    if (n > QUARANTINE_PAGES) { /* too big to keep */
+        fence_discard(first, n);
+        return;
+    }
+    size_t *slot = fence.quarantine[(fence.q_head + fence.q_count) % QUARANTINE_SPANS];
+    slot[0] = first;
+    slot[1] = n;
+    fence.q_count++;
+    fence.q_pages += n;
+}
+
+/* A read or write of the submission's faulted in the region, outside any live block: the page is mapped again,
+ * shared, with the bytes it held, and the access goes on (the grader counts the shared pages from outside).
+ * 0 when it cannot be (then the caller ends the process with a memory error). */
+static int fence_fault(uintptr_t addr)
+{
+    static unsigned char copy[PAGE];
+    unsigned char *page = (unsigned char *)(addr & ~(uintptr_t)(PAGE - 1));
+    size_t index = (size_t)(page - fence.base) / PAGE;
+    if (fence.faulted >= MAX_FAULTED || fence.used[index] == PAGE_FAULTED || fence.used[index] == PAGE_LIVE)
+        return 0;
+    if (mprotect(page, PAGE, PROT_READ) != 0)
+        return 0;
+    memcpy(copy, page, PAGE);
+    if (mmap(page, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+        return 0;
+    memcpy(page, copy, PAGE);
+    fence.used[index] = PAGE_FAULTED;
+    fence.faulted++;
+    return 1;
 }
 
 static int fenced(void) { return fence.base != NULL && heap.counting; }
@@ -427,7 +496,7 @@ void *malloc(size_t size)
         return NULL;
     void *block;
     if (fenced()) {
-        block = fence_alloc(size, 0);
+        block = fence_alloc(size, 0, 0);
     } else {
         in_allocator = 1;
         block = __libc_malloc(size);
@@ -444,9 +513,9 @@ void *calloc(size_t count, size_t size)
         return NULL;
     if (fenced() && size != 0 && count > SIZE_MAX / size)
         return errno = ENOMEM, NULL;
-    void *block; /* the fence's pages are fresh: zero */
+    void *block;
     if (fenced()) {
-        block = fence_alloc(count * size, 0);
+        block = fence_alloc(count * size, 0, 1);
     } else {
         in_allocator = 1;
         block = __libc_calloc(count, size);
@@ -518,7 +587,7 @@ void *realloc(void *ptr, size_t size)
     void *moved;
     size_t old_size = entry->size, first = entry->first_page, pages = entry->pages;
     if (pages > 0) { /* in the fence a block always moves: a pointer kept to the old one faults */
-        if ((moved = fence_alloc(size, 0)) == NULL)
+        if ((moved = fence_alloc(size, 0, 0)) == NULL)
             return NULL;
         memcpy(moved, ptr, old_size < size ? old_size : size);
         fence_release(first, pages);
@@ -556,7 +625,7 @@ void *memalign(size_t alignment, size_t size)
         return errno = EINVAL, NULL;
     void *block;
     if (fenced()) {
-        block = fence_alloc(size, alignment < 16 ? 16 : alignment);
+        block = fence_alloc(size, alignment < 16 ? 16 : alignment, 0);
     } else {
         in_allocator = 1;
         block = __libc_memalign(alignment, size);
@@ -681,6 +750,7 @@ static const char *volatile reading; /* what the observation was reading, for th
  * alone is unreadable; anywhere else, the whole state. At any other time it is the submission crashing,
  * and the process dies of the signal as if there were no handler. */
 static int in_fence(uintptr_t addr);
+static int fence_fault(uintptr_t addr);
 
 static void on_fault(int sig, siginfo_t *info, void *context)
 {
@@ -689,6 +759,8 @@ static void on_fault(int sig, siginfo_t *info, void *context)
         siglongjmp(l2_jump, sig);
     if (observing)
         siglongjmp(observe_jump, sig);
+    if (in_fence((uintptr_t)info->si_addr) && fence_fault((uintptr_t)info->si_addr))
+        return; /* the access goes on, on a page the grader counts from outside as a memory error */
     if (in_fence((uintptr_t)info->si_addr)) /* a guard page or a freed block's: a memory error, memory_safety's */
         heap_fatal("SIG%s: an invalid read or write at %p, in the heap but in no live block (past a block's end, "
                    "before its start, or in a freed block)", sigabbrev_np(sig), info->si_addr);

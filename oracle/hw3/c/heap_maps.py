@@ -22,10 +22,12 @@ PAGE = 4096
 
 @dataclass(frozen=True, slots=True)
 class HeapMaps:
-    """The region's accessible mappings: one per live block."""
+    """The region's accessible mappings: one private mapping per live block, one shared page per page a read or
+    write outside any live block touched (driver.c maps it so, and lets the access go on)."""
 
     blocks: int
     bytes: int  # the pages they hold (a block's exact size is the process's own record)
+    faulted: int = 0  # pages of guard or freed memory the submission's code read or wrote: memory errors
 
 
 def _parents() -> dict[int, list[int]]:
@@ -81,12 +83,14 @@ def heap_maps(pid: int) -> HeapMaps | None:
     lines = _maps(pid)
     if lines is None:
         return None
-    blocks = size = 0
+    blocks = size = faulted = 0
     for line in lines:
         if line[:2] != "20" or not (found := _in_region(line)):
             continue
         start, end, perms = found
-        if perms[:3] != "---":  # readable, writable or executable: a live block's pages
+        if perms[3] == "s":  # a page a stray access touched, mapped again shared
+            faulted += (end - start) // PAGE
+        elif perms[:3] != "---":  # readable, writable or executable: a live block's pages
             blocks += 1
             size += end - start
-    return HeapMaps(blocks, size)
+    return HeapMaps(blocks, size, faulted)
