@@ -135,16 +135,15 @@ def _after(name: str, hung: Mapping[str, Call]) -> bool:
 
 
 def _accounting_false(result: MemcheckResult) -> NotRun:
-    """Valgrind found blocks still allocated after a battery program whose native run, with every allocation
-    of the process counted by the driver, counted none with no engine live: the accounting, which lives in the
-    submission's process, was written or gone around. Every item that rests on it (a leak, a failing call's
-    allocations) may have passed on a false count: each that passed takes this failure (an Excuse), and this
-    item, whose valgrind check found the leak, scores nothing either."""
-    failure = Seen(f"valgrind, program {result.name}: {result.summary}, where the heap accounting in the "
-                   f"submission's process counted none: that accounting was written or gone around "
-                   f"[rule: {MEMORY_SAFETY}]", result.log, elsewhere=False)
+    """Valgrind found blocks still allocated after a battery program whose native run, its live blocks read
+    from the driver's mappings, left none with no engine live: the program keeps blocks under valgrind only.
+    Every item that rests on the native count (a leak, a failing call's allocations) may have passed on
+    another program than valgrind's: each that passed takes this failure (an Excuse), and this item, whose
+    valgrind check found the leak, scores nothing either."""
+    failure = Seen(f"valgrind, program {result.name}: {result.summary}, where the native run left none: the "
+                   f"program keeps blocks under valgrind only [rule: {MEMORY_SAFETY}]", result.log, elsewhere=False)
     owners = {item for item in (item_of(TASKS["llm_destroy"]), item_of(CHECK_BEFORE_ALLOCATE), "alloc_failure", "fuzz") if item}
-    return NotRun(f"could not check its rule: the heap accounting was false ({failure.message})",
+    return NotRun(f"could not check its rule: the native heap count was not valgrind's ({failure.message})",
                   Excuse(frozenset(owners), failure))
 
 
