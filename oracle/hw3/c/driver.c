@@ -10,10 +10,13 @@
  * The protocol is described in adapter.py; the white-box probes' operations are in driver_probes.c, included
  * below. The driver defines malloc, calloc, realloc, free and the aligned allocators itself, so every allocation
  * the process makes goes through them, however reached: the submission's own calls, and those the C library
- * makes on its behalf (strdup, fopen, asprintf, ...); they allocate with glibc's __libc_ functions. The
- * driver's own memory comes from mmap (own_alloc), so it is never counted, and valgrind never sees it as a
- * heap block. Under valgrind, valgrind replaces these allocators with its own: valgrind counts every block,
- * and the grader asks it for a leak check (the 'L' request) where no engine is live. */
+ * makes on its behalf (strdup, fopen, asprintf, ...). Natively each block gets pages of its own in a reserved
+ * region (the electric fence below): the grader reads the live blocks, and the pages a stray read or write
+ * touched, from this process's mappings, outside it. The counters this driver keeps and sends are the
+ * process's own word. The driver's own memory comes from mmap (own_alloc), outside the region, and valgrind
+ * never sees it as a heap block. Under valgrind the blocks come from glibc's __libc_ functions, which valgrind
+ * replaces with its own: valgrind checks every block, and the grader asks it for a leak check (the 'L'
+ * request) where no engine is live. */
 #define _GNU_SOURCE
 #include "llm_memory.h"
 
@@ -301,8 +304,7 @@ static void table_remove(struct live *entry)
  * Natively (not under valgrind), every block the submission's process allocates once main has begun lies on
  * pages of its own in a region reserved at FENCE_BASE, ending at its last page's end (at the alignment its size
  * allows), with an inaccessible page before and after it. A freed block's pages are made inaccessible, their
- * bytes kept while they are among the last QUARANTINE_PAGES freed (then emptied), and not reused until the
- * region's cursor comes round. So:
+ * bytes kept, and neither emptied nor reused until the region's cursor comes round. So:
  * (a) the live blocks are the region's private accessible mappings, which the grader reads itself from
  *     /proc/PID/maps (heap_maps.py), never from counters in this process;
  * (b) a read or write past a block's end or into a freed block faults, with or without valgrind. on_fault then
@@ -312,7 +314,7 @@ static void table_remove(struct live *entry)
  *     from outside as a memory error (memory_safety). Past MAX_FAULTED pages the process ends (REPLY_HEAP).
  * Under valgrind the blocks come from valgrind's own allocator (through __libc_malloc), which checks them. */
 #define FENCE_BASE ((uintptr_t)0x200000000000ull) /* heap_maps.py's REGION_BASE */
-enum { PAGE = 4096, QUARANTINE_PAGES = 4096, QUARANTINE_SPANS = 4096, MAX_FAULTED = 64 };
+enum { PAGE = 4096, QUARANTINE_PAGES = 4096, MAX_FAULTED = 64 };
 enum { PAGE_FREE = 0, PAGE_LIVE = 1, PAGE_FAULTED = 2, PAGE_QUARANTINED = 3 };
 
 static struct {
@@ -320,7 +322,6 @@ static struct {
     size_t pages, cursor;
     size_t last_first, last_pages; /* the pages of the last block fence_alloc made, for track() */
     int wrapped;                   /* the cursor came round: a page may hold an older block's bytes */
-    size_t quarantine[QUARANTINE_SPANS][2], q_head, q_count, q_pages; /* freed spans whose bytes are kept */
     unsigned faulted;
 } fence;
 
@@ -346,11 +347,16 @@ static void fence_reserve(rlim_t memory_limit)
     fence.cursor = 1;
 }
 
-/* n free pages with a free page on each side, searched from the cursor on, then from the start; 0: none. */
+static void fence_discard(size_t first, size_t n);
+
+/* n free pages with a free page on each side, searched from the cursor on, then from the start (every freed
+ * page emptied first); 0: none. */
 static size_t fence_find(size_t n)
 {
     for (int lap = 0; lap < 2; lap++) {
         size_t run = 0;
+        if (lap == 1) /* round again: every freed page is emptied and may be reused */
+            fence_discard(0, fence.pages);
         for (size_t i = lap ? 0 : fence.cursor; i < fence.pages; i++) {
             run = fence.used[i] == PAGE_FREE ? run + 1 : 0;
             if (run >= n + 2) {
@@ -405,31 +411,16 @@ static void fence_discard(size_t first, size_t n)
     }
 }
 
-/* A freed block's pages: inaccessible at once, their bytes kept while the span is among the last freed (a read
- * after the free then sees what an ordinary heap would show), then emptied. */
+/* A freed block's pages: inaccessible at once (one system call), their bytes kept (a read after the free sees
+ * what an ordinary heap would show) until the cursor comes round, when fence_find empties every freed page;
+ * a block of more than QUARANTINE_PAGES is emptied at once. */
 static void fence_release(size_t first, size_t n)
 {
     if (mprotect(fence.base + first * PAGE, n * PAGE, PROT_NONE) != 0)
         die("pagedcheck driver: cannot release heap pages\n");
     memset(fence.used + first, PAGE_QUARANTINED, n);
-    if (fence.q_count == QUARANTINE_SPANS || fence.q_pages + n > QUARANTINE_PAGES) {
-        while (fence.q_count > 0 && (fence.q_count == QUARANTINE_SPANS || fence.q_pages + n > QUARANTINE_PAGES)) {
-            size_t *oldest = fence.quarantine[fence.q_head];
-            fence_discard(oldest[0], oldest[1]);
-            fence.q_pages -= oldest[1];
-            fence.q_head = (fence.q_head + 1) % QUARANTINE_SPANS;
-            fence.q_count--;
-        }
-    }
-    if (n > QUARANTINE_PAGES) { /* too big to keep */
+    if (n > QUARANTINE_PAGES)
         fence_discard(first, n);
-        return;
-    }
-    size_t *slot = fence.quarantine[(fence.q_head + fence.q_count) % QUARANTINE_SPANS];
-    slot[0] = first;
-    slot[1] = n;
-    fence.q_count++;
-    fence.q_pages += n;
 }
 
 /* A read or write of the submission's faulted in the region, outside any live block: the page is mapped again,
@@ -453,7 +444,11 @@ static int fence_fault(uintptr_t addr)
     return 1;
 }
 
-static int fenced(void) { return fence.base != NULL && heap.counting; }
+/* The white-box probes judge no heap count and no stray access (memory_safety does, over its battery): in a
+ * probe's run, from its first probe operation on, blocks come from glibc, as fast as ever. */
+static int probing;
+
+static int fenced(void) { return fence.base != NULL && heap.counting && !probing; }
 
 static int injected_failure(void)
 {
@@ -974,6 +969,7 @@ static void serve(int cmd_fd)
     struct request req;
     while (read_full(cmd_fd, &req, sizeof req)) {
         if (is_probe_op(req.op)) {
+            probing = 1;
             probe_serve(&req, cmd_fd);
             continue;
         }
