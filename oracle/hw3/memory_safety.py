@@ -165,27 +165,27 @@ def _leak(adapter: Any, name: str, calls: list[Call], trace: list[TraceStep]) ->
     an engine still live; the first crash, read or write outside any live heap block (the driver's guard and
     freed pages, counted from outside: c/heap_maps.py), or heap block still allocated while there is no engine.
     A call that hangs ends the program unjudged (HUNG)."""
-    before = _faulted(adapter)
+    before, strays = _faulted(adapter), []  # the program goes on past a stray access, as on an ordinary heap
 
     def after_call(label: str, engine: object) -> str | None:
-        if (stray := _stray(adapter, name, label, before)) or engine is not None:
-            return stray
-        return _left(adapter, name, label)
+        if not strays and (stray := _stray(adapter, name, label, before)):
+            strays.append(stray)
+        return _left(adapter, name, label) if engine is None else None
 
     done = apply_program(adapter, calls, trace, after_call)
     failure = done.failure
-    if failure is None and done.problem is None and (stray := _stray(adapter, name, done.label, before)):
-        return stray  # in the call whose return value stopped the program
+    if failure is None and done.problem is None and not strays and (stray := _stray(adapter, name, done.label, before)):
+        strays.append(stray)  # in the call whose return value stopped the program
     if failure is None and done.problem is None and done.engine is not None:  # as memcheck does before valgrind's leak check
         label = f"after {done.label}, its engine destroyed by the grader"
         try:
             adapter.llm_destroy(done.engine)
-            return _stray(adapter, name, label, before) or _left(adapter, name, label)
+            return next(iter(strays), None) or _stray(adapter, name, label, before) or _left(adapter, name, label)
         except ImplementationFailure as ended:
             trace.append(TraceStep(label, "hung" if str(ended).startswith("hung") else f"ended ({ended})", "", ""))
             failure, done.label = ended, label
     if failure is None:
-        return done.problem
+        return next(iter(strays), None) or done.problem
     if str(failure).startswith("hung"):
         return HUNG
     return f"{name}: {done.label}: {failure}" + (CORRUPTED if failure.heap_corrupted else "")

@@ -311,7 +311,8 @@ static void table_remove(struct live *entry)
  *     maps that one page again, as a shared mapping holding the same bytes, and lets the access go on: the call
  *     goes on as it would have on an ordinary heap (so a memory error costs memory_safety, not the items of the
  *     calls that follow), and the page stays in the region's mappings as a shared one, which the grader counts
- *     from outside as a memory error (memory_safety). Past MAX_FAULTED pages the process ends (REPLY_HEAP).
+ *     from outside as a memory error (memory_safety). Past MAX_FAULTED pages in one call the process ends
+ *     (REPLY_HEAP).
  * Under valgrind the blocks come from valgrind's own allocator (through __libc_malloc), which checks them. */
 #define FENCE_BASE ((uintptr_t)0x200000000000ull) /* heap_maps.py's REGION_BASE */
 enum { PAGE = 4096, QUARANTINE_PAGES = 4096, MAX_FAULTED = 64 };
@@ -322,7 +323,7 @@ static struct {
     size_t pages, cursor;
     size_t last_first, last_pages; /* the pages of the last block fence_alloc made, for track() */
     int wrapped;                   /* the cursor came round: a page may hold an older block's bytes */
-    unsigned faulted;
+    unsigned faulted; /* pages faulted in the current request: a runaway loop ends at MAX_FAULTED */
 } fence;
 
 static int in_fence(uintptr_t addr)
@@ -977,6 +978,7 @@ static void serve(int cmd_fd)
             heap.fail_countdown = req.fail_at;
         heap.call_allocations = heap.call_frees = 0;
         n_freed_this_call = 0;
+        fence.faulted = 0;
         heap.fault_fired = 0;
         int64_t ret = call(&req, cmd_fd);
         begin_reply(REPLY_OK);
