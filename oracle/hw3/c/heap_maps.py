@@ -13,10 +13,12 @@ the driver.
 """
 
 import os
+import re
 from dataclasses import dataclass
 
 REGION_BASE = 0x200000000000  # driver.c's FENCE_BASE
-REGION_SPAN = 1 << 40  # no reservation is larger: the region lies in [REGION_BASE, REGION_BASE + REGION_SPAN)
+REGION_SPAN = 1 << 40  # no reservation is larger: the region lies in [REGION_BASE, REGION_BASE + REGION_SPAN),
+# the addresses of 12 hex digits that begin with 20
 PAGE = 4096
 
 
@@ -45,20 +47,25 @@ def _parents() -> dict[int, list[int]]:
     return children
 
 
-def _maps(pid: int) -> list[str] | None:
+def _maps(pid: int) -> bytes | None:
+    """/proc/PID/maps, read as bytes (the cheapest way: it is read after every call)."""
     try:
-        with open(f"/proc/{pid}/maps") as maps:
-            return maps.read().splitlines()
+        fd = os.open(f"/proc/{pid}/maps", os.O_RDONLY)
     except OSError:  # gone, or not ours to read
         return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
-def _in_region(line: str) -> tuple[int, int, str] | None:
-    span, perms = line.split(" ", 2)[:2]
-    start, end = (int(part, 16) for part in span.split("-"))
-    if REGION_BASE <= start < REGION_BASE + REGION_SPAN:
-        return start, end, perms
-    return None
+# a line of the region, [REGION_BASE, REGION_BASE + REGION_SPAN): start, end, permissions
+_REGION_LINE = re.compile(rb"^(20[0-9a-f]{10})-([0-9a-f]+) ([-r][-w][-x][ps])", re.M)
 
 
 def driver_pid(root: int) -> int | None:
@@ -71,8 +78,8 @@ def driver_pid(root: int) -> int | None:
         if pid in seen:
             continue
         seen.add(pid)
-        lines = _maps(pid)
-        if lines and any(_in_region(line) for line in lines if line[:2] == "20"):
+        maps = _maps(pid)
+        if maps and _REGION_LINE.search(maps):
             return pid
         todo.extend(tree.get(pid, ()))
     return None
@@ -80,17 +87,15 @@ def driver_pid(root: int) -> int | None:
 
 def heap_maps(pid: int) -> HeapMaps | None:
     """The live blocks of driver `pid` as its mappings show them; None when they cannot be read."""
-    lines = _maps(pid)
-    if lines is None:
+    maps = _maps(pid)
+    if maps is None:
         return None
     blocks = size = faulted = 0
-    for line in lines:
-        if line[:2] != "20" or not (found := _in_region(line)):
-            continue
-        start, end, perms = found
-        if perms[3] == "s":  # a page a stray access touched, mapped again shared
-            faulted += (end - start) // PAGE
-        elif perms[:3] != "---":  # readable, writable or executable: a live block's pages
+    for start, end, perms in _REGION_LINE.findall(maps):
+        pages = (int(end, 16) - int(start, 16)) // PAGE
+        if perms[3:] == b"s":  # a page a stray access touched, mapped again shared
+            faulted += pages
+        elif perms[:3] != b"---":  # readable, writable or executable: a live block's pages
             blocks += 1
-            size += end - start
+            size += pages * PAGE
     return HeapMaps(blocks, size, faulted)
