@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from oracle.hw3.c.build import build
-from oracle.hw3.c.heap_maps import HeapMaps, driver_pid, heap_maps
+from oracle.hw3.c.heap_maps import HeapMaps, MapsReader, driver_pid
 from oracle.hw3.c.log_channel import LogChannel
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
 from oracle.hw3.observation import (
@@ -205,7 +205,7 @@ class CAdapter:
         self._engine_part: tuple[bytes, int] | None = None  # the last reply and where its engine part starts
         self._observed = 0  # the engine address that part describes
         self._made = 0  # create and fork requests since the driver started: at most one sequence each
-        self._driver_pid: int | None = None  # the driver's host pid, from our own process tree (heap_maps.py)
+        self._maps: MapsReader | None = None  # the driver's mappings, its pid from our own process tree (heap_maps.py)
 
     # ---- process ----
 
@@ -243,7 +243,7 @@ class CAdapter:
         self._engine_part = None
         self._observed = 0
         self._made = 0
-        self._driver_pid = None
+        self._maps = None
 
     def _stop(self, wait: float) -> tuple[int | None, bool]:
         """Ends the driver and everything in its process group: its exit status, and whether it ended by
@@ -252,6 +252,9 @@ class CAdapter:
         proc, self._proc = self._proc, None
         if proc is None:
             return None, False
+        if self._maps is not None:
+            self._maps.close()
+            self._maps = None
         os.close(self._cmd)
         exited = wait > 0 and _drained(self._reply, wait, self.log_channel)
         os.close(self._reply)
@@ -433,9 +436,12 @@ class CAdapter:
     def _outside_heap(self) -> HeapMaps:
         """The driver's live heap blocks from its mappings (heap_maps.py), its pid found in our process tree."""
         assert self._proc is not None
-        if self._driver_pid is None:
-            self._driver_pid = driver_pid(self._proc.pid)
-        seen = heap_maps(self._driver_pid) if self._driver_pid is not None else None
+        if self._maps is None and (pid := driver_pid(self._proc.pid)) is not None:
+            try:
+                self._maps = MapsReader(pid)
+            except OSError:
+                pass
+        seen = self._maps.heap() if self._maps is not None else None
         if seen is None:  # it replied, then ended before the grader could look (a timer of the submission's)
             raise self._fail("")
         return seen
