@@ -1,0 +1,158 @@
+"""The C submission's live heap blocks, read from outside its process: the kernel's list of its mappings.
+
+Natively the driver gives every block pages of its own in a region reserved at REGION_BASE, with an
+inaccessible page on each side, and makes a freed block's pages inaccessible again (driver.c, "an electric
+fence"). So the live blocks are the region's accessible mappings, one each, and /proc/PID/maps of the driver,
+read by the grader between calls while the driver waits for its next request, says how many there are and how
+many pages they hold. The kernel keeps that list; nothing the submission writes in its memory changes it, and
+changing the mappings themselves takes a system call the build refuses (refusal.py: mmap, mprotect, syscall...).
+
+The driver's host pid comes from the grader's own process tree (the run's wrapper is our child; under
+bubblewrap the driver is in a pid namespace of its own, so a pid it would give is not the host's), never from
+the driver.
+"""
+
+import errno
+import fcntl
+import os
+import re
+import struct
+from dataclasses import dataclass
+
+REGION_BASE = 0x200000000000  # driver.c's FENCE_BASE
+REGION_SPAN = 1 << 40  # no reservation is larger: the region lies in [REGION_BASE, REGION_BASE + REGION_SPAN),
+# the addresses of 12 hex digits that begin with 20
+PAGE = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class HeapMaps:
+    """The region's accessible mappings: one private mapping per live block, one shared page per page a read or
+    write outside any live block touched (driver.c maps it so, and lets the access go on)."""
+
+    blocks: int
+    bytes: int  # the pages they hold (a block's exact size is the process's own record)
+    faulted: int = 0  # pages of guard or freed memory the submission's code read or wrote: memory errors
+
+
+def _parents(newer_than: int = 0) -> dict[int, list[int]]:
+    """The children of every process (of those with a pid above `newer_than`), from /proc/*/stat: the tree as
+    the kernel keeps it."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) <= newer_than:
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    return children
+
+
+def _maps(pid: int) -> bytes | None:
+    """/proc/PID/maps, read as bytes (the cheapest way: it is read after every call)."""
+    try:
+        fd = os.open(f"/proc/{pid}/maps", os.O_RDONLY)
+    except OSError:  # gone, or not ours to read
+        return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+# a line of the region, [REGION_BASE, REGION_BASE + REGION_SPAN): start, end, permissions
+_REGION_LINE = re.compile(rb"^(20[0-9a-f]{10})-([0-9a-f]+) ([-r][-w][-x][ps])", re.M)
+
+
+def driver_pid(root: int) -> int | None:
+    """The process under `root` (a run the grader started) whose mappings hold the heap region: the driver,
+    once its main has begun. None when there is none (yet, or any more)."""
+    for tree in (_parents(newer_than=root), _parents()):  # its processes came after it, unless pids wrapped round
+        if (pid := _find(root, tree)) is not None:
+            return pid
+    return None
+
+
+def _find(root: int, tree: dict[int, list[int]]) -> int | None:
+    todo, seen = [root], set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        maps = _maps(pid)
+        if maps and _REGION_LINE.search(maps):
+            return pid
+        todo.extend(tree.get(pid, ()))
+    return None
+
+
+# PROCMAP_QUERY (Linux 6.11): the kernel answers "the next mapping at or after this address" on a maps descriptor
+_QUERY = struct.Struct("<QQQQQQQQQIIIIQQ")  # struct procmap_query
+PROCMAP_QUERY = (3 << 30) | (_QUERY.size << 16) | (ord("f") << 8) | 17  # _IOWR('f', 17, struct procmap_query)
+_COVERING_OR_NEXT, _READABLE, _SHARED = 0x10, 0x01, 0x08
+
+
+class MapsReader:
+    """A driver's mappings, its maps file open for as long as it runs: the region's accessible mappings asked
+    of the kernel one at a time (PROCMAP_QUERY), or, on a kernel without it, its maps read as text."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.fd = os.open(f"/proc/{pid}/maps", os.O_RDONLY)  # OSError: gone, or not ours to read
+        self.query = True
+
+    def heap(self) -> HeapMaps | None:
+        """The live blocks now; None when the driver is gone."""
+        if not self.query:
+            return heap_maps(self.pid)
+        blocks = size = faulted = 0
+        at, end = REGION_BASE, REGION_BASE + REGION_SPAN
+        while at < end:
+            asked = bytearray(_QUERY.pack(_QUERY.size, _COVERING_OR_NEXT | _READABLE, at, *(0,) * 12))
+            try:
+                fcntl.ioctl(self.fd, PROCMAP_QUERY, asked)
+            except OSError as error:
+                if error.errno == errno.ENOENT:  # no accessible mapping at or after `at`
+                    break
+                if error.errno in (errno.ENOTTY, errno.EINVAL) and at == REGION_BASE:
+                    self.query = False  # an older kernel
+                    return heap_maps(self.pid)
+                return None
+            start, stop, flags = _QUERY.unpack(asked)[3:6]
+            if start >= end:
+                break
+            if flags & _SHARED:  # a page a stray access touched, mapped again shared
+                faulted += (stop - start) // PAGE
+            else:
+                blocks += 1
+                size += stop - start
+            at = stop
+        return HeapMaps(blocks, size, faulted)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def heap_maps(pid: int) -> HeapMaps | None:
+    """The live blocks of driver `pid` as its mappings show them; None when they cannot be read."""
+    maps = _maps(pid)
+    if maps is None:
+        return None
+    blocks = size = faulted = 0
+    for start, end, perms in _REGION_LINE.findall(maps):
+        pages = (int(end, 16) - int(start, 16)) // PAGE
+        if perms[3:] == b"s":  # a page a stray access touched, mapped again shared
+            faulted += pages
+        elif perms[:3] != b"---":  # readable, writable or executable: a live block's pages
+            blocks += 1
+            size += pages * PAGE
+    return HeapMaps(blocks, size, faulted)
