@@ -79,7 +79,9 @@ NOTHING = ""  # none of these: the aspect and the call decide
 ANY = "*"  # any aspect, or any call
 OWN_TASK = "the call's own task"  # TASKS[the call]
 
-ENGINE_CALLS = ("create_sequence", "free_sequence", "fork_sequence", "append_kv", "llm_destroy")  # after llm_init
+# the calls on a live engine: llm_init builds every fact of the engine, so whatever it gets wrong but the pool,
+# the guards and the heap is its own task (it has no row below)
+ENGINE_CALLS = ("create_sequence", "free_sequence", "fork_sequence", "append_kv", "llm_destroy")
 # the aspects of the engine's state a call that must fail may not change (a return value or a crash is how it
 # fails; guard, heap and state_change differences have rules of their own, as have the pool and the records of
 # the calls that must write nothing)
