@@ -31,7 +31,6 @@ command ends (as bwrap's pid namespace ends with its first process) and again wh
 import ctypes
 import os
 import resource
-import shlex
 import shutil
 import signal
 import subprocess
@@ -43,13 +42,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from oracle import landlock, seccomp
+from oracle.isolation import RUN_PATH, bwrap_problem, supervised, system_paths
 from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
 
-BWRAP = "bwrap"
-ISOLATIONS = ("bubblewrap", "landlock", "uid", "none")
 _PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(None, use_errno=True)
-_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
+_ENV = {"PATH": RUN_PATH, "LANG": "C.UTF-8", "HOME": "/tmp"}
 
 
 def environment(**extra: str) -> dict[str, str]:
@@ -101,87 +99,6 @@ class Finished:
     def signal_name(self) -> str | None:
         """SIGSEGV, SIGABRT, ... when the program died of a signal."""
         return signal.Signals(-self.status).name if self.status is not None and self.status < 0 else None
-
-
-# pagedcheck's own packages (the reference solutions among them): hidden even where they lie under /usr
-# (a system-wide install), so no #include or open() in the sandbox reaches them.
-_OURS = [Path(__file__).resolve().parents[1] / package for package in ("engine", "oracle", "mutation")]
-
-
-def _system_paths() -> list[Path]:
-    """What every run may read (and execute) under Landlock: /usr less our own packages, and the top-level
-    folders that merged-/usr systems make links into it."""
-    paths: list[Path] = []
-    todo = [Path("/usr")]
-    while todo:  # a folder holding one of ours is opened up one level: all its entries but that one
-        folder = todo.pop()
-        inside = [ours for ours in _OURS if ours.is_relative_to(folder)]
-        if not inside:
-            paths.append(folder)
-        elif folder not in inside:
-            todo += list(folder.iterdir())
-    return paths + [Path(top) for top in ("/bin", "/lib", "/lib64", "/sbin")]
-
-
-def _bwrap_prefix(tmp_bytes: int) -> list[str]:
-    hidden = [arg for path in _OURS if path.is_relative_to("/usr") for arg in ("--tmpfs", str(path))]
-    # the bwrap the grader's PATH names, by its full path: the probe and every run use that very program (a
-    # run's uid resolving PATH itself would skip one in a folder it cannot enter and find another)
-    return [
-        shutil.which(BWRAP) or BWRAP, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-        "--ro-bind", "/usr", "/usr", *hidden, "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
-        "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
-        "--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
-        "--size", str(tmp_bytes), "--tmpfs", "/dev/shm",
-    ]
-
-
-# bwrap's root and /dev are in-memory file systems of no size limit: read-only once every mount point is made
-# (device nodes stay writable on a read-only mount), so a run writes only its sized /tmp and /dev/shm and its
-# `writable` paths
-_BWRAP_SEAL = ["--remount-ro", "/dev", "--remount-ro", "/"]
-
-
-# Every run's command is started by this shell, which ends the run when the grader dies, however it dies: it
-# waits for the command, while a subshell (the watcher) waits for end of file on the lifeline pipe (whose
-# write end only the grader holds) and then kills every process it may: under bwrap all of the run's pid
-# namespace (bwrap's pid 1 then exits), under "uid" every process of the run's uid, otherwise the run's
-# process group. When the command ends, the run ends with it, as bwrap's pid namespace ends with its first
-# process: the shell kills the watcher and everything else of the run (a kill of -1 spares the shell
-# itself). The watcher inherits every descriptor the run was given (a driver's reply pipe, say): one that
-# outlived the command would keep the grader from seeing end of file on it, and every stop of a driver
-# would wait its full grace period (the fallback was 30x slower than bubblewrap for that alone). The exit
-# status is the command's (128 + N for a signal N, as bwrap reports it too).
-_SUPERVISOR = """"$@" &
-command=$!
-({watch}) &
-watcher=$!
-wait $command 2>/dev/null
-status=$?
-{end} 2>/dev/null
-exit $status"""
-
-_BASH_WATCHER = ("for fd in /proc/$$/fd/*; do fd=${{fd##*/}}; [ \"$fd\" = {lifeline} ] || eval \"exec $fd>&-\"; done "
-                 "2>/dev/null; read -r _ <&{lifeline}; {kill}")
-
-_probed: dict[bool, str] = {}
-
-
-def bwrap_problem(as_other_uid: bool) -> str | None:
-    """Why bubblewrap cannot run a program here (as a fresh uid, or as ourselves); None when it can."""
-    uid = fresh_uid() if as_other_uid else None
-    if as_other_uid not in _probed:
-        if shutil.which(BWRAP) is None:
-            _probed[as_other_uid] = "bwrap is not installed (Debian: apt-get install bubblewrap)"
-        else:
-            try:
-                done = subprocess.run([*_bwrap_prefix(1 << 20), "--", "/bin/true"], user=uid, group=uid,
-                                      extra_groups=[] if uid is not None else None, capture_output=True,
-                                      text=True, timeout=30)
-                _probed[as_other_uid] = "" if done.returncode == 0 else f"bwrap fails here: {done.stderr.strip()[:200]}"
-            except (OSError, subprocess.SubprocessError) as exc:
-                _probed[as_other_uid] = f"bwrap fails here: {exc}"
-    return _probed[as_other_uid] or None
 
 
 def _traversable_tmp() -> str:
@@ -260,38 +177,6 @@ class Sandbox:
 
     # ---- running ---------------------------------------------------------------------------------------
 
-    def command(self, argv: Sequence[str | Path], *, readable: Sequence[Path] = (), writable: Sequence[Path] = (),
-                cwd: Path | None = None, limits: Limits = Limits()) -> list[str]:
-        """The command line that runs argv in this sandbox, under the lifeline supervisor."""
-        argv = [str(part) for part in argv]
-        alone = self.isolation == "bubblewrap" or self.as_root  # a pid namespace or a uid of the run's own
-        kill = "kill -KILL -1" if alone else "kill -KILL 0"  # -1: its pid namespace, or its uid
-        end = "kill -KILL -1" if alone else "kill -KILL $watcher"  # otherwise the group is stop()'s
-        lifeline = self._lifeline[0]
-        watch = f"read _ </proc/self/fd/{lifeline}; {kill}"
-        if self.isolation != "bubblewrap":
-            # the command dies with its supervisor, as under bwrap (whose pid namespace ends with it): a run that
-            # kills its parent ends itself, and a chain of death signals reaches it from the grader. The watcher
-            # then outlives the supervisor: it closes every descriptor but the lifeline first (bash can, sh not
-            # above 9), so that it holds none of the run's pipes, whose end of file the grader waits for.
-            setpriv = shutil.which("setpriv", path=_ENV["PATH"])
-            bash = shutil.which("bash", path=_ENV["PATH"])
-            if setpriv and bash:
-                argv = [setpriv, "--pdeathsig", "KILL", "--", *argv]
-                watch = f"exec {bash} -c {shlex.quote(_BASH_WATCHER.format(lifeline=lifeline, kill=kill))}"
-        script = _SUPERVISOR.format(watch=watch, end=end)
-        if self.isolation != "bubblewrap":
-            return ["/bin/sh", "-c", script, "supervisor", *argv]
-        supervised = ["/bin/sh", "-c", script, "supervisor", *argv]
-        cmd = _bwrap_prefix(limits.tmp_bytes)
-        for path in readable:
-            cmd += ["--ro-bind", str(path), str(path)]
-        for path in writable:
-            cmd += ["--bind", str(path), str(path)]
-        if cwd is not None:
-            cmd += ["--chdir", str(cwd)]
-        return [*cmd, *_BWRAP_SEAL, "--", *supervised]
-
     def popen(self, argv: Sequence[str | Path], *, readable: Sequence[Path] = (), writable: Sequence[Path] = (),
               cwd: Path | None = None, limits: Limits = Limits(), pass_fds: Sequence[int] = (),
               stdin: Any = subprocess.DEVNULL, stdout: Any = subprocess.DEVNULL, stderr: Any = subprocess.DEVNULL,
@@ -305,7 +190,7 @@ class Sandbox:
         if self.isolation == "landlock":  # a private $TMPDIR (gcc and valgrind need one), then the allow-list
             private_tmp = self.area("tmp")
             env["TMPDIR"] = str(private_tmp)
-            ruleset = landlock.Ruleset.build(read=[*_system_paths(), *readable], write=[*writable, private_tmp])
+            ruleset = landlock.Ruleset.build(read=[*system_paths(), *readable], write=[*writable, private_tmp])
 
         def before_exec() -> None:  # pragma: no cover  (in the child, after the uid change, before exec: coverage
             # does not follow a child between fork and exec; tests/test_sandbox.py checks each limit's effect)
@@ -329,7 +214,8 @@ class Sandbox:
             if ruleset is not None:  # last: from here on only the allow-list is reachable
                 ruleset.enforce()
 
-        cmd = self.command(argv, readable=readable, writable=writable, cwd=cwd, limits=limits)
+        cmd = supervised(argv, self.isolation, self.as_root, self._lifeline[0], readable=readable, writable=writable,
+                         cwd=cwd, tmp_bytes=limits.tmp_bytes)
         if uid is not None:
             for path in [*writable, *([private_tmp] if private_tmp else [])]:
                 os.chown(path, uid, uid)

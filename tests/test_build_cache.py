@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import oracle.sandbox as sandbox
+from oracle import isolation
 from oracle.hw3.c.build import build, evict
 from oracle.sandbox import Sandbox
 from tests.conftest import REFERENCE_C
@@ -49,8 +49,8 @@ def test_a_build_is_made_again_under_another_isolation(tmp_path: Path, monkeypat
     cache = tmp_path / "cache"
     with Sandbox() as first:
         one = build(REFERENCE_C, cache, first)
-    monkeypatch.setattr(sandbox, "BWRAP", "bwrap-that-is-not-installed")
-    monkeypatch.setattr(sandbox, "_probed", {})
+    monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
+    monkeypatch.setattr(isolation, "_probed", {})
     with Sandbox() as second:
         assert second.isolation != first.isolation or pytest.skip("no bubblewrap here: one isolation only")
         two = build(REFERENCE_C, cache, second)

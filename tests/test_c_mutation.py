@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mutation import c_campaign
+from mutation import c_campaign, c_result
 from mutation.c_mutants import OPERATORS, generate, tokenize
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("objcopy") is None,
@@ -145,7 +145,7 @@ def test_a_survivor_is_equivalent_only_when_its_triage_line_matches(tmp_path):
     path.write_text('[equivalent]\n"relational@1:1#0" = { reason = "no line" }\n')
     with pytest.raises(c_campaign.CampaignError, match="needs a `line`"):
         c_campaign.load_triage(path)
-    assert all(Path(c_campaign.TRIAGE_FILE).read_text().count(entry.line) for entry in c_campaign.load_triage().values())
+    assert all(Path(c_result.TRIAGE_FILE).read_text().count(entry.line) for entry in c_campaign.load_triage().values())
 
 
 def test_quick_rubric_orders_cheapest_first_with_zero_point_items_last():

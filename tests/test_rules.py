@@ -91,3 +91,51 @@ def test_a_free_or_fork_that_left_whole_l1_slots_untouched_breaks_the_l1_walk() 
     create = Call("create_sequence", (1, 17), False, True)
     assert rule_of(Difference(BLOCKS_TAKEN, "free_local_blocks", 3, 4), create, walked) == TASKS["create_sequence"]
     assert rule_of(Difference(RETURN, "return value", 0, -1), free, walked) == TASKS["free_sequence"]
+
+
+def test_every_row_of_the_table_names_a_known_aspect_call_fact_and_rule() -> None:
+    """RULES is the whole judge: each key is (an aspect the HW3 family observes, an API call, a fact of the call
+    rule_of asks), each value a rule some rubric item owns, or the call's own task."""
+    from oracle.hw3.checks import CHECKS
+    from oracle.hw3.difference import FACTS
+    from oracle.hw3.rules import _FACTS, ANY, OWN_TASK, RULES
+
+    owned = {check.rule for check in CHECKS.values()}
+    facts = {fact for fact, _ in _FACTS}
+    for (aspect, api, fact), rule in RULES.items():
+        assert aspect in (*FACTS, CRASH, ANY), aspect
+        assert api in (*TASKS, ANY), api
+        assert fact in facts, fact
+        assert rule == OWN_TASK or rule in owned, rule
+
+
+def test_a_fact_without_a_row_for_the_aspect_passes_the_difference_to_the_next_fact() -> None:
+    """A free that skipped an L1 slot and also reordered the list: the skip has no row for the list's order, so
+    the order is judged by the next fact that has one (reordered only: tail insertion)."""
+    moved = Difference(LIST_ORDER, "active list", [1, 2], [2, 1])
+    free = Call("free_sequence", (3,), False, 0)
+    assert rule_of(moved, free, Effects(frozenset(), frozenset(), skipped=frozenset({15}))) == TAIL_INSERTION
+    assert rule_of(moved, free, Effects(frozenset(), frozenset(), skipped=frozenset({15}), reordered_only=False)) \
+        == TASKS["free_sequence"]
+
+
+def test_whatever_llm_init_gets_wrong_of_the_engine_is_task_1s() -> None:
+    """llm_init builds every fact of the engine: its difference in any of them is Task 1's, even where the call
+    must fail (a 63-byte pool); only the pool's bytes (Constraint 4), the guards and the heap are other rules'."""
+    from oracle.hw3.difference import FREE_COUNT, GUARD, LEAK
+
+    for expected in (True, False):
+        init = Call("llm_init", (4096,), False, expected)
+        for aspect in (FREE_COUNT, BLOCKS_TAKEN, LIST_ORDER, TABLE_SHAPE, RETURN, CRASH):
+            assert rule_of(Difference(aspect, "", 1, 2), init) == TASKS["llm_init"], (aspect, expected)
+        assert rule_of(Difference(POOL, "pool block 0 slot 0", 7, 0), init) == NO_PREMATURE_WRITES
+        assert rule_of(Difference(GUARD, "guard zone before", 0, 1), init) == MEMORY_SAFETY
+        assert rule_of(Difference(LEAK, "heap", 0, 1), init) == TASKS["llm_destroy"]
+
+
+def test_a_null_engine_is_pointer_safetys_whatever_differs() -> None:
+    from oracle.hw3.difference import FREE_COUNT, GUARD
+    from oracle.hw3.rules import POINTER_SAFETY
+
+    for aspect in (FREE_COUNT, GUARD, POOL, RETURN, CRASH):
+        assert rule_of(Difference(aspect, "", 1, 2), Call("free_sequence", (1,), True, -1)) == POINTER_SAFETY, aspect

@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 import oracle.sandbox as sandbox
+from oracle import isolation
 from oracle import landlock
 from oracle.sandbox import Limits, Sandbox, SandboxUnavailable
 from tests.test_grade_batch import _running as _pids_running
 
-BUBBLEWRAP = sandbox.bwrap_problem(os.geteuid() == 0) is None
+BUBBLEWRAP = isolation.bwrap_problem(os.geteuid() == 0) is None
 needs_bwrap = pytest.mark.skipif(not BUBBLEWRAP and not os.environ.get("CI"), reason="bubblewrap cannot run here")
 
 
@@ -70,8 +71,8 @@ def test_a_run_gets_no_system_v_ipc_by_any_abi(without_bwrap: bool, tmp_path: Pa
     """shmget, msgget and semget fail with EPERM, and so does a system call through i386's int 0x80 (whose
     ipc() multiplexes them): memory no rlimit counts is out of reach."""
     if without_bwrap:
-        monkeypatch.setattr(sandbox, "BWRAP", "bwrap-that-is-not-installed")
-        monkeypatch.setattr(sandbox, "_probed", {})
+        monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
+        monkeypatch.setattr(isolation, "_probed", {})
     script = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
               "print(libc.shmget(0, 1 << 20, 0o1600), libc.msgget(0, 0o1600), libc.semget(0, 1, 0o1600), "
               "ctypes.get_errno())\n")
@@ -152,8 +153,8 @@ def test_a_signal_is_reported_as_a_signal_not_bwraps_exit_code() -> None:
 
 
 def test_without_bwrap_it_falls_back_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sandbox, "BWRAP", "bwrap-that-is-not-installed")
-    monkeypatch.setattr(sandbox, "_probed", {})
+    monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
+    monkeypatch.setattr(isolation, "_probed", {})
     with pytest.raises(SandboxUnavailable, match="--require-sandbox: bwrap is not installed"):
         Sandbox(require_full=True)
     with Sandbox() as box:
@@ -175,8 +176,8 @@ needs_landlock = pytest.mark.skipif(not landlock.abi_version(), reason="this ker
 @pytest.fixture
 def fallback(monkeypatch: pytest.MonkeyPatch) -> Sandbox:
     """A sandbox where bwrap fails, as in a container that cannot create namespaces."""
-    monkeypatch.setattr(sandbox, "BWRAP", "bwrap-that-is-not-installed")
-    monkeypatch.setattr(sandbox, "_probed", {})
+    monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
+    monkeypatch.setattr(isolation, "_probed", {})
     with Sandbox() as box:
         yield box
 
@@ -274,7 +275,7 @@ def test_the_fallback_has_no_tcp_and_cannot_signal_the_grader(fallback: Sandbox)
 @needs_bwrap
 def test_our_own_packages_are_hidden_where_they_lie_under_usr(monkeypatch: pytest.MonkeyPatch) -> None:
     """A system-wide install puts the reference solutions under /usr, which runs see: they are masked."""
-    monkeypatch.setattr(sandbox, "_OURS", [Path("/usr/share/doc")])
+    monkeypatch.setattr(isolation, "_OURS", [Path("/usr/share/doc")])
     with Sandbox() as box:
         done = box.run(["/bin/ls", "/usr/share/doc"], timeout=10)
     assert done.status == 0 and done.output == ""

@@ -35,7 +35,7 @@ class Row:
     seconds: float = 0.0
     folder: str = ""  # its folder under OUT; "" when it was skipped
     skipped: bool = False  # an entry that is not a folder inside DIR: never graded
-    isolation: str = ""  # the sandbox its grade ran in (oracle/sandbox.py ISOLATIONS); "" without a report
+    isolation: str = ""  # the sandbox its grade ran in (oracle/isolation.py ISOLATIONS); "" without a report
 
     @property
     def status(self) -> str:

@@ -72,9 +72,10 @@ def scenario_check(item: str, rule: str, programs: list[Program],
     return Check(item, rule, run)
 
 
-def fuzz_check(family: str, rule: str) -> Check:
+def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | None] | None = None) -> Check:
     """The family's state machine against its model, a fixed seed and count budgets (the same verdict on any
-    machine; `seconds` is only a safety net). The rule a failure breaks is its `rule` attribute, if any."""
+    machine; `seconds` is only a safety net). The rule a failure breaks is `rule_of(failure)`, by default its
+    `rule` attribute, if any."""
 
     def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         from oracle.family import family_named
@@ -93,10 +94,14 @@ def fuzz_check(family: str, rule: str) -> Check:
             raise Incomplete(f"stopped at the {options['seconds']:g} s time limit after {ran}, no divergence so far")
         if report.passed:
             return Outcome(True)
-        broken = getattr(report.failure, "rule", None)
-        sub.evidence["fuzz"] = fuzz_scene(family_named(family), factory, report.program)  # while it is served
-        return Outcome(False, f"fuzz ({ran}): {report.divergence}" + (f" [rule: {broken}]" if broken else ""), "",
-                       "\n".join(report.program))
+        broken = rule_of(report.failure) if rule_of else getattr(report.failure, "rule", None)
+        note = " (shrinking stopped at its budget: the program may not be minimal)" if report.cut_short else ""
+        named = family_named(family)
+        sub.evidence["fuzz"] = fuzz_scene(named, factory, report.program)  # while it is served
+        # the failing program as the calls the implementation received, where the family words them
+        details = "\n".join(named.describe_failure(report.failure, sub.spec)[:-2]) if named.describe_failure else ""
+        return Outcome(False, f"fuzz ({ran}): {report.divergence}" + (f" [rule: {broken}]" if broken else "") + note,
+                       details, "\n".join(report.program))
 
     return Check("fuzz", rule, run, FUZZ_OPTIONS, FUZZ_LIMITS, catch_all=True)
 

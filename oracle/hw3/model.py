@@ -65,7 +65,8 @@ class Model:
         return [block for block in range(self.total) if block not in mapped][:count]
 
     def read(self, slot: int) -> int:
-        return self.memory.get(slot, magic(slot))
+        value = self.memory.get(slot)
+        return magic(slot) if value is None else value
 
     def write(self, slot: int, value: int) -> None:
         self.memory[slot] = value
@@ -73,10 +74,22 @@ class Model:
 
     def pool_image(self) -> bytes:
         """The bytes the pool must hold now."""
+        return bytes(self._current_image())
+
+    def _current_image(self) -> bytearray:
+        """The pool's bytes as the model holds them (slot s: read(s)), brought up to date with its writes."""
         for slot in self._dirty:
             struct.pack_into("<i", self._image, slot * KV_SIZE, self.memory[slot])
         self._dirty.clear()
-        return bytes(self._image)
+        return self._image
+
+    def records(self, blocks: list[int], count: int) -> list[int]:
+        """The first `count` records of the blocks `blocks`, in order: read() of each of their slots."""
+        image, values = self._current_image(), []
+        for block in blocks:
+            values.extend(struct.unpack_from(f"<{KV_PER_BLOCK}i", image, block * BLOCK_SIZE))
+        del values[count:]
+        return values
 
     # -- the six calls ---------------------------------------------------------------------------------
 
@@ -105,7 +118,7 @@ class Model:
         if required > self.free_blocks():
             return Outcome(NULL, ("oom_refusal", "oom_on_create"))
         blocks = self.first_free(required)
-        values = [self.read(blocks[i // KV_PER_BLOCK] * KV_PER_BLOCK + i % KV_PER_BLOCK) for i in range(initial_kv_len)]
+        values = self.records(blocks, initial_kv_len)
         self.sequences[seq_id] = ModelSequence(values, blocks)
         events = ["sequence_created"] + ["l2_allocated"] * -(-required // L2_PT_SIZE)
         if self.free_blocks() == 0:

@@ -1,12 +1,14 @@
-"""The spec's rules, and which rule a difference breaks: a table from the difference's aspect and the call that
-made it (no message is parsed). Each rule belongs to one rubric item (checks.CHECKS names it)."""
+"""The spec's rules, and which rule a difference breaks: RULES, a table from the difference's aspect, the call that
+made it and what that call did (its facts, from the difference's structured fields and the call's Effects; no
+message is parsed). Each rule belongs to one rubric item (checks.CHECKS names it)."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from oracle.difference import Difference
 from oracle.hw3.difference import (
-    BLOCK_ID, BLOCKS_TAKEN, CALL_ALLOCATIONS, CONTENTS, FREE_COUNT, GUARD, HEAP_CORRUPTED, KV_COUNT, LEAK, LIST_ORDER, MAPPING, POOL,
-    REF_COUNT, RETURN, CRASH, STATE_CHANGE, TABLE_SHAPE,
+    BLOCK_ID, BLOCKS_TAKEN, CALL_ALLOCATIONS, CONTENTS, CRASH, ENGINE, FREE_COUNT, GUARD, HEAP_CORRUPTED, KV_COUNT, LEAK,
+    LIST_BROKEN, LIST_IDS, LIST_ORDER, MAPPING, POOL, POOL_SIZE, REF_COUNT, STATE_CHANGE, TABLE_SHAPE, TOTAL,
 )
 from oracle.hw3.machine import POINTER_CALLS, Call
 
@@ -59,48 +61,103 @@ class Effects:
 STRAY_WRITE = Effects(frozenset(), frozenset(), stray=True)  # all that is known of an append: it wrote astray
 
 
+# What a call did that tells whose rule a difference in its state breaks, most telling first. A difference is
+# charged by the first of these that both has a row in RULES for its aspect and call and holds; when none
+# does, by the row for its aspect and call alone (NOTHING), else to the call's own task.
+HEAP_SMASHED = "heap corrupted"  # the crash is the allocator finding its heap corrupted (by any earlier call)
+NULL_ENGINE = "NULL engine"  # the call was given a NULL engine
+WROTE_NOTHING = "wrote nothing"  # the pool's bytes did not change: the records it shows are another block's
+WROTE_ASTRAY = "wrote astray"  # an append wrote its record, and slots of that block it did not copy
+MUST_FAIL = "must fail"  # the call must fail: what it changed, it changed on its way to failing
+SKIPPED_SLOTS = "skipped L1 slots"  # a free or fork left whole L1 slots as they were while it walked others
+SEARCH_FAILED = "search failed"  # it asked for each block and its search found none, though the model found one
+TOOK_THERE = "took a block there"  # it allocated the block it shows where the model allocated one too
+REORDERED_ONLY = "reordered only"  # the list's order is all that differs after the call
+MOVED_ANOTHER = "moved another sequence"  # it changed another sequence's table: a fork shared an L2 table
+NOTHING = ""  # none of these: the aspect and the call decide
+
+ANY = "*"  # any aspect, or any call
+OWN_TASK = "the call's own task"  # TASKS[the call]
+
+# the calls on a live engine: llm_init builds every fact of the engine, so whatever it gets wrong but the pool,
+# the guards and the heap is its own task (it has no row below)
+ENGINE_CALLS = ("create_sequence", "free_sequence", "fork_sequence", "append_kv", "llm_destroy")
+# the aspects of the engine's state a call that must fail may not change (a return value or a crash is how it
+# fails; guard, heap and state_change differences have rules of their own, as have the pool and the records of
+# the calls that must write nothing)
+_STATE = (ENGINE, POOL_SIZE, TOTAL, FREE_COUNT, BLOCKS_TAKEN, REF_COUNT, LIST_BROKEN, LIST_IDS, LIST_ORDER, KV_COUNT,
+          TABLE_SHAPE, BLOCK_ID, MAPPING)
+_TABLES = (TABLE_SHAPE, MAPPING, BLOCK_ID, KV_COUNT)  # a sequence's table: what a shared L2 table changes
+
+# (aspect, call, what the call did) -> the rule it breaks
+RULES: dict[tuple[str, str, str], str] = {
+    (CRASH, ANY, HEAP_SMASHED): MEMORY_SAFETY,  # where the heap was corrupted, valgrind (memory_safety) says
+    (ANY, ANY, NULL_ENGINE): POINTER_SAFETY,
+    (GUARD, ANY, NOTHING): MEMORY_SAFETY,
+    (CALL_ALLOCATIONS, ANY, NOTHING): CHECK_BEFORE_ALLOCATE,
+    (STATE_CHANGE, ANY, NOTHING): CHECK_BEFORE_ALLOCATE,
+    (LEAK, ANY, NOTHING): TASKS["llm_destroy"],
+    # only append_kv writes the pool; a call that wrote nothing shows another block's records: the block it
+    # picked (first fit's, for a create) or its own task's
+    **{(aspect, api, WROTE_NOTHING): FIRST_FIT if api in _PICKS_BLOCKS else OWN_TASK
+       for aspect in (POOL, CONTENTS) for api in _WRITES_NOTHING},
+    **{(aspect, api, NOTHING): NO_PREMATURE_WRITES for aspect in (POOL, CONTENTS) for api in _WRITES_NOTHING},
+    (POOL, "append_kv", WROTE_ASTRAY): NO_PREMATURE_WRITES,  # the record is right, slots not yet appended written
+    **{(aspect, api, MUST_FAIL): CHECK_BEFORE_ALLOCATE for aspect in _STATE for api in ENGINE_CALLS},
+    (POOL, "append_kv", MUST_FAIL): CHECK_BEFORE_ALLOCATE,
+    (CONTENTS, "append_kv", MUST_FAIL): CHECK_BEFORE_ALLOCATE,
+    **{(aspect, api, SKIPPED_SLOTS): L1_TRAVERSAL for aspect in _WALKED if aspect != LEAK for api in WALKS},
+    **{(FREE_COUNT, api, NOTHING): FREE_BLOCK_CONSISTENCY for api in ENGINE_CALLS},
+    **{(aspect, api, SEARCH_FAILED): FIRST_FIT for aspect in (BLOCKS_TAKEN, MAPPING, REF_COUNT) for api in ENGINE_CALLS},
+    **{(BLOCK_ID, api, TOOK_THERE): FIRST_FIT for api in _PICKS_BLOCKS},  # which block: first fit's choice
+    # the list keeps creation order, whichever call reordered it (beside another difference of an append or a
+    # free, the order is that call's: a reorder planted there hides nothing)
+    **{(LIST_ORDER, api, REORDERED_ONLY): TAIL_INSERTION for api in ENGINE_CALLS},
+    **{(LIST_ORDER, api, NOTHING): TAIL_INSERTION for api in ("create_sequence", "fork_sequence")},
+    **{(aspect, api, MOVED_ANOTHER): TASKS["fork_sequence"] for aspect in _TABLES for api in _ONE_SEQUENCE},
+}
+
+
+def _moved_another(d: Difference, call: Call, e: Effects | None) -> bool:
+    own = call.args[0]
+    return d.seq is not None and ((d.seq != own and (e is None or d.seq in e.moved))
+                                  or (e is not None and any(seq != own for seq in e.moved)))
+
+
+# each fact of a call, in the order they are asked, and whether it holds of a difference right after the call
+_FACTS: tuple[tuple[str, Callable[[Difference, Call, Effects | None], bool]], ...] = (
+    (HEAP_SMASHED, lambda d, call, e: d.location == HEAP_CORRUPTED),
+    (NULL_ENGINE, lambda d, call, e: call.null and call.api != "llm_init"),
+    (WROTE_NOTHING, lambda d, call, e: e is not None and not e.wrote),
+    (WROTE_ASTRAY, lambda d, call, e: e is not None and e.stray),
+    (MUST_FAIL, lambda d, call, e: fails(call.api, call.expected)),
+    (SKIPPED_SLOTS, lambda d, call, e: e is not None and bool(e.skipped)),
+    (SEARCH_FAILED, lambda d, call, e: e is not None and e.search_failed),
+    (TOOK_THERE, lambda d, call, e: e is None or (d.got in e.taken and (e.picked is None or d.expected in e.picked))),
+    (REORDERED_ONLY, lambda d, call, e: e is None or e.reordered_only),
+    (MOVED_ANOTHER, _moved_another),
+    (NOTHING, lambda d, call, e: True),
+)
+
+
+def row_of(aspect: str, api: str, fact: str) -> str | None:
+    """The rule RULES gives a difference in `aspect` after a call of `api` that did `fact`: its own row, else
+    its aspect's for any call, else any aspect's; None when no row has it."""
+    for key in ((aspect, api, fact), (aspect, ANY, fact), (ANY, ANY, fact)):
+        if key in RULES:
+            return RULES[key]
+    return None
+
+
 def rule_of(difference: Difference, call: Call, effects: Effects | None = None) -> str:
-    """The rule `difference`, seen right after `call`, breaks. `effects`, when known, tells a call's own bug
-    from another's: a difference in another sequence's table the call did not change is the call's own rule
-    (an append that wrote in place into a block another sequence shares), and a wrong block id is first
-    fit's only when the call did allocate that block where the model took one too (an append that allocated
-    nothing, or copied a block it holds alone, is Task 4's)."""
-    aspect, api = difference.aspect, call.api
-    if aspect == CRASH and difference.location == HEAP_CORRUPTED:
-        return MEMORY_SAFETY  # the heap was corrupted before: where, valgrind (the memory_safety item) says
-    if call.null and api != "llm_init":
-        return POINTER_SAFETY
-    if aspect == GUARD:
-        return MEMORY_SAFETY
-    if aspect in (CALL_ALLOCATIONS, STATE_CHANGE):
-        return CHECK_BEFORE_ALLOCATE
-    if aspect == LEAK:
-        return TASKS["llm_destroy"]
-    if aspect in (POOL, CONTENTS) and api in _WRITES_NOTHING:
-        if effects is not None and not effects.wrote:  # nothing written: the records it shows are another block's
-            return FIRST_FIT if api in _PICKS_BLOCKS else TASKS[api]
-        return NO_PREMATURE_WRITES
-    if aspect == POOL and api == "append_kv" and effects is not None and effects.stray:
-        return NO_PREMATURE_WRITES  # the record is right, and slots not yet appended were written too
-    if api == "llm_init":
-        return TASKS["llm_init"]
-    if aspect not in (RETURN, CRASH) and fails(api, call.expected):
-        return CHECK_BEFORE_ALLOCATE  # a call that must fail changed something on its way to failing
-    if effects is not None and effects.skipped and api in WALKS and aspect in _WALKED:
-        return L1_TRAVERSAL  # whole L1 slots left as they were while the others were walked: the L1 loop's bug
-    if aspect == FREE_COUNT:
-        return FREE_BLOCK_CONSISTENCY
-    if effects is not None and effects.search_failed and aspect in (BLOCKS_TAKEN, MAPPING, REF_COUNT):
-        return FIRST_FIT  # it asked for each block and its search found none, though the model found one
-    if aspect == BLOCK_ID and api in _PICKS_BLOCKS and (effects is None or (
-            difference.got in effects.taken and (effects.picked is None or difference.expected in effects.picked))):
-        return FIRST_FIT  # both took a block there, and another one: which block is first fit's choice
-    if aspect == LIST_ORDER and (api in ("create_sequence", "fork_sequence") or effects is None or effects.reordered_only):
-        return TAIL_INSERTION  # the list keeps creation order, whichever call reordered it (beside another
-        # difference of an append or a free, the order is that call's: a reorder planted there hides nothing)
-    others_moved = effects is not None and any(seq != call.args[0] for seq in effects.moved)
-    if (aspect in (TABLE_SHAPE, MAPPING, BLOCK_ID, KV_COUNT) and api in _ONE_SEQUENCE and difference.seq is not None
-            and ((difference.seq != call.args[0] and (effects is None or difference.seq in effects.moved))
-                 or others_moved)):
-        return TASKS["fork_sequence"]  # the call changed another sequence's table: a fork shared an L2 table
-    return TASKS[api]
+    """The rule `difference`, seen right after `call`, breaks: the first fact of the call that has a row for
+    the difference's aspect and holds. `effects`, when known, tells a call's own bug from another's: a
+    difference in another sequence's table the call did not change is the call's own rule (an append that
+    wrote in place into a block another sequence shares), and a wrong block id is first fit's only when the
+    call did allocate that block where the model took one too (an append that allocated nothing, or copied a
+    block it holds alone, is Task 4's)."""
+    for fact, holds in _FACTS:
+        rule = row_of(difference.aspect, call.api, fact)
+        if rule is not None and holds(difference, call, effects):
+            return TASKS[call.api] if rule == OWN_TASK else rule
+    return TASKS[call.api]

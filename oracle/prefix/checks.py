@@ -11,18 +11,12 @@ own steps had run yet, is not run (it checked nothing of its own rule, so it ear
 step it does not judge, which no rule's item owns, fails the item once it has checked something.
 """
 
-import warnings
 from contextlib import closing
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from hypothesis.errors import HypothesisDeprecationWarning
-from hypothesis.reporting import with_reporter
-
-from oracle.family import AdapterFactory
-from oracle.grading.grader import Check, Excuse, Incomplete, NotApplicable, NotRun, Outcome, Seen
-from oracle.grading.rubric import at_least, positive
+from oracle.grading.grader import Check, Excuse, NotApplicable, NotRun, Outcome, Seen
+from oracle.grading.python_family import Submission as PrefixSubmission, fuzz_check
 from oracle.difference import CRASH, Difference
 from oracle.finding import Finding
 from oracle.prefix.calls import listing
@@ -35,19 +29,8 @@ from oracle.scene import Watch
 
 
 
-@dataclass
-class PrefixSubmission:
-    spec: str  # SHAPE:pkg.module[:attr][@POLICY], as the adapter loads it
-    factory: AdapterFactory | None  # None: it did not load
-    not_loaded: str = ""
-    seed: int | None = None
-    evidence: dict[str, Any] = field(default_factory=dict)  # item id -> its failing call pictured (oracle/page.py)
-
-
 def _adapter(sub: PrefixSubmission) -> Any:
-    if sub.factory is None:
-        raise NotRun(f"the submission did not load: {sub.not_loaded}")
-    return sub.factory()
+    return sub.adapters()()
 
 
 def not_applicable(item: str, program: Program, adapter: Any) -> str | None:
@@ -131,40 +114,14 @@ def directed(item: str) -> Check:
     return Check(item, RULES[item], run)
 
 
-FUZZ_OPTIONS = {"seed": 1, "examples": 150, "steps": 30, "shrink_replays": 2000, "seconds": 300.0}
-FUZZ_LIMITS = {"examples": at_least(1), "steps": at_least(1), "shrink_replays": at_least(0), "seconds": positive}
-
-
-def check_fuzz(sub: PrefixSubmission, options: Mapping[str, Any]) -> Outcome:
-    """The prefix state machine against the model: a fixed seed and budgets that are counts, so a
-    submission gets the same verdict and program on any machine; `seconds` is only a safety net."""
-    from oracle.page import fuzz_scene
-    from oracle.prefix import FAMILY
-    from oracle.runner import fuzz
-
-    _adapter(sub).close()
-    seed = sub.seed if sub.seed is not None else options["seed"]
-    with with_reporter(lambda _: None), warnings.catch_warnings():
-        # the shrinker replays programs outside Hypothesis, where the machine's `assume` warns
-        warnings.simplefilter("ignore", HypothesisDeprecationWarning)
-        report = fuzz(FAMILY, sub.spec, sub.factory, examples=options["examples"], steps=options["steps"], seed=seed,
-                      shrink_replays=options["shrink_replays"], seconds=options["seconds"])
-    stats = report.stats
-    ran = f"{stats.examples} of {options['examples']} programs, {stats.steps} calls, seed {seed}"
-    if report.cut_short == "generate-seconds":
-        raise Incomplete(f"stopped at the {options['seconds']:g} s time limit after {ran}, no divergence so far")
-    if report.passed:
-        return Outcome(True)
-    difference = getattr(report.failure, "difference", None)
-    call = getattr(report.failure, "call", "")
-    made = getattr(report.failure, "made", None)  # the calls the pool received: the last is the failing one
-    rule = rule_of(difference, made[-1][0].op if made else call.split("(")[0]) if difference is not None else None
-    note = " (shrinking stopped at its budget: the program may not be minimal)" if report.cut_short else ""
-    sub.evidence["fuzz"] = fuzz_scene(FAMILY, sub.factory, report.program)  # replayed while the submission is served
-    return Outcome(False, f"fuzz ({ran}): {report.divergence}" + (f" [rule: {rule}]" if rule else "") + note,
-                   "\n".join(FAMILY.describe_failure(report.failure, sub.spec)[:-2]), "\n".join(report.program))
+def _rule_of_failure(failure: BaseException) -> str | None:
+    """The rule a fuzz failure breaks: its difference's, by the operation of the call the pool received last."""
+    difference = getattr(failure, "difference", None)
+    made = getattr(failure, "made", None)  # the calls the pool received: the last is the failing one
+    call = made[-1][0].op if made else str(getattr(failure, "call", "")).split("(")[0]
+    return rule_of(difference, call) if difference is not None else None
 
 
 CHECKS = {item: directed(item) for item in BY_ITEM}
-CHECKS["fuzz"] = Check("fuzz", RULES["fuzz"], check_fuzz, FUZZ_OPTIONS, FUZZ_LIMITS, catch_all=True)
+CHECKS["fuzz"] = fuzz_check("prefix", RULES["fuzz"], _rule_of_failure)
 DEFAULT_RUBRIC = Path(__file__).with_name("rubric.toml")

@@ -1,5 +1,5 @@
 """Benchmark: wall time to grade the reference C solution with the default rubric, and the C adapter's fuzz
-steps per second as a ratio of a no-op Hypothesis machine with the same rules, in the same run.
+steps per (wall) second as a ratio of a bare no-op Hypothesis machine's, in the same run.
 
     python tests/bench/grade_speed.py [--examples N] [--steps N] [--seed N]
 
@@ -15,10 +15,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(Path(__file__).parent)]
 
-from fuzz_speed import compare_with_noop  # noqa: E402
+from fuzz_speed import compare_with_bare  # noqa: E402
 
 from oracle.hw3.c.adapter import load_c  # noqa: E402
 from oracle.hw3.grade import grade, load  # noqa: E402
+from oracle.hw3.machine import machine_for  # noqa: E402
+from oracle.stats import RunStats  # noqa: E402
 
 REFERENCE = ROOT / "engine" / "c"
 
@@ -38,7 +40,9 @@ def main() -> None:
     print(f"grade reference: {wall:.1f} s wall, {report.score:g}/{report.max_score:g} "
           f"(slowest: {', '.join(f'{i.id} {i.seconds:.1f} s' for i in slowest)}; target <= 20 s)")
 
-    compare_with_noop("C adapter", load_c(REFERENCE), args.examples, args.steps, args.seed, target=0.3)
+    stats = RunStats()  # the driver is a process of its own: wall time
+    compare_with_bare("C adapter", machine_for(load_c(REFERENCE), stats), stats, args.examples, args.steps, args.seed,
+                      clock=time.perf_counter, target=0.3)
 
 
 if __name__ == "__main__":
