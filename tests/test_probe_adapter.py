@@ -75,8 +75,8 @@ def test_a_null_ref_count_is_an_unreadable_state_in_the_call_that_left_it(tmp_pa
 
 
 def test_a_wild_l2_pointer_is_read_as_wild_and_named_the_call_that_left_it(tmp_path: Path) -> None:
-    """create_sequence leaves a wild L2 pointer: reading that slot faults in the driver, which reports the slot
-    (and reads the others). A probe sets the slot to NULL, as the create should have, and judges its rule past
+    """create_sequence leaves a wild L2 pointer: the grader, reading the table from outside the process, finds
+    no memory at that slot's address and sees the slot as wild (and reads the others). A probe sets the slot to NULL, as the create should have, and judges its rule past
     it, naming create_sequence's item (which must fail, create_free's own probe included)."""
     wild = ("    list_add_tail(&seq->node, &engine->active_seqs);\n    return seq;\n",
             "    list_add_tail(&seq->node, &engine->active_seqs);\n    seq->block_table[15] = (int *)16;\n    return seq;\n")

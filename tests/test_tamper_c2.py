@@ -46,6 +46,9 @@ ATTACKS_C2 = [
            "itself: the driver's \"not mapped\" is the submission's failure, not a machine that cannot run the probe"),
     Attack("valgrind_maps_dodge", "use_after_free", MEMORY_ITEMS, 5, 5, "under valgrind its programs stop at a "
            "return value the native run does not give: it behaves differently under valgrind, which fails memory_safety"),
+    Attack("forged_probe_reply", "l1_traversal", ("compiles", "l1_traversal"), 5, 5, "the grader reads the "
+           "submission's counters, ref_count and block tables itself, from outside its process (c/outside.py): what "
+           "the driver's pipe says about them is not read, so the blocks the buggy free kept are seen"),
     Attack("valgrind_hang", "use_after_free", MEMORY_ITEMS, 5, 5, "the hang happens under valgrind only: the program "
            "behaves differently under valgrind than natively, which fails memory_safety"),
 ]

@@ -1,13 +1,16 @@
 """CProbeAdapter: the white-box probes' interface (probe_target.ProbeTarget) over a C submission's driver.
 
-A probe's pools are windows on a memory file (a memfd) that the grader creates, fills and passes to the
-driver: the grader reads each pool back itself, outside the submission's process. The driver only answers
-(driver_probes.c); the probe judges in the grader what it observed. Over adapter.py's request:
+What a probe observes is the grader's own reading, never the driver's report:
+- a probe's pools are windows on a memory file (a memfd) that the grader creates, fills and passes to the
+  driver: the grader reads each pool back itself;
+- the submission's objects (counters, ref_count, the active list, block tables) are read, and the probes'
+  white-box edits made, by the grader from its own process while the driver is stopped (outside.py, at the
+  addresses the submission's pointers give, in llm_memory.h's layout: probe_state.py); what cannot be read
+  there is the submission's failure, with the object and the address.
+The driver only runs the API calls (adapter.py's requests) and, over adapter.py's request:
 
     op P llm_init (target = size, a = the memory file's descriptor, b = 1 for a NULL pool; then offset:u64
-         guard:u64), K counts (target = engine, a = list limit or -1), S a sequence (target), M move_l2
-         (a = src, b = dst), E move_entry (a = l1, b = src * 16 + dst), H ref_count[0 .. a) = b, N
-         free_local_blocks = a, G ref_count[a], Q whether free() was given the pool at target
+         guard:u64), Q whether free() was given the pool at target
     reply = length:u32  status:u8 (3; 2 fatal, as in adapter.py)  kind:u8 (0: the fields; 2: text, unreadable)
 
 One adapter is one driver process: a probe gets its own, with `limit` seconds for everything it does.
@@ -19,24 +22,24 @@ import os
 import signal
 import struct
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from oracle.hw3.c.adapter import _REQUEST, _U16, _U32, CAdapter, Pointer
-from oracle.hw3.observation import WILD, ImplementationFailure
+from oracle.hw3.c import probe_state
+from oracle.hw3.c.adapter import CAdapter, Pointer
+from oracle.hw3.c.driver_reply import _REQUEST, _U16
+from oracle.hw3.c.outside import DriverGone, MachineRefuses, OutsideMemory
+from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.pool import GUARD, GUARD_SIZE
 from oracle.hw3.probe_checks import Unavailable
 from oracle.hw3.probe_target import Counts, PoolView, SequenceView, calls_until
 from oracle.hw3.pool_file import POOL_BYTES_SHOWN
-from oracle.hw3.spec import L1_PT_SIZE, L2_PT_SIZE
 from oracle.sandbox import Limits, Sandbox
 
 PYTHON = "/usr/bin/python3"
 
 PROBE_LIMITS = Limits(cpu_seconds=60, memory_bytes=4 << 30, file_bytes=1 << 20)  # big_pool maps 2 GiB
-_COUNTS = struct.Struct("<iiQBI")
-_LIST = struct.Struct("<iB")
-_SEQUENCE = struct.Struct(f"<iiB{L1_PT_SIZE}QH")
 _INIT = struct.Struct("<BQQ")
 
 
@@ -53,6 +56,7 @@ class CProbeAdapter(CAdapter):
         self._end = 0  # bytes of the memory file in use
         self._last: tuple[int, int, int, int] | None = None  # the last pool: (offset, guard, size, address)
         self._given: dict[int, int] = {}  # engine address -> the pool address llm_init was given
+        self._memory: OutsideMemory | None = None  # the driver's memory, read from outside
 
     # ---- plumbing ----
 
@@ -61,6 +65,9 @@ class CProbeAdapter(CAdapter):
         self._deadline = time.monotonic() + self.limit
 
     def _stop(self, wait: float) -> tuple[int | None, bool]:
+        if self._memory is not None:
+            self._memory.close()
+            self._memory = None
         status, exited = super()._stop(wait)
         self.end_status = status
         return status, exited
@@ -88,6 +95,20 @@ class CProbeAdapter(CAdapter):
             (n,) = _U16.unpack_from(data, 6)
             raise ImplementationFailure(data[8 : 8 + n].decode(errors="replace"))
         return data[6:]
+
+    def _outside(self, operation: Any, *args: int) -> Any:
+        """operation(memory, *args) on the driver's memory, read and written by the grader while the driver is
+        stopped (outside.py); a driver that has ended is failed by how it ended."""
+        try:
+            if self._memory is None:
+                assert self._proc is not None
+                self._memory = OutsideMemory.attach(self._proc, self.box.expose(self.driver))
+            with self._memory.stopped(self._deadline):
+                return operation(self._memory, *args)
+        except DriverGone:
+            raise self._fail("") from None
+        except MachineRefuses as why:
+            raise Unavailable(str(why)) from None
 
     def _pool_at(self, size: int, pattern: bytes | None) -> tuple[int, int]:
         """A fresh window of the memory file: guard + `pattern` repeated (zeros: None) + guard; (offset, guard)."""
@@ -141,32 +162,17 @@ class CProbeAdapter(CAdapter):
 
     def counts(self, engine: Any, limit: int | None = None) -> Counts:
         address = self._address(engine)
-        body = self._probe("K", address, -1 if limit is None else limit)
-        total, free, pool_base, has_ref, n_ref = _COUNTS.unpack_from(body)
-        if not has_ref:
-            raise ImplementationFailure("state unreadable: ref_count is NULL")
-        ref_count = struct.unpack_from(f"<{n_ref}i", body, _COUNTS.size)
-        length, empty = _LIST.unpack_from(body, _COUNTS.size + 4 * n_ref)
-        return Counts(total, free, ref_count, None if length < 0 else length, bool(empty),
-                      pool_base == self._given.get(address))
+        made, pool_base = self._outside(probe_state.counts, address, limit)
+        return replace(made, pool_base_ok=pool_base == self._given.get(address))
 
     def sequence(self, seq: Any) -> SequenceView:
-        body = self._probe("S", self._address(seq))
-        seq_id, kv_count, has_table, *l2s, wild = _SEQUENCE.unpack_from(body)
-        if not has_table:
-            return SequenceView(seq_id, kv_count, (), ())
-        table, at = [], _SEQUENCE.size
-        for i, l2 in enumerate(l2s):
-            readable = l2 and not wild >> i & 1
-            table.append(WILD if l2 and not readable else struct.unpack_from(f"<{L2_PT_SIZE}i", body, at) if l2 else None)
-            at += 4 * L2_PT_SIZE if readable else 0
-        return SequenceView(seq_id, kv_count, tuple(table), tuple(l2 or None for l2 in l2s))
+        return self._outside(probe_state.sequence, self._address(seq))
 
     def move_l2(self, seq: Any, src: int, dst: int) -> None:
-        self._probe("M", self._address(seq), src, dst)
+        self._outside(probe_state.move_l2, self._address(seq), src, dst)
 
     def move_entry(self, seq: Any, l1: int, src: int, dst: int) -> None:
-        self._probe("E", self._address(seq), l1, src * L2_PT_SIZE + dst)
+        self._outside(probe_state.move_entry, self._address(seq), l1, src, dst)
 
     def pool(self) -> PoolView:
         """The last pool, read from the memory file (not from the driver): its bytes up to POOL_BYTES_SHOWN, else
@@ -203,17 +209,17 @@ class CProbeAdapter(CAdapter):
         return self._init(size, None, False)
 
     def set_free(self, engine: Any, free: int) -> None:
-        self._probe("N", self._address(engine), free)
+        self._outside(probe_state.set_free, self._address(engine), free)
 
     def map_entry(self, seq: Any, logical: int, block: int) -> None:
-        self._probe("B", self._address(seq), logical, block)
+        self._outside(probe_state.map_entry, self._address(seq), logical, block)
 
     def hold_blocks(self, engine: Any, blocks: int, free: int) -> None:
-        self._probe("H", self._address(engine), blocks, 1)
-        self._probe("N", self._address(engine), free)
+        self._outside(probe_state.hold_blocks, self._address(engine), blocks, 1)
+        self._outside(probe_state.set_free, self._address(engine), free)
 
     def ref_count(self, engine: Any, block: int) -> int:
-        return struct.unpack_from("<i", self._probe("G", self._address(engine), block))[0]
+        return self._outside(probe_state.ref_count, self._address(engine), block)
 
     def pool_int(self, offset: int) -> int:
         assert self._last is not None, "no pool: reserve_pool first"

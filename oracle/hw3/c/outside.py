@@ -1,0 +1,222 @@
+"""The submission's memory, read and written by the grader itself, from its own process (/proc/PID/mem).
+
+The white-box probes read a C submission's objects (the engine, its ref_count, its sequences' block tables)
+and edit them. Code in the submission's process can find and rewrite whatever that process holds, the
+driver's reply buffer and its request loop included, and could write on the reply pipe itself; so the bytes a
+probe judges are read here, by the grader, never reported by the driver. The addresses come from the
+submission anyway (the engine handle, the Sequence pointers, the table pointers in its structs, whose layout
+llm_memory.h fixes); the bytes at them are the grader's reading.
+
+    memory = OutsideMemory.attach(proc, program)   # after the driver has answered once
+    with memory.stopped(deadline):
+        engine = memory.read(address, 40, "your engine (LLMEngine)")
+
+Which process: the one the grader started, found by construction, never a pid the child reports. From the
+Popen (bwrap, or the supervisor shell without bubblewrap) down the process tree to the one process whose
+executable is the driver program the grader exposed (its device and inode): the supervisor's shell, bwrap
+and the watcher run other programs, and a probe's driver can start none (its seccomp filter kills fork,
+clone and execve), so under bubblewrap's pid namespace and outside it that process is the driver.
+/proc/PID/mem is opened once, while the driver is known alive: the descriptor keeps that process's memory,
+so a pid reused after the driver died can never be read instead; signals go through a pidfd likewise.
+
+Stopped: every read or edit of a probe operation happens while the driver is stopped (SIGSTOP, then SIGCONT,
+through the pidfd; every task in /proc/PID/task is waited for). A probe's driver cannot make threads (clone is
+killed), but a signal handler (a timer's) could still run while the grader reads; stopped, nothing runs, so
+what one operation reads is one moment's state.
+
+What cannot be read or written (an address the process does not map, a memory it made unreadable) raises
+Unreachable, the submission's failure on that item, with the object and the address in the words of a C
+student. Only when the grader cannot open the process it started itself either (bwrap, or the supervisor
+shell: the run's uid) is it the machine's doing (MachineRefuses: the probe cannot run here).
+"""
+
+import errno
+import os
+import select
+import signal
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from subprocess import Popen
+from typing import Iterator
+
+from oracle.hw3.observation import ImplementationFailure
+
+_STOPPED = {"T", "t", "Z", "X"}  # /proc/PID/stat states of a task that runs no code
+
+
+class Unreachable(ImplementationFailure):
+    """The grader could not read or write the submission's memory where its own pointers say an object is."""
+
+
+class DriverGone(Exception):
+    """The driver process ended (the adapter words how, from its exit status)."""
+
+
+class MachineRefuses(Exception):
+    """The grader cannot read its runs' memory on this machine at all (no ptrace access to them): the control,
+    the shell of the grader's that started the driver, same uid and sandbox, is refused too."""
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as listed:
+                found += [int(child) for child in listed.read().split()]
+    except OSError:
+        pass
+    return found
+
+
+def _is_program(pid: int, program: os.stat_result) -> bool | None:
+    """Whether process `pid` runs `program`; None when the grader may not look (its executable is refused)."""
+    try:
+        exe = os.stat(f"/proc/{pid}/exe")
+    except PermissionError:
+        return None
+    except OSError:
+        return False
+    return (exe.st_dev, exe.st_ino) == (program.st_dev, program.st_ino)
+
+
+def driver_pid(proc: Popen, program: Path) -> tuple[int | None, bool]:
+    """The host pid of the one process under `proc` that runs `program` (None when there is not exactly one),
+    and whether the grader was refused a look at some process of the tree."""
+    wanted = os.stat(program)
+    todo, found, refused = [proc.pid], [], False
+    for _depth in range(6):  # bwrap, its pid 1, the supervisor, the driver: a few levels at most
+        for pid in todo:
+            runs = _is_program(pid, wanted)
+            found += [pid] if runs else []
+            refused |= runs is None
+        todo = [child for pid in todo for child in _children(pid)]
+        if not todo:
+            break
+    return (found[0] if len(found) == 1 else None), refused
+
+
+def _refused(proc: Popen, why: str) -> Exception:
+    """The failure for a driver the grader may not open: the submission's (Unreachable), unless the grader may
+    not open the process it started itself either (bwrap, or the supervisor shell: the run's uid, a process
+    the submission cannot signal, trace or change), which is the machine's (MachineRefuses)."""
+    try:
+        os.close(os.open(f"/proc/{proc.pid}/mem", os.O_RDONLY | os.O_CLOEXEC))
+    except OSError:
+        return MachineRefuses(f"the grader cannot read its runs' memory here ({why}): it needs ptrace access to "
+                              "them (root with CAP_SYS_PTRACE, or the same uid under Yama ptrace_scope 0 or 1)")
+    return Unreachable(f"the grader could not open your program's memory: {why}")
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.errno == errno.EIO:
+        return "your program does not map that address"
+    if isinstance(exc, (OverflowError, ValueError)):
+        return "no program maps that address"
+    return os.strerror(exc.errno) if isinstance(exc, OSError) and exc.errno else str(exc)
+
+
+class OutsideMemory:
+    """One driver process's memory, as the grader reads and writes it from outside."""
+
+    def __init__(self, pid: int, mem: int, pidfd: int):
+        self.pid, self._mem, self._pidfd = pid, mem, pidfd
+
+    @classmethod
+    def attach(cls, proc: Popen, program: Path) -> "OutsideMemory":
+        """The memory of the driver `proc` started (running `program`, the grader's exposed copy). Raises
+        Unreachable when it cannot be found or opened, DriverGone when it has ended."""
+        pid, refused = driver_pid(proc, program)
+        if pid is None:
+            if proc.poll() is not None:
+                raise DriverGone()
+            if refused:
+                raise _refused(proc, os.strerror(errno.EACCES))
+            raise Unreachable("the grader could not find your program's process (it must not start processes)")
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:
+            raise DriverGone() from None
+        try:
+            mem = os.open(f"/proc/{pid}/mem", os.O_RDWR | os.O_CLOEXEC)
+        except OSError as exc:
+            os.close(pidfd)
+            raise _refused(proc, _why(exc)) from None
+        memory = cls(pid, mem, pidfd)
+        if memory.ended:  # the pid named another process by the time it was opened
+            memory.close()
+            raise DriverGone()
+        return memory
+
+    def close(self) -> None:
+        for fd in (self._mem, self._pidfd):
+            if fd >= 0:
+                os.close(fd)
+        self._mem = self._pidfd = -1
+
+    @property
+    def ended(self) -> bool:
+        return bool(select.select([self._pidfd], [], [], 0)[0])
+
+    def read(self, address: int, length: int, what: str) -> bytes:
+        """`length` bytes at `address`; `what` names the object for the message ("your engine's ref_count")."""
+        try:
+            data = os.pread(self._mem, length, address) if length else b""
+        except (OSError, OverflowError, ValueError) as exc:
+            raise Unreachable(f"the grader could not read {what} at 0x{address:x}: {_why(exc)}") from None
+        if len(data) != length:
+            self._check_alive()
+            raise Unreachable(f"the grader could not read {what} at 0x{address:x}: only {len(data)} of its "
+                              f"{length} bytes are mapped")
+        return data
+
+    def write(self, address: int, data: bytes, what: str) -> None:
+        try:
+            done = os.pwrite(self._mem, data, address)
+        except (OSError, OverflowError, ValueError) as exc:
+            raise Unreachable(f"the grader could not write {what} at 0x{address:x}: {_why(exc)}") from None
+        if done != len(data):
+            self._check_alive()
+            raise Unreachable(f"the grader could not write {what} at 0x{address:x}: only {done} of its "
+                              f"{len(data)} bytes are mapped")
+
+    def _check_alive(self) -> None:
+        if self.ended:
+            raise DriverGone()
+
+    def _signal(self, sig: int) -> None:
+        try:
+            signal.pidfd_send_signal(self._pidfd, sig)
+        except ProcessLookupError:
+            raise DriverGone() from None
+
+    def _all_stopped(self) -> bool:
+        try:
+            tasks = os.listdir(f"/proc/{self.pid}/task")
+            for task in tasks:
+                with open(f"/proc/{self.pid}/task/{task}/stat") as stat:
+                    if stat.read().rpartition(")")[2].split()[0] not in _STOPPED:
+                        return False
+        except OSError:
+            self._check_alive()
+            return False
+        return True
+
+    @contextmanager
+    def stopped(self, deadline: float) -> Iterator["OutsideMemory"]:
+        """The driver stopped (every task) for the block's reads and writes, continued after. Raises DriverGone
+        when it ends meanwhile, Unreachable when it has not stopped by `deadline` (time.monotonic())."""
+        self._signal(signal.SIGSTOP)
+        try:
+            pause = 1e-5
+            while not self._all_stopped():
+                self._check_alive()
+                if time.monotonic() > deadline:
+                    raise Unreachable("your program did not stop when the grader stopped it to read its state")
+                time.sleep(pause)
+                pause = min(pause * 2, 1e-2)
+            self._check_alive()  # the pid is ours: stopped, so not reaped and not reused
+            yield self
+        finally:
+            if self._pidfd >= 0 and not self.ended:
+                self._signal(signal.SIGCONT)

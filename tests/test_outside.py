@@ -1,0 +1,242 @@
+"""oracle.hw3.c.outside: the grader reads and writes a child's memory itself, from its own process, while the
+child is stopped; on a real child (a small C program built here with gcc) under every isolation this machine
+has: bubblewrap (a pid namespace: the host pid is found by the process tree, not asked), Landlock, and another
+uid (each fallback forced by a bwrap that is not installed, and for "uid" a kernel said to have no Landlock)."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from oracle import sandbox
+from oracle.hw3.c.build import build
+from oracle.hw3.c.outside import DriverGone, OutsideMemory, Unreachable, driver_pid
+from oracle.hw3.probes import run_probes
+from oracle.sandbox import Sandbox
+from tests.conftest import REFERENCE_C, ROOT, SUBMISSIONS, patched
+
+CHILD = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+static char buffer[64] = "the child's own bytes";
+int main(int argc, char **argv)
+{
+    int in = atoi(argv[1]);
+    char c;
+    if (argc > 2)  /* "undumpable": a program that makes its memory unreadable to its own uid */
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    printf("%p\n", (void *)buffer);
+    fflush(stdout);
+    while (read(in, &c, 1) == 1) {  /* a byte: print the buffer as it is now */
+        printf("%s\n", buffer);
+        fflush(stdout);
+    }
+    return 0;
+}
+"""
+
+
+def _isolations() -> list[str]:
+    found = ["bubblewrap"] if sandbox.bwrap_problem(os.geteuid() == 0) is None else []
+    found += ["landlock"] if sandbox.landlock.abi_version() else []
+    return found + (["uid"] if os.geteuid() == 0 else [])
+
+
+@pytest.fixture(params=_isolations())
+def box(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
+    if request.param != "bubblewrap":
+        monkeypatch.setattr(sandbox, "BWRAP", "bwrap-that-is-not-installed")
+        monkeypatch.setattr(sandbox, "_probed", {})
+    if request.param == "uid":
+        monkeypatch.setattr(sandbox.landlock, "abi_version", lambda: 0)
+    with Sandbox() as made:
+        assert made.isolation == request.param
+        yield made
+
+
+class Child:
+    """The C program above, started in the sandbox: `address` is its buffer's, as it printed it."""
+
+    def __init__(self, box: Sandbox, program: Path):
+        self.exposed = box.expose(program)
+        read, self._poke = os.pipe()
+        self.proc = box.popen([self.exposed, str(read)], readable=[self.exposed.parent], pass_fds=(read,),
+                              stdout=subprocess.PIPE)
+        os.close(read)
+        assert self.proc.stdout is not None
+        self.address = int(self.proc.stdout.readline(), 16)
+        self.box = box
+
+    def buffer(self) -> bytes:
+        """What the child prints its buffer as, now."""
+        os.write(self._poke, b".")
+        assert self.proc.stdout is not None
+        return self.proc.stdout.readline().rstrip(b"\n")
+
+    def end(self) -> None:
+        os.close(self._poke)
+        self.proc.wait(10)
+        self.box.stop(self.proc)
+
+
+@pytest.fixture
+def child(box: Sandbox, tmp_path: Path) -> Iterator[Child]:
+    (tmp_path / "child.c").write_text(CHILD)
+    subprocess.run(["gcc", "-O1", "-o", str(tmp_path / "child"), str(tmp_path / "child.c")], check=True)
+    made = Child(box, tmp_path / "child")
+    yield made
+    if made.proc.poll() is None:
+        made.end()
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+
+
+def test_the_grader_reads_and_writes_the_childs_bytes_itself(child: Child) -> None:
+    memory = OutsideMemory.attach(child.proc, child.exposed)
+    try:
+        with memory.stopped(deadline=float("inf")):
+            assert memory.read(child.address, 21, "the buffer") == b"the child's own bytes"
+            memory.write(child.address + 4, b"CHILD", "the buffer")
+        assert child.buffer() == b"the CHILD's own bytes"
+    finally:
+        memory.close()
+
+
+def test_the_child_is_found_by_its_program_in_the_process_tree_and_stopped_while_read(box: Sandbox, child: Child) -> None:
+    pid, refused = driver_pid(child.proc, child.exposed)
+    assert pid is not None and not refused and os.stat(f"/proc/{pid}/exe").st_ino == os.stat(child.exposed).st_ino
+    if box.isolation == "bubblewrap":  # bwrap's own process is the Popen's; the child runs two levels below
+        assert pid != child.proc.pid
+    memory = OutsideMemory.attach(child.proc, child.exposed)
+    try:
+        with memory.stopped(deadline=float("inf")):
+            assert _state(pid) == "T"
+        assert _state(pid) != "T" and child.buffer() == b"the child's own bytes"  # continued: it answers
+    finally:
+        memory.close()
+
+
+@pytest.mark.parametrize("address", [0, 0x10, 1 << 47, (1 << 64) - 8])
+def test_an_address_the_child_does_not_map_is_its_failure_with_the_object_and_address(child: Child, address: int) -> None:
+    memory = OutsideMemory.attach(child.proc, child.exposed)
+    try:
+        with memory.stopped(deadline=float("inf")):
+            with pytest.raises(Unreachable, match=f"^the grader could not read your engine's ref_count at 0x{address:x}: "):
+                memory.read(address, 8, "your engine's ref_count")
+            with pytest.raises(Unreachable, match=f"^the grader could not write an L2 table at 0x{address:x}: "):
+                memory.write(address, b"\0" * 4, "an L2 table")
+    finally:
+        memory.close()
+
+
+def test_an_object_cut_by_the_end_of_a_mapping_is_unreadable(child: Child) -> None:
+    memory = OutsideMemory.attach(child.proc, child.exposed)
+    maps = Path(f"/proc/{memory.pid}/maps").read_text().splitlines()
+    end = next(int(line.split()[0].split("-")[1], 16) for line in maps
+               if int(line.split()[0].split("-")[0], 16) <= child.address < int(line.split()[0].split("-")[1], 16))
+    following = [int(line.split()[0].split("-")[0], 16) for line in maps]
+    try:
+        if end in following:
+            pytest.skip("the buffer's mapping is followed by another one")
+        with memory.stopped(deadline=float("inf")), pytest.raises(Unreachable, match="could not read your Sequence"):
+            memory.read(end - 8, 40, "your Sequence")
+    finally:
+        memory.close()
+
+
+def test_a_child_that_ended_is_gone_not_unreadable(child: Child) -> None:
+    memory = OutsideMemory.attach(child.proc, child.exposed)
+    try:
+        child.end()
+        assert memory.ended
+        with pytest.raises(DriverGone), memory.stopped(deadline=float("inf")):
+            pass
+        with pytest.raises((DriverGone, Unreachable)):
+            memory.read(child.address, 8, "the buffer")
+    finally:
+        memory.close()
+    with pytest.raises(DriverGone):
+        OutsideMemory.attach(child.proc, child.exposed)
+
+
+def test_a_forged_reply_on_the_pipe_is_not_what_the_probe_reads(box: Sandbox, tmp_path: Path) -> None:
+    """tamper2/forged_probe_reply on l1_traversal writes, from inside free_sequence, the replies a correct
+    implementation's driver would send (every block free) on the reply pipe: the probe reads the engine
+    itself, under every isolation, and sees the blocks the buggy free kept."""
+    base = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "l1_traversal.patch")
+    (tmp_path / "llm_memory.c").write_text(patched(base, SUBMISSIONS / "hostile" / "tamper2" / "forged_probe_reply.patch"))
+    driver = build(tmp_path, tmp_path / "cache", box).graded_driver
+    assert driver is not None
+    (result,) = run_probes(driver, sandbox=box, only=["l1_gap_free"])
+    assert not result.passed and "the blocks past the gap still have ref_count 1" in result.detail
+
+
+# Run by /usr/bin/python3 as another grader (a uid of no privilege, or root without CAP_SYS_PTRACE): attaches to
+# the child above, started by a Sandbox of that grader's, and prints what happened.
+ATTACH = """
+import os, subprocess, sys
+from pathlib import Path
+from oracle.hw3.c.outside import MachineRefuses, OutsideMemory, Unreachable
+from oracle.sandbox import Sandbox
+with Sandbox() as box:
+    exposed = box.expose(Path(sys.argv[1]))
+    read, poke = os.pipe()
+    proc = box.popen([exposed, str(read), *sys.argv[2:]], readable=[exposed.parent], pass_fds=(read,),
+                     stdout=subprocess.PIPE)
+    proc.stdout.readline()
+    try:
+        OutsideMemory.attach(proc, exposed).close()
+        print("opened")
+    except (Unreachable, MachineRefuses) as why:
+        print(type(why).__name__, why)
+    os.close(poke)
+    box.stop(proc)
+    print(box.isolation)
+"""
+
+
+def _attach_as(prefix: list[str], *child_args: str) -> list[str]:
+    """ATTACH run under `prefix` (setpriv ...), the child program built in a folder every uid may read."""
+    folder = Path(tempfile.mkdtemp(prefix="pagedcheck-outside-"))
+    try:
+        folder.chmod(0o755)
+        (folder / "child.c").write_text(CHILD)
+        subprocess.run(["gcc", "-O1", "-o", str(folder / "child"), str(folder / "child.c")], check=True)
+        failing = folder / "bin"  # no bubblewrap for this grader: a bwrap that fails, first on PATH
+        failing.mkdir(mode=0o755)
+        (failing / "bwrap").write_text("#!/bin/sh\nexit 1\n")
+        (failing / "bwrap").chmod(0o755)
+        env = {"PATH": f"{failing}:/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": "/tmp"}
+        done = subprocess.run([*prefix, "/usr/bin/python3", "-c", ATTACH, str(folder / "child"), *child_args],
+                              env=env, cwd="/tmp", capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not sandbox.landlock.abi_version(), reason="needs root to become another "
+                    "uid, and Landlock for that uid's fallback")
+def test_a_program_that_makes_itself_unreadable_to_a_same_uid_grader_fails_itself() -> None:
+    """A grader of no privilege, its runs of its own uid (the Landlock fallback): a program that turns its
+    dumpable flag off cannot be opened, while the grader's own supervisor shell can: the program's doing."""
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    assert _attach_as(nobody) == ["opened", "landlock"]
+    shown = _attach_as(nobody, "undumpable")
+    assert shown == ["Unreachable the grader could not open your program's memory: Permission denied", "landlock"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to drop CAP_SYS_PTRACE")
+def test_a_machine_that_refuses_every_run_is_the_machines_doing_not_the_programs() -> None:
+    """Root without CAP_SYS_PTRACE (Docker's default), each run as a uid of its own: neither the driver nor the
+    supervisor shell opens, so no program is failed for it."""
+    shown = _attach_as(["setpriv", "--bounding-set=-sys_ptrace"])
+    assert shown[0].startswith("MachineRefuses the grader cannot read its runs' memory here (Permission denied)")
