@@ -40,8 +40,15 @@ ATTACKS_C2 = [
            "driver closes before any submission code: nothing to truncate, the use after free is reported (and its "
            "ftruncate is undeclared under -std=c11, so compiles fails too)"),
     Attack("write_counters", "llm_destroy", LEAK_ITEMS, 5, 5, "the driver's counters say nothing is left, but "
-           "valgrind's leak check after the program finds the Sequences: the accounting was false, so llm_destroy, "
-           "which passed on it, fails, and memory_safety is not run"),
+           "the live blocks are read from the driver's mappings, outside the process: the Sequences' pages are "
+           "still there, so llm_destroy and memory_safety fail on the leak"),
+    # (added with the electric fence; each scored full marks on main before it: 21 and 15)
+    Attack("hidden_leak_native", "llm_destroy", LEAK_ITEMS, 5, 5, "natively it leaks and zeroes the driver's "
+           "counters, under valgrind (spotted from where malloc's blocks lie) it frees: the live blocks are read "
+           "from the driver's mappings, so the native leak fails llm_destroy and memory_safety"),
+    Attack("native_only_use_after_free", "use_after_free", MEMORY_ITEMS, 5, 5, "the use after free is made only "
+           "natively (valgrind spotted from where malloc's blocks lie): natively a freed block's pages are "
+           "inaccessible, so free_sequence faults there and memory_safety fails on it"),
     Attack("fake_unmapped_reply", "int_block_offset", ("compiles", "big_pool"), 5, 5, "the grader maps the pool "
            "itself: the driver's \"not mapped\" is the submission's failure, not a machine that cannot run the probe"),
     Attack("valgrind_maps_dodge", "use_after_free", MEMORY_ITEMS, 5, 5, "under valgrind its programs stop at a "

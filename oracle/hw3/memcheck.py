@@ -19,7 +19,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Collection, Sequence
+from typing import Callable, Collection, Sequence
 
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.log_channel import LogChannel
@@ -117,28 +117,67 @@ def memcheck(
     return results
 
 
-def _run(adapter: CAdapter, calls: Sequence[Call], model: Model) -> tuple[tuple[str | None, Call | None], tuple[TraceStep, ...], bool]:
-    """Makes the calls, checking each return value, then the state after the last one against the model;
-    destroys an engine still live, so that the next program starts clean, and asks valgrind for a leak check.
-    Where it stopped, if it did: "step N ...: what differs" (with the call), "crash: label" or "step N ...:
-    hung" (with the call); the trace of what it observed; whether the leak check was asked for."""
-    engine, number, call, label = None, 0, None, ""
-    trace: list[TraceStep] = []
-    try:
-        for number, call in enumerate(calls, 1):
-            label = f"step {number} {call}"
-            engine, returned = call_on(adapter, Step(call.api, call.args, call.null), engine)
+@dataclass(slots=True)
+class Applied:
+    """How a program went when applied (apply_program): where it stopped, and the engine it left live."""
+
+    engine: object = None  # the engine live after the last call made (None: none)
+    call: Call | None = None  # the last call made
+    label: str = ""  # "step N call"
+    got: bool | int | None = None  # what the last call returned, when it differs from what the model expects
+    failure: ImplementationFailure | None = None  # the last call crashed or hung
+    problem: str | None = None  # what `after_call` found, which stopped the program
+
+
+def apply_program(adapter: CAdapter, calls: Sequence[Call], trace: list[TraceStep],
+                  after_call: Callable[[str, object], str | None] | None = None) -> Applied:
+    """Makes a program's calls, the same way natively and under valgrind (memory_safety compares the two
+    traces): each call's return value against the model's, stopping at the first that differs (the model's
+    later calls are not this state's), noting in `trace` what the grader observed after each call. A crash or
+    a hang stops it too. `after_call(label, engine)`, when given, may stop it with a problem."""
+    done = Applied()
+    for number, call in enumerate(calls, 1):
+        done.call, done.label = call, f"step {number} {call}"
+        try:
+            done.engine, returned = call_on(adapter, Step(call.api, call.args, call.null), done.engine)
             got = returned is not None if call.api in POINTER_CALLS else returned
-            trace.append(TraceStep(label, shown(call.api, got), *observed(adapter, engine, any(c.api == "llm_init" for c in calls[:number]))))
-            if got != call.expected:
-                return (f"{label}: return value: expected {shown(call.api, call.expected)}, got {shown(call.api, got)}", call), \
-                    tuple(trace), _leak_check(adapter, engine)
-        problem = first_divergence(model, adapter.observe(engine), False)
-        return ((f"after step {len(calls)}: {problem}" if problem else None), None), tuple(trace), _leak_check(adapter, engine)
-    except ImplementationFailure as failure:
-        hung = str(failure).startswith("hung")
-        trace.append(TraceStep(label, "hung" if hung else f"ended ({failure})", "", ""))
-        return ((f"{label}{HUNG}", call) if hung else (f"crash: {failure}", None)), tuple(trace), False
+            trace.append(TraceStep(done.label, shown(call.api, got), *observed(adapter, done.engine, any(c.api == "llm_init" for c in calls[:number]))))
+        except ImplementationFailure as failure:
+            hung = str(failure).startswith("hung")
+            trace.append(TraceStep(done.label, "hung" if hung else f"ended ({failure})", "", ""))
+            done.failure = failure
+            return done
+        if got != call.expected:
+            done.got = got
+            return done
+        if after_call is not None and (problem := after_call(done.label, done.engine)):
+            done.problem = problem
+            return done
+    return done
+
+
+def _run(adapter: CAdapter, calls: Sequence[Call], model: Model) -> tuple[tuple[str | None, Call | None], tuple[TraceStep, ...], bool]:
+    """Applies the program, then checks the state after the last call against the model; destroys an engine
+    still live, so that the next program starts clean, and asks valgrind for a leak check. Where it stopped,
+    if it did: "step N ...: what differs" (with the call), "crash: label" or "step N ...: hung" (with the
+    call); the trace of what it observed; whether the leak check was asked for."""
+    trace: list[TraceStep] = []
+    done = apply_program(adapter, calls, trace)
+    if done.failure is None and done.got is not None and done.call is not None:
+        expected, got = shown(done.call.api, done.call.expected), shown(done.call.api, done.got)
+        return (f"{done.label}: return value: expected {expected}, got {got}", done.call), tuple(trace), \
+            _leak_check(adapter, done.engine)
+    if done.failure is None:
+        try:
+            problem = first_divergence(model, adapter.observe(done.engine), False)
+            return ((f"after step {len(calls)}: {problem}" if problem else None), None), tuple(trace), \
+                _leak_check(adapter, done.engine)
+        except ImplementationFailure as failure:
+            trace.append(TraceStep(done.label, "hung" if str(failure).startswith("hung") else f"ended ({failure})", "", ""))
+            done.failure = failure
+    if str(done.failure).startswith("hung"):
+        return (f"{done.label}{HUNG}", done.call), tuple(trace), False
+    return (f"crash: {done.failure}", None), tuple(trace), False
 
 
 def _leak_check(adapter: CAdapter, engine: object) -> bool:

@@ -18,13 +18,13 @@ from oracle.grading.rubric import positive
 from oracle.difference import Difference
 from oracle.hw3.difference import RETURN
 from oracle.hw3.feedback import listing as calls_listed
-from oracle.hw3.machine import POINTER_CALLS, Call
-from oracle.hw3.memcheck import MemcheckResult, battery_programs, memcheck
+from oracle.hw3.machine import Call
+from oracle.hw3.memcheck import MemcheckResult, apply_program, battery_programs, memcheck
 from oracle.hw3.observation import ImplementationFailure
-from oracle.hw3.replay import Step, call_on, listing, shown
+from oracle.hw3.replay import listing
 from oracle.hw3.rules import CHECK_BEFORE_ALLOCATE, MEMORY_SAFETY, TASKS, rule_of
 from oracle.hw3.scenarios import BATTERY, scenario_calls
-from oracle.hw3.trace import TraceStep, first_difference, observed
+from oracle.hw3.trace import TraceStep, first_difference
 from oracle.hw3.verdicts import Submission, built, item_of
 
 MEMCHECK_OPTIONS = {"timeout": 20.0}  # s one call may take under valgrind
@@ -135,16 +135,15 @@ def _after(name: str, hung: Mapping[str, Call]) -> bool:
 
 
 def _accounting_false(result: MemcheckResult) -> NotRun:
-    """Valgrind found blocks still allocated after a battery program whose native run, with every allocation
-    of the process counted by the driver, counted none with no engine live: the accounting, which lives in the
-    submission's process, was written or gone around. Every item that rests on it (a leak, a failing call's
-    allocations) may have passed on a false count: each that passed takes this failure (an Excuse), and this
-    item, whose valgrind check found the leak, scores nothing either."""
-    failure = Seen(f"valgrind, program {result.name}: {result.summary}, where the heap accounting in the "
-                   f"submission's process counted none: that accounting was written or gone around "
-                   f"[rule: {MEMORY_SAFETY}]", result.log, elsewhere=False)
+    """Valgrind found blocks still allocated after a battery program whose native run, its live blocks read
+    from the driver's mappings, left none with no engine live: the program keeps blocks under valgrind only.
+    Every item that rests on the native count (a leak, a failing call's allocations) may have passed on
+    another program than valgrind's: each that passed takes this failure (an Excuse), and this item, whose
+    valgrind check found the leak, scores nothing either."""
+    failure = Seen(f"valgrind, program {result.name}: {result.summary}, where the native run left none: the "
+                   f"program keeps blocks under valgrind only [rule: {MEMORY_SAFETY}]", result.log, elsewhere=False)
     owners = {item for item in (item_of(TASKS["llm_destroy"]), item_of(CHECK_BEFORE_ALLOCATE), "alloc_failure", "fuzz") if item}
-    return NotRun(f"could not check its rule: the heap accounting was false ({failure.message})",
+    return NotRun(f"could not check its rule: the native heap count was not valgrind's ({failure.message})",
                   Excuse(frozenset(owners), failure))
 
 
@@ -162,32 +161,50 @@ def _not_watched(first: MemcheckResult, whole: bool = False) -> NotRun:
 
 
 def _leak(adapter: Any, name: str, calls: list[Call], trace: list[TraceStep]) -> str | None:
-    """Runs a battery program as memcheck runs it under valgrind (stopping at the first return value the model
-    does not expect, then destroying an engine still live), noting in `trace` what the grader observed; the
-    first crash, or heap block still allocated while there is no engine. A call that hangs ends the program
-    unjudged (HUNG)."""
-    engine, number, call, label = None, 0, calls[0], ""
-    try:
-        for number, call in enumerate(calls, 1):
-            label = f"step {number} {call}"
-            engine, returned = call_on(adapter, Step(call.api, call.args, call.null), engine)
-            got = returned is not None if call.api in POINTER_CALLS else returned
-            trace.append(TraceStep(label, shown(call.api, got), *observed(adapter, engine, any(c.api == "llm_init" for c in calls[:number]))))
-            if got != call.expected:
-                break  # the model's calls after it are not this state's (under valgrind too)
-            if engine is None and (left := _left(adapter, name, label)):
-                return left
-        if engine is not None:  # as memcheck does before valgrind's leak check
-            label = f"after step {number} {call}, its engine destroyed by the grader"
-            adapter.llm_destroy(engine)
-            return _left(adapter, name, label)
+    """Applies a battery program natively as memcheck applies it under valgrind (apply_program), then destroys
+    an engine still live; the first crash, read or write outside any live heap block (the driver's guard and
+    freed pages, counted from outside: c/heap_maps.py), or heap block still allocated while there is no engine.
+    A call that hangs ends the program unjudged (HUNG)."""
+    before = _faulted(adapter)
+
+    def after_call(label: str, engine: object) -> str | None:
+        if (stray := _stray(adapter, name, label, before)) or engine is not None:
+            return stray
+        return _left(adapter, name, label)
+
+    done = apply_program(adapter, calls, trace, after_call)
+    failure = done.failure
+    if failure is None and done.problem is None and (stray := _stray(adapter, name, done.label, before)):
+        return stray  # in the call whose return value stopped the program
+    if failure is None and done.problem is None and done.engine is not None:  # as memcheck does before valgrind's leak check
+        label = f"after {done.label}, its engine destroyed by the grader"
+        try:
+            adapter.llm_destroy(done.engine)
+            return _stray(adapter, name, label, before) or _left(adapter, name, label)
+        except ImplementationFailure as ended:
+            trace.append(TraceStep(label, "hung" if str(ended).startswith("hung") else f"ended ({ended})", "", ""))
+            failure, done.label = ended, label
+    if failure is None:
+        return done.problem
+    if str(failure).startswith("hung"):
+        return HUNG
+    return f"{name}: {done.label}: {failure}" + (CORRUPTED if failure.heap_corrupted else "")
+
+
+def _faulted(adapter: Any) -> int:
+    heap = adapter.observe(None).heap
+    return heap.faulted if heap is not None else 0
+
+
+def _stray(adapter: Any, name: str, label: str, before: int) -> str | None:
+    """A read or write outside any live heap block since `before` (the count of pages such accesses touched),
+    as a memory error; None when there was none. Natively the driver lets such an access go on, on a page the
+    grader counts from outside, so the calls after it run as they would on an ordinary heap."""
+    pages = _faulted(adapter) - before
+    if pages <= 0:
         return None
-    except ImplementationFailure as failure:
-        if str(failure).startswith("hung"):
-            trace.append(TraceStep(label, "hung", "", ""))
-            return HUNG
-        trace.append(TraceStep(label, f"ended ({failure})", "", ""))
-        return f"{name}: {label}: {failure}" + (CORRUPTED if failure.heap_corrupted else "")
+    return (f"{name}: {label}: natively, a read or write outside any live heap block ({pages} page(s) of guard or "
+            "freed memory touched: a heap overflow or a use after free)" + CORRUPTED)
 
 
 def _left(adapter: Any, name: str, label: str) -> str | None:

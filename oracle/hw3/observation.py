@@ -34,6 +34,7 @@ class HeapState:
     call_allocations: int  # malloc/calloc/realloc calls that succeeded during the last API call
     live_blocks: int  # heap blocks allocated and not yet freed
     live_bytes: int
+    faulted: int = 0  # natively, pages outside any live block the submission's code read or wrote (memory errors)
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from oracle.hw3.c.driver_reply import (
     _REQUEST, _RESULT, _U16, _U32, UNREADABLE, BadReply, CallStats, Pointer, _drained,
     parse_engine, pool_changes, reply_bound,
 )
+from oracle.hw3.c.heap_maps import HeapMaps, driver_pid, heap_maps
 from oracle.hw3.c.log_channel import LogChannel
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
 from oracle.hw3.observation import HeapState, ImplementationFailure, Observation
@@ -83,6 +84,8 @@ class CAdapter:
     the last call's CallStats; `output` is what the submission printed (capped at output_limit bytes).
     """
 
+    heap_from_outside = True  # natively, read the live heap blocks from the driver's mappings after each call
+
     def __init__(
         self,
         driver: Path | str,
@@ -127,6 +130,7 @@ class CAdapter:
         self._engine_part: tuple[bytes, int] | None = None  # the last reply and where its engine part starts
         self._observed = 0  # the engine address that part describes
         self._made = 0  # create and fork requests since the driver started: at most one sequence each
+        self._driver_pid: int | None = None  # the driver's host pid, from our own process tree (heap_maps.py)
 
     # ---- process ----
 
@@ -164,6 +168,7 @@ class CAdapter:
         self._engine_part = None
         self._observed = 0
         self._made = 0
+        self._driver_pid = None
 
     def _stop(self, wait: float) -> tuple[int | None, bool]:
         """Ends the driver and everything in its process group: its exit status, and whether it ended by
@@ -307,10 +312,10 @@ class CAdapter:
             raise self._fail(f"{UNREADABLE} ({bad})") from None
 
     def _take(self, data: bytes) -> int:
-        if data[4] in (2, 3):  # 3: the heap was found corrupted (a double free, or malloc aborting)
+        if data[4] in (2, 4):  # 4: a memory error (a fault in the heap's guard pages, a double free, malloc aborting)
             (n,) = _U16.unpack_from(data, 5)
             failure = self._fail(data[7 : 7 + n].decode(errors="replace"))
-            failure.heap_corrupted = data[4] == 3
+            failure.heap_corrupted = data[4] == 4
             raise failure
         if data[4] != 0:
             raise BadReply(f"status {data[4]}")
@@ -322,10 +327,25 @@ class CAdapter:
         changes, at = pool_changes(data, at, None if region is None else len(region))
         for start, end, source in changes:  # the pool changes only once the whole reply is read right
             region[start:end] = data[source : source + end - start]  # type: ignore[index]
+        faulted = 0
+        if self.heap_from_outside and not self.wrapper:  # natively the live blocks are the heap region's mappings
+            outside = self._outside_heap()
+            allocs = max(allocs, outside.blocks - self._heap.live_blocks)  # a count written down cannot hide a block
+            live_blocks, live_bytes, faulted = outside.blocks, outside.bytes, outside.faulted
         self.last_call = CallStats(allocs, frees, bool(fired))
-        self._heap = HeapState(allocs, live_blocks, live_bytes)
+        self._heap = HeapState(allocs, live_blocks, live_bytes, faulted)
         self._engine_part = (data, at)
         return ret
+
+    def _outside_heap(self) -> HeapMaps:
+        """The driver's live heap blocks from its mappings (heap_maps.py), its pid found in our process tree."""
+        assert self._proc is not None
+        if self._driver_pid is None:
+            self._driver_pid = driver_pid(self._proc.pid)
+        seen = heap_maps(self._driver_pid) if self._driver_pid is not None else None
+        if seen is None:  # it replied, then ended before the grader could look (a timer of the submission's)
+            raise self._fail("")
+        return seen
 
     def _handle(self, address: int) -> Pointer | None:
         return Pointer(address, self.generation) if address else None

@@ -73,7 +73,7 @@ static void own_free(void *ptr)
 
 static void *own_alloc(size_t size) { return own_realloc(NULL, size); } /* zeroed: a fresh mapping */
 
-enum { REPLY_OK = 0, REPLY_FATAL = 2, REPLY_HEAP = 3 }; /* HEAP: fatal, the heap found corrupted */
+enum { REPLY_OK = 0, REPLY_FATAL = 2, REPLY_HEAP = 4 }; /* HEAP: fatal, a memory error (3 is REPLY_PROBE) */
 enum { OBS_NONE = 0, OBS_ENGINE = 1, OBS_UNREADABLE = 2 };
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 
@@ -218,6 +218,7 @@ struct live {
     uintptr_t addr; /* 0: empty slot */
     size_t size;
     int counted; /* made once main began: the C library's start-up allocations are not the submission's */
+    size_t first_page, pages; /* in the fence (pages > 0): the block's own pages */
 };
 
 static struct {
@@ -237,7 +238,7 @@ static size_t slot_of(uintptr_t addr)
     return (size_t)(h >> 20) & heap.mask;
 }
 
-static void table_insert(uintptr_t addr, size_t size, int counted);
+static void table_insert(uintptr_t addr, size_t size, int counted, size_t first_page, size_t pages);
 
 static void table_grow(void)
 {
@@ -249,18 +250,18 @@ static void table_grow(void)
     heap.used = 0;
     for (size_t i = 0; i < old_cap; i++)
         if (old[i].addr)
-            table_insert(old[i].addr, old[i].size, old[i].counted);
+            table_insert(old[i].addr, old[i].size, old[i].counted, old[i].first_page, old[i].pages);
     own_free(old);
 }
 
-static void table_insert(uintptr_t addr, size_t size, int counted)
+static void table_insert(uintptr_t addr, size_t size, int counted, size_t first_page, size_t pages)
 {
     if (heap.slots == NULL || 2 * (heap.used + 1) > heap.mask + 1)
         table_grow();
     size_t i = slot_of(addr);
     while (heap.slots[i].addr)
         i = (i + 1) & heap.mask;
-    heap.slots[i] = (struct live){addr, size, counted};
+    heap.slots[i] = (struct live){addr, size, counted, first_page, pages};
     heap.used++;
 }
 
@@ -295,6 +296,165 @@ static void table_remove(struct live *entry)
     }
 }
 
+/* ---- the heap natively: an electric fence, every block on pages of its own ----
+ *
+ * Natively (not under valgrind), every block the submission's process allocates once main has begun lies on
+ * pages of its own in a region reserved at FENCE_BASE, ending at its last page's end (at the alignment its size
+ * allows), with an inaccessible page before and after it. A freed block's pages are made inaccessible, their
+ * bytes kept while they are among the last QUARANTINE_PAGES freed (then emptied), and not reused until the
+ * region's cursor comes round. So:
+ * (a) the live blocks are the region's private accessible mappings, which the grader reads itself from
+ *     /proc/PID/maps (heap_maps.py), never from counters in this process;
+ * (b) a read or write past a block's end or into a freed block faults, with or without valgrind. on_fault then
+ *     maps that one page again, as a shared mapping holding the same bytes, and lets the access go on: the call
+ *     goes on as it would have on an ordinary heap (so a memory error costs memory_safety, not the items of the
+ *     calls that follow), and the page stays in the region's mappings as a shared one, which the grader counts
+ *     from outside as a memory error (memory_safety). Past MAX_FAULTED pages the process ends (REPLY_HEAP).
+ * Under valgrind the blocks come from valgrind's own allocator (through __libc_malloc), which checks them. */
+#define FENCE_BASE ((uintptr_t)0x200000000000ull) /* heap_maps.py's REGION_BASE */
+enum { PAGE = 4096, QUARANTINE_PAGES = 4096, QUARANTINE_SPANS = 4096, MAX_FAULTED = 64 };
+enum { PAGE_FREE = 0, PAGE_LIVE = 1, PAGE_FAULTED = 2, PAGE_QUARANTINED = 3 };
+
+static struct {
+    unsigned char *base, *used; /* used: each page's PAGE_ state */
+    size_t pages, cursor;
+    size_t last_first, last_pages; /* the pages of the last block fence_alloc made, for track() */
+    int wrapped;                   /* the cursor came round: a page may hold an older block's bytes */
+    size_t quarantine[QUARANTINE_SPANS][2], q_head, q_count, q_pages; /* freed spans whose bytes are kept */
+    unsigned faulted;
+} fence;
+
+static int in_fence(uintptr_t addr)
+{
+    return fence.base != NULL && addr >= (uintptr_t)fence.base && addr < (uintptr_t)fence.base + fence.pages * PAGE;
+}
+
+/* Reserves the region: a quarter of the address-space limit (it counts against it), 1 GiB without one. */
+static void fence_reserve(rlim_t memory_limit)
+{
+    if (RUNNING_ON_VALGRIND || sysconf(_SC_PAGESIZE) != PAGE)
+        return;
+    size_t bytes = memory_limit > 0 ? (size_t)memory_limit / 4 / PAGE * PAGE : (size_t)1 << 30;
+    void *region = mmap((void *)FENCE_BASE, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+                        -1, 0);
+    if (region != (void *)FENCE_BASE)
+        die("pagedcheck driver: cannot reserve the heap region\n");
+    if ((fence.used = own_alloc(bytes / PAGE)) == NULL)
+        die("pagedcheck driver: out of memory\n");
+    fence.base = region;
+    fence.pages = bytes / PAGE;
+    fence.cursor = 1;
+}
+
+/* n free pages with a free page on each side, searched from the cursor on, then from the start; 0: none. */
+static size_t fence_find(size_t n)
+{
+    for (int lap = 0; lap < 2; lap++) {
+        size_t run = 0;
+        for (size_t i = lap ? 0 : fence.cursor; i < fence.pages; i++) {
+            run = fence.used[i] == PAGE_FREE ? run + 1 : 0;
+            if (run >= n + 2) {
+                fence.cursor = i; /* the guard after this block may be the guard before the next */
+                fence.wrapped |= lap;
+                return i - n;
+            }
+        }
+    }
+    return 0;
+}
+
+/* A block of `size` bytes ending at its last page's end: aligned to `align` when given (memalign), else to the
+ * largest power of two dividing its size, at most 16 (what any object that fits in it needs). */
+static void *fence_alloc(size_t size, size_t align, int zero)
+{
+    size_t need = size ? size : 1;
+    if (align == 0)
+        align = (need & -need) < 16 ? (need & -need) : 16;
+    if (need > fence.pages * PAGE)
+        return errno = ENOMEM, NULL;
+    need = (need + align - 1) / align * align;
+    size_t n = (need + (align > 16 ? align : 0) + PAGE - 1) / PAGE, first = fence_find(n);
+    if (first == 0)
+        return errno = ENOMEM, NULL;
+    unsigned char *start = fence.base + first * PAGE, *end = start + n * PAGE;
+    if (mprotect(start, n * PAGE, PROT_READ | PROT_WRITE) != 0) /* vm.max_map_count reached */
+        return errno = ENOMEM, NULL;
+    memset(fence.used + first, PAGE_LIVE, n);
+    fence.last_first = first;
+    fence.last_pages = n;
+    unsigned char *block = (unsigned char *)(((uintptr_t)end - need) & ~(uintptr_t)(align - 1));
+    if (zero && fence.wrapped) /* else the pages are fresh: zero */
+        memset(block, 0, size);
+    return block;
+}
+
+/* Empties the pages of a span that are still quarantined (a faulted page keeps its shared mapping). */
+static void fence_discard(size_t first, size_t n)
+{
+    for (size_t i = first; i < first + n;) {
+        size_t j = i;
+        while (j < first + n && fence.used[j] == PAGE_QUARANTINED)
+            j++;
+        if (j > i) {
+            if (mmap(fence.base + i * PAGE, (j - i) * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
+                     -1, 0) == MAP_FAILED)
+                die("pagedcheck driver: cannot release heap pages\n");
+            memset(fence.used + i, PAGE_FREE, j - i);
+        }
+        i = j + (j == i);
+    }
+}
+
+/* A freed block's pages: inaccessible at once, their bytes kept while the span is among the last freed (a read
+ * after the free then sees what an ordinary heap would show), then emptied. */
+static void fence_release(size_t first, size_t n)
+{
+    if (mprotect(fence.base + first * PAGE, n * PAGE, PROT_NONE) != 0)
+        die("pagedcheck driver: cannot release heap pages\n");
+    memset(fence.used + first, PAGE_QUARANTINED, n);
+    if (fence.q_count == QUARANTINE_SPANS || fence.q_pages + n > QUARANTINE_PAGES) {
+        while (fence.q_count > 0 && (fence.q_count == QUARANTINE_SPANS || fence.q_pages + n > QUARANTINE_PAGES)) {
+            size_t *oldest = fence.quarantine[fence.q_head];
+            fence_discard(oldest[0], oldest[1]);
+            fence.q_pages -= oldest[1];
+            fence.q_head = (fence.q_head + 1) % QUARANTINE_SPANS;
+            fence.q_count--;
+        }
+    }
+    if (n > QUARANTINE_PAGES) { /* too big to keep */
+        fence_discard(first, n);
+        return;
+    }
+    size_t *slot = fence.quarantine[(fence.q_head + fence.q_count) % QUARANTINE_SPANS];
+    slot[0] = first;
+    slot[1] = n;
+    fence.q_count++;
+    fence.q_pages += n;
+}
+
+/* A read or write of the submission's faulted in the region, outside any live block: the page is mapped again,
+ * shared, with the bytes it held, and the access goes on (the grader counts the shared pages from outside).
+ * 0 when it cannot be (then the caller ends the process with a memory error). */
+static int fence_fault(uintptr_t addr)
+{
+    static unsigned char copy[PAGE];
+    unsigned char *page = (unsigned char *)(addr & ~(uintptr_t)(PAGE - 1));
+    size_t index = (size_t)(page - fence.base) / PAGE;
+    if (fence.faulted >= MAX_FAULTED || fence.used[index] == PAGE_FAULTED || fence.used[index] == PAGE_LIVE)
+        return 0;
+    if (mprotect(page, PAGE, PROT_READ) != 0)
+        return 0;
+    memcpy(copy, page, PAGE);
+    if (mmap(page, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+        return 0;
+    memcpy(page, copy, PAGE);
+    fence.used[index] = PAGE_FAULTED;
+    fence.faulted++;
+    return 1;
+}
+
+static int fenced(void) { return fence.base != NULL && heap.counting; }
+
 static int injected_failure(void)
 {
     if (heap.fail_countdown > 0 && --heap.fail_countdown == 0) {
@@ -306,10 +466,11 @@ static int injected_failure(void)
 
 static void *track(void *p, size_t size)
 {
+    size_t first = in_fence((uintptr_t)p) ? fence.last_first : 0, pages = first ? fence.last_pages : 0;
     if (p != NULL && !heap.counting) {
-        table_insert((uintptr_t)p, size, 0);
+        table_insert((uintptr_t)p, size, 0, first, pages);
     } else if (p != NULL) {
-        table_insert((uintptr_t)p, size, 1);
+        table_insert((uintptr_t)p, size, 1, first, pages);
         heap.allocations++;
         heap.call_allocations++;
         heap.live_blocks++;
@@ -333,9 +494,14 @@ void *malloc(size_t size)
 {
     if (injected_failure())
         return NULL;
-    in_allocator = 1;
-    void *block = __libc_malloc(size);
-    in_allocator = 0;
+    void *block;
+    if (fenced()) {
+        block = fence_alloc(size, 0, 0);
+    } else {
+        in_allocator = 1;
+        block = __libc_malloc(size);
+        in_allocator = 0;
+    }
     if (block != NULL)
         fill_fresh(block, size);
     return track(block, size);
@@ -345,9 +511,16 @@ void *calloc(size_t count, size_t size)
 {
     if (injected_failure())
         return NULL;
-    in_allocator = 1;
-    void *block = __libc_calloc(count, size);
-    in_allocator = 0;
+    if (fenced() && size != 0 && count > SIZE_MAX / size)
+        return errno = ENOMEM, NULL;
+    void *block;
+    if (fenced()) {
+        block = fence_alloc(count * size, 0, 1);
+    } else {
+        in_allocator = 1;
+        block = __libc_calloc(count, size);
+        in_allocator = 0;
+    }
     return track(block, count * size);
 }
 
@@ -387,7 +560,12 @@ void free(void *ptr)
         heap.live_bytes -= entry->size;
         heap.call_frees++;
     }
+    size_t first = entry->first_page, pages = entry->pages;
     table_remove(entry);
+    if (pages > 0) {
+        fence_release(first, pages);
+        return;
+    }
     in_allocator = 1;
     __libc_free(ptr);
     in_allocator = 0;
@@ -406,12 +584,20 @@ void *realloc(void *ptr, size_t size)
     }
     if (injected_failure())
         return NULL;
-    in_allocator = 1;
-    void *moved = __libc_realloc(ptr, size);
-    in_allocator = 0;
-    if (moved == NULL)
-        return NULL;
-    size_t old_size = entry->size;
+    void *moved;
+    size_t old_size = entry->size, first = entry->first_page, pages = entry->pages;
+    if (pages > 0) { /* in the fence a block always moves: a pointer kept to the old one faults */
+        if ((moved = fence_alloc(size, 0, 0)) == NULL)
+            return NULL;
+        memcpy(moved, ptr, old_size < size ? old_size : size);
+        fence_release(first, pages);
+    } else {
+        in_allocator = 1;
+        moved = __libc_realloc(ptr, size);
+        in_allocator = 0;
+        if (moved == NULL)
+            return NULL;
+    }
     if (entry->counted) {
         heap.live_blocks--; /* the old block is gone; track() counts the moved one as one allocation */
         heap.live_bytes -= old_size;
@@ -435,9 +621,16 @@ void *memalign(size_t alignment, size_t size)
 {
     if (injected_failure())
         return NULL;
-    in_allocator = 1;
-    void *block = __libc_memalign(alignment, size);
-    in_allocator = 0;
+    if (fenced() && (alignment == 0 || (alignment & (alignment - 1)) != 0))
+        return errno = EINVAL, NULL;
+    void *block;
+    if (fenced()) {
+        block = fence_alloc(size, alignment < 16 ? 16 : alignment, 0);
+    } else {
+        in_allocator = 1;
+        block = __libc_memalign(alignment, size);
+        in_allocator = 0;
+    }
     if (block != NULL)
         fill_fresh(block, size);
     return track(block, size);
@@ -556,12 +749,21 @@ static const char *volatile reading; /* what the observation was reading, for th
 /* During an observation a fault means a wild pointer in the submission's state: in an L1 slot, that slot
  * alone is unreadable; anywhere else, the whole state. At any other time it is the submission crashing,
  * and the process dies of the signal as if there were no handler. */
-static void on_fault(int sig)
+static int in_fence(uintptr_t addr);
+static int fence_fault(uintptr_t addr);
+
+static void on_fault(int sig, siginfo_t *info, void *context)
 {
+    (void)context;
     if (reading_l2)
         siglongjmp(l2_jump, sig);
     if (observing)
         siglongjmp(observe_jump, sig);
+    if (in_fence((uintptr_t)info->si_addr) && fence_fault((uintptr_t)info->si_addr))
+        return; /* the access goes on, on a page the grader counts from outside as a memory error */
+    if (in_fence((uintptr_t)info->si_addr)) /* a guard page or a freed block's: a memory error, memory_safety's */
+        heap_fatal("SIG%s: an invalid read or write at %p, in the heap but in no live block (past a block's end, "
+                   "before its start, or in a freed block)", sigabbrev_np(sig), info->si_addr);
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -845,9 +1047,10 @@ static void sandbox(rlim_t cpu_seconds, rlim_t output_limit, rlim_t memory_limit
 
 int main(int argc, char **argv)
 {
-    heap.counting = 1;
     if (argc != 7 && argc != 8)
         die("usage: driver CMD_FD REPLY_FD CPU_SECONDS OUTPUT_LIMIT MEMORY_LIMIT SANDBOX [CLOSE_FD]\n");
+    fence_reserve(strtoul(argv[5], NULL, 10));
+    heap.counting = 1;
     if (argc == 8)
         close(atoi(argv[7]));
     int cmd_fd = atoi(argv[1]);
@@ -857,7 +1060,7 @@ int main(int argc, char **argv)
     static char alt_stack[1 << 16]; /* so a stack overflow still reaches on_fault */
     stack_t ss = {.ss_sp = alt_stack, .ss_size = sizeof alt_stack};
     sigaltstack(&ss, NULL);
-    struct sigaction sa = {.sa_handler = on_fault, .sa_flags = SA_NODEFER | SA_ONSTACK};
+    struct sigaction sa = {.sa_sigaction = on_fault, .sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK};
     sigaction(SIGSEGV, &sa, NULL);
     sigaction(SIGBUS, &sa, NULL);
     prepare_heap_abort_reply();

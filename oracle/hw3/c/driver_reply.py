@@ -9,10 +9,12 @@ Protocol (little-endian, over two dedicated pipes; the submission's stdout/stder
             address (0 = NULL). fail_at: -1 unchanged, 0 none, k: the k-th allocation from now fails.
     reply    = length:u32  status:u8  ...
         status 2 (fatal): text; the driver then exits (e.g. it cannot map the pool asked for);
-        status 3 (fatal, heap): likewise, when the heap was found corrupted (a free of a pointer that is not
-        live, or glibc's malloc aborting on its own corrupted lists): a memory error made before this call.
+        status 4 (fatal, heap): likewise, for a memory error: a read or write that faulted in the heap's guard
+        pages or a freed block, a free of a pointer that is not live, or glibc's malloc aborting on its own
+        corrupted lists (3 is a probe's reply, driver_probes.c).
         status 0: ret:i64  call_allocations:u32  call_frees:u32  fault_fired:u8
-                  allocations:u64  live_blocks:u64  live_bytes:u64
+                  allocations:u64  live_blocks:u64  live_bytes:u64  (the process's own counts: natively the
+                  grader reads the live blocks from the driver's mappings instead, heap_maps.py)
                   changed chunks: n:u32, n x (index:u32, up to 64 bytes of guard+pool+guard)
                   engine: kind:u8 (0 none, 1 state, 2 unreadable + text), state =
                       total:i32 free:i32 n_ref:u32 ref:i32*n_ref  n_seq:u32

@@ -44,6 +44,8 @@ _INIT = struct.Struct("<BQQ")
 
 
 class CProbeAdapter(CAdapter):
+    heap_from_outside = False  # the probes judge no heap counts: no reading of the mappings after each call
+
     def __init__(self, driver: Path | str, *, limit: float, sandbox: Sandbox | None = None):
         super().__init__(driver, timeout=limit, cpu_seconds=PROBE_LIMITS.cpu_seconds,
                          memory_limit=PROBE_LIMITS.memory_bytes, output_limit=PROBE_LIMITS.file_bytes, sandbox=sandbox)
@@ -86,9 +88,11 @@ class CProbeAdapter(CAdapter):
             raise self._fail("") from None
         self.timeout = max(self._deadline - time.monotonic(), 1e-3)
         data = self._reply_bytes()  # its length bounded before the rest is read
-        if data[4] == 2:  # fatal: the driver has exited (a free of a pointer that is not live, say)
+        if data[4] in (2, 4):  # fatal: the driver has exited (4: a memory error, a fault in the heap's guard pages, say)
             (n,) = _U16.unpack_from(data, 5)
-            raise self._fail(data[7 : 7 + n].decode(errors="replace"))
+            failure = self._fail(data[7 : 7 + n].decode(errors="replace"))
+            failure.heap_corrupted = data[4] == 4
+            raise failure
         if data[4] != 3:
             raise self._fail("sent a reply the grader cannot read")
         if data[5] == 2:  # a wild pointer in the state read

@@ -12,7 +12,10 @@ object is refused when it:
   in the object, whatever the disassembly shows), through which a program asks valgrind anything, or includes
   one of valgrind's headers (the preprocessor's own list of the headers it read);
 - runs code outside the API calls: a constructor or destructor (.init_array, .fini_array, .ctors, ...), an
-  ifunc resolver, or an at-exit handler, which could act before the driver starts or after the last check.
+  ifunc resolver, or an at-exit handler, which could act before the driver starts or after the last check;
+- installs a signal handler (`nm -u`: sigaction, signal, sigset, ...): natively a read or write past a heap
+  block's end or into a freed block faults (driver.c's electric fence), and a handler of the submission's could
+  swallow that fault, or run code between the calls, when the grader reads the heap from outside.
 """
 
 import re
@@ -28,6 +31,7 @@ BEHIND_THE_ALLOCATOR = re.compile(
     r"syscall|shmat|shmget|memfd_create|process_vm_readv|process_vm_writev|ptrace|"
     r"dlopen|dlmopen|dlsym|dlvsym|dladdr|dladdr1|dlinfo|dl_iterate_phdr|_dl_\w+)$"
 )
+SIGNAL_HANDLERS = re.compile(r"^(sigaction|signal|sigset|sysv_signal|__sysv_signal|bsd_signal|ssignal|sigvec)$")
 AT_EXIT = re.compile(r"^(atexit|at_quick_exit|on_exit|__cxa_atexit|__cxa_thread_atexit(?:_impl)?|pthread_atfork)$")
 OUTSIDE_CALLS = re.compile(r"^\.(init_array|fini_array|preinit_array|ctors|dtors|init|fini)(\.|$)")
 SYSTEM_CALL = re.compile(r"\t(syscall|sysenter|int\s+\$0x80)\b")
@@ -61,7 +65,7 @@ def refusal(box: Sandbox, obj: Path, source: bytes, header: Path, source_name: s
     undefined, ifuncs = [], []
     for line in symbols.splitlines():
         fields = line.split()
-        if len(fields) >= 2 and fields[1] in "Uw" and (BEHIND_THE_ALLOCATOR.match(fields[0]) or AT_EXIT.match(fields[0])):
+        if len(fields) >= 2 and fields[1] in "Uw" and any(rule.match(fields[0]) for rule in (BEHIND_THE_ALLOCATOR, AT_EXIT, SIGNAL_HANDLERS)):
             undefined.append(fields[0])
         elif len(fields) >= 2 and fields[1] == "i":
             ifuncs.append(fields[0])
@@ -69,6 +73,10 @@ def refusal(box: Sandbox, obj: Path, source: bytes, header: Path, source_name: s
     if behind:
         return f"{source_name} refers to {', '.join(behind)}, which would allocate or map memory behind the grader's " \
                "accounting, or reach into the grader's driver: only the malloc family may allocate"
+    handlers = sorted({name for name in undefined if SIGNAL_HANDLERS.match(name)})
+    if handlers:
+        return f"{source_name} installs signal handlers ({', '.join(handlers)}): a submission may not catch the faults " \
+               "by which the grader sees a memory error"
     sections = tool("objdump", "-h", exposed, readable=[exposed.parent])
     outside = sorted({m.group(0) for line in sections.splitlines() if len(parts := line.split()) > 1
                       and (m := OUTSIDE_CALLS.match(parts[1]))})

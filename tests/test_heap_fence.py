@@ -1,0 +1,141 @@
+"""The C driver's heap natively (driver.c's electric fence, c/heap_maps.py): the live blocks the grader judges
+are the heap region's mappings, read from outside the submission's process; a read or write past a block or
+into a freed one faults there and then, with or without valgrind; a signal handler that could swallow that
+fault is refused at build."""
+
+from pathlib import Path
+
+import pytest
+
+from oracle.hw3.c.adapter import CAdapter
+from oracle.hw3.c.build import build
+from oracle.hw3.c.heap_maps import REGION_BASE, driver_pid, heap_maps
+from oracle.hw3.observation import ImplementationFailure
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+
+TAMPER2 = SUBMISSIONS / "hostile" / "tamper2"
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("fence")
+
+
+def _driver(source: str, workdir: Path, name: str) -> Path:
+    folder = workdir / name
+    folder.mkdir(exist_ok=True)
+    (folder / "llm_memory.c").write_text(source)
+    result = build(folder / "llm_memory.c", workdir / f"{name}-build")
+    assert result.ok and result.driver is not None, result.message
+    return result.driver
+
+
+def _on(base: str, attack: str | None = None) -> str:
+    text = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{base}.patch") if base else REFERENCE_C.read_text()
+    return patched(text, TAMPER2 / f"{attack}.patch") if attack else text
+
+
+def test_the_live_blocks_are_the_drivers_mappings_found_from_our_own_process_tree(workdir: Path) -> None:
+    """For the reference the outside count follows every allocation and free: its engine and ref_count, then a
+    Sequence, its L1 table and one L2 table, then none after llm_destroy. The pid is a descendant of the run we
+    started (under bubblewrap the driver's own pid is another namespace's)."""
+    adapter = CAdapter(_driver(_on(""), workdir, "reference"))
+    try:
+        engine = adapter.llm_init(4096)
+        assert adapter.observe(None).heap.live_blocks == 2
+        assert adapter.create_sequence(engine, 1, 1) is not None
+        assert adapter.observe(None).heap.live_blocks == 5
+        pid = driver_pid(adapter.pid)
+        assert pid is not None and pid != adapter.pid
+        seen = heap_maps(pid)
+        assert seen is not None and seen.blocks == 5 and seen.bytes >= 5 * 4096
+        assert adapter.llm_destroy(engine) == 0
+        assert adapter.observe(None).heap.live_blocks == 0
+    finally:
+        adapter.close()
+
+
+def test_counters_zeroed_inside_the_process_hide_no_block(workdir: Path) -> None:
+    """The hostile llm_destroy leaks its Sequence and zeroes the driver's live-block counters (it finds them in
+    the program's data): the mappings still hold the Sequence's pages."""
+    adapter = CAdapter(_driver(_on("llm_destroy", "hidden_leak_native"), workdir, "hidden_leak"))
+    try:
+        engine = adapter.llm_init(4096)
+        adapter.create_sequence(engine, 1, 1)
+        assert adapter.llm_destroy(engine) == 0
+        heap = adapter.observe(None).heap
+        assert heap.live_blocks == 1, heap
+    finally:
+        adapter.close()
+
+
+def test_a_use_after_free_is_seen_natively_from_outside_and_the_call_goes_on(workdir: Path) -> None:
+    """free_sequence unlinks its Sequence after freeing it: natively the freed pages are inaccessible, so the
+    unlink faults; the driver maps that page again (shared, its bytes kept) and the call goes on as on an
+    ordinary heap, returning 0; the grader counts the shared page from the mappings: one page touched."""
+    adapter = CAdapter(_driver(_on("use_after_free"), workdir, "use_after_free"))
+    try:
+        engine = adapter.llm_init(4096)
+        adapter.create_sequence(engine, 1, 1)
+        assert adapter.observe(None).heap.faulted == 0
+        assert adapter.free_sequence(engine, 1) == 0
+        assert adapter.observe(None).heap.faulted == 1
+        assert adapter.observe(engine).engine.sequences == ()  # the unlink worked, on the kept bytes
+    finally:
+        adapter.close()
+
+
+def test_a_heap_overflow_by_one_int_is_seen_natively_from_outside(workdir: Path) -> None:
+    """fork_l2_malloc_bytes mallocs 16 bytes for 16 ints: the copy runs onto the guard page after them."""
+    adapter = CAdapter(_driver(_on("fork_l2_malloc_bytes"), workdir, "overflow"))
+    try:
+        engine = adapter.llm_init(4096)
+        adapter.create_sequence(engine, 1, 1)
+        assert adapter.fork_sequence(engine, 1, 2) is not None
+        assert adapter.observe(None).heap.faulted == 1
+    finally:
+        adapter.close()
+
+
+def test_a_runaway_write_ends_the_process_as_a_memory_error(workdir: Path) -> None:
+    """Past 64 pages touched outside any block the driver stops mapping them: the call ends with a memory
+    error (the heap's, memory_safety's to judge), not a crash of another item's call."""
+    source = _on("").replace("int llm_destroy(LLMEngine *engine)\n{", """int llm_destroy(LLMEngine *engine)
+{
+    if (engine != NULL) { /* BUG: writes 1 MiB past the engine */
+        char *p = (char *)engine;
+        for (long i = 0; i < (1L << 20); i += 512)
+            p[sizeof *engine + (unsigned long)i] = 1;
+    }""", 1)
+    adapter = CAdapter(_driver(source, workdir, "runaway"))
+    try:
+        engine = adapter.llm_init(4096)
+        with pytest.raises(ImplementationFailure) as failure:
+            adapter.llm_destroy(engine)
+        assert failure.value.heap_corrupted, str(failure.value)
+        assert "an invalid read or write at 0x2" in str(failure.value) and "in no live block" in str(failure.value)
+    finally:
+        adapter.close()
+
+
+def test_the_region_is_where_the_grader_looks(workdir: Path) -> None:
+    """driver.c's FENCE_BASE and heap_maps.REGION_BASE are one address."""
+    driver_c = (Path(__file__).resolve().parents[1] / "oracle" / "hw3" / "c" / "driver.c").read_text()
+    assert f"#define FENCE_BASE ((uintptr_t){REGION_BASE:#x}ull)" in driver_c
+
+
+# under -std=c11 with _POSIX_C_SOURCE, glibc's header makes signal() its System V entry point
+@pytest.mark.parametrize("call, symbol", [("sigaction(SIGSEGV, &sa, NULL)", "sigaction"),
+                                          ("signal(SIGSEGV, on_fault)", "__sysv_signal")])
+def test_a_signal_handler_is_refused_at_build(call: str, symbol: str, workdir: Path) -> None:
+    """A handler of the submission's could swallow the fault by which a memory error shows natively, or run
+    code between the calls."""
+    source = REFERENCE_C.read_text().replace("#include", "#define _POSIX_C_SOURCE 200809L\n#include <signal.h>\n#include", 1)
+    source += ("\nstatic void on_fault(int sig) { (void)sig; }\n"
+               f"void swallow(void) {{ struct sigaction sa = {{0}}; sa.sa_handler = on_fault; (void)sa; {call}; }}\n")
+    folder = workdir / f"handler-{call[:6]}"
+    folder.mkdir()
+    (folder / "llm_memory.c").write_text(source)
+    result = build(folder / "llm_memory.c", workdir / f"handler-{call[:6]}-build")
+    assert not result.ok
+    assert f"installs signal handlers ({symbol}): a submission may not catch the faults" in result.message
