@@ -81,9 +81,11 @@ PYTHON_OWN_ITEMS: dict[str, set[str]] = {
     "cow_no_oom_check": {"append_cow"},  # the append's return value: Task 4's
     "create_at_head": {"tail_insertion"},
     "destroy_returns_minus_one": {"llm_destroy"},
-    "fork_breaks_at_null_l1": {"l1_traversal"},
+    # only an edit of the live tables (an L1 gap) shows these two, and a Python submission's objects are not
+    # edited by the grader (oracle/hw3/evidence.py): l1_traversal passes on what is graded, saying what is not
+    "fork_breaks_at_null_l1": set(),
     "fork_no_incref": {"fork"},
-    "free_breaks_at_null_l1": {"l1_traversal"},
+    "free_breaks_at_null_l1": set(),
     "free_count_not_incremented": {"free_count"},
     "last_fit": {"first_fit"},
     "no_cow": {"append_cow"},

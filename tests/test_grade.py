@@ -122,9 +122,15 @@ def test_python_modules_get_the_checks_that_apply(tmp_path: Path) -> None:
     assert {i for i, s in statuses.items() if s == "not_applicable"} == {"compiles", "memory_safety", "alloc_failure", "big_pool"}
     assert all(s == "passed" for i, s in statuses.items() if s != "not_applicable")
     assert report.score == report.max_score == 83 and report.exit_status == 0
-    for variant, probe in (("free_breaks_at_null_l1", "l1_gap_free"), ("fork_breaks_at_null_l1", "l1_gap_fork")):
+    # the L1-gap probes edit the submission's tables, which the grader does not do inside a Python submission's
+    # own process (oracle/hw3/evidence.py): not graded, said once; the item is graded on its programs
+    said = "Not graded for a Python submission: this check edits your engine's tables inside your own process"
+    walks = {item.id: item for item in report.items}["l1_traversal"]
+    assert walks.status == "passed" and walks.max_points == 4 and said in walks.student and said in walks.message
+    assert said in walks.for_student(1000)
+    for variant in ("free_breaks_at_null_l1", "fork_breaks_at_null_l1"):  # only the edit shows their bug
         broken = grade(f"tests.broken.{variant}", load(small_rubric(tmp_path / "r2.toml", ["l1_traversal"])), tmp_path)
-        assert broken.items[0].status == "failed" and broken.items[0].message.startswith(f"{probe}: "), variant
+        assert broken.items[0].status == "passed" and said in broken.items[0].student, variant
 
 
 def test_same_submission_and_seed_give_the_same_report(tmp_path: Path, submission: Callable[..., Path]) -> None:

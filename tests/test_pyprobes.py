@@ -1,18 +1,34 @@
-"""The white-box probes on Python implementations, run in the implementation's child process: the engine
-passes every one, and each bug a probe is aimed at (tests/broken/probe_bugs.py) fails that probe, with the
-words the same probe says of a C submission (one probe for both: probes.py)."""
+"""The white-box probes on Python implementations: the engine passes every one the grader runs in its child
+process, each bug a probe is aimed at (tests/broken/probe_bugs.py) fails that probe, with the words the same
+probe says of a C submission (one probe for both: probes.py), and a probe that rests on an edit of the
+submission's objects is never run on a graded Python submission (oracle/hw3/evidence.py): not graded. Those
+probes' logic is still tested here on the tests' own variants, edited in this process (probe_in_process.py)."""
 
 import pytest
 
-from oracle.hw3.probes import PROBES
+from oracle.hw3.evidence import EDIT, WORDS
+from oracle.hw3.probes import PROBES, RESTS_ON, judge
 from oracle.hw3.pyprobes import C_ONLY, run_python_probes, spread_id
 from oracle.hw3.pyremote import served
+from tests.probe_in_process import InProcessTarget
+
+EDITING = {name for name, rests_on in RESTS_ON.items() if EDIT in rests_on} - C_ONLY
+NOT_GRADED = f"Not graded for a Python submission: {WORDS[EDIT]}."
 
 
 def probes(bug: str, only=tuple(PROBES)):
-    """The probes' results for tests.broken.probe_bugs:<bug>, run in its child process."""
+    """The probes' results for tests.broken.probe_bugs:<bug>, as grading runs them: in its child process."""
     with served(f"tests.broken.probe_bugs:{bug}") as remote:
         return run_python_probes(lambda: remote(timeout=20.0), only)
+
+
+def judged(bug: str, probe: str):
+    """The probe's result on tests.broken.probe_bugs:<bug> in this process: in the child for a probe the grader
+    runs on Python, here (edits included) for one it does not (EDITING), to test its logic."""
+    if probe in EDITING:
+        return judge(probe, InProcessTarget(f"tests.broken.probe_bugs:{bug}"))
+    (result,) = probes(bug, [probe])
+    return result
 
 
 def test_the_engine_passes_every_probe() -> None:
@@ -20,6 +36,40 @@ def test_the_engine_passes_every_probe() -> None:
     assert [r.name for r in results] == list(PROBES)
     assert all(r.passed for r in results), [(r.name, r.detail) for r in results]
     assert {r.name for r in results if r.detail.startswith("not applicable")} == C_ONLY
+    assert EDITING == {"l1_gap_free", "l1_gap_fork", "l2_hole_free", "l2_hole_fork"}
+    assert {r.name for r in results if r.not_graded} == EDITING
+    assert all(r.not_graded == NOT_GRADED and not r.checked for r in results if r.name in EDITING)
+    assert all(r.checked for r in results if r.name not in EDITING | C_ONLY)
+
+
+def test_a_probe_that_edits_is_not_run_on_a_python_submission() -> None:
+    """The variant's free stops at an unmapped entry: only an edit shows it, and no edit is made, so the probe
+    is not graded (neither passed on an edit the submission could fake, nor failed), as on the engine."""
+    (result,) = probes("l2_hole_free", ["l2_hole_free"])
+    assert (result.passed, result.checked, result.not_graded) == (True, False, NOT_GRADED)
+    assert judge("l2_hole_free", InProcessTarget("tests.broken.probe_bugs:engine")).checked  # the probe itself runs
+
+
+def test_a_probe_that_edits_only_on_one_path_judges_without_the_edit_there_never_not_graded() -> None:
+    """many_sequences edits the free count only to tell a count's bug from a create's refusal. On Python it
+    cannot: the count's bug is what holds (free_count's), so a submission cannot steer a graded probe into
+    "not graded" by refusing with a zero count; in this process the edit tells the same."""
+    said = (f"not checked: create_sequence(engine, {spread_id(2500)}, 1) returned NULL with 2500 sequences live: "
+            "free_local_blocks is 0, while ref_count shows 2500 blocks free")
+    (result,) = probes("create_miscounts", ["many_sequences"])
+    assert (result.passed, result.checked, result.not_graded, result.owner) == (True, False, "", "free_count")
+    assert result.detail == f"{said} (item free_count) (another item's bug)", result.detail
+    local = judge("many_sequences", InProcessTarget("tests.broken.probe_bugs:create_miscounts"))
+    assert (local.passed, local.checked, local.owner) == (True, False, "free_count")
+    assert local.detail.startswith(f"{said}; with free_local_blocks set to 2500 it succeeds"), local.detail
+
+
+def test_a_set_up_that_would_repair_a_wild_slot_by_an_edit_stops_at_the_creates_bug_on_python() -> None:
+    """A create that leaves an L2 table reading as C's wild sentinel: in C the set-up sets the slot to NULL and
+    goes on; on Python it cannot, and the probe stops at create_free's bug (never "not graded")."""
+    (result,) = probes("create_leaves_wild", ["many_forks"])
+    assert (result.passed, result.checked, result.not_graded, result.owner) == (True, False, "", "create_free")
+    assert result.detail.startswith("not checked: block_table[1] is a wild pointer after create_sequence(engine, 0, 1)")
 
 
 @pytest.mark.parametrize(
@@ -44,9 +94,9 @@ def test_the_engine_passes_every_probe() -> None:
 )
 def test_a_bug_fails_the_probe_aimed_at_it(probe: str, detail: str) -> None:
     """Each variant in probe_bugs named after a probe has the bug that probe is aimed at."""
-    results = {r.name: r for r in probes(probe, [probe])}
-    assert not results[probe].passed and results[probe].detail.startswith(detail), results[probe].detail
-    assert results[probe].rule == PROBES[probe]
+    result = judged(probe, probe)
+    assert not result.passed and result.detail.startswith(detail), result.detail
+    assert result.rule == PROBES[probe]
 
 
 PAST = "its rule holds; on the way, another item's bug: "
@@ -55,20 +105,20 @@ PAST = "its rule holds; on the way, another item's bug: "
 def test_a_count_bug_in_a_probe_set_up_is_noted_and_the_probe_goes_on() -> None:
     """One bug costs the item of its own rule: the create's count bug is free_count's, and l1_traversal's probe
     still judges the walk past it."""
-    results = {r.name: r for r in probes("create_miscounts", ["l1_gap_free"])}
+    results = {"l1_gap_free": judged("create_miscounts", "l1_gap_free")}
     assert results["l1_gap_free"].passed and results["l1_gap_free"].checked and results["l1_gap_free"].detail == (
         f"{PAST}free_local_blocks is 98 after create_sequence(engine, 1, 528), expected 99 (item free_count)")
     assert results["l1_gap_free"].owner == "free_count"
 
 
 def test_a_short_create_stops_the_probe_that_needs_its_blocks() -> None:
-    results = {r.name: r for r in probes("create_returns_null", ["l2_hole_free"])}
+    results = {"l2_hole_free": judged("create_returns_null", "l2_hole_free")}
     assert results["l2_hole_free"].passed and not results["l2_hole_free"].checked
     assert results["l2_hole_free"].detail.startswith("not checked: create_sequence(engine, 1, 48) returned NULL")
 
 
 def test_an_exception_in_the_implementation_fails_the_probe_with_its_name() -> None:
-    results = {r.name: r for r in probes("fork_raises", ["l1_gap_fork", "l1_gap_free"])}
+    results = {probe: judged("fork_raises", probe) for probe in ("l1_gap_fork", "l1_gap_free")}
     assert results["l1_gap_fork"].detail == "raised KeyError: 'boom'" and not results["l1_gap_fork"].passed
     assert results["l1_gap_free"].passed
 
@@ -131,5 +181,5 @@ BUGS = [
 
 @pytest.mark.parametrize("bug, probe, passes, detail", [b[1:] for b in BUGS], ids=[b[0] for b in BUGS])
 def test_each_check_of_a_probe_names_what_it_found(bug: str, probe: str, passes: bool, detail: str) -> None:
-    (result,) = probes(bug, only=[probe])
+    result = judged(bug, probe)
     assert result.passed == passes and result.detail.startswith(detail), result.detail

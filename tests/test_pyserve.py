@@ -14,7 +14,7 @@ from engine import llm_memory as base
 from oracle.hw3.pool import GUARD, GUARD_SIZE
 from oracle.hw3.pool_file import PoolFile
 from oracle.hw3.pyreply import engine_state
-from oracle.hw3.pyserve import Server, _value, read_engine
+from oracle.hw3.pyserve import OPS, Server, _value, read_engine
 from oracle.serve import Fatal, load, load_error
 
 FRAME = struct.Struct("<I")
@@ -95,15 +95,16 @@ def test_the_state_read_is_the_in_process_adapter_s(pools: PoolFile) -> None:
     assert server.op_observe(1) == {"ret": None, "state_error": "ref_count[1] is 'x', not an integer"}
 
 
-def test_probe_ops_edit_the_live_objects_and_report_what_they_see(pools: PoolFile) -> None:
+def test_probe_ops_report_what_they_see_and_none_edits_the_objects(pools: PoolFile) -> None:
+    """The server runs in the submission's interpreter, so no verdict rests on an edit made there
+    (oracle/hw3/evidence.py): it has no op that edits the submission's objects, only ops that read them."""
     server = Server(base, -1)
     server.op_init(64 * 40, 0, pools.fd, pools.window(64 * 40, b"", pattern=b"\x07"), reset=True)
     seq = server.op_call("create_sequence", 1, [1, 33 * 16])["ret"]
-    server.op_move_l2(seq, 1, 3)
-    server.op_move_entry(seq, 0, 1, 5)
+    assert set(OPS) == {"init", "call", "calls", "observe", "counts", "sequence", "reset"}
     view = server.op_sequence(seq)["ret"]
-    assert view["table"][1] is None and view["table"][3] == list(range(16, 32)) and view["table"][0][1] == -1
-    assert view["table"][0][5] == 1 and len(view["table"]) == 16 and view["l2_ids"][1] is None
+    assert view["table"][0] == list(range(16)) and view["table"][1] == list(range(16, 32)) and view["table"][2][0] == 32
+    assert view["table"][3] is None and len(view["table"]) == 16 and view["l2_ids"][3] is None
     counts = server.op_counts(1, 10)["ret"]
     assert (counts["total"], counts["free"], counts["length"], counts["empty"]) == (40, 7, 1, False)
     assert server.op_counts(1, None)["ret"]["length"] is None

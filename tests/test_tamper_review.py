@@ -11,6 +11,7 @@ the grader is marked xfail(strict=True) with the mechanism that let it through.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -42,18 +43,24 @@ class Attack:
     queues: tuple[str, ...] = ()  # POSIX message queues it makes, which must not outlive the grading
 
 
-PROBES_RUN_IN_ITS_PROCESS = (
-    "the white-box probes' edits of the submission's objects are made by code in the submission's own process, "
-    "which the submission controls: {how}, so the probe measures a structure the submission chose and the "
-    "bug's points are forged")
+STATE_SAID_IN_ITS_PROCESS = (
+    "a Python submission's objects are read white-box by the grader's server, which runs in the submission's own "
+    "interpreter (pyserve.py is `__main__`): {how}. A rule that shows only in the objects (in no return value "
+    "and no byte of the grader-owned pool) is judged on the submission's word, and its bug's points are forged")
 ATTACKS = [
     # held since the submission's object is sealed (build.py _sealed): its read() took the driver's request
     # loop and rewrote each probe edit (9 for an honest 5)
     Attack("driver_read_interposed", "c", "l1_traversal", ("compiles", "l1_traversal"), 5),
-    Attack("server_ops_replaced", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6,
-           PROBES_RUN_IN_ITS_PROCESS.format(
-               how="pyserve.py is `__main__` in the submission's interpreter, so importing the submission can "
-                   "replace its OPS table (move_l2 made a no-op here; any reply can be rewritten the same way)")),
+    # held since no Python verdict rests on an edit made in the submission's interpreter (oracle/hw3/evidence.py):
+    # the grader never asks for move_l2, so making it a no-op changes nothing. It scored 10/10 for an honest 6/10;
+    # the honest score is 10/10 now, as only that edit showed fork_breaks_at_null_l1's bug (not graded for Python)
+    Attack("server_ops_replaced", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 10),
+    # our own attack on the same class: the server's white-box read of the engine rewritten to report the active
+    # list in creation order (83/83 on the whole rubric for an honest 70/83: tail_insertion and fuzz)
+    Attack("state_forged", "python", "create_at_head", ("llm_init", "tail_insertion"), 6,
+           STATE_SAID_IN_ITS_PROCESS.format(
+               how="importing the submission replaces the server's read_engine (any op can be rewritten the same "
+                   "way), so the list order it reports is the order the submission chose")),
 ]
 ATTACKS += [
     # both refused at build now (c/refusal.py: valgrind's client-request preamble in the object; a `syscall`
@@ -76,7 +83,8 @@ ATTACKS += [
     Attack("newline_label", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 0),  # see below
 ]
 ATTACKS += [
-    Attack("spawn_daemon", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6),  # held as root
+    # held as root; 10 (was 6): fork_breaks_at_null_l1's bug shows only to an edit, not graded for Python now
+    Attack("spawn_daemon", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 10),
 ]
 REPLY_FRAMES = (
     "the C adapter's _receive (oracle/hw3/c/adapter.py) trusts the frame the driver's reply descriptor carries, "
@@ -97,7 +105,7 @@ ATTACKS += [
     # runs it with a port no one listens on)
 ]
 ATTACKS += [
-    Attack("proc_cmdlines", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6),  # held; see
+    Attack("proc_cmdlines", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 10),  # held; see
     # test_another_process_command_line_reaches_no_report
 ]
 ATTACKS += [
@@ -113,7 +121,8 @@ HONEST = [("c", "l1_traversal", ("compiles", "l1_traversal"), 5),
           ("c", "append_cow", ("compiles", "null_engine", "append_cow"), 10),
           ("c", "memory_safety", ("compiles", "memory_safety"), 5),
           ("c", "llm_destroy", ("compiles", "llm_destroy"), 5),
-          ("python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6)]
+          ("python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 10),  # 6 before: see server_ops_replaced
+          ("python", "create_at_head", ("llm_init", "tail_insertion"), 6)]
 
 
 @pytest.fixture(params=[False, True], ids=["bwrap", "without-bwrap"])
@@ -131,12 +140,13 @@ def reaper() -> Iterator[Reaper]:
 
 
 def python_module(base: str, attack: str) -> str:
-    """engine/llm_memory.py standing alone, the calls of tests/broken/<base>.py on top (their imports of the
-    engine made names of this module), then the attack's code."""
+    """engine/llm_memory.py standing alone, the classes and calls of tests/broken/<base>.py on top (`base`: the
+    engine's names as they were before them, so a bug that wraps the engine's call reaches the engine's), then
+    the attack's code."""
     engine = (ROOT / "engine" / "llm_memory.py").read_text()
     bug = (ROOT / "tests" / "broken" / f"{base}.py").read_text()
-    bug = bug[bug.index("\n\n\ndef ") + 3:]
-    return f"{engine}\n\nimport sys as _sys\nbase = _sys.modules[__name__]\n\n{bug}\n\n{attack}"
+    bug = bug[re.search(r"^(class|def) ", bug, re.M).start():]  # type: ignore[union-attr]
+    return f"{engine}\n\nimport types as _types\nbase = _types.SimpleNamespace(**globals())\n\n{bug}\n\n{attack}"
 
 
 def submission(scene: Scene, lang: str, base: str, attack: str | None, udp_port: int = 9) -> Path:
@@ -279,7 +289,7 @@ NOBODY = 65534
 
 
 ORDINARY_USER_CASES = [  # (language, known bug, attack fixture, items, honest score)
-    ("python", "fork_breaks_at_null_l1", PY_ATTACKS / "spawn_daemon.py", ("llm_init", "l1_traversal"), 6),
+    ("python", "fork_breaks_at_null_l1", PY_ATTACKS / "spawn_daemon.py", ("llm_init", "l1_traversal"), 10),
     # a constructor, refused at build now (c/refusal.py): 0
     ("c", "append_cow", SUBMISSIONS / "hostile" / "tamper" / "spawn_sleeper.patch", ("compiles", "null_engine", "append_cow"), 0),
 ]
@@ -365,7 +375,7 @@ def test_another_process_command_line_reaches_no_report(scene: Scene, reaper: Re
     finally:
         other.kill()
         other.wait()
-    problems = evidence.problems + check_report(scene.out, 6, max_points(items))
+    problems = evidence.problems + check_report(scene.out, 10, max_points(items))  # fork_breaks_at_null_l1's honest
     assert not problems, "\n".join(problems)
 
 

@@ -43,7 +43,12 @@ class NotRun(Exception):
 
 
 class NotApplicable(Exception):
-    """The check does not apply to this kind of implementation; the item is left out of the score."""
+    """The check does not apply to this kind of implementation; the item is left out of the score and the
+    maximum. `student`: why, in a student's words, when the family words it."""
+
+    def __init__(self, reason: object, student: str = "") -> None:
+        super().__init__(reason)
+        self.student = student
 
 
 class Incomplete(Exception):
@@ -107,7 +112,7 @@ def run_checks(
         except DeadlinePassed:
             outcome, status = Outcome(False, f"not run: {OUT_OF_TIME_DURING}"), "not_run"
         except NotApplicable as reason:
-            outcome, status = Outcome(False, f"not applicable: {reason}"), "not_applicable"
+            outcome, status = Outcome(False, f"not applicable: {reason}", student=reason.student), "not_applicable"
         except Incomplete as reason:
             outcome, status = Outcome(False, f"incomplete: {reason}"), "incomplete"
         except Exception as exc:  # a bug in the grader, not in the submission

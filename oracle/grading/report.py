@@ -52,8 +52,9 @@ class ItemResult:
         """What a student reads about this item, in markdown that stands alone: the family's words for a
         student when it gave them, else the message and details less the grader's internals (item ids, notes
         between items, probe and program names, paths), then the repro's source (`with_repro`). Nothing for an
-        item that passed. At most about `limit` characters, cut at a line and never inside an open code block."""
-        if self.status == "passed":
+        item that passed, unless the family worded a note for it (a part of it not graded). At most about `limit`
+        characters, cut at a line and never inside an open code block."""
+        if self.status == "passed" and not self.student:
             return ""
         if self.student:
             text = self.student

@@ -265,7 +265,10 @@ def check_l1_traversal(sub: Submission, options: Mapping[str, Any]) -> Outcome:
             create(3, one_past), fork(3, 4), free(4), free(3),
         ))])
     except NotRun as stop:  # another rule's bug stopped them first: the probes may still check the walk
-        probed = _with_probes(None, sub, "l1_gap_free", "l1_gap_fork")  # not run either when they check nothing
+        try:
+            probed = _with_probes(None, sub, "l1_gap_free", "l1_gap_fork")  # not run either when they check nothing
+        except NotApplicable:  # the probes are not graded for this submission (a Python one): the stop stands
+            raise stop from None
         if not probed.passed or stop.excuse is None:
             return probed
         return Outcome(True, f"{stop}; {probed.message}" if probed.message else str(stop), excuse=joined(stop.excuse, probed.excuse))

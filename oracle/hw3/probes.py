@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
+from oracle.hw3.evidence import EDIT, POOL, RETURNS, STATE, InProcessEdit, not_graded
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.probe_checks import CheckedPast, NotChecked, ProbeFailed, Unavailable
 from oracle.hw3.probe_pool import big_pool, destroy_keeps_pool, init_untouched
@@ -40,6 +41,19 @@ PROBE_FUNCTIONS: dict[str, Callable[[ProbeTarget], str]] = {
 }
 C_ONLY = {"big_pool"}  # about int overflow in a C address: no Python counterpart
 
+# What each probe's verdict rests on (evidence.py): a probe resting on an EDIT is not run where edits are not
+# graded (Python). Two edit only on a path the submission's state chooses (many_sequences, to tell a free count's
+# bug from a create's refusal; a create's set-up, to set a wild L1 slot to NULL): where the target cannot edit,
+# each words what the facts hold without the edit (the count's bug; the create's), never "not graded", which
+# a submission could steer a probe to.
+RESTS_ON: dict[str, frozenset[str]] = {
+    "l1_gap_free": frozenset({RETURNS, STATE, EDIT}), "l1_gap_fork": frozenset({RETURNS, STATE, EDIT}),
+    "l2_hole_free": frozenset({RETURNS, STATE, EDIT}), "l2_hole_fork": frozenset({RETURNS, STATE, EDIT}),
+    "init_untouched": frozenset({RETURNS, STATE, POOL}), "destroy_keeps_pool": frozenset({RETURNS, STATE, POOL}),
+    "many_sequences": frozenset({RETURNS, STATE}), "many_forks": frozenset({RETURNS, STATE}),
+    "two_engines": frozenset({RETURNS, STATE}), "big_pool": frozenset({RETURNS, STATE, POOL, EDIT}),
+}
+
 # The calls each probe is about: a crash or a hang in another call is that call's item's bug.
 ALL_CALLS = frozenset({"llm_init", "create_sequence", "fork_sequence", "append_kv", "free_sequence", "llm_destroy"})
 SUBJECTS = {
@@ -61,7 +75,8 @@ class ProbeResult:
     unavailable: bool = False  # not checked: this machine cannot run it (no item's bug)
     checked: bool = True  # it judged its rule (passed or failed it): its set-up did not stop at another item's bug
     past: bool = False  # it judged its rule, which holds, and met another item's bug (owner's) on the way
-
+    not_graded: str = ""  # not checked: its verdict would rest on what this kind of submission cannot give
+    # (evidence.py), in a student's words; no point, no cost
 
     @property
     def elsewhere(self) -> bool:
@@ -74,6 +89,8 @@ def judge(name: str, target: ProbeTarget) -> ProbeResult:
     rule = PROBES[name]
     try:
         return ProbeResult(name, rule, True, PROBE_FUNCTIONS[name](target))
+    except InProcessEdit:  # a probe that edits only on some paths words what holds without the edit itself, so
+        raise  # that a submission cannot steer it to "not graded"; one that reaches here is a bug of ours
     except Unavailable as why:
         return ProbeResult(name, rule, True, f"not checked: {why}", unavailable=True, checked=False)
     except CheckedPast as why:
@@ -92,6 +109,12 @@ def judge(name: str, target: ProbeTarget) -> ProbeResult:
         return ProbeResult(name, rule, False, f"raised {type(exc).__name__}: {exc}")
     finally:
         target.close()
+
+
+def not_graded_result(name: str, kind: str) -> ProbeResult:
+    """Probe `name` left out for a submission of `kind`: its verdict needs an edit that kind cannot give."""
+    why = not_graded(kind, RESTS_ON[name] | {EDIT}) or ""
+    return ProbeResult(name, PROBES[name], True, f"not checked: {why}", checked=False, not_graded=why)
 
 
 def run_probes(driver: Path, timeout: float = 10, *, sandbox: Sandbox | None = None,

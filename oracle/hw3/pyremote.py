@@ -9,8 +9,9 @@ a grading run (as one imported module would); a failure that stops it (sys.exit,
 hang, a crash) is a failing step with its label, and the next adapter's first call starts a new one.
 
 The white-box probes (pyprobes.py) use the lower-level calls of probe_target.ProbeTarget: `call` (no
-observation), `counts`, `sequence`, `move_l2`, `move_entry` and `pool` (read from the memory file), with
-handles for the objects the submission returned.
+observation), `counts`, `sequence` and `pool` (read from the memory file), with handles for the objects the
+submission returned. Its edits (`move_l2`, `move_entry`, `set_free`) raise InProcessEdit: the grader never edits
+a Python submission's objects, since the edit would be made in the submission's own interpreter (evidence.py).
 """
 
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from oracle.hw3.evidence import InProcessEdit
 from oracle.hw3.observation import EngineState, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
 from oracle.hw3.pool_file import POOL_BYTES_SHOWN, PoolFile
@@ -244,17 +246,14 @@ class RemotePythonAdapter:
         return self._checked(parse, request, "while a sequence was read")
 
     def move_l2(self, seq: Handle, src: int, dst: int) -> None:
-        """block_table[dst] = block_table[src]; block_table[src] = None, on the live sequence."""
-        self._ask({"op": "move_l2", "seq": self._number(seq), "src": src, "dst": dst}, "while a block table was edited")
+        """No edit of a Python submission's objects: it would be made in its own interpreter (evidence.py)."""
+        raise InProcessEdit("python")
 
     def move_entry(self, seq: Handle, l1: int, src: int, dst: int) -> None:
-        """block_table[l1][dst] = block_table[l1][src]; block_table[l1][src] = -1, on the live sequence."""
-        request = {"op": "move_entry", "seq": self._number(seq), "l1": l1, "src": src, "dst": dst}
-        self._ask(request, "while a block table was edited")
+        raise InProcessEdit("python")
 
     def set_free(self, engine: Handle, free: int) -> None:
-        """free_local_blocks = free, on the live engine."""
-        self._ask({"op": "set_free", "engine": self._number(engine), "free": free}, "while the free count was edited")
+        raise InProcessEdit("python")
 
     def pool(self) -> PoolView:
         """The pool the last init gave llm_init, as it is now, read from the memory file (never asked of the

@@ -168,13 +168,16 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
     hung in a call, checked nothing: noted, and excused only if the item of that bug or call fails (Excuse); one
     that judged its rule and met another item's bug on the way (CheckedPast) is noted and excused the same way,
     but counts as checked. An item that checked nothing of its own rule at all is not run (0 points), naming the item that owns what
-    stopped it; a probe this machine cannot run (no address space) leaves its item not applicable."""
+    stopped it; a probe this machine cannot run (no address space) leaves its item not applicable. A probe not
+    graded for this kind of submission (evidence.py: a Python submission's objects are not edited) earns and
+    costs nothing: an item of such probes alone is not applicable, and an item graded on the rest says once, in a
+    student's words, what was not graded."""
     if outcome is not None and not outcome.passed:
         return outcome
     notes: list[str] = []
     owners: set[str] = set(outcome.excuse.owners) if outcome is not None and outcome.excuse else set()
     failure = outcome.excuse.failure if outcome is not None and outcome.excuse else None
-    unavailable, absent_holds, unchecked = [], True, 0
+    unavailable, left_out, absent_holds, unchecked = [], [], True, 0
     for probe in probes:
         result = sub.probes()[probe]
         if not result.passed and result.stopped_in is not None:  # crashed or hung in a call: its item's first
@@ -192,6 +195,9 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
                 continue
         elif not result.passed:
             return Outcome(False, f"{probe}: {result.detail} [rule: {result.rule}]", f"White-box probe {probe!r} failed.")
+        elif result.not_graded:
+            left_out.append(result.not_graded)
+            continue
         elif result.unavailable:
             unavailable.append(f"{probe}: {result.detail}")
             continue
@@ -203,12 +209,17 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
         notes.append(note)
         owners.add(owner)
         failure = failure or Seen(f"{probe}: {result.detail} [rule: {result.rule}]", f"White-box probe {probe!r}.")
+    if outcome is None and left_out and len(unavailable) + len(left_out) == len(probes):
+        raise NotApplicable(left_out[0], student=left_out[0])
     if outcome is None and unavailable and len(unavailable) == len(probes):
         raise NotApplicable(f"this machine cannot run it: {unavailable[0]}")
     excuse = Excuse(frozenset(owners), failure, absent_holds, sure=absent_holds) if failure is not None else None
-    if outcome is None and unchecked + len(unavailable) == len(probes):
+    if outcome is None and unchecked + len(unavailable) + len(left_out) == len(probes):
         raise NotRun(f"could not check its rule: {notes[0]}", excuse)
     message = (outcome.message if outcome is not None else "") or (notes[0] if notes else "")
+    if left_out:  # graded on the rest: said once, where a student reads a passed item too
+        return Outcome(True, f"{message}; {left_out[0]}" if message else left_out[0], excuse=excuse,
+                       student=f"Passed what was graded. {left_out[0]}")
     return Outcome(True, message, excuse=excuse)
 
 

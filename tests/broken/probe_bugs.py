@@ -119,6 +119,8 @@ fork_raises = variant(fork_sequence=raises)
 create_returns_null = variant(create_sequence=lambda *a: None)
 create_leaves_0 = variant(create_sequence=_after("create_sequence", lambda e, s, *a: s.block_table[2].__setitem__(1, 0)))
 create_adds_l2 = variant(create_sequence=_after("create_sequence", lambda e, s, *a: s.block_table.__setitem__(15, [-1] * 16)))
+create_leaves_wild = variant(create_sequence=_after("create_sequence", lambda e, s, *a: s and s.block_table.__setitem__(
+    1, [-(1 << 63)])))  # an L2 table that reads as a C wild pointer's sentinel: the set-up repairs it only by an edit
 create_maps_twice = variant(create_sequence=_after("create_sequence", lambda e, s, *a: s and (
     s.block_table[0].__setitem__(1, s.block_table[0][0]), e.ref_count.__setitem__(1, 0),
     e.ref_count.__setitem__(s.block_table[0][2], 1))))
