@@ -1,0 +1,100 @@
+"""Tamper suite, the second adversarial review's attacks (issue 17, round 2): hostile submissions written
+against the design of trust-c-probes, trust-c-alloc and trust-python (the heap read from outside, the electric
+fence, the probes' outside reading, Python's grader-owned evidence), with and without bubblewrap.
+
+Same shape as tests/test_tamper_review.py: each attack sits on a known bug (C: tests/submissions/broken/<base>.patch,
+then tests/submissions/hostile/review2/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.py's
+calls, then tests/hostile_review2/<attack>.py), is graded by a separate `pagedcheck` process in a world of its
+own on the items it concerns, and must get no more than the bug's honest score, leave no process, change no file
+outside the scratch, and the grader must write its report. An attack that breaks the grader today is a strict
+xfail naming the mechanism that let it through.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.tamper import Reaper, Scene, compile_grader
+from tests.test_tamper_review import graded, python_module
+
+C_ATTACKS = SUBMISSIONS / "hostile" / "review2"
+PY_ATTACKS = Path(__file__).with_name("hostile_review2")
+
+
+@dataclass(frozen=True)
+class Attack:
+    name: str  # C: C_ATTACKS/<name>.patch; Python: PY_ATTACKS/<name>.py
+    lang: str  # "c" or "python"
+    base: str  # the known bug it sits on
+    items: tuple[str, ...]  # the rubric items it is graded on
+    expected: int  # the bug's honest score there
+    broken: str = ""  # when the grader does not hold today: what broke (the test is then a strict xfail)
+    timeout: float = 2.0
+
+
+COMPUTED_MPROTECT = (
+    "refusal.py refuses the *names* mmap/mprotect/syscall and the raw instructions, not a computed call: the "
+    "submission finds libc's base from the value of `stdout` (_IO_2_1_stdout_), reads libc.so.6's .dynsym from "
+    "disk (fopen/fread, allowed) and calls mprotect through a function pointer. The driver's seccomp filter does "
+    "not forbid mprotect during API calls, and heap_maps.py counts only the region's *accessible* private "
+    "mappings (and shared pages as faults), so {how}")
+ATTACKS = [
+    # honest 5 (compiles): llm_destroy leaks each Sequence (3 blocks natively; valgrind: 1 block lost)
+    Attack("hidden_leak_mprotect", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5,
+           COMPUTED_MPROTECT.format(
+               how="the leaked Sequence's page made PROT_NONE looks freed (still allocated, still committed); "
+                   "under valgrind (a block outside the fence region) it is freed instead, and nothing the "
+                   "trace compares differs: 21/21 for an honest 5/21")),
+    # honest 5 (compiles): freeing a table reads l2[16], natively on the guard page after the L2 table
+    Attack("hidden_overread_mprotect", "c", "memory_safety", ("compiles", "memory_safety"), 5,
+           COMPUTED_MPROTECT.format(
+               how="the guard page after each L2 table is made PROT_READ (private) around the stray read: no "
+                   "fault, no shared page, so no memory error natively; under valgrind the read is skipped, and "
+                   "nothing the trace compares differs: 15/15 for an honest 5/15")),
+]
+BY_NAME = {attack.name: attack for attack in ATTACKS}
+
+
+@pytest.fixture(params=[False, True], ids=["bwrap", "without-bwrap"])
+def scene(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Scene]:
+    world = Scene(tmp_path, without_bwrap=request.param)
+    yield world
+    world.close()
+
+
+@pytest.fixture(scope="module")
+def reaper() -> Iterator[Reaper]:
+    compile_grader()
+    with Reaper() as r:
+        yield r
+
+
+def submission(scene: Scene, attack: Attack) -> Path:
+    """Writes the attack's submission into the scene; what `pagedcheck grade` is given."""
+    if attack.lang == "python":
+        (scene.mods / "review2_attack.py").write_text(
+            scene.fill(python_module(attack.base, (PY_ATTACKS / f"{attack.name}.py").read_text())))
+        return Path("review2_attack")
+    source = patched(patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{attack.base}.patch"),
+                     C_ATTACKS / f"{attack.name}.patch")
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(scene.fill(source))
+    return sub
+
+
+@pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
+                                  if a.broken else a.name for a in ATTACKS])
+def test_review2_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
+    attack = BY_NAME[name]
+    problems = graded(scene, reaper, submission(scene, attack), attack.items, attack.expected, attack.timeout)
+    assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
+
+
+def test_every_review2_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")]
+                     + ([p.stem for p in PY_ATTACKS.glob("*.py")] if PY_ATTACKS.is_dir() else []))
+    assert on_disk == sorted(a.name for a in ATTACKS)
