@@ -10,6 +10,7 @@ outside the scratch, and the grader must write its report. An attack that breaks
 xfail naming the mechanism that let it through.
 """
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ class Attack:
     expected: int  # the bug's honest score there
     broken: str = ""  # when the grader does not hold today: what broke (the test is then a strict xfail)
     timeout: float = 2.0
+    failing: tuple[str, ...] = ()  # items worth 0 points the bug fails honestly: they must still fail
 
 
 COMPUTED_MPROTECT = (
@@ -54,6 +56,27 @@ ATTACKS = [
                how="the guard page after each L2 table is made PROT_READ (private) around the stray read: no "
                    "fault, no shared page, so no memory error natively; under valgrind the read is skipped, and "
                    "nothing the trace compares differs: 15/15 for an honest 5/15")),
+]
+DRIVER_RECORD = (
+    "the driver keeps {what} in the submission's own process (driver.c's static `heap`), and the program is "
+    "linked with its symbol table: the submission reads /proc/self/exe's .symtab (fopen/fread, allowed), finds "
+    "`heap` and its own llm_init, and writes the record through a pointer; {how}")
+ATTACKS += [
+    # honest 5 (compiles): a failing create_sequence allocates its Sequence and L1 table before the check
+    Attack("counters_restored", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5,
+           DRIVER_RECORD.format(
+               what="a call's allocation counters (call_allocations, call_frees, allocations)",
+               how="on its failing path the bug puts them back as they were, and an allocation freed within the "
+                   "call shows nowhere else (the live blocks read from outside do not grow): 13/13 for an honest "
+                   "5/13")),
+    # honest: alloc_failure (0 points, reported) fails: a failed L2 allocation leaks the half-built Sequence
+    Attack("injection_disarmed", "c", "alloc_failure", ("compiles", "alloc_failure"), 5,
+           DRIVER_RECORD.format(
+               what="the failure injection (fail_countdown) and its report (fault_fired)",
+               how="zeroing fail_countdown at the start of every call means no allocation ever fails, and "
+                   "alloc_failure's _inject takes the driver's `injected_failure: no` as 'nothing to check': "
+                   "the item passes ('19 allocations failed one at a time') for an honest failure"),
+           failing=("alloc_failure",)),
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 
@@ -91,6 +114,13 @@ def submission(scene: Scene, attack: Attack) -> Path:
 def test_review2_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
     attack = BY_NAME[name]
     problems = graded(scene, reaper, submission(scene, attack), attack.items, attack.expected, attack.timeout)
+    if attack.failing:  # a 0-point item: the score cannot show it, its status and the exit status do
+        problems = [p for p in problems if not p.startswith("exit_status")]
+        report = json.loads((scene.out / "report.json").read_text())
+        problems += [f"item {i['id']} {i['status']} ({i['message'][:120]}), honestly failed"
+                     for i in report["items"] if i["id"] in attack.failing and i["status"] != "failed"]
+        if report["exit_status"] != 1:
+            problems.append(f"exit_status {report['exit_status']}, honestly 1 (an item fails)")
     assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
 
 
