@@ -77,6 +77,12 @@ ATTACKS += [
                    "alloc_failure's _inject takes the driver's `injected_failure: no` as 'nothing to check': "
                    "the item passes ('19 allocations failed one at a time') for an honest failure"),
            failing=("alloc_failure",)),
+    # honest 5 (compiles): free_sequence zeroes every block whose ref_count drops to 0
+    Attack("shadow_scrubbed", "c", "free_scrubs_blocks", ("compiles", "no_premature_writes"), 5,
+           "outside the probes, the pool's bytes the grader sees are the driver's report (put_pool_changes: the "
+           "chunks where the pool differs from a shadow copy), and pool and shadow live in the submission's "
+           "process: found through /proc/self/exe's .symtab (driver.c's static `pool`), the shadow is scrubbed "
+           "along with the pool, so the write is never reported: 10/10 for an honest 5/10"),
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 
