@@ -83,6 +83,14 @@ ATTACKS += [
            "chunks where the pool differs from a shadow copy), and pool and shadow live in the submission's "
            "process: found through /proc/self/exe's .symtab (driver.c's static `pool`), the shadow is scrubbed "
            "along with the pool, so the write is never reported: 10/10 for an honest 5/10"),
+    # honest 5 (compiles): free_sequence unlinks the Sequence after freeing it
+    Attack("uaf_after_reuse", "c", "use_after_free", ("compiles", "memory_safety"), 5,
+           "the native fence reuses freed pages once its cursor comes round (fence_find's second lap), and a "
+           "freed span leaves the quarantine after 4096 more frees: with plain malloc/free (nothing refused) the "
+           "first free_sequence churns blocks of the Sequence's size until malloc hands back the freed "
+           "Sequence's own address (about 0.9 s), then unlinks through the dangling pointer, onto a live "
+           "block's pages: no fault, no shared page. Under valgrind (a block outside the fence region) it "
+           "unlinks first, and nothing the trace compares differs: 15/15 for an honest 5/15"),
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 
