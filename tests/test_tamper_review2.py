@@ -22,6 +22,7 @@ from tests.tamper import Reaper, Scene, compile_grader
 from tests.test_tamper_review import graded, python_module
 
 C_ATTACKS = SUBMISSIONS / "hostile" / "review2"
+CORRECT = SUBMISSIONS / "correct_review2"  # correct implementations written in unusual ways: patches on the reference
 PY_ATTACKS = Path(__file__).with_name("hostile_review2")
 
 
@@ -142,3 +143,38 @@ def test_every_review2_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")]
                      + ([p.stem for p in PY_ATTACKS.glob("*.py")] if PY_ATTACKS.is_dir() else []))
     assert on_disk == sorted(a.name for a in ATTACKS)
+
+
+@dataclass(frozen=True)
+class Unusual:
+    name: str  # CORRECT/<name>.patch, on the reference
+    items: tuple[str, ...]
+    broken: str = ""  # when the grader costs it points today: why (a strict xfail)
+
+
+UNUSUAL = [
+    # held: a registry of every live sequence grown and shrunk by realloc one entry at a time, and a recursive
+    # llm_destroy (100/100 on the whole rubric, small fuzz: measured)
+    Unusual("realloc_recursive", ("compiles", "create_free", "fork", "llm_destroy", "memory_safety", "alloc_failure")),
+    # four 16-byte bookkeeping records a sequence (a chain hung from a hidden 17th L1 slot): 7 blocks a one-block
+    # sequence
+    Unusual("small_records", ("compiles", "create_free"),
+            "natively the fence gives every heap block pages of its own and two mappings (its pages, the guard "
+            "after), and vm.max_map_count is 65530 here: many_sequences' 5000 live one-block sequences at 7 blocks "
+            "each need 70,000 mappings, so malloc returns NULL at the 4679th create and create_free scores 0/10 "
+            "(90/100 on the whole rubric) for a design glibc's malloc serves without trouble"),
+]
+
+
+@pytest.mark.parametrize("name", [pytest.param(u.name, marks=pytest.mark.xfail(strict=True, reason=u.broken))
+                                  if u.broken else u.name for u in UNUSUAL])
+def test_a_correct_unusual_implementation_gets_full_marks(name: str, scene: Scene, reaper: Reaper) -> None:
+    unusual = next(u for u in UNUSUAL if u.name == name)
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), CORRECT / f"{name}.patch"))
+    from tests.test_tamper import max_points
+
+    full = max_points(unusual.items)
+    problems = graded(scene, reaper, sub, unusual.items, full, 2.0)
+    assert not problems, "\n".join([f"{name} (correct, full marks {full}):", *problems])
