@@ -92,6 +92,11 @@ ATTACKS += [
            "Sequence's own address (about 0.9 s), then unlinks through the dangling pointer, onto a live "
            "block's pages: no fault, no shared page. Under valgrind (a block outside the fence region) it "
            "unlinks first, and nothing the trace compares differs: 15/15 for an honest 5/15"),
+    Attack("underread_in_page", "c", "memory_safety", ("compiles", "memory_safety"), 5,
+           "the fence puts a block at its last page's end, so the bytes in front of it on its first page are "
+           "accessible (the README says a read 'before its start' faults: only before its first page does): "
+           "natively the stray read is l2[-1], on the L2 table's own page, no fault; under valgrind (a block "
+           "outside the fence region) there is none. Plain C, nothing refused: 15/15 for an honest 5/15"),
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 
