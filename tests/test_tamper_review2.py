@@ -98,6 +98,18 @@ ATTACKS += [
            "natively the stray read is l2[-1], on the L2 table's own page, no fault; under valgrind (a block "
            "outside the fence region) there is none. Plain C, nothing refused: 15/15 for an honest 5/15"),
 ]
+ATTACKS += [
+    # honest 6/11 (free_count fails: "free_local_blocks: expected 7, got 6")
+    Attack("free_count_said_to_reader", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6,
+           "a Python engine's counters are read by the grader's server inside the submission's interpreter, and "
+           "an engine can tell that reader from its own code by the calling frame (sys._getframe(1): the server "
+           "is `__main__`), replacing nothing of the server's: free_local_blocks becomes a property that says "
+           "ref_count's count of zeros to the server and the bug's count to the engine. free_count then passes "
+           "('not checked past ... create_sequence returned NULL (item create_free's)'): 11/11 for an honest "
+           "6/11. On the whole rubric it costs more than it buys (55/83 for an honest 68/83: the refusals are "
+           "charged to create_free and append_cow), but any rule that shows only in the objects is for sale "
+           "this way; a fix that snapshots the server's operations (against state_forged) does not stop it"),
+]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 
 
@@ -127,6 +139,18 @@ def submission(scene: Scene, attack: Attack) -> Path:
     sub.mkdir()
     (sub / "llm_memory.c").write_text(scene.fill(source))
     return sub
+
+
+HONEST = [("python", "free_count_not_incremented", ("llm_init", "free_count"), 6)]  # the C bases: test_tamper_review's
+# HONEST and the figures in each attack's comment (measured with `pagedcheck grade` on the bug alone)
+
+
+@pytest.mark.parametrize("lang, base, items, honest", HONEST, ids=[f"{lang}-{base}" for lang, base, _, _ in HONEST])
+def test_each_python_base_scores_its_honest_score(lang: str, base: str, items: tuple[str, ...], honest: int,
+                                                  scene: Scene, reaper: Reaper) -> None:
+    (scene.mods / "review2_attack.py").write_text(scene.fill(python_module(base, "")))
+    problems = graded(scene, reaper, Path("review2_attack"), items, honest, 2.0)
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
