@@ -19,6 +19,8 @@ import pytest
 
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import Reaper, Scene, compile_grader
+from tests.test_grade import small_rubric
+from tests.test_tamper import check_report, grade_args, grade_in_scene
 from tests.test_tamper_review import graded, python_module
 
 C_ATTACKS = SUBMISSIONS / "hostile" / "review2"
@@ -186,6 +188,7 @@ class Unusual:
     name: str  # CORRECT/<name>.patch, on the reference
     items: tuple[str, ...]
     broken: str = ""  # when the grader costs it points today: why (a strict xfail)
+    options: tuple[str, ...] = ()  # more options of `pagedcheck grade`
 
 
 UNUSUAL = [
@@ -199,6 +202,15 @@ UNUSUAL = [
             "after), and vm.max_map_count is 65530 here: many_sequences' 5000 live one-block sequences at 7 blocks "
             "each need 70,000 mappings, so malloc returns NULL at the 4679th create and create_free scores 0/10 "
             "(90/100 on the whole rubric) for a design glibc's malloc serves without trouble"),
+    # 8000 spare 32-byte records set aside by the first live engine, freed with the last
+    Unusual("spare_records", ("compiles", "alloc_failure"),
+            "every natively served malloc costs system calls (mprotect, and mmap when the quarantine empties) and "
+            "the grader reads the driver's whole /proc/PID/maps after every call, so a design that keeps many "
+            "small blocks live is graded slowly: 70.6 s against the reference's 3.5 s on the whole rubric less "
+            "alloc_failure (fuzz 23.5 s, check_before_allocate 20.2 s); alloc_failure fails each of llm_init's "
+            "8000 allocations in turn, replaying it each time, and never ends: 'not run' at any whole-grade "
+            "limit (300 s by default; 60 s here), so the grade exits 1 for a correct implementation",
+            ("--time-limit", "60")),
 ]
 
 
@@ -212,5 +224,9 @@ def test_a_correct_unusual_implementation_gets_full_marks(name: str, scene: Scen
     from tests.test_tamper import max_points
 
     full = max_points(unusual.items)
-    problems = graded(scene, reaper, sub, unusual.items, full, 2.0)
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(unusual.items))
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric, 2.0, unusual.options))
+    problems = evidence.problems + check_report(scene.out, full, full)
+    if evidence.ran.status != 0:
+        problems.append(f"pagedcheck grade exited {evidence.ran.status}: {evidence.ran.stderr[-300:]}")
     assert not problems, "\n".join([f"{name} (correct, full marks {full}):", *problems])
