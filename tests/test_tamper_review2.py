@@ -11,6 +11,7 @@ xfail naming the mechanism that let it through.
 """
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,7 +181,7 @@ def test_review2_attack_gets_no_more_than_its_honest_score(name: str, scene: Sce
 def test_every_review2_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")]
                      + ([p.stem for p in PY_ATTACKS.glob("*.py")] if PY_ATTACKS.is_dir() else []))
-    assert on_disk == sorted(a.name for a in ATTACKS)
+    assert on_disk == sorted([a.name for a in ATTACKS] + ["markdown_fence"])  # markdown_fence: its own test
 
 
 @dataclass(frozen=True)
@@ -230,3 +231,38 @@ def test_a_correct_unusual_implementation_gets_full_marks(name: str, scene: Scen
     if evidence.ran.status != 0:
         problems.append(f"pagedcheck grade exited {evidence.ran.status}: {evidence.ran.stderr[-300:]}")
     assert not problems, "\n".join([f"{name} (correct, full marks {full}):", *problems])
+
+
+MARKDOWN_BREAKOUT = (
+    "feedback.py's _fenced quotes what the code printed in a Markdown fence of ``` or, when the text holds ```, of "
+    "~~~~, and the printed text may hold both: its own ~~~~ line closes the fence, and what follows is Markdown in "
+    "the student's Gradescope feedback (each test's output_format is md): a forged staff note in bold and an "
+    "image the viewer's browser fetches from a host the submission names")
+
+
+@pytest.mark.xfail(strict=True, reason=MARKDOWN_BREAKOUT)
+def test_what_the_code_printed_stays_inside_its_code_block(scene: Scene, reaper: Reaper) -> None:
+    """markdown_fence (on append_cow, honest 10 here) prints ``` then ~~~~ then a marked line: in results.json
+    every line holding the mark must lie inside a fenced code block, as CommonMark reads the fences."""
+    attack = Attack("markdown_fence", "c", "append_cow", ("compiles", "null_engine", "append_cow"), 10)
+    problems = graded(scene, reaper, submission(scene, attack), attack.items, attack.expected, attack.timeout)
+    results = json.loads((scene.out / "results.json").read_text())
+    shown = [t["name"] for t in results["tests"] if t.get("output_format") == "md" and _outside_code(t["output"], "REVIEW2")]
+    problems += [f"item {name!r}: the submission's printed line is Markdown, outside any code block" for name in shown]
+    assert not problems, "\n".join(problems)
+
+
+def _outside_code(markdown: str, mark: str) -> bool:
+    """Whether a line holding `mark` lies outside every fenced code block (CommonMark: a fence of 3+ ` or ~,
+    closed by a line of the same character at least as long)."""
+    fence: tuple[str, int] | None = None
+    for line in markdown.splitlines():
+        opened = re.match(r" {0,3}(`{3,}|~{3,})", line)
+        if fence is None and opened:
+            fence = (opened.group(1)[0], len(opened.group(1)))
+        elif fence is not None and (closed := re.match(r" {0,3}(`{3,}|~{3,})\s*$", line)) \
+                and closed.group(1)[0] == fence[0] and len(closed.group(1)) >= fence[1]:
+            fence = None
+        elif fence is None and mark in line:
+            return True
+    return False
