@@ -1,0 +1,268 @@
+"""Tamper suite, the second adversarial review's attacks (issue 17, round 2): hostile submissions written
+against the design of trust-c-probes, trust-c-alloc and trust-python (the heap read from outside, the electric
+fence, the probes' outside reading, Python's grader-owned evidence), with and without bubblewrap.
+
+Same shape as tests/test_tamper_review.py: each attack sits on a known bug (C: tests/submissions/broken/<base>.patch,
+then tests/submissions/hostile/review2/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.py's
+calls, then tests/hostile_review2/<attack>.py), is graded by a separate `pagedcheck` process in a world of its
+own on the items it concerns, and must get no more than the bug's honest score, leave no process, change no file
+outside the scratch, and the grader must write its report. An attack that breaks the grader today is a strict
+xfail naming the mechanism that let it through.
+"""
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.tamper import Reaper, Scene, compile_grader
+from tests.test_grade import small_rubric
+from tests.test_tamper import check_report, grade_args, grade_in_scene
+from tests.test_tamper_review import graded, python_module
+
+C_ATTACKS = SUBMISSIONS / "hostile" / "review2"
+CORRECT = SUBMISSIONS / "correct_review2"  # correct implementations written in unusual ways: patches on the reference
+PY_ATTACKS = Path(__file__).with_name("hostile_review2")
+
+
+@dataclass(frozen=True)
+class Attack:
+    name: str  # C: C_ATTACKS/<name>.patch; Python: PY_ATTACKS/<name>.py
+    lang: str  # "c" or "python"
+    base: str  # the known bug it sits on
+    items: tuple[str, ...]  # the rubric items it is graded on
+    expected: int  # the bug's honest score there
+    broken: str = ""  # when the grader does not hold today: what broke (the test is then a strict xfail)
+    timeout: float = 2.0
+    failing: tuple[str, ...] = ()  # items worth 0 points the bug fails honestly: they must still fail
+
+
+COMPUTED_MPROTECT = (
+    "refusal.py refuses the *names* mmap/mprotect/syscall and the raw instructions, not a computed call: the "
+    "submission finds libc's base from the value of `stdout` (_IO_2_1_stdout_), reads libc.so.6's .dynsym from "
+    "disk (fopen/fread, allowed) and calls mprotect through a function pointer. The driver's seccomp filter does "
+    "not forbid mprotect during API calls, and heap_maps.py counts only the region's *accessible* private "
+    "mappings (and shared pages as faults), so {how}")
+ATTACKS = [
+    # honest 5 (compiles): llm_destroy leaks each Sequence (3 blocks natively; valgrind: 1 block lost)
+    Attack("hidden_leak_mprotect", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5,
+           COMPUTED_MPROTECT.format(
+               how="the leaked Sequence's page made PROT_NONE looks freed (still allocated, still committed); "
+                   "under valgrind (a block outside the fence region) it is freed instead, and nothing the "
+                   "trace compares differs: 21/21 for an honest 5/21")),
+    # honest 5 (compiles): freeing a table reads l2[16], natively on the guard page after the L2 table
+    Attack("hidden_overread_mprotect", "c", "memory_safety", ("compiles", "memory_safety"), 5,
+           COMPUTED_MPROTECT.format(
+               how="the guard page after each L2 table is made PROT_READ (private) around the stray read: no "
+                   "fault, no shared page, so no memory error natively; under valgrind the read is skipped, and "
+                   "nothing the trace compares differs: 15/15 for an honest 5/15")),
+]
+DRIVER_RECORD = (
+    "the driver keeps {what} in the submission's own process (driver.c's static `heap`), and the program is "
+    "linked with its symbol table: the submission reads /proc/self/exe's .symtab (fopen/fread, allowed), finds "
+    "`heap` and its own llm_init, and writes the record through a pointer; {how}")
+ATTACKS += [
+    # honest 5 (compiles): a failing create_sequence allocates its Sequence and L1 table before the check
+    Attack("counters_restored", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5,
+           DRIVER_RECORD.format(
+               what="a call's allocation counters (call_allocations, call_frees, allocations)",
+               how="on its failing path the bug puts them back as they were, and an allocation freed within the "
+                   "call shows nowhere else (the live blocks read from outside do not grow): 13/13 for an honest "
+                   "5/13")),
+    # honest: alloc_failure (0 points, reported) fails: a failed L2 allocation leaks the half-built Sequence
+    Attack("injection_disarmed", "c", "alloc_failure", ("compiles", "alloc_failure"), 5,
+           DRIVER_RECORD.format(
+               what="the failure injection (fail_countdown) and its report (fault_fired)",
+               how="zeroing fail_countdown at the start of every call means no allocation ever fails, and "
+                   "alloc_failure's _inject takes the driver's `injected_failure: no` as 'nothing to check': "
+                   "the item passes ('19 allocations failed one at a time') for an honest failure"),
+           failing=("alloc_failure",)),
+    # honest 5 (compiles): free_sequence zeroes every block whose ref_count drops to 0
+    Attack("shadow_scrubbed", "c", "free_scrubs_blocks", ("compiles", "no_premature_writes"), 5,
+           "outside the probes, the pool's bytes the grader sees are the driver's report (put_pool_changes: the "
+           "chunks where the pool differs from a shadow copy), and pool and shadow live in the submission's "
+           "process: found through /proc/self/exe's .symtab (driver.c's static `pool`), the shadow is scrubbed "
+           "along with the pool, so the write is never reported: 10/10 for an honest 5/10"),
+    # honest 5 (compiles): free_sequence unlinks the Sequence after freeing it
+    Attack("uaf_after_reuse", "c", "use_after_free", ("compiles", "memory_safety"), 5,
+           "the native fence reuses freed pages once its cursor comes round (fence_find's second lap), and a "
+           "freed span leaves the quarantine after 4096 more frees: with plain malloc/free (nothing refused) the "
+           "first free_sequence churns blocks of the Sequence's size until malloc hands back the freed "
+           "Sequence's own address (about 0.9 s), then unlinks through the dangling pointer, onto a live "
+           "block's pages: no fault, no shared page. Under valgrind (a block outside the fence region) it "
+           "unlinks first, and nothing the trace compares differs: 15/15 for an honest 5/15"),
+    Attack("underread_in_page", "c", "memory_safety", ("compiles", "memory_safety"), 5,
+           "the fence puts a block at its last page's end, so the bytes in front of it on its first page are "
+           "accessible (the README says a read 'before its start' faults: only before its first page does): "
+           "natively the stray read is l2[-1], on the L2 table's own page, no fault; under valgrind (a block "
+           "outside the fence region) there is none. Plain C, nothing refused: 15/15 for an honest 5/15"),
+]
+ATTACKS += [
+    # honest 6/11 (free_count fails: "free_local_blocks: expected 7, got 6")
+    Attack("free_count_said_to_reader", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6,
+           "a Python engine's counters are read by the grader's server inside the submission's interpreter, and "
+           "an engine can tell that reader from its own code by the calling frame (sys._getframe(1): the server "
+           "is `__main__`), replacing nothing of the server's: free_local_blocks becomes a property that says "
+           "ref_count's count of zeros to the server and the bug's count to the engine. free_count then passes "
+           "('not checked past ... create_sequence returned NULL (item create_free's)'): 11/11 for an honest "
+           "6/11. On the whole rubric it costs more than it buys (55/83 for an honest 68/83: the refusals are "
+           "charged to create_free and append_cow), but any rule that shows only in the objects is for sale "
+           "this way; a fix that snapshots the server's operations (against state_forged) does not stop it"),
+    # honest 6/19 here (70/83 on the whole rubric: tail_insertion and fuzz fail on the list's order)
+    Attack("order_said_to_reader", "python", "create_at_head", ("llm_init", "tail_insertion", "fuzz"), 6,
+           "as free_count_said_to_reader, by the calling frame and replacing nothing of the server's: active_seqs "
+           "becomes a property that, read by the server, first relinks the list in creation order, so every state "
+           "the grader reads is in that order while create_sequence still inserts at the head: 19/19 here and "
+           "83/83 on the whole rubric for an honest 70/83"),
+]
+BY_NAME = {attack.name: attack for attack in ATTACKS}
+
+
+@pytest.fixture(params=[False, True], ids=["bwrap", "without-bwrap"])
+def scene(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Scene]:
+    world = Scene(tmp_path, without_bwrap=request.param)
+    yield world
+    world.close()
+
+
+@pytest.fixture(scope="module")
+def reaper() -> Iterator[Reaper]:
+    compile_grader()
+    with Reaper() as r:
+        yield r
+
+
+def submission(scene: Scene, attack: Attack) -> Path:
+    """Writes the attack's submission into the scene; what `pagedcheck grade` is given."""
+    if attack.lang == "python":
+        (scene.mods / "review2_attack.py").write_text(
+            scene.fill(python_module(attack.base, (PY_ATTACKS / f"{attack.name}.py").read_text())))
+        return Path("review2_attack")
+    source = patched(patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{attack.base}.patch"),
+                     C_ATTACKS / f"{attack.name}.patch")
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(scene.fill(source))
+    return sub
+
+
+HONEST = [("python", "free_count_not_incremented", ("llm_init", "free_count"), 6),
+          ("python", "create_at_head", ("llm_init", "tail_insertion", "fuzz"), 6)]  # the C bases: test_tamper_review's
+# HONEST and the figures in each attack's comment (measured with `pagedcheck grade` on the bug alone)
+
+
+@pytest.mark.parametrize("lang, base, items, honest", HONEST, ids=[f"{lang}-{base}" for lang, base, _, _ in HONEST])
+def test_each_python_base_scores_its_honest_score(lang: str, base: str, items: tuple[str, ...], honest: int,
+                                                  scene: Scene, reaper: Reaper) -> None:
+    (scene.mods / "review2_attack.py").write_text(scene.fill(python_module(base, "")))
+    problems = graded(scene, reaper, Path("review2_attack"), items, honest, 2.0)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
+                                  if a.broken else a.name for a in ATTACKS])
+def test_review2_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
+    attack = BY_NAME[name]
+    problems = graded(scene, reaper, submission(scene, attack), attack.items, attack.expected, attack.timeout)
+    if attack.failing:  # a 0-point item: the score cannot show it, its status and the exit status do
+        problems = [p for p in problems if not p.startswith("exit_status")]
+        report = json.loads((scene.out / "report.json").read_text())
+        problems += [f"item {i['id']} {i['status']} ({i['message'][:120]}), honestly failed"
+                     for i in report["items"] if i["id"] in attack.failing and i["status"] != "failed"]
+        if report["exit_status"] != 1:
+            problems.append(f"exit_status {report['exit_status']}, honestly 1 (an item fails)")
+    assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
+
+
+def test_every_review2_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")]
+                     + ([p.stem for p in PY_ATTACKS.glob("*.py")] if PY_ATTACKS.is_dir() else []))
+    assert on_disk == sorted([a.name for a in ATTACKS] + ["markdown_fence"])  # markdown_fence: its own test
+
+
+@dataclass(frozen=True)
+class Unusual:
+    name: str  # CORRECT/<name>.patch, on the reference
+    items: tuple[str, ...]
+    broken: str = ""  # when the grader costs it points today: why (a strict xfail)
+    options: tuple[str, ...] = ()  # more options of `pagedcheck grade`
+
+
+UNUSUAL = [
+    # held: a registry of every live sequence grown and shrunk by realloc one entry at a time, and a recursive
+    # llm_destroy (100/100 on the whole rubric, small fuzz: measured)
+    Unusual("realloc_recursive", ("compiles", "create_free", "fork", "llm_destroy", "memory_safety", "alloc_failure")),
+    # four 16-byte bookkeeping records a sequence (a chain hung from a hidden 17th L1 slot): 7 blocks a one-block
+    # sequence
+    Unusual("small_records", ("compiles", "create_free"),
+            "natively the fence gives every heap block pages of its own and two mappings (its pages, the guard "
+            "after), and vm.max_map_count is 65530 here: many_sequences' 5000 live one-block sequences at 7 blocks "
+            "each need 70,000 mappings, so malloc returns NULL at the 4679th create and create_free scores 0/10 "
+            "(90/100 on the whole rubric) for a design glibc's malloc serves without trouble"),
+    # 8000 spare 32-byte records set aside by the first live engine, freed with the last
+    Unusual("spare_records", ("compiles", "alloc_failure"),
+            "every natively served malloc costs system calls (mprotect, and mmap when the quarantine empties) and "
+            "the grader reads the driver's whole /proc/PID/maps after every call, so a design that keeps many "
+            "small blocks live is graded slowly: 70.6 s against the reference's 3.5 s on the whole rubric less "
+            "alloc_failure (fuzz 23.5 s, check_before_allocate 20.2 s); alloc_failure fails each of llm_init's "
+            "8000 allocations in turn, replaying it each time, and never ends: 'not run' at any whole-grade "
+            "limit (300 s by default; 60 s here), so the grade exits 1 for a correct implementation",
+            ("--time-limit", "60")),
+]
+
+
+@pytest.mark.parametrize("name", [pytest.param(u.name, marks=pytest.mark.xfail(strict=True, reason=u.broken))
+                                  if u.broken else u.name for u in UNUSUAL])
+def test_a_correct_unusual_implementation_gets_full_marks(name: str, scene: Scene, reaper: Reaper) -> None:
+    unusual = next(u for u in UNUSUAL if u.name == name)
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), CORRECT / f"{name}.patch"))
+    from tests.test_tamper import max_points
+
+    full = max_points(unusual.items)
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(unusual.items))
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric, 2.0, unusual.options))
+    problems = evidence.problems + check_report(scene.out, full, full)
+    if evidence.ran.status != 0:
+        problems.append(f"pagedcheck grade exited {evidence.ran.status}: {evidence.ran.stderr[-300:]}")
+    assert not problems, "\n".join([f"{name} (correct, full marks {full}):", *problems])
+
+
+MARKDOWN_BREAKOUT = (
+    "feedback.py's _fenced quotes what the code printed in a Markdown fence of ``` or, when the text holds ```, of "
+    "~~~~, and the printed text may hold both: its own ~~~~ line closes the fence, and what follows is Markdown in "
+    "the student's Gradescope feedback (each test's output_format is md): a forged staff note in bold and an "
+    "image the viewer's browser fetches from a host the submission names")
+
+
+@pytest.mark.xfail(strict=True, reason=MARKDOWN_BREAKOUT)
+def test_what_the_code_printed_stays_inside_its_code_block(scene: Scene, reaper: Reaper) -> None:
+    """markdown_fence (on append_cow, honest 10 here) prints ``` then ~~~~ then a marked line: in results.json
+    every line holding the mark must lie inside a fenced code block, as CommonMark reads the fences."""
+    attack = Attack("markdown_fence", "c", "append_cow", ("compiles", "null_engine", "append_cow"), 10)
+    problems = graded(scene, reaper, submission(scene, attack), attack.items, attack.expected, attack.timeout)
+    results = json.loads((scene.out / "results.json").read_text())
+    shown = [t["name"] for t in results["tests"] if t.get("output_format") == "md" and _outside_code(t["output"], "REVIEW2")]
+    problems += [f"item {name!r}: the submission's printed line is Markdown, outside any code block" for name in shown]
+    assert not problems, "\n".join(problems)
+
+
+def _outside_code(markdown: str, mark: str) -> bool:
+    """Whether a line holding `mark` lies outside every fenced code block (CommonMark: a fence of 3+ ` or ~,
+    closed by a line of the same character at least as long)."""
+    fence: tuple[str, int] | None = None
+    for line in markdown.splitlines():
+        opened = re.match(r" {0,3}(`{3,}|~{3,})", line)
+        if fence is None and opened:
+            fence = (opened.group(1)[0], len(opened.group(1)))
+        elif fence is not None and (closed := re.match(r" {0,3}(`{3,}|~{3,})\s*$", line)) \
+                and closed.group(1)[0] == fence[0] and len(closed.group(1)) >= fence[1]:
+            fence = None
+        elif fence is None and mark in line:
+            return True
+    return False
