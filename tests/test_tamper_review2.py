@@ -49,11 +49,10 @@ COMPUTED_MPROTECT = (
     "mappings (and shared pages as faults), so {how}")
 ATTACKS = [
     # honest 5 (compiles): llm_destroy leaks each Sequence (3 blocks natively; valgrind: 1 block lost)
-    Attack("hidden_leak_mprotect", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5,
-           COMPUTED_MPROTECT.format(
-               how="the leaked Sequence's page made PROT_NONE looks freed (still allocated, still committed); "
-                   "under valgrind (a block outside the fence region) it is freed instead, and nothing the "
-                   "trace compares differs: 21/21 for an honest 5/21")),
+    # held since the grader takes the larger of its own count of the fence's live blocks and the process's
+    # (adapter.py): a page made PROT_NONE leaves the block in the process's count, which the attack did not
+    # touch. (Computed calls of mprotect are still not refused: see hidden_overread_mprotect.)
+    Attack("hidden_leak_mprotect", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5),
     # honest 5 (compiles): freeing a table reads l2[16], natively on the guard page after the L2 table
     Attack("hidden_overread_mprotect", "c", "memory_safety", ("compiles", "memory_safety"), 5,
            COMPUTED_MPROTECT.format(
@@ -197,12 +196,9 @@ UNUSUAL = [
     # llm_destroy (100/100 on the whole rubric, small fuzz: measured)
     Unusual("realloc_recursive", ("compiles", "create_free", "fork", "llm_destroy", "memory_safety", "alloc_failure")),
     # four 16-byte bookkeeping records a sequence (a chain hung from a hidden 17th L1 slot): 7 blocks a one-block
-    # sequence
-    Unusual("small_records", ("compiles", "create_free"),
-            "natively the fence gives every heap block pages of its own and two mappings (its pages, the guard "
-            "after), and vm.max_map_count is 65530 here: many_sequences' 5000 live one-block sequences at 7 blocks "
-            "each need 70,000 mappings, so malloc returns NULL at the 4679th create and create_free scores 0/10 "
-            "(90/100 on the whole rubric) for a design glibc's malloc serves without trouble"),
+    # sequence. Held since a block the fence cannot hold (vm.max_map_count: 5000 live one-block sequences at 7
+    # blocks each need 70,000 mappings) comes from the C library's heap instead of NULL (driver.c)
+    Unusual("small_records", ("compiles", "create_free")),
     # 8000 spare 32-byte records set aside by the first live engine, freed with the last
     Unusual("spare_records", ("compiles", "alloc_failure"),
             "every natively served malloc costs system calls (mprotect, and mmap when the quarantine empties) and "
@@ -233,14 +229,6 @@ def test_a_correct_unusual_implementation_gets_full_marks(name: str, scene: Scen
     assert not problems, "\n".join([f"{name} (correct, full marks {full}):", *problems])
 
 
-MARKDOWN_BREAKOUT = (
-    "feedback.py's _fenced quotes what the code printed in a Markdown fence of ``` or, when the text holds ```, of "
-    "~~~~, and the printed text may hold both: its own ~~~~ line closes the fence, and what follows is Markdown in "
-    "the student's Gradescope feedback (each test's output_format is md): a forged staff note in bold and an "
-    "image the viewer's browser fetches from a host the submission names")
-
-
-@pytest.mark.xfail(strict=True, reason=MARKDOWN_BREAKOUT)
 def test_what_the_code_printed_stays_inside_its_code_block(scene: Scene, reaper: Reaper) -> None:
     """markdown_fence (on append_cow, honest 10 here) prints ``` then ~~~~ then a marked line: in results.json
     every line holding the mark must lie inside a fenced code block, as CommonMark reads the fences."""

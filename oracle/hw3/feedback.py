@@ -5,6 +5,8 @@ as text, every call numbered as the repro numbers its steps, and the repro's sou
 It names no grader internals (no package, machine step, item id or path): those stay in the staff's outputs
 (report.json's message and details, the HTML page)."""
 
+import re
+
 from oracle.difference import CRASH
 from oracle.hw3.difference import LEAK
 from oracle.hw3.machine import POINTER_CALLS, Call
@@ -87,5 +89,8 @@ def _returned(call: Call, kind: str) -> str:
 
 
 def _fenced(text: str, language: str) -> str:
-    fence = "~~~~" if "```" in text else "```"
+    """`text` as a fenced code block that nothing in it can close: a backtick fence longer than any run of
+    backticks in the text (CommonMark closes a fence only with one at least as long)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n{text.rstrip()}\n{fence}"

@@ -334,7 +334,9 @@ class CAdapter:
         if self.heap_from_outside and not self.wrapper:  # natively the live blocks are the heap region's mappings
             outside = self._outside_heap()
             allocs = max(allocs, outside.blocks - self._heap.live_blocks)  # a count written down cannot hide a block
-            live_blocks, live_bytes, faulted = outside.blocks, outside.bytes, outside.faulted
+            # the larger count: the process's own can add the blocks the fence could not hold (driver.c), never
+            # hide one the fence holds
+            live_blocks, live_bytes, faulted = max(outside.blocks, live_blocks), max(outside.bytes, live_bytes), outside.faulted
         self.last_call = CallStats(allocs, frees, bool(fired))
         self._heap = HeapState(allocs, live_blocks, live_bytes, faulted)
         self._engine_part = (data, at)

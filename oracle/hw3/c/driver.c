@@ -301,6 +301,12 @@ static void table_remove(struct live *entry)
 
 /* ---- the heap natively: an electric fence, every block on pages of its own ----
  *
+ * A block the fence cannot serve (its region, or vm.max_map_count, exhausted: a design that keeps tens of
+ * thousands of small blocks live) comes from the C library's heap instead, never NULL: a correct design is
+ * not failed for the fence's limits. Such a block is counted in the process only; the grader takes the larger
+ * of that count and the one it reads from outside (adapter.py), so a count written down can add a block,
+ * never hide one the fence holds.
+ *
  * Natively (not under valgrind), every block the submission's process allocates once main has begun lies on
  * pages of its own in a region reserved at FENCE_BASE, ending at its last page's end (at the alignment its size
  * allows), with an inaccessible page before and after it. A freed block's pages are made inaccessible, their
@@ -490,10 +496,8 @@ void *malloc(size_t size)
 {
     if (injected_failure())
         return NULL;
-    void *block;
-    if (fenced()) {
-        block = fence_alloc(size, 0, 0);
-    } else {
+    void *block = NULL;
+    if (!fenced() || (block = fence_alloc(size, 0, 0)) == NULL) { /* the fence full: the C library's (above) */
         in_allocator = 1;
         block = __libc_malloc(size);
         in_allocator = 0;
@@ -509,10 +513,8 @@ void *calloc(size_t count, size_t size)
         return NULL;
     if (fenced() && size != 0 && count > SIZE_MAX / size)
         return errno = ENOMEM, NULL;
-    void *block;
-    if (fenced()) {
-        block = fence_alloc(count * size, 0, 1);
-    } else {
+    void *block = NULL;
+    if (!fenced() || (block = fence_alloc(count * size, 0, 1)) == NULL) {
         in_allocator = 1;
         block = __libc_calloc(count, size);
         in_allocator = 0;
@@ -583,8 +585,13 @@ void *realloc(void *ptr, size_t size)
     void *moved;
     size_t old_size = entry->size, first = entry->first_page, pages = entry->pages;
     if (pages > 0) { /* in the fence a block always moves: a pointer kept to the old one faults */
-        if ((moved = fence_alloc(size, 0, 0)) == NULL)
-            return NULL;
+        if ((moved = fence_alloc(size, 0, 0)) == NULL) { /* the fence full: the C library's */
+            in_allocator = 1;
+            moved = __libc_malloc(size);
+            in_allocator = 0;
+            if (moved == NULL)
+                return NULL;
+        }
         memcpy(moved, ptr, old_size < size ? old_size : size);
         fence_release(first, pages);
     } else {
@@ -619,10 +626,8 @@ void *memalign(size_t alignment, size_t size)
         return NULL;
     if (fenced() && (alignment == 0 || (alignment & (alignment - 1)) != 0))
         return errno = EINVAL, NULL;
-    void *block;
-    if (fenced()) {
-        block = fence_alloc(size, alignment < 16 ? 16 : alignment, 0);
-    } else {
+    void *block = NULL;
+    if (!fenced() || (block = fence_alloc(size, alignment < 16 ? 16 : alignment, 0)) == NULL) {
         in_allocator = 1;
         block = __libc_memalign(alignment, size);
         in_allocator = 0;
