@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from oracle import sandbox
+from oracle import isolation, sandbox
 from oracle.hw3.c.build import build
 from oracle.hw3.c.outside import DriverGone, OutsideMemory, Unreachable, driver_pid
 from oracle.hw3.probes import run_probes
@@ -51,8 +51,8 @@ def _isolations() -> list[str]:
 @pytest.fixture(params=_isolations())
 def box(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
     if request.param != "bubblewrap":
-        monkeypatch.setattr(sandbox, "BWRAP", "bwrap-that-is-not-installed")
-        monkeypatch.setattr(sandbox, "_probed", {})
+        monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
+        monkeypatch.setattr(isolation, "_probed", {})
     if request.param == "uid":
         monkeypatch.setattr(sandbox.landlock, "abi_version", lambda: 0)
     with Sandbox() as made:

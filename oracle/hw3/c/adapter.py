@@ -30,6 +30,7 @@ from oracle.hw3.c.driver_reply import (
 )
 from oracle.hw3.c.heap_maps import HeapMaps, MapsReader, driver_pid
 from oracle.hw3.c.log_channel import LogChannel
+from oracle.run_cpu import HUNG_WALL, RunClock
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
 from oracle.hw3.observation import HeapState, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
@@ -169,6 +170,7 @@ class CAdapter:
         self._observed = 0
         self._made = 0
         self._maps = None
+        self._clock = RunClock(self._proc.pid)  # the run's CPU seconds: what a call's timeout judges
 
     def _stop(self, wait: float) -> tuple[int | None, bool]:
         """Ends the driver and everything in its process group: its exit status, and whether it ended by
@@ -180,6 +182,7 @@ class CAdapter:
         if self._maps is not None:
             self._maps.close()
             self._maps = None
+        self._clock.close()
         os.close(self._cmd)
         exited = wait > 0 and _drained(self._reply, wait, self.log_channel)
         os.close(self._reply)
@@ -242,7 +245,19 @@ class CAdapter:
         self._observed = target if op == "O" else ret if op == "I" else live
         return ret
 
+    def _time_owed(self) -> float:
+        """How much longer to wait for a reply past the call's timeout: the CPU seconds of it the run has not
+        used yet (oracle/run_cpu.py), within HUNG_WALL times the timeout of wall-clock time."""
+        if self.timeout is None or self._proc is None:
+            return 0.0
+        wall, cpu = self._call_started
+        unused = self.timeout - (self._clock.seconds(walk=True) - cpu)
+        return max(0.0, min(unused, wall + HUNG_WALL * self.timeout - time.monotonic()))
+
     def _write_all(self, data: bytes) -> None:
+        """Sends a request; the call's time starts here, in wall-clock and in the run's CPU seconds."""
+        assert self._proc is not None
+        self._call_started = (time.monotonic(), self._clock.seconds())
         view = memoryview(data)
         while view:
             view = view[os.write(self._cmd, view) :]
@@ -265,6 +280,10 @@ class CAdapter:
                     self._fail("the grade's time limit was reached", wait=0)
                     raise DeadlinePassed()
                 if not ready:
+                    owed = self._time_owed()
+                    if owed > 0:  # a busy machine delayed it, not its own doing: it has not had its time yet
+                        deadline = time.monotonic() + owed
+                        continue
                     raise self._fail(f"hung: no answer within {self.timeout} s", wait=0)
             chunk = os.read(self._reply, max(n - have, 65536) if have == 0 else n - have)
             if not chunk:

@@ -44,6 +44,7 @@ from subprocess import Popen
 from typing import Iterator
 
 from oracle.hw3.observation import ImplementationFailure
+from oracle.run_cpu import children
 
 _STOPPED = {"T", "t", "Z", "X"}  # /proc/PID/stat states of a task that runs no code
 
@@ -59,17 +60,6 @@ class DriverGone(Exception):
 class MachineRefuses(Exception):
     """The grader cannot read its runs' memory on this machine at all (no ptrace access to them): the control,
     the shell of the grader's that started the driver, same uid and sandbox, is refused too."""
-
-
-def _children(pid: int) -> list[int]:
-    found: list[int] = []
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children") as listed:
-                found += [int(child) for child in listed.read().split()]
-    except OSError:
-        pass
-    return found
 
 
 # Run as the owner of process argv[1] (root without CAP_SYS_PTRACE may not look into another uid's process, but
@@ -154,7 +144,7 @@ def driver_pid(proc: Popen, program: Path) -> tuple[int | None, bool]:
             runs = _is_program(pid, wanted)
             found += [pid] if runs else []
             refused |= runs is None
-        todo = [child for pid in todo for child in _children(pid)]
+        todo = [child for pid in todo for child in children(pid)]
         if not todo:
             break
     return (found[0] if len(found) == 1 else None), refused

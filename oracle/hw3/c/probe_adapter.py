@@ -29,6 +29,7 @@ from typing import Any
 from oracle.hw3.c import probe_state
 from oracle.hw3.c.adapter import CAdapter, Pointer
 from oracle.hw3.c.driver_reply import _REQUEST, _U16
+from oracle.run_cpu import HUNG_WALL
 from oracle.hw3.c.outside import DriverGone, MachineRefuses, OutsideMemory
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.pool import GUARD, GUARD_SIZE
@@ -64,7 +65,13 @@ class CProbeAdapter(CAdapter):
 
     def _start(self) -> None:
         super()._start()
-        self._deadline = time.monotonic() + self.limit
+        self._deadline = time.monotonic() + HUNG_WALL * self.limit  # the wall clock's cap; the limit is CPU time
+
+    def _left(self) -> float:
+        """What is left of the probe's limit: CPU seconds of its run (oracle/run_cpu.py), so that a busy machine
+        changes no verdict; every call still ends by the wall-clock cap."""
+        assert self._proc is not None
+        return max(self.limit - self._clock.seconds(), 1e-3)
 
     def _stop(self, wait: float) -> tuple[int | None, bool]:
         if self._memory is not None:
@@ -75,7 +82,7 @@ class CProbeAdapter(CAdapter):
         return status, exited
 
     def _receive(self) -> int:
-        self.timeout = max(self._deadline - time.monotonic(), 1e-3)  # what is left of the probe's limit
+        self.timeout = self._left()
         return super()._receive()
 
     def _probe(self, op: str, target: int = 0, a: int = 0, b: int = 0, payload: bytes = b"") -> bytes:
@@ -86,7 +93,7 @@ class CProbeAdapter(CAdapter):
             self._write_all(_REQUEST.pack(ord(op), -1, target, a, b) + payload)
         except BrokenPipeError:
             raise self._fail("") from None
-        self.timeout = max(self._deadline - time.monotonic(), 1e-3)
+        self.timeout = self._left()
         data = self._reply_bytes()  # its length bounded before the rest is read
         if data[4] in (2, 4):  # fatal: the driver has exited (4: a memory error, a fault in the heap's guard pages, say)
             (n,) = _U16.unpack_from(data, 5)

@@ -1,0 +1,65 @@
+"""The CPU time a run has used, read by the grader from /proc (never from the run): what a time limit judges,
+so that a busy machine, which delays a program without its doing, changes no verdict.
+
+A call's limit is CPU seconds of the run's processes (its whole process tree: the supervisor, the program, a
+valgrind around it), with a cap on the wall clock of HUNG_WALL times the limit for a program that waits
+without computing (blocked on a pipe, asleep), which is hung too."""
+
+import os
+
+HUNG_WALL = 10  # a call gets at most this many times its limit in wall-clock time, whatever its CPU time
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def children(pid: int) -> list[int]:
+    """The pids of process `pid`'s children (every thread's), as /proc lists them now."""
+    found: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as listed:
+                found += [int(child) for child in listed.read().split()]
+    except OSError:
+        pass
+    return found
+
+
+class RunClock:
+    """The CPU seconds of one run's process tree, read cheaply on every call: each process's /proc/PID/stat is
+    kept open (one pread each), and the tree is walked again for processes started since when asked."""
+
+    def __init__(self, root: int):
+        self.root = root
+        self._stats: dict[int, int] = {}  # pid -> its /proc/PID/stat, open
+
+    def seconds(self, walk: bool = False) -> float:
+        """User and system CPU seconds of the tree, those of reaped children included (utime, stime, cutime,
+        cstime); `walk`: look for processes started since the last walk first."""
+        if walk or not self._stats:
+            self._walk()
+        total = 0
+        for fd in self._stats.values():
+            try:
+                fields = os.pread(fd, 4096, 0).rsplit(b")", 1)[1].split()
+                total += sum(int(fields[index]) for index in (11, 12, 13, 14))
+            except (OSError, IndexError, ValueError):  # ended: its time is in its parent's cutime now
+                continue
+        return total / _TICKS
+
+    def _walk(self) -> None:
+        todo, seen = [self.root], set()
+        while todo:
+            pid = todo.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            if pid not in self._stats:
+                try:
+                    self._stats[pid] = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+                except OSError:
+                    continue
+            todo += children(pid)
+
+    def close(self) -> None:
+        for fd in self._stats.values():
+            os.close(fd)
+        self._stats.clear()

@@ -1,0 +1,102 @@
+"""oracle/run_cpu.py and the C adapter's timeouts judged in the run's CPU seconds: a busy machine, which delays a
+program without its doing, changes no verdict; a program that spins or waits past its limit is still hung."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from oracle.hw3.c.adapter import CAdapter
+from oracle.hw3.c.build import build
+from oracle.hw3.observation import ImplementationFailure
+from oracle.run_cpu import HUNG_WALL, RunClock, children
+
+REFERENCE = Path(__file__).resolve().parents[1] / "engine" / "c"
+OPENING = "Sequence *create_sequence(LLMEngine *engine, int seq_id, int initial_kv_len)\n{\n"
+
+
+def _tree(root: int) -> list[int]:
+    todo, found = [root], []
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children(pid)
+    return found
+
+
+def test_the_clock_counts_a_spinning_child_and_not_a_sleeping_one() -> None:
+    spin = subprocess.Popen([sys.executable, "-c", "import time\nend = time.process_time() + 0.6\nwhile time.process_time() < end: pass\n"
+                             "time.sleep(30)"])
+    sleep = subprocess.Popen(["sh", "-c", "sleep 30 & wait"])
+    try:
+        spinning, sleeping = RunClock(spin.pid), RunClock(sleep.pid)
+        time.sleep(1.5)
+        assert spinning.seconds(walk=True) >= 0.5
+        assert sleeping.seconds(walk=True) < 0.1
+        spinning.close(), sleeping.close()
+    finally:
+        for proc in (spin, sleep):
+            proc.kill()
+            proc.wait()
+
+
+def _adapter(tmp_path: Path, body: str, timeout: float) -> CAdapter:
+    """The reference with `body` run first in create_sequence, built and driven with `timeout` s a call."""
+    source = (REFERENCE / "llm_memory.c").read_text()
+    before, after = source.split(OPENING)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "llm_memory.c").write_text(before + "#include <time.h>\n#include <unistd.h>\n" + OPENING + body + after)
+    result = build(tmp_path / "sub" / "llm_memory.c", tmp_path / "cache")
+    assert result.ok and result.driver is not None, result.message
+    return CAdapter(result.driver, timeout=timeout)
+
+
+SPIN = "    { clock_t end = clock() + CLOCKS_PER_SEC / 5; while (clock() < end) ; }  /* 0.2 s of CPU */\n"
+
+
+def test_a_call_delayed_by_a_busy_machine_is_not_hung(tmp_path: Path) -> None:
+    """The run is stopped for 1.5 s (as a loaded machine would starve it) in the middle of a call that needs
+    0.2 s of CPU against a 0.5 s limit: its answer is waited for and judged, not called a hang."""
+    adapter = _adapter(tmp_path, SPIN, timeout=0.5)
+    try:
+        engine = adapter.llm_init(64 * 10)
+        assert adapter._proc is not None
+        tree = _tree(adapter._proc.pid)
+
+        def starve() -> None:
+            time.sleep(0.05)
+            for pid in tree:
+                os.kill(pid, signal.SIGSTOP)
+            time.sleep(1.5)
+            for pid in tree:
+                os.kill(pid, signal.SIGCONT)
+
+        starver = threading.Thread(target=starve)
+        started = time.monotonic()
+        starver.start()
+        assert adapter.create_sequence(engine, 1, 1) is not None
+        starver.join()
+        assert time.monotonic() - started >= 1.5  # it was waited for past its wall-clock limit
+    finally:
+        adapter.close()
+
+
+@pytest.mark.parametrize("body, seconds", [
+    ("    for (;;) ;  /* spins */\n", 0.5),
+    ("    for (;;) pause();  /* waits without computing */\n", HUNG_WALL * 0.5),
+], ids=["spins", "waits"])
+def test_a_call_that_spins_or_waits_past_its_limit_is_hung(tmp_path: Path, body: str, seconds: float) -> None:
+    adapter = _adapter(tmp_path, body, timeout=0.5)
+    try:
+        engine = adapter.llm_init(64 * 10)
+        started = time.monotonic()
+        with pytest.raises(ImplementationFailure, match="hung: no answer within 0.5 s"):
+            adapter.create_sequence(engine, 1, 1)
+        assert time.monotonic() - started >= seconds * 0.9
+    finally:
+        adapter.close()
