@@ -12,17 +12,16 @@ xfail naming the mechanism that let it through.
 
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
-from tests.tamper import Reaper, Scene, compile_grader
+from tests.tamper import Reaper, Scene
 from tests.test_grade import small_rubric
 from tests.test_tamper import check_report, grade_args, grade_in_scene
-from tests.test_tamper_review import graded, python_module
+from tests.test_tamper_review import graded, python_module, reaper, scene  # noqa: F401  (fixtures)
 
 C_ATTACKS = SUBMISSIONS / "hostile" / "review2"
 CORRECT = SUBMISSIONS / "correct_review2"  # correct implementations written in unusual ways: patches on the reference
@@ -119,20 +118,6 @@ ATTACKS += [
            "83/83 on the whole rubric for an honest 70/83"),
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
-
-
-@pytest.fixture(params=[False, True], ids=["bwrap", "without-bwrap"])
-def scene(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Scene]:
-    world = Scene(tmp_path, without_bwrap=request.param)
-    yield world
-    world.close()
-
-
-@pytest.fixture(scope="module")
-def reaper() -> Iterator[Reaper]:
-    compile_grader()
-    with Reaper() as r:
-        yield r
 
 
 def submission(scene: Scene, attack: Attack) -> Path:
