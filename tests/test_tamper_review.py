@@ -110,8 +110,9 @@ ATTACKS += [
 ]
 ATTACKS += [
     # held since a package folder is named by its path (oracle/prefix/grade.py, pylocate): its parent went first
-    # on the grader's own sys.path, so an xml.py beside it ran inside the grader (100 for an honest 72)
-    Attack("prefix_shadow", "prefix", "hash_not_chained", (), 72),
+    # on the grader's own sys.path, so an xml.py beside it ran inside the grader (100 for an honest 72; the
+    # honest score is 80 since the rubric's fuzz item weighs 12, the new append item 8)
+    Attack("prefix_shadow", "prefix", "hash_not_chained", (), 80),
 ]
 ATTACKS += [
     Attack("html_label", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 0),  # held; see below
@@ -410,7 +411,7 @@ def test_the_prefix_base_bug_scores_its_honest_score(scene: Scene, reaper: Reape
     rubric = scene.rubric_dir / "rubric.toml"
     rubric.write_text(RUBRIC.read_text())
     evidence = grade_in_scene(scene, reaper, prefix_args(folder / "labsol", scene, rubric))
-    problems = evidence.problems + check_report(scene.out, 72, 100)
+    problems = evidence.problems + check_report(scene.out, 80, 100)  # hash_chaining 8 and fuzz 12 lost
     assert not problems, "\n".join(problems)
 
 
