@@ -245,3 +245,45 @@ def test_root_without_cap_sys_ptrace_reads_its_runs_as_their_own_uid() -> None:
     assert shown[0] == "opened", shown
     shown = _attach_as(no_ptrace, "undumpable")
     assert shown[0] == "Unreachable the grader could not open your program's memory: Permission denied", shown
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to look as the uid of a run")
+def test_the_grader_looks_into_a_run_as_its_own_uid(box: Sandbox, child: Child) -> None:
+    """outside._as_owner, what a grader without CAP_SYS_PTRACE falls back on: a process of the run's own uid
+    names the run's executable (device and inode) and hands back its memory, opened read-write."""
+    from oracle.hw3.c.outside import _as_owner
+
+    pid, _ = driver_pid(child.proc, child.exposed)
+    assert pid is not None
+    program = os.stat(child.exposed)
+    seen, fd = _as_owner(pid, open_memory=True)
+    assert fd is not None
+    try:
+        assert seen == (program.st_dev, program.st_ino)
+        assert os.pread(fd, 21, child.address) == b"the child's own bytes"
+    finally:
+        os.close(fd)
+    assert _as_owner(pid, open_memory=False) == (seen, None)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to look as the uid of a run")
+def test_a_run_that_made_itself_undumpable_refuses_its_own_uid(box: Sandbox, tmp_path: Path) -> None:
+    from oracle.hw3.c.outside import _as_owner
+
+    (tmp_path / "child.c").write_text(CHILD)
+    subprocess.run(["gcc", "-O1", "-o", str(tmp_path / "child"), str(tmp_path / "child.c")], check=True)
+    exposed = box.expose(tmp_path / "child")
+    read, poke = os.pipe()
+    proc = box.popen([exposed, str(read), "undumpable"], readable=[exposed.parent], pass_fds=(read,),
+                     stdout=subprocess.PIPE)
+    os.close(read)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline()
+        pid, _ = driver_pid(proc, exposed)
+        if pid is None:  # the grader itself may not look (it needs CAP_SYS_PTRACE for that): its owner may not
+            return
+        with pytest.raises(OSError):
+            _as_owner(pid, open_memory=True)
+    finally:
+        os.close(poke)
+        box.stop(proc)

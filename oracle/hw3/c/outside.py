@@ -36,7 +36,6 @@ import select
 import signal
 import socket
 import subprocess
-import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,6 +43,7 @@ from subprocess import Popen
 from typing import Iterator
 
 from oracle.hw3.observation import ImplementationFailure
+from oracle.child import PYTHON  # the system's: a run's uid may run it (the grader's own may be out of reach)
 from oracle.run_cpu import children
 
 _STOPPED = {"T", "t", "Z", "X"}  # /proc/PID/stat states of a task that runs no code
@@ -90,7 +90,7 @@ def _as_owner(pid: int, open_memory: bool) -> tuple[tuple[int, int], int | None]
         raise PermissionError(errno.EACCES, "no owner to look as")
     ours, theirs = socket.socketpair()
     with ours, theirs:
-        done = subprocess.run([sys.executable, "-I", "-S", "-c", _AS_OWNER, str(pid),
+        done = subprocess.run([PYTHON, "-I", "-S", "-c", _AS_OWNER, str(pid),
                                str(theirs.fileno()), "open" if open_memory else "look"],
                               user=int(ids["Uid"]), group=int(ids["Gid"]), extra_groups=[], pass_fds=(theirs.fileno(),),
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
