@@ -100,3 +100,46 @@ def test_a_call_that_spins_or_waits_past_its_limit_is_hung(tmp_path: Path, body:
         assert time.monotonic() - started >= seconds * 0.9
     finally:
         adapter.close()
+
+
+SLOW_PYTHON = '''
+import time as _time
+
+_create = create_sequence
+
+
+def create_sequence(engine, seq_id, initial_kv_len):
+    end = _time.process_time() + 0.2  # 0.2 s of CPU
+    while _time.process_time() < end:
+        pass
+    return _create(engine, seq_id, initial_kv_len)
+'''
+
+
+def test_a_python_call_delayed_by_a_busy_machine_is_not_hung(tmp_path: Path) -> None:
+    """The same for a Python submission's child (oracle/child.py): stopped for 1.5 s in a call that needs 0.2 s
+    of CPU against a 0.5 s limit, it is answered, not called a hang."""
+    from oracle.hw3.pyremote import served
+
+    engine_source = (Path(__file__).resolve().parents[1] / "engine" / "llm_memory.py").read_text()
+    (tmp_path / "slow_engine.py").write_text(engine_source + SLOW_PYTHON)
+    with served(str(tmp_path / "slow_engine.py"), timeout=0.5) as remote:
+        adapter = remote()
+        engine = adapter.llm_init(64 * 10)
+        assert remote.child._proc is not None
+        tree = _tree(remote.child._proc.pid)
+
+        def starve() -> None:
+            time.sleep(0.05)
+            for pid in tree:
+                os.kill(pid, signal.SIGSTOP)
+            time.sleep(1.5)
+            for pid in tree:
+                os.kill(pid, signal.SIGCONT)
+
+        starver = threading.Thread(target=starve)
+        started = time.monotonic()
+        starver.start()
+        assert adapter.create_sequence(engine, 1, 1) is not None
+        starver.join()
+        assert time.monotonic() - started >= 1.5
