@@ -29,6 +29,25 @@ def _tree(root: int) -> list[int]:
     return found
 
 
+def _starve(root: int) -> tuple[threading.Thread, float]:
+    """Stops every process of the run under `root` for 1.5 s, 0.05 s from now, as a loaded machine starves it;
+    the thread doing it, and when it started."""
+    tree = _tree(root)
+
+    def starve() -> None:
+        time.sleep(0.05)
+        for pid in tree:
+            os.kill(pid, signal.SIGSTOP)
+        time.sleep(1.5)
+        for pid in tree:
+            os.kill(pid, signal.SIGCONT)
+
+    starver = threading.Thread(target=starve)
+    started = time.monotonic()
+    starver.start()
+    return starver, started
+
+
 def test_the_clock_counts_a_spinning_child_and_not_a_sleeping_one() -> None:
     spin = subprocess.Popen([sys.executable, "-c", "import time\nend = time.process_time() + 0.6\nwhile time.process_time() < end: pass\n"
                              "time.sleep(30)"])
@@ -66,19 +85,7 @@ def test_a_call_delayed_by_a_busy_machine_is_not_hung(tmp_path: Path) -> None:
     try:
         engine = adapter.llm_init(64 * 10)
         assert adapter._proc is not None
-        tree = _tree(adapter._proc.pid)
-
-        def starve() -> None:
-            time.sleep(0.05)
-            for pid in tree:
-                os.kill(pid, signal.SIGSTOP)
-            time.sleep(1.5)
-            for pid in tree:
-                os.kill(pid, signal.SIGCONT)
-
-        starver = threading.Thread(target=starve)
-        started = time.monotonic()
-        starver.start()
+        starver, started = _starve(adapter._proc.pid)
         assert adapter.create_sequence(engine, 1, 1) is not None
         starver.join()
         assert time.monotonic() - started >= 1.5  # it was waited for past its wall-clock limit
@@ -127,19 +134,7 @@ def test_a_python_call_delayed_by_a_busy_machine_is_not_hung(tmp_path: Path) -> 
         adapter = remote()
         engine = adapter.llm_init(64 * 10)
         assert remote.child._proc is not None
-        tree = _tree(remote.child._proc.pid)
-
-        def starve() -> None:
-            time.sleep(0.05)
-            for pid in tree:
-                os.kill(pid, signal.SIGSTOP)
-            time.sleep(1.5)
-            for pid in tree:
-                os.kill(pid, signal.SIGCONT)
-
-        starver = threading.Thread(target=starve)
-        started = time.monotonic()
-        starver.start()
+        starver, started = _starve(remote.child._proc.pid)
         assert adapter.create_sequence(engine, 1, 1) is not None
         starver.join()
         assert time.monotonic() - started >= 1.5
