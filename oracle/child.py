@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from oracle.reply import Unreadable, decode
-from oracle.run_cpu import HUNG_WALL, RunClock
+from oracle.run_cpu import RunClock
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, environment, signal_label
 from oracle.site import VARIABLE, missing_module_hint
 
@@ -159,8 +159,7 @@ class PythonChild:
         os.set_blocking(cmd_w, False)
         self._cmd, self._reply = cmd_w, reply_r
         self.generation += 1
-        self._clock = RunClock(self._proc.pid)  # the run's CPU seconds: what a call's time limit judges
-        self._call_started = (time.monotonic(), 0.0)
+        self._clock = RunClock(self._proc.pid)  # the run's CPU seconds: what a call's time limit judges (loading first)
         try:
             hello = self._receive(self.load_timeout, "while loading")
         except self.failure as failure:
@@ -206,7 +205,7 @@ class PythonChild:
                 raise self.failure(f"does not load: {failure}") from None
         timeout = self.timeout if timeout is None else timeout
         body = json.dumps(request, separators=(",", ":")).encode()
-        self._call_started = (time.monotonic(), self._clock.seconds())
+        self._clock.call_started()
         self._send(_LENGTH.pack(len(body)) + body, time.monotonic() + timeout, doing)
         return self.more(doing, timeout)
 
@@ -262,7 +261,7 @@ class PythonChild:
                 if self.sandbox.deadline is not None and time.monotonic() >= self.sandbox.deadline:
                     self.stop()
                     raise DeadlinePassed()  # the grade's time limit, not this call's: the item is not run
-                if (owed := self._time_owed(timeout)) > 0:  # a busy machine delayed it, not its own doing
+                if (owed := self._clock.owed(timeout)) > 0:  # a busy machine delayed it, not its own doing
                     deadline = min(time.monotonic() + owed, self.sandbox.deadline or float("inf"))
                     continue
                 raise self._fail(f"hung: no answer within {timeout:g} s" + (" while loading" if doing == "while loading" else ""))
@@ -272,13 +271,6 @@ class PythonChild:
             chunks.append(chunk)
             have += len(chunk)
         return b"".join(chunks)
-
-    def _time_owed(self, timeout: float) -> float:
-        """How much longer to wait past a call's time limit: the CPU seconds of it the run has not used yet
-        (oracle/run_cpu.py), within HUNG_WALL times the limit of wall-clock time."""
-        wall, cpu = self._call_started
-        unused = timeout - (self._clock.seconds(walk=True) - cpu)
-        return max(0.0, min(unused, wall + HUNG_WALL * timeout - time.monotonic()))
 
     def _stop_after_end(self) -> int | None:
         """The reply pipe closed: the server ended (or closed it). Give it a moment to exit by itself, so its

@@ -6,6 +6,7 @@ valgrind around it), with a cap on the wall clock of HUNG_WALL times the limit f
 without computing (blocked on a pipe, asleep), which is hung too."""
 
 import os
+import time
 
 HUNG_WALL = 10  # a call gets at most this many times its limit in wall-clock time, whatever its CPU time
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -25,11 +26,23 @@ def children(pid: int) -> list[int]:
 
 class RunClock:
     """The CPU seconds of one run's process tree, read cheaply on every call: each process's /proc/PID/stat is
-    kept open (one pread each), and the tree is walked again for processes started since when asked."""
+    kept open (one pread each), and the tree is walked again for processes started since when asked. It times
+    the run's current call: `call_started()` when a request goes out, `owed(limit)` when its limit has passed."""
 
     def __init__(self, root: int):
         self.root = root
         self._stats: dict[int, int] = {}  # pid -> its /proc/PID/stat, open
+        self._call = (time.monotonic(), 0.0)  # when the current call started: wall clock, the run's CPU seconds
+
+    def call_started(self) -> None:
+        self._call = (time.monotonic(), self.seconds())
+
+    def owed(self, limit: float) -> float:
+        """How much longer to wait for the current call past `limit`: the CPU seconds of it the run has not used
+        yet, within HUNG_WALL times the limit of wall-clock time since the call started."""
+        wall, cpu = self._call
+        unused = limit - (self.seconds(walk=True) - cpu)
+        return max(0.0, min(unused, wall + HUNG_WALL * limit - time.monotonic()))
 
     def seconds(self, walk: bool = False) -> float:
         """User and system CPU seconds of the tree, those of reaped children included (utime, stime, cutime,

@@ -41,6 +41,7 @@ class Attack:
     broken: str = ""  # when the grader does not hold today: what broke (the test is then a strict xfail)
     timeout: float = 2.0
     queues: tuple[str, ...] = ()  # POSIX message queues it makes, which must not outlive the grading
+    failing: tuple[str, ...] = ()  # items worth 0 points the bug fails honestly: they must still fail
 
 
 STATE_SAID_IN_ITS_PROCESS = (

@@ -21,23 +21,11 @@ from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import Reaper, Scene
 from tests.test_grade import small_rubric
 from tests.test_tamper import check_report, grade_args, grade_in_scene
-from tests.test_tamper_review import graded, python_module, reaper, scene  # noqa: F401  (fixtures)
+from tests.test_tamper_review import Attack, graded, python_module, reaper, scene  # noqa: F401  (fixtures)
 
 C_ATTACKS = SUBMISSIONS / "hostile" / "review2"
 CORRECT = SUBMISSIONS / "correct_review2"  # correct implementations written in unusual ways: patches on the reference
 PY_ATTACKS = Path(__file__).with_name("hostile_review2")
-
-
-@dataclass(frozen=True)
-class Attack:
-    name: str  # C: C_ATTACKS/<name>.patch; Python: PY_ATTACKS/<name>.py
-    lang: str  # "c" or "python"
-    base: str  # the known bug it sits on
-    items: tuple[str, ...]  # the rubric items it is graded on
-    expected: int  # the bug's honest score there
-    broken: str = ""  # when the grader does not hold today: what broke (the test is then a strict xfail)
-    timeout: float = 2.0
-    failing: tuple[str, ...] = ()  # items worth 0 points the bug fails honestly: they must still fail
 
 
 COMPUTED_MPROTECT = (

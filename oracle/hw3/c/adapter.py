@@ -30,7 +30,7 @@ from oracle.hw3.c.driver_reply import (
 )
 from oracle.hw3.c.heap_maps import HeapMaps, MapsReader, driver_pid
 from oracle.hw3.c.log_channel import LogChannel
-from oracle.run_cpu import HUNG_WALL, RunClock
+from oracle.run_cpu import RunClock
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
 from oracle.hw3.observation import HeapState, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
@@ -245,19 +245,9 @@ class CAdapter:
         self._observed = target if op == "O" else ret if op == "I" else live
         return ret
 
-    def _time_owed(self) -> float:
-        """How much longer to wait for a reply past the call's timeout: the CPU seconds of it the run has not
-        used yet (oracle/run_cpu.py), within HUNG_WALL times the timeout of wall-clock time."""
-        if self.timeout is None or self._proc is None:
-            return 0.0
-        wall, cpu = self._call_started
-        unused = self.timeout - (self._clock.seconds(walk=True) - cpu)
-        return max(0.0, min(unused, wall + HUNG_WALL * self.timeout - time.monotonic()))
-
     def _write_all(self, data: bytes) -> None:
         """Sends a request; the call's time starts here, in wall-clock and in the run's CPU seconds."""
-        assert self._proc is not None
-        self._call_started = (time.monotonic(), self._clock.seconds())
+        self._clock.call_started()
         view = memoryview(data)
         while view:
             view = view[os.write(self._cmd, view) :]
@@ -280,7 +270,7 @@ class CAdapter:
                     self._fail("the grade's time limit was reached", wait=0)
                     raise DeadlinePassed()
                 if not ready:
-                    owed = self._time_owed()
+                    owed = self._clock.owed(timeout)
                     if owed > 0:  # a busy machine delayed it, not its own doing: it has not had its time yet
                         deadline = time.monotonic() + owed
                         continue
