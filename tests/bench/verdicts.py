@@ -2,7 +2,7 @@
 tests/submissions/{broken,unseen,stacked,hostile}/ with the default rubric and a small fuzz budget (as the
 fixture tests do) and writes {kind/name: {"score": s, "items": {id: [status, points, message]}}} as JSON.
 
-    python tests/bench/verdicts.py OUT.json [--jobs N] [--kinds broken unseen ...]
+    python tests/bench/verdicts.py OUT.json [--jobs N] [--kinds broken unseen ...] [--items compiles alloc_failure ...]
     python tests/bench/verdicts.py --compare BEFORE.json AFTER.json
 
 --compare prints every item whose status, points or message differs, and exits 1 if any does.
@@ -23,7 +23,7 @@ from tests.conftest import REFERENCE_C, SUBMISSIONS, patched  # noqa: E402
 KINDS = ("broken", "unseen", "stacked", "hostile")
 
 
-def verdict(kind: str, name: str) -> tuple[str, dict]:
+def verdict(kind: str, name: str, items: list[str] | None = None) -> tuple[str, dict]:
     from oracle.hw3.grade import grade, load
     from tests.test_grade import small_rubric
 
@@ -34,7 +34,7 @@ def verdict(kind: str, name: str) -> tuple[str, dict]:
         (directory / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), SUBMISSIONS / kind / f"{name}.patch"))
         out = work / "out"
         out.mkdir()
-        report = grade(str(directory), load(small_rubric(work / "rubric.toml")), out, timeout=1.0)
+        report = grade(str(directory), load(small_rubric(work / "rubric.toml", items)), out, timeout=1.0)
         items = {item.id: [item.status, item.points, item.message] for item in report.items}
         return f"{kind}/{name}", {"score": report.score, "items": items}
 
@@ -63,6 +63,7 @@ def main() -> None:
     parser.add_argument("out", nargs="?", type=Path)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--kinds", nargs="*", default=list(KINDS))
+    parser.add_argument("--items", nargs="*", help="grade only these rubric items (default: all)")
     parser.add_argument("--compare", nargs=2, type=Path)
     args = parser.parse_args()
     if args.compare:
@@ -71,7 +72,7 @@ def main() -> None:
         parser.error("give OUT.json or --compare BEFORE AFTER")
     work = [(kind, p.stem) for kind in args.kinds for p in sorted((SUBMISSIONS / kind).glob("*.patch"))]
     with ProcessPoolExecutor(args.jobs) as pool:
-        results = dict(pool.map(verdict, *zip(*work)))
+        results = dict(pool.map(verdict, *zip(*work), [args.items] * len(work)))
     args.out.write_text(json.dumps(results, indent=1, sort_keys=True))
     print(f"{len(results)} fixtures graded, wrote {args.out}")
 
