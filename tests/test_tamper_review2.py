@@ -172,14 +172,12 @@ UNUSUAL = [
     # sequence. Held since a block the fence cannot hold (vm.max_map_count: 5000 live one-block sequences at 7
     # blocks each need 70,000 mappings) comes from the C library's heap instead of NULL (driver.c)
     Unusual("small_records", ("compiles", "create_free")),
-    # 8000 spare 32-byte records set aside by the first live engine, freed with the last
-    Unusual("spare_records", ("compiles", "alloc_failure"),
-            "every natively served malloc costs system calls (mprotect, and mmap when the quarantine empties) and "
-            "the grader reads the driver's whole /proc/PID/maps after every call, so a design that keeps many "
-            "small blocks live is graded slowly: 70.6 s against the reference's 3.5 s on the whole rubric less "
-            "alloc_failure (fuzz 23.5 s, check_before_allocate 20.2 s); alloc_failure fails each of llm_init's "
-            "8000 allocations in turn, replaying it each time, and never ends: 'not run' at any whole-grade "
-            "limit (300 s by default; 60 s here), so the grade exits 1 for a correct implementation",
+    # 8000 spare 32-byte records set aside by the first live engine, freed with the last. Held since alloc_failure
+    # fails at most 32 allocations of a call (allocations_to_fail): it failed each of llm_init's 8002 in turn,
+    # replaying the program each time, and never ended within the grade's limit (exit 1). The other items' slowness
+    # on it (the grader reads the driver's whole /proc/PID/maps after every call) is not this test's: it grades
+    # only these two items, within a 60 s whole-grade limit
+    Unusual("spare_records", ("compiles", "alloc_failure"), "",
             ("--time-limit", "60")),
 ]
 

@@ -1,0 +1,68 @@
+"""alloc_failure (oracle/hw3/alloc_failure.py): which allocations of a call it fails (allocations_to_fail, on plain
+counts), and, on real C submissions built by gcc, that a call of thousands of allocations is tried in bounded
+work and a leak on its last allocation's failure is still caught."""
+
+from pathlib import Path
+
+from oracle.hw3.alloc_failure import EDGE, FAILED_PER_CALL, allocations_to_fail
+from oracle.hw3.grade import grade, load
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.test_grade import small_rubric
+
+SPARE_RECORDS = SUBMISSIONS / "correct_review2" / "spare_records.patch"  # llm_init: 2 + 8000 allocations
+
+
+def test_every_allocation_of_a_short_call_fails() -> None:
+    assert allocations_to_fail(0) == ()
+    assert allocations_to_fail(1) == (1,)
+    assert allocations_to_fail(4) == (1, 2, 3, 4)
+    assert allocations_to_fail(FAILED_PER_CALL) == tuple(range(1, FAILED_PER_CALL + 1))
+
+
+def test_a_long_call_fails_its_first_and_last_allocations_and_an_even_spread_between() -> None:
+    assert allocations_to_fail(100) == (1, 2, 3, 4, 5, 6, 7, 8, 11, 16, 22, 27, 32, 37, 43, 48, 53, 58, 64, 69,
+                                        74, 79, 85, 90, 93, 94, 95, 96, 97, 98, 99, 100)
+    for count in (FAILED_PER_CALL + 1, FAILED_PER_CALL + 2, 40, 100, 8002, 10**9):
+        chosen = allocations_to_fail(count)
+        assert len(chosen) == FAILED_PER_CALL and len(set(chosen)) == FAILED_PER_CALL, count
+        assert list(chosen) == sorted(chosen) and chosen[0] == 1 and chosen[-1] == count, count
+        assert chosen[:EDGE] == tuple(range(1, EDGE + 1)), count
+        assert chosen[-EDGE:] == tuple(range(count - EDGE + 1, count + 1)), count
+        between = chosen[EDGE:-EDGE]
+        assert all(EDGE < k <= count - EDGE for k in between), count
+        gaps = [b - a for a, b in zip(between, between[1:])]
+        assert max(gaps) - min(gaps) <= 1, (count, gaps)  # evenly spread, to the nearest allocation
+
+
+def test_the_choice_depends_on_the_count_alone() -> None:
+    assert allocations_to_fail(8002) == allocations_to_fail(8002)
+    assert allocations_to_fail(8002) != allocations_to_fail(8003)
+
+
+def _alloc_failure(tmp_path: Path, source: str) -> tuple[str, str]:
+    directory = tmp_path / "submission"
+    directory.mkdir()
+    (directory / "llm_memory.c").write_text(source)
+    out = tmp_path / "out"
+    out.mkdir()
+    report = grade(str(directory), load(small_rubric(tmp_path / "rubric.toml", ["alloc_failure"])), out)
+    item = next(item for item in report.items if item.id == "alloc_failure")
+    return item.status, item.message
+
+
+def test_a_correct_call_of_thousands_of_allocations_passes_on_a_bounded_set(tmp_path: Path) -> None:
+    status, message = _alloc_failure(tmp_path, patched(REFERENCE_C.read_text(), SPARE_RECORDS))
+    assert status == "passed", message
+    # llm_init's 32 of 8002, and every one of the other calls' 14 (the reference's counts)
+    assert message.startswith(f"{FAILED_PER_CALL + 14} of the {8002 + 14} allocations failed one at a time"), message
+
+
+def test_a_leak_when_the_last_of_thousands_of_allocations_fails_is_caught(tmp_path: Path) -> None:
+    correct = patched(REFERENCE_C.read_text(), SPARE_RECORDS)
+    undo = "        if (record == NULL) {\n            drop_spares();"
+    assert undo in correct
+    leaky = correct.replace(undo, "        if (record == NULL) {\n            if (i < 7999)\n                drop_spares();")
+    status, message = _alloc_failure(tmp_path, leaky)
+    assert status == "failed"
+    assert "allocation 8002 of step 1 failing" in message, message
+    assert "heap: expected every allocation freed, got 7999 block(s)" in message, message
