@@ -3,13 +3,15 @@ are the heap region's mappings, read from outside the submission's process; a re
 into a freed one faults there and then, with or without valgrind; a signal handler that could swallow that
 fault is refused at build."""
 
+import os
 from pathlib import Path
 
 import pytest
 
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import build
-from oracle.hw3.c.heap_maps import REGION_BASE, driver_pid, heap_maps
+from oracle.hw3.c.heap_maps import REGION_BASE, MapsReader, heap_maps
+from oracle.hw3.c.outside import driver_pid
 from oracle.hw3.observation import ImplementationFailure
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 
@@ -45,8 +47,8 @@ def test_the_live_blocks_are_the_drivers_mappings_found_from_our_own_process_tre
         assert adapter.observe(None).heap.live_blocks == 2
         assert adapter.create_sequence(engine, 1, 1) is not None
         assert adapter.observe(None).heap.live_blocks == 5
-        pid = driver_pid(adapter.pid)
-        assert pid is not None and pid != adapter.pid
+        pid, refused = driver_pid(adapter._proc, adapter.box.expose(adapter.driver))
+        assert pid is not None and pid != adapter.pid and not refused
         seen = heap_maps(pid)
         assert seen is not None and seen.blocks == 5 and seen.bytes >= 5 * 4096
         assert adapter.llm_destroy(engine) == 0
@@ -139,3 +141,70 @@ def test_a_signal_handler_is_refused_at_build(call: str, symbol: str, workdir: P
     result = build(folder / "llm_memory.c", workdir / f"handler-{call[:6]}-build")
     assert not result.ok
     assert f"installs signal handlers ({symbol}): a submission may not catch the faults" in result.message
+
+
+def _driver_pid(adapter: CAdapter) -> int:
+    pid, refused = driver_pid(adapter._proc, adapter.box.expose(adapter.driver))
+    assert pid is not None and not refused
+    return pid
+
+
+def test_the_maps_text_and_the_kernels_answers_agree(workdir: Path) -> None:
+    """The two readings of the region (the kernel asked mapping by mapping, PROCMAP_QUERY; the maps file's
+    text, an older kernel's way) count the same live blocks, pages and faulted pages: after use_after_free's
+    free_sequence, the engine and its ref_count live, and one freed page was touched."""
+    adapter = CAdapter(_driver(_on("use_after_free"), workdir, "use_after_free"))
+    try:
+        engine = adapter.llm_init(4096)
+        adapter.create_sequence(engine, 1, 1)
+        assert adapter.free_sequence(engine, 1) == 0
+        pid = _driver_pid(adapter)
+        asked, text = MapsReader(pid), MapsReader(pid)
+        text.query = False  # what the reader does once the kernel has refused PROCMAP_QUERY
+        try:
+            seen = asked.heap()
+            assert seen is not None and (seen.blocks, seen.faulted) == (2, 1) and seen.bytes >= 2 * 4096
+            assert text.heap() == heap_maps(pid) == seen
+        finally:
+            asked.close()
+            text.close()
+    finally:
+        adapter.close()
+
+
+def test_a_descriptor_without_procmap_query_falls_back_to_the_maps_text(workdir: Path, tmp_path: Path) -> None:
+    """A kernel before 6.11 answers PROCMAP_QUERY with ENOTTY, as it does on any file that has no such request
+    (here an ordinary file in place of the maps descriptor): the reader reads the maps text from then on."""
+    adapter = CAdapter(_driver(_on(""), workdir, "reference"))
+    try:
+        engine = adapter.llm_init(4096)
+        adapter.create_sequence(engine, 1, 1)
+        pid = _driver_pid(adapter)
+        reader = MapsReader(pid)
+        os.close(reader.fd)
+        reader.fd = os.open(tmp_path / "not-maps", os.O_RDWR | os.O_CREAT)
+        try:
+            seen = reader.heap()
+            assert not reader.query
+            assert seen is not None and seen.blocks == 5 and seen == heap_maps(pid)
+        finally:
+            reader.close()
+    finally:
+        adapter.close()
+
+
+def test_the_mappings_of_a_driver_that_ended_are_none(workdir: Path) -> None:
+    """Once the driver has ended there is no reading: None from the kept descriptor and from the text, and a
+    new reader cannot open its maps (the adapter takes that as the driver's end, not as an empty heap)."""
+    adapter = CAdapter(_driver(_on(""), workdir, "reference"))
+    adapter.llm_init(4096)
+    pid = _driver_pid(adapter)
+    reader = MapsReader(pid)
+    adapter.close()
+    try:
+        assert reader.heap() is None
+        assert heap_maps(pid) is None
+        with pytest.raises(OSError):
+            MapsReader(pid)
+    finally:
+        reader.close()

@@ -28,8 +28,9 @@ from oracle.hw3.c.driver_reply import (
     _REQUEST, _RESULT, _U16, _U32, UNREADABLE, BadReply, CallStats, Pointer, _drained,
     parse_engine, pool_changes, reply_bound,
 )
-from oracle.hw3.c.heap_maps import HeapMaps, MapsReader, driver_pid
+from oracle.hw3.c.heap_maps import HeapMaps, MapsReader
 from oracle.hw3.c.log_channel import LogChannel
+from oracle.hw3.c.outside import driver_pid
 from oracle.run_cpu import RunClock
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
 from oracle.hw3.observation import HeapState, ImplementationFailure, Observation
@@ -131,7 +132,7 @@ class CAdapter:
         self._engine_part: tuple[bytes, int] | None = None  # the last reply and where its engine part starts
         self._observed = 0  # the engine address that part describes
         self._made = 0  # create and fork requests since the driver started: at most one sequence each
-        self._maps: MapsReader | None = None  # the driver's mappings, its pid from our own process tree (heap_maps.py)
+        self._maps: MapsReader | None = None  # the driver's mappings, its pid from our own process tree (outside.py)
 
     # ---- process ----
 
@@ -352,9 +353,10 @@ class CAdapter:
         return ret
 
     def _outside_heap(self) -> HeapMaps:
-        """The driver's live heap blocks from its mappings (heap_maps.py), its pid found in our process tree."""
+        """The driver's live heap blocks from its mappings (heap_maps.py), its pid found in our process tree: the
+        one process under the run that runs the driver program (outside.driver_pid)."""
         assert self._proc is not None
-        if self._maps is None and (pid := driver_pid(self._proc.pid)) is not None:
+        if self._maps is None and (pid := driver_pid(self._proc, self.box.expose(self.driver))[0]) is not None:
             try:
                 self._maps = MapsReader(pid)
             except OSError:

@@ -7,9 +7,9 @@ read by the grader between calls while the driver waits for its next request, sa
 many pages they hold. The kernel keeps that list; nothing the submission writes in its memory changes it, and
 changing the mappings themselves takes a system call the build refuses (refusal.py: mmap, mprotect, syscall...).
 
-The driver's host pid comes from the grader's own process tree (the run's wrapper is our child; under
-bubblewrap the driver is in a pid namespace of its own, so a pid it would give is not the host's), never from
-the driver.
+The driver's host pid comes from the grader's own process tree, the one process under the run the grader
+started that runs the driver program (outside.driver_pid, which the white-box probes use too; under bubblewrap
+the driver is in a pid namespace of its own, so a pid it would give is not the host's), never from the driver.
 """
 
 import errno
@@ -35,22 +35,6 @@ class HeapMaps:
     faulted: int = 0  # pages of guard or freed memory the submission's code read or wrote: memory errors
 
 
-def _parents(newer_than: int = 0) -> dict[int, list[int]]:
-    """The children of every process (of those with a pid above `newer_than`), from /proc/*/stat: the tree as
-    the kernel keeps it."""
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) <= newer_than:
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-    return children
-
-
 def _maps(pid: int) -> bytes | None:
     """/proc/PID/maps, read as bytes (the cheapest way: it is read after every call)."""
     try:
@@ -70,29 +54,6 @@ def _maps(pid: int) -> bytes | None:
 
 # a line of the region, [REGION_BASE, REGION_BASE + REGION_SPAN): start, end, permissions
 _REGION_LINE = re.compile(rb"^(20[0-9a-f]{10})-([0-9a-f]+) ([-r][-w][-x][ps])", re.M)
-
-
-def driver_pid(root: int) -> int | None:
-    """The process under `root` (a run the grader started) whose mappings hold the heap region: the driver,
-    once its main has begun. None when there is none (yet, or any more)."""
-    for tree in (_parents(newer_than=root), _parents()):  # its processes came after it, unless pids wrapped round
-        if (pid := _find(root, tree)) is not None:
-            return pid
-    return None
-
-
-def _find(root: int, tree: dict[int, list[int]]) -> int | None:
-    todo, seen = [root], set()
-    while todo:
-        pid = todo.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        maps = _maps(pid)
-        if maps and _REGION_LINE.search(maps):
-            return pid
-        todo.extend(tree.get(pid, ()))
-    return None
 
 
 # PROCMAP_QUERY (Linux 6.11): the kernel answers "the next mapping at or after this address" on a maps descriptor
