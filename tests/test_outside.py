@@ -6,6 +6,7 @@ uid (each fallback forced by a bwrap that is not installed, and for "uid" a kern
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -146,10 +147,22 @@ def test_an_object_cut_by_the_end_of_a_mapping_is_unreadable(child: Child) -> No
     try:
         if end in following:
             pytest.skip("the buffer's mapping is followed by another one")
-        with memory.stopped(deadline=float("inf")), pytest.raises(Unreachable, match="could not read your Sequence"):
-            memory.read(end - 8, 40, "your Sequence")
+        with memory.stopped(deadline=float("inf")):
+            with pytest.raises(Unreachable, match=f"could not read your Sequence at 0x{end - 8:x}: only 8 of its 40 "):
+                memory.read(end - 8, 40, "your Sequence")
+            with pytest.raises(Unreachable, match=f"could not write an L2 table at 0x{end - 8:x}: only 8 of its 64 "):
+                memory.write(end - 8, b"\0" * 64, "an L2 table")
     finally:
         memory.close()
+
+
+def test_a_run_whose_process_runs_another_program_is_not_found(child: Child, tmp_path: Path) -> None:
+    """The driver is the one process of the run whose executable is the grader's program: a run where none is
+    (here the grader asks for another file) is the run's failure, never another process taken instead."""
+    other = tmp_path / "child.c"
+    assert driver_pid(child.proc, other) == (None, False)
+    with pytest.raises(Unreachable, match="could not find your program's process"):
+        OutsideMemory.attach(child.proc, other)
 
 
 def test_a_child_that_ended_is_gone_not_unreadable(child: Child) -> None:
@@ -203,8 +216,10 @@ with Sandbox() as box:
 """
 
 
-def _attach_as(prefix: list[str], *child_args: str) -> list[str]:
-    """ATTACH run under `prefix` (setpriv ...), the child program built in a folder every uid may read."""
+def _attach_as(prefix: list[str], *child_args: str, python: str = "/usr/bin/python3") -> list[str]:
+    """ATTACH run under `prefix` (setpriv ...) by `python`, the child program built in a folder every uid may
+    read. The grader's own interpreter (sys.executable) is measured by coverage like this process (it passes
+    its configuration on), for a grader that stays root; another uid may not write coverage's data."""
     folder = Path(tempfile.mkdtemp(prefix="pagedcheck-outside-"))
     try:
         folder.chmod(0o755)
@@ -215,7 +230,8 @@ def _attach_as(prefix: list[str], *child_args: str) -> list[str]:
         (failing / "bwrap").write_text("#!/bin/sh\nexit 1\n")
         (failing / "bwrap").chmod(0o755)
         env = {"PATH": f"{failing}:/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": "/tmp"}
-        done = subprocess.run([*prefix, "/usr/bin/python3", "-c", ATTACH, str(folder / "child"), *child_args],
+        env |= {name: value for name, value in os.environ.items() if name.startswith("COVERAGE_")}
+        done = subprocess.run([*prefix, python, "-c", ATTACH, str(folder / "child"), *child_args],
                               env=env, cwd="/tmp", capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
         return done.stdout.splitlines()
@@ -241,9 +257,9 @@ def test_root_without_cap_sys_ptrace_reads_its_runs_as_their_own_uid() -> None:
     and the probes run there as everywhere; a program that turns its dumpable flag off is still refused, its
     own doing."""
     no_ptrace = ["setpriv", "--bounding-set=-sys_ptrace"]
-    shown = _attach_as(no_ptrace)
+    shown = _attach_as(no_ptrace, python=sys.executable)
     assert shown[0] == "opened", shown
-    shown = _attach_as(no_ptrace, "undumpable")
+    shown = _attach_as(no_ptrace, "undumpable", python=sys.executable)
     assert shown[0] == "Unreachable the grader could not open your program's memory: Permission denied", shown
 
 
