@@ -1,0 +1,73 @@
+"""oracle.hw3.c.build: which file is the submission (and what is refused before any build), the private
+cache's refusals, and the one line a failed build is summed up in (on gcc's real output, and on plain logs
+for the link failures no source of ours can provoke)."""
+
+from pathlib import Path
+
+import pytest
+
+from oracle.hw3.c.build import LENIENT_FLAGS, OFFICIAL_FLAGS, BuildResult, Refused, build, private_cache, submission_source
+from tests.conftest import REFERENCE_C
+
+
+def test_a_file_that_is_no_c_source_is_the_callers_mistake(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("int x;\n")
+    with pytest.raises(ValueError, match="notes.txt is neither a .c file nor a directory"):
+        submission_source(tmp_path / "notes.txt")
+
+
+def test_an_llm_memory_c_that_is_a_link_or_no_file_is_refused(tmp_path: Path) -> None:
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "llm_memory.c").symlink_to(REFERENCE_C)
+    with pytest.raises(Refused, match=rf"llm_memory.c is a symbolic link \(to {REFERENCE_C}\): submit the file itself"):
+        submission_source(linked)
+    folder = tmp_path / "folder"
+    (folder / "llm_memory.c").mkdir(parents=True)
+    with pytest.raises(Refused, match="llm_memory.c is not a regular file"):
+        submission_source(folder)
+
+
+def test_an_upload_is_searched_no_further_than_its_first_ten_thousand_entries(tmp_path: Path) -> None:
+    many = tmp_path / "a"
+    many.mkdir()
+    for n in range(10_001):
+        (many / f"{n:05d}.txt").touch()
+    (tmp_path / "z").mkdir()
+    (tmp_path / "z" / "llm_memory.c").write_text(REFERENCE_C.read_text())
+    with pytest.raises(Refused, match=r"no llm_memory.c was uploaded: .* a/00000.txt, .* and 9993 more$"):
+        submission_source(tmp_path)
+
+
+def test_a_build_cache_others_may_write_into_or_a_link_is_refused(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(RuntimeError, match="writable by other users: refusing to run programs from it"):
+        private_cache(shared)
+    (tmp_path / "link").symlink_to(tmp_path / "own", target_is_directory=True)
+    (tmp_path / "own").mkdir(mode=0o700)
+    with pytest.raises(RuntimeError, match="is not owned by this user: refusing to run programs from it"):
+        private_cache(tmp_path / "link")
+    assert private_cache(tmp_path / "own") == tmp_path / "own"
+
+
+def test_a_function_the_driver_defines_fails_the_link_with_its_name(tmp_path: Path) -> None:
+    """The driver defines the malloc family: a submission's own valloc is named, not the grader's files."""
+    (tmp_path / "llm_memory.c").write_text(REFERENCE_C.read_text() + "\nvoid *valloc(size_t n)\n{\n    return malloc(n);\n}\n")
+    result = build(tmp_path / "llm_memory.c", tmp_path / "cache")
+    assert not result.ok and result.stage == "link" and result.defined_twice == ("valloc",)
+    assert result.verdict == ("llm_memory.c defines valloc, which the grader's driver defines: remove it (the library "
+                              "defines only the spec's calls and its own static helpers)")
+    assert result.graded_driver is None and result.flags == LENIENT_FLAGS
+
+
+def test_a_build_is_summed_up_in_one_line() -> None:
+    built = BuildResult(True, Path("driver"), "done", "")
+    assert (built.verdict, built.message, built.flags) == ("built", "built", OFFICIAL_FLAGS)
+    link = BuildResult(False, None, "link", "ld: final link failed: No space left on device\ncollect2: error: ld returned 1\n")
+    assert link.verdict == "linking llm_memory.c with the grader failed: collect2: error: ld returned 1"
+    assert link.message.startswith(link.verdict + "\nld: final link failed")
+    quiet = BuildResult(False, None, "compile", "gcc was stopped after 60 s\n")
+    assert quiet.verdict.endswith("-c llm_memory.c failed: gcc was stopped after 60 s")
+    assert BuildResult(False, None, "compile", "").verdict.endswith("failed: no output")
