@@ -136,3 +136,30 @@ def test_a_crashing_or_hanging_probe_fails_alone(tmp_path: Path, submission: Cal
     hung = {r.name: r for r in run_probes(submission("broken", "hang_in_free"), tmp_path / "hang", timeout=1)}
     assert hung["l1_gap_free"].detail == "timed out after 1 s" and hung["l1_gap_free"].stopped_in == "free_sequence"
     assert hung["init_untouched"].passed  # it calls no free_sequence
+
+
+# big_pool's calls, each broken in the reference: the probe steps around the call's own bug (not checked
+# before its rule was judged, or judged and the bug named on the way), never failing big_pool for it
+BIG_POOL_STEPS = [
+    ("required > MAX_LOGICAL_BLOCKS || required > engine->free_local_blocks",
+     "required > MAX_LOGICAL_BLOCKS || required + 3 > engine->free_local_blocks", False,
+     "not checked: create_sequence(engine, 1, 1) returned NULL with blocks 2^25 to 2^25 + 2 free"),
+    ("    seq->kv_count++;\n    return 0;", "    seq->kv_count++;\n    return 1;", False,
+     "not checked: append_kv(engine, 1, 0x5EED) returned 1, expected 0, with free blocks left (item append_cow)"),
+    ("    seq->kv_count++;\n    return 0;", "    return 0;", True,
+     PAST + "append_kv(engine, 1, 0x5EED) left kv_count 1, expected 2 (item append_cow)"),
+    ("    if (old == -1) {\n", "    if (old != -1 && needs_block)\n        return -1;\n    if (old == -1) {\n", True,
+     PAST + "append_kv(engine, 2, 0xC0DE) after the fork returned -1, expected 0, with a free block left (item append_cow)"),
+]
+
+
+@pytest.mark.parametrize("old, new, checked, detail", BIG_POOL_STEPS,
+                         ids=["create_wants_4_free", "append_returns_1", "append_keeps_kv_count", "cow_refused"])
+def test_big_pool_leaves_the_bugs_of_the_calls_it_makes_to_their_items(
+    old: str, new: str, checked: bool, detail: str, tmp_path: Path
+) -> None:
+    reference = (REFERENCE / "llm_memory.c").read_text()
+    assert reference.count(old) == 1
+    (tmp_path / "llm_memory.c").write_text(reference.replace(old, new))
+    result = run_probe(tmp_path / "llm_memory.c", tmp_path / "cache", "big_pool")
+    assert result.passed and result.checked == checked and result.detail.startswith(detail), result.detail
