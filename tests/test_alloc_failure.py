@@ -66,3 +66,29 @@ def test_a_leak_when_the_last_of_thousands_of_allocations_fails_is_caught(tmp_pa
     assert status == "failed"
     assert "allocation 8002 of step 1 failing" in message, message
     assert "heap: expected every allocation freed, got 7999 block(s)" in message, message
+
+
+def test_a_call_that_crashes_when_its_malloc_fails_is_caught_at_that_allocation(tmp_path: Path) -> None:
+    """new_sequence writes through the NULL its first malloc returned."""
+    checked = "    Sequence *seq = malloc(sizeof *seq);\n    if (seq == NULL)\n        return NULL;\n"
+    reference = REFERENCE_C.read_text()
+    assert checked in reference
+    status, message = _alloc_failure(tmp_path, reference.replace(checked, "    Sequence *seq = malloc(sizeof *seq);\n"))
+    assert status == "failed"
+    assert message.startswith("allocation_failure (allocation 1 of step 2 failing): step 2 create_sequence(engine, 1, 20)"), message
+    assert "SIGSEGV" in message, message
+
+
+def test_a_call_that_succeeds_in_spite_of_a_failed_malloc_must_still_leave_nothing_after_llm_destroy(tmp_path: Path) -> None:
+    """new_sequence tries its L1 table's malloc again, and sets aside a block nothing ever frees."""
+    undo = "    if (seq->block_table == NULL) {\n        free(seq);\n        return NULL;\n    }\n"
+    retry = ("    if (seq->block_table == NULL) {\n        lost_block = malloc(1);\n"
+             "        seq->block_table = malloc(L1_PT_SIZE * sizeof *seq->block_table);\n    }\n"
+             "    if (seq->block_table == NULL) {\n        free(seq);\n        return NULL;\n    }\n")
+    reference = REFERENCE_C.read_text()
+    assert undo in reference
+    leaky = reference.replace(undo, retry).replace("static Sequence *new_sequence(", "void *lost_block; /* global: kept, never freed */\nstatic Sequence *new_sequence(")
+    status, message = _alloc_failure(tmp_path, leaky)
+    assert status == "failed"
+    assert message.startswith("allocation_failure (allocation 2 of step 2 failing)"), message
+    assert "llm_destroy afterwards: its status and the heap blocks left: expected 0 and 0, got 0 and 1" in message, message
