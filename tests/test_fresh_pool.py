@@ -110,3 +110,28 @@ def test_a_failed_search_is_first_fits_alone() -> None:
     assert rule_of(taken, create_call, searched) == FIRST_FIT
     assert rule_of(_unmapped(1)[0], create_call, searched) == FIRST_FIT
     assert rule_of(Difference(KV_COUNT, "seq 1 kv_count", 17, 16, seq=1), create_call, searched) == TASKS["create_sequence"]
+
+
+def _python(**broken: object):  # noqa: ANN202
+    """Fresh adapters on the Python engine, with the calls in `broken` replacing its own."""
+    import types
+
+    import engine.llm_memory as reference
+    from oracle.hw3.adapters import PythonAdapter
+
+    impl = types.SimpleNamespace(**{name: getattr(reference, name) for name in (
+        "llm_init", "create_sequence", "fork_sequence", "append_kv", "free_sequence", "llm_destroy")} | broken)
+    return lambda: PythonAdapter(impl, "llm_memory")
+
+
+def _raises(*args: object) -> None:
+    raise RuntimeError("a bug of its own")
+
+
+def test_a_witness_whose_own_calls_fail_says_the_call_maps_nothing_on_a_fresh_pool() -> None:
+    """The second opinion rests on the witness's own calls: a fork, an append or a create that fails or raises
+    there gives no opinion that the call's count is right (False), where the Python engine itself gives one."""
+    assert maps_on_a_fresh_pool(_python(), "append_kv", 1, 17, True)
+    assert not maps_on_a_fresh_pool(_python(fork_sequence=lambda *args: None), "append_kv", 1, 17, True)
+    assert not maps_on_a_fresh_pool(_python(append_kv=lambda *args: -1), "append_kv", 1, 17, False)
+    assert not maps_on_a_fresh_pool(_python(create_sequence=_raises), "create_sequence", 1, 17, False)
