@@ -25,6 +25,7 @@ from oracle.hw3.model import NULL, Model, Outcome
 from oracle.hw3.observation import ImplementationFailure, Observation
 from oracle.hw3.spec import INT32_MIN, KV_PER_BLOCK, L2_PT_SIZE, MAX_KV, MAX_LOGICAL_BLOCKS
 from oracle.stats import RunStats
+from oracle.step_strategy import install
 
 POINTER_CALLS = {"llm_init": "an engine", "create_sequence": "a Sequence", "fork_sequence": "a Sequence"}
 
@@ -84,6 +85,7 @@ class HW3Machine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
+        install(self)  # each step drawn as a few plain choices (oracle/step_strategy.py)
         self.stats.examples += 1
         self.impl = self.adapter_factory()
         self.model = Model()

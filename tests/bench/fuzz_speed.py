@@ -78,7 +78,7 @@ def unchecked_machine(family: str, stats: RunStats) -> type:
             def _observe(self, call):  # type: ignore[no-untyped-def]
                 return empty
 
-            def _check(self, call, rid=None, hits=frozenset(), held=frozenset(), before=None):  # type: ignore[no-untyped-def]
+            def _check(self, call, rid=None, hits=frozenset(), held=frozenset(), before=None, own=()):  # type: ignore[no-untyped-def]
                 return empty
 
             def _returned(self, call, what, expected, got):  # type: ignore[no-untyped-def]
