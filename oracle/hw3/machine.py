@@ -18,7 +18,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initial
 
 from oracle.hw3 import strategies as st
 from oracle.hw3.adapters import Adapter
-from oracle.hw3.compare import first_difference
+from oracle.hw3.compare import agrees, first_difference
 from oracle.difference import Difference
 from oracle.hw3.difference import RETURN, crash
 from oracle.hw3.model import NULL, Model, Outcome
@@ -125,7 +125,8 @@ class HW3Machine(RuleBasedStateMachine):
                 returned = getattr(self.impl, api)(None if null else self.engine, *args)
         except ImplementationFailure as failure:
             self._differs(crash(failure), f"{call} {failure}")
-        self.stats.events.update(expected.events)
+        for event in expected.events:
+            self.stats.events[event] += 1
         if api == "llm_destroy" and not null:
             self.engine = None
         got = returned is not None if api in POINTER_CALLS else returned
@@ -141,7 +142,7 @@ class HW3Machine(RuleBasedStateMachine):
             seen = self.impl.observe(self.engine)
         except ImplementationFailure as failure:
             self._differs(crash(failure), f"observing the state after {shown}: {failure}")
-        difference = first_difference(self.model, seen, failed)
+        difference = None if agrees(self.model, seen, failed) else first_difference(self.model, seen, failed)
         if difference:
             self._differs(difference, f"{difference} after {shown}", seen)
         self.seen = seen
@@ -212,12 +213,38 @@ class HW3Machine(RuleBasedStateMachine):
         kv_count = len(seq.values) if seq else 0
         unit = {"block": KV_PER_BLOCK, "l2": KV_PER_BLOCK * L2_PT_SIZE, "cap": MAX_KV}[to]
         count = max(1, unit - kv_count % unit + past)
-        for i in range(count):
-            outcome = self._call("append_kv", seq_id, _int32(kv_data + i), check=False)
-            if outcome.returned == -1:
-                self._check(f"append_kv(engine, {seq_id}, {_int32(kv_data + i)}), append {i + 1} of a burst of {count}", True)
-                return
-        self._check(f"append_kv(engine, {seq_id}, ...), a burst of {count}", False)
+        values = [_int32(kv_data + i) for i in range(count)]
+        made, refused = self._appends(seq_id, values)
+        if refused:  # it must have changed nothing
+            self._check(f"append_kv(engine, {seq_id}, {values[made - 1]}), append {made} of a burst of {count}", True)
+        else:
+            self._check(f"append_kv(engine, {seq_id}, ...), a burst of {count}", False)
+
+    def _appends(self, seq_id: int, values: list[int]) -> tuple[int, bool]:
+        """append_kv(engine, seq_id, value) for each value in turn, return values checked, up to the first the
+        model refuses: how many were made, and whether the last was refused. What `_call(..., check=False)` does for each, in one loop (a burst
+        to the cap is 4096 calls)."""
+        if self.engine is None:  # each call is refused (a NULL engine): the first ends it
+            return 1, self._call("append_kv", seq_id, values[0], check=False).returned == -1
+        model, impl, engine, calls, events = self.model, self.impl, self.engine, self.calls, self.stats.events
+        self.before, self.seen = self.seen, None
+        for made, value in enumerate(values, 1):
+            expected = model.append_kv(False, seq_id, value)
+            call = Call("append_kv", (seq_id, value), False, expected.returned)
+            calls.append(call)
+            try:
+                returned = impl.append_kv(engine, seq_id, value)
+            except ImplementationFailure as failure:
+                self._differs(crash(failure), f"{call} {failure}")
+            for event in expected.events:
+                events[event] += 1
+            if returned != expected.returned:
+                difference = Difference(RETURN, "return value", str(expected.returned), str(returned))
+                self._differs(difference, f"{difference} after {call}", observed(impl, engine))
+            if expected.returned == -1:
+                return made, True
+            self.before = None  # the state before each later call was not observed
+        return len(values), False
 
     @rule(seq_id=consumes(sequences))
     @_counted
