@@ -55,9 +55,11 @@ class Choice(SearchStrategy):
 
 
 def _drawer(strategy: SearchStrategy) -> Any:
-    """(data) -> an argument's value: one choice for Choice and Between, Hypothesis's draw for anything else."""
+    """(data, machine) -> an argument's value: one choice for Choice, Between and a bundle, Hypothesis's draw for
+    anything else."""
     if isinstance(strategy, (Choice, Between)):
-        return strategy.do_draw
+        do_draw = strategy.do_draw
+        return lambda data, machine: do_draw(data)
     if isinstance(strategy, Bundle):
         name, consume = strategy.name, strategy.consume
 
@@ -67,9 +69,8 @@ def _drawer(strategy: SearchStrategy) -> Any:
             position = last - (data.draw_integer(0, last) if last else 0)  # index 0: the newest
             return bundle.pop(position) if consume else bundle[position]
 
-        pick.bundle = True  # type: ignore[attr-defined]
         return pick
-    return lambda data: data.draw(strategy)
+    return lambda data, machine: data.draw(strategy)
 
 
 class Steps(SearchStrategy):
@@ -84,31 +85,37 @@ class Steps(SearchStrategy):
         machine = self.machine
         valid = [entry for entry in self.rules if _enabled(entry, machine)]
         if not valid:
-            names = ", ".join(rule.function.__name__ for rule, _, _ in self.rules)
+            names = ", ".join(entry[0].function.__name__ for entry in self.rules)
             raise InvalidDefinition(f"No progress can be made from state {machine!r}: no rule's precondition holds "
                                     f"(rules: {names})")
-        rule, _, drawers = valid[data.draw_integer(0, len(valid) - 1)] if len(valid) > 1 else valid[0]
-        return rule, {name: draw(data, machine) if getattr(draw, "bundle", False) else draw(data)
-                      for name, draw in drawers}
+        rule, _, _, drawers = valid[data.draw_integer(0, len(valid) - 1)] if len(valid) > 1 else valid[0]
+        return rule, {name: draw(data, machine) for name, draw in drawers}
 
 
 def _enabled(entry: tuple, machine: RuleBasedStateMachine) -> bool:
-    rule, bundles, _ = entry
-    return all(machine.bundle(name) for name in bundles) and all(holds(machine) for holds in rule.preconditions)
+    """Whether a rule can run: each bundle it draws from holds something, and each precondition holds."""
+    _, bundles, preconditions, _ = entry
+    for name in bundles:
+        if not machine.bundle(name):
+            return False
+    for holds in preconditions:
+        if not holds(machine):
+            return False
+    return True
 
 
 _CACHE: dict[tuple[type, tuple[str, ...]], list] = {}
 
 
 def _rules_of(machine_type: type, order: tuple[str, ...]) -> list:
-    """(rule, the bundles it draws from, its argument drawers) of each rule: those `order` names first, in its
+    """(rule, the bundles it draws from, its preconditions, its argument drawers) of each rule: those `order` names first, in its
     order, then the rest as Hypothesis orders them (no target first, then fewer arguments, then by name)."""
     key = (machine_type, order)
     if key not in _CACHE:
         rules = sorted(machine_type.setup_state().rules, key=lambda r: (
             order.index(r.function.__name__) if r.function.__name__ in order else len(order),
             sorted(r.targets), len(r.arguments), r.function.__name__))
-        _CACHE[key] = [(rule, tuple(b.name for b in rule.bundles),
+        _CACHE[key] = [(rule, tuple(b.name for b in rule.bundles), tuple(rule.preconditions),
                         tuple((name, _drawer(rule.arguments[name])) for name in sorted(rule.arguments))) for rule in rules]
     return _CACHE[key]
 

@@ -13,7 +13,9 @@ The comparison is exact by default. `modulo` names aspects compared leniently:
 """
 
 import struct
+from collections import Counter
 from functools import lru_cache
+from itertools import chain, repeat
 from typing import Iterator
 
 from oracle.difference import Difference
@@ -99,7 +101,8 @@ def agrees(model: Model, seen: Observation, failed: bool) -> bool:
 
 def expected_engine(model: Model) -> EngineState:
     """The engine state a live model implies: counters, ref_count, and the active list in its order."""
-    return EngineState(model.total, model.free_count(), tuple(model.ref_count()), tuple(
+    counts = Counter(chain.from_iterable(seq.blocks for seq in model.sequences.values()))  # Model.ref_count, at once
+    return EngineState(model.total, model.free_count(), tuple(map(counts.get, range(model.total), repeat(0))), tuple(
         SequenceState(seq_id, len(seq.values), _table(tuple(seq.blocks), seq.wild, seq.bare))
         for seq_id, seq in model.sequences.items()))
 

@@ -134,10 +134,11 @@ class HW3Machine(RuleBasedStateMachine):
             difference = Difference(RETURN, "return value", _shown(api, expected.returned), _shown(api, got))
             self._differs(difference, f"{difference} after {call}", observed(self.impl, self.engine))
         if check:
-            self._check(str(call), failed=expected.returned is NULL or expected.returned == -1)
+            self._check(call, failed=expected.returned is NULL or expected.returned == -1)  # worded only if it fails
         return expected
 
-    def _check(self, shown: str, failed: bool) -> None:
+    def _check(self, shown: object, failed: bool) -> None:
+        """The state after the call `shown` (a Call, or words) against the model's."""
         try:
             seen = self.impl.observe(self.engine)
         except ImplementationFailure as failure:

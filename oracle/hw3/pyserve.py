@@ -120,12 +120,11 @@ def read_engine(engine: object, owners: dict[int, object]) -> dict:
     prev, node = head, head.next
     while node is not head:
         seq = owners.get(id(node))
-        at = f"position {len(sequences)}" + (f" (seq {seq.seq_id})" if seq is not None else "")  # type: ignore[attr-defined]
         if node.prev is not prev:
-            list_error = f"{at}: prev does not point to the node before it"
+            list_error = f"{_position(len(sequences), seq)}: prev does not point to the node before it"
             break
         if seq is None:
-            list_error = f"{at}: the node belongs to no sequence that create or fork returned"
+            list_error = f"{_position(len(sequences), seq)}: the node belongs to no sequence that create or fork returned"
             break
         sequences.append([_int(seq.seq_id, "seq_id"), _int(seq.kv_count, "kv_count"), read_table(seq)])  # type: ignore[attr-defined]
         prev, node = node, node.next
@@ -139,6 +138,10 @@ def read_engine(engine: object, owners: dict[int, object]) -> dict:
         "sequences": sequences,
         "list_error": list_error,
     }
+
+
+def _position(index: int, seq: object) -> str:
+    return f"position {index}" + (f" (seq {seq.seq_id})" if seq is not None else "")  # type: ignore[attr-defined]
 
 
 def _list_length(head: object, limit: int) -> int:
