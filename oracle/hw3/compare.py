@@ -101,8 +101,9 @@ def agrees(model: Model, seen: Observation, failed: bool) -> bool:
 
 def expected_engine(model: Model) -> EngineState:
     """The engine state a live model implies: counters, ref_count, and the active list in its order."""
-    counts = Counter(chain.from_iterable(seq.blocks for seq in model.sequences.values()))  # Model.ref_count, at once
-    return EngineState(model.total, model.free_count(), tuple(map(counts.get, range(model.total), repeat(0))), tuple(
+    # Model.ref_count and Model.free_count (its total less the blocks mapped), from one count of the mappings
+    counts = Counter(chain.from_iterable(seq.blocks for seq in model.sequences.values()))
+    return EngineState(model.total, model.total - len(counts), tuple(map(counts.get, range(model.total), repeat(0))), tuple(
         SequenceState(seq_id, len(seq.values), _table(tuple(seq.blocks), seq.wild, seq.bare))
         for seq_id, seq in model.sequences.items()))
 

@@ -148,6 +148,13 @@ class HW3Machine(RuleBasedStateMachine):
             self._differs(difference, f"{difference} after {shown}", seen)
         self.seen = seen
 
+    def _free_blocks(self) -> int:
+        """The model's free blocks; read off the last state checked while it still stands (it agreed with the
+        model, and no call has been made since): a precondition asks before every step."""
+        if self.seen is not None and self.seen.engine is not None:
+            return self.seen.engine.free_local_blocks
+        return self.model.free_blocks()
+
     # -- rules ------------------------------------------------------------------------------------------
 
     @initialize(pool_size=st.pool_sizes, null_pool=st.null_pools)
@@ -172,7 +179,7 @@ class HW3Machine(RuleBasedStateMachine):
     def create(self, seq_id: int, initial_kv_len: int) -> Any:
         return self._new_sequence("create_sequence", seq_id, initial_kv_len)
 
-    @precondition(lambda self: self.model.live and self.model.free_blocks() > 0)
+    @precondition(lambda self: self.model.live and self._free_blocks() > 0)
     @rule(target=sequences, seq_id=st.seq_ids, slack=st.fill_slack)
     @_counted
     def create_filling_pool(self, seq_id: int, slack: int) -> Any:
@@ -214,22 +221,23 @@ class HW3Machine(RuleBasedStateMachine):
         kv_count = len(seq.values) if seq else 0
         unit = {"block": KV_PER_BLOCK, "l2": KV_PER_BLOCK * L2_PT_SIZE, "cap": MAX_KV}[to]
         count = max(1, unit - kv_count % unit + past)
-        values = [_int32(kv_data + i) for i in range(count)]
-        made, refused = self._appends(seq_id, values)
+        made, refused = self._appends(seq_id, kv_data, count)
         if refused:  # it must have changed nothing
-            self._check(f"append_kv(engine, {seq_id}, {values[made - 1]}), append {made} of a burst of {count}", True)
+            self._check(f"append_kv(engine, {seq_id}, {_int32(kv_data + made - 1)}), append {made} of a burst of {count}",
+                        True)
         else:
             self._check(f"append_kv(engine, {seq_id}, ...), a burst of {count}", False)
 
-    def _appends(self, seq_id: int, values: list[int]) -> tuple[int, bool]:
-        """append_kv(engine, seq_id, value) for each value in turn, return values checked, up to the first the
-        model refuses: how many were made, and whether the last was refused. What `_call(..., check=False)` does for each, in one loop (a burst
-        to the cap is 4096 calls)."""
+    def _appends(self, seq_id: int, kv_data: int, count: int) -> tuple[int, bool]:
+        """append_kv(engine, seq_id, kv_data + i) (wrapped to int32) for i up to `count`, return values checked, up
+        to the first the model refuses: how many were made, and whether the last was refused. What
+        `_call(..., check=False)` does for each, in one loop (a burst to the cap is 4096 calls)."""
         if self.engine is None:  # each call is refused (a NULL engine): the first ends it
-            return 1, self._call("append_kv", seq_id, values[0], check=False).returned == -1
+            return 1, self._call("append_kv", seq_id, _int32(kv_data), check=False).returned == -1
         model, impl, engine, calls, events = self.model, self.impl, self.engine, self.calls, self.stats.events
         self.before, self.seen = self.seen, None
-        for made, value in enumerate(values, 1):
+        for made in range(1, count + 1):
+            value = _int32(kv_data + made - 1)
             expected = model.append_kv(False, seq_id, value)
             call = Call("append_kv", (seq_id, value), False, expected.returned)
             calls.append(call)
@@ -245,7 +253,7 @@ class HW3Machine(RuleBasedStateMachine):
             if expected.returned == -1:
                 return made, True
             self.before = None  # the state before each later call was not observed
-        return len(values), False
+        return count, False
 
     @rule(seq_id=consumes(sequences))
     @_counted

@@ -69,8 +69,8 @@ def unchecked_machine(family: str, stats: RunStats) -> type:
             def _check(self, shown, failed):  # type: ignore[no-untyped-def]
                 pass
 
-            def _appends(self, seq_id, values):  # type: ignore[no-untyped-def]
-                return len(values), False  # an append burst's calls, made without _call
+            def _appends(self, seq_id, kv_data, count):  # type: ignore[no-untyped-def]
+                return count, False  # an append burst's calls, made without _call
     else:
         from oracle.prefix.machine import PrefixMachine
         from oracle.prefix.observation import Observation
