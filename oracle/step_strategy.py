@@ -121,5 +121,7 @@ def _rules_of(machine_type: type, order: tuple[str, ...]) -> list:
 
 
 def install(machine: RuleBasedStateMachine, order: Sequence[str] = ()) -> None:
-    """Makes `machine` draw its steps with Steps (call in its __init__, after RuleBasedStateMachine's)."""
-    machine._rules_strategy = Steps(machine, order)
+    """Makes `machine` draw its steps with Steps (call in its __init__, after RuleBasedStateMachine's). A Hypothesis
+    whose machine has no `_rules_strategy` keeps its own drawing: the same programs' kind, only slower."""
+    if hasattr(machine, "_rules_strategy"):
+        machine._rules_strategy = Steps(machine, order)
