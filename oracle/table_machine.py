@@ -2,6 +2,9 @@
 checks each call (oracle/checked.py): each operation is what it does to the driver and the strategies of its
 arguments. The start runs once, first; the other operations run as rules in any order, under their own names (a
 printed program calls them by those names). The machine makes one driver per program and closes its adapter after.
+Each step is drawn as one index for the operation (the first in the table is what shrinking aims at) and one draw
+per argument (oracle/step_strategy.py): give arguments as `Choice` and `Between` there, one choice each, rather than
+`st.one_of`, `.map` or nested strategies, whose spans cost most of a step.
 
     machine_for = table_machine("FamilyMachine", START, OPERATIONS, make_driver)
     machine_for(load_adapter("engine")).TestCase
@@ -18,6 +21,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 from hypothesis.strategies import SearchStrategy
 
 from oracle.stats import RunStats
+from oracle.step_strategy import install
 
 AdapterFactory = Callable[[], Any]
 
@@ -50,12 +54,14 @@ def table_machine(name: str, start: Operation, operations: Mapping[str, Operatio
 
     def __init__(self: Any) -> None:
         RuleBasedStateMachine.__init__(self)
+        install(self, order)  # a step as a few plain choices, the table's first operation what shrinking aims at
         self.stats.examples += 1
         self.driver = driver(self.adapter_factory(), self.stats, self.adapter_factory)
 
     def teardown(self: Any) -> None:
         self.driver.impl.close()
 
+    order = tuple(operations)
     rules = {op: _rule(op, operation, rule) for op, operation in operations.items()}
     base = type(name, (RuleBasedStateMachine,), {"__init__": __init__, "teardown": teardown,
                                                  "start": _rule("start", start, initialize), **rules})

@@ -17,9 +17,8 @@ crashes or hangs raises ImplementationFailure.
 
 from typing import Any, Callable, Protocol
 
-from oracle.hw3.observation import EngineState, ImplementationFailure, Observation
+from oracle.hw3.observation import EngineState, ImplementationFailure, Observation, SequenceState
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
-from oracle.hw3.pyreply import engine_state
 from oracle.hw3.pyserve import Unreadable, read_engine
 from oracle.hw3.spec import API
 from oracle.target import load_target
@@ -104,16 +103,27 @@ class PythonAdapter:
         end = GUARD_SIZE + self._pool_size
         return Observation(
             engine=None if engine is None else self._engine_state(engine),
-            pool=bytes(buffer[GUARD_SIZE:end]),
+            pool=bytes(memoryview(buffer)[GUARD_SIZE:end]),
             guard_before=bytes(buffer[:GUARD_SIZE]),
             guard_after=bytes(buffer[end:]),
         )
 
     def _engine_state(self, engine: Any) -> EngineState:
         try:
-            return engine_state(read_engine(engine, self._owners))
+            read = read_engine(engine, self._owners)
         except (Unreadable, AttributeError, TypeError) as exc:  # fields missing, or not the C structs' shapes
             raise ImplementationFailure(f"state unreadable: {exc}") from exc
+        return _state_of(read)
+
+
+def _state_of(read: dict) -> EngineState:
+    """The EngineState of read_engine's dict, read in this process: its ints are already checked (64-bit ints,
+    bounded lists), so what a child's reply needs (pyreply.engine_state) is not asked again."""
+    return EngineState(
+        total_local_blocks=read["total"], free_local_blocks=read["free"], ref_count=tuple(read["ref_count"]),
+        sequences=tuple(SequenceState(seq_id, kv_count, tuple(None if l2 is None else tuple(l2) for l2 in table))
+                        for seq_id, kv_count, table in read["sequences"]),
+        list_error=None if read["list_error"] is None else read["list_error"][:2000])  # as pyreply.text bounds it
 
 
 def load_python(spec: str) -> Callable[[], PythonAdapter]:

@@ -13,6 +13,9 @@ The comparison is exact by default. `modulo` names aspects compared leniently:
 """
 
 import struct
+from collections import Counter
+from functools import lru_cache
+from itertools import chain, repeat
 from typing import Iterator
 
 from oracle.difference import Difference
@@ -21,7 +24,7 @@ from oracle.hw3.difference import (
     LIST_IDS, LIST_ORDER, MAPPING, POOL, POOL_SIZE, REF_COUNT, STATE_CHANGE, TABLE_SHAPE, TOTAL,
 )
 from oracle.hw3.model import Model
-from oracle.hw3.observation import WILD, EngineState, HeapState, Observation
+from oracle.hw3.observation import WILD, EngineState, HeapState, Observation, SequenceState
 from oracle.hw3.pool import GUARD as GUARD_BYTES
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, KV_SIZE, L1_PT_SIZE, L2_PT_SIZE, UNMAPPED
 
@@ -79,6 +82,35 @@ def first_difference(
     model: Model, seen: Observation, failed: bool, *, modulo: frozenset[str] = frozenset()
 ) -> Difference | None:
     return next(differences(model, seen, failed, modulo=modulo), None)
+
+
+def agrees(model: Model, seen: Observation, failed: bool) -> bool:
+    """Whether `seen` is exactly the state the model expects: `first_difference` is None exactly when this is True
+    (the machine asks this after every call, and `first_difference` only when it is False). Compared whole, in
+    the order nothing: the engine against the one the model implies, the pool against its image byte for byte
+    (which, the model's records being its image read through its own mapping, settles every record), the guard
+    zones and the heap."""
+    if (seen.engine is None) == model.live:
+        return False
+    if seen.engine is not None and seen.engine != expected_engine(model):
+        return False
+    if model.pool_size is not None and (seen.pool != model.pool_image() or next(guard_differences(seen), None)):
+        return False
+    return seen.heap is None or next(_heap_differences(model, seen.heap, failed), None) is None
+
+
+def expected_engine(model: Model) -> EngineState:
+    """The engine state a live model implies: counters, ref_count, and the active list in its order."""
+    # Model.ref_count and Model.free_count (its total less the blocks mapped), from one count of the mappings
+    counts = Counter(chain.from_iterable(seq.blocks for seq in model.sequences.values()))
+    return EngineState(model.total, model.total - len(counts), tuple(map(counts.get, range(model.total), repeat(0))), tuple(
+        SequenceState(seq_id, len(seq.values), _table(tuple(seq.blocks), seq.wild, seq.bare))
+        for seq_id, seq in model.sequences.items()))
+
+
+@lru_cache(maxsize=4096)
+def _table(blocks: tuple[int, ...], wild: frozenset[int], bare: frozenset[int]) -> tuple:
+    return expected_table(list(blocks), wild, bare)
 
 
 def first_divergence(

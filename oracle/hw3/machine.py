@@ -18,13 +18,14 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initial
 
 from oracle.hw3 import strategies as st
 from oracle.hw3.adapters import Adapter
-from oracle.hw3.compare import first_difference
+from oracle.hw3.compare import agrees, first_difference
 from oracle.difference import Difference
 from oracle.hw3.difference import RETURN, crash
 from oracle.hw3.model import NULL, Model, Outcome
 from oracle.hw3.observation import ImplementationFailure, Observation
 from oracle.hw3.spec import INT32_MIN, KV_PER_BLOCK, L2_PT_SIZE, MAX_KV, MAX_LOGICAL_BLOCKS
 from oracle.stats import RunStats
+from oracle.step_strategy import install
 
 POINTER_CALLS = {"llm_init": "an engine", "create_sequence": "a Sequence", "fork_sequence": "a Sequence"}
 
@@ -84,6 +85,7 @@ class HW3Machine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
+        install(self)  # each step drawn as a few plain choices (oracle/step_strategy.py)
         self.stats.examples += 1
         self.impl = self.adapter_factory()
         self.model = Model()
@@ -123,7 +125,8 @@ class HW3Machine(RuleBasedStateMachine):
                 returned = getattr(self.impl, api)(None if null else self.engine, *args)
         except ImplementationFailure as failure:
             self._differs(crash(failure), f"{call} {failure}")
-        self.stats.events.update(expected.events)
+        for event in expected.events:
+            self.stats.events[event] += 1
         if api == "llm_destroy" and not null:
             self.engine = None
         got = returned is not None if api in POINTER_CALLS else returned
@@ -131,18 +134,26 @@ class HW3Machine(RuleBasedStateMachine):
             difference = Difference(RETURN, "return value", _shown(api, expected.returned), _shown(api, got))
             self._differs(difference, f"{difference} after {call}", observed(self.impl, self.engine))
         if check:
-            self._check(str(call), failed=expected.returned is NULL or expected.returned == -1)
+            self._check(call, failed=expected.returned is NULL or expected.returned == -1)  # worded only if it fails
         return expected
 
-    def _check(self, shown: str, failed: bool) -> None:
+    def _check(self, shown: object, failed: bool) -> None:
+        """The state after the call `shown` (a Call, or words) against the model's."""
         try:
             seen = self.impl.observe(self.engine)
         except ImplementationFailure as failure:
             self._differs(crash(failure), f"observing the state after {shown}: {failure}")
-        difference = first_difference(self.model, seen, failed)
+        difference = None if agrees(self.model, seen, failed) else first_difference(self.model, seen, failed)
         if difference:
             self._differs(difference, f"{difference} after {shown}", seen)
         self.seen = seen
+
+    def _free_blocks(self) -> int:
+        """The model's free blocks; read off the last state checked while it still stands (it agreed with the
+        model, and no call has been made since): a precondition asks before every step."""
+        if self.seen is not None and self.seen.engine is not None:
+            return self.seen.engine.free_local_blocks
+        return self.model.free_blocks()
 
     # -- rules ------------------------------------------------------------------------------------------
 
@@ -168,7 +179,7 @@ class HW3Machine(RuleBasedStateMachine):
     def create(self, seq_id: int, initial_kv_len: int) -> Any:
         return self._new_sequence("create_sequence", seq_id, initial_kv_len)
 
-    @precondition(lambda self: self.model.live and self.model.free_blocks() > 0)
+    @precondition(lambda self: self.model.live and self._free_blocks() > 0)
     @rule(target=sequences, seq_id=st.seq_ids, slack=st.fill_slack)
     @_counted
     def create_filling_pool(self, seq_id: int, slack: int) -> Any:
@@ -210,12 +221,39 @@ class HW3Machine(RuleBasedStateMachine):
         kv_count = len(seq.values) if seq else 0
         unit = {"block": KV_PER_BLOCK, "l2": KV_PER_BLOCK * L2_PT_SIZE, "cap": MAX_KV}[to]
         count = max(1, unit - kv_count % unit + past)
-        for i in range(count):
-            outcome = self._call("append_kv", seq_id, _int32(kv_data + i), check=False)
-            if outcome.returned == -1:
-                self._check(f"append_kv(engine, {seq_id}, {_int32(kv_data + i)}), append {i + 1} of a burst of {count}", True)
-                return
-        self._check(f"append_kv(engine, {seq_id}, ...), a burst of {count}", False)
+        made, refused = self._appends(seq_id, kv_data, count)
+        if refused:  # it must have changed nothing
+            self._check(f"append_kv(engine, {seq_id}, {_int32(kv_data + made - 1)}), append {made} of a burst of {count}",
+                        True)
+        else:
+            self._check(f"append_kv(engine, {seq_id}, ...), a burst of {count}", False)
+
+    def _appends(self, seq_id: int, kv_data: int, count: int) -> tuple[int, bool]:
+        """append_kv(engine, seq_id, kv_data + i) (wrapped to int32) for i up to `count`, return values checked, up
+        to the first the model refuses: how many were made, and whether the last was refused. What
+        `_call(..., check=False)` does for each, in one loop (a burst to the cap is 4096 calls)."""
+        if self.engine is None:  # each call is refused (a NULL engine): the first ends it
+            return 1, self._call("append_kv", seq_id, _int32(kv_data), check=False).returned == -1
+        model, impl, engine, calls, events = self.model, self.impl, self.engine, self.calls, self.stats.events
+        self.before, self.seen = self.seen, None
+        for made in range(1, count + 1):
+            value = _int32(kv_data + made - 1)
+            expected = model.append_kv(False, seq_id, value)
+            call = Call("append_kv", (seq_id, value), False, expected.returned)
+            calls.append(call)
+            try:
+                returned = impl.append_kv(engine, seq_id, value)
+            except ImplementationFailure as failure:
+                self._differs(crash(failure), f"{call} {failure}")
+            for event in expected.events:
+                events[event] += 1
+            if returned != expected.returned:
+                difference = Difference(RETURN, "return value", str(expected.returned), str(returned))
+                self._differs(difference, f"{difference} after {call}", observed(impl, engine))
+            if expected.returned == -1:
+                return made, True
+            self.before = None  # the state before each later call was not observed
+        return count, False
 
     @rule(seq_id=consumes(sequences))
     @_counted

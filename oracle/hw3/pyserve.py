@@ -73,7 +73,7 @@ def _int(value: object, what: str) -> int:
     return number
 
 
-def _ints(values: object, what: str) -> list[int]:
+def _ints(values: object, what: object) -> list[int]:
     if type(values) in (list, tuple) and len(values) <= MAX_ITEMS:  # type: ignore[arg-type]
         try:
             return array.array("q", values).tolist()  # type: ignore[arg-type]
@@ -93,8 +93,17 @@ def _ints(values: object, what: str) -> list[int]:
 def read_table(seq: object, slots: int | None = L1_SLOTS) -> list:
     """seq.block_table (its first `slots` entries, all when None): None or a list of ints per entry."""
     table = list(seq.block_table)[:slots] if slots is not None else list(seq.block_table)  # type: ignore[attr-defined]
-    name = f"seq {_text(getattr(seq, 'seq_id', '?'), 40)} block_table"
-    return [None if l2 is None else _ints(l2, f"{name}[{l1}]") for l1, l2 in enumerate(table)]
+    return [None if l2 is None else _ints(l2, _EntryName(seq, l1)) for l1, l2 in enumerate(table)]
+
+
+class _EntryName:
+    """`seq <id> block_table[<l1>]`, worded only when a message needs it (most reads need none)."""
+
+    def __init__(self, seq: object, l1: int):
+        self.seq, self.l1 = seq, l1
+
+    def __str__(self) -> str:
+        return f"seq {_text(getattr(self.seq, 'seq_id', '?'), 40)} block_table[{self.l1}]"
 
 
 def read_engine(engine: object, owners: dict[int, object]) -> dict:
@@ -111,12 +120,11 @@ def read_engine(engine: object, owners: dict[int, object]) -> dict:
     prev, node = head, head.next
     while node is not head:
         seq = owners.get(id(node))
-        at = f"position {len(sequences)}" + (f" (seq {seq.seq_id})" if seq is not None else "")  # type: ignore[attr-defined]
         if node.prev is not prev:
-            list_error = f"{at}: prev does not point to the node before it"
+            list_error = f"{_position(len(sequences), seq)}: prev does not point to the node before it"
             break
         if seq is None:
-            list_error = f"{at}: the node belongs to no sequence that create or fork returned"
+            list_error = f"{_position(len(sequences), seq)}: the node belongs to no sequence that create or fork returned"
             break
         sequences.append([_int(seq.seq_id, "seq_id"), _int(seq.kv_count, "kv_count"), read_table(seq)])  # type: ignore[attr-defined]
         prev, node = node, node.next
@@ -130,6 +138,10 @@ def read_engine(engine: object, owners: dict[int, object]) -> dict:
         "sequences": sequences,
         "list_error": list_error,
     }
+
+
+def _position(index: int, seq: object) -> str:
+    return f"position {index}" + (f" (seq {seq.seq_id})" if seq is not None else "")  # type: ignore[attr-defined]
 
 
 def _list_length(head: object, limit: int) -> int:

@@ -1,6 +1,6 @@
 """Benchmark: fuzz steps per second with every check on, against a bare no-op Hypothesis machine, in one run.
 
-    python tests/bench/fuzz_speed.py [--examples N] [--steps N] [--seed N] [--family hw3 prefix] [--impl IMPL]
+    python tests/bench/fuzz_speed.py [--examples N] [--steps N] [--seed N] [--family hw3 prefix] [--impl IMPL] [--repeat N]
 
 For each family (default: hw3 and prefix, each on its Python engine, in this process), the same examples and
 steps are run by a bare RuleBasedStateMachine (one rule that does nothing: what Hypothesis itself costs a step),
@@ -11,6 +11,7 @@ machine shared with other work) and the ratio of the checked machine's rate to e
 """
 
 import argparse
+import statistics
 import time
 from typing import Callable
 
@@ -67,6 +68,9 @@ def unchecked_machine(family: str, stats: RunStats) -> type:
 
             def _check(self, shown, failed):  # type: ignore[no-untyped-def]
                 pass
+
+            def _appends(self, seq_id, kv_data, count):  # type: ignore[no-untyped-def]
+                return count, False  # an append burst's calls, made without _call
     else:
         from oracle.prefix.machine import PrefixMachine
         from oracle.prefix.observation import Observation
@@ -78,7 +82,7 @@ def unchecked_machine(family: str, stats: RunStats) -> type:
             def _observe(self, call):  # type: ignore[no-untyped-def]
                 return empty
 
-            def _check(self, call, rid=None, hits=frozenset(), held=frozenset(), before=None):  # type: ignore[no-untyped-def]
+            def _check(self, call, rid=None, hits=frozenset(), held=frozenset(), before=None, own=()):  # type: ignore[no-untyped-def]
                 return empty
 
             def _returned(self, call, what, expected, got):  # type: ignore[no-untyped-def]
@@ -105,9 +109,9 @@ def steps_per_second(machine: type, stats: RunStats, examples: int, steps: int, 
 
 
 def compare_with_bare(label: str, machine: type, stats: RunStats, examples: int, steps: int, run_seed: int,
-                      clock: Clock = time.process_time, target: float = 0.5) -> float:
-    """Prints the steps per second (of `clock`) of a bare no-op machine and of `machine`, and their ratio; returns
-    the rate of `machine`."""
+                      clock: Clock = time.process_time, target: float = 0.5, ratios: list | None = None) -> float:
+    """Prints the steps per second (of `clock`) of a bare no-op machine and of `machine`, and their ratio (also
+    appended to `ratios`); returns the rate of `machine`."""
     unit = "CPU-s" if clock is time.process_time else "s"
     bare_stats = RunStats()
     bare = steps_per_second(bare_machine(bare_stats), bare_stats, examples, steps, run_seed, clock)
@@ -116,29 +120,45 @@ def compare_with_bare(label: str, machine: type, stats: RunStats, examples: int,
     print(f"  bare no-op machine: {bare:8.0f} steps/{unit} ({bare_stats.steps} steps)")
     print(f"  every check on:     {real:8.0f} steps/{unit} ({stats.steps} steps)")
     print(f"  ratio: {real / bare:.2f} (target >= {target})")
+    if ratios is not None:
+        ratios.append(real / bare)
     return real
 
 
 def main() -> None:
-    from oracle.family import family_named
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=300)
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--family", nargs="*", default=["hw3", "prefix"])
     parser.add_argument("--impl", default="engine")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="measure each family this many times and print the ratios' median (a shared machine's "
+                        "load moves one measure by 10%% or more)")
     args = parser.parse_args()
     for name in args.family:
-        family, stats = family_named(name), RunStats()
-        machine = family.machine_for(family.load_adapter(args.impl), stats)
-        checked = compare_with_bare(f"{name} ({args.impl})", machine, stats, args.examples, args.steps, args.seed)
-        if name in ("hw3", "prefix"):
-            unchecked_stats = RunStats()
-            unchecked = steps_per_second(unchecked_machine(name, unchecked_stats), unchecked_stats, args.examples,
-                                         args.steps, args.seed, time.process_time)
-            print(f"  its rules, nothing called: {unchecked:8.0f} steps/CPU-s ({unchecked_stats.steps} steps); "
-                  f"every check on / this: {checked / unchecked:.2f}")
+        ratios: list[float] = []
+        for _ in range(args.repeat):
+            measure(name, args, ratios)
+        if args.repeat > 1:
+            print(f"{name}: ratio over {args.repeat} measures: median {statistics.median(ratios):.2f}, "
+                  f"min {min(ratios):.2f}, max {max(ratios):.2f}")
+
+
+def measure(name: str, args: argparse.Namespace, ratios: list[float]) -> None:
+    """One measure of the family `name`: its checked machine against the bare one, and its nothing-called one."""
+    from oracle.family import family_named
+
+    family, stats = family_named(name), RunStats()
+    machine = family.machine_for(family.load_adapter(args.impl), stats)
+    checked = compare_with_bare(f"{name} ({args.impl})", machine, stats, args.examples, args.steps, args.seed,
+                                ratios=ratios)
+    if name in ("hw3", "prefix"):
+        unchecked_stats = RunStats()
+        unchecked = steps_per_second(unchecked_machine(name, unchecked_stats), unchecked_stats, args.examples,
+                                     args.steps, args.seed, time.process_time)
+        print(f"  its rules, nothing called: {unchecked:8.0f} steps/CPU-s ({unchecked_stats.steps} steps); "
+              f"every check on / this: {checked / unchecked:.2f}")
 
 
 if __name__ == "__main__":
