@@ -20,7 +20,7 @@ from oracle.hw3.adapters import Adapter
 from oracle.hw3.compare import differences, state_changes
 from oracle import finding
 from oracle.difference import Difference
-from oracle.hw3.steps import append, call_on, create, destroy, fork, free, init, null  # noqa: F401  (importable from here)
+from oracle.hw3.run import call_on
 from oracle.program import Program, Step
 from oracle.hw3.fresh_pool import search_failed
 from oracle.hw3.difference import (
@@ -33,9 +33,6 @@ from oracle.hw3.observation import WILD, EngineState, ImplementationFailure, Obs
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
 from oracle.hw3.rules import STRAY_WRITE, WALKS, Effects, fails, rule_of
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, KV_SIZE, L1_PT_SIZE, L2_PT_SIZE, UNMAPPED
-
-
-Scenario = Program  # what the HW3 items call a call program
 
 
 @dataclass(kw_only=True)
