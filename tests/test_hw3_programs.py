@@ -10,7 +10,7 @@ from oracle.grading.rubric import RubricError
 from oracle.hw3 import programs
 from oracle.hw3.checks import CHECKS
 from oracle.hw3.grade import grade, load
-from oracle.hw3.run import expected_calls
+from oracle.hw3.step import expected_calls
 from oracle.program import ProgramError, Step, write
 
 FOLDER = Path(programs.__file__).with_name("programs")

@@ -11,7 +11,7 @@ from oracle.hw3.c.build import build
 from oracle.hw3.memcheck import AT_EXIT, battery_programs, memcheck
 from oracle.hw3.model import Model
 from oracle.hw3.programs import BATTERY, battery_program
-from oracle.hw3.run import expected_calls
+from oracle.hw3.step import expected_calls
 from tests.conftest import REFERENCE_C
 
 ROOT = Path(__file__).resolve().parents[1]

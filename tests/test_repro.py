@@ -20,7 +20,7 @@ from oracle.hw3.pool import initial_pool, magic, magic_slot
 from oracle.hw3.repro import _source, battery_c, build_repro, repro_c
 from oracle.hw3.memcheck import battery_programs
 from oracle.hw3.programs import battery_program
-from oracle.hw3.run import expected_calls
+from oracle.hw3.step import expected_calls
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK
 from oracle.runner import fuzz
 

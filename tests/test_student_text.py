@@ -114,7 +114,7 @@ def test_a_leaks_repro_fails_naming_where_each_block_was_allocated(tmp_path: Pat
 def test_the_reference_repro_counting_the_heap_passes(tmp_path: Path) -> None:
     from oracle.hw3.repro import build_repro, repro_c
     from oracle.hw3.programs import battery_program
-    from oracle.hw3.run import expected_calls
+    from oracle.hw3.step import expected_calls
 
     calls, model = expected_calls(battery_program("destroy_with_shared_blocks"))
     binary, output = build_repro(repro_c(calls, model, "none"), REFERENCE, tmp_path)

@@ -16,7 +16,7 @@ from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3 import programs
 from oracle.hw3.replay import Finding, listing, replay
-from oracle.hw3.run import call_on as _call, predict
+from oracle.hw3.step import call_on as _call, predict
 from oracle.hw3.rules import rule_of
 from oracle.program import Program, Step
 from oracle.hw3.verdicts import LENIENT, Submission, excuse_for, passed_over_note

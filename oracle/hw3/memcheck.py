@@ -26,7 +26,7 @@ from oracle.hw3.c.log_channel import LogChannel
 from oracle.hw3.c.valgrind import VALGRIND
 from oracle.hw3 import programs as shipped
 from oracle.hw3.replay import shown
-from oracle.hw3.run import call_on, expected_calls
+from oracle.hw3.step import call_on, expected_calls
 from oracle.program import Step
 from oracle.hw3.compare import first_divergence
 from oracle.hw3.machine import POINTER_CALLS, Call
