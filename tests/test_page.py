@@ -18,9 +18,10 @@ from oracle.cli import main
 from oracle.hw3 import FAMILY, load_adapter
 from oracle.hw3.checks import Finding, replay
 from oracle.hw3.programs import parse as program
+from oracle.hw3.resync import TrackedModel
+from oracle.hw3.run import run
 from oracle.difference import Difference
 from oracle.hw3.difference import CRASH, POOL, POOL_SIZE
-from oracle.hw3.machine import Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import Observation
 from oracle.hw3.pool import magic
@@ -338,20 +339,12 @@ def test_a_sequence_missing_from_the_list(tmp_path: Path, submission: Callable[.
 
 
 def _observed_after(text: str) -> tuple[Model, Observation, list]:
-    """The model and the reference engine's real observation after the program `text`."""
-    model, calls = Model(), []
+    """The model and the reference engine's real observation after the program `text` (run.py's loop)."""
+    model = TrackedModel()
     with closing(load_adapter("engine")()) as adapter:
-        engine = None
-        for step in program(text, "steps").steps:
-            if step.op == "llm_init":
-                model.llm_init(step.args[0], step.null)
-                engine = adapter.llm_init(step.args[0], step.null)
-                calls.append(Call("llm_init", step.args, step.null, engine is not None))
-            else:
-                returned = getattr(model, step.op)(engine is None, *step.args).returned
-                getattr(adapter, step.op)(engine, *step.args)
-                calls.append(Call(step.op, step.args, engine is None, returned))
-        return model, adapter.observe(engine), calls
+        trace = run(program(text, "steps"), adapter, model)
+        assert not any(ran.found for ran in trace.steps)
+        return model, trace.steps[-1].seen, trace.calls
 
 
 def test_guard_zones_tail_bytes_and_large_values() -> None:
