@@ -16,7 +16,7 @@ item runs the programs BY_ITEM names (its `programs` option: a course names its 
 import dataclasses
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, Mapping
 
 from oracle.program import Program, ProgramError, Step, read
 
@@ -84,7 +84,7 @@ def load(name: str, folders: Iterable[Path] = ()) -> Program:
     raise ProgramError(f"no program {name!r}: no {name}.txt in {where}")
 
 
-def for_item(item: str, options: dict) -> list[Program]:
+def for_item(item: str, options: Mapping[str, Any]) -> list[Program]:
     """The programs a directed item runs: its `programs` option as loaded with the rubric (hw3/grade.load), else
     the shipped ones BY_ITEM names."""
     return [name if isinstance(name, Program) else load(name) for name in options.get("programs", BY_ITEM[item])]
