@@ -24,23 +24,37 @@ class Program:
         return {step.op for step in self.steps}
 
 
+NULL = "NULL"  # the word, right after the operation, of a call made with a NULL handle
+
+
 class ProgramError(ValueError):
     """A program file that is not one: the message names the file and the line."""
 
 
-def read(text: str, name: str, signatures: Mapping[str, str]) -> Program:
-    """A program written one call per line, `OP ARG...` (`#` starts a comment). `signatures` gives each
-    operation's arguments, in order: `int`, `float` (an int or a float) or a word that must appear as written;
-    `?` ends one that may be left out (at the end). The operation it names first starts the program, once."""
+def read(text: str, name: str, signatures: Mapping[str, str], opens: bool = True) -> Program:
+    """A program written one call per line, `OP ARG...` (`#` starts a comment); `OP NULL ARG...` makes the call
+    with NULL where its handle goes (Step.null). `signatures` gives each operation's arguments, in order: `int`,
+    `float` (an int or a float) or a word that must appear as written; `?` ends one that may be left out (at
+    the end). With `opens`, the operation it names first starts the program, once."""
     steps, first = [], next(iter(signatures))
     for number, line in enumerate(text.splitlines(), 1):
         words = line.split("#")[0].split()
-        if words and not _fits(tuple(map(_value, words[1:])), signatures.get(words[0])):
+        null = len(words) > 1 and words[1] == NULL
+        args = tuple(map(_value, words[1 + null:]))
+        if words and not _fits(args, signatures.get(words[0])):
             raise ProgramError(f"{name}, line {number}: not a call: {line.strip()!r}")
-        steps += [Step(words[0], tuple(map(_value, words[1:])))] if words else []
-    if not steps or steps[0].op != first or any(step.op == first for step in steps[1:]):
+        steps += [Step(words[0], args, null)] if words else []
+    if opens and (not steps or steps[0].op != first or any(step.op == first for step in steps[1:])):
         raise ProgramError(f"{name}: a program starts with one `{first}` line")
+    if not steps:
+        raise ProgramError(f"{name}: no call in it")
     return Program(name, tuple(steps))
+
+
+def write(program: Program) -> str:
+    """The program as `read` reads it back, one call per line."""
+    return "".join(" ".join([step.op, *([NULL] if step.null else []), *map(str, step.args)]) + "\n"
+                   for step in program.steps)
 
 
 def _fits(args: tuple, signature: str | None) -> bool:

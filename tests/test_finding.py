@@ -3,13 +3,13 @@ same for every family (each family's own replay makes them)."""
 
 from oracle.difference import CRASH, Difference
 from oracle.finding import Finding
-from oracle.hw3.steps import create, init, null
+from oracle.hw3.programs import parse
 from oracle.prefix.programs import BY_ITEM
 from oracle.program import Program, Step
 
 
 def test_a_program_is_its_steps_ops_and_arguments() -> None:
-    program = Program("fork", (init(2), create(1, 3), null(create(2, 1))))
+    program = parse("llm_init 128\ncreate_sequence 1 3\ncreate_sequence NULL 2 1\n", "fork")
     assert program.steps[1] == Step("create_sequence", (1, 3))
     assert program.steps[2].null and not program.steps[1].null
     assert program.ops == {"llm_init", "create_sequence"}

@@ -13,7 +13,7 @@ from oracle.hw3.difference import BLOCKS_TAKEN, KV_COUNT, MAPPING
 from oracle.hw3.fresh_pool import left_unmapped, maps_on_a_fresh_pool, search_failed
 from oracle.hw3.machine import Call
 from oracle.hw3.rules import FIRST_FIT, TASKS, Effects, rule_of
-from oracle.hw3.steps import append, create, fork, init
+from oracle.hw3.programs import parse
 from tests.conftest import REFERENCE_C
 
 FIRST_FIT_LOOP = "    for (int block = 0; block < engine->total_local_blocks; block++) {\n        if (engine->ref_count[block] == 0) {"
@@ -41,7 +41,7 @@ VARIANTS = {
 }
 # The second create needs 35 of the 39 free blocks; searching below free_local_blocks, it finds blocks 1 to 19
 # (the 19th search has 21 free below 21) and then none.
-FULL = [init(40), create(1, 16), create(2, 35 * 16)]
+FULL = list(parse("llm_init 2560\ncreate_sequence 1 16\ncreate_sequence 2 560\n", "full").steps)
 WANTED, TOOK = 35, 19
 
 
@@ -90,13 +90,14 @@ def test_a_failed_search_is_told_from_a_short_count(name: str, failed: bool, tmp
 def test_no_second_opinion_without_an_unmapped_entry_a_pool_or_a_block_not_taken(tmp_path: Path) -> None:
     fresh = opener(tmp_path, "search_bound")
     assert not search_failed(fresh, [Difference(BLOCKS_TAKEN, "free_local_blocks", 4, 20)], FULL, 35 * 16, False, WANTED, TOOK)
-    assert not search_failed(fresh, _unmapped(2), [init(40, null_pool=True), create(2, 35 * 16)], 35 * 16, False, WANTED, TOOK)
+    assert not search_failed(fresh, _unmapped(2), list(parse("llm_init NULL 2560\ncreate_sequence 2 560\n", "null pool").steps), 35 * 16, False, WANTED, TOOK)
     assert not search_failed(fresh, _unmapped(2), FULL, 35 * 16, False, WANTED, WANTED)
     assert not search_failed(fresh, _unmapped(2), FULL, 35 * 16, False, WANTED, TOOK + 1)  # not where its searches stop
 
 
 def test_an_append_whose_search_failed_is_told_the_same_way(tmp_path: Path) -> None:
-    steps = [init(40), create(1, 35 * 16), fork(1, 2), append(2, 7)]  # blocks 0 to 19, then the append's search fails
+    steps = list(parse("llm_init 2560\ncreate_sequence 1 560\nfork_sequence 1 2\nappend_kv 2 7\n", "append").steps)
+    # blocks 0 to 19, then the append's search fails
     assert search_failed(opener(tmp_path, "search_bound"), _unmapped(2), steps, 35 * 16 + 1, True, 1, 0)
 
 

@@ -34,7 +34,10 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     """A bundle with a small rubric, and a simulated tree that its set-up ran in once (reused after)."""
     home = tmp_path_factory.mktemp("gradescope")
     rubric = small_rubric(home / "rubric.toml", ITEMS)
+    (home / "programs").mkdir()  # a program of the course's own, beside its rubric, for the last item
+    (home / "programs" / "our_list_order.txt").write_text("llm_init 640\ncreate_sequence 2 1\ncreate_sequence 1 1\n")
     with rubric.open("a") as f:  # when students see the result, and each test that sets no visibility
+        f.write('[item.options]\nprograms = ["tail_insertion", "our_list_order"]\n')
         f.write('\n[gradescope]\nvisibility = "after_due_date"\ntest_visibility = "after_published"\n')
     zipped = home / "autograder.zip"
     said = io.StringIO()
@@ -80,6 +83,8 @@ def test_the_bundle_holds_gradescopes_files_and_this_pagedcheck_pinned(made: dic
         with zipfile.ZipFile(archive.open(wheel)) as inner:
             packaged = set(inner.namelist())
     assert {"setup.sh", "run_autograder", "requirements.txt", "rubric.toml", "grade-options"} <= set(names)
+    assert "programs/our_list_order.txt" in names  # the course's programs travel with its rubric
+    assert {"oracle/hw3/programs/tail_insertion.txt", "oracle/hw3/programs/battery/reinit.txt"} <= packaged
     assert all(modes[name] & stat.S_IXUSR and stat.S_ISREG(modes[name]) for name in ("setup.sh", "run_autograder"))
     assert wheel == f"pagedcheck-{metadata.version('pagedcheck')}-py3-none-any.whl"
     assert f"hypothesis=={metadata.version('hypothesis')}" in pins and all("==" in pin for pin in pins)

@@ -10,7 +10,8 @@ import pytest
 from oracle.hw3.c.build import build
 from oracle.hw3.memcheck import AT_EXIT, battery_programs, memcheck
 from oracle.hw3.model import Model
-from oracle.hw3.scenarios import BATTERY, scenario_calls
+from oracle.hw3.programs import BATTERY, battery_program
+from oracle.hw3.step import expected_calls
 from tests.conftest import REFERENCE_C
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,9 +22,9 @@ def test_the_battery_reaches_every_event_the_model_names() -> None:
     source = (ROOT / "oracle" / "hw3" / "model.py").read_text()
     named = set(re.findall(r'"([a-z0-9_]+)"', source.split("# -- the six calls")[1]))
     reached: set[str] = set()
-    for steps in BATTERY.values():
+    for name in BATTERY:
         model = Model()
-        for step in steps:
+        for step in battery_program(name).steps:
             if step.op == "llm_init":
                 outcome = model.llm_init(step.args[0], step.null)
             else:
@@ -39,7 +40,7 @@ def _driver(path: Path) -> Path:
 
 
 def test_reference_is_clean_on_the_whole_battery_and_an_extra_program() -> None:
-    programs = {**battery_programs(), "minimal repro": scenario_calls("fork_and_cow")}
+    programs = {**battery_programs(), "minimal repro": expected_calls(battery_program("fork_and_cow"))}
     results = memcheck(_driver(REFERENCE), programs)
     assert [r.name for r in results] == [*BATTERY, "minimal repro"]
     for result in results:

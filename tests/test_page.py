@@ -16,10 +16,12 @@ import pytest
 
 from oracle.cli import main
 from oracle.hw3 import FAMILY, load_adapter
-from oracle.hw3.checks import Finding, Scenario, append, create, fork, free, init, replay
+from oracle.hw3.checks import Finding, replay
+from oracle.hw3.programs import parse as program
+from oracle.hw3.resync import TrackedModel
+from oracle.hw3.run import run
 from oracle.difference import Difference
 from oracle.hw3.difference import CRASH, POOL, POOL_SIZE
-from oracle.hw3.machine import Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import Observation
 from oracle.hw3.pool import magic
@@ -192,7 +194,8 @@ def test_grade_page_escapes_what_the_submission_prints_and_its_name(
 def _big_failure() -> FailedItem:
     """A real replay on a 300-block pool: seq 1 with 4095 records (256 blocks), its fork appended to, by an
     engine that writes the shared block in place instead of copying it."""
-    scenario = Scenario("big", (init(300), create(5, 100), create(1, 4095), fork(1, 2), free(5), append(2, 7)))
+    scenario = program("llm_init 19200\ncreate_sequence 5 100\ncreate_sequence 1 4095\nfork_sequence 1 2\nfree_sequence 5\n"
+                       "append_kv 2 7\n", "big")
     with closing(load_adapter("tests.broken.no_cow")()) as adapter:
         finding = replay(adapter, scenario)
     assert finding is not None and finding.step == 6
@@ -238,7 +241,7 @@ def test_a_300_block_pool_and_a_4096_record_sequence_collapse_what_did_not_chang
 
 
 def test_null_l1_slots_on_both_sides_collapse_into_one_row() -> None:
-    scenario = Scenario("small", (init(8), create(1, 20), fork(1, 2), append(2, 7)))
+    scenario = program("llm_init 512\ncreate_sequence 1 20\nfork_sequence 1 2\nappend_kv 2 7\n", "small")
     with closing(load_adapter("tests.broken.no_cow")()) as adapter:
         finding = replay(adapter, scenario)
     page = FAMILY.render_html("small", [FailedItem("append_cow", "", finding.message, "", (), finding)])
@@ -272,8 +275,8 @@ def test_fuzz_html_errors_are_usage_errors(
 
 
 def test_long_runs_of_one_call_show_their_first_and_last_calls() -> None:
-    bursts = tuple(append(1, k) for k in range(20))
-    scenario = Scenario("burst", (init(4), create(1, 1), *bursts, fork(1, 2), append(2, 9)))
+    bursts = "".join(f"append_kv 1 {k}\n" for k in range(20))
+    scenario = program(f"llm_init 256\ncreate_sequence 1 1\n{bursts}fork_sequence 1 2\nappend_kv 2 9\n", "burst")
     with closing(load_adapter("tests.broken.no_cow")()) as adapter:
         finding = replay(adapter, scenario)
     page = FAMILY.render_html("burst", [FailedItem("append_cow", "", finding.message, "", (), finding)])
@@ -325,7 +328,7 @@ def test_an_engine_that_should_be_null_and_a_failing_call_that_allocates(
 def test_a_sequence_missing_from_the_list(tmp_path: Path, submission: Callable[..., Path]) -> None:
     """The C fuzz fixture refuses ids below -1000: its list lacks the sequence the model created."""
     with closing(load_adapter(str(submission("broken", "fuzz")))()) as adapter:
-        finding = replay(adapter, Scenario("negative_id", (init(1), create(-1001, 1))))
+        finding = replay(adapter, program("llm_init 64\ncreate_sequence -1001 1\n", "negative_id"))
     page = FAMILY.render_html("missing", [FailedItem("create_free", "", finding.message, "", (), finding)])
     (failure,) = parse(page).all("section", "failure")
     assert part(failure, "Active list").all("span", "missing")[0].text == "1 missing"
@@ -335,25 +338,17 @@ def test_a_sequence_missing_from_the_list(tmp_path: Path, submission: Callable[.
     assert collapsed(table) == ["L1 1–15: NULL"]
 
 
-def _observed_after(steps: tuple) -> tuple[Model, Observation, list]:
-    """The model and the reference engine's real observation after `steps`."""
-    model, calls = Model(), []
+def _observed_after(text: str) -> tuple[Model, Observation, list]:
+    """The model and the reference engine's real observation after the program `text` (run.py's loop)."""
+    model = TrackedModel()
     with closing(load_adapter("engine")()) as adapter:
-        engine = None
-        for step in steps:
-            if step.op == "llm_init":
-                model.llm_init(step.args[0], step.null)
-                engine = adapter.llm_init(step.args[0], step.null)
-                calls.append(Call("llm_init", step.args, step.null, engine is not None))
-            else:
-                returned = getattr(model, step.op)(engine is None, *step.args).returned
-                getattr(adapter, step.op)(engine, *step.args)
-                calls.append(Call(step.op, step.args, engine is None, returned))
-        return model, adapter.observe(engine), calls
+        trace = run(program(text, "steps"), adapter, model)
+        assert not any(ran.found for ran in trace.steps)
+        return model, trace.steps[-1].seen, trace.calls
 
 
 def test_guard_zones_tail_bytes_and_large_values() -> None:
-    model, seen, calls = _observed_after((init(2, 13), create(1, 2), append(1, 2_100_000_000)))
+    model, seen, calls = _observed_after("llm_init 141\ncreate_sequence 1 2\nappend_kv 1 2100000000\n")
     pool = bytearray(seen.pool)
     pool[-1] ^= 0xFF  # a byte past the last block
     seen = dataclasses.replace(seen, pool=bytes(pool), guard_after=b"\0" * 64)
@@ -368,7 +363,7 @@ def test_guard_zones_tail_bytes_and_large_values() -> None:
 
 
 def test_a_null_pool_and_a_program_without_a_step() -> None:
-    model, seen, calls = _observed_after((init(10, null_pool=True),))
+    model, seen, calls = _observed_after("llm_init NULL 640\n")
     finding = Finding("null_pool", 1, calls[0], Difference(CRASH, "", None, "(none: a picture of a NULL pool)"), "a rule",
                       calls=calls, model=model, seen=seen)
     page = FAMILY.render_html("null", [FailedItem("x", "", "m", "", (), finding),
@@ -380,7 +375,7 @@ def test_a_null_pool_and_a_program_without_a_step() -> None:
 
 
 def test_a_pool_the_implementation_does_not_show_is_not_compared() -> None:
-    model, seen, calls = _observed_after((init(20), create(1, 2)))
+    model, seen, calls = _observed_after("llm_init 1280\ncreate_sequence 1 2\n")
     finding = Finding("lost_pool", 2, calls[-1], Difference(POOL_SIZE, "pool", "the caller's pool", "none"), "a rule",
                       calls=calls, model=model, seen=dataclasses.replace(seen, pool=None))
     (failure,) = parse(FAMILY.render_html("lost", [FailedItem("x", "", "m", "", (), finding)])).all("section", "failure")

@@ -3,7 +3,7 @@ arguments at the end), and the line named when one is not a call."""
 
 import pytest
 
-from oracle.program import ProgramError, Step, read
+from oracle.program import ProgramError, Step, read, write
 
 SIGNATURES = {"begin": "int float", "move": "int word?", "stop": ""}
 
@@ -26,3 +26,16 @@ def test_each_line_is_a_step_of_the_arguments_its_signature_takes():
 def test_a_line_that_is_not_a_call_is_named(text, line):
     with pytest.raises(ProgramError, match=line):
         read(text, "p", SIGNATURES)
+
+
+def test_null_right_after_the_operation_makes_a_null_handle_step_and_write_reads_back() -> None:
+    program = read("begin 4 0.5\nmove NULL 1\nmove 2 word\nstop NULL\n", "p", SIGNATURES)
+    assert program.steps[1:] == (Step("move", (1,), null=True), Step("move", (2, "word")), Step("stop", (), null=True))
+    assert read(write(program), "p", SIGNATURES) == program
+
+
+def test_a_family_may_let_a_program_open_with_any_call_and_repeat_it() -> None:
+    program = read("move 1\nbegin 4 0.5\nbegin 5 1\n", "p", SIGNATURES, opens=False)
+    assert [step.op for step in program.steps] == ["move", "begin", "begin"]
+    with pytest.raises(ProgramError, match="p: no call in it"):
+        read("# only a comment\n", "p", SIGNATURES, opens=False)

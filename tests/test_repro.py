@@ -18,7 +18,9 @@ from oracle.hw3.machine import Call, Divergence, machine_for
 from oracle.hw3.model import Model
 from oracle.hw3.pool import initial_pool, magic, magic_slot
 from oracle.hw3.repro import _source, battery_c, build_repro, repro_c
-from oracle.hw3.scenarios import BATTERY, scenario_calls
+from oracle.hw3.memcheck import battery_programs
+from oracle.hw3.programs import battery_program
+from oracle.hw3.step import expected_calls
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK
 from oracle.runner import fuzz
 
@@ -49,7 +51,7 @@ def _run(binary: Path, *args: str) -> tuple[int | None, str]:
 
 
 def test_reference_replays_the_battery_and_random_programs_ok(tmp_path: Path) -> None:
-    programs = {name: scenario_calls(name) for name in BATTERY} | _random_programs(12)
+    programs = battery_programs() | _random_programs(12)
     binary, output = build_repro(battery_c(programs), REFERENCE, tmp_path, name="battery")
     assert binary is not None and output == "", output
     for name in programs:
@@ -57,7 +59,7 @@ def test_reference_replays_the_battery_and_random_programs_ok(tmp_path: Path) ->
 
 
 def test_single_repro_compiles_without_warnings_and_passes_on_the_reference(tmp_path: Path) -> None:
-    calls, model = scenario_calls("null_engine")
+    calls, model = expected_calls(battery_program("null_engine"))
     source = repro_c(calls, model, "none: a battery program")
     # it includes llm_memory.c (its heap counted), so it is built alone beside it
     assert "gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2 -ggdb repro.c -o repro && ./repro" in source

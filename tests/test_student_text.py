@@ -113,9 +113,10 @@ def test_a_leaks_repro_fails_naming_where_each_block_was_allocated(tmp_path: Pat
 
 def test_the_reference_repro_counting_the_heap_passes(tmp_path: Path) -> None:
     from oracle.hw3.repro import build_repro, repro_c
-    from oracle.hw3.scenarios import scenario_calls
+    from oracle.hw3.programs import battery_program
+    from oracle.hw3.step import expected_calls
 
-    calls, model = scenario_calls("destroy_with_shared_blocks")
+    calls, model = expected_calls(battery_program("destroy_with_shared_blocks"))
     binary, output = build_repro(repro_c(calls, model, "none"), REFERENCE, tmp_path)
     assert binary is not None, output
     ran = subprocess.run([str(binary)], capture_output=True, text=True, timeout=30)

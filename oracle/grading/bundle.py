@@ -7,6 +7,7 @@ The zip holds, at its top level (Gradescope's layout):
     pagedcheck-<version>-py3-none-any.whl   this checkout, built when the bundle is made
     requirements.txt  the Python packages pagedcheck needs, pinned to the versions installed here
     rubric.toml       the rubric to grade with (validated before the bundle is written)
+    programs/         the program files beside a course's rubric (programs/*.txt), which its items may name
     grade-options     more `pagedcheck grade` options, one a line (--time-limit, --require-sandbox)
 
 The scripts are oracle/grading/gradescope_bundle/; both honour PAGEDCHECK_AUTOGRADER_ROOT.
@@ -92,6 +93,9 @@ def write_bundle(out: Path, rubric: Path, grade_options: list[str]) -> list[str]
                 "rubric.toml": (rubric.read_bytes(), 0o644),
                 "grade-options": ("".join(f"{option}\n" for option in grade_options).encode(), 0o644),
             }
+            if PROJECT / "oracle" not in rubric.resolve().parents:  # a course's: the programs its items may name
+                files |= {f"programs/{path.name}": (path.read_bytes(), 0o644)
+                          for path in sorted(rubric.parent.glob("programs/*.txt"))}
             for name, (data, mode) in files.items():
                 info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
                 info.external_attr = (0o100000 | mode) << 16  # a regular file with these permissions

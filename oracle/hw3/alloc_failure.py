@@ -21,9 +21,10 @@ from oracle.hw3.difference import CRASH, FREE_COUNT, LEAK
 from oracle.hw3.machine import Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure
-from oracle.hw3.replay import Finding, append, call_on as _call, create, destroy, fork, init, listing, replay
+from oracle.hw3 import programs
+from oracle.hw3.replay import Finding, listing, replay
+from oracle.hw3.step import call_on as _call, predict
 from oracle.hw3.rules import rule_of
-from oracle.hw3.spec import KV_PER_BLOCK, L2_PT_SIZE
 from oracle.program import Program, Step
 from oracle.hw3.verdicts import LENIENT, Submission, excuse_for, passed_over_note
 
@@ -32,10 +33,7 @@ ANY_ORDER = LENIENT | {"list_order"}  # block ids up to a renaming, the list as 
 ROBUSTNESS = "Robustness: a failed malloc leaves no trace (no crash, no leak, no half-built sequence)"
 FAILED_PER_CALL = 32  # the most allocations of one call failed, one per replay
 EDGE = 8  # of a longer call: its first and last EDGE always, where building up and undoing most often go wrong
-ALLOCATING = Program("allocation_failure", (
-    init(40), create(1, 20), fork(1, 2), create(3, L2_PT_SIZE * KV_PER_BLOCK + 1),
-    create(4, L2_PT_SIZE * KV_PER_BLOCK), append(4, 9),  # the append needs a new L2 table
-))
+ALLOCATING = programs.load(programs.ALLOCATING)  # programs/allocation_failure.txt
 
 
 def allocations_to_fail(count: int) -> tuple[int, ...]:
@@ -58,7 +56,7 @@ def check_alloc_failure(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         raise NotApplicable("allocations are counted and failed only in C submissions")
     with closing(sub.adapter()) as adapter:
         # with llm_destroy at the end: a destroy that leaks or crashes anyway is the llm_destroy item's bug
-        finding = replay(adapter, Program(ALLOCATING.name, (*ALLOCATING.steps, destroy())), ANY_ORDER)  # every rule but block ids and list order, which others own
+        finding = replay(adapter, Program(ALLOCATING.name, (*ALLOCATING.steps, Step("llm_destroy"))), ANY_ORDER)  # every rule but block ids and list order, which others own
     if finding:
         raise NotRun(f"with every allocation succeeding, call {finding.step} {finding.call} already goes wrong: "
                      f"{finding.problem} (a bug the other tests report)")
@@ -107,11 +105,9 @@ def _allocations(adapter: Any, steps: tuple[Step, ...]) -> list[int]:
 
 
 def _expect(model: Model, step: Step, engine: Any) -> Call:
-    """Applies a step to the model; the Call as made."""
-    if step.op == "llm_init":
-        return Call("llm_init", step.args, step.null, model.llm_init(step.args[0], step.null).returned)
-    null_engine = step.null or engine is None
-    return Call(step.op, step.args, null_engine, getattr(model, step.op)(null_engine, *step.args).returned)
+    """Applies a step to the model (with NULL where the engine goes when the implementation holds none); the
+    Call as made."""
+    return predict(model, step, engine is not None)[0]
 
 
 def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Finding | None:

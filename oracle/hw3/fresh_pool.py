@@ -23,7 +23,7 @@ from oracle.hw3.adapters import Adapter
 from oracle.hw3.difference import MAPPING
 from oracle.hw3.observation import EngineState, ImplementationFailure
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, L2_PT_SIZE, UNMAPPED
-from oracle.hw3.steps import call_on
+from oracle.hw3.step import call_on
 from oracle.program import Step
 
 FRESH_BLOCKS = 4096  # a 256 KiB pool: room for the longest sequence (256 blocks) many times over

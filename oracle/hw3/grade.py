@@ -5,6 +5,7 @@ the ones that apply to it.
     report = grade("alice/llm_memory.c", load(), out_dir=Path("alice-report"))
 """
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -15,7 +16,8 @@ from typing import Callable
 
 from oracle.grading.grader import GraderError, rubric_for, run_checks
 from oracle.grading.report import GradeReport, ItemResult
-from oracle.grading.rubric import Rubric
+from oracle.grading.rubric import Rubric, RubricError
+from oracle.hw3 import programs
 from oracle.hw3 import BUILTIN_ENGINE
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import Refused, build, only_file_below, submission_source
@@ -23,6 +25,7 @@ from oracle.hw3.checks import CHECKS, Submission
 from oracle.child import PYTHON, LoadFailure
 from oracle.hw3.pylocate import locate
 from oracle.hw3.pyremote import RemotePython
+from oracle.program import ProgramError
 from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable
 
 DEFAULT_RUBRIC = Path(__file__).with_name("rubric.toml")
@@ -30,8 +33,21 @@ PYTHON_NAME = "llm_memory.py"  # what a folder uploaded for a Python course hold
 
 
 def load(path: Path | str | None = None) -> Rubric:
-    """The rubric at `path`, or the shipped default; raises RubricError."""
-    return rubric_for(CHECKS, path or DEFAULT_RUBRIC)
+    """The rubric at `path`, or the shipped default, each directed item's programs read (programs.py: a name is
+    found first in the `programs/` folder beside the rubric); raises RubricError, naming a bad program's file
+    and line."""
+    rubric = rubric_for(CHECKS, path or DEFAULT_RUBRIC)
+    folder = Path(rubric.source).parent / "programs"
+    items = []
+    for item in rubric.items:
+        if "programs" in item.options:
+            try:
+                read = tuple(programs.load(name, (folder,)) for name in item.options["programs"])
+            except ProgramError as exc:
+                raise RubricError(f"rubric {rubric.source}: item {item.id!r}: {exc}") from None
+            item = dataclasses.replace(item, options={**item.options, "programs": read})
+        items.append(item)
+    return dataclasses.replace(rubric, items=tuple(items))
 
 
 def is_c(submission: str) -> bool:

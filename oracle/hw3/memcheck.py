@@ -24,12 +24,14 @@ from typing import Callable, Collection, Sequence
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.log_channel import LogChannel
 from oracle.hw3.c.valgrind import VALGRIND
-from oracle.hw3.replay import Step, call_on, shown
+from oracle.hw3 import programs as shipped
+from oracle.hw3.replay import shown
+from oracle.hw3.step import call_on, expected_calls
+from oracle.program import Step
 from oracle.hw3.compare import first_divergence
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure
-from oracle.hw3.scenarios import BATTERY, scenario_calls
 from oracle.hw3.trace import TraceStep, observed
 from oracle.sandbox import Sandbox
 
@@ -65,8 +67,10 @@ class MemcheckResult:
     leaked: bool = False  # valgrind found heap blocks still allocated (its leak check after the program, or the exit)
 
 
-def battery_programs(scenarios: Sequence[str] = tuple(BATTERY)) -> dict[str, tuple[list[Call], Model]]:
-    return {name: scenario_calls(name) for name in scenarios}
+def battery_programs(names: Sequence[str] = shipped.BATTERY) -> dict[str, tuple[list[Call], Model]]:
+    """The battery's programs `names` (programs/battery/) as calls with the returns the model expects, and the
+    model after each."""
+    return {name: expected_calls(shipped.battery_program(name)) for name in names}
 
 
 def memcheck(

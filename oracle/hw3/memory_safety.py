@@ -23,7 +23,7 @@ from oracle.hw3.memcheck import MemcheckResult, apply_program, battery_programs,
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.replay import listing
 from oracle.hw3.rules import CHECK_BEFORE_ALLOCATE, MEMORY_SAFETY, TASKS, rule_of
-from oracle.hw3.scenarios import BATTERY, scenario_calls
+from oracle.hw3.programs import BATTERY
 from oracle.hw3.trace import TraceStep, first_difference
 from oracle.hw3.verdicts import Submission, built, item_of
 
@@ -42,9 +42,9 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     leak: Outcome | None = None  # a block still allocated with no engine: valgrind's pass says where it was allocated
     native: dict[str, list[TraceStep]] = {}
     hung: list[tuple[str, Call]] = []  # natively: the program, and the call that hung (charged to its item)
+    battery = battery_programs()
     with closing(sub.adapter()) as adapter:  # one process, as under valgrind: restarted after a crash or a hang
-        for name in BATTERY:
-            calls, _ = scenario_calls(name)
+        for name, (calls, _) in battery.items():
             native[name] = []
             problem = _leak(adapter, name, calls, native[name])
             if problem is HUNG:  # its item's bug; the battery goes on, and valgrind need not wait for it again
@@ -57,7 +57,7 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
                 leak = Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0),
                                student=f"{said[0].upper()}{said[1:]}.\n\nThe calls:\n\n```c\n"
                                        f"{calls_listed(calls, _number(said), 'c')}\n```")
-    programs = {name: program for name, program in battery_programs().items() if name not in dict(hung)}
+    programs = {name: program for name, program in battery.items() if name not in dict(hung)}
     fresh = {name for name in programs if _after(name, dict(hung))}  # where the native run restarted the driver
     if sub.fuzz_failure is not None:  # the fuzz item's minimal failing program, as its repro.c replays it
         programs[FUZZ_PROGRAM] = (sub.fuzz_failure.calls, sub.fuzz_failure.model)

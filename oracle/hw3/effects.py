@@ -1,0 +1,89 @@
+"""What a call did to the implementation's own state, read from its observations before and after (rules.py's
+Effects): which tables it changed, which blocks it took, whether it wrote the pool, which L1 slots a walk left
+untouched, whether an append wrote slots it must not."""
+
+import struct
+
+from oracle.hw3.machine import Call
+from oracle.hw3.observation import WILD, EngineState, Observation
+from oracle.hw3.rules import WALKS, Effects
+from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, KV_SIZE, L2_PT_SIZE, UNMAPPED
+
+
+def effects_of(call: Call, before: Observation | None, seen: Observation | None, picked: frozenset[int]) -> Effects | None:
+    """What a call changed between two observations of the implementation (None when either is unknown), and
+    `picked`, the blocks the model's call newly mapped."""
+    if before is None or seen is None or before.engine is None or seen.engine is None:
+        return None
+    tables = {state.seq_id: state.block_table for state in before.engine.sequences}
+    moved = frozenset(state.seq_id for state in seen.engine.sequences if tables.get(state.seq_id) != state.block_table)
+    old, new = before.engine.ref_count, seen.engine.ref_count
+    taken = frozenset(block for block in range(min(len(old), len(new))) if old[block] == 0 and new[block] > 0)
+    skipped = _skipped(call, tables, before.engine, seen.engine) if not call.null and call.api in WALKS else frozenset()
+    return Effects(moved, taken, before.pool != seen.pool, picked, skipped=skipped, stray=stray_write(call, before, seen))
+
+
+def stray_write(call: Call, before: Observation | None, seen: Observation | None) -> bool:
+    """Whether an append wrote its record where its own table and kv_count put it, and other slots of that
+    block too, which it did not copy there (a block it mapped fresh, or held already): slots written before
+    their records arrive. Only when it wrote no other block (a second write elsewhere cannot relabel a
+    Task 4 bug). False for any other call, or when either state is unknown."""
+    if (call.api != "append_kv" or call.null or before is None or seen is None or before.engine is None
+            or seen.engine is None):
+        return False
+    seq_id, value = call.args
+    old = next((state for state in before.engine.sequences if state.seq_id == seq_id), None)
+    new = next((state for state in seen.engine.sequences if state.seq_id == seq_id), None)
+    if old is None or new is None or before.pool is None or seen.pool is None or len(before.pool) != len(seen.pool):
+        return False
+    logical, offset = divmod(old.kv_count, KV_PER_BLOCK)
+    block, was = (_entry(state.block_table, logical) for state in (new, old))
+    start = block * BLOCK_SIZE
+    if block < 0 or start + BLOCK_SIZE > len(seen.pool) or was not in (UNMAPPED, block):
+        return False  # no block, or a copy-on-write: the copy is Task 4's
+    record = start + offset * KV_SIZE
+    if seen.pool[record : record + KV_SIZE] != struct.pack("<i", value):
+        return False
+    if seen.pool[:start] != before.pool[:start] or seen.pool[start + BLOCK_SIZE :] != before.pool[start + BLOCK_SIZE :]:
+        return False  # it wrote another block too: which write is astray, and which the append's, is Task 4's to say
+    return (seen.pool[start:record] != before.pool[start:record]
+            or seen.pool[record + KV_SIZE : start + BLOCK_SIZE] != before.pool[record + KV_SIZE : start + BLOCK_SIZE])
+
+
+def _entry(table: tuple, logical: int) -> int:
+    """The block a block table maps for a logical block; UNMAPPED when none (a NULL or wild L2 table)."""
+    l1, l2 = divmod(logical, L2_PT_SIZE)
+    row = table[l1] if l1 < len(table) else None
+    return row[l2] if row is not None and row != WILD and l2 < len(row) else UNMAPPED
+
+
+def _skipped(call: Call, tables: dict[int, tuple], before: EngineState, after: EngineState) -> frozenset[int]:
+    """The L1 slots of the sequence a free (or the parent a fork) walks that the call left untouched while it
+    handled every block of the others: a free that dropped no reference of a slot's blocks, a fork whose child
+    has no table where the parent has one. Empty when the call handled no slot, or part of one, or left only
+    the sequence's last block (a walk bounded by the records, not the L1 loop's doing)."""
+    table = tables.get(call.args[0])
+    if table is None:
+        return frozenset()
+    walked, skipped = set(), set()
+    if call.api == "free_sequence":
+        old, new = before.ref_count, after.ref_count
+        for l1, l2 in enumerate(table):
+            blocks = [block for block in (l2 if l2 and l2 != WILD else ()) if 0 <= block < min(len(old), len(new))]
+            dropped = {new[block] < old[block] for block in blocks}
+            if dropped == {True}:
+                walked.add(l1)
+            elif dropped == {False}:
+                skipped.add(l1)
+            elif dropped:
+                return frozenset()
+    else:
+        child = next((state.block_table for state in after.sequences if state.seq_id == call.args[1]), None)
+        if child is None:
+            return frozenset()
+        for l1, (l2, copy) in enumerate(zip(table, child)):
+            if l2 is not None and l2 != WILD and any(block != UNMAPPED for block in l2):
+                (walked if copy is not None else skipped).add(l1)
+    left = [block for l1 in sorted(skipped) for block in table[l1] if block != UNMAPPED]
+    last = next((block for l2 in reversed(table) if l2 and l2 != WILD for block in reversed(l2) if block != UNMAPPED), None)
+    return frozenset() if not walked or left == [last] else frozenset(skipped)

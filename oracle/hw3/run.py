@@ -1,0 +1,164 @@
+"""The one loop: a program applied to an implementation and the model together, step by step. Per step the model
+predicts, the implementation is called and observed, the two are compared into structured differences, and what
+the call did is recorded (effects.py). After a difference the model takes over the observed state (resync.py),
+so each later step is judged on what it changes; differences the model cannot take over are carried, and only
+new ones count.
+
+Where the model cannot follow (it lost the counts, or a state it cannot take over), the calls are made and
+listed unjudged; where a call returned but its state cannot be read, only return values are compared from then
+on. A crash or hang ends the run, as does a step the model cannot follow and no call can be made for.
+
+    trace = run(program, adapter, TrackedModel())
+
+`judge(ran)`, when given, is asked after each judged step, before the model takes over, whether to stop there
+(replay.py's judge stops at the first difference of its item's rule)."""
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from oracle.difference import Difference
+from oracle.hw3.compare import differences, state_changes
+from oracle.hw3.difference import LIST_ORDER, RETURN, crash
+from oracle.hw3.effects import effects_of
+from oracle.hw3.fresh_pool import search_failed
+from oracle.hw3.machine import POINTER_CALLS, Call
+from oracle.hw3.observation import ImplementationFailure, Observation
+from oracle.hw3.resync import ModelLost, TrackedModel, resync
+from oracle.hw3.rules import WALKS, Effects, fails
+from oracle.hw3.spec import L2_PT_SIZE, UNMAPPED
+from oracle.hw3.step import call_on
+from oracle.program import Program, Step
+
+
+@dataclass
+class Ran:
+    """One judged step as run: the call as made (with the return the model expected), every call made so far,
+    the differences after it (none: the implementation agreed), the state the implementation showed (None when
+    it crashed, hung, or its state could not be read) and what the call did to it (None when unknown)."""
+
+    number: int  # the step's number in the program, from 1
+    call: Call
+    calls: list[Call]
+    found: list[Difference]
+    seen: Observation | None = None
+    effects: Effects | None = None
+    stopped: bool = False  # the call, or the observation after it, crashed or hung
+    return_only: bool = False  # the state could not be read since an earlier step: the return value alone was compared
+    walk: bool = False  # a free or fork of blocks in two L1 slots or more: one that skips a slot can show
+
+
+@dataclass
+class Trace:
+    """A run: its judged steps, every call made (judged or not), and whether it ended before its last step
+    (a crash or hang, or a state the model could not follow)."""
+
+    steps: list[Ran] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    cut: bool = False
+
+
+def run(program: Program, implementation: Any, model: TrackedModel, modulo: frozenset[str] = frozenset(),
+        fresh: Callable[[], Any] | None = None, judge: Callable[[Ran], bool] | None = None) -> Trace:
+    """Applies `program` to `implementation` and `model` together, comparing after every call (leniently on the
+    aspects in `modulo`). `fresh` opens another implementation, for a second opinion on a create or append that
+    left a block unmapped (fresh_pool.py); `judge` may stop the run after a step."""
+    trace, engine = Trace(), None
+    before: Observation | None = None
+    carried: set[str] = set()  # differences the model could not take over
+    blind = False  # the model lost the counts, then a state it could not take over: NULL-engine calls only
+    unreadable = False  # a call returned, but its state could not be read: return values alone are compared
+    for number, step in enumerate(program.steps, 1):
+        null_engine = step.null if step.op == "llm_init" else step.null or engine is None
+        mapped = model.mapped()
+        walked = model.sequences.get(step.args[0]) if step.op in WALKS and not null_engine else None
+        walk = walked is not None and len({i // L2_PT_SIZE for i, block in enumerate(walked.blocks) if block != UNMAPPED}) > 1
+        try:
+            if step.op == "llm_init":
+                blind, unreadable, expected = False, False, model.llm_init(step.args[0], step.null)
+            elif (blind or unreadable) and not null_engine:
+                raise ModelLost("the model could not take over the state the last call left")
+            else:
+                expected = getattr(model, step.op)(null_engine, *step.args)
+        except ModelLost:
+            if (model.lost or unreadable) and engine is not None and trace.steps:
+                engine, made, seen = _unjudged(implementation, step, engine, trace.calls, observe=not unreadable)
+                if seen is not None:  # the model takes over what it left, or carries what it cannot
+                    blind = resync(model, seen) is not None
+                    carried = {str(d) for d in differences(model, seen, False, modulo=modulo)} if blind else set()
+                    before = seen
+                    continue
+                if made and unreadable:
+                    continue
+            trace.cut = True
+            return trace
+        call = Call(step.op, step.args, null_engine, expected.returned)
+        trace.calls.append(call)
+        ran = Ran(number, call, list(trace.calls), [], walk=walk)
+        trace.steps.append(ran)
+        failed, returned_normally = False, False
+        try:
+            engine, returned = call_on(implementation, step, engine)
+            returned_normally = True
+            got = returned is not None if step.op in POINTER_CALLS else returned
+            if got != expected.returned:
+                ran.found.append(Difference(RETURN, "return value", shown(step.op, expected.returned), shown(step.op, got)))
+            failed = fails(step.op, expected.returned) and got == expected.returned  # Constraint 2 binds a failing call
+            if unreadable:
+                ran.return_only = True
+                if judge is not None and judge(ran):
+                    return trace
+                continue
+            ran.seen = implementation.observe(engine)
+            if not ran.found:  # a wrong return value is the call's rule; the state it leaves follows from it
+                ran.found += [d for d in differences(model, ran.seen, failed, modulo=modulo) if str(d) not in carried]
+            if failed and not ran.found and before is not None and step.op != "llm_init":
+                ran.found += state_changes(before, ran.seen)
+        except ImplementationFailure as failure:
+            ran.found.append(crash(failure))
+        ran.stopped = ran.seen is None and not returned_normally
+        ran.effects = effects_of(call, before, ran.seen, frozenset(model.mapped() - mapped))
+        if ran.effects is not None and any(d.aspect != LIST_ORDER for d in ran.found):
+            ran.effects = dataclasses.replace(ran.effects, reordered_only=False)
+        if (ran.effects is not None and fresh is not None and step.op in ("create_sequence", "append_kv")
+                and step.args[0] in model.sequences
+                and search_failed(fresh, ran.found, program.steps[:number], len(model.sequences[step.args[0]].values),
+                                  "cow_copy" in expected.events, len(ran.effects.picked or ()), len(ran.effects.taken))):
+            ran.effects = dataclasses.replace(ran.effects, search_failed=True)
+        if judge is not None and judge(ran):
+            return trace
+        if not ran.found:
+            before = ran.seen
+            continue
+        if ran.seen is None and returned_normally:  # its state cannot be read: the model follows no further,
+            unreadable, before = True, None  # NULL-engine calls' returns are still judged
+            continue
+        if ran.seen is None:  # it crashed or hung: nothing further can be checked
+            trace.cut = True
+            return trace
+        if resync(model, ran.seen) is None:
+            carried = set()
+        carried |= {str(d) for d in differences(model, ran.seen, failed, modulo=modulo)}
+        before = ran.seen
+    return trace
+
+
+def _unjudged(implementation: Any, step: Step, engine: object, calls: list[Call],
+              observe: bool = True) -> tuple[object, bool, Observation | None]:
+    """A call whose outcome depends on state the model has lost (a negative ref count, or a state that cannot be
+    read, after another rule's bug): made, not judged, and listed. The engine handle, whether the call (and
+    the observation) returned, and the state it left (None when it did not, or `observe` is False)."""
+    try:
+        engine, returned = call_on(implementation, step, engine)
+        seen = implementation.observe(engine) if observe else None
+    except ImplementationFailure:
+        return engine, False, None
+    got = returned is not None if step.op in POINTER_CALLS else returned
+    calls.append(Call(step.op, step.args, False, got, judged=False))
+    return engine, True, seen
+
+
+def shown(api: str, value: bool | int) -> str:
+    if api in POINTER_CALLS:
+        return POINTER_CALLS[api] if value else "NULL"
+    return str(value)
