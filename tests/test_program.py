@@ -26,3 +26,12 @@ def test_each_line_is_a_step_of_the_arguments_its_signature_takes():
 def test_a_line_that_is_not_a_call_is_named(text, line):
     with pytest.raises(ProgramError, match=line):
         read(text, "p", SIGNATURES)
+
+
+def test_runs_any_number_of_ints_and_judged_steps():
+    signatures = {"begin": "int", "take": "int int..."}
+    program = read("begin 2\n* take 1 4..6 9  # judged\ntake 3\n", "p", signatures)
+    assert program.steps == (Step("begin", (2,)), Step("take", (1, 4, 5, 6, 9), judge=True), Step("take", (3,)))
+    for bad in ("take 1 6..4", "take 1 x..4", "take", "* take 1 2.5"):
+        with pytest.raises(ProgramError, match="line 2: not a call"):
+            read(f"begin 2\n{bad}\n", "p", signatures)

@@ -14,6 +14,17 @@ from oracle.program import Step
 START = "start"
 
 
+def tokens_text(tokens: tuple[int, ...] | list[int]) -> str:
+    """[1..8, 10]: runs of consecutive ids shortened."""
+    parts, start = [], 0
+    for i in range(1, len(tokens) + 1):
+        if i == len(tokens) or tokens[i] != tokens[i - 1] + 1:
+            run = tokens[start:i]
+            parts.append(f"{run[0]}..{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)))
+            start = i
+    return f"[{', '.join(parts)}]"
+
+
 def generic(step: Step) -> list[str]:
     """A call of the adapter protocol (oracle/prefix/adapters/__init__.py), as made on the adapter."""
     if step.op == START:
