@@ -202,21 +202,23 @@ def test_grade_all_grades_prefix_folders(tmp_path):
 
 
 def test_the_child_server_answers_adapter_calls_in_json(tmp_path):
-    """oracle/prefix/serve.py's Server, run here over real pipes (the child runs the same code)."""
+    """oracle/prefix/serve.py's adapter on the core's AdapterServer, run here over real pipes (the child runs the
+    same code)."""
     import os
 
     import engine.prefix
     from oracle.prefix.adapters.lab import LabAdapter
     from oracle.prefix.observation import ImplementationFailure
     from oracle.prefix.policy import LAB
-    from oracle.prefix.serve import Server
-    from oracle.serve import receive, write
+    from oracle.prefix.serve import METHODS, Served
+    from oracle.serve import AdapterServer, receive, write
 
     requests_r, requests_w = os.pipe()
     replies_r, replies_w = os.pipe()
-    server = Server(replies_w, LabAdapter, engine.prefix, "engine.prefix", LAB, ImplementationFailure)
+    server = AdapterServer(replies_w, lambda target: Served(LabAdapter(target, "engine.prefix", LAB)), METHODS,
+                           ImplementationFailure, [engine.prefix])
     asked = [{"op": "new"}, {"op": "call", "method": "start", "args": [4, 2]},
-             {"op": "call", "method": "admit", "args": [0, [1, 2, 3]]}, {"op": "call", "method": "observe"},
+             {"op": "call", "method": "admit", "args": [0, [1, 2, 3]]}, {"op": "call", "method": "observe", "args": []},
              {"op": "call", "method": "fork", "args": [9, 0]}]  # (a fatal reply would end this process)
     for request in asked:
         write(requests_w, json.dumps(request).encode())
