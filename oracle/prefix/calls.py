@@ -66,13 +66,10 @@ def listing(adapter: Any, made: list[tuple[Step, Any]], failing: int) -> list[st
 
 def failure_in_calls(failure: BaseException | None, impl: str) -> list[str]:
     """The lines `fuzz` prints before the program for pagedcheck: nothing when the failure has no calls."""
-    from oracle.prefix.rules import rule_of
-
     made = getattr(failure, "made", None)
     if not made:
         return []
-    difference = getattr(failure, "difference", None)
-    rule = rule_of(difference, made[-1][0].op) if difference is not None else None
+    difference, rule = getattr(failure, "difference", None), getattr(failure, "rule", None)
     what = str(difference) if difference is not None else str(failure).partition(": ")[2] or str(failure)
     return ["Minimal failing program, as the calls the pool received:", "",
             *listing(failure.adapter, made, len(made)), "",

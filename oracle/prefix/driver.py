@@ -16,7 +16,7 @@ from oracle.prefix.compare import ContentTracker, changed, exact_difference, len
 from oracle.prefix.divergence import Divergence
 from oracle.prefix.model import PrefixModel
 from oracle.prefix.observation import ImplementationFailure, Observation
-from oracle.prefix.rules import free_order_difference, hits_difference
+from oracle.prefix.rules import free_order_difference, hits_difference, rule_of
 from oracle.program import Step
 from oracle.stats import RunStats
 
@@ -39,7 +39,9 @@ class Driver:
     # -- one call, checked ----------------------------------------------------------------------------
 
     def diverge(self, difference: Difference) -> None:
-        raise Divergence(self.call, difference, made=list(self.made), adapter=self.impl)
+        """The first difference, and the rule it breaks by the operation of the call the pool received last."""
+        op = self.made[-1][0].op if self.made else ""
+        raise Divergence(self.call, op, difference, rule_of(difference, op) or "", list(self.made), self.impl)
 
     def _failed(self, failure: ImplementationFailure) -> None:
         self.diverge(Difference(CRASH, "", None, str(failure)))

@@ -68,7 +68,7 @@ def unchecked_machine(family: str, stats: RunStats) -> type:
             def _check(self, shown, failed):  # type: ignore[no-untyped-def]
                 pass
     else:
-        from tests.bench.prefix_noop import noop_machine
+        from prefix_noop import noop_machine  # (tests/bench/ is this script's folder)
 
         return noop_machine(stats)
     return type("Unchecked", (Unchecked,), {"adapter_factory": staticmethod(_NoAdapter), "stats": stats})
