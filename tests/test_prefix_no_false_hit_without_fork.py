@@ -14,7 +14,8 @@ import pytest
 
 from oracle.grading.grader import NotApplicable
 from oracle.prefix import load_adapter
-from oracle.prefix.checks import CHECKS, PrefixSubmission
+from oracle.grading.python_family import Submission as PrefixSubmission
+from oracle.prefix.checks import CHECKS
 from oracle.prefix.programs import BY_ITEM, WITHOUT_FORK, program_for
 from tests.conftest import ROOT, patched
 
