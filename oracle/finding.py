@@ -2,6 +2,9 @@
 call (its text), the Difference and the rule it breaks. Its message is made last:
 
     PROGRAM: step N CALL: DIFFERENCE [rule: RULE]
+
+(the difference's aspect left out where the program is named after it: `no false hit: step 8 lookup(...): hit 0
+...`, not `no false hit: ...: no false hit: hit 0 ...`).
 """
 
 from dataclasses import dataclass
@@ -25,7 +28,9 @@ class Finding:
 
     @property
     def problem(self) -> str:
-        return str(self.difference)
+        """The difference in words, its aspect said once: left out where the program is named after it."""
+        said = str(self.difference)
+        return said.removeprefix(f"{self.difference.aspect}: ") if self.program == self.difference.aspect else said
 
     @property
     def message(self) -> str:

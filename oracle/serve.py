@@ -179,26 +179,37 @@ def run(server: Server, requests: int, loading: Callable[[], object]) -> None:  
     os._exit(0)
 
 
+class AdapterServer(Server):
+    """Serves a family's adapter whole (oracle/served.py): {"op": "new"} makes `adapter(submission)` (the first
+    of `loaded`), {"op": "call", "method": m, "args": [...]} calls one of `methods` on it; `failure` is the
+    adapter's failure, whose text is the whole label of a failing step."""
+
+    def __init__(self, replies: int, adapter: Callable[[object], object], methods: tuple[str, ...],
+                 failure: type[BaseException], loaded: list[object]):
+        super().__init__(replies)
+        self.adapter, self.methods, self.labelled, self.loaded = adapter, methods, (failure,), loaded
+        self.current: object = None
+
+    def handle(self, request: dict) -> dict:
+        if request.get("op") == "new":
+            self.current = self.adapter(self.loaded[0])
+            return {"ret": None}
+        method, args = request.get("method"), request.get("args")
+        if request.get("op") != "call" or method not in self.methods or self.current is None or type(args) is not list:
+            raise Fatal("the grader sent a request the server does not know")
+        return {"ret": getattr(self.current, method)(*args)}
+
+
 def serve_adapter(argv: list[str], adapter: Callable[[object], object], methods: tuple[str, ...],
-                  failure: type[BaseException] = AdapterFailure, default_attr: str = "") -> None:  # pragma: no cover
-    """A family's server whose adapter runs here whole (oracle/served.py): argv is REQUESTS_FD REPLIES_FD ROOT
-    MODULE [ATTR]; {"op": "new"} makes `adapter(submission)`, {"op": "call", "method": m, "args": [...]} calls one
-    of `methods` on it. The staged folder (which holds this file's oracle/) leaves sys.path first (`unstage`)."""
+                  failure: type[BaseException] = AdapterFailure, default_attr: str = "",
+                  ready: Callable[[object], object] = lambda submission: None) -> None:  # pragma: no cover
+    """A family's server whose adapter runs here whole (oracle/served.py, AdapterServer): argv is REQUESTS_FD
+    REPLIES_FD ROOT MODULE [ATTR] (then the family's own arguments). `ready(submission)` checks it once loaded
+    (what it raises is why it did not load). The staged folder (which holds this file's oracle/) leaves sys.path
+    first (`unstage`)."""
     unstage(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     loaded: list[object] = []
-
-    class AdapterServer(Server):
-        labelled, current = (failure,), None
-
-        def handle(self, request: dict) -> dict:
-            if request.get("op") == "new":
-                self.current = adapter(loaded[0])
-                return {"ret": None}
-            method, args = request.get("method"), request.get("args")
-            if request.get("op") != "call" or method not in methods or self.current is None or type(args) is not list:
-                raise Fatal("the grader sent a request the server does not know")
-            return {"ret": getattr(self.current, method)(*args)}
-
-    server = AdapterServer(int(argv[2]))
+    server = AdapterServer(int(argv[2]), adapter, methods, failure, loaded)
     server.watch_forks()
-    run(server, int(argv[1]), lambda: loaded.append(load(argv[3], argv[4], argv[5] if len(argv) > 5 else default_attr)))
+    run(server, int(argv[1]), lambda: ready(loaded.append(load(argv[3], argv[4], argv[5] if len(argv) > 5 else
+                                                                   default_attr)) or loaded[0]))

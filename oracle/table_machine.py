@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from hypothesis.errors import UnsatisfiedAssumption
-from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, precondition, rule
 from hypothesis.strategies import SearchStrategy
 
 from oracle.stats import RunStats
@@ -29,7 +29,9 @@ AdapterFactory = Callable[[], Any]
 @dataclass(frozen=True)
 class Operation:
     act: Callable[..., Any]  # (driver, **arguments)
-    arguments: Mapping[str, SearchStrategy] = field(default_factory=dict)
+    arguments: Mapping[str, SearchStrategy] = field(default_factory=dict)  # a Bundle (or consumes) draws a result
+    target: Bundle | None = None  # the bundle what `act` returns goes to (hypothesis.stateful.multiple(): nothing)
+    when: Callable[[Any], bool] | None = None  # (driver) -> whether the operation can be drawn now
 
 
 def valid(condition: bool) -> None:
@@ -40,17 +42,22 @@ def valid(condition: bool) -> None:
 
 
 def _rule(name: str, operation: Operation, decorator: Callable[..., Callable]) -> Callable:
-    def step(self: Any, **arguments: Any) -> None:
-        operation.act(self.driver, **arguments)
+    def step(self: Any, **arguments: Any) -> Any:
+        return operation.act(self.driver, **arguments)
 
     step.__name__ = step.__qualname__ = name
-    return decorator(**operation.arguments)(step)
+    target = {} if operation.target is None else {"target": operation.target}
+    made = decorator(**operation.arguments, **target)(step)
+    when = operation.when
+    return made if when is None else precondition(lambda self: when(self.driver))(made)
 
 
-def table_machine(name: str, start: Operation, operations: Mapping[str, Operation],
+def table_machine(name: str, start: Operation | Callable[[AdapterFactory], Operation],
+                  operations: Mapping[str, Operation],
                   driver: Callable[[Any, RunStats, AdapterFactory], Any]) -> Callable[..., type]:
     """`machine_for(adapter_factory, stats=None)`: a machine class bound to an implementation, whose runs count
-    into `stats`; `driver(adapter, stats, adapter_factory)` makes a program's driver."""
+    into `stats`; `driver(adapter, stats, adapter_factory)` makes a program's driver. `start` may depend on the
+    implementation: `start(adapter_factory)` is its start (the sizes it supports)."""
 
     def __init__(self: Any) -> None:
         RuleBasedStateMachine.__init__(self)
@@ -63,12 +70,14 @@ def table_machine(name: str, start: Operation, operations: Mapping[str, Operatio
 
     order = tuple(operations)
     rules = {op: _rule(op, operation, rule) for op, operation in operations.items()}
-    base = type(name, (RuleBasedStateMachine,), {"__init__": __init__, "teardown": teardown,
-                                                 "start": _rule("start", start, initialize), **rules})
+    fixed = isinstance(start, Operation)
+    base = type(name, (RuleBasedStateMachine,), {"__init__": __init__, "teardown": teardown, **rules,
+                                                 **({"start": _rule("start", start, initialize)} if fixed else {})})
 
     def machine_for(adapter_factory: AdapterFactory, stats: RunStats | None = None) -> type:
+        own = {} if fixed else {"start": _rule("start", start(adapter_factory), initialize)}
         return type(name, (base,), {"adapter_factory": staticmethod(adapter_factory),
-                                    "stats": stats if stats is not None else RunStats()})
+                                    "stats": stats if stats is not None else RunStats(), **own})
 
     return machine_for
 

@@ -26,3 +26,12 @@ def test_a_finding_s_message_is_made_from_its_parts() -> None:
     # calls have one numbering everywhere (message, call list, repro): the printed program's line is the picture's
     assert crash.message == "fuzz: step 7 free(req 2): raised KeyError: 2 [rule: fuzz]"
     assert crash.step == 7 and crash.program_step == 4 and crash.problem == "raised KeyError: 2"
+
+
+def test_a_finding_says_its_aspect_once_where_the_program_is_named_after_it() -> None:
+    difference = Difference("no false hit", "hit 0 (block 1)", (1, 2), None)
+    found = Finding("no false hit", 8, "get_computed_blocks(tokens [1, 2, 0])", difference, "no_false_hit")
+    assert found.message.count("no false hit") == 1
+    assert found.message.startswith("no false hit: step 8 get_computed_blocks(tokens [1, 2, 0]): hit 0 (block 1) holds ")
+    other = Finding("touch", 8, "admit(req 1)", difference, "no_false_hit")  # another program: the aspect is said
+    assert other.problem == str(difference) and other.problem.startswith("no false hit: hit 0")

@@ -101,7 +101,7 @@ def test_broken_variant_fails_exactly_its_own_items(variant, broken_engine, tmp_
 def test_a_failing_item_names_the_step_and_values(broken_engine, tmp_path):  # noqa: F811
     report = grade(f"lab:{broken_engine('forward_order_free')}", load(), tmp_path)
     item = next(item for item in report.items if item.id == "reverse_order_free")
-    assert item.message == ("reverse-order free: step 3 free(req 0): release order: the blocks the free put back "
+    assert item.message == ("reverse order free: step 3 free(req 0): release order: the blocks the free put back "
                             "(tail of the free queue): expected [4, 3, 2, 1], got [1, 2, 3, 4] [rule: reverse_order_free]")
 
 
@@ -129,7 +129,7 @@ def test_shape_test_implementation_grades_cleanly_under_its_policy(shape, tmp_pa
     if failed:
         assert "no false hit" in next(item.message for item in report.items if item.id == "fuzz")
         assert next(item.message for item in report.items if item.id == "no_false_hit").startswith(
-            "no false hit: step 22 admit(req 9, tokens [7, 7, 7, 7, 7, 7, 7, 7, 5]): no false hit: req 9 "
+            "no false hit: step 22 admit(req 9, tokens [7, 7, 7, 7, 7, 7, 7, 7, 5]): req 9 "
             "block_table[1] (block 13) holds the KV computed for the prefix [8, 8, 8, 8, 7, 7, 7, 7], not the KV of "
             "the prefix asked for, [7, 7, 7, 7, 7, 7, 7, 7]")
 
@@ -202,21 +202,23 @@ def test_grade_all_grades_prefix_folders(tmp_path):
 
 
 def test_the_child_server_answers_adapter_calls_in_json(tmp_path):
-    """oracle/prefix/serve.py's Server, run here over real pipes (the child runs the same code)."""
+    """oracle/prefix/serve.py's adapter on the core's AdapterServer, run here over real pipes (the child runs the
+    same code)."""
     import os
 
     import engine.prefix
     from oracle.prefix.adapters.lab import LabAdapter
     from oracle.prefix.observation import ImplementationFailure
     from oracle.prefix.policy import LAB
-    from oracle.prefix.serve import Server
-    from oracle.serve import receive, write
+    from oracle.prefix.serve import METHODS, Served
+    from oracle.serve import AdapterServer, receive, write
 
     requests_r, requests_w = os.pipe()
     replies_r, replies_w = os.pipe()
-    server = Server(replies_w, LabAdapter, engine.prefix, "engine.prefix", LAB, ImplementationFailure)
+    server = AdapterServer(replies_w, lambda target: Served(LabAdapter(target, "engine.prefix", LAB)), METHODS,
+                           ImplementationFailure, [engine.prefix])
     asked = [{"op": "new"}, {"op": "call", "method": "start", "args": [4, 2]},
-             {"op": "call", "method": "admit", "args": [0, [1, 2, 3]]}, {"op": "call", "method": "observe"},
+             {"op": "call", "method": "admit", "args": [0, [1, 2, 3]]}, {"op": "call", "method": "observe", "args": []},
              {"op": "call", "method": "fork", "args": [9, 0]}]  # (a fatal reply would end this process)
     for request in asked:
         write(requests_w, json.dumps(request).encode())

@@ -97,7 +97,7 @@ def test_old_api_false_hit_fails_no_false_hit_by_its_program_without_fork(shared
     items = {item.id: item for item in report.items}
     assert items["no_false_hit"].status == "failed"
     assert items["no_false_hit"].message.startswith(
-        "no false hit: step 22 admit(req 9, tokens [7, 7, 7, 7, 7, 7, 7, 7, 5]): no false hit: req 9 block_table[1]")
+        "no false hit: step 22 admit(req 9, tokens [7, 7, 7, 7, 7, 7, 7, 7, 5]): req 9 block_table[1]")
     assert "holds the KV computed for the prefix [8, 8, 8, 8, 7, 7, 7, 7], not the KV of the prefix asked for, " \
         "[7, 7, 7, 7, 7, 7, 7, 7]" \
         in items["no_false_hit"].message

@@ -14,7 +14,8 @@ import pytest
 
 from oracle.grading.grader import NotApplicable
 from oracle.prefix import load_adapter
-from oracle.prefix.checks import CHECKS, PrefixSubmission
+from oracle.grading.python_family import Submission as PrefixSubmission
+from oracle.prefix.checks import CHECKS
 from oracle.prefix.programs import BY_ITEM, WITHOUT_FORK, program_for
 from tests.conftest import ROOT, patched
 
@@ -72,8 +73,8 @@ def test_old_nano_vllms_stale_entry_checked_by_own_tokens_fails_it(policy):
     nano-vllm did up to 9e8507e: the block that held [7] * 8's second half, reused after [8, 8, 8, 8], hits."""
     outcome = no_false_hit(f"nanovllm:tests.prefix_shapes.nanovllm_shape{policy}")
     assert not outcome.passed
-    assert outcome.message.startswith("no false hit: step 22 admit(req 9, tokens [7, 7, 7, 7, 7, 7, 7, 7, 5]): no "
-                                      "false hit: req 9 block_table[1]"), outcome.message
+    assert outcome.message.startswith("no false hit: step 22 admit(req 9, tokens [7, 7, 7, 7, 7, 7, 7, 7, 5]): req 9 "
+                                      "block_table[1]"), outcome.message  # the aspect said once
 
 
 def test_vllm_v1_passes_it_and_its_free_order_keeps_the_head_cached():

@@ -13,7 +13,8 @@ from oracle.grading.grader import run_checks
 from oracle.grading.report import ItemResult
 from oracle.grading.rubric import Rubric, RubricItem
 from oracle.prefix import load_adapter
-from oracle.prefix.checks import CHECKS, PrefixSubmission
+from oracle.grading.python_family import Submission as PrefixSubmission
+from oracle.prefix.checks import CHECKS
 
 # Our engine, whose free does something more to a request of four blocks or more: in no_false_hit's program
 # only step 9 (free(req 2), a step it does not judge, after its judged step 8) frees one.

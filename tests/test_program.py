@@ -39,3 +39,12 @@ def test_a_family_may_let_a_program_open_with_any_call_and_repeat_it() -> None:
     assert [step.op for step in program.steps] == ["move", "begin", "begin"]
     with pytest.raises(ProgramError, match="p: no call in it"):
         read("# only a comment\n", "p", SIGNATURES, opens=False)
+
+
+def test_runs_any_number_of_ints_and_judged_steps():
+    signatures = {"begin": "int", "take": "int int..."}
+    program = read("begin 2\n* take 1 4..6 9  # judged\ntake 3\n", "p", signatures)
+    assert program.steps == (Step("begin", (2,)), Step("take", (1, 4, 5, 6, 9), judge=True), Step("take", (3,)))
+    for bad in ("take 1 6..4", "take 1 x..4", "take", "* take 1 2.5"):
+        with pytest.raises(ProgramError, match="line 2: not a call"):
+            read(f"begin 2\n{bad}\n", "p", signatures)

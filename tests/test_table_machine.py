@@ -52,3 +52,30 @@ def test_the_repro_preamble_binds_the_machine_to_the_implementation():
     assert repro_preamble("oracle.fam", "FamMachine")("pkg.mod:Cls") == [
         "from oracle.fam import load_adapter", "from oracle.fam.machine import machine_for",
         "FamMachine = machine_for(load_adapter('pkg.mod:Cls'))"]
+
+
+def test_an_operation_may_feed_a_bundle_draw_from_it_and_wait_for_its_precondition():
+    from hypothesis.stateful import Bundle, consumes
+
+    seen, Adapter.closed = [], 0
+    kept = Bundle("kept")
+
+    class Keeper(Driver):
+        def keep(self, n: int) -> int:
+            self.stats.events["kept"] += 1
+            return n
+
+        def drop(self, n: int) -> None:
+            assert self.stats.events["kept"] > 0, "a value is drawn from the bundle only once one was kept"
+            seen.append(n)
+
+    machine = table_machine(
+        "KeeperMachine", lambda factory: Operation(Keeper.start, {"total": st.just(factory.start_at)}),
+        {"keep": Operation(Keeper.keep, {"n": st.integers(0, 9)}, target=kept),
+         "drop": Operation(Keeper.drop, {"n": consumes(kept)}),
+         "never": Operation(lambda driver: seen.append("never"), when=lambda driver: driver.total is None)},
+        lambda adapter, stats, factory: Keeper(adapter, stats))
+    factory = type("Factory", (Adapter,), {"start_at": 7})
+    run_state_machine_as_test(machine(factory, RunStats()), settings=settings(
+        max_examples=50, stateful_step_count=10, database=None, deadline=None, phases=[Phase.generate]))
+    assert seen and "never" not in seen and all(0 <= n <= 9 for n in seen)  # the start ran first: never is never drawn

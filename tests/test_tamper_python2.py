@@ -234,25 +234,26 @@ def _bomb(self, *args, **kwargs):
 
 _Manager.allocate_slots = _bomb
 """
-WRONG_SHAPE = """
-import sys as _sys
+# the shape's adapter runs in this process too: its class is found among the live objects (the server takes
+# its own modules out of sys.modules before the submission loads, oracle/serve.py's unstage)
+FIND_LAB = """
+import gc as _gc
 
-_lab = _sys.modules.get("oracle.prefix.adapters.lab")  # the shape's adapter runs in this process too
-if _lab is not None:
-    _lab.LabAdapter.admit = lambda self, rid, tokens: (True, 1, 2)  # three values where two are expected
+_lab = next((o for o in _gc.get_objects() if isinstance(o, type) and o.__name__ == "LabAdapter"), None)
 """
-WRONG_OBSERVATION = """
-import sys as _sys
-
-_lab = _sys.modules.get("oracle.prefix.adapters.lab")
+WRONG_SHAPE = FIND_LAB + """
 if _lab is not None:
-    _observe = _lab.LabAdapter.observe
+    _lab.admit = lambda self, rid, tokens: (True, 1, 2)  # three values where two are expected
+"""
+WRONG_OBSERVATION = FIND_LAB + """
+if _lab is not None:
+    _observe = _lab.observe
 
     def _forged(self):
         seen = _observe(self)
         return type(seen)(tables={(1, 2): [[0]]}, free=iter(()), ref_counts={"a": "b"}, hashes=None, indexed=None)
 
-    _lab.LabAdapter.observe = _forged
+    _lab.observe = _forged
 """
 
 

@@ -109,9 +109,10 @@ def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | 
 def grade(family: str, checks: Mapping[str, Check], submission: str, target: Any, serve: Callable[..., Any],
           rubric: Rubric, out_dir: Path, *, seed: int | None = None, timeout: float = 2.0,
           on_item: Callable[[ItemResult], None] | None = None, deadline: float | None = None,
-          require_sandbox: bool = False) -> GradeReport:
+          require_sandbox: bool = False, spec: str | None = None) -> GradeReport:
     """Every rubric item against `target` (oracle/child.py's PythonTarget), served by `serve(target, sandbox,
-    timeout)`: an adapter factory with load() (LoadFailure) and close(). GraderError when it cannot start."""
+    timeout)`: an adapter factory with load() (LoadFailure) and close(). `spec`: what the family's load_adapter
+    takes for it, where that is not the submission as named. GraderError when it cannot start."""
     start = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
     if not os.access(PYTHON, os.X_OK):
@@ -121,7 +122,7 @@ def grade(family: str, checks: Mapping[str, Check], submission: str, target: Any
     except SandboxUnavailable as exc:
         raise GraderError(str(exc)) from None
     with box, ExitStack() as cleanup:
-        sub = Submission(submission, seed=seed)
+        sub = Submission(spec or submission, seed=seed)
         try:
             served = serve(target, box, timeout)
             cleanup.callback(served.close)

@@ -17,6 +17,7 @@ from oracle.prefix.machine import machine_for
 from oracle.prefix.picture import state_tables
 from oracle.prefix.policy import POLICIES, Policy, universal
 from oracle.prefix.strategies import Domain
+from oracle.table_machine import repro_preamble
 
 BUILTIN_ENGINE = "lab:engine.prefix"
 
@@ -73,14 +74,6 @@ def load_adapter(impl: str) -> AdapterFactory:
     return factory
 
 
-def repro_preamble(impl: str) -> list[str]:
-    return [
-        "from oracle.prefix import load_adapter",
-        "from oracle.prefix.machine import machine_for",
-        f"PrefixMachine = machine_for(load_adapter({impl!r}))",
-    ]
-
-
 def load_rubric(path: Path | None = None):  # type: ignore[no-untyped-def]
     """The prefix rubric at `path`, or the shipped one (oracle/prefix/rubric.toml); raises RubricError."""
     from oracle.prefix.grade import load
@@ -107,7 +100,7 @@ FAMILY = Family(
     summary="prefix-caching block pools: chained block hashes, ref counts, warm free blocks, eviction order",
     machine_for=machine_for,
     load_adapter=load_adapter,
-    repro_preamble=repro_preamble,
+    repro_preamble=repro_preamble("oracle.prefix", "PrefixMachine"),
     default_impl="engine",
     load_rubric=load_rubric,
     grade=grade_submission,

@@ -14,6 +14,17 @@ from oracle.program import Step
 START = "start"
 
 
+def tokens_text(tokens: tuple[int, ...] | list[int]) -> str:
+    """[1..8, 10]: runs of consecutive ids shortened."""
+    parts, start = [], 0
+    for i in range(1, len(tokens) + 1):
+        if i == len(tokens) or tokens[i] != tokens[i - 1] + 1:
+            run = tokens[start:i]
+            parts.append(f"{run[0]}..{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)))
+            start = i
+    return f"[{', '.join(parts)}]"
+
+
 def generic(step: Step) -> list[str]:
     """A call of the adapter protocol (oracle/prefix/adapters/__init__.py), as made on the adapter."""
     if step.op == START:
@@ -55,13 +66,10 @@ def listing(adapter: Any, made: list[tuple[Step, Any]], failing: int) -> list[st
 
 def failure_in_calls(failure: BaseException | None, impl: str) -> list[str]:
     """The lines `fuzz` prints before the program for pagedcheck: nothing when the failure has no calls."""
-    from oracle.prefix.rules import rule_of
-
     made = getattr(failure, "made", None)
     if not made:
         return []
-    difference = getattr(failure, "difference", None)
-    rule = rule_of(difference, made[-1][0].op) if difference is not None else None
+    difference, rule = getattr(failure, "difference", None), getattr(failure, "rule", None)
     what = str(difference) if difference is not None else str(failure).partition(": ")[2] or str(failure)
     return ["Minimal failing program, as the calls the pool received:", "",
             *listing(failure.adapter, made, len(made)), "",

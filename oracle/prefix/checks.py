@@ -11,31 +11,62 @@ own steps had run yet, is not run (it checked nothing of its own rule, so it ear
 step it does not judge, which no rule's item owns, fails the item once it has checked something.
 """
 
-from contextlib import closing
 from pathlib import Path
 from typing import Any, Mapping
 
 from oracle.grading.grader import Check, Excuse, NotApplicable, NotRun, Outcome, Seen
-from oracle.grading.python_family import Submission as PrefixSubmission, fuzz_check
+from oracle.grading.python_family import Submission, fuzz_check
 from oracle.difference import CRASH, Difference
 from oracle.finding import Finding
-from oracle.prefix.calls import listing
+from oracle.prefix.calls import listing, tokens_text
+from oracle.prefix.divergence import Divergence
+from oracle.prefix.driver import Driver
+from oracle.prefix.observation import ImplementationFailure
 from oracle.prefix.programs import BY_ITEM, program_for
-from oracle.program import Program
-from oracle.prefix.replay import Found, Replay
+from oracle.program import Program, Step
 from oracle.prefix.picture import state_tables
 from oracle.prefix.rules import RULES, rule_of
 from oracle.scene import Watch
 
+LOOKUP_RID = 1000  # a look-up on a shape without one admits a request numbered from here, and frees it
+TAKEN_OVER = ("free order", "release order")  # the model takes the implementation's order and goes on
 
 
-def _adapter(sub: PrefixSubmission) -> Any:
-    return sub.adapters()()
+def describe(step: Step, rid: int, lookup: bool = True) -> str:
+    """A program's step in words (`rid`: the id the next admission gets)."""
+    if step.op == "start":
+        blocks, block_size = step.args
+        return f"KVCacheManager(block_size={block_size}, num_blocks={blocks})"
+    if step.op == "lookup" and not lookup:
+        return f"admit(req {LOOKUP_RID + rid}, tokens {tokens_text(step.args)}) and free it (a look-up)"
+    if step.op == "admit":
+        return f"admit(req {rid}, tokens {tokens_text(step.args)})"
+    if step.op == "lookup":
+        return f"get_computed_blocks(tokens {tokens_text(step.args)})"
+    if step.op == "fork":
+        return f"fork_block(req {step.args[0]} block_table[{step.args[1]}])"
+    if step.op == "append":
+        return f"append(req {step.args[0]}, token {step.args[1]})"
+    return f"free(req {step.args[0]})"
+
+
+def _lookup(driver: Driver, *tokens: int) -> None:
+    """A look-up; on a shape without one, the tokens admitted as a request of their own, then freed."""
+    if "lookup" in driver.impl.supports:
+        return driver.lookup(list(tokens))
+    rid = LOOKUP_RID + driver.next_rid
+    if driver.admit(list(tokens), rid=rid) is not None:
+        driver.free(rid)
+
+
+# each operation of a program: what it makes the driver do
+OPERATIONS = {"start": Driver.start, "admit": lambda driver, *tokens: driver.admit(list(tokens)), "lookup": _lookup,
+              "free": Driver.free, "fork": Driver.fork, "append": Driver.append}
 
 
 def not_applicable(item: str, program: Program, adapter: Any) -> str | None:
     """Why the item's rule is not the system's (its policy) or its calls are not the shape's, or None."""
-    missing = program.ops - {"start", "admit", "free", "lookup"} - adapter.supports  # replay admits for a look-up
+    missing = program.ops - {"start", "admit", "free", "lookup"} - adapter.supports  # a look-up is admitted
     if missing:
         return f"the {adapter.shape} shape has no {', '.join(sorted(missing))}"
     policy = adapter.policy
@@ -52,28 +83,34 @@ def not_applicable(item: str, program: Program, adapter: Any) -> str | None:
     return reasons.get(item)
 
 
-def finding(program: Program, found: Found, item: str) -> Finding | None:
-    """The first difference a step found (or its failure, a judged step's own), and the rule it breaks; None
-    when the step found nothing."""
-    first = found.differences[0] if found.differences else None
-    rule = rule_of(first, found.op) if first is not None else None
-    if first is not None and (rule == item or not found.failure):
-        return Finding(program.name, found.number, found.call, first, rule or "fuzz")
-    if found.failure:
-        return Finding(program.name, found.number, found.call, Difference(CRASH, "", None, found.failure),
-                       item if found.judge else "fuzz")
-    return None
+def finding(program: Program, number: int, call: str, op: str, judge: bool, difference: Difference,
+            item: str) -> Finding:
+    """A step's first difference and the rule it breaks (a crash: the item's when the step is judged)."""
+    if difference.aspect == CRASH:
+        return Finding(program.name, number, call, difference, item if judge else "fuzz")
+    return Finding(program.name, number, call, difference, rule_of(difference, op) or "fuzz")
 
 
-def _details(replay: Replay) -> str:
+def _taken_over(driver: Driver, op: str, difference: Difference) -> bool:
+    """Whether the model reads on past another rule's difference: a free order (in the implementation's), or
+    a pool that keeps block 0 free (as one without a null block)."""
+    try:
+        if difference.aspect in TAKEN_OVER:
+            return driver.take_over_free_order()
+        return op == "start" and difference.aspect == "null block" and driver.take_over_null_block()
+    except ImplementationFailure:
+        return False
+
+
+def _details(driver: Driver) -> str:
     """The calls the pool received, in its own terms (oracle/prefix/calls.py), the last one marked."""
-    calls = "\n".join(listing(replay.impl, replay.made, len(replay.made)))
+    calls = "\n".join(listing(driver.impl, driver.made, len(driver.made)))
     return f"The calls the pool received (request ids in admission order):\n{calls}"
 
 
 def directed(item: str) -> Check:
-    def run(sub: PrefixSubmission, options: Mapping[str, Any]) -> Outcome:
-        adapter = _adapter(sub)
+    def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+        adapter = sub.adapters()()
         program = program_for(item, adapter.supports)  # its own, or one without the fork the target lacks
         reason = not_applicable(item, program, adapter)
         if reason:
@@ -82,46 +119,44 @@ def directed(item: str) -> Check:
         ungraded = {other for other in BY_ITEM
                     if not_applicable(other, program_for(other, adapter.supports), adapter)}
         watch = Watch(state_tables)  # the failing call's state, for the HTML page (oracle/scene.py)
-        replay, checked, past = Replay(program, watch.adapter(adapter)), False, ""
-        watch.machine = replay
-        with closing(replay.steps()) as steps:
-            for found in steps:
-                broke = finding(program, found, item)
-                if broke is None:
-                    checked = checked or found.judge
+        driver, checked, past = Driver(watch.adapter(adapter), follow=False), False, ""
+        watch.machine, lookup = driver, "lookup" in adapter.supports
+        try:
+            for number, step in enumerate(program.steps, 1):
+                op = "admit" if step.op == "lookup" and not lookup else step.op
+                call = describe(step, driver.next_rid, lookup)
+                try:
+                    OPERATIONS[step.op](driver, *step.args)
+                    checked = checked or step.judge
                     continue
+                except Divergence as divergence:
+                    broke = finding(program, number, call, op, step.judge, divergence.difference, item)
                 if broke.rule == item:
-                    sub.evidence[item] = watch.scene(found.call)
-                    return Outcome(False, broke.message, _details(replay))
+                    sub.evidence[item] = watch.scene(call)
+                    return Outcome(False, broke.message, _details(driver))
                 why = f"{broke.where}: {broke.problem} (that is item {broke.rule}'s to judge)"
                 if broke.rule not in BY_ITEM:  # a crash in a step it does not judge: no rule's item owns it
                     if checked:
-                        return Outcome(False, broke.message, _details(replay))
+                        return Outcome(False, broke.message, _details(driver))
                     raise NotRun(f"checked nothing of its own rule: {why}")
-                if found.taken_over:  # another rule's free order: read on in the implementation's, hiding
-                    past = past or f"read past {why}"  # nothing (and a free order put back whole in the
-                    checked = checked or found.judge  # opposite order may be either rule's: it charges no one)
-                    continue
+                if _taken_over(driver, op, broke.difference):  # another rule's free order: read on in the
+                    past = past or f"read past {why}"  # implementation's, hiding nothing (and a free order put back
+                    checked = checked or step.judge  # whole in the opposite order may be either rule's: it charges
+                    continue  # no one)
                 # the program stops here, and what follows may hide a failure of its own rule: the difference
                 # goes to its rule's item, or back to this one where the rubric or the policy grades no such item
                 owner = item if broke.rule in ungraded else broke.rule
-                stopped = Excuse(frozenset({owner}), Seen(broke.message, _details(replay)), absent_holds=False)
+                stopped = Excuse(frozenset({owner}), Seen(broke.message, _details(driver)), absent_holds=False)
                 if checked:
                     return Outcome(True, f"not checked past {why}", excuse=stopped)
                 raise NotRun(f"checked nothing of its own rule: {why}", stopped)
-        return Outcome(True, past)
+            return Outcome(True, past)
+        finally:
+            driver.impl.close()
 
     return Check(item, RULES[item], run)
 
 
-def _rule_of_failure(failure: BaseException) -> str | None:
-    """The rule a fuzz failure breaks: its difference's, by the operation of the call the pool received last."""
-    difference = getattr(failure, "difference", None)
-    made = getattr(failure, "made", None)  # the calls the pool received: the last is the failing one
-    call = made[-1][0].op if made else str(getattr(failure, "call", "")).split("(")[0]
-    return rule_of(difference, call) if difference is not None else None
-
-
 CHECKS = {item: directed(item) for item in BY_ITEM}
-CHECKS["fuzz"] = fuzz_check("prefix", RULES["fuzz"], _rule_of_failure)
+CHECKS["fuzz"] = fuzz_check("prefix", RULES["fuzz"])  # the rule: the divergence's (driver.py)
 DEFAULT_RUBRIC = Path(__file__).with_name("rubric.toml")

@@ -6,19 +6,16 @@ or `engine` (ours). It runs in a sandboxed child process with the shape's adapte
 the HW3 grader's sandbox and child process); the grader never imports it.
 """
 
-import os
-import time
-from contextlib import ExitStack
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-from oracle.grading.grader import GraderError, rubric_for, run_checks
+from oracle.grading import python_family
+from oracle.grading.grader import GraderError, rubric_for
 from oracle.grading.report import GradeReport, ItemResult
 from oracle.grading.rubric import Rubric
-from oracle.child import PYTHON, LoadFailure
 from oracle.hw3.pylocate import locate
-from oracle.prefix.checks import CHECKS, DEFAULT_RUBRIC, PrefixSubmission
-from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable
+from oracle.prefix.checks import CHECKS, DEFAULT_RUBRIC
+from oracle.sandbox import Sandbox
 from oracle.site import site_folder
 
 
@@ -59,13 +56,20 @@ def _folder_module(folder: Path) -> str:
                       "kv_cache.py, a .py file or a module SHAPE:pkg.module")
 
 
-def open_submission(submission: str, seed: int | None, box: Sandbox, timeout: float, cleanup: ExitStack,
-                    site: Path | None = None) -> PrefixSubmission:
-    """Starts the submission's child (with the packages of the site folder `site`, if given). One that does not
-    load is graded: every item not run, with why."""
+def grade(submission: str, rubric: Rubric, out_dir: Path, *, site: Path | str | None = None, seed: int | None = None,
+          timeout: float = 2.0, on_item: Callable[[ItemResult], None] | None = None, deadline: float | None = None,
+          require_sandbox: bool = False, **_: object) -> GradeReport:
+    """Runs every rubric item against the submission, served by its child in one Sandbox for the run (the core's
+    pipeline, oracle/grading/python_family.py), with the packages of the site folder `site` (oracle/site.py), if
+    given; raises GraderError when it cannot start. One that does not load is graded: every item not run."""
     from oracle.prefix import policy_for, shapes
     from oracle.prefix.remote import RemotePrefix
 
+    if site is not None:
+        try:
+            site = site_folder(site)
+        except ValueError as exc:
+            raise GraderError(f"--site {exc}") from None
     spec = resolve(submission)
     shape, _, rest = spec.partition(":")
     name, _, policy_name = rest.partition("@")
@@ -74,61 +78,10 @@ def open_submission(submission: str, seed: int | None, box: Sandbox, timeout: fl
         target = locate(name)
     except ValueError as exc:
         raise GraderError(f"{submission}: {exc}") from None
-    if not os.access(PYTHON, os.X_OK):
-        raise GraderError(f"{PYTHON} is missing: Python submissions run under the system Python")
-    remote = RemotePrefix(target, adapter, policy_for(adapter, policy_name), box, timeout, site)
-    cleanup.callback(remote.close)
-    try:
-        remote.load()
-    except LoadFailure as failure:
-        return PrefixSubmission(spec, None, str(failure), seed)
-    return PrefixSubmission(spec, remote, seed=seed)
+    policy = policy_for(adapter, policy_name)
 
+    def serve(target: Any, box: Sandbox, timeout: float) -> RemotePrefix:
+        return RemotePrefix(target, adapter, policy, box, timeout, site)
 
-def grade(
-    submission: str,
-    rubric: Rubric,
-    out_dir: Path,
-    *,
-    seed: int | None = None,
-    timeout: float = 2.0,
-    on_item: Callable[[ItemResult], None] | None = None,
-    deadline: float | None = None,
-    require_sandbox: bool = False,
-    site: Path | str | None = None,
-    **_: object,
-) -> GradeReport:
-    """Runs every rubric item against the submission, served by its child in one Sandbox for the run, with the
-    packages of the site folder `site` (oracle/site.py), if given; raises GraderError when it cannot start."""
-    start = time.perf_counter()
-    if site is not None:
-        try:
-            site = site_folder(site)
-        except ValueError as exc:
-            raise GraderError(f"--site {exc}") from None
-    out_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        box = Sandbox(require_full=require_sandbox, deadline=deadline)
-    except SandboxUnavailable as exc:
-        raise GraderError(str(exc)) from None
-    with box, ExitStack() as cleanup:
-        sub: PrefixSubmission | None = None
-        try:
-            sub = open_submission(submission, seed, box, timeout, cleanup, site)
-        except DeadlinePassed:
-            pass
-        items = run_checks(CHECKS, rubric, sub or PrefixSubmission(submission, None, "the time limit ran out"),
-                           on_item, deadline)
-    fuzz_seed = next((item.options["seed"] for item in rubric.items if item.id == "fuzz"), 0)
-    return GradeReport(
-        family="prefix",
-        submission=submission,
-        kind="python",
-        rubric_title=rubric.title,
-        rubric_source=rubric.source,
-        seed=fuzz_seed if seed is None else seed,
-        items=items,
-        seconds=time.perf_counter() - start,
-        isolation=box.description,
-        evidence=sub.evidence if sub is not None else {},
-    )
+    return python_family.grade("prefix", CHECKS, submission, target, serve, rubric, out_dir, spec=spec, seed=seed,
+                               timeout=timeout, on_item=on_item, deadline=deadline, require_sandbox=require_sandbox)

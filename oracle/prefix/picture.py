@@ -6,7 +6,7 @@ what the calls and its own tables say it computed, never read from it: read once
 from typing import Any, Callable
 
 from oracle.prefix.observation import Observation
-from oracle.prefix.replay import tokens_text
+from oracle.prefix.calls import tokens_text
 from oracle.tables import Cell, State, Table
 
 UNREAD = "unreadable"
@@ -34,15 +34,16 @@ def _tables(tables: dict, free: Any, refs: dict | None, hashes: dict | None, ind
 
 
 def state_tables(machine: Any, seen: Observation | None = None) -> tuple[State, State | None]:
-    """The model of a machine or a Replay (expected) and the implementation it drives (actual, as `seen`, or
-    observed now), as tables."""
-    model, tracker = machine.model, machine.content
+    """The model of a machine's driver or a program's (expected) and the implementation it drives (actual, as
+    `seen`, or observed now), as tables."""
+    driver = getattr(machine, "driver", machine)
+    model, tracker = driver.model, driver.content
     expected = _tables({rid: r.table for rid, r in model.requests.items()}, model.free,
                        {b: model.ref_count(b) for b in range(model.num_blocks)},
                        {b: list(key) for b, key in model.block_hash.items()}, model.indexed(),
                        lambda b: _kv(model.content.get(b)), model.num_blocks)
     try:
-        seen = seen or machine.impl.observe()
+        seen = seen or driver.impl.observe()
     except Exception:  # noqa: BLE001  (the implementation's state cannot be read: the expected side alone)
         return expected, None
     return expected, _tables(seen.tables, seen.free, seen.ref_counts, seen.hashes, seen.indexed,

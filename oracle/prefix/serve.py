@@ -1,23 +1,13 @@
-"""The child side of grading a prefix-family submission: loads it and serves the grader's adapter calls.
-
-Run in the sandbox (oracle/child.py starts it) as
+"""The child side of grading a prefix-family submission: loads it and serves the grader's adapter calls, on the
+core's server (oracle/serve.py, serve_adapter). Run in the sandbox (oracle/child.py starts it) as
 
     /usr/bin/python3 -I -B serve.py REQUESTS_FD REPLIES_FD ROOT MODULE ATTR SUPPORT ADAPTER POLICY_JSON
 
-MODULE is a dotted name, or the name of a .py file in ROOT; SUPPORT is a folder holding a copy of the
-family's adapters (oracle/prefix/adapters and the few modules they import, nothing else of pagedcheck) and of
-oracle/serve.py, whose frames, loading and loop this server shares; ADAPTER is `module:Class` there. The
-adapter runs here, beside the submission, and only its answers cross: the grader never imports the
-submission. Standard library only, besides SUPPORT.
-
-The first reply comes unasked: {"loaded": true} or {"load_error": reason}. Then one reply per request:
-
-    {"op": "new"}                                   a fresh adapter (the last one is dropped)
-    {"op": "call", "method": name, "args": [...]}   the adapter's method: start, admit, lookup, append,
-                                                    commit, fork, copy, free, reset, observe, close
-
-A reply is {"ret": value} (an Observation as an object of lists) or {"failure": label, "fatal": bool};
-after a fatal one the server exits. A process the submission forks exits at once.
+SUPPORT is a folder holding a copy of the family's adapters (oracle/prefix/adapters and the few modules they
+import, nothing else of pagedcheck) and of oracle/serve.py; ADAPTER is the shape's adapter class there,
+`module:Class`, made for the submission under the policy POLICY_JSON. The adapter runs here, beside the
+submission, and only its answers cross (an Observation as an object of lists): the grader never imports the
+submission. A submission without the shape's calls does not load. Standard library only, besides SUPPORT.
 """
 
 import importlib
@@ -27,8 +17,7 @@ import sys
 if __name__ == "__main__":  # pragma: no cover  (in the child: SUPPORT, argv[6], holds oracle/)
     sys.path.insert(0, sys.argv[6])
 
-from oracle import serve  # noqa: E402 (standard library only)
-from oracle.serve import load, text  # noqa: E402
+from oracle.serve import serve_adapter, text  # noqa: E402 (standard library only)
 
 METHODS = ("start", "admit", "lookup", "append", "commit", "fork", "copy", "free", "reset", "observe", "close")
 
@@ -49,59 +38,31 @@ def observation(seen: object) -> dict:
     }
 
 
-class Server(serve.Server):
-    def __init__(self, replies: int, adapter: type, target: object, spec: str, policy: object, failure: type):
-        super().__init__(replies)
-        self.serving(adapter, target, spec, policy, failure)
-        self.adapter: object = None
+class Served:
+    """The shape's adapter as the grader's calls reach it: each method its own, `observe` as JSON."""
 
-    def serving(self, adapter: type, target: object, spec: str, policy: object, failure: type) -> None:
-        """The shape's adapter class, the submission it adapts and the policy; `failure` is the adapters'
-        ImplementationFailure, whose text is the whole label of a failing step."""
-        self.adapter_class, self.target, self.spec, self.policy = adapter, target, spec, policy
-        self.labelled = (failure,)
+    def __init__(self, adapter: object):
+        self.adapter = adapter
 
-    def op_new(self) -> dict:
-        self.adapter = self.adapter_class(self.target, self.spec, self.policy)
-        return {"ret": None}
+    def __getattr__(self, method: str) -> object:
+        return getattr(self.adapter, method)
 
-    def op_call(self, method: str, args: list) -> dict:
-        if method not in METHODS or self.adapter is None:
-            raise serve.Fatal("the grader sent a request the server does not know")
-        result = getattr(self.adapter, method)(*args)
-        return {"ret": observation(result) if method == "observe" else result}
-
-    def handle(self, request: dict) -> dict:
-        op = OPS.get(request.get("op"))  # type: ignore[arg-type]
-        if op is None:
-            raise serve.Fatal("the grader sent a request the server does not know")
-        if op is Server.op_new:
-            return op(self)
-        return op(self, request.get("method"), request.get("args", []))
-
-
-OPS = {"new": Server.op_new, "call": Server.op_call}
+    def observe(self) -> dict:
+        return observation(self.adapter.observe())  # type: ignore[attr-defined]
 
 
 def main(argv: list[str]) -> None:  # pragma: no cover  (run by the system Python in the sandbox, where
     # coverage is not installed; tests/test_prefix_grade.py runs it for real)
-    requests, replies, root, module, attr, support, adapter, policy = argv[1:9]
-    server = Server(int(replies), object, None, "", None, Exception)
-    server.watch_forks()
+    module, attr, adapter, policy = argv[4], argv[5], argv[7], argv[8]
+    adapter_module, _, adapter_class = adapter.partition(":")
+    shape = getattr(importlib.import_module(adapter_module), adapter_class)
+    from oracle.prefix.observation import ImplementationFailure
+    from oracle.prefix.policy import Policy
 
-    def loading() -> None:
-        adapter_module, _, adapter_class = adapter.partition(":")
-        adapters = importlib.import_module(adapter_module)
-        from oracle.prefix.observation import ImplementationFailure
-        from oracle.prefix.policy import Policy
-
-        chosen = Policy(**json.loads(policy))
-        target = load(root, module, attr)
-        spec = f"{module}{':' + attr if attr else ''}"
-        server.serving(getattr(adapters, adapter_class), target, spec, chosen, ImplementationFailure)
-        server.adapter_class(target, spec, chosen)  # the shape's calls are there (ValueError otherwise)
-
-    serve.run(server, int(requests), loading)
+    chosen, spec = Policy(**json.loads(policy)), f"{module}{':' + attr if attr else ''}"
+    # the shape's calls are there when it loads (ValueError otherwise)
+    serve_adapter(argv, lambda target: Served(shape(target, spec, chosen)), METHODS, ImplementationFailure,
+                  ready=lambda target: shape(target, spec, chosen))
 
 
 if __name__ == "__main__":  # pragma: no cover

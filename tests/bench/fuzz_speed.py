@@ -72,29 +72,9 @@ def unchecked_machine(family: str, stats: RunStats) -> type:
             def _appends(self, seq_id, kv_data, count):  # type: ignore[no-untyped-def]
                 return count, False  # an append burst's calls, made without _call
     else:
-        from oracle.prefix.machine import PrefixMachine
-        from oracle.prefix.observation import Observation
-        from oracle.prefix.policy import LAB
+        from prefix_noop import noop_machine  # (tests/bench/ is this script's folder)
 
-        empty = Observation(tables={}, free=())
-
-        class Unchecked(PrefixMachine):  # type: ignore[no-redef]
-            def _observe(self, call):  # type: ignore[no-untyped-def]
-                return empty
-
-            def _check(self, call, rid=None, hits=frozenset(), held=frozenset(), before=None, own=()):  # type: ignore[no-untyped-def]
-                return empty
-
-            def _returned(self, call, what, expected, got):  # type: ignore[no-untyped-def]
-                pass
-
-            def _hits(self, call, expected, got, num_tokens):  # type: ignore[no-untyped-def]
-                pass
-
-            def _lookup_content(self, tokens, blocks):  # type: ignore[no-untyped-def]
-                return None
-
-        _NoAdapter.policy = LAB
+        return noop_machine(stats)
     return type("Unchecked", (Unchecked,), {"adapter_factory": staticmethod(_NoAdapter), "stats": stats})
 
 

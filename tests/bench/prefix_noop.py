@@ -1,10 +1,12 @@
 """The prefix family's no-op machine for tests/bench/fuzz_speed.py: the same rules and strategies and the
 same model (rules build prompts from it), with no implementation called and nothing observed or compared."""
 
-from oracle.prefix.machine import PrefixMachine
+from oracle.prefix.driver import Driver
+from oracle.prefix.machine import OPERATIONS, start
 from oracle.prefix.observation import Observation
 from oracle.prefix.policy import LAB
 from oracle.stats import RunStats
+from oracle.table_machine import table_machine
 
 _EMPTY = Observation(tables={}, free=())
 
@@ -30,19 +32,17 @@ class NoAdapter:
     start = commit = fork = free = lambda self, *args: None
 
 
-class NoOpPrefixMachine(PrefixMachine):
-    def _observe(self, call):
+class NoOpDriver(Driver):
+    def observe(self):
         return _EMPTY
 
-    def _check(self, call, rid=None, hits=frozenset(), held=frozenset(), before=None, own=()):
+    def _check(self, rid=None, hits=frozenset(), held=frozenset(), before=None, own=(), released=0):
         return _EMPTY
 
-    def _returned(self, call, what, expected, got):
-        pass
-
-    def _diverge(self, call, difference, text=None):
+    def diverge(self, difference):
         pass  # nothing is compared
 
 
 def noop_machine(stats: RunStats) -> type:
-    return type("NoOpPrefixMachine", (NoOpPrefixMachine,), {"adapter_factory": staticmethod(NoAdapter), "stats": stats})
+    machine_for = table_machine("NoOpPrefixMachine", start, OPERATIONS, lambda impl, stats, _: NoOpDriver(impl, stats))
+    return machine_for(NoAdapter, stats)

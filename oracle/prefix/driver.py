@@ -1,0 +1,244 @@
+"""One checked call at a time, for the state machine (machine.py) and the directed programs (checks.py) alike:
+the model and a pool (through its adapter) make the same call, then the pool's answer and its state are checked:
+the return value (accepted or refused, hits), the universal invariants (null block, live requests, table length,
+conservation, derived ref counts, no false hit; a refused call changes nothing), then, under the system's own
+policy, the exact tables, free order, hashed blocks and index. The first difference raises Divergence.
+
+Under a policy that is not exact (`@any`) the machine's driver follows the pool (following.py); a directed
+program is written for the policy's own choices, so its driver predicts them (`follow=False`)."""
+
+from dataclasses import replace
+from typing import Any, Callable
+
+from oracle.difference import CRASH, Difference
+from oracle.prefix import following
+from oracle.prefix.compare import ContentTracker, changed, exact_difference, length_difference, universal_difference
+from oracle.prefix.divergence import Divergence
+from oracle.prefix.model import PrefixModel
+from oracle.prefix.observation import ImplementationFailure, Observation
+from oracle.prefix.rules import free_order_difference, hits_difference, rule_of
+from oracle.program import Step
+from oracle.stats import RunStats
+
+
+class Driver:
+    def __init__(self, adapter: Any, stats: RunStats | None = None, follow: bool = True):
+        self.impl, self.stats = adapter, stats if stats is not None else RunStats()
+        self.model: PrefixModel | None = None
+        self.follow = follow  # under a policy that is not exact, the model follows the pool
+        self.content = ContentTracker()
+        self.prompts: list[list[int]] = []
+        self.next_rid = 0
+        self.call = ""
+        self.made: list[tuple[Step, Any]] = []  # the calls the pool received, and what each returned
+
+    @property
+    def following(self) -> bool:
+        return self.follow and not self.model.policy.exact
+
+    # -- one call, checked ----------------------------------------------------------------------------
+
+    def diverge(self, difference: Difference) -> None:
+        """The first difference, and the rule it breaks by the operation of the call the pool received last."""
+        op = self.made[-1][0].op if self.made else ""
+        raise Divergence(self.call, op, difference, rule_of(difference, op) or "", list(self.made), self.impl)
+
+    def _failed(self, failure: ImplementationFailure) -> None:
+        self.diverge(Difference(CRASH, "", None, str(failure)))
+
+    def observe(self) -> Observation:
+        try:
+            return self.impl.observe()
+        except ImplementationFailure as failure:
+            self._failed(failure)
+
+    def _run(self, operation: Callable[[], Any], step: Step) -> Any:
+        self.made.append((step, None))
+        try:
+            got = operation()
+        except ImplementationFailure as failure:
+            self._failed(failure)
+        self.made[-1] = (step, got)
+        return got
+
+    def _expect(self, problem: Difference | None) -> None:
+        if problem is not None:
+            self.diverge(problem)
+
+    def _returned(self, expected: Any, got: Any, what: str = "return value") -> None:
+        if expected != got:
+            self.diverge(Difference(what, "", expected, got))
+
+    def _check(self, rid: int | None = None, hits: set[int] = frozenset(), held: set[int] = frozenset(),
+               before: Observation | None = None, own: tuple[int, ...] = (), released: int = 0) -> Observation:
+        """After a call by request `rid` (`hits`: its positions that hit; `held`: blocks other requests held, and
+        `own` its own, before the call; `before`: the state a refused call must leave as it was; `released`: the
+        blocks a free put back, whose order is the release order's)."""
+        seen = self.observe()
+        taken = {b for i, b in enumerate(seen.tables.get(rid, ())) if i not in hits and b not in held and b not in own}
+        self._expect((changed(before, seen) if before is not None else None) or
+                     universal_difference(self.model, seen, taken))
+        self._expect(self.content.after(self.model, seen, rid, hits, held))
+        if self.model.policy.exact:
+            problem = exact_difference(self.model, seen)
+            self._expect(free_order_difference(problem, released) if problem and problem.aspect == "free order"
+                         else problem)
+        if self.following:
+            following.adopt(self.model, seen)
+        return seen
+
+    # -- taking over after another rule's difference (the directed programs) ------------------------------
+
+    def take_over_free_order(self) -> bool:
+        """The model reads on in the implementation's free order, when it holds the same blocks."""
+        seen = self.impl.observe().free
+        if seen is None or sorted(seen) != sorted(self.model.free):
+            return False
+        self.model.free = list(seen)
+        return True
+
+    def take_over_null_block(self) -> bool:
+        """A pool that keeps block 0 free: the model reads on as a pool without a null block."""
+        seen = self.impl.observe().free
+        if seen is None or sorted(seen) != sorted([0, *self.model.free]):
+            return False
+        self.model.policy = replace(self.model.policy, null_block=False)
+        self.model.free = list(seen)
+        return True
+
+    # -- the calls ------------------------------------------------------------------------------------
+
+    def start(self, num_blocks: int, block_size: int) -> None:
+        self.call = f"start({num_blocks} blocks of {block_size} tokens)"
+        self.model = PrefixModel(self.impl.policy, num_blocks, block_size)
+        self._run(lambda: self.impl.start(num_blocks, block_size), Step("start", (num_blocks, block_size)))
+        self._check()
+
+    def admit(self, tokens: list[int], rid: int | None = None) -> int | None:
+        """A new request of `tokens` (numbered in admission order, or `rid`): its id, or None when refused."""
+        if rid is None:
+            rid, self.next_rid = self.next_rid, self.next_rid + 1
+        self.call = f"admit(req {rid}, {len(tokens)} tokens)"
+        before = self.observe()
+        before_free, before_hashed = list(self.model.free), set(self.model.block_hash)
+        held = {b for table in before.tables.values() for b in table}
+        if self.following:
+            accepted, hits = self._run(lambda: self.impl.admit(rid, tokens), Step("admit", (rid, tokens)))
+            self._expect(following.admit(self.model, rid, tokens, accepted, hits, before))
+            self.prompts.append(list(tokens))
+            self.stats.events["refused" if not accepted else "hit" if hits else "miss"] += 1
+            self._check(rid if accepted else None, set(range(hits or 0)), held, None if accepted else before)
+            return rid if accepted else None
+        expected_hits = self.model.lookup(tokens)
+        request = self.model.admit(rid, tokens)
+        accepted, hits = self._run(lambda: self.impl.admit(rid, tokens), Step("admit", (rid, tokens)))
+        if hits is not None:
+            self._expect(hits_difference(len(expected_hits), hits, len(tokens), self.model.block_size,
+                                         self.model.policy.hit_cap))
+        self._returned("accepted" if request else "refused (None)", "accepted" if accepted else "refused (None)")
+        self.prompts.append(list(tokens))
+        if request is None:
+            self.stats.events["refused"] += 1
+            self._check(before=before)
+            return None
+        self._events(before_free, before_hashed, expected_hits, len(tokens))
+        self._check(rid, set(range(hits if hits is not None else len(expected_hits))), held)
+        return rid
+
+    def _events(self, before_free: list[int], before_hashed: set[int], hits: list[int], num_tokens: int) -> None:
+        taken = [b for b in before_free if b not in self.model.free]
+        self.stats.events["evicted_warm"] += sum(1 for b in taken if b in before_hashed
+                                                 and b not in self.model.used() - set(taken))
+        if not self.model.free:
+            self.stats.events["pool_exhausted"] += 1
+        self.stats.events["hit" if hits else "miss"] += 1
+        self.stats.events["warm_hit"] += sum(1 for b in hits if b in before_free)
+        if len(hits) * self.model.block_size == num_tokens:
+            self.stats.events["whole_prompt_hit"] += 1
+
+    def lookup(self, tokens: list[int]) -> None:
+        self.call = f"lookup({len(tokens)} tokens)"
+        expected = self.model.lookup(tokens)
+        got = self._run(lambda: self.impl.lookup(tokens), Step("lookup", (tokens,)))
+        size = self.model.block_size
+        if self.following:
+            self._expect(following.hit_bound(self.model, len(tokens), len(got)))
+        else:
+            self._expect(hits_difference(len(expected), len(got), len(tokens), size, self.model.policy.hit_cap))
+        self._expect(self.content.looked_up(tokens, got, size))
+        if self.model.policy.exact:
+            self._returned(expected, got, "hit blocks")
+
+    def append(self, rid: int, token: int) -> None:
+        """A decode token: the length the pool keeps first (a stale one is why its answer is wrong), then its
+        answer, then the state."""
+        self.call = f"append(req {rid}, token {token})"
+        before = self.observe()
+        held = {b for other, table in before.tables.items() if other != rid for b in table}
+        step = Step("append", (rid, token))
+        if self.following:
+            expected = got = self._run(lambda: self.impl.append(rid, token), step)
+            self._expect(following.append(self.model, rid, token, got, before))
+        else:
+            expected = self.model.append(rid, token)
+            got = self._run(lambda: self.impl.append(rid, token), step)
+            if before.lengths is not None:
+                self._expect(length_difference(self.model, self.observe()))
+            self._returned(expected, got)
+        if not expected:
+            self.stats.events["append_refused"] += 1
+        self._check(rid, set(), held, own=before.tables.get(rid, ()))
+
+    def commit(self, rid: int) -> None:
+        self.call = f"commit(req {rid})"
+        self.model.commit(rid)
+        self._run(lambda: self.impl.commit(rid), Step("commit", (rid,)))
+        self._check()
+
+    def fork(self, rid: int, position: int) -> None:
+        """Copy-on-write of the request's table entry at `position`."""
+        self.call = f"fork(req {rid}, block_table[{position}])"
+        before = self.observe()
+        was = self.model.requests[rid].table[position]
+        step = Step("fork", (rid, position))
+        if self.following:  # the pool picks the block
+            expected = got = self._run(lambda: self.impl.fork(rid, position), step)
+            self._expect(following.fork(self.model, rid, position, got, before))
+        else:
+            expected = self.model.fork(rid, position)
+            got = self._run(lambda: self.impl.fork(rid, position), step)
+            if (expected is None) != (got is None):
+                self.diverge(Difference("return value", "", "refused (no free block)" if expected is None else
+                                        "a block", "refused" if got is None else f"block {got}"))
+        if expected is None:
+            self._check(before=before)
+            return
+        if expected != was:
+            self.stats.events["cow_copy"] += 1
+        self.content.content[expected] = self.content.content.get(was)  # the copy holds the same KV
+        self._check()
+
+    def copy(self, src: int, dst: int, mismatched: bool) -> None:
+        """Mini-YAIE's copy_blocks from request `src`'s blocks to `dst`'s: KV moves, no table and no free block
+        changes; lists of different lengths (`mismatched`) must be refused (ValueError), changing nothing."""
+        self.call = f"copy_blocks(req {src}'s blocks -> req {dst}'s{', one destination more' if mismatched else ''})"
+        refused = self._run(lambda: self.impl.copy(src, dst, mismatched), Step("copy", (src, dst, mismatched)))
+        self._returned(mismatched, refused, "refused (ValueError)")
+        self.stats.events["copy_refused" if mismatched else "copy"] += 1
+        self._check()
+
+    def free(self, rid: int) -> None:
+        """Free a request, also one that is not live (never admitted, or freed already)."""
+        self.call = f"free(req {rid})" if rid in self.model.requests else f"free(req {rid}, not live)"
+        free_before = len(self.model.free)
+        self.model.free_request(rid)
+        self._run(lambda: self.impl.free(rid), Step("free", (rid,)))
+        self._check(released=len(self.model.free) - free_before)
+
+    def reset(self) -> None:
+        self.call = "reset()"
+        expected = self.model.reset()
+        got = self._run(lambda: self.impl.reset(), Step("reset"))
+        self._returned(expected, got)
+        self.stats.events["reset" if expected else "reset_refused"] += 1
+        self._check()
