@@ -38,8 +38,8 @@ NAMES = {"block_table": "Block tables", "watermark": "can_allocate against the w
 def rubric(path: Path, points: dict[str, int]) -> Path:
     """A course's blockspace rubric: these items, in the default rubric's order, with these points (the fuzz item
     keeps its default options: seed 1, 150 programs of 30 calls)."""
-    path.write_text('title = "review3a"\n' + "".join(f'\n[[item]]\nid = "{item}"\nname = "{NAMES[item]}"\npoints = {n}\n'
-                                                      for item, n in points.items()))
+    items = (f'\n[[item]]\nid = "{item}"\nname = "{NAMES[item]}"\npoints = {n}\n' for item, n in points.items())
+    path.write_text('title = "review3a"\n' + "".join(items))
     return path
 
 
@@ -64,6 +64,9 @@ def graded(scene: Scene, reaper: Reaper, sub: Path, points: dict[str, int], expe
     problems = evidence.problems + check_report(scene.out, expected, sum(points.values()))
     if evidence.ran.status not in (0, 1):
         problems.append(f"pagedcheck grade exited {evidence.ran.status}: {evidence.ran.stderr[-300:]}")
+    isolation = json.loads((scene.out / "report.json").read_text()).get("isolation", "") if not problems else ""
+    if isolation and isolation.startswith("bubblewrap") == scene.without_bwrap:  # the scene ran the isolation it names
+        problems.append(f"graded in {isolation.split(' ', 1)[0]}, not the scene's isolation")
     return problems
 
 
@@ -133,21 +136,42 @@ def test_review3a_attack_gets_no_more_than_its_honest_score(name: str, scene: Sc
 
 def test_every_review3a_fixture_is_in_the_table() -> None:
     on_disk = sorted(p.stem for p in ATTACKS_DIR.glob("*.py"))
-    assert on_disk == sorted([a.name for a in ATTACKS] + ["markdown_label", "disk_fill"])  # those two: their own tests
+    own_tests = ["markdown_label", "markdown_label_prefix", "disk_fill"]
+    assert on_disk == sorted([a.name for a in ATTACKS] + own_tests)
 
 
-MARKDOWN = ("an answer the submission words (the `name` of what can_allocate returns, up to 100 characters) is "
-            "quoted in the item's message, and ItemResult.for_student puts the message into results.json's Markdown "
-            "as it is (report.plain strips the grader's internals, not Markdown); only the details go into a code "
-            "block, and that block's fence is a fixed ``` the details themselves can close: a heading and an image "
-            "of the submission's address reach the Gradescope page a student and a TA read")
+MARKDOWN = ("words the submission chose (blockspace: the `name` of what can_allocate returns, up to 100 "
+            "characters; prefix: the text of an exception its free raises, up to 500) are quoted in the item's "
+            "message, and ItemResult.for_student puts the message into results.json's Markdown as it is (report.plain "
+            "strips the grader's internals, not Markdown); only the details go into a code block, and that block's "
+            "fence is a fixed ``` the details themselves can close: a heading and an image of the submission's "
+            "address reach the Gradescope page a student and a TA read")
+
+
+def markdown_submission(scene: Scene, family: str) -> tuple[Path, Path]:
+    """The submission and the rubric of markdown_label: blockspace on watermark_ignored (the watermark item alone,
+    honest 0/10), or the prefix family's markdown_label_prefix on no_hit_cap (its default rubric)."""
+    if family == "blockspace":
+        return (submission(scene, "watermark_ignored", "markdown_label"),
+                rubric(scene.rubric_dir / "rubric.toml", {"watermark": 10}))
+    from tests.test_tamper_prefix import RUBRIC
+    from tests.test_tamper_prefix import submission as prefix_submission
+
+    folder = prefix_submission(scene.mods / "student", "no_hit_cap", None)
+    (folder / "kv_cache.py").write_text(scene.fill((ATTACKS_DIR / "markdown_label_prefix.py").read_text()))
+    return folder, Path(shutil.copy(RUBRIC, scene.rubric_dir / "rubric.toml"))
 
 
 @pytest.mark.xfail(strict=True, reason=MARKDOWN)
-def test_an_answer_the_submission_words_stays_inside_a_code_block(scene: Scene, reaper: Reaper) -> None:
-    """markdown_label (on watermark_ignored, honest 0/10 on the watermark item): every line of results.json's
-    Markdown holding its mark must lie inside a fenced code block, as CommonMark reads the fences."""
-    problems = graded(scene, reaper, submission(scene, "watermark_ignored", "markdown_label"), {"watermark": 10}, 0)
+@pytest.mark.parametrize("family", ["blockspace", "prefix"])
+def test_words_the_submission_chose_stay_inside_a_code_block(family: str, scene: Scene, reaper: Reaper) -> None:
+    """Every line of results.json's Markdown holding the attack's mark lies inside a fenced code block, as CommonMark
+    reads the fences; the grader keeps its other promises (no process left, no file changed, its report written)."""
+    sub, rubric_file = markdown_submission(scene, family)
+    args = grade_args(sub, scene, rubric_file)
+    args[args.index("blockspace")] = family
+    evidence = grade_in_scene(scene, reaper, args)
+    problems = list(evidence.problems)
     results = json.loads((scene.out / "results.json").read_text())
     problems += [f"item {t['name']!r}: the submission's words are Markdown, outside any code block"
                  for t in results["tests"] if t.get("output_format", results.get("output_format")) == "md"
@@ -166,7 +190,8 @@ DISK_FILL = (
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
                     reason="needs root and unshare, to mount a small tmpfs in a mount namespace of its own (the disk a "
                     "batch shares, without filling this machine's)")
-@pytest.mark.parametrize("without_bwrap", [False, pytest.param(True, marks=pytest.mark.xfail(strict=True, reason=DISK_FILL))],
+@pytest.mark.parametrize("without_bwrap", [False, pytest.param(True, marks=pytest.mark.xfail(strict=True,
+                                                                                           reason=DISK_FILL))],
                          ids=["bwrap", "without-bwrap"])
 def test_a_submission_that_fills_its_temporary_folder_spares_the_classmate_graded_beside_it(
         without_bwrap: bool, reaper: Reaper) -> None:
