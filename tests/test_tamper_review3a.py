@@ -64,7 +64,10 @@ def graded(scene: Scene, reaper: Reaper, sub: Path, points: dict[str, int], expe
     problems = evidence.problems + check_report(scene.out, expected, sum(points.values()))
     if evidence.ran.status not in (0, 1):
         problems.append(f"pagedcheck grade exited {evidence.ran.status}: {evidence.ran.stderr[-300:]}")
-    isolation = json.loads((scene.out / "report.json").read_text()).get("isolation", "") if not problems else ""
+    try:
+        isolation = json.loads((scene.out / "report.json").read_text()).get("isolation", "")
+    except (OSError, ValueError):
+        isolation = ""  # check_report said so
     if isolation and isolation.startswith("bubblewrap") == scene.without_bwrap:  # the scene ran the isolation it names
         problems.append(f"graded in {isolation.split(' ', 1)[0]}, not the scene's isolation")
     return problems
@@ -231,3 +234,48 @@ def test_a_submission_that_fills_its_temporary_folder_spares_the_classmate_grade
     finally:
         world.close()
         shutil.rmtree(top, ignore_errors=True)
+
+
+LINKED_MODULE = (
+    "a folder submission of a served family names its module file (blockspace: ServedGrader.resolve gives "
+    "FOLDER/block_manager.py; prefix: grade.py _folder_module gives FOLDER/kv_cache.py), and oracle/hw3/pylocate.py "
+    "locate() resolves that path, links and all: the folder above the link's target becomes the submission's root, "
+    "and the files copied into the sandbox are the target folder's. Alice's folder holds one symbolic link, "
+    "block_manager.py (or kv_cache.py) -> ../z-bob/..., and grade-all grades Bob's code under Alice's name: full "
+    "marks for an upload with no file of its own (the HW3 upload refuses a linked llm_memory.py: hw3/grade.py "
+    "_python_upload; grade-all skips only linked folders)")
+
+
+def correct_folder(folder: Path, family: str) -> Path:
+    """A correct submission folder: our blockspace engine as a student's files, or our prefix engine as the package
+    `labsol` with the lab's kv_cache.py beside it."""
+    if family == "blockspace":
+        return student_copy(folder)
+    shutil.copytree(ROOT / "engine" / "prefix", folder / "labsol", ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "kv_cache.py").write_text("from labsol import KVCacheManager, Request  # noqa: F401\n")
+    return folder
+
+
+@pytest.mark.xfail(strict=True, reason=LINKED_MODULE)
+@pytest.mark.parametrize("family", ["blockspace", "prefix"])
+def test_an_upload_whose_module_links_to_a_classmates_gets_nothing_of_it(family: str, scene: Scene,
+                                                                         reaper: Reaper) -> None:
+    """grade-all: a-alice holds only a relative link to z-bob's module file; Bob (correct) gets full marks, Alice 0."""
+    batch = scene.root / "batch"
+    correct_folder(batch / "z-bob", family)
+    module = "block_manager.py" if family == "blockspace" else "kv_cache.py"
+    (batch / "a-alice").mkdir()
+    (batch / "a-alice" / module).symlink_to(Path("..") / "z-bob" / module)
+    if family == "blockspace":
+        rubric_file, full = rubric(scene.rubric_dir / "rubric.toml", TWO_ITEMS), sum(TWO_ITEMS.values())
+    else:
+        from tests.test_tamper_prefix import RUBRIC
+
+        rubric_file, full = Path(shutil.copy(RUBRIC, scene.rubric_dir / "rubric.toml")), 100
+    evidence = grade_in_scene(scene, reaper, ["grade-all", str(batch), "--out", str(scene.out), "--family", family,
+                                              "--rubric", str(rubric_file), "--jobs", "1", "-q"])
+    problems = evidence.problems + [f"z-bob: {p}" for p in check_report(scene.out / "z-bob", full, full)]
+    report = json.loads((scene.out / "a-alice" / "report.json").read_text())
+    if report["score"] != 0:
+        problems.append(f"a-alice scored {report['score']}/{report['max_score']} with no file of her own")
+    assert not problems, "\n".join(problems)
