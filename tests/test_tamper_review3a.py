@@ -118,7 +118,7 @@ ATTACKS = [
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 HONEST = sorted({(a.base or "watermark_ignored", tuple(a.points.items()), a.expected) for a in ATTACKS} |
-                {("watermark_ignored", (("watermark", 10),), 0)})
+                {("watermark_ignored", (("watermark", 10),), 0), ("watermark_ignored", (("fuzz", 25),), 0)})
 
 
 @pytest.mark.parametrize("base, points, honest", HONEST, ids=[f"{b}-{'-'.join(f'{i}{n}' for i, n in p)}"
@@ -139,8 +139,18 @@ def test_review3a_attack_gets_no_more_than_its_honest_score(name: str, scene: Sc
 
 def test_every_review3a_fixture_is_in_the_table() -> None:
     on_disk = sorted(p.stem for p in ATTACKS_DIR.glob("*.py"))
-    own_tests = ["markdown_label", "markdown_label_prefix", "disk_fill"]
+    own_tests = ["markdown_label", "markdown_label_prefix", "disk_fill", "html_cell"]
     assert on_disk == sorted([a.name for a in ATTACKS] + own_tests)
+
+
+# held: the page escapes every cell (oracle/page_html.py)
+def test_a_block_id_the_submission_words_is_text_on_report_html(scene: Scene, reaper: Reaper) -> None:
+    """html_cell (on watermark_ignored, honest 0/25 on the fuzz item): the page is written, the script is text."""
+    problems = graded(scene, reaper, submission(scene, "watermark_ignored", "html_cell"), {"fuzz": 25}, 0)
+    page = (scene.out / "report.html").read_text()
+    assert "REVIEW3A" in page  # the id is on the page, escaped
+    problems += ["a script element of the submission's on report.html"] if "<script>alert" in page else []
+    assert not problems, "\n".join(problems)
 
 
 MARKDOWN = ("words the submission chose (blockspace: the `name` of what can_allocate returns, up to 100 "
