@@ -115,6 +115,9 @@ ATTACKS = [
            "honest 10/45"),
     # held: neither bubblewrap nor Landlock shows the reference to the child
     Attack("reference_borrowed", "watermark_ignored", TWO_ITEMS, 10),
+    # held: bubblewrap's pid namespace; without it, the run's own uid (every process of it killed at the end) and the
+    # system call filter that keeps a run in its process group
+    Attack("daemon_at_import", "watermark_ignored", TWO_ITEMS, 10),
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 HONEST = sorted({(a.base or "watermark_ignored", tuple(a.points.items()), a.expected) for a in ATTACKS} |
