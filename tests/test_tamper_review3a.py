@@ -45,11 +45,12 @@ def rubric(path: Path, points: dict[str, int]) -> Path:
 
 def submission(scene: Scene, base: str, attack: str | None) -> Path:
     """A student's folder: our engine's block manager with the known bug `base` (a patch of tests/broken_blockspace,
-    or "" for none), the attack's code appended to block_manager.py."""
-    folder = student_copy(scene.root / "submission", str(BROKEN / f"{base}.patch") if base else None)
-    if attack is not None:
-        manager = folder / "block_manager.py"
-        manager.write_text(manager.read_text() + "\n\n" + scene.fill((ATTACKS_DIR / f"{attack}.py").read_text()))
+    or ATTACKS_DIR/bug_*.py appended, or "" for none), the attack's code appended to block_manager.py."""
+    patch = str(BROKEN / f"{base}.patch") if base and not base.startswith("bug_") else None
+    folder = student_copy(scene.root / "submission", patch)
+    manager = folder / "block_manager.py"
+    for code in ([base] if base.startswith("bug_") else []) + ([attack] if attack else []):
+        manager.write_text(manager.read_text() + "\n\n" + scene.fill((ATTACKS_DIR / f"{code}.py").read_text()))
     return folder
 
 
@@ -83,6 +84,8 @@ class Attack:
 
 
 TWO_ITEMS = {"block_table": 10, "watermark": 10}
+DEFAULT = {"block_table": 10, "watermark": 10, "copy_on_write": 15, "sharing": 15, "swap": 15, "recompute": 10,
+           "fuzz": 25}  # the default rubric's points (oracle/blockspace/rubric.toml)
 ATTACKS = [
     # honest 10/25: sharing fails on beam search's first free
     Attack("plant_cheaper_rule", "free_ignores_sharing", {"block_table": 10, "sharing": 15}, 10,
@@ -91,8 +94,15 @@ ATTACKS = [
            "other rule's item takes the failure (settlement.py); what the program would have checked past it is "
            "never checked. A plant of the block_table rule (10 points: can_append_slots says False with 2-token "
            "blocks after a fork, which only beam search, sharing's first program, does) hides the sharing bug (15): "
-           "block_table fails 'found by item sharing's programs', sharing passes: 15/25 for an honest 10/25 (65/100 "
-           "for an honest 60/100 on the default rubric, where the two bugs together are honestly 50)"),
+           "block_table fails 'found by item sharing's programs', sharing passes: 15/25 for an honest 10/25 (on the "
+           "default rubric other items' programs show the sharing bug too and it is charged: 50/100, measured)"),
+    # honest 60/100: swap and fuzz fail
+    Attack("plant_hides_swap_in", "bug_swap_in_leaks", DEFAULT, 60,
+           "as plant_cheaper_rule, on the default rubric: the swap-in bug (15) shows only in the swap item's program "
+           "(step 10, the swap in) and the fuzz; a block_table plant (10) at its step 9 (a free while a group is "
+           "swapped out shortens the swapped tables) stops the program after its first swap out, so the swap item "
+           "passes excused and block_table takes the plant: 65/100 for an honest 60/100 (the two bugs together are "
+           "honestly 50)"),
     # honest 5/25 under a course's weights: the watermark item fails
     Attack("crash_in_query", "watermark_ignored", {"block_table": 5, "watermark": 20}, 5,
            "a crash is charged to the rule of the step it happened in (rules.py _BY_OP), and the step `admit` "
@@ -142,7 +152,7 @@ def test_review3a_attack_gets_no_more_than_its_honest_score(name: str, scene: Sc
 
 def test_every_review3a_fixture_is_in_the_table() -> None:
     on_disk = sorted(p.stem for p in ATTACKS_DIR.glob("*.py"))
-    own_tests = ["markdown_label", "markdown_label_prefix", "disk_fill", "html_cell"]
+    own_tests = ["markdown_label", "markdown_label_prefix", "disk_fill", "html_cell", "bug_swap_in_leaks"]
     assert on_disk == sorted([a.name for a in ATTACKS] + own_tests)
 
 
