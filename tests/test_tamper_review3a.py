@@ -1,0 +1,304 @@
+"""Tamper suite, the third adversarial review's attacks (issue 17, round 3a): hostile submissions written against
+the grader of the Python-served families (blockspace: oracle/grading/python_family.py's ServedGrader, oracle/served.py,
+oracle/child.py, oracle/serve.py) and the batch tools, with and without bubblewrap.
+
+Same shape as tests/test_tamper_review.py: each attack sits on a known bug (our engine/blockspace copied as a
+student's folder, tests/broken_blockspace/<base>.patch applied, then tests/hostile_review3a/<attack>.py appended to
+its block_manager.py), is graded by a separate `pagedcheck` process in a world of its own (tests/tamper.py's Scene)
+on the items it concerns, and must get no more than the bug's honest score, leave no process, change no file outside
+the scratch, leak no secret, and the grader must write its report without an error of its own. An attack that
+breaks the grader today is a strict xfail naming the mechanism that let it through.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.tamper import Reaper, Scene, differences, snapshot
+from tests.test_blockspace_grade import student_copy
+from tests.test_tamper import check_report, grade_in_scene
+from tests.test_tamper_review import reaper, scene  # noqa: F401  (fixtures)
+from tests.test_tamper_review2 import _outside_code
+
+ATTACKS_DIR = Path(__file__).with_name("hostile_review3a")
+BROKEN = ROOT / "tests" / "broken_blockspace"
+NAMES = {"block_table": "Block tables", "watermark": "can_allocate against the watermark",
+         "copy_on_write": "Copy-on-write", "sharing": "Sharing by reference count", "swap": "Swapping",
+         "recompute": "Recomputation", "fuzz": "Stateful fuzzing against the model"}
+
+
+def rubric(path: Path, points: dict[str, int]) -> Path:
+    """A course's blockspace rubric: these items, in the default rubric's order, with these points (the fuzz item
+    keeps its default options: seed 1, 150 programs of 30 calls)."""
+    items = (f'\n[[item]]\nid = "{item}"\nname = "{NAMES[item]}"\npoints = {n}\n' for item, n in points.items())
+    path.write_text('title = "review3a"\n' + "".join(items))
+    return path
+
+
+def submission(scene: Scene, base: str, attack: str | None) -> Path:
+    """A student's folder: our engine's block manager with the known bug `base` (a patch of tests/broken_blockspace,
+    or ATTACKS_DIR/bug_*.py appended, or "" for none), the attack's code appended to block_manager.py."""
+    patch = str(BROKEN / f"{base}.patch") if base and not base.startswith("bug_") else None
+    folder = student_copy(scene.root / "submission", patch)
+    manager = folder / "block_manager.py"
+    for code in ([base] if base.startswith("bug_") else []) + ([attack] if attack else []):
+        manager.write_text(manager.read_text() + "\n\n" + scene.fill((ATTACKS_DIR / f"{code}.py").read_text()))
+    return folder
+
+
+def grade_args(sub: Path, scene: Scene, rubric_file: Path) -> list[str]:
+    return ["grade", "--family", "blockspace", str(sub), "--rubric", str(rubric_file), "--json",
+            str(scene.out / "report.json"), "--gradescope", str(scene.out / "results.json"), "--out", str(scene.out),
+            "--timeout", "2", "-q"]
+
+
+def graded(scene: Scene, reaper: Reaper, sub: Path, points: dict[str, int], expected: int) -> list[str]:
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric(scene.rubric_dir / "rubric.toml", points)))
+    problems = evidence.problems + check_report(scene.out, expected, sum(points.values()))
+    if evidence.ran.status not in (0, 1):
+        problems.append(f"pagedcheck grade exited {evidence.ran.status}: {evidence.ran.stderr[-300:]}")
+    try:
+        isolation = json.loads((scene.out / "report.json").read_text()).get("isolation", "")
+    except (OSError, ValueError):
+        isolation = ""  # check_report said so
+    if isolation and isolation.startswith("bubblewrap") == scene.without_bwrap:  # the scene ran the isolation it names
+        problems.append(f"graded in {isolation.split(' ', 1)[0]}, not the scene's isolation")
+    return problems
+
+
+@dataclass(frozen=True)
+class Attack:
+    name: str  # ATTACKS_DIR/<name>.py
+    base: str  # the known bug it sits on (tests/broken_blockspace/<base>.patch; "": the attack plants it)
+    points: dict[str, int]  # the rubric it is graded on: item -> points
+    expected: int  # the known bug's honest score there
+    broken: str = ""  # when the grader does not hold today: the mechanism (the test is then a strict xfail)
+
+
+TWO_ITEMS = {"block_table": 10, "watermark": 10}
+DEFAULT = {"block_table": 10, "watermark": 10, "copy_on_write": 15, "sharing": 15, "swap": 15, "recompute": 10,
+           "fuzz": 25}  # the default rubric's points (oracle/blockspace/rubric.toml)
+ATTACKS = [
+    # honest 10/25: sharing fails on beam search's first free
+    Attack("plant_cheaper_rule", "free_ignores_sharing", {"block_table": 10, "sharing": 15}, 10,
+           "settlement of stacked bugs by the items' points: a directed program that meets another rule's difference "
+           "after a call of its own rule stops there and passes excused (python_family.py scenario_check), and the "
+           "other rule's item takes the failure (settlement.py); what the program would have checked past it is "
+           "never checked. A plant of the block_table rule (10 points: can_append_slots says False with 2-token "
+           "blocks after a fork, which only beam search, sharing's first program, does) hides the sharing bug (15): "
+           "block_table fails 'found by item sharing's programs', sharing passes: 15/25 for an honest 10/25 (on the "
+           "default rubric other items' programs show the sharing bug too and it is charged: 50/100, measured)"),
+    # honest 60/100: swap and fuzz fail
+    Attack("plant_hides_swap_in", "bug_swap_in_leaks", DEFAULT, 60,
+           "as plant_cheaper_rule, on the default rubric: the swap-in bug (15) shows only in the swap item's program "
+           "(step 10, the swap in) and the fuzz; a block_table plant (10) at its step 9 (a free while a group is "
+           "swapped out shortens the swapped tables) stops the program after its first swap out, so the swap item "
+           "passes excused and block_table takes the plant: 65/100 for an honest 60/100 (the two bugs together are "
+           "honestly 50)"),
+    # honest 5/25 under a course's weights: the watermark item fails
+    Attack("crash_in_query", "watermark_ignored", {"block_table": 5, "watermark": 20}, 5,
+           "a crash is charged to the rule of the step it happened in (rules.py _BY_OP), and the step `admit` "
+           "(can_allocate, then allocate) is block_table's: a can_allocate that raises where the bug would answer OK "
+           "stops the watermark item's program, which passes excused, and the block_table item takes it. The "
+           "watermark rule's bug is paid with the block_table item's points: 20/25 for an honest 5/25 (equal weights "
+           "in the default rubric, so 65/100 either way there, but the wrong item fails)"),
+    Attack("float_ref_position", "watermark_ignored", TWO_ITEMS, 10,
+           "the served adapter runs in the submission's interpreter (adapter.py is `__main__`), so the submission "
+           "rewrites its `observe`; the driver checks the reply's shape only loosely (driver.py _observe: a ref "
+           "count's position passes `0 <= p < len(table)` as the float 0.5) and block_tables.ref_counts indexes a "
+           "list with it: TypeError in the grader, every item an `error` (exit status 2, the grader's traceback in "
+           "the student's results.json) for an honest 10/20"),
+    # honest 10/45: watermark and fuzz fail
+    Attack("every_other_manager", "", {"block_table": 10, "watermark": 10, "fuzz": 25}, 10,
+           "a directed item judges its rule by one run of its programs, and the fuzz item's failure charges no item "
+           "of the rule it names: the known bug in every other manager the child makes (a count across instances) "
+           "misses the watermark program's manager, the watermark item passes, and the fuzz item fails on the "
+           "watermark rule ('can_allocate: expected LATER, got OK', 'flaky') without charging it: 20/45 for an "
+           "honest 10/45"),
+    # held: neither bubblewrap nor Landlock shows the reference to the child
+    Attack("reference_borrowed", "watermark_ignored", TWO_ITEMS, 10),
+    # held: bubblewrap's pid namespace; without it, the run's own uid (every process of it killed at the end) and the
+    # system call filter that keeps a run in its process group
+    Attack("daemon_at_import", "watermark_ignored", TWO_ITEMS, 10),
+]
+BY_NAME = {attack.name: attack for attack in ATTACKS}
+HONEST = sorted({(a.base or "watermark_ignored", tuple(a.points.items()), a.expected) for a in ATTACKS} |
+                {("watermark_ignored", (("watermark", 10),), 0), ("watermark_ignored", (("fuzz", 25),), 0)})
+
+
+@pytest.mark.parametrize("base, points, honest", HONEST, ids=[f"{b}-{'-'.join(f'{i}{n}' for i, n in p)}"
+                                                              for b, p, _ in HONEST])
+def test_each_blockspace_base_scores_its_honest_score(base: str, points: tuple, honest: int, scene: Scene,
+                                                      reaper: Reaper) -> None:
+    problems = graded(scene, reaper, submission(scene, base, None), dict(points), honest)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
+                                  if a.broken else a.name for a in ATTACKS])
+def test_review3a_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
+    attack = BY_NAME[name]
+    problems = graded(scene, reaper, submission(scene, attack.base, name), attack.points, attack.expected)
+    assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
+
+
+def test_every_review3a_fixture_is_in_the_table() -> None:
+    on_disk = sorted(p.stem for p in ATTACKS_DIR.glob("*.py"))
+    own_tests = ["markdown_label", "markdown_label_prefix", "disk_fill", "html_cell", "bug_swap_in_leaks"]
+    assert on_disk == sorted([a.name for a in ATTACKS] + own_tests)
+
+
+# held: the page escapes every cell (oracle/page_html.py)
+def test_a_block_id_the_submission_words_is_text_on_report_html(scene: Scene, reaper: Reaper) -> None:
+    """html_cell (on watermark_ignored, honest 0/25 on the fuzz item): the page is written, the script is text."""
+    problems = graded(scene, reaper, submission(scene, "watermark_ignored", "html_cell"), {"fuzz": 25}, 0)
+    page = (scene.out / "report.html").read_text()
+    assert "REVIEW3A" in page  # the id is on the page, escaped
+    problems += ["a script element of the submission's on report.html"] if "<script>alert" in page else []
+    assert not problems, "\n".join(problems)
+
+
+MARKDOWN = ("words the submission chose (blockspace: the `name` of what can_allocate returns, up to 100 "
+            "characters; prefix: the text of an exception its free raises, up to 500) are quoted in the item's "
+            "message, and ItemResult.for_student puts the message into results.json's Markdown as it is (report.plain "
+            "strips the grader's internals, not Markdown); only the details go into a code block, and that block's "
+            "fence is a fixed ``` the details themselves can close: a heading and an image of the submission's "
+            "address reach the Gradescope page a student and a TA read")
+
+
+def markdown_submission(scene: Scene, family: str) -> tuple[Path, Path]:
+    """The submission and the rubric of markdown_label: blockspace on watermark_ignored (the watermark item alone,
+    honest 0/10), or the prefix family's markdown_label_prefix on no_hit_cap (its default rubric)."""
+    if family == "blockspace":
+        return (submission(scene, "watermark_ignored", "markdown_label"),
+                rubric(scene.rubric_dir / "rubric.toml", {"watermark": 10}))
+    from tests.test_tamper_prefix import RUBRIC
+    from tests.test_tamper_prefix import submission as prefix_submission
+
+    folder = prefix_submission(scene.mods / "student", "no_hit_cap", None)
+    (folder / "kv_cache.py").write_text(scene.fill((ATTACKS_DIR / "markdown_label_prefix.py").read_text()))
+    return folder, Path(shutil.copy(RUBRIC, scene.rubric_dir / "rubric.toml"))
+
+
+@pytest.mark.xfail(strict=True, reason=MARKDOWN)
+@pytest.mark.parametrize("family", ["blockspace", "prefix"])
+def test_words_the_submission_chose_stay_inside_a_code_block(family: str, scene: Scene, reaper: Reaper) -> None:
+    """Every line of results.json's Markdown holding the attack's mark lies inside a fenced code block, as CommonMark
+    reads the fences; the grader keeps its other promises (no process left, no file changed, its report written)."""
+    sub, rubric_file = markdown_submission(scene, family)
+    args = grade_args(sub, scene, rubric_file)
+    args[args.index("blockspace")] = family
+    evidence = grade_in_scene(scene, reaper, args)
+    problems = list(evidence.problems)
+    results = json.loads((scene.out / "results.json").read_text())
+    problems += [f"item {t['name']!r}: the submission's words are Markdown, outside any code block"
+                 for t in results["tests"] if t.get("output_format", results.get("output_format")) == "md"
+                 and _outside_code(t["output"], "REVIEW3A")]
+    assert not problems, "\n".join(problems)
+
+
+DISK_FILL = (
+    "without bubblewrap (Landlock) a run's private $TMPDIR is a folder under the grader's own temporary folder "
+    "(sandbox.py popen: self.area('tmp')), bounded per file (RLIMIT_FSIZE) but not in total, and grade-all --jobs 2 "
+    "grades two submissions at once: disk_fill fills the file system it shares with the batch's OUT and holds it "
+    "(asleep, while the child's load is waited for): a classmate whose grade starts then cannot even copy its files "
+    "into its sandbox, and its row is 0 for full marks")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
+                    reason="needs root and unshare, to mount a small tmpfs in a mount namespace of its own (the disk a "
+                    "batch shares, without filling this machine's)")
+@pytest.mark.parametrize("without_bwrap", [False, pytest.param(True, marks=pytest.mark.xfail(strict=True,
+                                                                                           reason=DISK_FILL))],
+                         ids=["bwrap", "without-bwrap"])
+def test_a_submission_that_fills_its_temporary_folder_spares_the_classmate_graded_beside_it(
+        without_bwrap: bool, reaper: Reaper) -> None:
+    """grade-all --jobs 2 of disk_fill (on watermark_ignored) and two correct classmates, the batch's temporary folder
+    and OUT on one 32 MiB tmpfs: each classmate gets full marks and a report."""
+    top = Path(tempfile.mkdtemp(prefix="pagedcheck-review3a-"))
+    top.chmod(0o711)  # every run's uid passes through to its areas on the disk below
+    world = Scene(top / "scene", without_bwrap=without_bwrap)
+    try:
+        batch, disk, kept = top / "batch", top / "disk", top / "grades"
+        disk.mkdir()
+        hostile = student_copy(batch / "a-disk_fill", str(BROKEN / "watermark_ignored.patch")) / "block_manager.py"
+        hostile.write_text(hostile.read_text() + "\n\n" + (ATTACKS_DIR / "disk_fill.py").read_text())
+        classmates = ("b-classmate", "c-classmate")  # b is graded beside it; c starts when b ends, the disk full
+        for name in classmates:
+            student_copy(batch / name)
+        points = {"block_table": 10, "watermark": 10, "fuzz": 25}
+        rubric_file = rubric(world.rubric_dir / "rubric.toml", points)
+        # the tmpfs lives as long as the batch: its OUT is copied out before the namespace ends
+        script = ('mount -t tmpfs -o size=32m,mode=0711 tmpfs "$0" && mkdir -m 0711 "$0/tmp" && "$@"; status=$?; '
+                  f'cp -r "$0/out" "{kept}"; exit $status')
+        before = snapshot(world.outside_scratch())
+        done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, str(disk),
+                               sys.executable, "-m", "oracle.cli", "grade-all", str(batch), "--out", str(disk / "out"),
+                               "--family", "blockspace", "--rubric", str(rubric_file), "--jobs", "2", "-q"],
+                              cwd=world.work, env={**world.env(), "TMPDIR": str(disk / "tmp")}, capture_output=True,
+                              text=True, stdin=subprocess.DEVNULL, timeout=600)
+        left = reaper.leftovers(*world.markers, f"{top}{os.sep}")
+        reaper.kill(left)
+        problems = [f"left running: pid {p.pid} {p.cmdline[:100]}" for p in left]
+        problems += differences(before, snapshot(world.outside_scratch()))
+        full = sum(points.values())
+        problems += [f"{name}: {p}" for name in classmates for p in check_report(kept / name, full, full)]
+        if "Traceback (most recent call last)" in done.stderr:
+            problems.append("grade-all printed a traceback: " + done.stderr.strip().splitlines()[-1][:200])
+        assert not problems, "\n".join([*problems, done.stderr[-500:]])
+    finally:
+        world.close()
+        shutil.rmtree(top, ignore_errors=True)
+
+
+LINKED_MODULE = (
+    "a folder submission of a served family names its module file (blockspace: ServedGrader.resolve gives "
+    "FOLDER/block_manager.py; prefix: grade.py _folder_module gives FOLDER/kv_cache.py), and oracle/hw3/pylocate.py "
+    "locate() resolves that path, links and all: the folder above the link's target becomes the submission's root, "
+    "and the files copied into the sandbox are the target folder's. Alice's folder holds one symbolic link, "
+    "block_manager.py (or kv_cache.py) -> ../z-bob/..., and grade-all grades Bob's code under Alice's name: full "
+    "marks for an upload with no file of its own (the HW3 upload refuses a linked llm_memory.py: hw3/grade.py "
+    "_python_upload; grade-all skips only linked folders)")
+
+
+def correct_folder(folder: Path, family: str) -> Path:
+    """A correct submission folder: our blockspace engine as a student's files, or our prefix engine as the package
+    `labsol` with the lab's kv_cache.py beside it."""
+    if family == "blockspace":
+        return student_copy(folder)
+    shutil.copytree(ROOT / "engine" / "prefix", folder / "labsol", ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "kv_cache.py").write_text("from labsol import KVCacheManager, Request  # noqa: F401\n")
+    return folder
+
+
+@pytest.mark.xfail(strict=True, reason=LINKED_MODULE)
+@pytest.mark.parametrize("family", ["blockspace", "prefix"])
+def test_an_upload_whose_module_links_to_a_classmates_gets_nothing_of_it(family: str, scene: Scene,
+                                                                         reaper: Reaper) -> None:
+    """grade-all: a-alice holds only a relative link to z-bob's module file; Bob (correct) gets full marks, Alice 0."""
+    batch = scene.root / "batch"
+    correct_folder(batch / "z-bob", family)
+    module = "block_manager.py" if family == "blockspace" else "kv_cache.py"
+    (batch / "a-alice").mkdir()
+    (batch / "a-alice" / module).symlink_to(Path("..") / "z-bob" / module)
+    if family == "blockspace":
+        rubric_file, full = rubric(scene.rubric_dir / "rubric.toml", TWO_ITEMS), sum(TWO_ITEMS.values())
+    else:
+        from tests.test_tamper_prefix import RUBRIC
+
+        rubric_file, full = Path(shutil.copy(RUBRIC, scene.rubric_dir / "rubric.toml")), 100
+    evidence = grade_in_scene(scene, reaper, ["grade-all", str(batch), "--out", str(scene.out), "--family", family,
+                                              "--rubric", str(rubric_file), "--jobs", "1", "-q"])
+    problems = evidence.problems + [f"z-bob: {p}" for p in check_report(scene.out / "z-bob", full, full)]
+    report = json.loads((scene.out / "a-alice" / "report.json").read_text())
+    if report["score"] != 0:
+        problems.append(f"a-alice scored {report['score']}/{report['max_score']} with no file of her own")
+    assert not problems, "\n".join(problems)
