@@ -62,32 +62,11 @@ class RemoteAdapter:
         self.started = True
         self._call("start", num_blocks, block_size)
 
-    def admit(self, rid: int, tokens: list[int]) -> tuple[bool, int | None]:
-        answer = self._call("admit", rid, tokens)
-        if type(answer) is not list or len(answer) != 2 or type(answer[0]) is not bool:
-            raise self._unreadable("admit did not answer [accepted, hits]")
-        return answer[0], _optional_int(answer[1], "admit's hits", self)
-
-    def lookup(self, tokens: list[int]) -> list[int]:
-        return _ints(self._call("lookup", tokens), "get_computed_blocks", self)
-
-    def append(self, rid: int, token: int) -> bool:
-        return _bool(self._call("append", rid, token), "append", self)
-
-    def commit(self, rid: int) -> None:
-        self._call("commit", rid)
-
-    def fork(self, rid: int, position: int) -> int | None:
-        return _optional_int(self._call("fork", rid, position), "fork", self)
-
-    def copy(self, src: int, dst: int, mismatched: bool) -> bool:
-        return _bool(self._call("copy", src, dst, mismatched), "copy", self)
-
-    def free(self, rid: int) -> None:
-        self._call("free", rid)
-
-    def reset(self) -> bool:
-        return _bool(self._call("reset"), "reset", self)
+    def __getattr__(self, method: str) -> Any:
+        """admit, lookup, append, commit, fork, copy, free, reset: the child's answer, read as READ says."""
+        if method not in READ:
+            raise AttributeError(method)
+        return lambda *args: READ[method](self._call(method, *args), self)
 
     def observe(self) -> Observation:
         seen = self._call("observe")
@@ -118,6 +97,12 @@ class RemoteAdapter:
             except ImplementationFailure:
                 pass
         self.started = False
+
+
+def _admitted(answer: Any, adapter: RemoteAdapter) -> tuple[bool, int | None]:
+    if type(answer) is not list or len(answer) != 2 or type(answer[0]) is not bool:
+        raise adapter._unreadable("admit did not answer [accepted, hits]")
+    return answer[0], _optional_int(answer[1], "admit's hits", adapter)
 
 
 def _int(value: Any, what: str, adapter: RemoteAdapter) -> int:
@@ -158,6 +143,13 @@ def _pairs(value: Any, what: str, check: Any, adapter: RemoteAdapter) -> dict[in
     if type(value) is not list or any(type(pair) is not list or len(pair) != 2 for pair in value):
         raise adapter._unreadable(f"{what} is not a list of [id, value] pairs")
     return {_int(key, f"an id of {what}", adapter): check(item) for key, item in value}
+
+
+# each call the adapter protocol makes (oracle/prefix/adapters/__init__.py): how its answer is read
+READ = {"admit": _admitted, "lookup": lambda value, a: _ints(value, "get_computed_blocks", a),
+        "append": lambda value, a: _bool(value, "append", a), "commit": lambda value, a: None,
+        "fork": lambda value, a: _optional_int(value, "fork", a), "copy": lambda value, a: _bool(value, "copy", a),
+        "free": lambda value, a: None, "reset": lambda value, a: _bool(value, "reset", a)}
 
 
 class RemotePrefix:
