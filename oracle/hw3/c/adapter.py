@@ -15,6 +15,7 @@ import functools
 import os
 import select
 import signal
+import socket
 import struct
 import subprocess
 import tempfile
@@ -29,6 +30,8 @@ from oracle.hw3.c.driver_reply import (
     parse_engine, pool_changes, reply_bound,
 )
 from oracle.hw3.c.heap_maps import HeapMaps, MapsReader, driver_pid
+from oracle.hw3.c.heap_notify import Listener, receive_listener
+from oracle.hw3.c.ledger import Ledger
 from oracle.hw3.c.log_channel import LogChannel
 from oracle.run_cpu import RunClock
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
@@ -85,7 +88,9 @@ class CAdapter:
     the last call's CallStats; `output` is what the submission printed (capped at output_limit bytes).
     """
 
-    heap_from_outside = True  # natively, read the live heap blocks from the driver's mappings after each call
+    heap_from_outside = True  # natively, the heap's facts are the grader's: its ledger (or the driver's mappings)
+    blocks_at_start = False  # natively, each block at its first page's start rather than its last page's end
+    LEDGER_START = 10.0  # s the driver may take to hand over its listener (it does so before any submission code)
 
     def __init__(
         self,
@@ -132,6 +137,7 @@ class CAdapter:
         self._observed = 0  # the engine address that part describes
         self._made = 0  # create and fork requests since the driver started: at most one sequence each
         self._maps: MapsReader | None = None  # the driver's mappings, its pid from our own process tree (heap_maps.py)
+        self._listener: Listener | None = None  # natively: every mapping call of the driver, answered by our ledger
 
     # ---- process ----
 
@@ -142,8 +148,12 @@ class CAdapter:
         reply_r, reply_w = os.pipe()
         args = [str(cmd_r), str(reply_w), str(self.cpu_seconds), str(self.output_limit)]
         args += [str(self.memory_limit if self.seccomp else 0), str(int(self.seccomp))]
-        if self.log_channel is not None:  # the driver closes valgrind's descriptor before any submission code
-            args.append(str(self.log_channel.child_fd))
+        # the driver closes valgrind's descriptor before any submission code
+        args.append(str(self.log_channel.child_fd if self.log_channel is not None else -1))
+        ours = theirs = None
+        if self.heap_from_outside and not self.wrapper:  # natively: the kernel hands us its mapping calls
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+            args += [str(theirs.fileno()), str(int(self.blocks_at_start))]
         driver = self.box.expose(self.driver)
         limits = Limits(cpu_seconds=self.cpu_seconds, memory_bytes=self.memory_limit if self.seccomp else 0,
                         file_bytes=self.output_limit)
@@ -154,11 +164,13 @@ class CAdapter:
                 limits=limits,
                 stdout=self._output,
                 stderr=self._output,
-                pass_fds=(cmd_r, reply_w, *self.pass_fds, *self._log_fds()),
+                pass_fds=(cmd_r, reply_w, *self.pass_fds, *self._log_fds(), *([theirs.fileno()] if theirs else [])),
             )
         finally:
             os.close(cmd_r)
             os.close(reply_w)
+            if theirs is not None:
+                theirs.close()
         self._cmd, self._reply = cmd_w, reply_r
         self.generation += 1
         self.failure = None
@@ -170,6 +182,13 @@ class CAdapter:
         self._observed = 0
         self._made = 0
         self._maps = None
+        self._listener = None
+        if ours is not None:
+            with ours:
+                fd = receive_listener(ours, self.LEDGER_START)
+            if fd is not None:  # else no seccomp user notification here: the driver's mappings are read instead
+                self._listener = Listener(fd, Ledger(budget=self.memory_limit // 4 if self.seccomp else 1 << 30))
+                os.set_blocking(self._cmd, False)
         self._clock = RunClock(self._proc.pid)  # the run's CPU seconds: what a call's timeout judges
 
     def _stop(self, wait: float) -> tuple[int | None, bool]:
@@ -184,7 +203,10 @@ class CAdapter:
             self._maps = None
         self._clock.close()
         os.close(self._cmd)
-        exited = wait > 0 and _drained(self._reply, wait, self.log_channel)
+        exited = wait > 0 and _drained(self._reply, wait, self.log_channel or self._listener)  # type: ignore[arg-type]
+        if self._listener is not None:  # its mapping calls fail from now on (ENOSYS)
+            self._listener.close()
+            self._listener = None
         os.close(self._reply)
         self._cmd = self._reply = -1
         # also whatever the submission left in its group or pid namespace; a driver that closed its end has
@@ -234,6 +256,8 @@ class CAdapter:
             message = _REQUEST.pack(ord(op), self._fail_at, target, a, b)
         except struct.error as exc:
             raise ValueError(f"argument out of range for a C int: {exc}") from None
+        if self._listener is not None:
+            self._listener.ledger.call_started(self._fail_at)
         self._fail_at = -1
         self._made += op in "CF"
         live = self._live_engine
@@ -250,7 +274,13 @@ class CAdapter:
         self._clock.call_started()
         view = memoryview(data)
         while view:
-            view = view[os.write(self._cmd, view) :]
+            try:
+                view = view[os.write(self._cmd, view) :]
+            except BlockingIOError:  # the pipe is full (with the ledger, non-blocking): the driver may be waiting
+                assert self._listener is not None  # for an answer to a mapping call (the pool's) before it reads on
+                ready = select.select([self._listener.fd], [self._cmd], [])[0]
+                if ready:
+                    self._listener.answer_waiting()
 
     def _read(self, n: int, timeout: float | None, deadline: float | None = None) -> bytes:
         """n bytes of the reply pipe, all of them by `deadline` (default: `timeout` s from now), or a failure."""
@@ -288,13 +318,16 @@ class CAdapter:
     def _wait_reply(self, wait: float) -> bool:
         """Waits up to `wait` s for the reply pipe to be readable, draining valgrind's log meanwhile (valgrind
         blocks on a full log, and the driver with it)."""
-        if self.log_channel is None:
+        if self.log_channel is None and self._listener is None:
             return bool(select.select([self._reply], [], [], wait)[0])
         deadline = time.monotonic() + wait
+        others = [self.log_channel.fd] if self.log_channel is not None else [self._listener.fd]  # type: ignore[union-attr]
         while True:
-            ready = select.select([self._reply, self.log_channel.fd], [], [], max(deadline - time.monotonic(), 0))[0]
-            if self.log_channel.fd in ready:
+            ready = select.select([self._reply, *others], [], [], max(deadline - time.monotonic(), 0))[0]
+            if self.log_channel is not None and self.log_channel.fd in ready:
                 self.log_channel.drain()
+            if self._listener is not None and self._listener.fd in ready:
+                self._listener.answer_waiting()
             if self._reply in ready:
                 return True
             if time.monotonic() >= deadline:
@@ -340,7 +373,13 @@ class CAdapter:
         for start, end, source in changes:  # the pool changes only once the whole reply is read right
             region[start:end] = data[source : source + end - start]  # type: ignore[index]
         faulted = 0
-        if self.heap_from_outside and not self.wrapper:  # natively the live blocks are the heap region's mappings
+        if self._listener is not None:  # natively: the grader's ledger, every grant and free answered by us
+            ledger = self._listener.ledger
+            # the driver's counts can only add what the ledger cannot see (blocks the fence could not hold)
+            allocs, frees, fired = max(allocs, ledger.grants), max(frees, ledger.frees), ledger.injected
+            live_blocks, live_bytes = max(ledger.live_blocks, live_blocks), max(ledger.live_bytes, live_bytes)
+            faulted = len(ledger.faulted)
+        elif self.heap_from_outside and not self.wrapper:  # natively the live blocks are the heap region's mappings
             outside = self._outside_heap()
             allocs = max(allocs, outside.blocks - self._heap.live_blocks)  # a count written down cannot hide a block
             # the larger count: the process's own can add the blocks the fence could not hold (driver.c), never
