@@ -29,9 +29,9 @@ from oracle.hw3.c.driver_reply import (
     _REQUEST, _RESULT, _U16, _U32, UNREADABLE, BadReply, CallStats, Pointer, _drained,
     parse_engine, pool_changes, reply_bound,
 )
-from oracle.hw3.c.heap_maps import HeapMaps, MapsReader, driver_pid
 from oracle.hw3.c.heap_notify import Listener, receive_listener
 from oracle.hw3.c.ledger import Ledger
+from oracle.hw3.c.native_heap import HeapFacts, NativeHeap
 from oracle.hw3.c.log_channel import LogChannel
 from oracle.run_cpu import RunClock
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
@@ -136,7 +136,7 @@ class CAdapter:
         self._engine_part: tuple[bytes, int] | None = None  # the last reply and where its engine part starts
         self._observed = 0  # the engine address that part describes
         self._made = 0  # create and fork requests since the driver started: at most one sequence each
-        self._maps: MapsReader | None = None  # the driver's mappings, its pid from our own process tree (heap_maps.py)
+        self._native: NativeHeap | None = None  # natively: the heap's facts as the grader observes them
         self._listener: Listener | None = None  # natively: every mapping call of the driver, answered by our ledger
 
     # ---- process ----
@@ -181,14 +181,14 @@ class CAdapter:
         self._engine_part = None
         self._observed = 0
         self._made = 0
-        self._maps = None
-        self._listener = None
+        self._native = self._listener = None
         if ours is not None:
             with ours:
                 fd = receive_listener(ours, self.LEDGER_START)
             if fd is not None:  # else no seccomp user notification here: the driver's mappings are read instead
                 self._listener = Listener(fd, Ledger(budget=self.memory_limit // 4 if self.seccomp else 1 << 30))
                 os.set_blocking(self._cmd, False)
+            self._native = NativeHeap(self._proc.pid, self._listener)
         self._clock = RunClock(self._proc.pid)  # the run's CPU seconds: what a call's timeout judges
 
     def _stop(self, wait: float) -> tuple[int | None, bool]:
@@ -198,15 +198,12 @@ class CAdapter:
         proc, self._proc = self._proc, None
         if proc is None:
             return None, False
-        if self._maps is not None:
-            self._maps.close()
-            self._maps = None
         self._clock.close()
         os.close(self._cmd)
         exited = wait > 0 and _drained(self._reply, wait, self.log_channel or self._listener)  # type: ignore[arg-type]
-        if self._listener is not None:  # its mapping calls fail from now on (ENOSYS)
-            self._listener.close()
-            self._listener = None
+        if self._native is not None:
+            self._native.close()
+            self._native = self._listener = None
         os.close(self._reply)
         self._cmd = self._reply = -1
         # also whatever the submission left in its group or pid namespace; a driver that closed its end has
@@ -256,8 +253,8 @@ class CAdapter:
             message = _REQUEST.pack(ord(op), self._fail_at, target, a, b)
         except struct.error as exc:
             raise ValueError(f"argument out of range for a C int: {exc}") from None
-        if self._listener is not None:
-            self._listener.ledger.call_started(self._fail_at)
+        if self._native is not None:
+            self._native.call_started(self._fail_at)
         self._fail_at = -1
         self._made += op in "CF"
         live = self._live_engine
@@ -373,35 +370,16 @@ class CAdapter:
         for start, end, source in changes:  # the pool changes only once the whole reply is read right
             region[start:end] = data[source : source + end - start]  # type: ignore[index]
         faulted = 0
-        if self._listener is not None:  # natively: the grader's ledger, every grant and free answered by us
-            ledger = self._listener.ledger
-            # the driver's counts can only add what the ledger cannot see (blocks the fence could not hold)
-            allocs, frees, fired = max(allocs, ledger.grants), max(frees, ledger.frees), ledger.injected
-            live_blocks, live_bytes = max(ledger.live_blocks, live_blocks), max(ledger.live_bytes, live_bytes)
-            faulted = len(ledger.faulted)
-        elif self.heap_from_outside and not self.wrapper:  # natively the live blocks are the heap region's mappings
-            outside = self._outside_heap()
-            allocs = max(allocs, outside.blocks - self._heap.live_blocks)  # a count written down cannot hide a block
-            # the larger count: the process's own can add the blocks the fence could not hold (driver.c), never
-            # hide one the fence holds
-            live_blocks, live_bytes, faulted = max(outside.blocks, live_blocks), max(outside.bytes, live_bytes), outside.faulted
+        if self._native is not None:  # natively the grader's own observation (native_heap.py)
+            said = HeapFacts(allocs, frees, bool(fired), live_blocks, live_bytes)
+            if (seen := self._native.judged(said, self._heap.live_blocks)) is None:
+                raise self._fail("")  # it replied, then ended before the grader could look (a timer of the submission's)
+            allocs, frees, fired, live_blocks, live_bytes, faulted = (
+                seen.allocations, seen.frees, seen.injected, seen.live_blocks, seen.live_bytes, seen.faulted)
         self.last_call = CallStats(allocs, frees, bool(fired))
         self._heap = HeapState(allocs, live_blocks, live_bytes, faulted)
         self._engine_part = (data, at)
         return ret
-
-    def _outside_heap(self) -> HeapMaps:
-        """The driver's live heap blocks from its mappings (heap_maps.py), its pid found in our process tree."""
-        assert self._proc is not None
-        if self._maps is None and (pid := driver_pid(self._proc.pid)) is not None:
-            try:
-                self._maps = MapsReader(pid)
-            except OSError:
-                pass
-        seen = self._maps.heap() if self._maps is not None else None
-        if seen is None:  # it replied, then ended before the grader could look (a timer of the submission's)
-            raise self._fail("")
-        return seen
 
     def _handle(self, address: int) -> Pointer | None:
         return Pointer(address, self.generation) if address else None
