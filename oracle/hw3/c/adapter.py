@@ -90,7 +90,7 @@ class CAdapter:
 
     heap_from_outside = True  # natively, the heap's facts are the grader's: its ledger (or the driver's mappings)
     blocks_at_start = False  # natively, each block at its first page's start rather than its last page's end
-    LEDGER_START = 10.0  # s the driver may take to hand over its listener (it does so before any submission code)
+    LEDGER_START = 60.0  # s the driver may take to hand over its listener (it does so before any submission code)
 
     def __init__(
         self,
@@ -152,7 +152,7 @@ class CAdapter:
         args.append(str(self.log_channel.child_fd if self.log_channel is not None else -1))
         ours = theirs = None
         if self.heap_from_outside and not self.wrapper:  # natively: the kernel hands us its mapping calls
-            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             args += [str(theirs.fileno()), str(int(self.blocks_at_start))]
         driver = self.box.expose(self.driver)
         limits = Limits(cpu_seconds=self.cpu_seconds, memory_bytes=self.memory_limit if self.seccomp else 0,
