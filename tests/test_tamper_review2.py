@@ -151,10 +151,10 @@ UNUSUAL = [
     Unusual("small_records", ("compiles", "create_free")),
     # 8000 spare 32-byte records set aside by the first live engine, freed with the last
     Unusual("spare_records", ("compiles", "alloc_failure"),
-            "every natively served malloc costs system calls (mprotect, and mmap when the quarantine empties) and "
-            "the grader reads the driver's whole /proc/PID/maps after every call, so a design that keeps many "
-            "small blocks live is graded slowly: 70.6 s against the reference's 3.5 s on the whole rubric less "
-            "alloc_failure (fuzz 23.5 s, check_before_allocate 20.2 s); alloc_failure fails each of llm_init's "
+            "every natively served malloc and free is a system call the grader's ledger answers (before the "
+            "ledger: system calls plus a reading of the driver's /proc/PID/maps after every call), so a design "
+            "that keeps many small blocks live is graded slowly (before the ledger: 70.6 s against the "
+            "reference's 3.5 s on the whole rubric less alloc_failure); alloc_failure fails each of llm_init's "
             "8000 allocations in turn, replaying it each time, and never ends: 'not run' at any whole-grade "
             "limit (300 s by default; 60 s here), so the grade exits 1 for a correct implementation",
             ("--time-limit", "60")),
