@@ -166,6 +166,10 @@ class CAdapter:
                 stderr=self._output,
                 pass_fds=(cmd_r, reply_w, *self.pass_fds, *self._log_fds(), *([theirs.fileno()] if theirs else [])),
             )
+        except BaseException:
+            if ours is not None:
+                ours.close()
+            raise
         finally:
             os.close(cmd_r)
             os.close(reply_w)
