@@ -38,25 +38,20 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     if sub.kind != "c":
         raise NotApplicable("valgrind and heap accounting need a C submission")
     built(sub)
-    corrupted: Outcome | None = None  # the heap found corrupted: valgrind says where, if it can
-    leak: Outcome | None = None  # a block still allocated with no engine: valgrind's pass says where it was allocated
-    native: dict[str, list[TraceStep]] = {}
-    hung: list[tuple[str, Call]] = []  # natively: the program, and the call that hung (charged to its item)
+    # natively twice: blocks at their last page's end (a read or write past a block's end faults), then at their
+    # first page's start (one in front of its start faults): each side of every block has no readable neighbour
+    # in one of the two runs
     battery = battery_programs()
-    with closing(sub.adapter()) as adapter:  # one process, as under valgrind: restarted after a crash or a hang
-        for name, (calls, _) in battery.items():
-            native[name] = []
-            problem = _leak(adapter, name, calls, native[name])
-            if problem is HUNG:  # its item's bug; the battery goes on, and valgrind need not wait for it again
-                hung.append((name, calls[len(native[name]) - 1]))
-                continue
-            if problem and problem.endswith(CORRUPTED):
-                corrupted = corrupted or Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
-            elif problem and leak is None:
-                said = problem.split(": ", 1)[-1].replace("step ", "call ", 1)  # without the program's name
-                leak = Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0),
-                               student=f"{said[0].upper()}{said[1:]}.\n\nThe calls:\n\n```c\n"
-                                       f"{calls_listed(calls, _number(said), 'c')}\n```")
+    native, hung, corrupted, leak = _native_battery(sub, battery, at_start=False)
+    starts, hung_too, corrupted_too, leak_too = _native_battery(
+        sub, {name: program for name, program in battery.items() if name not in dict(hung)}, True)
+    hung, corrupted, leak = hung + hung_too, corrupted or corrupted_too, leak or leak_too
+    for name, trace in starts.items():
+        if name not in dict(hung) and (differs := first_difference(native[name], trace)):
+            corrupted = corrupted or Outcome(
+                False, f"program {name} behaves differently with its heap blocks at page starts than at page ends, "
+                       f"at {differs}: a program that reads its own pointers' layout [rule: {MEMORY_SAFETY}]",
+                listing(battery[name][0], 0))
     programs = {name: program for name, program in battery.items() if name not in dict(hung)}
     fresh = {name for name in programs if _after(name, dict(hung))}  # where the native run restarted the driver
     if sub.fuzz_failure is not None:  # the fuzz item's minimal failing program, as its repro.c replays it
@@ -213,3 +208,31 @@ def _left(adapter: Any, name: str, label: str) -> str | None:
     if heap is not None and heap.live_blocks:
         return f"{name}: {label}: {heap.live_blocks} heap block(s) ({heap.live_bytes} bytes) still allocated with no engine"
     return None
+
+
+def _native_battery(sub: Submission, battery: Mapping[str, tuple], at_start: bool) -> tuple[
+        dict[str, list[TraceStep]], list[tuple[str, Call]], Outcome | None, Outcome | None]:
+    """The battery run natively, in one process (as under valgrind: restarted after a crash or a hang), its
+    blocks at their first page's start or last page's end: each program's trace, the programs that hung (with
+    the call: charged to its item), the first memory error (the heap found corrupted), the first leak (a block
+    still allocated with no engine: valgrind's pass says where it was allocated)."""
+    corrupted: Outcome | None = None
+    leak: Outcome | None = None
+    native: dict[str, list[TraceStep]] = {}
+    hung: list[tuple[str, Call]] = []
+    with closing(sub.adapter()) as adapter:
+        adapter.blocks_at_start = at_start
+        for name, (calls, _) in battery.items():
+            native[name] = []
+            problem = _leak(adapter, name, calls, native[name])
+            if problem is HUNG:  # its item's bug; the battery goes on, and valgrind need not wait for it again
+                hung.append((name, calls[len(native[name]) - 1]))
+                continue
+            if problem and problem.endswith(CORRUPTED):
+                corrupted = corrupted or Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
+            elif problem and leak is None:
+                said = problem.split(": ", 1)[-1].replace("step ", "call ", 1)  # without the program's name
+                leak = Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0),
+                               student=f"{said[0].upper()}{said[1:]}.\n\nThe calls:\n\n```c\n"
+                                       f"{calls_listed(calls, _number(said), 'c')}\n```")
+    return native, hung, corrupted, leak

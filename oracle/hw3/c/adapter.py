@@ -15,6 +15,7 @@ import functools
 import os
 import select
 import signal
+import socket
 import struct
 import subprocess
 import tempfile
@@ -28,9 +29,10 @@ from oracle.hw3.c.driver_reply import (
     _REQUEST, _RESULT, _U16, _U32, UNREADABLE, BadReply, CallStats, Pointer, _drained,
     parse_engine, pool_changes, reply_bound,
 )
-from oracle.hw3.c.heap_maps import HeapMaps, MapsReader
+from oracle.hw3.c.heap_notify import Listener, receive_listener
+from oracle.hw3.c.ledger import Ledger
+from oracle.hw3.c.native_heap import HeapFacts, NativeHeap
 from oracle.hw3.c.log_channel import LogChannel
-from oracle.hw3.c.outside import driver_pid
 from oracle.run_cpu import RunClock
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
 from oracle.hw3.observation import HeapState, ImplementationFailure, Observation
@@ -86,7 +88,9 @@ class CAdapter:
     the last call's CallStats; `output` is what the submission printed (capped at output_limit bytes).
     """
 
-    heap_from_outside = True  # natively, read the live heap blocks from the driver's mappings after each call
+    heap_from_outside = True  # natively, the heap's facts are the grader's: its ledger (or the driver's mappings)
+    blocks_at_start = False  # natively, each block at its first page's start rather than its last page's end
+    LEDGER_START = 60.0  # s the driver may take to hand over its listener (it does so before any submission code)
 
     def __init__(
         self,
@@ -132,7 +136,8 @@ class CAdapter:
         self._engine_part: tuple[bytes, int] | None = None  # the last reply and where its engine part starts
         self._observed = 0  # the engine address that part describes
         self._made = 0  # create and fork requests since the driver started: at most one sequence each
-        self._maps: MapsReader | None = None  # the driver's mappings, its pid from our own process tree (outside.py)
+        self._native: NativeHeap | None = None  # natively: the heap's facts as the grader observes them
+        self._listener: Listener | None = None  # natively: every mapping call of the driver, answered by our ledger
 
     # ---- process ----
 
@@ -143,8 +148,12 @@ class CAdapter:
         reply_r, reply_w = os.pipe()
         args = [str(cmd_r), str(reply_w), str(self.cpu_seconds), str(self.output_limit)]
         args += [str(self.memory_limit if self.seccomp else 0), str(int(self.seccomp))]
-        if self.log_channel is not None:  # the driver closes valgrind's descriptor before any submission code
-            args.append(str(self.log_channel.child_fd))
+        # the driver closes valgrind's descriptor before any submission code
+        args.append(str(self.log_channel.child_fd if self.log_channel is not None else -1))
+        ours = theirs = None
+        if self.heap_from_outside and not self.wrapper:  # natively: the kernel hands us its mapping calls
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            args += [str(theirs.fileno()), str(int(self.blocks_at_start))]
         driver = self.box.expose(self.driver)
         limits = Limits(cpu_seconds=self.cpu_seconds, memory_bytes=self.memory_limit if self.seccomp else 0,
                         file_bytes=self.output_limit)
@@ -155,11 +164,17 @@ class CAdapter:
                 limits=limits,
                 stdout=self._output,
                 stderr=self._output,
-                pass_fds=(cmd_r, reply_w, *self.pass_fds, *self._log_fds()),
+                pass_fds=(cmd_r, reply_w, *self.pass_fds, *self._log_fds(), *([theirs.fileno()] if theirs else [])),
             )
+        except BaseException:
+            if ours is not None:
+                ours.close()
+            raise
         finally:
             os.close(cmd_r)
             os.close(reply_w)
+            if theirs is not None:
+                theirs.close()
         self._cmd, self._reply = cmd_w, reply_r
         self.generation += 1
         self.failure = None
@@ -170,7 +185,14 @@ class CAdapter:
         self._engine_part = None
         self._observed = 0
         self._made = 0
-        self._maps = None
+        self._native = self._listener = None
+        if ours is not None:
+            with ours:
+                fd = receive_listener(ours, self.LEDGER_START)
+            if fd is not None:  # else no seccomp user notification here: the driver's mappings are read instead
+                self._listener = Listener(fd, Ledger(budget=self.memory_limit // 4 if self.seccomp else 1 << 30))
+                os.set_blocking(self._cmd, False)
+            self._native = NativeHeap(self._proc, self.box.expose(self.driver), self._listener)
         self._clock = RunClock(self._proc.pid)  # the run's CPU seconds: what a call's timeout judges
 
     def _stop(self, wait: float) -> tuple[int | None, bool]:
@@ -180,12 +202,12 @@ class CAdapter:
         proc, self._proc = self._proc, None
         if proc is None:
             return None, False
-        if self._maps is not None:
-            self._maps.close()
-            self._maps = None
         self._clock.close()
         os.close(self._cmd)
-        exited = wait > 0 and _drained(self._reply, wait, self.log_channel)
+        exited = wait > 0 and _drained(self._reply, wait, self.log_channel or self._listener)  # type: ignore[arg-type]
+        if self._native is not None:
+            self._native.close()
+            self._native = self._listener = None
         os.close(self._reply)
         self._cmd = self._reply = -1
         # also whatever the submission left in its group or pid namespace; a driver that closed its end has
@@ -235,6 +257,8 @@ class CAdapter:
             message = _REQUEST.pack(ord(op), self._fail_at, target, a, b)
         except struct.error as exc:
             raise ValueError(f"argument out of range for a C int: {exc}") from None
+        if self._native is not None:
+            self._native.call_started(self._fail_at)
         self._fail_at = -1
         self._made += op in "CF"
         live = self._live_engine
@@ -251,7 +275,13 @@ class CAdapter:
         self._clock.call_started()
         view = memoryview(data)
         while view:
-            view = view[os.write(self._cmd, view) :]
+            try:
+                view = view[os.write(self._cmd, view) :]
+            except BlockingIOError:  # the pipe is full (with the ledger, non-blocking): the driver may be waiting
+                assert self._listener is not None  # for an answer to a mapping call (the pool's) before it reads on
+                ready = select.select([self._listener.fd], [self._cmd], [])[0]
+                if ready:
+                    self._listener.answer_waiting()
 
     def _read(self, n: int, timeout: float | None, deadline: float | None = None) -> bytes:
         """n bytes of the reply pipe, all of them by `deadline` (default: `timeout` s from now), or a failure."""
@@ -289,13 +319,16 @@ class CAdapter:
     def _wait_reply(self, wait: float) -> bool:
         """Waits up to `wait` s for the reply pipe to be readable, draining valgrind's log meanwhile (valgrind
         blocks on a full log, and the driver with it)."""
-        if self.log_channel is None:
+        if self.log_channel is None and self._listener is None:
             return bool(select.select([self._reply], [], [], wait)[0])
         deadline = time.monotonic() + wait
+        others = [self.log_channel.fd] if self.log_channel is not None else [self._listener.fd]  # type: ignore[union-attr]
         while True:
-            ready = select.select([self._reply, self.log_channel.fd], [], [], max(deadline - time.monotonic(), 0))[0]
-            if self.log_channel.fd in ready:
+            ready = select.select([self._reply, *others], [], [], max(deadline - time.monotonic(), 0))[0]
+            if self.log_channel is not None and self.log_channel.fd in ready:
                 self.log_channel.drain()
+            if self._listener is not None and self._listener.fd in ready:
+                self._listener.answer_waiting()
             if self._reply in ready:
                 return True
             if time.monotonic() >= deadline:
@@ -341,30 +374,16 @@ class CAdapter:
         for start, end, source in changes:  # the pool changes only once the whole reply is read right
             region[start:end] = data[source : source + end - start]  # type: ignore[index]
         faulted = 0
-        if self.heap_from_outside and not self.wrapper:  # natively the live blocks are the heap region's mappings
-            outside = self._outside_heap()
-            allocs = max(allocs, outside.blocks - self._heap.live_blocks)  # a count written down cannot hide a block
-            # the larger count: the process's own can add the blocks the fence could not hold (driver.c), never
-            # hide one the fence holds
-            live_blocks, live_bytes, faulted = max(outside.blocks, live_blocks), max(outside.bytes, live_bytes), outside.faulted
+        if self._native is not None:  # natively the grader's own observation (native_heap.py)
+            said = HeapFacts(allocs, frees, bool(fired), live_blocks, live_bytes)
+            if (seen := self._native.judged(said, self._heap.live_blocks)) is None:
+                raise self._fail("")  # it replied, then ended before the grader could look (a timer of the submission's)
+            allocs, frees, fired, live_blocks, live_bytes, faulted = (
+                seen.allocations, seen.frees, seen.injected, seen.live_blocks, seen.live_bytes, seen.faulted)
         self.last_call = CallStats(allocs, frees, bool(fired))
         self._heap = HeapState(allocs, live_blocks, live_bytes, faulted)
         self._engine_part = (data, at)
         return ret
-
-    def _outside_heap(self) -> HeapMaps:
-        """The driver's live heap blocks from its mappings (heap_maps.py), its pid found in our process tree: the
-        one process under the run that runs the driver program (outside.driver_pid)."""
-        assert self._proc is not None
-        if self._maps is None and (pid := driver_pid(self._proc, self.box.expose(self.driver))[0]) is not None:
-            try:
-                self._maps = MapsReader(pid)
-            except OSError:
-                pass
-        seen = self._maps.heap() if self._maps is not None else None
-        if seen is None:  # it replied, then ended before the grader could look (a timer of the submission's)
-            raise self._fail("")
-        return seen
 
     def _handle(self, address: int) -> Pointer | None:
         return Pointer(address, self.generation) if address else None

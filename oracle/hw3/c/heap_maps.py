@@ -1,11 +1,14 @@
 """The C submission's live heap blocks, read from outside its process: the kernel's list of its mappings.
+Used where the driver could hand the grader no seccomp listener (no user notification on this kernel): with
+one, the grader's ledger answers every mapping call itself (ledger.py) and this is not read.
 
 Natively the driver gives every block pages of its own in a region reserved at REGION_BASE, with an
 inaccessible page on each side, and makes a freed block's pages inaccessible again (driver.c, "an electric
 fence"). So the live blocks are the region's accessible mappings, one each, and /proc/PID/maps of the driver,
 read by the grader between calls while the driver waits for its next request, says how many there are and how
 many pages they hold. The kernel keeps that list; nothing the submission writes in its memory changes it, and
-changing the mappings themselves takes a system call the build refuses (refusal.py: mmap, mprotect, syscall...).
+changing the mappings themselves takes a system call the build refuses by name (refusal.py: mmap, mprotect,
+syscall...), though not when reached through a computed address: only the ledger closes that.
 
 The driver's host pid comes from the grader's own process tree, the one process under the run the grader
 started that runs the driver program (outside.driver_pid, which the white-box probes use too; under bubblewrap

@@ -1,0 +1,98 @@
+"""The kernel's channel from the driver's process to the ledger (ledger.py): a seccomp user-notification
+listener. driver.c installs, before any submission code runs, a filter that hands every memory-mapping system
+call of the process to a listener, and sends the listener's descriptor to the grader on a socket the grader
+made (SCM_RIGHTS), closing its own copy. Each such call then waits in the kernel until the grader answers it
+here: let it run (SECCOMP_USER_NOTIF_FLAG_CONTINUE) or fail it with an errno. The calls' arguments come from
+the kernel (registers at the call), never from the process's memory.
+
+The grader answers inline, whenever it waits for the driver (adapter.py's select loops), so a call's counts are
+complete once its reply arrives: the driver cannot reply before every system call it made was answered.
+"""
+
+import array
+import errno
+import fcntl
+import os
+import select
+import socket
+import struct
+
+from oracle.hw3.c.ledger import CONTINUE, Ledger
+
+_NOTIF = struct.Struct("=QII iIQ6Q")  # struct seccomp_notif: id, pid, flags, seccomp_data (nr, arch, ip, args)
+_RESP = struct.Struct("=QqiI")  # struct seccomp_notif_resp: id, val, error, flags
+
+
+def _iowr(nr: int, size: int) -> int:
+    return (3 << 30) | (size << 16) | (ord("!") << 8) | nr
+
+
+NOTIF_RECV, NOTIF_SEND = _iowr(0, _NOTIF.size), _iowr(1, _RESP.size)
+FLAG_CONTINUE = 1
+NO_LISTENER = b"n"  # the driver could not install the filter (no seccomp user notification here)
+
+
+def receive_listener(sock: socket.socket, timeout: float) -> int | None:
+    """The listener descriptor the driver sends at its start; None when it says it has none, or sends
+    nothing within `timeout` s (it ended first)."""
+    sock.settimeout(timeout)
+    try:
+        data, ancillary, _, _ = sock.recvmsg(1, socket.CMSG_SPACE(4))
+    except (OSError, TimeoutError):
+        return None
+    fds = array.array("i")
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+    for extra in fds[1:]:
+        os.close(extra)
+    if data != b"y" or not fds:
+        if fds:
+            os.close(fds[0])
+        return None
+    return fds[0]
+
+
+class Listener:
+    """A driver's listener descriptor and the ledger it answers from."""
+
+    def __init__(self, fd: int, ledger: Ledger):
+        self.fd = fd
+        self.ledger = ledger
+        self.handled = 0
+
+    def pending(self) -> bool:
+        return bool(select.select([self.fd], [], [], 0)[0])
+
+    def answer_one(self) -> bool:
+        """Receives one waiting system call and answers it; False when there was none (or the listener is done:
+        the process ended)."""
+        buf = bytearray(_NOTIF.size)
+        try:
+            fcntl.ioctl(self.fd, NOTIF_RECV, buf)
+        except OSError as error:
+            if error.errno in (errno.ENOENT, errno.EINTR, errno.EAGAIN):
+                return False  # the caller died, or was interrupted, before we took it
+            raise
+        notif_id, _pid, _flags, nr, _arch, _ip, *args = _NOTIF.unpack(buf)
+        error = self.ledger.answer(nr, tuple(args))
+        self.handled += 1
+        reply = _RESP.pack(notif_id, 0, 0 if error == CONTINUE else -error, FLAG_CONTINUE if error == CONTINUE else 0)
+        try:
+            fcntl.ioctl(self.fd, NOTIF_SEND, bytearray(reply))
+        except OSError as failed:
+            if failed.errno != errno.ENOENT:  # the call was interrupted (its process killed) meanwhile
+                raise
+        return True
+
+    def answer_waiting(self) -> None:
+        """Answers every system call waiting now."""
+        while self.pending() and self.answer_one():
+            pass
+
+    drain = answer_waiting  # as a LogChannel: what driver_reply._drained calls while it waits for the end
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1

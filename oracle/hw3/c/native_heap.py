@@ -1,0 +1,65 @@
+"""The heap's facts natively, as the grader observes them for one run of the driver: from the ledger, every
+mapping call answered by the grader (ledger.py, heap_notify.py), or, where the driver could hand over no
+listener, from the driver's mappings read after each call (heap_maps.py). The driver's own counts are taken
+only where larger: they can add the blocks the fence could not hold, never hide one the grader saw."""
+
+from dataclasses import dataclass
+from pathlib import Path
+from subprocess import Popen
+
+from oracle.hw3.c.heap_maps import MapsReader
+from oracle.hw3.c.heap_notify import Listener
+from oracle.hw3.c.outside import driver_pid
+
+
+@dataclass(frozen=True, slots=True)
+class HeapFacts:
+    """One call's heap facts: its allocations and frees, whether the grader failed one, the live blocks and
+    bytes after it, and the pages stray accesses have touched in the run so far."""
+
+    allocations: int
+    frees: int
+    injected: bool
+    live_blocks: int
+    live_bytes: int
+    faulted: int = 0
+
+
+class NativeHeap:
+    def __init__(self, run: Popen, program: Path, listener: Listener | None):
+        self.run, self.program = run, program  # the process the grader started, and the driver program it runs:
+        # the driver is the one process under it running that program (outside.driver_pid), never asked
+        self.listener = listener
+        self._maps: MapsReader | None = None
+
+    def call_started(self, fail_at: int) -> None:
+        if self.listener is not None:
+            self.listener.ledger.call_started(fail_at)
+
+    def judged(self, said: HeapFacts, live_before: int) -> HeapFacts | None:
+        """The call's facts, from what the driver `said` and what the grader saw; None when the driver is gone
+        before the grader could look (its mappings read after it replied)."""
+        if self.listener is not None:
+            ledger = self.listener.ledger
+            return HeapFacts(max(said.allocations, ledger.grants), max(said.frees, ledger.frees), ledger.injected,
+                             max(said.live_blocks, ledger.live_blocks), max(said.live_bytes, ledger.live_bytes),
+                             len(ledger.faulted))
+        if self._maps is None and (pid := driver_pid(self.run, self.program)[0]) is not None:
+            try:
+                self._maps = MapsReader(pid)
+            except OSError:
+                pass
+        seen = self._maps.heap() if self._maps is not None else None
+        if seen is None:
+            return None
+        allocations = max(said.allocations, seen.blocks - live_before)  # a count written down cannot hide a block
+        return HeapFacts(allocations, said.frees, said.injected, max(said.live_blocks, seen.blocks),
+                         max(said.live_bytes, seen.bytes), seen.faulted)
+
+    def close(self) -> None:
+        if self._maps is not None:
+            self._maps.close()
+            self._maps = None
+        if self.listener is not None:  # the driver's mapping calls fail from now on (ENOSYS)
+            self.listener.close()
+            self.listener = None

@@ -1,0 +1,73 @@
+"""The kernel's channel to the heap's ledger with a real driver (oracle/hw3/c/heap_notify.py, driver.c's
+hand_mappings_to_grader): the driver hands its seccomp listener over before any submission code runs, every
+block is a grant the grader answered (and the kernel's list of mappings agrees), the grader fails the k-th
+grant itself, and memory_safety's second layout puts each block at its first page's start."""
+
+from pathlib import Path
+
+import pytest
+
+from oracle.hw3.c.adapter import CAdapter
+from oracle.hw3.c.build import build
+from oracle.hw3.c.heap_maps import heap_maps
+from oracle.hw3.c.outside import driver_pid
+from oracle.hw3.c.ledger import PAGE
+from tests.conftest import REFERENCE_C
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    workdir = tmp_path_factory.mktemp("notify")
+    result = build(REFERENCE_C, workdir)
+    assert result.ok and result.driver is not None, result.message
+    return result.driver
+
+
+def test_every_block_is_a_grant_the_grader_answered_and_the_kernel_agrees(reference: Path) -> None:
+    adapter = CAdapter(reference)
+    try:
+        engine = adapter.llm_init(4096)
+        assert adapter._listener is not None, "the driver handed over no seccomp listener"
+        ledger = adapter._listener.ledger
+        assert (ledger.grants, ledger.live_blocks) == (2, 2)  # the engine and its ref_count
+        assert adapter.create_sequence(engine, 1, 1) is not None
+        assert (ledger.grants, ledger.live_blocks) == (3, 5)  # a Sequence, its L1 table, one L2 table
+        pid, _ = driver_pid(adapter._proc, adapter.box.expose(adapter.driver))
+        seen = heap_maps(pid) if pid is not None else None
+        assert seen is not None and (seen.blocks, seen.bytes) == (ledger.live_blocks, ledger.live_bytes)
+        assert adapter.free_sequence(engine, 1) == 0
+        assert (ledger.frees, ledger.live_blocks, adapter.last_call.frees) == (3, 2, 3)
+        assert adapter.llm_destroy(engine) == 0
+        assert ledger.live_blocks == 0 and adapter.observe(None).heap.live_blocks == 0
+    finally:
+        adapter.close()
+    assert adapter.exit_status == 0  # its exit's own unmappings answered too
+
+
+def test_the_grader_fails_the_kth_grant_and_knows_it(reference: Path) -> None:
+    adapter = CAdapter(reference)
+    try:
+        engine = adapter.llm_init(4096)
+        adapter.fail_allocation(2)  # create_sequence's L1 table
+        assert adapter.create_sequence(engine, 1, 1) is None
+        assert adapter.last_call.injected_failure and adapter.last_call.allocations == 1
+        assert adapter.observe(None).heap.live_blocks == 2  # the reference freed its Sequence again
+        assert adapter.create_sequence(engine, 1, 1) is not None  # once only
+        assert not adapter.last_call.injected_failure
+    finally:
+        adapter.close()
+
+
+@pytest.mark.parametrize("at_start", [False, True])
+def test_the_layout_puts_each_block_at_a_page_end_or_start(reference: Path, at_start: bool) -> None:
+    adapter = CAdapter(reference)
+    adapter.blocks_at_start = at_start
+    try:
+        engine = adapter.llm_init(4096)
+        address = adapter._address(engine)
+        # the reference's engine is a malloc of sizeof(LLMEngine), a few dozen bytes: at the end, its last byte is
+        # its page's last (16-byte aligned); at the start, its first byte is its page's first
+        assert (address % PAGE == 0) == at_start
+        assert at_start or 0 < PAGE - address % PAGE <= 64
+    finally:
+        adapter.close()

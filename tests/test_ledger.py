@@ -1,0 +1,132 @@
+"""The heap's page ledger (oracle/hw3/c/ledger.py) on plain values: which system call it lets run, which it
+refuses and with what, and what it counts. No process: the answers a driver's calls would get."""
+
+import errno
+
+from oracle.hw3.c.ledger import (
+    CONTINUE, FULL, MADVISE, MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MMAP, MPROTECT,
+    MREMAP, MREMAP_FIXED, MUNMAP, PAGE, PKEY_MPROTECT, PROT_EXEC, PROT_READ, PROT_WRITE, SHMAT, SPAN_START, Ledger,
+)
+
+RW = PROT_READ | PROT_WRITE
+GRANT = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE
+
+
+def page(n: int) -> int:
+    return SPAN_START + n * PAGE
+
+
+def grant(ledger: Ledger, first: int, pages: int = 1) -> int:
+    return ledger.answer(MMAP, (page(first), pages * PAGE, RW, GRANT, 2**64 - 1, 0))
+
+
+def free(ledger: Ledger, first: int, pages: int = 1) -> int:
+    return ledger.answer(MPROTECT, (page(first), pages * PAGE, 0, 0, 0, 0))
+
+
+def test_a_grant_of_fresh_pages_is_a_live_block_counted_in_its_call() -> None:
+    ledger = Ledger()
+    ledger.call_started()
+    assert grant(ledger, 1, 2) == CONTINUE
+    assert (ledger.grants, ledger.live_blocks, ledger.live_bytes) == (1, 1, 2 * PAGE)
+    ledger.call_started()
+    assert (ledger.grants, ledger.live_blocks) == (0, 1)  # the call's count starts again; the live blocks stay
+
+
+def test_a_free_is_exactly_one_live_block_made_inaccessible() -> None:
+    ledger = Ledger()
+    grant(ledger, 1, 2)
+    assert free(ledger, 1, 1) == errno.EPERM  # part of a block: refused, nothing freed
+    assert free(ledger, 2, 1) == errno.EPERM
+    assert ledger.live_blocks == 1 and ledger.frees == 0
+    assert free(ledger, 1, 2) == CONTINUE
+    assert (ledger.frees, ledger.live_blocks, ledger.live_bytes) == (1, 0, 0)
+    assert free(ledger, 1, 2) == CONTINUE  # again: nothing live there, no second free counted
+    assert ledger.frees == 1
+
+
+def test_no_page_is_granted_twice_nor_next_to_the_last_block() -> None:
+    ledger = Ledger()
+    grant(ledger, 5)
+    free(ledger, 5)
+    assert grant(ledger, 5) == errno.EEXIST  # a freed block's page, to a dangling pointer's new owner: never
+    assert grant(ledger, 3) == errno.EEXIST  # below a page granted before
+    assert grant(ledger, 6) == errno.EEXIST  # no guard page between it and the last block
+    assert grant(ledger, 7) == CONTINUE
+    assert ledger.grants == 2
+
+
+def test_a_grant_must_be_private_anonymous_read_write_and_not_replace() -> None:
+    ledger = Ledger()
+    for flags, prot in ((MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, RW),
+                        (MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, RW),
+                        (GRANT, PROT_READ)):
+        ledger.answer(MMAP, (page(1), PAGE, prot, flags, 0, 0))
+    assert ledger.grants == 0 and ledger.live_blocks == 0
+    assert len(ledger.faulted) == 1  # each made page 1 accessible outside a grant: one stray page
+
+
+def test_a_page_made_accessible_outside_a_grant_is_a_stray_access_counted_once() -> None:
+    ledger = Ledger()
+    grant(ledger, 1)
+    assert ledger.answer(MPROTECT, (page(2), PAGE, PROT_READ, 0, 0, 0)) == CONTINUE  # the guard after it, readable
+    assert ledger.answer(MMAP, (page(2), PAGE, RW, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, 0, 0)) == CONTINUE
+    assert ledger.faulted == [page(2) // PAGE]
+    assert ledger.answer(MPROTECT, (page(10), 65 * PAGE, PROT_READ, 0, 0, 0)) == errno.EPERM  # no fault is that big
+    assert ledger.faulted == [page(2) // PAGE]
+    assert grant(ledger, 3) == CONTINUE  # a faulted guard is no live block
+
+
+def test_a_grant_over_a_stray_page_is_refused_as_the_kernel_would() -> None:
+    ledger = Ledger()
+    ledger.answer(MMAP, (page(4), PAGE, RW, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, 0, 0))
+    assert grant(ledger, 3, 2) == errno.EEXIST
+    assert grant(ledger, 5) == CONTINUE
+
+
+def test_a_live_blocks_pages_cannot_be_changed_otherwise() -> None:
+    ledger = Ledger()
+    grant(ledger, 1, 3)
+    for nr, args in ((MPROTECT, (page(2), PAGE, PROT_READ, 0, 0, 0)),
+                     (MPROTECT, (page(1), 3 * PAGE, RW | PROT_EXEC, 0, 0, 0)),
+                     (MUNMAP, (page(3), PAGE, 0, 0, 0, 0)),
+                     (MMAP, (page(2), PAGE, RW, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, 0, 0)),
+                     (MADVISE, (page(1), PAGE, 4, 0, 0, 0)),
+                     (MREMAP, (page(1), 3 * PAGE, 4 * PAGE, 1, 0, 0))):
+        assert ledger.answer(nr, args) == errno.EPERM, (nr, args)
+    assert (ledger.live_blocks, ledger.live_bytes, ledger.faulted) == (1, 3 * PAGE, [])
+
+
+def test_injection_fails_the_kth_grant_and_says_so() -> None:
+    ledger = Ledger()
+    ledger.call_started(fail_at=2)
+    assert grant(ledger, 1) == CONTINUE and not ledger.injected
+    assert grant(ledger, 3) == errno.ENOMEM and ledger.injected
+    assert (ledger.grants, ledger.live_blocks) == (1, 1)
+    assert grant(ledger, 3) == CONTINUE  # once only
+    ledger.call_started()
+    assert not ledger.injected
+
+
+def test_the_budget_spent_sends_the_block_elsewhere_uncounted() -> None:
+    ledger = Ledger(budget=4 * PAGE)
+    assert grant(ledger, 1, 3) == CONTINUE
+    assert grant(ledger, 5, 2) == FULL
+    assert grant(ledger, 5, 1) == CONTINUE
+    assert ledger.grants == 2
+
+
+def test_outside_the_span_the_programs_own_memory_runs_but_no_code_nor_replacement() -> None:
+    ledger = Ledger()
+    anon = MAP_PRIVATE | MAP_ANONYMOUS
+    assert ledger.answer(MMAP, (0, 1 << 20, RW, anon, 2**64 - 1, 0)) == CONTINUE  # the driver's own, a pool
+    assert ledger.answer(MUNMAP, (0x7F0000000000, 1 << 20, 0, 0, 0, 0)) == CONTINUE
+    assert ledger.answer(MMAP, (0, PAGE, RW | PROT_EXEC, anon, 0, 0)) == errno.EPERM
+    assert ledger.answer(MMAP, (0x400000, PAGE, RW, anon | MAP_FIXED, 0, 0)) == errno.EPERM  # over the program
+    assert ledger.answer(MPROTECT, (0x400000, PAGE, RW, 0, 0, 0)) == errno.EPERM  # the program's code writable
+    assert ledger.answer(MREMAP, (0x7F0000000000, PAGE, 2 * PAGE, 1 | MREMAP_FIXED, page(9), 0)) == errno.EPERM
+    assert ledger.answer(MREMAP, (0x7F0000000000, PAGE, 2 * PAGE, 1, 0, 0)) == CONTINUE
+    assert ledger.answer(SHMAT, (3, 0, 0, 0, 0, 0)) == errno.EPERM
+    assert ledger.answer(PKEY_MPROTECT, (page(1), PAGE, RW, 0, 0, 0)) == errno.EPERM
+    assert ledger.answer(MMAP, (page(1), PAGE, RW, anon, 0, 0)) == CONTINUE  # a hint into the span: a stray page
+    assert ledger.faulted == [page(1) // PAGE] and ledger.grants == 0
