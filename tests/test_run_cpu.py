@@ -50,11 +50,11 @@ def _starve(root: int) -> tuple[threading.Thread, float]:
 
 def test_the_clock_counts_a_spinning_child_and_not_a_sleeping_one() -> None:
     spin = subprocess.Popen([sys.executable, "-c", "import time\nend = time.process_time() + 0.6\nwhile time.process_time() < end: pass\n"
-                             "time.sleep(30)"])
+                             "print('spun', flush=True)\ntime.sleep(30)"], stdout=subprocess.PIPE, text=True)
     sleep = subprocess.Popen(["sh", "-c", "sleep 30 & wait"])
     try:
         spinning, sleeping = RunClock(spin.pid), RunClock(sleep.pid)
-        time.sleep(1.5)
+        assert spin.stdout is not None and spin.stdout.readline() == "spun\n"  # its 0.6 s of CPU spent, however loaded the machine
         assert spinning.seconds(walk=True) >= 0.5
         assert sleeping.seconds(walk=True) < 0.1
         spinning.close(), sleeping.close()
