@@ -31,6 +31,7 @@ from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import WILD, EngineState, ImplementationFailure, Observation
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
+from oracle.hw3.unread import filled
 from oracle.hw3.rules import STRAY_WRITE, WALKS, Effects, fails, rule_of
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, KV_SIZE, L1_PT_SIZE, L2_PT_SIZE, UNMAPPED
 
@@ -100,6 +101,7 @@ def replay(
         except ModelLost:
             if (model.lost or unreadable) and engine is not None and reading is not None and reading.passed_over:
                 engine, made, seen = _unjudged(adapter, step, engine, calls, observe=not unreadable)
+                seen = filled(seen, model)
                 if seen is not None:  # the model takes over what it left, or carries what it cannot
                     blind = resync(model, seen) is not None
                     carried = {str(d) for d in differences(model, seen, False, modulo=modulo)} if blind else set()
@@ -129,7 +131,7 @@ def replay(
                     return Finding(scenario.name, number, call, mine, rule_of(mine, call), calls=list(calls), model=model,
                                    output=_printed(adapter), modulo=modulo)
                 continue
-            seen = adapter.observe(engine)
+            seen = filled(adapter.observe(engine), model)
             if not found:  # a wrong return value is the call's rule; the state it leaves follows from it
                 found += [d for d in differences(model, seen, failed, modulo=modulo) if str(d) not in carried]
             if failed and not found and before is not None and step.op != "llm_init":
