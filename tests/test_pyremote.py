@@ -179,8 +179,8 @@ def llm_destroy(engine):
 def test_the_builtin_engine_gets_full_marks_through_the_child(tmp_path: Path) -> None:
     status = main(["grade", "engine", "--json", str(tmp_path / "report.json"), "-q"])
     report = json.loads((tmp_path / "report.json").read_text())
-    assert (report["score"], report["max_score"], status) == (71, 71, 0)  # free_count, l1_traversal and
-    assert report["kind"] == "python"  # tail_insertion are not graded for Python (oracle/hw3/evidence.py ITEMS)
+    assert (report["score"], report["max_score"], status) == (76, 76, 0)  # l1_traversal and tail_insertion
+    assert report["kind"] == "python"  # are not graded for Python (oracle/hw3/evidence.py ITEMS)
 
 
 def test_a_module_is_found_by_its_files_and_never_imported_by_the_grader(tmp_path: Path) -> None:

@@ -114,7 +114,7 @@ def reaper() -> Iterator[Reaper]:
 # the items a Python submission is not graded on: C's own, and those whose rule shows only in the engine's
 # objects, which the grader does not read in the submission's process (oracle/hw3/evidence.py ITEMS)
 NOT_GRADED_FOR_PYTHON = frozenset({"compiles", "big_pool", "memory_safety", "alloc_failure",
-                                   "free_count", "tail_insertion", "l1_traversal"})
+                                   "tail_insertion", "l1_traversal"})
 
 
 def max_points(items: tuple[str, ...], lang: str = "c") -> int:

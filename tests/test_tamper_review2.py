@@ -89,9 +89,9 @@ ATTACKS += [
 ]
 ATTACKS += [
     # held since the grader reads none of a Python engine's objects (oracle/hw3/unread.py): the property says
-    # what it likes to a reader that never comes. Once 11/11 for an honest 6/11; free_count's rule (the count
-    # against ref_count) shows only in the objects, so it is not graded for Python (evidence.ITEMS), and the
-    # bug's refusals show in create_sequence's return values, where create_free's items judge them: 6/6 here
+    # what it likes to a reader that never comes (it scored 11/11 for an honest 6/11). free_count judges the
+    # bug where the grader sees it, in create_sequence's refusals that more free blocks undo (a second opinion
+    # in a process of its own, fresh_pool.refused_for_want_of_blocks): 6/11, honest and attacked alike
     Attack("free_count_said_to_reader", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6),
     # held likewise: the list is relinked for a reader that never comes, and its order shows in no return value
     # and no pool byte, so tail_insertion is not graded for Python and fuzz compares what the calls return and

@@ -19,8 +19,8 @@ once in a student's words (WORDS). C's state is read and its edits made by the g
 the submission's code (oracle/hw3/c/), graded as before.
 
 ITEMS declares, for each rubric item, what its fixed programs rest on (its probes declare their own in
-probes.RESTS_ON): an item whose rule shows only in the engine's objects (the free count, the list's order,
-the L1 walk) is not graded for a Python submission at all (`item_not_graded`, the one place that decides).
+probes.RESTS_ON): an item whose rule shows only in the engine's objects (the list's order, the L1 walk) is
+not graded for a Python submission at all (`item_not_graded`, the one place that decides).
 
 "Not graded" is decided by the probe's declaration, never by where a run goes: a probe that edits only on a
 path the submission's state chooses judges, where the target cannot edit, on what holds without the edit, so
@@ -47,7 +47,8 @@ ITEMS: dict[str, frozenset[str]] = {
     "llm_destroy": frozenset({RETURNS, STATE, POOL}), "null_engine": frozenset({RETURNS, STATE, POOL}),
     "check_before_allocate": frozenset({RETURNS, STATE, POOL}), "first_fit": frozenset({RETURNS, STATE, POOL}),
     "no_premature_writes": frozenset({RETURNS, POOL}), "fuzz": frozenset({RETURNS, STATE, POOL}),
-    "free_count": frozenset({STATE}),  # free_local_blocks against the engine's own ref_count
+    "free_count": frozenset({RETURNS, STATE}),  # free_local_blocks against ref_count; unread, a refusal that
+    # more free blocks undo (fresh_pool.refused_for_want_of_blocks)
     "tail_insertion": frozenset({STATE}),  # the active list's order: no call returns or writes anything by it
     "l1_traversal": frozenset({STATE}),  # which L1 slots a free or fork left untouched: its ref counts, tables
 }

@@ -25,7 +25,7 @@ from oracle.hw3.observation import UNREAD, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
 from oracle.hw3.pool_file import POOL_BYTES_SHOWN, PoolFile
 from oracle.hw3.probe_target import Counts, PoolView, SequenceView
-from oracle.child import PythonChild, PythonTarget
+from oracle.child import LoadFailure, PythonChild, PythonTarget
 from oracle.hw3.pyreply import BadReply, handle, integer, integers, returned, table, text
 from oracle.hw3.spec import API
 from oracle.sandbox import Sandbox
@@ -50,7 +50,9 @@ class RemotePythonAdapter:
     child inherits). `output` is what the submission printed while this adapter was in use; `timeout` (None:
     the child's) bounds each call."""
 
-    def __init__(self, child: PythonChild, pools: PoolFile, timeout: float | None = None):
+    def __init__(self, child: PythonChild, pools: PoolFile, timeout: float | None = None,
+                 stops: "RemotePython | None" = None):
+        self._stops = stops  # a child of its own (RemotePython.apart), stopped when this adapter closes
         self.child = child
         self.pools = pools
         self.name = child.target.spec
@@ -143,6 +145,8 @@ class RemotePythonAdapter:
 
     def close(self) -> None:
         self._window = None
+        if self._stops is not None:
+            self._stops.close()
 
     def _init_request(self, size: int, image: bytes | None, pattern: bytes | None) -> dict[str, Any]:
         """An init request on a fresh window holding `image` or `pattern` repeated (both None: a NULL pool)."""
@@ -263,6 +267,7 @@ class RemotePython:
     `close()` stops it and everything it started."""
 
     def __init__(self, target: PythonTarget, sandbox: Sandbox, *, timeout: float = 2.0, **options: Any):
+        self._made = (target, sandbox, timeout, options)
         self.pools = PoolFile()
         self.child = PythonChild(target, sandbox, server=SERVER, failure=ImplementationFailure, timeout=timeout,
                                  pass_fds=(self.pools.fd,), **options)
@@ -272,6 +277,18 @@ class RemotePython:
 
     def __call__(self, timeout: float | None = None) -> RemotePythonAdapter:
         return RemotePythonAdapter(self.child, self.pools, timeout)
+
+    def apart(self, timeout: float | None = None) -> RemotePythonAdapter:
+        """An adapter on a child process of its own, started now and stopped when the adapter closes: a second
+        opinion (fresh_pool.py) that nothing this child's calls did can reach, and that reaches none of them."""
+        target, sandbox, child_timeout, options = self._made
+        other = RemotePython(target, sandbox, timeout=child_timeout, **options)
+        try:
+            other.load()
+        except LoadFailure as failure:
+            other.close()
+            raise ImplementationFailure(f"did not load in a second process: {failure}") from None
+        return RemotePythonAdapter(other.child, other.pools, timeout, stops=other)
 
     def close(self) -> None:
         self.child.close()

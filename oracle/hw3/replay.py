@@ -11,6 +11,7 @@ leaves are carried, and only new ones count. A crash or hang after a structural 
 in the same program is read past like it. A create or append that left a block unmapped gets a second
 opinion (fresh_pool.py): if its search for a free block failed, the difference is first fit's."""
 
+import copy
 import dataclasses
 import struct
 from dataclasses import dataclass
@@ -22,14 +23,14 @@ from oracle import finding
 from oracle.difference import Difference
 from oracle.hw3.steps import append, call_on, create, destroy, fork, free, init, null  # noqa: F401  (importable from here)
 from oracle.program import Program, Step
-from oracle.hw3.fresh_pool import search_failed
+from oracle.hw3.fresh_pool import refused_for_want_of_blocks, search_failed
 from oracle.hw3.difference import (
     BLOCK_ID, CALL_ALLOCATIONS, FACTS, KV_COUNT, LEAK, LIST_BROKEN, LIST_IDS, LIST_ORDER, MAPPING, REF_COUNT, RETURN,
     STATE_CHANGE, TABLE_SHAPE, crash,
 )
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.model import Model
-from oracle.hw3.observation import WILD, EngineState, ImplementationFailure, Observation
+from oracle.hw3.observation import UNREAD, WILD, EngineState, ImplementationFailure, Observation
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
 from oracle.hw3.unread import filled
 from oracle.hw3.rules import STRAY_WRITE, WALKS, Effects, fails, rule_of
@@ -85,7 +86,9 @@ def replay(
     carried: set[str] = set()  # differences the model could not take over
     blind = False  # the model lost the counts and then a state it could not take over: it judges NULL-engine calls only
     unreadable = False  # a call returned, but its state could not be read: NULL-engine calls' returns judged only
-    for number, step in enumerate(scenario.steps, 1):
+    unread = False  # the engine's objects are not read (a Python submission's, unread.py): its calls' returns say
+    for number, step in enumerate(scenario.steps, 1):  # what they did
+        was = copy.deepcopy(model) if unread else None  # the model before the call: what a failing call leaves
         null_engine = step.null if step.op == "llm_init" else step.null or engine is None
         mapped = model.mapped()
         walked = model.sequences.get(step.args[0]) if step.op in WALKS and not null_engine else None
@@ -131,14 +134,15 @@ def replay(
                     return Finding(scenario.name, number, call, mine, rule_of(mine, call), calls=list(calls), model=model,
                                    output=_printed(adapter), modulo=modulo)
                 continue
-            seen = filled(adapter.observe(engine), model)
+            observed = adapter.observe(engine)
+            unread, seen = observed.engine is UNREAD, filled(observed, model)
             if not found:  # a wrong return value is the call's rule; the state it leaves follows from it
                 found += [d for d in differences(model, seen, failed, modulo=modulo) if str(d) not in carried]
             if failed and not found and before is not None and step.op != "llm_init":
                 found += state_changes(before, seen)
         except ImplementationFailure as failure:
             found.append(crash(failure))
-        effects = _effects(call, before, seen, frozenset(model.mapped() - mapped))
+        effects = _effects(call, before, seen, frozenset(model.mapped() - mapped), (was, model) if unread else None)
         if effects is not None and any(d.aspect != LIST_ORDER for d in found):
             effects = dataclasses.replace(effects, reordered_only=False)
         if (effects is not None and fresh is not None and step.op in ("create_sequence", "append_kv")
@@ -146,6 +150,10 @@ def replay(
                 and search_failed(fresh, found, scenario.steps[:number], len(model.sequences[step.args[0]].values),
                                   "cow_copy" in expected.events, len(effects.picked or ()), len(effects.taken))):
             effects = dataclasses.replace(effects, search_failed=True)
+        if (effects is not None and fresh is not None and was is not None and effects.picked and found
+                and found[0].aspect == RETURN and fails(step.op, got)
+                and refused_for_want_of_blocks(fresh, scenario.steps[:number])):  # its free count unread
+            effects = dataclasses.replace(effects, short=True)
         finding = lambda d, rule=None: Finding(  # noqa: E731
             scenario.name, number, call, d, rule or rule_of(d, call, effects), calls=list(calls), model=model,
             output=_printed(adapter), seen=seen, modulo=modulo, effects=effects)
@@ -167,6 +175,15 @@ def replay(
             if reading is not None:
                 reading.cut.append(reading.passed_over[-1])
             return None
+        if was is not None and found[0].aspect != RETURN and step.op == "append_kv":  # which blocks its tables
+            unreadable, before = True, None  # now map, the pool does not say: the model follows no further
+            continue
+        if was is not None and found[0].aspect == RETURN:  # what the return value says the call did
+            if not fails(step.op, got):  # it did what the model refused: what, the grader cannot see
+                unreadable, before = True, None
+                continue
+            model, seen = was, filled(observed, was)  # it failed: a failing call changes nothing (the pool shows
+            # what it wrote anyway, and the model takes the pool over below)
         if resync(model, seen) is None:
             carried = set()
         carried |= {str(d) for d in differences(model, seen, failed, modulo=modulo)}
@@ -204,9 +221,11 @@ def _unjudged(adapter: Adapter, step: Step, engine: object, calls: list[Call],
     return engine, True, seen
 
 
-def _effects(call: Call, before: Observation | None, seen: Observation | None, picked: frozenset[int]) -> Effects | None:
+def _effects(call: Call, before: Observation | None, seen: Observation | None, picked: frozenset[int],
+             unread: tuple[Model | None, Model] | None = None) -> Effects | None:
     """What a call changed between two observations of the implementation (None when either is unknown), and
-    `picked`, the blocks the model's call newly mapped."""
+    `picked`, the blocks the model's call newly mapped. `unread`: the model before and after the call, when the
+    engine's objects are not read (unread.py): where its append's record landed is then read from the pool."""
     if before is None or seen is None or before.engine is None or seen.engine is None:
         return None
     tables = {state.seq_id: state.block_table for state in before.engine.sequences}
@@ -214,7 +233,29 @@ def _effects(call: Call, before: Observation | None, seen: Observation | None, p
     old, new = before.engine.ref_count, seen.engine.ref_count
     taken = frozenset(block for block in range(min(len(old), len(new))) if old[block] == 0 and new[block] > 0)
     skipped = _skipped(call, tables, before.engine, seen.engine) if not call.null and call.api in WALKS else frozenset()
-    return Effects(moved, taken, before.pool != seen.pool, picked, skipped=skipped, stray=stray_write(call, before, seen))
+    elsewhere = unread is not None and wrote_elsewhere(call, *unread, before, seen)
+    return Effects(moved, taken, before.pool != seen.pool, picked, skipped=skipped, stray=stray_write(call, before, seen),
+                   elsewhere=elsewhere)
+
+
+def wrote_elsewhere(call: Call, was: Model | None, model: Model, before: Observation, seen: Observation) -> bool:
+    """Whether an append wrote its record, at its offset, into another block than the one the model's append put
+    it in (`model`, after the call) and the one its logical block mapped before the call (`was`: an append
+    that wrote a shared block in place is Task 4's): a block of its choosing, first fit's, made by this append
+    or by the create or fork that mapped it."""
+    if call.api != "append_kv" or call.null or before.pool is None or seen.pool is None or len(before.pool) != len(seen.pool):
+        return False
+    seq = model.sequences.get(call.args[0])
+    if seq is None or not seq.values:
+        return False
+    logical, offset = divmod(len(seq.values) - 1, KV_PER_BLOCK)
+    old = was.sequences.get(call.args[0]) if was is not None else None
+    mine = {seq.blocks[logical]} | ({old.blocks[logical]} if old is not None and logical < len(old.blocks) else set())
+    record = struct.pack("<i", call.args[1])
+    at = lambda block: (block * KV_PER_BLOCK + offset) * KV_SIZE  # noqa: E731
+    written = [block for block in range(len(seen.pool) // BLOCK_SIZE)
+               if seen.pool[at(block) : at(block) + KV_SIZE] == record != before.pool[at(block) : at(block) + KV_SIZE]]
+    return bool(written) and not mine & set(written)
 
 
 def stray_write(call: Call, before: Observation | None, seen: Observation | None) -> bool:

@@ -9,8 +9,10 @@ and what can differ is what the grader observes itself, the calls' return values
 memory, pool_file.py) with its guards. A sequence's records are read through the model's tables from that
 pool (compare.py), so a record written into the wrong block, or a block copied wrongly, still shows; past
 another rule's bug the model takes over the pool and keeps its own tables and counts (resync.py). A rule that
-shows only in the objects (the free count, the list's order, the L1 walk) cannot show: its item is not graded
-for a Python submission (evidence.ITEMS)."""
+shows only in the objects (the list's order, the L1 walk) cannot show: its item is not graded for a Python
+submission (evidence.ITEMS). What the model cannot take over from the objects, it takes from the return values
+(replay.py): a call that failed where the model's succeeded changed nothing, and after one that succeeded where
+the model's failed the model follows no further in that program."""
 
 from dataclasses import replace
 
