@@ -29,14 +29,14 @@ def test_an_unread_engine_is_the_models_state_and_a_read_one_is_left_as_it_is() 
     model.create_sequence(False, 7, 20)
     pool = bytes(4 * 64)
     state = filled(Observation(UNREAD, pool), model)
-    assert state is not None and state.engine == modelled(model) and state.pool is pool
+    assert state is not None and state.engine == modelled(model) and state.pool is pool and not state.state_read
     assert state.engine.free_local_blocks == 2 and state.engine.ref_count == (1, 1, 0, 0)
     assert [(s.seq_id, s.kv_count) for s in state.engine.sequences] == [(7, 20)]
     read = Observation(EngineState(4, 0, (0, 0, 0, 0), ()), pool)
     assert filled(read, model) is read  # a C engine's state is its own
     assert filled(Observation(None, pool), model) == Observation(None, pool)  # a NULL handle is NULL
     model.llm_destroy(False)
-    assert filled(Observation(UNREAD, pool), model) == Observation(None, pool)  # the model holds no engine
+    assert filled(Observation(UNREAD, pool), model) == Observation(None, pool, state_read=False)  # none held
 
 
 def _appended_at(pool: bytes, block: int, offset: int, value: int) -> bytes:

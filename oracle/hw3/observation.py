@@ -50,6 +50,7 @@ class Observation:
     guard_before: bytes = b""
     guard_after: bytes = b""
     heap: HeapState | None = None
+    state_read: bool = True  # False: `engine` is the model's, standing in for objects not read (unread.py)
 
 
 class ImplementationFailure(Exception):

@@ -33,4 +33,4 @@ def filled(seen: Observation | None, model: Model) -> Observation | None:
     otherwise. An engine handle the call returned where the model has none is its return value's difference."""
     if seen is None or seen.engine is not UNREAD:
         return seen
-    return replace(seen, engine=modelled(model) if model.live else None)
+    return replace(seen, engine=modelled(model) if model.live else None, state_read=False)
