@@ -100,8 +100,9 @@ def refused_for_want_of_blocks(fresh: Callable[[], Adapter], steps: Sequence[Ste
     """Whether the last of `steps`, a create or append the implementation refused where the model's call took a
     block it had free, succeeds when the program since its last llm_init runs again in a fresh process over an
     empty pool of FRESH_BLOCKS blocks: then nothing in the call itself refuses it (an id, a length, the cap),
-    only how many blocks the engine believed free. For an engine whose free count the grader does not read
-    (unread.py); the count, where it is read, says so itself."""
+    only how many blocks the engine believed free. `steps`: the calls that did something in the model (a call
+    that failed there would do something on the larger pool). For an engine whose free count the grader does
+    not read (unread.py); the count, where it is read, says so itself."""
     start = max((i for i, step in enumerate(steps) if step.op == "llm_init"), default=None)
     if start is None or steps[start].null or steps[-1].op not in ("create_sequence", "append_kv"):
         return False

@@ -87,7 +87,8 @@ def replay(
     blind = False  # the model lost the counts and then a state it could not take over: it judges NULL-engine calls only
     unreadable = False  # a call returned, but its state could not be read: NULL-engine calls' returns judged only
     unread = False  # the engine's objects are not read (a Python submission's, unread.py): its calls' returns say
-    for number, step in enumerate(scenario.steps, 1):  # what they did
+    made: list[Step] = []  # what they did; the calls since the last llm_init that did something, in the model
+    for number, step in enumerate(scenario.steps, 1):
         was = copy.deepcopy(model) if unread else None  # the model before the call: what a failing call leaves
         null_engine = step.null if step.op == "llm_init" else step.null or engine is None
         mapped = model.mapped()
@@ -117,6 +118,7 @@ def replay(
             return None
         call = Call(step.op, step.args, null_engine, expected.returned)
         calls.append(call)
+        made = [step] if step.op == "llm_init" else made + ([step] if not null_engine and not fails(step.op, expected.returned) else [])
         found: list[Difference] = []
         seen, failed, returned_normally = None, False, False
         try:
@@ -152,7 +154,7 @@ def replay(
             effects = dataclasses.replace(effects, search_failed=True)
         if (effects is not None and fresh is not None and was is not None and effects.picked and found
                 and found[0].aspect == RETURN and fails(step.op, got)
-                and refused_for_want_of_blocks(fresh, scenario.steps[:number])):  # its free count unread
+                and refused_for_want_of_blocks(fresh, made)):  # its free count unread
             effects = dataclasses.replace(effects, short=True)
         finding = lambda d, rule=None: Finding(  # noqa: E731
             scenario.name, number, call, d, rule or rule_of(d, call, effects), calls=list(calls), model=model,
@@ -182,7 +184,7 @@ def replay(
             if not fails(step.op, got):  # it did what the model refused: what, the grader cannot see
                 unreadable, before = True, None
                 continue
-            model, seen = was, filled(observed, was)  # it failed: a failing call changes nothing (the pool shows
+            model, seen, made = was, filled(observed, was), made[:-1]  # it failed: a failing call changes nothing (the pool shows
             # what it wrote anyway, and the model takes the pool over below)
         if resync(model, seen) is None:
             carried = set()
