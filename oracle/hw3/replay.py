@@ -177,15 +177,9 @@ def replay(
             if reading is not None:
                 reading.cut.append(reading.passed_over[-1])
             return None
-        if was is not None and found[0].aspect != RETURN and step.op == "append_kv":  # which blocks its tables
-            unreadable, before = True, None  # now map, the pool does not say: the model follows no further
-            continue
-        if was is not None and found[0].aspect == RETURN:  # what the return value says the call did
-            if not fails(step.op, got):  # it did what the model refused: what, the grader cannot see
-                unreadable, before = True, None
-                continue
-            model, seen, made = was, filled(observed, was), made[:-1]  # it failed: a failing call changes nothing (the pool shows
-            # what it wrote anyway, and the model takes the pool over below)
+        if was is not None and (found[0].aspect == RETURN or step.op == "append_kv"):  # an engine whose objects are
+            unreadable, before = True, None  # not read: what it holds after a call that returned otherwise than the
+            continue  # model's, or an append the pool shows astray, nothing says; the model follows no further
         if resync(model, seen) is None:
             carried = set()
         carried |= {str(d) for d in differences(model, seen, failed, modulo=modulo)}

@@ -10,9 +10,9 @@ memory, pool_file.py) with its guards. A sequence's records are read through the
 pool (compare.py), so a record written into the wrong block, or a block copied wrongly, still shows; past
 another rule's bug the model takes over the pool and keeps its own tables and counts (resync.py). A rule that
 shows only in the objects (the list's order, the L1 walk) cannot show: its item is not graded for a Python
-submission (evidence.ITEMS). What the model cannot take over from the objects, it takes from the return values
-(replay.py): a call that failed where the model's succeeded changed nothing, and after one that succeeded where
-the model's failed the model follows no further in that program."""
+submission (evidence.ITEMS). Past another rule's bug the model takes over the pool and keeps its own tables and counts;
+after a call whose return value differs, or an append whose record the pool shows astray, nothing says what the
+engine now holds, and the model follows that program no further (replay.py)."""
 
 from dataclasses import replace
 
