@@ -119,18 +119,22 @@ def test_python_modules_get_the_checks_that_apply(tmp_path: Path) -> None:
     rubric = load(small_rubric(tmp_path / "rubric.toml"))
     report = grade("engine", rubric, tmp_path)
     statuses = {item.id: item.status for item in report.items}
-    assert {i for i, s in statuses.items() if s == "not_applicable"} == {"compiles", "memory_safety", "alloc_failure", "big_pool"}
+    assert {i for i, s in statuses.items() if s == "not_applicable"} == {
+        "compiles", "memory_safety", "alloc_failure", "big_pool", "l1_traversal", "tail_insertion"}
     assert all(s == "passed" for i, s in statuses.items() if s != "not_applicable")
-    assert report.score == report.max_score == 83 and report.exit_status == 0
-    # the L1-gap probes edit the submission's tables, which the grader does not do inside a Python submission's
-    # own process (oracle/hw3/evidence.py): not graded, said once; the item is graded on its programs
-    said = "Not graded for a Python submission: this check edits your engine's tables inside your own process"
+    assert report.score == report.max_score == 76 and report.exit_status == 0
+    # a Python submission's objects are its own word (oracle/hw3/evidence.py, unread.py): the items whose rule
+    # shows only in them leave the score with the student's words, and an item graded on its programs says
+    # what of it (its probes) was not graded
+    said = "Not graded for a Python submission: this check reads your engine's objects"
     walks = {item.id: item for item in report.items}["l1_traversal"]
-    assert walks.status == "passed" and walks.max_points == 4 and said in walks.student and said in walks.message
+    assert walks.max_points == 0 and said in walks.student and said in walks.message
     assert said in walks.for_student(1000)
+    init = {item.id: item for item in report.items}["llm_init"]  # its probe init_untouched reads the counts
+    assert init.status == "passed" and init.max_points == 6 and said in init.student
     for variant in ("free_breaks_at_null_l1", "fork_breaks_at_null_l1"):  # only the edit shows their bug
         broken = grade(f"tests.broken.{variant}", load(small_rubric(tmp_path / "r2.toml", ["l1_traversal"])), tmp_path)
-        assert broken.items[0].status == "passed" and said in broken.items[0].student, variant
+        assert broken.items[0].status == "not_applicable" and said in broken.items[0].student, variant
 
 
 def test_same_submission_and_seed_give_the_same_report(tmp_path: Path, submission: Callable[..., Path]) -> None:

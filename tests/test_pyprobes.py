@@ -1,19 +1,22 @@
-"""The white-box probes on Python implementations: the engine passes every one the grader runs in its child
-process, each bug a probe is aimed at (tests/broken/probe_bugs.py) fails that probe, with the words the same
-probe says of a C submission (one probe for both: probes.py), and a probe that rests on an edit of the
-submission's objects is never run on a graded Python submission (oracle/hw3/evidence.py): not graded. Those
-probes' logic is still tested here on the tests' own variants, edited in this process (probe_in_process.py)."""
+"""The white-box probes on Python implementations. Every probe rests on the engine's objects (a count, a table,
+the list) or on an edit of them, and a Python submission's objects are its own word (oracle/hw3/evidence.py,
+unread.py): none is run on a graded Python submission, each is not graded, in its own words. The probes' logic
+is still tested here, on the tests' own variants read and edited in this process (probe_in_process.py): each
+bug a probe is aimed at (tests/broken/probe_bugs.py) fails that probe, with the words the same probe says of a
+C submission (one probe for both: probes.py)."""
 
 import pytest
 
-from oracle.hw3.evidence import EDIT, WORDS
+from oracle.hw3.evidence import EDIT, STATE, WORDS, not_graded
 from oracle.hw3.probes import PROBES, RESTS_ON, judge
 from oracle.hw3.pyprobes import C_ONLY, run_python_probes, spread_id
 from oracle.hw3.pyremote import served
 from tests.probe_in_process import InProcessTarget
 
 EDITING = {name for name, rests_on in RESTS_ON.items() if EDIT in rests_on} - C_ONLY
+NOT_RUN = {name for name, rests_on in RESTS_ON.items() if not_graded("python", rests_on)} - C_ONLY
 NOT_GRADED = f"Not graded for a Python submission: {WORDS[EDIT]}."
+STATE_NOT_GRADED = f"Not graded for a Python submission: {WORDS[STATE]}."
 
 
 def probes(bug: str, only=tuple(PROBES)):
@@ -23,23 +26,28 @@ def probes(bug: str, only=tuple(PROBES)):
 
 
 def judged(bug: str, probe: str):
-    """The probe's result on tests.broken.probe_bugs:<bug> in this process: in the child for a probe the grader
-    runs on Python, here (edits included) for one it does not (EDITING), to test its logic."""
-    if probe in EDITING:
+    """The probe's result on tests.broken.probe_bugs:<bug>: in the child for a probe the grader runs on Python,
+    in this process (reads and edits included) for one it does not (NOT_RUN), to test its logic."""
+    if probe in NOT_RUN:
         return judge(probe, InProcessTarget(f"tests.broken.probe_bugs:{bug}"))
     (result,) = probes(bug, [probe])
     return result
 
 
-def test_the_engine_passes_every_probe() -> None:
+def test_no_probe_is_run_on_a_python_submission_and_each_says_why() -> None:
     results = probes("engine")
     assert [r.name for r in results] == list(PROBES)
     assert all(r.passed for r in results), [(r.name, r.detail) for r in results]
     assert {r.name for r in results if r.detail.startswith("not applicable")} == C_ONLY
     assert EDITING == {"l1_gap_free", "l1_gap_fork", "l2_hole_free", "l2_hole_fork"}
-    assert {r.name for r in results if r.not_graded} == EDITING
+    assert NOT_RUN == set(PROBES) - C_ONLY == {r.name for r in results if r.not_graded}
     assert all(r.not_graded == NOT_GRADED and not r.checked for r in results if r.name in EDITING)
-    assert all(r.checked for r in results if r.name not in EDITING | C_ONLY)
+    assert all(r.not_graded == STATE_NOT_GRADED and not r.checked for r in results if r.name in NOT_RUN - EDITING)
+
+
+def test_the_engine_passes_every_probe_read_in_this_process() -> None:
+    results = [judge(name, InProcessTarget("tests.broken.probe_bugs:engine")) for name in sorted(NOT_RUN)]
+    assert all(r.passed and r.checked for r in results), [(r.name, r.detail) for r in results]
 
 
 def test_a_probe_that_edits_is_not_run_on_a_python_submission() -> None:
@@ -50,26 +58,18 @@ def test_a_probe_that_edits_is_not_run_on_a_python_submission() -> None:
     assert judge("l2_hole_free", InProcessTarget("tests.broken.probe_bugs:engine")).checked  # the probe itself runs
 
 
-def test_a_probe_that_edits_only_on_one_path_judges_without_the_edit_there_never_not_graded() -> None:
-    """many_sequences edits the free count only to tell a count's bug from a create's refusal. On Python it
-    cannot: the count's bug is what holds (free_count's), so a submission cannot steer a graded probe into
-    "not graded" by refusing with a zero count; in this process the edit tells the same."""
+def test_a_probe_is_not_graded_by_its_declaration_whichever_bug_its_set_up_meets() -> None:
+    """many_sequences reads the counts (and edits the free count only to tell a count's bug from a create's
+    refusal): on Python it is not graded by what it rests on, never by where a run goes, so a submission cannot
+    steer it anywhere; in this process the edit tells the count's bug from the refusal."""
     said = (f"not checked: create_sequence(engine, {spread_id(2500)}, 1) returned NULL with 2500 sequences live: "
             "free_local_blocks is 0, while ref_count shows 2500 blocks free")
-    (result,) = probes("create_miscounts", ["many_sequences"])
-    assert (result.passed, result.checked, result.not_graded, result.owner) == (True, False, "", "free_count")
-    assert result.detail == f"{said} (item free_count) (another item's bug)", result.detail
+    for bug, probe in (("create_miscounts", "many_sequences"), ("create_leaves_wild", "many_forks")):
+        (result,) = probes(bug, [probe])
+        assert (result.passed, result.checked, result.not_graded) == (True, False, STATE_NOT_GRADED), result
     local = judge("many_sequences", InProcessTarget("tests.broken.probe_bugs:create_miscounts"))
     assert (local.passed, local.checked, local.owner) == (True, False, "free_count")
     assert local.detail.startswith(f"{said}; with free_local_blocks set to 2500 it succeeds"), local.detail
-
-
-def test_a_set_up_that_would_repair_a_wild_slot_by_an_edit_stops_at_the_creates_bug_on_python() -> None:
-    """A create that leaves an L2 table reading as C's wild sentinel: in C the set-up sets the slot to NULL and
-    goes on; on Python it cannot, and the probe stops at create_free's bug (never "not graded")."""
-    (result,) = probes("create_leaves_wild", ["many_forks"])
-    assert (result.passed, result.checked, result.not_graded, result.owner) == (True, False, "", "create_free")
-    assert result.detail.startswith("not checked: block_table[1] is a wild pointer after create_sequence(engine, 0, 1)")
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ of theirs is left; the built-in engine still gets 83/83 through the same path.""
 import json
 import os
 import secrets
+import struct
 import time
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from oracle.cli import main
 from oracle.hw3.grade import grade, load
 from oracle.child import LoadFailure
+from oracle.hw3.observation import UNREAD
 from oracle.hw3.pyremote import served
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -177,8 +179,8 @@ def llm_destroy(engine):
 def test_the_builtin_engine_gets_full_marks_through_the_child(tmp_path: Path) -> None:
     status = main(["grade", "engine", "--json", str(tmp_path / "report.json"), "-q"])
     report = json.loads((tmp_path / "report.json").read_text())
-    assert (report["score"], report["max_score"], status) == (83, 83, 0)
-    assert report["kind"] == "python"
+    assert (report["score"], report["max_score"], status) == (76, 76, 0)  # l1_traversal and tail_insertion
+    assert report["kind"] == "python"  # are not graded for Python (oracle/hw3/evidence.py ITEMS)
 
 
 def test_a_module_is_found_by_its_files_and_never_imported_by_the_grader(tmp_path: Path) -> None:
@@ -194,7 +196,9 @@ def test_a_module_is_found_by_its_files_and_never_imported_by_the_grader(tmp_pat
             adapter = remote()
             engine = adapter.llm_init(64 * 4)
             assert adapter.create_sequence(engine, 1, 20) is not None
-            assert adapter.observe(engine).engine.free_local_blocks == 2
+            assert adapter.append_kv(engine, 1, 7) == 0  # record 20: block 1, slot 4, in the grader's own pool
+            seen = adapter.observe(engine)
+            assert seen.engine is UNREAD and struct.unpack_from("<i", seen.pool, 64 + 4 * 4) == (7,)
     finally:
         sys.path.remove(str(tmp_path / "pkg_root"))
     assert "hostile_pkg" not in sys.modules and "HOSTILE_RAN" not in os.environ

@@ -111,10 +111,18 @@ def reaper() -> Iterator[Reaper]:
         yield r
 
 
-def max_points(items: tuple[str, ...]) -> int:
+# the items a Python submission is not graded on: C's own, and those whose rule shows only in the engine's
+# objects, which the grader does not read in the submission's process (oracle/hw3/evidence.py ITEMS)
+NOT_GRADED_FOR_PYTHON = frozenset({"compiles", "big_pool", "memory_safety", "alloc_failure",
+                                   "tail_insertion", "l1_traversal"})
+
+
+def max_points(items: tuple[str, ...], lang: str = "c") -> int:
+    """The most `items` can earn a submission in `lang` ("c", "python"): the report's max_score."""
     from oracle.hw3.grade import load
 
-    return sum(item.points for item in load().items if item.id in items)
+    left_out = NOT_GRADED_FOR_PYTHON if lang == "python" else frozenset()
+    return sum(item.points for item in load().items if item.id in items and item.id not in left_out)
 
 
 def hostile_source(attack: Attack, scene: Scene, **more: str) -> str:

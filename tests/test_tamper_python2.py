@@ -153,8 +153,11 @@ HW3_ATTACKS = [
               "the grader reads the pool from its own memory file: create's zeroing shows", CLEAN_COPY),
     Hw3Attack("parse_bomb", *NO_COW, NO_COW[2], "the grader reads no source with a parser: the module it imports is graded",
               "", junk=PARSE_BOMB),
-    Hw3Attack("no_room_for_probes", *NO_COW[:2], 0, NO_COW[2],
-              "a MemoryError in llm_init is its failure, not a probe the machine cannot run: llm_init fails",
+    # was 0 (init_untouched's 64 MiB pool failed llm_init); that probe reads the engine's counts, which a Python
+    # submission's grade no longer rests on (oracle/hw3/evidence.py), so no 64 MiB pool is asked for and the
+    # refusal goes unseen: the base bug's score, never "this machine cannot run it"
+    Hw3Attack("no_room_for_probes", *NO_COW, NO_COW[2],
+              "a MemoryError in llm_init is never a probe the machine cannot run: no probe is left out for it",
               NO_ROOM_FOR_PROBES),
 ]
 HW3_BY_NAME = {attack.name: attack for attack in HW3_ATTACKS}

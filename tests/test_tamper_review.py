@@ -44,24 +44,21 @@ class Attack:
     failing: tuple[str, ...] = ()  # items worth 0 points the bug fails honestly: they must still fail
 
 
-STATE_SAID_IN_ITS_PROCESS = (
-    "a Python submission's objects are read white-box by the grader's server, which runs in the submission's own "
-    "interpreter (pyserve.py is `__main__`): {how}. A rule that shows only in the objects (in no return value "
-    "and no byte of the grader-owned pool) is judged on the submission's word, and its bug's points are forged")
 ATTACKS = [
     # held since the submission's object is sealed (build.py _sealed): its read() took the driver's request
     # loop and rewrote each probe edit (9 for an honest 5)
     Attack("driver_read_interposed", "c", "l1_traversal", ("compiles", "l1_traversal"), 5),
     # held since no Python verdict rests on an edit made in the submission's interpreter (oracle/hw3/evidence.py):
     # the grader never asks for move_l2, so making it a no-op changes nothing. It scored 10/10 for an honest 6/10;
-    # the honest score is 10/10 now, as only that edit showed fork_breaks_at_null_l1's bug (not graded for Python)
-    Attack("server_ops_replaced", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 10),
+    # the honest score is 6/6 now: only that edit showed fork_breaks_at_null_l1's bug, and l1_traversal's own
+    # programs, which rest on the engine's objects alone, are not graded for Python either (evidence.ITEMS)
+    Attack("server_ops_replaced", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6),
     # our own attack on the same class: the server's white-box read of the engine rewritten to report the active
-    # list in creation order (83/83 on the whole rubric for an honest 70/83: tail_insertion and fuzz)
-    Attack("state_forged", "python", "create_at_head", ("llm_init", "tail_insertion"), 6,
-           STATE_SAID_IN_ITS_PROCESS.format(
-               how="importing the submission replaces the server's read_engine (any op can be rewritten the same "
-                   "way), so the list order it reports is the order the submission chose")),
+    # list in creation order (83/83 on the whole rubric for an honest 70/83: tail_insertion and fuzz). Held since
+    # the grader reads none of a Python engine's objects (oracle/hw3/unread.py): read_engine is never asked for,
+    # so rewriting it changes nothing; the list's order shows in no return value and no pool byte, so
+    # tail_insertion is not graded for Python (6/6 honest and attacked alike)
+    Attack("state_forged", "python", "create_at_head", ("llm_init", "tail_insertion"), 6),
 ]
 ATTACKS += [
     # both refused at build now (c/refusal.py: valgrind's client-request preamble in the object; a `syscall`
@@ -84,8 +81,9 @@ ATTACKS += [
     Attack("newline_label", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 0),  # see below
 ]
 ATTACKS += [
-    # held as root; 10 (was 6): fork_breaks_at_null_l1's bug shows only to an edit, not graded for Python now
-    Attack("spawn_daemon", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 10),
+    # held as root; 6/6 (was 6/10, then 10/10): fork_breaks_at_null_l1's bug shows only to an edit, and
+    # l1_traversal is not graded for Python now
+    Attack("spawn_daemon", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6),
 ]
 REPLY_FRAMES = (
     "the C adapter's _receive (oracle/hw3/c/adapter.py) trusts the frame the driver's reply descriptor carries, "
@@ -106,7 +104,7 @@ ATTACKS += [
     # runs it with a port no one listens on)
 ]
 ATTACKS += [
-    Attack("proc_cmdlines", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 10),  # held; see
+    Attack("proc_cmdlines", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6),  # held; see
     # test_another_process_command_line_reaches_no_report
 ]
 ATTACKS += [
@@ -123,7 +121,7 @@ HONEST = [("c", "l1_traversal", ("compiles", "l1_traversal"), 5),
           ("c", "append_cow", ("compiles", "null_engine", "append_cow"), 10),
           ("c", "memory_safety", ("compiles", "memory_safety"), 5),
           ("c", "llm_destroy", ("compiles", "llm_destroy"), 5),
-          ("python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 10),  # 6 before: see server_ops_replaced
+          ("python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6),  # 6/6: see server_ops_replaced
           ("python", "create_at_head", ("llm_init", "tail_insertion"), 6)]
 
 
@@ -166,10 +164,11 @@ def submission(scene: Scene, lang: str, base: str, attack: str | None, udp_port:
     return sub
 
 
-def graded(scene: Scene, reaper: Reaper, sub: Path, items: tuple[str, ...], expected: int, timeout: float) -> list[str]:
+def graded(scene: Scene, reaper: Reaper, sub: Path, items: tuple[str, ...], expected: int, timeout: float,
+           lang: str = "c") -> list[str]:
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
     evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric, timeout))
-    problems = evidence.problems + check_report(scene.out, expected, max_points(items))
+    problems = evidence.problems + check_report(scene.out, expected, max_points(items, lang))
     if evidence.ran.status not in (0, 1):
         problems.append(f"pagedcheck grade exited {evidence.ran.status}: {evidence.ran.stderr[-300:]}")
     return problems
@@ -178,7 +177,7 @@ def graded(scene: Scene, reaper: Reaper, sub: Path, items: tuple[str, ...], expe
 @pytest.mark.parametrize("lang, base, items, honest", HONEST, ids=[f"{lang}-{base}" for lang, base, _, _ in HONEST])
 def test_each_base_bug_scores_its_honest_score(lang: str, base: str, items: tuple[str, ...], honest: int,
                                                scene: Scene, reaper: Reaper) -> None:
-    problems = graded(scene, reaper, submission(scene, lang, base, None), items, honest, 2.0)
+    problems = graded(scene, reaper, submission(scene, lang, base, None), items, honest, 2.0, lang)
     assert not problems, "\n".join(problems)
 
 
@@ -187,7 +186,7 @@ def test_each_base_bug_scores_its_honest_score(lang: str, base: str, items: tupl
 def test_review_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
     attack = BY_NAME[name]
     problems = graded(scene, reaper, submission(scene, attack.lang, attack.base, name), attack.items,
-                      attack.expected, attack.timeout)
+                      attack.expected, attack.timeout, attack.lang)
     problems += [f"the message queue {queue} outlived the grading" for queue in attack.queues if _unlink_queue(queue)]
     assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
 
@@ -291,7 +290,7 @@ NOBODY = 65534
 
 
 ORDINARY_USER_CASES = [  # (language, known bug, attack fixture, items, honest score)
-    ("python", "fork_breaks_at_null_l1", PY_ATTACKS / "spawn_daemon.py", ("llm_init", "l1_traversal"), 10),
+    ("python", "fork_breaks_at_null_l1", PY_ATTACKS / "spawn_daemon.py", ("llm_init", "l1_traversal"), 6),
     # a constructor, refused at build now (c/refusal.py): 0
     ("c", "append_cow", SUBMISSIONS / "hostile" / "tamper" / "spawn_sleeper.patch", ("compiles", "null_engine", "append_cow"), 0),
 ]
@@ -331,8 +330,8 @@ def test_a_spawned_process_dies_with_a_grader_run_by_an_ordinary_user(
         left = reaper.leftovers(*world.markers)
         reaper.kill(left)
         problems = [f"left running: pid {p.pid} {p.cmdline[:100]}" for p in left]
-        problems += check_report(world.out, honest, max_points(items))
-        full = honest == max_points(items)  # fork_breaks_at_null_l1 passes what is graded for Python: exit 0
+        problems += check_report(world.out, honest, max_points(items, lang))
+        full = honest == max_points(items, lang)  # fork_breaks_at_null_l1 passes what is graded for Python: exit 0
         assert done.returncode == (0 if full else 1) and not problems, "\n".join([done.stderr[-300:], *problems])
     finally:
         world.close()
@@ -378,7 +377,7 @@ def test_another_process_command_line_reaches_no_report(scene: Scene, reaper: Re
     finally:
         other.kill()
         other.wait()
-    problems = evidence.problems + check_report(scene.out, 10, max_points(items))  # fork_breaks_at_null_l1's honest
+    problems = evidence.problems + check_report(scene.out, 6, max_points(items, "python"))  # fork_breaks_at_null_l1's honest
     assert not problems, "\n".join(problems)
 
 
@@ -442,5 +441,5 @@ def test_a_python_upload_that_links_to_the_reference_gets_nothing_of_it(layout: 
     items = ("llm_init", "l1_traversal")
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
     evidence = grade_in_scene(scene, reaper, grade_args(upload, scene, rubric))
-    problems = evidence.problems + check_report(scene.out, 0, max_points(items))
+    problems = evidence.problems + check_report(scene.out, 0, max_points(items))  # graded as a C upload
     assert not problems, "\n".join(problems)

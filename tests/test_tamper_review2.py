@@ -88,22 +88,15 @@ ATTACKS += [
            "outside the fence region) there is none. Plain C, nothing refused: 15/15 for an honest 5/15"),
 ]
 ATTACKS += [
-    # honest 6/11 (free_count fails: "free_local_blocks: expected 7, got 6")
-    Attack("free_count_said_to_reader", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6,
-           "a Python engine's counters are read by the grader's server inside the submission's interpreter, and "
-           "an engine can tell that reader from its own code by the calling frame (sys._getframe(1): the server "
-           "is `__main__`), replacing nothing of the server's: free_local_blocks becomes a property that says "
-           "ref_count's count of zeros to the server and the bug's count to the engine. free_count then passes "
-           "('not checked past ... create_sequence returned NULL (item create_free's)'): 11/11 for an honest "
-           "6/11. On the whole rubric it costs more than it buys (55/83 for an honest 68/83: the refusals are "
-           "charged to create_free and append_cow), but any rule that shows only in the objects is for sale "
-           "this way; a fix that snapshots the server's operations (against state_forged) does not stop it"),
-    # honest 6/19 here (70/83 on the whole rubric: tail_insertion and fuzz fail on the list's order)
-    Attack("order_said_to_reader", "python", "create_at_head", ("llm_init", "tail_insertion", "fuzz"), 6,
-           "as free_count_said_to_reader, by the calling frame and replacing nothing of the server's: active_seqs "
-           "becomes a property that, read by the server, first relinks the list in creation order, so every state "
-           "the grader reads is in that order while create_sequence still inserts at the head: 19/19 here and "
-           "83/83 on the whole rubric for an honest 70/83"),
+    # held since the grader reads none of a Python engine's objects (oracle/hw3/unread.py): the property says
+    # what it likes to a reader that never comes (it scored 11/11 for an honest 6/11). free_count judges the
+    # bug where the grader sees it, in create_sequence's refusals that more free blocks undo (a second opinion
+    # in a process of its own, fresh_pool.refused_for_want_of_blocks): 6/11, honest and attacked alike
+    Attack("free_count_said_to_reader", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6),
+    # held likewise: the list is relinked for a reader that never comes, and its order shows in no return value
+    # and no pool byte, so tail_insertion is not graded for Python and fuzz compares what the calls return and
+    # the pool: 16/16, honest and attacked alike (once 19/19 for an honest 6/19)
+    Attack("order_said_to_reader", "python", "create_at_head", ("llm_init", "tail_insertion", "fuzz"), 16),
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 
@@ -123,7 +116,7 @@ def submission(scene: Scene, attack: Attack) -> Path:
 
 
 HONEST = [("python", "free_count_not_incremented", ("llm_init", "free_count"), 6),
-          ("python", "create_at_head", ("llm_init", "tail_insertion", "fuzz"), 6)]  # the C bases: test_tamper_review's
+          ("python", "create_at_head", ("llm_init", "tail_insertion", "fuzz"), 16)]  # the C bases: test_tamper_review's
 # HONEST and the figures in each attack's comment (measured with `pagedcheck grade` on the bug alone)
 
 
@@ -131,7 +124,7 @@ HONEST = [("python", "free_count_not_incremented", ("llm_init", "free_count"), 6
 def test_each_python_base_scores_its_honest_score(lang: str, base: str, items: tuple[str, ...], honest: int,
                                                   scene: Scene, reaper: Reaper) -> None:
     (scene.mods / "review2_attack.py").write_text(scene.fill(python_module(base, "")))
-    problems = graded(scene, reaper, Path("review2_attack"), items, honest, 2.0)
+    problems = graded(scene, reaper, Path("review2_attack"), items, honest, 2.0, lang)
     assert not problems, "\n".join(problems)
 
 
@@ -139,7 +132,8 @@ def test_each_python_base_scores_its_honest_score(lang: str, base: str, items: t
                                   if a.broken else a.name for a in ATTACKS])
 def test_review2_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
     attack = BY_NAME[name]
-    problems = graded(scene, reaper, submission(scene, attack), attack.items, attack.expected, attack.timeout)
+    problems = graded(scene, reaper, submission(scene, attack), attack.items, attack.expected, attack.timeout,
+                      attack.lang)
     if attack.failing:  # a 0-point item: the score cannot show it, its status and the exit status do
         problems = [p for p in problems if not p.startswith("exit_status")]
         report = json.loads((scene.out / "report.json").read_text())

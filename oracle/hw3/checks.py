@@ -21,6 +21,7 @@ from oracle.grading.rubric import at_least, positive
 from oracle.hw3 import FAMILY
 from oracle.difference import Difference
 from oracle.hw3.difference import CRASH, POOL
+from oracle.hw3.evidence import item_not_graded
 from oracle.hw3.machine import Divergence
 from oracle.hw3 import programs
 from oracle.hw3.replay import Finding, replay, stray_write  # noqa: F401  (replay: importable from here as before)
@@ -198,8 +199,22 @@ PROGRAM_LIMITS = {"programs": _names}
 
 # ---- the registry ---------------------------------------------------------------------------------------
 
+
+def _on_its_evidence(item: str, run: Any) -> Any:
+    """The check of `item`, left out of the score (not applicable, in the student's words) for a submission
+    whose kind gives none of the evidence its programs rest on (evidence.item_not_graded)."""
+
+    def check(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+        why = item_not_graded(sub.kind, item)
+        if why is not None:
+            raise NotApplicable(why, student=why)
+        return run(sub, options)
+
+    return check
+
+
 CHECKS: dict[str, Check] = {
-    check.id: check
+    check.id: dataclasses.replace(check, run=_on_its_evidence(check.id, check.run))
     for check in (
         Check("compiles", "Compilation Standard: gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2", check_compiles),
         Check("llm_init", TASKS["llm_init"], check_llm_init, _programs("llm_init"), PROGRAM_LIMITS),

@@ -5,14 +5,17 @@ untouched, whether an append wrote slots it must not."""
 import struct
 
 from oracle.hw3.machine import Call
+from oracle.hw3.model import Model
 from oracle.hw3.observation import WILD, EngineState, Observation
 from oracle.hw3.rules import WALKS, Effects
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, KV_SIZE, L2_PT_SIZE, UNMAPPED
 
 
-def effects_of(call: Call, before: Observation | None, seen: Observation | None, picked: frozenset[int]) -> Effects | None:
+def effects_of(call: Call, before: Observation | None, seen: Observation | None, picked: frozenset[int],
+               unread: tuple[Model | None, Model] | None = None) -> Effects | None:
     """What a call changed between two observations of the implementation (None when either is unknown), and
-    `picked`, the blocks the model's call newly mapped."""
+    `picked`, the blocks the model's call newly mapped. `unread`: the model before and after the call, when the
+    engine's objects are not read (unread.py): where its append's record landed is then read from the pool."""
     if before is None or seen is None or before.engine is None or seen.engine is None:
         return None
     tables = {state.seq_id: state.block_table for state in before.engine.sequences}
@@ -20,7 +23,29 @@ def effects_of(call: Call, before: Observation | None, seen: Observation | None,
     old, new = before.engine.ref_count, seen.engine.ref_count
     taken = frozenset(block for block in range(min(len(old), len(new))) if old[block] == 0 and new[block] > 0)
     skipped = _skipped(call, tables, before.engine, seen.engine) if not call.null and call.api in WALKS else frozenset()
-    return Effects(moved, taken, before.pool != seen.pool, picked, skipped=skipped, stray=stray_write(call, before, seen))
+    elsewhere = unread is not None and wrote_elsewhere(call, *unread, before, seen)
+    return Effects(moved, taken, before.pool != seen.pool, picked, skipped=skipped, stray=stray_write(call, before, seen),
+                   elsewhere=elsewhere)
+
+
+def wrote_elsewhere(call: Call, was: Model | None, model: Model, before: Observation, seen: Observation) -> bool:
+    """Whether an append wrote its record, at its offset, into another block than the one the model's append put
+    it in (`model`, after the call) and the one its logical block mapped before the call (`was`: an append
+    that wrote a shared block in place is Task 4's): a block of its choosing, first fit's, made by this append
+    or by the create or fork that mapped it."""
+    if call.api != "append_kv" or call.null or before.pool is None or seen.pool is None or len(before.pool) != len(seen.pool):
+        return False
+    seq = model.sequences.get(call.args[0])
+    if seq is None or not seq.values:
+        return False
+    logical, offset = divmod(len(seq.values) - 1, KV_PER_BLOCK)
+    old = was.sequences.get(call.args[0]) if was is not None else None
+    mine = {seq.blocks[logical]} | ({old.blocks[logical]} if old is not None and logical < len(old.blocks) else set())
+    record = struct.pack("<i", call.args[1])
+    at = lambda block: (block * KV_PER_BLOCK + offset) * KV_SIZE  # noqa: E731
+    written = [block for block in range(len(seen.pool) // BLOCK_SIZE)
+               if seen.pool[at(block) : at(block) + KV_SIZE] == record != before.pool[at(block) : at(block) + KV_SIZE]]
+    return bool(written) and not mine & set(written)
 
 
 def stray_write(call: Call, before: Observation | None, seen: Observation | None) -> bool:

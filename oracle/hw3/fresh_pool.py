@@ -96,6 +96,27 @@ def _one_block_creates(fresh: Callable[[], Adapter], steps: Sequence[Step], coun
     return [ok and bool(entry) and 0 <= entry[0] < after.total_local_blocks for ok, entry in zip(made, entries)]
 
 
+def refused_for_want_of_blocks(fresh: Callable[[], Adapter], steps: Sequence[Step]) -> bool:
+    """Whether the last of `steps`, a create or append the implementation refused where the model's call took a
+    block it had free, succeeds when the program since its last llm_init runs again in a fresh process over an
+    empty pool of FRESH_BLOCKS blocks: then nothing in the call itself refuses it (an id, a length, the cap),
+    only how many blocks the engine believed free. `steps`: the calls that did something in the model (a call
+    that failed there would do something on the larger pool). For an engine whose free count the grader does
+    not read (unread.py); the count, where it is read, says so itself."""
+    start = max((i for i, step in enumerate(steps) if step.op == "llm_init"), default=None)
+    if start is None or steps[start].null or steps[-1].op not in ("create_sequence", "append_kv"):
+        return False
+    program = [Step("llm_init", (FRESH_BLOCKS * BLOCK_SIZE,)), *steps[start + 1 :]]
+    with closing(fresh()) as adapter:
+        try:
+            engine: object = None
+            for step in program:
+                engine, returned = call_on(adapter, step, engine)
+        except ImplementationFailure:
+            return False
+    return returned is not None if steps[-1].op == "create_sequence" else returned == 0
+
+
 def _entries(engine: EngineState | None, seq_id: int) -> list[int]:
     """The L2 entries of sequence `seq_id`, in logical order (-1 for a NULL L2 table); empty when it is not live."""
     state = next((s for s in engine.sequences if s.seq_id == seq_id), None) if engine is not None else None

@@ -19,6 +19,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initial
 from oracle.hw3 import strategies as st
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.compare import agrees, first_difference
+from oracle.hw3.unread import filled
 from oracle.difference import Difference
 from oracle.hw3.difference import RETURN, crash
 from oracle.hw3.model import NULL, Model, Outcome
@@ -132,7 +133,7 @@ class HW3Machine(RuleBasedStateMachine):
         got = returned is not None if api in POINTER_CALLS else returned
         if got != expected.returned:
             difference = Difference(RETURN, "return value", _shown(api, expected.returned), _shown(api, got))
-            self._differs(difference, f"{difference} after {call}", observed(self.impl, self.engine))
+            self._differs(difference, f"{difference} after {call}", observed(self.impl, self.engine, self.model))
         if check:
             self._check(call, failed=expected.returned is NULL or expected.returned == -1)  # worded only if it fails
         return expected
@@ -140,7 +141,7 @@ class HW3Machine(RuleBasedStateMachine):
     def _check(self, shown: object, failed: bool) -> None:
         """The state after the call `shown` (a Call, or words) against the model's."""
         try:
-            seen = self.impl.observe(self.engine)
+            seen = filled(self.impl.observe(self.engine), self.model)
         except ImplementationFailure as failure:
             self._differs(crash(failure), f"observing the state after {shown}: {failure}")
         difference = None if agrees(self.model, seen, failed) else first_difference(self.model, seen, failed)
@@ -281,10 +282,10 @@ class HW3Machine(RuleBasedStateMachine):
             self.impl.close()
 
 
-def observed(impl: Adapter, engine: Any) -> Observation | None:
+def observed(impl: Adapter, engine: Any, model: Model) -> Observation | None:
     """The implementation's state after a call that already failed, for its picture; None when it cannot be read."""
     try:
-        return impl.observe(engine)
+        return filled(impl.observe(engine), model)
     except ImplementationFailure:
         return None
 

@@ -27,6 +27,12 @@ class EngineState:
     list_error: str | None = None  # how the active list is broken (prev/next mismatch, not circular), if it is
 
 
+# The state of a live engine whose objects the grader does not read (a Python submission's: they exist only in
+# its own interpreter, where what they say is the submission's word). unread.py puts the model's own state in
+# its place, so only what the grader observes itself can differ: the return values, the pool and its guards.
+UNREAD = EngineState(0, 0, (), (), "not read")
+
+
 @dataclass(frozen=True, slots=True)
 class HeapState:
     """Heap accounting, for implementations whose allocations an adapter can count (C)."""
@@ -44,6 +50,7 @@ class Observation:
     guard_before: bytes = b""
     guard_after: bytes = b""
     heap: HeapState | None = None
+    state_read: bool = True  # False: `engine` is the model's, standing in for objects not read (unread.py)
 
 
 class ImplementationFailure(Exception):

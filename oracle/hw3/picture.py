@@ -38,6 +38,7 @@ class Side:
     pool: bytes | None = None
     guards_intact: bool = True
     heap: str | None = None  # the implementation's heap accounting, in words, where an adapter counts it
+    read: bool = True  # False: the engine's objects were not read (a Python submission's: only its pool is its own)
 
     def slot(self, slot: int) -> int | None:
         """The int32 in a slot of the pool; None past its end."""
@@ -135,8 +136,8 @@ def actual_side(seen: Observation) -> Side:
         heap = (f"{seen.heap.call_allocations} allocation(s) in the call; {seen.heap.live_blocks} block(s), "
                 f"{seen.heap.live_bytes} bytes live")
     engine = seen.engine
-    if engine is None:
-        return Side(engine=False, pool=seen.pool, guards_intact=guards, heap=heap)
+    if engine is None or not seen.state_read:
+        return Side(engine=engine is not None, pool=seen.pool, guards_intact=guards, heap=heap, read=seen.state_read)
     kv_count: dict[int, int] = {}
     tables: dict[int, Table] = {}
     for state in engine.sequences:

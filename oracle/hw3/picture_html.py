@@ -9,6 +9,8 @@ that agree, and sequences that are the same on both sides (a closed <details>). 
 html.escape: a submission's names and values never become markup.
 """
 
+import dataclasses
+
 from oracle.hw3.observation import WILD
 from oracle.hw3.picture import APPEND, CLASS_WORDS, COW, MAGIC, WRONG, Picture, Side, magic_source
 from oracle.hw3.spec import KV_PER_BLOCK, KV_SIZE, L1_PT_SIZE, L2_PT_SIZE, UNMAPPED
@@ -300,11 +302,16 @@ def legend() -> str:
 
 def state(picture: Picture) -> str:
     """Every section of the state right after the failing call."""
-    missing = ""
+    missing, objects = "", picture
     if picture.actual is None:
         missing = ('<p class="broken">The implementation\'s state could not be read after this call (it '
                    "crashed, exited or hung): only the expected state is shown.</p>")
-    sections = [("Engine", counters(picture)), ("Active list (head→next first)", active_list(picture)),
-                ("ref_count", ref_counts(picture) if any(s.engine for s in _sides(picture)) else '<p class="none">no engine</p>'),
-                ("Block tables (L1 rows × L2 columns; · is -1)", block_tables(picture)), ("Pool", legend() + pool(picture))]
+    elif not picture.actual.read:  # a Python submission: its objects are its own word, never read (unread.py)
+        missing = ('<p class="none">Your engine\'s objects are not read (a Python submission is graded on what its '
+                   "calls return and on the pool): the engine, the list, ref_count and the tables show the "
+                   "expected state only; the pool shows yours.</p>")
+        objects = dataclasses.replace(picture, actual=None)
+    sections = [("Engine", counters(objects)), ("Active list (head→next first)", active_list(objects)),
+                ("ref_count", ref_counts(objects) if any(s.engine for s in _sides(objects)) else '<p class="none">no engine</p>'),
+                ("Block tables (L1 rows × L2 columns; · is -1)", block_tables(objects)), ("Pool", legend() + pool(picture))]
     return missing + "".join(f'<section class="part"><h3>{e(name)}</h3>{html}</section>' for name, html in sections)

@@ -1,9 +1,8 @@
-"""The white-box probes (probes.py) on a Python implementation, in its child process (pyremote.py): the same
-probes, names and messages as for C, judged here on what the child's calls returned, what it says of its
-objects (the field names the Python contract shares with the C structs) and the pool the grader owns. A probe
-that rests on an edit of the objects (probes.RESTS_ON) is not run: the edit would be made in the submission's
-own interpreter, which the submission controls (evidence.py); it is not graded, at no point and no cost.
-big_pool, about int overflow in a C address, has no Python counterpart and passes.
+"""The white-box probes (probes.py) on a Python implementation, in its child process (pyremote.py). A probe
+runs there only when its verdict rests on what the grader observes itself (probes.RESTS_ON, evidence.py): the
+calls' return values and the pool. Every probe today also reads the engine's objects (and some edit them),
+which a Python submission's own code can fake, so none is run: each is not graded, at no point and no cost,
+in its own words. big_pool, about int overflow in a C address, has no Python counterpart and passes.
 """
 
 from typing import Callable, Sequence

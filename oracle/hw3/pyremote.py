@@ -1,8 +1,8 @@
 """RemotePythonAdapter: the Adapter protocol for a Python submission that runs in a child process.
 
 The submission never runs in the grader: pyserve.py loads it in the sandbox (oracle/child.py) and answers each
-call with what it returned and, read white-box there, the engine's state, which the grader compares with the
-model as it does for any adapter. The pool is memory the grader owns: a window of a memory file
+call with what it returned, which the grader compares with the model as it does for any adapter; the
+engine's objects are not read (unread.py: what they say is the submission's word). The pool is memory the grader owns: a window of a memory file
 (pool_file.py) that the child maps and hands to llm_init, and that the grader reads back itself, so what the
 submission wrote into it is what the grader sees, whatever the child says. One child serves every adapter of
 a grading run (as one imported module would); a failure that stops it (sys.exit, a BaseException, a fork, a
@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from oracle.hw3.evidence import InProcessEdit
-from oracle.hw3.observation import EngineState, ImplementationFailure, Observation
+from oracle.hw3.observation import UNREAD, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
 from oracle.hw3.pool_file import POOL_BYTES_SHOWN, PoolFile
 from oracle.hw3.probe_target import Counts, PoolView, SequenceView
-from oracle.child import PythonChild, PythonTarget
-from oracle.hw3.pyreply import BadReply, engine_state, handle, integer, integers, returned, table, text
+from oracle.child import LoadFailure, PythonChild, PythonTarget
+from oracle.hw3.pyreply import BadReply, handle, integer, integers, returned, table, text
 from oracle.hw3.spec import API
 from oracle.sandbox import Sandbox
 
@@ -50,7 +50,9 @@ class RemotePythonAdapter:
     child inherits). `output` is what the submission printed while this adapter was in use; `timeout` (None:
     the child's) bounds each call."""
 
-    def __init__(self, child: PythonChild, pools: PoolFile, timeout: float | None = None):
+    def __init__(self, child: PythonChild, pools: PoolFile, timeout: float | None = None,
+                 stops: "RemotePython | None" = None):
+        self._stops = stops  # a child of its own (RemotePython.apart), stopped when this adapter closes
         self.child = child
         self.pools = pools
         self.name = child.target.spec
@@ -58,11 +60,6 @@ class RemotePythonAdapter:
         self._fresh = True  # the next init forgets the handles and the pools of earlier adapters
         self._mark: tuple[int, int] | None = None  # (generation, output offset) when this adapter first called
         self._window: tuple[int, int, int] | None = None  # the last init's pool: (offset, guard, size); None: NULL
-        # A call's reply carries the observation of the engine observed last (after init: the new one), as
-        # long as each call so far was followed by observe(); a burst of unobserved calls turns that off.
-        self._watched: Handle | None = None
-        self._unobserved = False  # a call since the last observe()
-        self._ahead: tuple[Handle | None, dict[str, Any]] | None = None  # (engine, the reply observing it)
         self.entered: str | None = None  # the API call a probe entered last
 
     # ---- plumbing ----
@@ -73,7 +70,6 @@ class RemotePythonAdapter:
             if not child.running:
                 child.ask({"op": "reset"}, "while starting")  # starts it, or says why it does not load
             self._mark = (child.generation, child.mark())
-        self._ahead = None
         return child.ask(request, doing, self.timeout)
 
     def _bad(self, bad: BadReply) -> ImplementationFailure:
@@ -93,38 +89,19 @@ class RemotePythonAdapter:
         number = handle(value)
         return None if number is None else Handle(number, self.child.generation)
 
-    def _state(self, reply: dict[str, Any], engine: Any) -> EngineState | None:
-        if engine is None:
-            return None
-        if "state_error" in reply:
-            raise ImplementationFailure(f"state unreadable: {text(reply['state_error'], 'state_error', 500)}")
-        return engine_state(reply.get("state"))
-
     # ---- the Adapter protocol ----
 
     def llm_init(self, pool_size: int, null_pool: bool = False) -> Handle | None:
         if pool_size < 0:
             raise ValueError("pool_size is a size_t: it cannot be negative")
         request = self._init_request(pool_size, None if null_pool else initial_pool(pool_size), None)
-        request["then"] = "new"
-        self._unobserved = True
         reply = self._reply(request, "in llm_init")
-        engine = self._parsed(lambda r: self._handle(r.get("ret")), reply)
-        self._ahead = (engine, reply)
-        return engine
+        return self._parsed(lambda r: self._handle(r.get("ret")), reply)
 
-    def _invoke(self, api: str, engine: Any, args: tuple[int, ...], ahead: bool = True) -> Any:
+    def _invoke(self, api: str, engine: Any, args: tuple[int, ...]) -> Any:
         request: dict[str, Any] = {"op": "call", "api": api, "engine": self._number(engine), "args": list(args)}
-        watch = None if api == "llm_destroy" else self._watched
-        ahead = ahead and not self._unobserved and (watch is None or watch.generation == self.child.generation)
-        if ahead:
-            request["then"] = None if watch is None else watch.number
-        self._unobserved = True
         reply = self._reply(request, f"in {api}")
-        result = self._parsed(lambda r: self._returned(api, r.get("ret")), reply)
-        if ahead:
-            self._ahead = (watch, reply)
-        return result
+        return self._parsed(lambda r: self._returned(api, r.get("ret")), reply)
 
     def _returned(self, api: str, value: Any) -> Any:
         return self._handle(value) if api in POINTER_CALLS else returned(value)
@@ -145,20 +122,14 @@ class RemotePythonAdapter:
         return self._invoke("llm_destroy", engine, ())
 
     def observe(self, engine: Any) -> Observation:
-        """The engine's state and the pool, read in the child after the last call (one round trip)."""
-        self._watched, self._unobserved = engine, False
+        """The pool and its guards, read from the grader's own memory file; the engine's objects are not read
+        (UNREAD while the handle is live: their state is the submission's word, unread.py)."""
         if self._window is None:
             return Observation(engine=None, pool=None)
-        ahead, self._ahead = self._ahead, None
-        if ahead is not None and ahead[0] == engine:
-            reply = ahead[1]
-        else:
-            reply = self._reply({"op": "observe", "engine": self._number(engine)}, "while its state was read")
-        state = self._parsed(lambda r: self._state(r, engine), reply)
         offset, guard, size = self._window
         region = self.pools.read(offset, 2 * guard + size)  # the grader's own memory, read here
         return Observation(
-            engine=state,
+            engine=None if engine is None else UNREAD,
             pool=region[guard : guard + size],
             guard_before=region[:guard],
             guard_after=region[guard + size :],
@@ -174,6 +145,8 @@ class RemotePythonAdapter:
 
     def close(self) -> None:
         self._window = None
+        if self._stops is not None:
+            self._stops.close()
 
     def _init_request(self, size: int, image: bytes | None, pattern: bytes | None) -> dict[str, Any]:
         """An init request on a fresh window holding `image` or `pattern` repeated (both None: a NULL pool)."""
@@ -199,7 +172,7 @@ class RemotePythonAdapter:
     def call(self, api: str, engine: Any, *args: int) -> Any:
         """One of the five calls after llm_init (the same as the Adapter's methods), observing nothing."""
         self.entered = api
-        return self._invoke(api, engine, args, ahead=False)
+        return self._invoke(api, engine, args)
 
     def calls(self, api: str, engine: Any, args: list[tuple[int, ...]], stop: str) -> list[Any]:
         """call(api, engine, *one) for each of args, in one request, up to the first that returns NULL (stop
@@ -294,6 +267,7 @@ class RemotePython:
     `close()` stops it and everything it started."""
 
     def __init__(self, target: PythonTarget, sandbox: Sandbox, *, timeout: float = 2.0, **options: Any):
+        self._made = (target, sandbox, timeout, options)
         self.pools = PoolFile()
         self.child = PythonChild(target, sandbox, server=SERVER, failure=ImplementationFailure, timeout=timeout,
                                  pass_fds=(self.pools.fd,), **options)
@@ -303,6 +277,18 @@ class RemotePython:
 
     def __call__(self, timeout: float | None = None) -> RemotePythonAdapter:
         return RemotePythonAdapter(self.child, self.pools, timeout)
+
+    def apart(self, timeout: float | None = None) -> RemotePythonAdapter:
+        """An adapter on a child process of its own, started now and stopped when the adapter closes: a second
+        opinion (fresh_pool.py) that nothing this child's calls did can reach, and that reaches none of them."""
+        target, sandbox, child_timeout, options = self._made
+        other = RemotePython(target, sandbox, timeout=child_timeout, **options)
+        try:
+            other.load()
+        except LoadFailure as failure:
+            other.close()
+            raise ImplementationFailure(f"did not load in a second process: {failure}") from None
+        return RemotePythonAdapter(other.child, other.pools, timeout, stops=other)
 
     def close(self) -> None:
         self.child.close()

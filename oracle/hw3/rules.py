@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from oracle.difference import Difference
 from oracle.hw3.difference import (
     BLOCK_ID, BLOCKS_TAKEN, CALL_ALLOCATIONS, CONTENTS, CRASH, ENGINE, FREE_COUNT, GUARD, HEAP_CORRUPTED, KV_COUNT, LEAK,
-    LIST_BROKEN, LIST_IDS, LIST_ORDER, MAPPING, POOL, POOL_SIZE, REF_COUNT, STATE_CHANGE, TABLE_SHAPE, TOTAL,
+    LIST_BROKEN, LIST_IDS, LIST_ORDER, MAPPING, POOL, POOL_SIZE, REF_COUNT, RETURN, STATE_CHANGE, TABLE_SHAPE, TOTAL,
 )
 from oracle.hw3.machine import POINTER_CALLS, Call
 
@@ -56,6 +56,9 @@ class Effects:
     skipped: frozenset[int] = frozenset()  # the L1 slots a free or fork left untouched while it walked others
     stray: bool = False  # an append wrote its record, and other slots of that block it did not copy
     reordered_only: bool = True  # the list's order is all that differs after the call
+    elsewhere: bool = False  # an append wrote its record at its offset into a block the model holds free, not the
+    # model's: another block than first fit's (unread.py: seen in the pool where the tables are not read)
+    short: bool = False  # a create or append refused for want of blocks where the model had them (fresh_pool.py)
 
 
 STRAY_WRITE = Effects(frozenset(), frozenset(), stray=True)  # all that is known of an append: it wrote astray
@@ -73,6 +76,8 @@ SKIPPED_SLOTS = "skipped L1 slots"  # a free or fork left whole L1 slots as they
 SEARCH_FAILED = "search failed"  # it asked for each block and its search found none, though the model found one
 TOOK_THERE = "took a block there"  # it allocated the block it shows where the model allocated one too
 REORDERED_ONLY = "reordered only"  # the list's order is all that differs after the call
+WROTE_ELSEWHERE = "wrote elsewhere"  # an append wrote its record into a block the model holds free, not its own
+SHORT_OF_BLOCKS = "short of blocks"  # refused though the model had the blocks, and succeeds with plenty free
 MOVED_ANOTHER = "moved another sequence"  # it changed another sequence's table: a fork shared an L2 table
 NOTHING = ""  # none of these: the aspect and the call decide
 
@@ -110,6 +115,11 @@ RULES: dict[tuple[str, str, str], str] = {
     **{(FREE_COUNT, api, NOTHING): FREE_BLOCK_CONSISTENCY for api in ENGINE_CALLS},
     **{(aspect, api, SEARCH_FAILED): FIRST_FIT for aspect in (BLOCKS_TAKEN, MAPPING, REF_COUNT) for api in ENGINE_CALLS},
     **{(BLOCK_ID, api, TOOK_THERE): FIRST_FIT for api in _PICKS_BLOCKS},  # which block: first fit's choice
+    # where the tables are not read (unread.py): the record found in a block the model holds free is first fit's
+    # choice (made by this append, or by the create or fork that mapped the block), and a refusal that more free
+    # blocks undo is the engine's belief of how many are free, its free count's
+    **{(aspect, "append_kv", WROTE_ELSEWHERE): FIRST_FIT for aspect in (POOL, CONTENTS)},
+    **{(RETURN, api, SHORT_OF_BLOCKS): FREE_BLOCK_CONSISTENCY for api in _PICKS_BLOCKS},
     # the list keeps creation order, whichever call reordered it (beside another difference of an append or a
     # free, the order is that call's: a reorder planted there hides nothing)
     **{(LIST_ORDER, api, REORDERED_ONLY): TAIL_INSERTION for api in ENGINE_CALLS},
@@ -134,6 +144,8 @@ _FACTS: tuple[tuple[str, Callable[[Difference, Call, Effects | None], bool]], ..
     (SKIPPED_SLOTS, lambda d, call, e: e is not None and bool(e.skipped)),
     (SEARCH_FAILED, lambda d, call, e: e is not None and e.search_failed),
     (TOOK_THERE, lambda d, call, e: e is None or (d.got in e.taken and (e.picked is None or d.expected in e.picked))),
+    (WROTE_ELSEWHERE, lambda d, call, e: e is not None and e.elsewhere),
+    (SHORT_OF_BLOCKS, lambda d, call, e: e is not None and e.short),
     (REORDERED_ONLY, lambda d, call, e: e is None or e.reordered_only),
     (MOVED_ANOTHER, _moved_another),
     (NOTHING, lambda d, call, e: True),

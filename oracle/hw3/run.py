@@ -13,6 +13,7 @@ on. A crash or hang ends the run, as does a step the model cannot follow and no 
 `judge(ran)`, when given, is asked after each judged step, before the model takes over, whether to stop there
 (replay.py's judge stops at the first difference of its item's rule)."""
 
+import copy
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -21,13 +22,14 @@ from oracle.difference import Difference
 from oracle.hw3.compare import differences, state_changes
 from oracle.hw3.difference import LIST_ORDER, RETURN, crash
 from oracle.hw3.effects import effects_of
-from oracle.hw3.fresh_pool import search_failed
+from oracle.hw3.fresh_pool import refused_for_want_of_blocks, search_failed
 from oracle.hw3.machine import POINTER_CALLS, Call
-from oracle.hw3.observation import ImplementationFailure, Observation
+from oracle.hw3.observation import UNREAD, ImplementationFailure, Observation
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
 from oracle.hw3.rules import WALKS, Effects, fails
 from oracle.hw3.spec import L2_PT_SIZE, UNMAPPED
 from oracle.hw3.step import call_on
+from oracle.hw3.unread import filled
 from oracle.program import Program, Step
 
 
@@ -68,7 +70,10 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
     carried: set[str] = set()  # differences the model could not take over
     blind = False  # the model lost the counts, then a state it could not take over: NULL-engine calls only
     unreadable = False  # a call returned, but its state could not be read: return values alone are compared
+    unread = False  # the engine's objects are not read (a Python submission's, unread.py): its calls' returns say
+    made: list[Step] = []  # what they did; the calls since the last llm_init that did something, in the model
     for number, step in enumerate(program.steps, 1):
+        was = copy.deepcopy(model) if unread else None  # the model before the call: what a failing call leaves
         null_engine = step.null if step.op == "llm_init" else step.null or engine is None
         mapped = model.mapped()
         walked = model.sequences.get(step.args[0]) if step.op in WALKS and not null_engine else None
@@ -82,21 +87,23 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
                 expected = getattr(model, step.op)(null_engine, *step.args)
         except ModelLost:
             if (model.lost or unreadable) and engine is not None and trace.steps:
-                engine, made, seen = _unjudged(implementation, step, engine, trace.calls, observe=not unreadable)
+                engine, returned, seen = _unjudged(implementation, step, engine, trace.calls, observe=not unreadable)
+                seen = filled(seen, model)
                 if seen is not None:  # the model takes over what it left, or carries what it cannot
                     blind = resync(model, seen) is not None
                     carried = {str(d) for d in differences(model, seen, False, modulo=modulo)} if blind else set()
                     before = seen
                     continue
-                if made and unreadable:
+                if returned and unreadable:
                     continue
             trace.cut = True
             return trace
         call = Call(step.op, step.args, null_engine, expected.returned)
         trace.calls.append(call)
+        made = [step] if step.op == "llm_init" else made + ([step] if not null_engine and not fails(step.op, expected.returned) else [])
         ran = Ran(number, call, list(trace.calls), [], walk=walk)
         trace.steps.append(ran)
-        failed, returned_normally = False, False
+        failed, returned_normally, got = False, False, None
         try:
             engine, returned = call_on(implementation, step, engine)
             returned_normally = True
@@ -109,7 +116,8 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
                 if judge is not None and judge(ran):
                     return trace
                 continue
-            ran.seen = implementation.observe(engine)
+            observed = implementation.observe(engine)
+            unread, ran.seen = observed.engine is UNREAD, filled(observed, model)
             if not ran.found:  # a wrong return value is the call's rule; the state it leaves follows from it
                 ran.found += [d for d in differences(model, ran.seen, failed, modulo=modulo) if str(d) not in carried]
             if failed and not ran.found and before is not None and step.op != "llm_init":
@@ -117,7 +125,7 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
         except ImplementationFailure as failure:
             ran.found.append(crash(failure))
         ran.stopped = ran.seen is None and not returned_normally
-        ran.effects = effects_of(call, before, ran.seen, frozenset(model.mapped() - mapped))
+        ran.effects = effects_of(call, before, ran.seen, frozenset(model.mapped() - mapped), (was, model) if unread else None)
         if ran.effects is not None and any(d.aspect != LIST_ORDER for d in ran.found):
             ran.effects = dataclasses.replace(ran.effects, reordered_only=False)
         if (ran.effects is not None and fresh is not None and step.op in ("create_sequence", "append_kv")
@@ -125,6 +133,10 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
                 and search_failed(fresh, ran.found, program.steps[:number], len(model.sequences[step.args[0]].values),
                                   "cow_copy" in expected.events, len(ran.effects.picked or ()), len(ran.effects.taken))):
             ran.effects = dataclasses.replace(ran.effects, search_failed=True)
+        if (ran.effects is not None and fresh is not None and was is not None and ran.effects.picked and ran.found
+                and ran.found[0].aspect == RETURN and fails(step.op, got)
+                and refused_for_want_of_blocks(fresh, made)):  # its free count unread
+            ran.effects = dataclasses.replace(ran.effects, short=True)
         if judge is not None and judge(ran):
             return trace
         if not ran.found:
@@ -136,6 +148,9 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
         if ran.seen is None:  # it crashed or hung: nothing further can be checked
             trace.cut = True
             return trace
+        if was is not None and (ran.found[0].aspect == RETURN or step.op == "append_kv"):  # an engine whose objects
+            unreadable, before = True, None  # are not read: what it holds after a call that returned otherwise than
+            continue  # the model's, or an append the pool shows astray, nothing says; the model follows no further
         if resync(model, ran.seen) is None:
             carried = set()
         carried |= {str(d) for d in differences(model, ran.seen, failed, modulo=modulo)}

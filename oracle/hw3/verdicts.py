@@ -45,6 +45,12 @@ class Submission:
     def adapter(self) -> Adapter:
         return built(self)()
 
+    def witness(self) -> Adapter:
+        """An adapter for a second opinion (fresh_pool.py) in a process of its own: a Python submission's
+        adapters otherwise share one child, where a witness's llm_init would end the program it judges."""
+        factory = built(self)
+        return getattr(factory, "apart", factory)()
+
     def probes(self) -> dict[str, Any]:
         """The white-box probes' results by name, run once per submission."""
         if self._probes is None:
@@ -77,7 +83,7 @@ def run_scenarios(sub: Submission, item: str, scenarios: list[Program], modulo: 
     reading = Reading()
     for scenario in scenarios:
         with closing(sub.adapter()) as adapter:
-            finding = replay(adapter, scenario, modulo, owns=lambda r: r == rule, reading=reading, fresh=sub.adapter)
+            finding = replay(adapter, scenario, modulo, owns=lambda r: r == rule, reading=reading, fresh=sub.witness)
         if finding:
             return failed(sub, item, finding)
     if not reading.passed_over:
