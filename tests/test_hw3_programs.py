@@ -92,13 +92,13 @@ def test_a_course_names_its_own_programs_beside_its_rubric_and_the_shipped_ones(
 
 
 def test_a_course_program_is_what_the_item_runs(tmp_path: Path) -> None:
-    """create_at_head puts a new sequence at the head of the list: the course's two-sequence program shows it
-    first, and the failure names that program."""
-    path = _course(tmp_path, "tail_insertion", ["two_sequences"],
-                   {"two_sequences": "llm_init 640\ncreate_sequence 1 1\ncreate_sequence 2 1\n"})
-    report = grade("tests.broken.create_at_head", load(path), tmp_path / "out")
+    """no_cow's append writes a block it shares with a fork in place: the course's fork-then-append program shows
+    it at its append, and the failure names that program."""
+    path = _course(tmp_path, "append_cow", ["shared_append"],
+                   {"shared_append": "llm_init 640\ncreate_sequence 1 1\nfork_sequence 1 2\nappend_kv 2 7\n"})
+    report = grade("tests.broken.no_cow", load(path), tmp_path / "out")
     (item,) = report.items
-    assert item.status == "failed" and item.message.startswith("two_sequences: step 3 create_sequence(engine, 2, 1)")
+    assert item.status == "failed" and item.message.startswith("shared_append: step 4 append_kv(engine, 2, 7)"), item.message
 
 
 @pytest.mark.parametrize("names, files, said", [
