@@ -1,17 +1,21 @@
 """CAdapter: drives a C submission, built into a driver program by build.py, in a sandboxed process, over
 two dedicated pipes (the protocol: driver_reply.py); the submission's stdout/stderr go to a capped file.
 
-Every reply observes the driver's live engine (the last llm_init's, until llm_destroy), so observe() of
-that engine costs no round trip; observing any other address costs one ('O').
+A reply says what the call returned (and the process's own heap counters); everything else the grader judges
+it reads itself, while the driver waits for its next request:
+- the pool is a window on a memory file (a memfd) the grader creates and fills; the driver maps it shared, and
+  observe() reads it back from the file;
+- the engine (counters, ref_count, the active list, each sequence's tables) is read from the driver's memory,
+  from outside its process (outside.py), at the addresses the calls returned, in llm_memory.h's layout
+  (probe_state.engine_state); what cannot be read there is the submission's failure, with the object and address;
+- natively, the live heap blocks are the fence region's mappings (heap_maps.py).
 
 A reply comes from the submission's process, so it is untrusted: its length is refused before the rest is
-read when it is over what any honest reply can hold (driver_reply.reply_bound), every count in it is checked
-against the bytes that follow, and a reply that does not parse is the submission's failure, "a reply the
-grader cannot read". The white-box probes read the submission's objects themselves, from outside its process
-(probe_adapter.py, outside.py).
+read when it is over what any honest reply can hold (driver_reply.REPLY_BOUND), and a reply that does not
+parse is the submission's failure, "a reply the grader cannot read".
 """
 
-import functools
+import mmap
 import os
 import select
 import signal
@@ -23,16 +27,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from oracle.hw3.c import probe_state
 from oracle.hw3.c.build import build
 from oracle.hw3.c.driver_reply import (
-    _REQUEST, _RESULT, _U16, _U32, UNREADABLE, BadReply, CallStats, Pointer, _drained,
-    parse_engine, pool_changes, reply_bound,
+    _REQUEST, _RESULT, _U16, _U32, REPLY_BOUND, UNREADABLE, BadReply, CallStats, Pointer, _drained,
 )
 from oracle.hw3.c.heap_maps import HeapMaps, MapsReader, driver_pid
 from oracle.hw3.c.log_channel import LogChannel
-from oracle.run_cpu import RunClock
+from oracle.hw3.c.outside import DriverGone, OutsideMemory, Unreachable
+from oracle.run_cpu import HUNG_WALL, RunClock
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
-from oracle.hw3.observation import HeapState, ImplementationFailure, Observation
+from oracle.hw3.observation import EngineState, HeapState, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
 
 
@@ -66,12 +71,6 @@ class DriverFactory:
         return CAdapter(self.driver, **self.options)
 
 
-@functools.lru_cache(maxsize=16)
-def _pool_image(pool_size: int) -> bytes:
-    """guard + initial pool + guard, as the driver receives it; the same for every run of a size."""
-    return GUARD + initial_pool(pool_size) + GUARD
-
-
 def failure_label(returncode: int) -> str:
     """How a driver that stopped answering ended, in words."""
     return signal_label(-returncode) if returncode < 0 else f"called exit({returncode})"
@@ -83,9 +82,12 @@ class CAdapter:
     The driver starts lazily, and again after a failure; `close()` kills its whole process group.
     `fail_allocation(k)` makes the k-th allocation from the next call on return NULL; `last_call` holds
     the last call's CallStats; `output` is what the submission printed (capped at output_limit bytes).
+    `program`: the executable the driver's process runs (a wrapper's, valgrind's tool, when there is one), by
+    which the grader finds that process in its own process tree.
     """
 
     heap_from_outside = True  # natively, read the live heap blocks from the driver's mappings after each call
+    stop_to_read = False  # read the driver's memory with it stopped (without the seccomp filter it may have threads)
 
     def __init__(
         self,
@@ -101,6 +103,7 @@ class CAdapter:
         sandbox: Sandbox | None = None,
         pass_fds: Sequence[int] = (),
         log_channel: LogChannel | None = None,
+        program: Path | None = None,
     ):
         self.driver = Path(driver)
         if not self.driver.is_file():
@@ -112,7 +115,10 @@ class CAdapter:
         self.wrapper = tuple(wrapper)
         self.seccomp = seccomp
         self.box = sandbox or shared()
-        self.pass_fds = tuple(pass_fds)
+        self.program = program
+        self.stop_to_read = self.stop_to_read or not seccomp  # no filter: clone is allowed, so threads may run
+        self._memfd = os.memfd_create("pagedcheck-pools")  # the pools: the grader's file, mapped by the driver
+        self.pass_fds = (*pass_fds, self._memfd)
         self.close_timeout = close_timeout
         self.log_channel = log_channel  # valgrind's log: drained whenever the driver is waited for
         self.generation = 0
@@ -123,15 +129,13 @@ class CAdapter:
         self._cmd = self._reply = -1
         self._output = tempfile.TemporaryFile()
         self._fail_at = -1
-        self._region: bytearray | None = None  # guard + pool + guard, mirrored from the driver
-        self._pool_size = 0
-        self._guard = GUARD_SIZE
+        self._end = 0  # bytes of the memory file in use
+        self._window: tuple[int, int, int] | None = None  # the live pool in the file: (offset, guard, size)
+        self._owners: set[int] = set()  # the Sequences create and fork returned since the last llm_init
         self._heap = HeapState(0, 0, 0)
-        self._live_engine = 0
-        self._engine_part: tuple[bytes, int] | None = None  # the last reply and where its engine part starts
-        self._observed = 0  # the engine address that part describes
-        self._made = 0  # create and fork requests since the driver started: at most one sequence each
+        self._deadline = 0.0  # the wall clock's cap on a read of the stopped driver
         self._maps: MapsReader | None = None  # the driver's mappings, its pid from our own process tree (heap_maps.py)
+        self._memory: OutsideMemory | None = None  # the driver's memory, read from outside (outside.py)
 
     # ---- process ----
 
@@ -164,12 +168,12 @@ class CAdapter:
         self.failure = None
         self.exit_status = None
         self._heap = HeapState(0, 0, 0)
-        self._region = None
-        self._live_engine = 0
-        self._engine_part = None
-        self._observed = 0
-        self._made = 0
+        os.ftruncate(self._memfd, 0)  # the last driver's pools: no process maps them any more
+        self._end = 0
+        self._window = None
+        self._owners = set()
         self._maps = None
+        self._memory = None
         self._clock = RunClock(self._proc.pid)  # the run's CPU seconds: what a call's timeout judges
 
     def _stop(self, wait: float) -> tuple[int | None, bool]:
@@ -182,6 +186,9 @@ class CAdapter:
         if self._maps is not None:
             self._maps.close()
             self._maps = None
+        if self._memory is not None:
+            self._memory.close()
+            self._memory = None
         self._clock.close()
         os.close(self._cmd)
         exited = wait > 0 and _drained(self._reply, wait, self.log_channel)
@@ -209,6 +216,9 @@ class CAdapter:
     def __del__(self) -> None:
         if getattr(self, "_proc", None) is not None:
             self.close()
+        if getattr(self, "_memfd", -1) >= 0:
+            os.close(self._memfd)
+            self._memfd = -1
 
     @property
     def output(self) -> str:
@@ -235,15 +245,11 @@ class CAdapter:
         except struct.error as exc:
             raise ValueError(f"argument out of range for a C int: {exc}") from None
         self._fail_at = -1
-        self._made += op in "CF"
-        live = self._live_engine
         try:
             self._write_all(message + payload)
         except BrokenPipeError:
             raise self._fail("") from None
-        ret = self._receive()
-        self._observed = target if op == "O" else ret if op == "I" else live
-        return ret
+        return self._receive()
 
     def _write_all(self, data: bytes) -> None:
         """Sends a request; the call's time starts here, in wall-clock and in the run's CPU seconds."""
@@ -300,17 +306,13 @@ class CAdapter:
             if time.monotonic() >= deadline:
                 return False
 
-    def reply_bound(self) -> int:
-        """The most bytes an honest reply can hold now (driver_reply.reply_bound)."""
-        return reply_bound(len(self._region) if self._region is not None else 0, self._made)
-
     def _reply_bytes(self) -> bytes:
         """One reply, its length checked against reply_bound before the rest is read."""
         # one deadline for the whole reply, however it trickles in (none without a time limit)
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         data = self._read(4, self.timeout, deadline)
         (length,) = _U32.unpack_from(data)
-        if not 6 <= length <= self.reply_bound():
+        if not 6 <= length <= REPLY_BOUND:
             raise self._fail(f"{UNREADABLE} (a length of {length} bytes)")
         if len(data) < length:
             data += self._read(length - len(data), self.timeout, deadline)
@@ -333,12 +335,9 @@ class CAdapter:
             raise BadReply(f"status {data[4]}")
         if self.log_channel is not None:  # what valgrind wrote before the driver replied is this call's
             self.log_channel.drain()
+        if len(data) != 5 + _RESULT.size:
+            raise BadReply(f"{len(data)} bytes")
         ret, allocs, frees, fired, _total, live_blocks, live_bytes = _RESULT.unpack_from(data, 5)
-        at = 5 + _RESULT.size
-        region = self._region
-        changes, at = pool_changes(data, at, None if region is None else len(region))
-        for start, end, source in changes:  # the pool changes only once the whole reply is read right
-            region[start:end] = data[source : source + end - start]  # type: ignore[index]
         faulted = 0
         if self.heap_from_outside and not self.wrapper:  # natively the live blocks are the heap region's mappings
             outside = self._outside_heap()
@@ -348,7 +347,6 @@ class CAdapter:
             live_blocks, live_bytes, faulted = max(outside.blocks, live_blocks), max(outside.bytes, live_bytes), outside.faulted
         self.last_call = CallStats(allocs, frees, bool(fired))
         self._heap = HeapState(allocs, live_blocks, live_bytes, faulted)
-        self._engine_part = (data, at)
         return ret
 
     def _outside_heap(self) -> HeapMaps:
@@ -381,19 +379,41 @@ class CAdapter:
     def llm_init(self, pool_size: int, null_pool: bool = False) -> Pointer | None:
         if pool_size < 0:
             raise ValueError("pool_size is a size_t: it cannot be negative")
-        payload = b"" if null_pool else _pool_image(pool_size)
         if self._proc is None:
             self._start()
-        self._region = None if null_pool else bytearray(payload)
-        self._pool_size, self._guard = pool_size, len(GUARD)
-        self._live_engine = self._request("I", pool_size, self._guard, int(null_pool), payload)
-        return self._handle(self._live_engine)
+        self._window = None
+        offset, guard = (0, 0) if null_pool else self._pool_at(pool_size, None)
+        engine = self._request("I", pool_size, self._memfd, int(null_pool), struct.pack("<QQ", offset, guard))
+        self._window = None if null_pool else (offset, guard, pool_size)
+        self._owners = set()
+        return self._handle(engine)
+
+    def _pool_at(self, size: int, pattern: bytes | None) -> tuple[int, int]:
+        """A fresh window of the memory file (an old engine may still write into an earlier one): guard + the
+        initial pool (or `pattern` repeated; b"": zeros) + guard; (offset, guard)."""
+        offset, guard = self._end, GUARD_SIZE
+        os.ftruncate(self._memfd, offset + size + 2 * guard)
+        os.pwrite(self._memfd, GUARD, offset)
+        if pattern is None:
+            os.pwrite(self._memfd, initial_pool(size), offset + guard)
+        chunk = pattern * max(1, (1 << 20) // len(pattern)) if pattern else b""  # whole patterns: they continue it
+        for start in range(0, size if chunk else 0, len(chunk) or 1):
+            os.pwrite(self._memfd, chunk[: size - start], offset + guard + start)
+        os.pwrite(self._memfd, GUARD, offset + guard + size)
+        self._end = -(-(offset + size + 2 * guard) // mmap.PAGESIZE) * mmap.PAGESIZE
+        return offset, guard
 
     def create_sequence(self, engine: Any, seq_id: int, initial_kv_len: int) -> Pointer | None:
-        return self._handle(self._request("C", self._address(engine), seq_id, initial_kv_len))
+        return self._made(self._request("C", self._address(engine), seq_id, initial_kv_len))
 
     def fork_sequence(self, engine: Any, parent_seq_id: int, new_seq_id: int) -> Pointer | None:
-        return self._handle(self._request("F", self._address(engine), parent_seq_id, new_seq_id))
+        return self._made(self._request("F", self._address(engine), parent_seq_id, new_seq_id))
+
+    def _made(self, seq: int) -> Pointer | None:
+        """A Sequence create or fork returned: the active list may hold it (engine_state)."""
+        if seq:
+            self._owners.add(seq)
+        return self._handle(seq)
 
     def append_kv(self, engine: Any, seq_id: int, kv_data: int) -> int:
         return self._request("A", self._address(engine), seq_id, kv_data)
@@ -402,33 +422,41 @@ class CAdapter:
         return self._request("R", self._address(engine), seq_id)
 
     def llm_destroy(self, engine: Any) -> int:
-        address = self._address(engine)
-        if address and address == self._live_engine:
-            self._live_engine = 0
-        return self._request("D", address)
+        return self._request("D", self._address(engine))
 
     def leak_check(self) -> None:
         """Under valgrind: valgrind checks the heap for leaks now, into its own log (natively: nothing)."""
         self._request("L")
 
     def observe(self, engine: Any) -> Observation:
-        if self._region is None:
+        """The pool, read from the memory file, and the engine at `engine`, read from the driver's memory: both by
+        the grader, while the driver waits for its next request."""
+        if self._window is None:
             return Observation(engine=None, pool=None, heap=self._heap)
-        state = None
-        if engine is not None:
-            address = self._address(engine)
-            if address != self._observed or self._engine_part is None:
-                self._request("O", address)
-            try:
-                assert self._engine_part is not None
-                state = parse_engine(*self._engine_part, self._made)
-            except (struct.error, BadReply) as bad:
-                raise self._fail(f"{UNREADABLE} ({bad})") from None
-        g, region = self._guard, self._region
-        return Observation(
-            engine=state,
-            pool=bytes(region[g : g + self._pool_size]),
-            guard_before=bytes(region[:g]),
-            guard_after=bytes(region[g + self._pool_size :]),
-            heap=self._heap,
-        )
+        state = None if engine is None else self._outside(self._engine_state, self._address(engine))
+        offset, guard, size = self._window
+        region = os.pread(self._memfd, size + 2 * guard, offset)
+        return Observation(engine=state, pool=region[guard : guard + size], guard_before=region[:guard],
+                           guard_after=region[guard + size :], heap=self._heap)
+
+    def _engine_state(self, memory: OutsideMemory, address: int) -> EngineState:
+        try:
+            return probe_state.engine_state(memory, address, self._owners)
+        except Unreachable as why:
+            raise ImplementationFailure(f"state unreadable: {why}") from None
+
+    def _outside(self, operation: Any, *args: int) -> Any:
+        """operation(memory, *args) on the driver's memory, read (and written: the probes) by the grader from
+        outside (outside.py), with the driver stopped where something of the submission could run meanwhile; a
+        driver that has ended is failed by how it ended."""
+        try:
+            if self._memory is None:
+                assert self._proc is not None
+                self._memory = OutsideMemory.attach(self._proc, self.program or self.box.expose(self.driver))
+            if not self.stop_to_read:  # the seccomp filter kills clone: no thread, and no handler of its own
+                return operation(self._memory, *args)
+            deadline = self._deadline or time.monotonic() + HUNG_WALL * (self.timeout or 1.0)
+            with self._memory.stopped(deadline):
+                return operation(self._memory, *args)
+        except DriverGone:
+            raise self._fail("") from None

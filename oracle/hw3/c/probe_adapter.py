@@ -17,7 +17,6 @@ One adapter is one driver process: a probe gets its own, with `limit` seconds fo
 """
 
 import hashlib
-import mmap
 import os
 import signal
 import struct
@@ -30,9 +29,8 @@ from oracle.hw3.c import probe_state
 from oracle.hw3.c.adapter import CAdapter, Pointer
 from oracle.hw3.c.driver_reply import _REQUEST, _U16
 from oracle.run_cpu import HUNG_WALL
-from oracle.hw3.c.outside import DriverGone, MachineRefuses, OutsideMemory
+from oracle.hw3.c.outside import MachineRefuses
 from oracle.hw3.observation import ImplementationFailure
-from oracle.hw3.pool import GUARD, GUARD_SIZE
 from oracle.hw3.probe_checks import Unavailable
 from oracle.hw3.probe_target import Counts, PoolView, SequenceView, calls_until
 from oracle.hw3.pool_file import POOL_BYTES_SHOWN
@@ -46,6 +44,7 @@ _INIT = struct.Struct("<BQQ")
 
 class CProbeAdapter(CAdapter):
     heap_from_outside = False  # the probes judge no heap counts: no reading of the mappings after each call
+    stop_to_read = True  # each operation reads one moment's state, whatever the submission does
 
     def __init__(self, driver: Path | str, *, limit: float, sandbox: Sandbox | None = None):
         super().__init__(driver, timeout=limit, cpu_seconds=PROBE_LIMITS.cpu_seconds,
@@ -53,13 +52,8 @@ class CProbeAdapter(CAdapter):
         self.limit = limit
         self.entered: str | None = None  # the API call the probe entered last
         self.end_status: int | None = None  # how the driver ended, once it has
-        self._memfd = os.memfd_create("pagedcheck-pools")
-        self.pass_fds = (self._memfd,)
-        self._deadline = 0.0
-        self._end = 0  # bytes of the memory file in use
         self._last: tuple[int, int, int, int] | None = None  # the last pool: (offset, guard, size, address)
         self._given: dict[int, int] = {}  # engine address -> the pool address llm_init was given
-        self._memory: OutsideMemory | None = None  # the driver's memory, read from outside
 
     # ---- plumbing ----
 
@@ -74,9 +68,6 @@ class CProbeAdapter(CAdapter):
         return max(self.limit - self._clock.seconds(), 1e-3)
 
     def _stop(self, wait: float) -> tuple[int | None, bool]:
-        if self._memory is not None:
-            self._memory.close()
-            self._memory = None
         status, exited = super()._stop(wait)
         self.end_status = status
         return status, exited
@@ -108,34 +99,18 @@ class CProbeAdapter(CAdapter):
         return data[6:]
 
     def _outside(self, operation: Any, *args: int) -> Any:
-        """operation(memory, *args) on the driver's memory, read and written by the grader while the driver is
-        stopped (outside.py); a driver that has ended is failed by how it ended."""
+        """CAdapter._outside, the driver stopped; a machine where the grader may not read its runs cannot run
+        the probe."""
         try:
-            if self._memory is None:
-                assert self._proc is not None
-                self._memory = OutsideMemory.attach(self._proc, self.box.expose(self.driver))
-            with self._memory.stopped(self._deadline):
-                return operation(self._memory, *args)
-        except DriverGone:
-            raise self._fail("") from None
+            return super()._outside(operation, *args)
         except MachineRefuses as why:
             raise Unavailable(str(why)) from None
 
-    def _pool_at(self, size: int, pattern: bytes | None) -> tuple[int, int]:
-        """A fresh window of the memory file: guard + `pattern` repeated (zeros: None) + guard; (offset, guard)."""
-        offset, guard = self._end, GUARD_SIZE
-        os.ftruncate(self._memfd, offset + size + 2 * guard)
-        os.pwrite(self._memfd, GUARD, offset)
-        chunk = pattern * max(1, (1 << 20) // len(pattern)) if pattern else b""  # whole patterns: they continue it
-        for start in range(0, size if chunk else 0, len(chunk) or 1):
-            os.pwrite(self._memfd, chunk[: size - start], offset + guard + start)
-        os.pwrite(self._memfd, GUARD, offset + guard + size)
-        self._end = -(-(offset + size + 2 * guard) // mmap.PAGESIZE) * mmap.PAGESIZE
-        return offset, guard
-
     def _init(self, size: int, pattern: bytes | None, null: bool) -> Pointer | None:
         self.entered = "llm_init"
-        offset, guard = (0, 0) if null else self._pool_at(size, pattern)
+        if self._proc is None:  # started first: a start empties the memory file
+            self._start()
+        offset, guard = (0, 0) if null else self._pool_at(size, pattern or b"")
         body = self._probe("P", size, self._memfd, int(null), struct.pack("<QQ", offset, guard))
         mapped, engine, base = _INIT.unpack_from(body)
         if not mapped:  # the submission's process says so: a claim, which a process of the grader's checks
@@ -210,7 +185,7 @@ class CProbeAdapter(CAdapter):
 
     def close(self) -> None:
         super().close()
-        if self._memfd >= 0:
+        if self._memfd >= 0:  # one driver process a probe: its memory file goes with it
             os.close(self._memfd)
             self._memfd = -1
 
