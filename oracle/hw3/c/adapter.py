@@ -15,60 +15,27 @@ read when it is over what any honest reply can hold (driver_reply.REPLY_BOUND), 
 parse is the submission's failure, "a reply the grader cannot read".
 """
 
-import mmap
 import os
-import select
 import signal
 import struct
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from oracle.hw3.c import probe_state
-from oracle.hw3.c.build import build
 from oracle.hw3.c.driver_reply import (
-    _REQUEST, _RESULT, _U16, _U32, REPLY_BOUND, UNREADABLE, BadReply, CallStats, Pointer, _drained,
+    _REQUEST, _RESULT, _U16, _U32, REPLY_BOUND, UNREADABLE, BadReply, CallStats, Pointer, _drained, readable_within,
 )
 from oracle.hw3.c.heap_maps import HeapMaps, MapsReader, driver_pid
 from oracle.hw3.c.log_channel import LogChannel
 from oracle.hw3.c.outside import DriverGone, OutsideMemory, Unreachable
 from oracle.run_cpu import HUNG_WALL, RunClock
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
-from oracle.hw3.observation import EngineState, HeapState, ImplementationFailure, Observation
+from oracle.hw3.observation import HeapState, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
-
-
-def load_c(submission: Path | str, workdir: Path | str | None = None, **options: Any) -> "DriverFactory":
-    """An adapter factory for a C submission (llm_memory.c or a directory holding one), built once now, in
-    the sandbox, into the private build cache (or `workdir`).
-
-    Raises ValueError when the path is bad or the build fails, with the compiler's or linker's words. A
-    submission whose only problem is warnings is judged as `grade` judges it: the spec's -Werror makes them
-    errors, which the factory carries in `faults`, and it drives the build without -Werror.
-    `options` go to CAdapter (timeout, output_limit, sandbox, ...).
-    """
-    result = build(submission, workdir, options.get("sandbox"))
-    driver = result.graded_driver
-    if driver is None:
-        raise ValueError(result.message)
-    faults = () if result.ok else (f"{result.verdict}\n{result.shown_log}".rstrip(),)
-    return DriverFactory(driver, options, faults)
-
-
-@dataclass(frozen=True)
-class DriverFactory:
-    """A new CAdapter on a built driver at each call; `faults`: the rules the build broke (only warnings:
-    the spec's -Werror), each a line and the compiler's words."""
-
-    driver: Path
-    options: dict[str, Any]
-    faults: tuple[str, ...] = ()
-
-    def __call__(self) -> "CAdapter":
-        return CAdapter(self.driver, **self.options)
+from oracle.hw3.pool_file import PoolFile
 
 
 def failure_label(returncode: int) -> str:
@@ -117,8 +84,8 @@ class CAdapter:
         self.box = sandbox or shared()
         self.program = program
         self.stop_to_read = self.stop_to_read or not seccomp  # no filter: clone is allowed, so threads may run
-        self._memfd = os.memfd_create("pagedcheck-pools")  # the pools: the grader's file, mapped by the driver
-        self.pass_fds = (*pass_fds, self._memfd)
+        self._pools = PoolFile()  # the pools: the grader's memory file, which the driver maps
+        self.pass_fds = (*pass_fds, self._pools.fd)
         self.close_timeout = close_timeout
         self.log_channel = log_channel  # valgrind's log: drained whenever the driver is waited for
         self.generation = 0
@@ -129,7 +96,6 @@ class CAdapter:
         self._cmd = self._reply = -1
         self._output = tempfile.TemporaryFile()
         self._fail_at = -1
-        self._end = 0  # bytes of the memory file in use
         self._window: tuple[int, int, int] | None = None  # the live pool in the file: (offset, guard, size)
         self._owners: set[int] = set()  # the Sequences create and fork returned since the last llm_init
         self._heap = HeapState(0, 0, 0)
@@ -158,7 +124,7 @@ class CAdapter:
                 limits=limits,
                 stdout=self._output,
                 stderr=self._output,
-                pass_fds=(cmd_r, reply_w, *self.pass_fds, *self._log_fds()),
+                pass_fds=(cmd_r, reply_w, *self.pass_fds, *([self.log_channel.child_fd] if self.log_channel else [])),
             )
         finally:
             os.close(cmd_r)
@@ -168,8 +134,7 @@ class CAdapter:
         self.failure = None
         self.exit_status = None
         self._heap = HeapState(0, 0, 0)
-        os.ftruncate(self._memfd, 0)  # the last driver's pools: no process maps them any more
-        self._end = 0
+        self._pools.restart()  # the last driver's pools: no process maps them any more
         self._window = None
         self._owners = set()
         self._maps = None
@@ -216,9 +181,8 @@ class CAdapter:
     def __del__(self) -> None:
         if getattr(self, "_proc", None) is not None:
             self.close()
-        if getattr(self, "_memfd", -1) >= 0:
-            os.close(self._memfd)
-            self._memfd = -1
+        if getattr(self, "_pools", None) is not None:
+            self._pools.close()
 
     @property
     def output(self) -> str:
@@ -271,7 +235,7 @@ class CAdapter:
                 except DeadlinePassed:
                     self._fail("the grade's time limit was reached", wait=0)
                     raise
-                ready = self._wait_reply(wait)
+                ready = readable_within(self._reply, wait, self.log_channel)  # valgrind's log drained
                 if not ready and wait < left:  # the grade's deadline, not this call's timeout
                     self._fail("the grade's time limit was reached", wait=0)
                     raise DeadlinePassed()
@@ -288,26 +252,8 @@ class CAdapter:
             have += len(chunk)
         return b"".join(chunks)
 
-    def _log_fds(self) -> tuple[int, ...]:
-        return () if self.log_channel is None else (self.log_channel.child_fd,)
-
-    def _wait_reply(self, wait: float) -> bool:
-        """Waits up to `wait` s for the reply pipe to be readable, draining valgrind's log meanwhile (valgrind
-        blocks on a full log, and the driver with it)."""
-        if self.log_channel is None:
-            return bool(select.select([self._reply], [], [], wait)[0])
-        deadline = time.monotonic() + wait
-        while True:
-            ready = select.select([self._reply, self.log_channel.fd], [], [], max(deadline - time.monotonic(), 0))[0]
-            if self.log_channel.fd in ready:
-                self.log_channel.drain()
-            if self._reply in ready:
-                return True
-            if time.monotonic() >= deadline:
-                return False
-
     def _reply_bytes(self) -> bytes:
-        """One reply, its length checked against reply_bound before the rest is read."""
+        """One reply, its length checked against REPLY_BOUND before the rest is read."""
         # one deadline for the whole reply, however it trickles in (none without a time limit)
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         data = self._read(4, self.timeout, deadline)
@@ -382,26 +328,12 @@ class CAdapter:
         if self._proc is None:
             self._start()
         self._window = None
-        offset, guard = (0, 0) if null_pool else self._pool_at(pool_size, None)
-        engine = self._request("I", pool_size, self._memfd, int(null_pool), struct.pack("<QQ", offset, guard))
+        offset = 0 if null_pool else self._pools.window(pool_size, GUARD, image=initial_pool(pool_size))
+        guard = 0 if null_pool else GUARD_SIZE
+        engine = self._request("I", pool_size, self._pools.fd, int(null_pool), struct.pack("<QQ", offset, guard))
         self._window = None if null_pool else (offset, guard, pool_size)
         self._owners = set()
         return self._handle(engine)
-
-    def _pool_at(self, size: int, pattern: bytes | None) -> tuple[int, int]:
-        """A fresh window of the memory file (an old engine may still write into an earlier one): guard + the
-        initial pool (or `pattern` repeated; b"": zeros) + guard; (offset, guard)."""
-        offset, guard = self._end, GUARD_SIZE
-        os.ftruncate(self._memfd, offset + size + 2 * guard)
-        os.pwrite(self._memfd, GUARD, offset)
-        if pattern is None:
-            os.pwrite(self._memfd, initial_pool(size), offset + guard)
-        chunk = pattern * max(1, (1 << 20) // len(pattern)) if pattern else b""  # whole patterns: they continue it
-        for start in range(0, size if chunk else 0, len(chunk) or 1):
-            os.pwrite(self._memfd, chunk[: size - start], offset + guard + start)
-        os.pwrite(self._memfd, GUARD, offset + guard + size)
-        self._end = -(-(offset + size + 2 * guard) // mmap.PAGESIZE) * mmap.PAGESIZE
-        return offset, guard
 
     def create_sequence(self, engine: Any, seq_id: int, initial_kv_len: int) -> Pointer | None:
         return self._made(self._request("C", self._address(engine), seq_id, initial_kv_len))
@@ -433,17 +365,20 @@ class CAdapter:
         the grader, while the driver waits for its next request."""
         if self._window is None:
             return Observation(engine=None, pool=None, heap=self._heap)
-        state = None if engine is None else self._outside(self._engine_state, self._address(engine))
-        offset, guard, size = self._window
-        region = os.pread(self._memfd, size + 2 * guard, offset)
-        return Observation(engine=state, pool=region[guard : guard + size], guard_before=region[:guard],
-                           guard_after=region[guard + size :], heap=self._heap)
+        if engine is None:
+            return self._seen(None, None)
+        return self._outside(self._seen, self._address(engine))  # one moment's pool and engine
 
-    def _engine_state(self, memory: OutsideMemory, address: int) -> EngineState:
+    def _seen(self, memory: OutsideMemory | None, address: int | None) -> Observation:
         try:
-            return probe_state.engine_state(memory, address, self._owners)
+            state = None if memory is None else probe_state.engine_state(memory, address or 0, self._owners)
         except Unreachable as why:
             raise ImplementationFailure(f"state unreadable: {why}") from None
+        assert self._window is not None
+        offset, guard, size = self._window
+        region = self._pools.read(offset, size + 2 * guard)
+        return Observation(engine=state, pool=region[guard : guard + size], guard_before=region[:guard],
+                           guard_after=region[guard + size :], heap=self._heap)
 
     def _outside(self, operation: Any, *args: int) -> Any:
         """operation(memory, *args) on the driver's memory, read (and written: the probes) by the grader from

@@ -63,6 +63,22 @@ class CallStats:
     frees: int
     injected_failure: bool  # an allocation failed because fail_allocation() asked for it
 
+def readable_within(fd: int, wait: float, log: LogChannel | None = None) -> bool:
+    """Whether `fd` is readable within `wait` s, draining valgrind's log meanwhile (valgrind blocks on a full
+    log, and the driver with it)."""
+    if log is None:
+        return bool(select.select([fd], [], [], wait)[0])
+    deadline = time.monotonic() + wait
+    while True:
+        ready = select.select([fd, log.fd], [], [], max(deadline - time.monotonic(), 0))[0]
+        if log.fd in ready:
+            log.drain()
+        if fd in ready:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+
+
 def _drained(fd: int, timeout: float, log: LogChannel | None = None) -> bool:
     """Reads fd to end of file within timeout (draining valgrind's log meanwhile); whether it got there."""
     deadline = time.monotonic() + timeout

@@ -16,7 +16,6 @@ The driver only runs the API calls (adapter.py's requests) and, over adapter.py'
 One adapter is one driver process: a probe gets its own, with `limit` seconds for everything it does.
 """
 
-import hashlib
 import os
 import signal
 import struct
@@ -28,6 +27,7 @@ from typing import Any
 from oracle.hw3.c import probe_state
 from oracle.hw3.c.adapter import CAdapter, Pointer
 from oracle.hw3.c.driver_reply import _REQUEST, _U16
+from oracle.hw3.pool import GUARD, GUARD_SIZE
 from oracle.run_cpu import HUNG_WALL
 from oracle.hw3.c.outside import MachineRefuses
 from oracle.hw3.observation import ImplementationFailure
@@ -110,8 +110,8 @@ class CProbeAdapter(CAdapter):
         self.entered = "llm_init"
         if self._proc is None:  # started first: a start empties the memory file
             self._start()
-        offset, guard = (0, 0) if null else self._pool_at(size, pattern or b"")
-        body = self._probe("P", size, self._memfd, int(null), struct.pack("<QQ", offset, guard))
+        offset, guard = (0, 0) if null else (self._pools.window(size, GUARD, pattern=pattern), GUARD_SIZE)
+        body = self._probe("P", size, self._pools.fd, int(null), struct.pack("<QQ", offset, guard))
         mapped, engine, base = _INIT.unpack_from(body)
         if not mapped:  # the submission's process says so: a claim, which a process of the grader's checks
             amount = f"{size >> 30 or size} {'GiB' if size >> 30 else 'bytes'}"
@@ -130,8 +130,8 @@ class CProbeAdapter(CAdapter):
         the memory file: the fact an "unavailable" probe rests on, never the driver's word."""
         witness = ("import mmap, os, sys\n"
                    "mmap.mmap(int(sys.argv[1]), int(sys.argv[2]), mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)")
-        ran = self.box.run([PYTHON, "-I", "-S", "-c", witness, str(self._memfd), str(length)], timeout=30,
-                           limits=PROBE_LIMITS, pass_fds=(self._memfd,))
+        ran = self.box.run([PYTHON, "-I", "-S", "-c", witness, str(self._pools.fd), str(length)],
+                           timeout=30, limits=PROBE_LIMITS, pass_fds=(self._pools.fd,))
         return ran.status == 0
 
     # ---- the interface ----
@@ -165,14 +165,11 @@ class CProbeAdapter(CAdapter):
         their digest, read a MiB at a time; its guard zones; and whether it was freed."""
         assert self._last is not None, "no pool: init_pool first"
         offset, guard, size, base = self._last
-        before, after = os.pread(self._memfd, guard, offset), os.pread(self._memfd, guard, offset + guard + size)
-        data, digest = None, hashlib.sha256()
-        if size <= POOL_BYTES_SHOWN:
-            data = os.pread(self._memfd, size, offset + guard)
-        for start in range(0, size if data is None else 0, 1 << 20):
-            digest.update(os.pread(self._memfd, min(1 << 20, size - start), offset + guard + start))
+        before, after = self._pools.read(offset, guard), self._pools.read(offset + guard + size, guard)
+        data = self._pools.read(offset + guard, size) if size <= POOL_BYTES_SHOWN else None
+        digest = self._pools.sha256(offset + guard, size) if data is None else None
         freed = self._probe("Q", base)[0]
-        return PoolView(None if data is not None else digest.hexdigest(), data, before, after, bool(freed))
+        return PoolView(digest, data, before, after, bool(freed))
 
     def stopped(self, failure: ImplementationFailure) -> str:
         """A crash by its signal (and the last line printed), a hang by the probe's limit, else the failure."""
@@ -185,9 +182,7 @@ class CProbeAdapter(CAdapter):
 
     def close(self) -> None:
         super().close()
-        if self._memfd >= 0:  # one driver process a probe: its memory file goes with it
-            os.close(self._memfd)
-            self._memfd = -1
+        self._pools.close()  # one driver process a probe: its memory file goes with it
 
     # ---- big_pool (LargePoolTarget) ----
 
@@ -210,4 +205,4 @@ class CProbeAdapter(CAdapter):
     def pool_int(self, offset: int) -> int:
         assert self._last is not None, "no pool: reserve_pool first"
         start, guard, _size, _base = self._last
-        return struct.unpack("<i", os.pread(self._memfd, 4, start + guard + offset))[0]
+        return struct.unpack("<i", self._pools.read(start + guard + offset, 4))[0]
