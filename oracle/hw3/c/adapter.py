@@ -387,7 +387,8 @@ class CAdapter:
         try:
             if self._memory is None:
                 assert self._proc is not None
-                self._memory = OutsideMemory.attach(self._proc, self.program or self.box.expose(self.driver))
+                known = self._maps.pid if self._maps is not None else None  # natively: the fence's process
+                self._memory = OutsideMemory.attach(self._proc, self.program or self.box.expose(self.driver), known)
             if not self.stop_to_read:  # the seccomp filter kills clone: no thread, and no handler of its own
                 return operation(self._memory, *args)
             deadline = self._deadline or time.monotonic() + HUNG_WALL * (self.timeout or 1.0)

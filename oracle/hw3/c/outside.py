@@ -208,10 +208,11 @@ class OutsideMemory:
         self.pid, self._mem, self._pidfd, self._maps = pid, mem, pidfd, maps
 
     @classmethod
-    def attach(cls, proc: Popen, program: Path) -> "OutsideMemory":
-        """The memory of the driver `proc` started (running `program`, the grader's exposed copy). Raises
-        Unreachable when it cannot be found or opened, DriverGone when it has ended."""
-        pid, refused = driver_pid(proc, program)
+    def attach(cls, proc: Popen, program: Path, known: int | None = None) -> "OutsideMemory":
+        """The memory of the driver `proc` started (running `program`, the grader's exposed copy; `known`: its pid
+        as the grader found it in its own process tree already, heap_maps.driver_pid). Raises Unreachable when
+        it cannot be found or opened, DriverGone when it has ended."""
+        pid, refused = (known, False) if known is not None else driver_pid(proc, program)
         if pid is None:
             if proc.poll() is not None:
                 raise DriverGone()
