@@ -43,7 +43,7 @@ HOSTILE_LABELS = {
     "fork": ("made a forbidden system call (SIGSYS)", {"create_free", "fuzz"}),
     "double_free": ("a double free: this call already freed that block", {"create_free", "fuzz"}),
     "cyclic_list": ("active list broken: ", {"create_free", "fuzz"}),
-    "garbage_list": ("state unreadable: SIGSEGV while reading the active list", {"llm_init", "fuzz"}),
+    "garbage_list": ("state unreadable: the grader could not read a node of your engine's active_seqs list", {"llm_init", "fuzz"}),
     "leak": ("heap: expected every allocation freed", {"llm_destroy", "fuzz"}),
     "missing_symbol": ("link failed: undefined symbols append_kv", {"compiles"}),
     "warning": ("error: unused variable", {"compiles"}),

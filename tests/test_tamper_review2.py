@@ -68,11 +68,11 @@ ATTACKS += [
                    "the item passes ('19 allocations failed one at a time') for an honest failure"),
            failing=("alloc_failure",)),
     # honest 5 (compiles): free_sequence zeroes every block whose ref_count drops to 0
-    Attack("shadow_scrubbed", "c", "free_scrubs_blocks", ("compiles", "no_premature_writes"), 5,
-           "outside the probes, the pool's bytes the grader sees are the driver's report (put_pool_changes: the "
-           "chunks where the pool differs from a shadow copy), and pool and shadow live in the submission's "
-           "process: found through /proc/self/exe's .symtab (driver.c's static `pool`), the shadow is scrubbed "
-           "along with the pool, so the write is never reported: 10/10 for an honest 5/10"),
+    # held by construction: there is no shadow any more. The pool is a window on the grader's memory file, which
+    # the driver only maps (shared); after each call the grader reads the window from its own file and compares
+    # it with its own previous reading (adapter.py's observe). Whatever the attack finds of the driver's `pool`
+    # record, nothing it writes there is what the grader reads: the scrub shows.
+    Attack("shadow_scrubbed", "c", "free_scrubs_blocks", ("compiles", "no_premature_writes"), 5),
     # honest 5 (compiles): free_sequence unlinks the Sequence after freeing it
     Attack("uaf_after_reuse", "c", "use_after_free", ("compiles", "memory_safety"), 5,
            "the native fence reuses freed pages once its cursor comes round (fence_find's second lap), and a "

@@ -16,7 +16,7 @@ def load_adapter(impl: str) -> AdapterFactory:
     if impl == "engine":
         return load_python(BUILTIN_ENGINE)
     if impl.endswith(".c") or Path(impl).is_dir():
-        from oracle.hw3.c.adapter import load_c
+        from oracle.hw3.c.factory import load_c
 
         return load_c(impl)
     return load_python(impl)

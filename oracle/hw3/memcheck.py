@@ -23,7 +23,7 @@ from typing import Callable, Collection, Sequence
 
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.log_channel import LogChannel
-from oracle.hw3.c.valgrind import VALGRIND
+from oracle.hw3.c.valgrind import VALGRIND, memcheck_program
 from oracle.hw3 import programs as shipped
 from oracle.hw3.replay import shown
 from oracle.hw3.step import call_on, expected_calls
@@ -88,7 +88,8 @@ def memcheck(
     programs named in `fresh_before` start in a fresh process too (where a native run of the battery did)."""
     channel = LogChannel(LOG_LIMIT * (len(programs) + 1))
     adapter = CAdapter(driver, timeout=timeout + STARTUP, wrapper=(*MEMCHECK, f"--log-fd={channel.child_fd}"),
-                       seccomp=False, close_timeout=timeout + STARTUP, sandbox=sandbox, log_channel=channel)
+                       seccomp=False, close_timeout=timeout + STARTUP, sandbox=sandbox, log_channel=channel,
+                       program=memcheck_program())
     runs: list[tuple[str, int, tuple[str | None, Call | None], str, tuple[TraceStep, ...], bool]] = []
     try:
         hangs = 0

@@ -1,17 +1,21 @@
 """CAdapter: drives a C submission, built into a driver program by build.py, in a sandboxed process, over
 two dedicated pipes (the protocol: driver_reply.py); the submission's stdout/stderr go to a capped file.
 
-Every reply observes the driver's live engine (the last llm_init's, until llm_destroy), so observe() of
-that engine costs no round trip; observing any other address costs one ('O').
+A reply says what the call returned (and the process's own heap counters); everything else the grader judges
+it reads itself, while the driver waits for its next request:
+- the pool is a window on a memory file (a memfd) the grader creates and fills; the driver maps it shared, and
+  observe() reads it back from the file;
+- the engine (counters, ref_count, the active list, each sequence's tables) is read from the driver's memory,
+  from outside its process (outside.py), at the addresses the calls returned, in llm_memory.h's layout
+  (probe_state.engine_state); what cannot be read there is the submission's failure, with the object and address;
+- natively, the heap's facts are the grader's own: every mapping call of the driver answered by its ledger
+  (ledger.py, native_heap.py), or, where no listener came, the fence region's mappings (heap_maps.py).
 
 A reply comes from the submission's process, so it is untrusted: its length is refused before the rest is
-read when it is over what any honest reply can hold (driver_reply.reply_bound), every count in it is checked
-against the bytes that follow, and a reply that does not parse is the submission's failure, "a reply the
-grader cannot read". The white-box probes read the submission's objects themselves, from outside its process
-(probe_adapter.py, outside.py).
+read when it is over what any honest reply can hold (driver_reply.REPLY_BOUND), and a reply that does not
+parse is the submission's failure, "a reply the grader cannot read".
 """
 
-import functools
 import os
 import select
 import signal
@@ -20,59 +24,23 @@ import struct
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from oracle.hw3.c.build import build
+from oracle.hw3.c import probe_state
 from oracle.hw3.c.driver_reply import (
-    _REQUEST, _RESULT, _U16, _U32, UNREADABLE, BadReply, CallStats, Pointer, _drained,
-    parse_engine, pool_changes, reply_bound,
+    _REQUEST, _RESULT, _U16, _U32, REPLY_BOUND, UNREADABLE, BadReply, CallStats, Pointer, _drained, readable_within,
 )
 from oracle.hw3.c.heap_notify import Listener, receive_listener
 from oracle.hw3.c.ledger import Ledger
 from oracle.hw3.c.native_heap import HeapFacts, NativeHeap
 from oracle.hw3.c.log_channel import LogChannel
-from oracle.run_cpu import RunClock
+from oracle.hw3.c.outside import DriverGone, OutsideMemory, Unreachable
+from oracle.run_cpu import HUNG_WALL, RunClock
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
 from oracle.hw3.observation import HeapState, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
-
-
-def load_c(submission: Path | str, workdir: Path | str | None = None, **options: Any) -> "DriverFactory":
-    """An adapter factory for a C submission (llm_memory.c or a directory holding one), built once now, in
-    the sandbox, into the private build cache (or `workdir`).
-
-    Raises ValueError when the path is bad or the build fails, with the compiler's or linker's words. A
-    submission whose only problem is warnings is judged as `grade` judges it: the spec's -Werror makes them
-    errors, which the factory carries in `faults`, and it drives the build without -Werror.
-    `options` go to CAdapter (timeout, output_limit, sandbox, ...).
-    """
-    result = build(submission, workdir, options.get("sandbox"))
-    driver = result.graded_driver
-    if driver is None:
-        raise ValueError(result.message)
-    faults = () if result.ok else (f"{result.verdict}\n{result.shown_log}".rstrip(),)
-    return DriverFactory(driver, options, faults)
-
-
-@dataclass(frozen=True)
-class DriverFactory:
-    """A new CAdapter on a built driver at each call; `faults`: the rules the build broke (only warnings:
-    the spec's -Werror), each a line and the compiler's words."""
-
-    driver: Path
-    options: dict[str, Any]
-    faults: tuple[str, ...] = ()
-
-    def __call__(self) -> "CAdapter":
-        return CAdapter(self.driver, **self.options)
-
-
-@functools.lru_cache(maxsize=16)
-def _pool_image(pool_size: int) -> bytes:
-    """guard + initial pool + guard, as the driver receives it; the same for every run of a size."""
-    return GUARD + initial_pool(pool_size) + GUARD
+from oracle.hw3.pool_file import PoolFile
 
 
 def failure_label(returncode: int) -> str:
@@ -86,11 +54,14 @@ class CAdapter:
     The driver starts lazily, and again after a failure; `close()` kills its whole process group.
     `fail_allocation(k)` makes the k-th allocation from the next call on return NULL; `last_call` holds
     the last call's CallStats; `output` is what the submission printed (capped at output_limit bytes).
+    `program`: the executable the driver's process runs (a wrapper's, valgrind's tool, when there is one), by
+    which the grader finds that process in its own process tree.
     """
 
     heap_from_outside = True  # natively, the heap's facts are the grader's: its ledger (or the driver's mappings)
     blocks_at_start = False  # natively, each block at its first page's start rather than its last page's end
     LEDGER_START = 60.0  # s the driver may take to hand over its listener (it does so before any submission code)
+    stop_to_read = False  # read the driver's memory with it stopped (without the seccomp filter it may have threads)
 
     def __init__(
         self,
@@ -106,6 +77,7 @@ class CAdapter:
         sandbox: Sandbox | None = None,
         pass_fds: Sequence[int] = (),
         log_channel: LogChannel | None = None,
+        program: Path | None = None,
     ):
         self.driver = Path(driver)
         if not self.driver.is_file():
@@ -117,7 +89,10 @@ class CAdapter:
         self.wrapper = tuple(wrapper)
         self.seccomp = seccomp
         self.box = sandbox or shared()
-        self.pass_fds = tuple(pass_fds)
+        self.program = program
+        self.stop_to_read = self.stop_to_read or not seccomp  # no filter: clone is allowed, so threads may run
+        self._pools = PoolFile()  # the pools: the grader's memory file, which the driver maps
+        self.pass_fds = (*pass_fds, self._pools.fd)
         self.close_timeout = close_timeout
         self.log_channel = log_channel  # valgrind's log: drained whenever the driver is waited for
         self.generation = 0
@@ -128,16 +103,13 @@ class CAdapter:
         self._cmd = self._reply = -1
         self._output = tempfile.TemporaryFile()
         self._fail_at = -1
-        self._region: bytearray | None = None  # guard + pool + guard, mirrored from the driver
-        self._pool_size = 0
-        self._guard = GUARD_SIZE
+        self._window: tuple[int, int, int] | None = None  # the live pool in the file: (offset, guard, size)
+        self._owners: set[int] = set()  # the Sequences create and fork returned since the last llm_init
         self._heap = HeapState(0, 0, 0)
-        self._live_engine = 0
-        self._engine_part: tuple[bytes, int] | None = None  # the last reply and where its engine part starts
-        self._observed = 0  # the engine address that part describes
-        self._made = 0  # create and fork requests since the driver started: at most one sequence each
+        self._deadline = 0.0  # the wall clock's cap on a read of the stopped driver
         self._native: NativeHeap | None = None  # natively: the heap's facts as the grader observes them
         self._listener: Listener | None = None  # natively: every mapping call of the driver, answered by our ledger
+        self._memory: OutsideMemory | None = None  # the driver's memory, read from outside (outside.py)
 
     # ---- process ----
 
@@ -164,7 +136,8 @@ class CAdapter:
                 limits=limits,
                 stdout=self._output,
                 stderr=self._output,
-                pass_fds=(cmd_r, reply_w, *self.pass_fds, *self._log_fds(), *([theirs.fileno()] if theirs else [])),
+                pass_fds=(cmd_r, reply_w, *self.pass_fds, *([self.log_channel.child_fd] if self.log_channel else []),
+                          *([theirs.fileno()] if theirs else [])),
             )
         except BaseException:
             if ours is not None:
@@ -180,11 +153,10 @@ class CAdapter:
         self.failure = None
         self.exit_status = None
         self._heap = HeapState(0, 0, 0)
-        self._region = None
-        self._live_engine = 0
-        self._engine_part = None
-        self._observed = 0
-        self._made = 0
+        self._pools.restart()  # the last driver's pools: no process maps them any more
+        self._window = None
+        self._owners = set()
+        self._memory = None
         self._native = self._listener = None
         if ours is not None:
             with ours:
@@ -202,6 +174,9 @@ class CAdapter:
         proc, self._proc = self._proc, None
         if proc is None:
             return None, False
+        if self._memory is not None:
+            self._memory.close()
+            self._memory = None
         self._clock.close()
         os.close(self._cmd)
         exited = wait > 0 and _drained(self._reply, wait, self.log_channel or self._listener)  # type: ignore[arg-type]
@@ -232,6 +207,8 @@ class CAdapter:
     def __del__(self) -> None:
         if getattr(self, "_proc", None) is not None:
             self.close()
+        if getattr(self, "_pools", None) is not None:
+            self._pools.close()
 
     @property
     def output(self) -> str:
@@ -260,15 +237,11 @@ class CAdapter:
         if self._native is not None:
             self._native.call_started(self._fail_at)
         self._fail_at = -1
-        self._made += op in "CF"
-        live = self._live_engine
         try:
             self._write_all(message + payload)
         except BrokenPipeError:
             raise self._fail("") from None
-        ret = self._receive()
-        self._observed = target if op == "O" else ret if op == "I" else live
-        return ret
+        return self._receive()
 
     def _write_all(self, data: bytes) -> None:
         """Sends a request; the call's time starts here, in wall-clock and in the run's CPU seconds."""
@@ -279,8 +252,7 @@ class CAdapter:
                 view = view[os.write(self._cmd, view) :]
             except BlockingIOError:  # the pipe is full (with the ledger, non-blocking): the driver may be waiting
                 assert self._listener is not None  # for an answer to a mapping call (the pool's) before it reads on
-                ready = select.select([self._listener.fd], [self._cmd], [])[0]
-                if ready:
+                if select.select([self._listener.fd], [self._cmd], [])[0]:
                     self._listener.answer_waiting()
 
     def _read(self, n: int, timeout: float | None, deadline: float | None = None) -> bytes:
@@ -296,7 +268,8 @@ class CAdapter:
                 except DeadlinePassed:
                     self._fail("the grade's time limit was reached", wait=0)
                     raise
-                ready = self._wait_reply(wait)
+                ready = readable_within(self._reply, wait, self.log_channel or self._listener)  # type: ignore[arg-type]
+                # (valgrind's log drained meanwhile, or the driver's mapping calls answered)
                 if not ready and wait < left:  # the grade's deadline, not this call's timeout
                     self._fail("the grade's time limit was reached", wait=0)
                     raise DeadlinePassed()
@@ -313,38 +286,13 @@ class CAdapter:
             have += len(chunk)
         return b"".join(chunks)
 
-    def _log_fds(self) -> tuple[int, ...]:
-        return () if self.log_channel is None else (self.log_channel.child_fd,)
-
-    def _wait_reply(self, wait: float) -> bool:
-        """Waits up to `wait` s for the reply pipe to be readable, draining valgrind's log meanwhile (valgrind
-        blocks on a full log, and the driver with it)."""
-        if self.log_channel is None and self._listener is None:
-            return bool(select.select([self._reply], [], [], wait)[0])
-        deadline = time.monotonic() + wait
-        others = [self.log_channel.fd] if self.log_channel is not None else [self._listener.fd]  # type: ignore[union-attr]
-        while True:
-            ready = select.select([self._reply, *others], [], [], max(deadline - time.monotonic(), 0))[0]
-            if self.log_channel is not None and self.log_channel.fd in ready:
-                self.log_channel.drain()
-            if self._listener is not None and self._listener.fd in ready:
-                self._listener.answer_waiting()
-            if self._reply in ready:
-                return True
-            if time.monotonic() >= deadline:
-                return False
-
-    def reply_bound(self) -> int:
-        """The most bytes an honest reply can hold now (driver_reply.reply_bound)."""
-        return reply_bound(len(self._region) if self._region is not None else 0, self._made)
-
     def _reply_bytes(self) -> bytes:
-        """One reply, its length checked against reply_bound before the rest is read."""
+        """One reply, its length checked against REPLY_BOUND before the rest is read."""
         # one deadline for the whole reply, however it trickles in (none without a time limit)
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         data = self._read(4, self.timeout, deadline)
         (length,) = _U32.unpack_from(data)
-        if not 6 <= length <= self.reply_bound():
+        if not 6 <= length <= REPLY_BOUND:
             raise self._fail(f"{UNREADABLE} (a length of {length} bytes)")
         if len(data) < length:
             data += self._read(length - len(data), self.timeout, deadline)
@@ -367,12 +315,9 @@ class CAdapter:
             raise BadReply(f"status {data[4]}")
         if self.log_channel is not None:  # what valgrind wrote before the driver replied is this call's
             self.log_channel.drain()
+        if len(data) != 5 + _RESULT.size:
+            raise BadReply(f"{len(data)} bytes")
         ret, allocs, frees, fired, _total, live_blocks, live_bytes = _RESULT.unpack_from(data, 5)
-        at = 5 + _RESULT.size
-        region = self._region
-        changes, at = pool_changes(data, at, None if region is None else len(region))
-        for start, end, source in changes:  # the pool changes only once the whole reply is read right
-            region[start:end] = data[source : source + end - start]  # type: ignore[index]
         faulted = 0
         if self._native is not None:  # natively the grader's own observation (native_heap.py)
             said = HeapFacts(allocs, frees, bool(fired), live_blocks, live_bytes)
@@ -382,7 +327,6 @@ class CAdapter:
                 seen.allocations, seen.frees, seen.injected, seen.live_blocks, seen.live_bytes, seen.faulted)
         self.last_call = CallStats(allocs, frees, bool(fired))
         self._heap = HeapState(allocs, live_blocks, live_bytes, faulted)
-        self._engine_part = (data, at)
         return ret
 
     def _handle(self, address: int) -> Pointer | None:
@@ -402,19 +346,27 @@ class CAdapter:
     def llm_init(self, pool_size: int, null_pool: bool = False) -> Pointer | None:
         if pool_size < 0:
             raise ValueError("pool_size is a size_t: it cannot be negative")
-        payload = b"" if null_pool else _pool_image(pool_size)
         if self._proc is None:
             self._start()
-        self._region = None if null_pool else bytearray(payload)
-        self._pool_size, self._guard = pool_size, len(GUARD)
-        self._live_engine = self._request("I", pool_size, self._guard, int(null_pool), payload)
-        return self._handle(self._live_engine)
+        self._window = None
+        offset = 0 if null_pool else self._pools.window(pool_size, GUARD, image=initial_pool(pool_size))
+        guard = 0 if null_pool else GUARD_SIZE
+        engine = self._request("I", pool_size, self._pools.fd, int(null_pool), struct.pack("<QQ", offset, guard))
+        self._window = None if null_pool else (offset, guard, pool_size)
+        self._owners = set()
+        return self._handle(engine)
 
     def create_sequence(self, engine: Any, seq_id: int, initial_kv_len: int) -> Pointer | None:
-        return self._handle(self._request("C", self._address(engine), seq_id, initial_kv_len))
+        return self._made(self._request("C", self._address(engine), seq_id, initial_kv_len))
 
     def fork_sequence(self, engine: Any, parent_seq_id: int, new_seq_id: int) -> Pointer | None:
-        return self._handle(self._request("F", self._address(engine), parent_seq_id, new_seq_id))
+        return self._made(self._request("F", self._address(engine), parent_seq_id, new_seq_id))
+
+    def _made(self, seq: int) -> Pointer | None:
+        """A Sequence create or fork returned: the active list may hold it (engine_state)."""
+        if seq:
+            self._owners.add(seq)
+        return self._handle(seq)
 
     def append_kv(self, engine: Any, seq_id: int, kv_data: int) -> int:
         return self._request("A", self._address(engine), seq_id, kv_data)
@@ -423,33 +375,44 @@ class CAdapter:
         return self._request("R", self._address(engine), seq_id)
 
     def llm_destroy(self, engine: Any) -> int:
-        address = self._address(engine)
-        if address and address == self._live_engine:
-            self._live_engine = 0
-        return self._request("D", address)
+        return self._request("D", self._address(engine))
 
     def leak_check(self) -> None:
         """Under valgrind: valgrind checks the heap for leaks now, into its own log (natively: nothing)."""
         self._request("L")
 
     def observe(self, engine: Any) -> Observation:
-        if self._region is None:
+        """The pool, read from the memory file, and the engine at `engine`, read from the driver's memory: both by
+        the grader, while the driver waits for its next request."""
+        if self._window is None:
             return Observation(engine=None, pool=None, heap=self._heap)
-        state = None
-        if engine is not None:
-            address = self._address(engine)
-            if address != self._observed or self._engine_part is None:
-                self._request("O", address)
-            try:
-                assert self._engine_part is not None
-                state = parse_engine(*self._engine_part, self._made)
-            except (struct.error, BadReply) as bad:
-                raise self._fail(f"{UNREADABLE} ({bad})") from None
-        g, region = self._guard, self._region
-        return Observation(
-            engine=state,
-            pool=bytes(region[g : g + self._pool_size]),
-            guard_before=bytes(region[:g]),
-            guard_after=bytes(region[g + self._pool_size :]),
-            heap=self._heap,
-        )
+        if engine is None:
+            return self._seen(None, None)
+        return self._outside(self._seen, self._address(engine))  # one moment's pool and engine
+
+    def _seen(self, memory: OutsideMemory | None, address: int | None) -> Observation:
+        try:
+            state = None if memory is None else probe_state.engine_state(memory, address or 0, self._owners)
+        except Unreachable as why:
+            raise ImplementationFailure(f"state unreadable: {why}") from None
+        assert self._window is not None
+        offset, guard, size = self._window
+        region = self._pools.read(offset, size + 2 * guard)
+        return Observation(engine=state, pool=region[guard : guard + size], guard_before=region[:guard],
+                           guard_after=region[guard + size :], heap=self._heap)
+
+    def _outside(self, operation: Any, *args: int) -> Any:
+        """operation(memory, *args) on the driver's memory, read (and written: the probes) by the grader from
+        outside (outside.py), with the driver stopped where something of the submission could run meanwhile; a
+        driver that has ended is failed by how it ended."""
+        try:
+            if self._memory is None:
+                assert self._proc is not None
+                self._memory = OutsideMemory.attach(self._proc, self.program or self.box.expose(self.driver), None)
+            if not self.stop_to_read:  # the seccomp filter kills clone: no thread, and no handler of its own
+                return operation(self._memory, *args)
+            deadline = self._deadline or time.monotonic() + HUNG_WALL * (self.timeout or 1.0)
+            with self._memory.stopped(deadline):
+                return operation(self._memory, *args)
+        except DriverGone:
+            raise self._fail("") from None

@@ -7,9 +7,9 @@
  * LAYOUT: 0 blocks at their last page's end, 1 at their first page's start.
  *
  * Requests arrive on CMD_FD and replies leave on REPLY_FD, so the submission may print anything on
- * stdout/stderr. Every reply carries the call's result, its heap accounting and an observation of the
- * live engine (read white-box through the header), so one round trip serves a call and its observe().
- * The protocol is described in adapter.py; the white-box probes' operations are in driver_probes.c, included
+ * stdout/stderr. A reply carries what the call returned and the process's own heap counters, nothing else:
+ * the pool is a window on the grader's memory file, and the engine's state is read by the grader from outside
+ * this process while it waits for its next request (c/adapter.py, c/outside.py). The protocol is described in adapter.py; the white-box probes' operations are in driver_probes.c, included
  * below. The driver defines malloc, calloc, realloc, free and the aligned allocators itself, so every allocation
  * the process makes goes through them, however reached: the submission's own calls, and those the C library
  * makes on its behalf (strdup, fopen, asprintf, ...). Natively each block gets pages of its own in a reserved
@@ -23,7 +23,6 @@
 #include "llm_memory.h"
 
 #include <errno.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -80,10 +79,6 @@ static void own_free(void *ptr)
 static void *own_alloc(size_t size) { return own_realloc(NULL, size); } /* zeroed: a fresh mapping */
 
 enum { REPLY_OK = 0, REPLY_FATAL = 2, REPLY_HEAP = 4 }; /* HEAP: fatal, a memory error (3 is REPLY_PROBE) */
-enum { OBS_NONE = 0, OBS_ENGINE = 1, OBS_UNREADABLE = 2 };
-#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
-
-enum { CHUNK = 64, MAX_OBSERVED_BLOCKS = 1 << 20 };
 
 static int reply_fd;
 
@@ -117,7 +112,6 @@ static void put(const void *src, size_t n)
 static void put_u8(uint8_t v) { put(&v, 1); }
 static void put_u16(uint16_t v) { put(&v, 2); }
 static void put_u32(uint32_t v) { put(&v, 4); }
-static void put_i32(int32_t v) { put(&v, 4); }
 static void put_i64(int64_t v) { put(&v, 8); }
 static void put_u64(uint64_t v) { put(&v, 8); }
 
@@ -680,109 +674,54 @@ int posix_memalign(void **out_ptr, size_t alignment, size_t size)
     return 0;
 }
 
-/* ---- the pool: guard + pool + guard in one mapping, and a shadow copy to send only what changed ---- */
+/* ---- the pool: guard + pool + guard, a window on the grader's memory file ----
+ *
+ * The grader creates the file (a memfd), writes the window and reads it back itself after every call: the
+ * pool's bytes it judges never pass through this process. The driver only maps the window, shared. */
 
 static struct {
-    unsigned char *region, *shadow;
-    size_t len, guard, size;
+    unsigned char *region;
+    size_t len;
 } pool;
 
 static int in_a_pool(uintptr_t addr)
 {
     return pool.region != NULL && addr >= (uintptr_t)pool.region && addr < (uintptr_t)pool.region + pool.len;
 }
-static void **old_regions; /* earlier pools, kept mapped: an old engine may still point into one */
-static size_t n_old_regions;
-
-static void retire_pool(void)
-{
-    if (pool.region != NULL) {
-        if ((old_regions = own_realloc(old_regions, (n_old_regions + 1) * 2 * sizeof *old_regions)) == NULL)
-            die("pagedcheck driver: out of memory\n");
-        old_regions[2 * n_old_regions] = pool.region;
-        old_regions[2 * n_old_regions + 1] = (void *)pool.len;
-        n_old_regions++;
-    }
-    own_free(pool.shadow);
-    memset(&pool, 0, sizeof pool);
-}
 
 static int read_full(int fd, void *buf, size_t n);
 
-static void *load_pool(int fd, size_t size, size_t guard)
+/* Maps guard + size + guard bytes at `offset` of memory file `fd` (payload: offset:u64 guard:u64), or none
+ * (`null`: llm_init is given NULL). An earlier pool stays mapped: an old engine may still point into it. */
+static void *load_pool(int cmd_fd, int fd, size_t size, int null)
 {
-    retire_pool();
-    pool.len = size + 2 * guard;
-    pool.guard = guard;
-    pool.size = size;
-    pool.region = mmap(NULL, pool.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (pool.region == MAP_FAILED || (pool.shadow = own_alloc(pool.len)) == NULL)
-        fatal("pagedcheck driver: cannot allocate a pool of %zu bytes", size);
-    if (!read_full(fd, pool.region, pool.len))
+    uint64_t where[2];
+    if (!read_full(cmd_fd, where, sizeof where))
         _exit(0);
-    memcpy(pool.shadow, pool.region, pool.len);
+    pool.region = NULL;
+    pool.len = 0;
+    if (null)
+        return NULL;
+    size_t guard = (size_t)where[1];
+    pool.len = size + 2 * guard;
+    pool.region = mmap(NULL, pool.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)where[0]);
+    if (pool.region == MAP_FAILED) {
+        pool.region = NULL;
+        fatal("pagedcheck driver: cannot map a pool of %zu bytes", size);
+    }
     return pool.region + guard;
 }
 
-/* Chunks of guard + pool + guard that differ from the shadow: u32 count, then (u32 index, bytes). */
-static void put_pool_changes(void)
-{
-    size_t count_at = out.len;
-    uint32_t count = 0;
-    put_u32(0);
-    for (size_t at = 0; at < pool.len; at += CHUNK) {
-        size_t n = pool.len - at < CHUNK ? pool.len - at : CHUNK;
-        if (memcmp(pool.region + at, pool.shadow + at, n) != 0) {
-            memcpy(pool.shadow + at, pool.region + at, n);
-            put_u32((uint32_t)(at / CHUNK));
-            put(pool.region + at, n);
-            count++;
-        }
-    }
-    memcpy(out.data + count_at, &count, 4);
-}
+/* ---- faults: a memory error in the heap, or the submission crashing ---- */
 
-/* ---- white-box observation of an engine, protected against wild pointers ---- */
-
-static void **owners; /* every Sequence that create or fork returned since the last llm_init */
-static size_t n_owners, owners_cap;
-static LLMEngine *live_engine; /* from the last llm_init, until llm_destroy */
-
-static void add_owner(void *seq)
-{
-    if (n_owners == owners_cap) {
-        owners_cap = owners_cap ? 2 * owners_cap : 64;
-        if ((owners = own_realloc(owners, owners_cap * sizeof *owners)) == NULL)
-            die("pagedcheck driver: out of memory\n");
-    }
-    owners[n_owners++] = seq;
-}
-
-static int is_owner(const void *seq)
-{
-    for (size_t i = 0; i < n_owners; i++)
-        if (owners[i] == seq)
-            return 1;
-    return 0;
-}
-
-static sigjmp_buf observe_jump, l2_jump;
-static volatile sig_atomic_t observing, reading_l2;
-static const char *volatile reading; /* what the observation was reading, for the error message */
-
-/* During an observation a fault means a wild pointer in the submission's state: in an L1 slot, that slot
- * alone is unreadable; anywhere else, the whole state. At any other time it is the submission crashing,
- * and the process dies of the signal as if there were no handler. */
 static int in_fence(uintptr_t addr);
 static int fence_fault(uintptr_t addr);
 
+/* A fault in the fence's region is a memory error (memory_safety's); anywhere else it is the submission
+ * crashing, and the process dies of the signal as if there were no handler. */
 static void on_fault(int sig, siginfo_t *info, void *context)
 {
     (void)context;
-    if (reading_l2)
-        siglongjmp(l2_jump, sig);
-    if (observing)
-        siglongjmp(observe_jump, sig);
     if (in_fence((uintptr_t)info->si_addr) && fence_fault((uintptr_t)info->si_addr))
         return; /* the access goes on, on a page the grader counts from outside as a memory error */
     if (in_fence((uintptr_t)info->si_addr)) /* a guard page or a freed block's: a memory error, memory_safety's */
@@ -790,139 +729,6 @@ static void on_fault(int sig, siginfo_t *info, void *context)
                    "before its start, or in a freed block)", sigabbrev_np(sig), info->si_addr);
     signal(sig, SIG_DFL);
     raise(sig);
-}
-
-/* Puts one L2 table's 16 entries; 0, or 1 when reading it faulted (a wild pointer: nothing is put). */
-static int put_l2(const int *l2)
-{
-    size_t mark = out.len;
-    if (sigsetjmp(l2_jump, 0) != 0) {
-        reading_l2 = 0;
-        out.len = mark;
-        return 1;
-    }
-    reading_l2 = 1;
-    put(l2, L2_PT_SIZE * sizeof(int));
-    reading_l2 = 0;
-    return 0;
-}
-
-static void put_sequence(const Sequence *seq)
-{
-    reading = "a sequence";
-    int **table = seq->block_table;
-    put_i32(seq->seq_id);
-    put_i32(seq->kv_count);
-    uint16_t mask = 0;
-    if (table != NULL) {
-        reading = "a sequence's block_table";
-        for (int i = 0; i < L1_PT_SIZE; i++)
-            if (table[i] != NULL)
-                mask |= (uint16_t)(1u << i);
-    }
-    put_u8(table != NULL);
-    put_u16(mask);
-    size_t wild_at = out.len;
-    uint16_t wild = 0; /* the slots whose pointer faults when read: sent without their entries */
-    put_u16(0);
-    reading = "an L2 block table";
-    for (int i = 0; i < L1_PT_SIZE; i++)
-        if (mask & (1u << i) && put_l2(table[i]))
-            wild |= (uint16_t)(1u << i);
-    memcpy(out.data + wild_at, &wild, 2);
-}
-
-/* The active list from head->next, with the same integrity checks and messages as the PythonAdapter. */
-static void put_sequences(LLMEngine *engine)
-{
-    size_t count_at = out.len;
-    uint32_t count = 0;
-    const char *error = NULL;
-    put_u32(0);
-    reading = "the active list";
-    struct list_node *head = &engine->active_seqs, *prev = head, *node = head->next;
-    const Sequence *at = NULL; /* the sequence at the position where the list breaks, when it is one */
-    while (node != head) {
-        if (node == NULL) {
-            error = "the next pointer before it is NULL";
-            break;
-        }
-        const Sequence *seq = container_of(node, Sequence, node);
-        int owner = is_owner(seq);
-        at = owner ? seq : NULL;
-        if (node->prev != prev) {
-            error = "prev does not point to the node before it";
-            break;
-        }
-        if (!owner) {
-            error = "the node belongs to no sequence that create or fork returned";
-            break;
-        }
-        if (count > n_owners) {
-            error = "list does not return to its head";
-            break;
-        }
-        put_sequence(seq);
-        count++;
-        reading = "the active list";
-        prev = node;
-        node = node->next;
-    }
-    if (error == NULL && head->prev != prev)
-        error = "head.prev is not the last node";
-    memcpy(out.data + count_at, &count, 4);
-    if (error == NULL)
-        put_u16(0);
-    else if (error[0] == 'l' || error[0] == 'h')
-        put_text("%s", error);
-    else if (at != NULL)
-        put_text("position %u (seq %d): %s", count, at->seq_id, error);
-    else
-        put_text("position %u: %s", count, error);
-}
-
-/* Runs reader(arg) with faults caught: puts `readable` and what reader puts, or, when a wild pointer in the
- * submission's state faults, `unreadable` and the words instead. */
-static void guarded(void (*reader)(const void *arg), const void *arg, uint8_t readable, uint8_t unreadable)
-{
-    size_t mark = out.len;
-    int sig = sigsetjmp(observe_jump, 0);
-    if (sig != 0) {
-        observing = 0;
-        out.len = mark;
-        put_u8(unreadable);
-        put_text("state unreadable: SIG%s while reading %s", sigabbrev_np(sig), reading);
-        return;
-    }
-    observing = 1;
-    put_u8(readable);
-    reader(arg);
-    observing = 0;
-}
-
-static void put_engine_state(const void *arg)
-{
-    LLMEngine *engine = (LLMEngine *)arg;
-    reading = "the engine";
-    int total = engine->total_local_blocks;
-    put_i32(total);
-    put_i32(engine->free_local_blocks);
-    reading = "ref_count";
-    if (total > 0 && total <= MAX_OBSERVED_BLOCKS && engine->ref_count != NULL) {
-        put_u32((uint32_t)total);
-        put(engine->ref_count, (size_t)total * sizeof(int));
-    } else {
-        put_u32(0); /* implausible or missing: the oracle reports total_local_blocks itself */
-    }
-    put_sequences(engine);
-}
-
-static void put_engine(LLMEngine *engine)
-{
-    if (engine == NULL)
-        put_u8(OBS_NONE);
-    else
-        guarded(put_engine_state, engine, OBS_ENGINE, OBS_UNREADABLE);
 }
 
 /* ---- requests ---- */
@@ -954,36 +760,19 @@ static int read_full(int fd, void *buf, size_t n)
 static int64_t call(const struct request *req, int cmd_fd)
 {
     LLMEngine *engine = (LLMEngine *)(uintptr_t)req->target;
-    void *made;
     switch (req->op) {
-    case 'I': {
-        void *base = NULL;
-        if (req->b) /* NULL pool */
-            retire_pool();
-        else
-            base = load_pool(cmd_fd, (size_t)req->target, (size_t)req->a);
-        n_owners = 0;
-        live_engine = llm_init(base, (size_t)req->target);
-        return (int64_t)(uintptr_t)live_engine;
-    }
+    case 'I': /* a = the memory file, b = 1: a NULL pool */
+        return (int64_t)(uintptr_t)llm_init(load_pool(cmd_fd, req->a, (size_t)req->target, req->b), (size_t)req->target);
     case 'C':
-        if ((made = create_sequence(engine, req->a, req->b)) != NULL)
-            add_owner(made);
-        return (int64_t)(uintptr_t)made;
+        return (int64_t)(uintptr_t)create_sequence(engine, req->a, req->b);
     case 'F':
-        if ((made = fork_sequence(engine, req->a, req->b)) != NULL)
-            add_owner(made);
-        return (int64_t)(uintptr_t)made;
+        return (int64_t)(uintptr_t)fork_sequence(engine, req->a, req->b);
     case 'A':
         return append_kv(engine, req->a, req->b);
     case 'R':
         return free_sequence(engine, req->a);
     case 'D':
-        if (engine == live_engine && engine != NULL)
-            live_engine = NULL;
         return llm_destroy(engine);
-    case 'O':
-        return 0;
     case 'L': /* under valgrind: a leak check now, written by valgrind to its own log (a no-op natively) */
         VALGRIND_DO_LEAK_CHECK;
         return 0;
@@ -1017,8 +806,6 @@ static void serve(int cmd_fd)
         put_u64(heap.allocations);
         put_u64(heap.live_blocks);
         put_u64(heap.live_bytes);
-        put_pool_changes();
-        put_engine(req.op == 'O' ? (LLMEngine *)(uintptr_t)req.target : live_engine);
         send_reply();
     }
 }
@@ -1161,13 +948,7 @@ int main(int argc, char **argv)
 
     /* Clean exit: drop the driver's own references, so a block the submission never freed is "definitely
      * lost" under valgrind rather than reachable through the accounting table. */
-    live_engine = NULL;
     own_free(heap.slots);
-    own_free(owners);
     own_free(out.data);
-    retire_pool();
-    for (size_t i = 0; i < n_old_regions; i++)
-        munmap(old_regions[2 * i], (size_t)old_regions[2 * i + 1]);
-    own_free(old_regions);
     return 0;
 }

@@ -106,6 +106,47 @@ class MapsReader:
         os.close(self.fd)
 
 
+NOT_MAPPED, NOT_READABLE = "your program does not map that address", "your program may not read that address (freed memory, or a guard page)"
+
+
+def unreadable(maps_fd: int, address: int, length: int) -> str | None:
+    """Why the process whose /proc/PID/maps `maps_fd` is may not read [address, address + length) (NOT_MAPPED,
+    NOT_READABLE), or None when every byte lies in a readable mapping. The grader's own reading of /proc/PID/mem
+    is not the test: it reads an inaccessible page too (a freed block of the fence, a guard page), which the
+    process itself may not."""
+    at, end = address, address + length
+    while at < end:
+        asked = bytearray(_QUERY.pack(_QUERY.size, 0, at, *(0,) * 12))
+        try:
+            fcntl.ioctl(maps_fd, PROCMAP_QUERY, asked)
+        except OSError as error:
+            if error.errno in (errno.ENOTTY, errno.EINVAL) and at < 1 << 63:  # a kernel before 6.11: maps as text
+                return _unreadable_in_text(maps_fd, at, end)
+            return NOT_MAPPED  # ENOENT: no mapping covers `at`; ESRCH: the process is gone
+        stop, flags = _QUERY.unpack(asked)[4:6]
+        if not flags & _READABLE:
+            return NOT_READABLE
+        at = stop
+    return None
+
+
+def _unreadable_in_text(maps_fd: int, at: int, end: int) -> str | None:
+    chunks, offset = [], 0
+    while chunk := os.pread(maps_fd, 1 << 16, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    for line in b"".join(chunks).splitlines():
+        span, perms = line.split()[:2]
+        start, stop = (int(part, 16) for part in span.split(b"-"))
+        if start <= at < stop:
+            if perms[:1] != b"r":
+                return NOT_READABLE
+            at = stop
+            if at >= end:
+                return None
+    return NOT_MAPPED if at < end else None
+
+
 def heap_maps(pid: int) -> HeapMaps | None:
     """The live blocks of driver `pid` as its mappings show them; None when they cannot be read."""
     maps = _maps(pid)

@@ -42,6 +42,7 @@ from pathlib import Path
 from subprocess import Popen
 from typing import Iterator
 
+from oracle.hw3.c.heap_maps import unreadable
 from oracle.hw3.observation import ImplementationFailure
 from oracle.child import PYTHON  # the system's: a run's uid may run it (the grader's own may be out of reach)
 from oracle.run_cpu import children
@@ -64,13 +65,15 @@ class MachineRefuses(Exception):
 
 # Run as the owner of process argv[1] (root without CAP_SYS_PTRACE may not look into another uid's process, but
 # may become that uid, and a process may look into its own uid's): sends back the device and inode of its
-# executable and, with argv[3] == "open", its /proc/PID/mem opened read-write, or the errno that refused it.
+# executable and the files of /proc/PID named in argv[3] (comma-separated: "mem" read-write, "maps" read-only),
+# opened, or the errno that refused one.
 _AS_OWNER = """
 import os, socket, sys
 out = socket.socket(fileno=int(sys.argv[2]))
 try:
     exe = os.stat(f"/proc/{sys.argv[1]}/exe")
-    fds = [os.open(f"/proc/{sys.argv[1]}/mem", os.O_RDWR | os.O_CLOEXEC)] if sys.argv[3] == "open" else []
+    fds = [os.open(f"/proc/{sys.argv[1]}/{name}", (os.O_RDWR if name == "mem" else os.O_RDONLY) | os.O_CLOEXEC)
+           for name in sys.argv[3].split(",") if name]
 except OSError as exc:
     out.sendall(b"%d" % (exc.errno or 13))
 else:
@@ -78,9 +81,9 @@ else:
 """
 
 
-def _as_owner(pid: int, open_memory: bool) -> tuple[tuple[int, int], int | None]:
-    """The (device, inode) of process `pid`'s executable and, with `open_memory`, its memory opened read-write,
-    as the process's own uid sees them: for a grader that is root without CAP_SYS_PTRACE (a container's
+def _as_owner_files(pid: int, names: tuple[str, ...]) -> tuple[tuple[int, int], list[int]]:
+    """The (device, inode) of process `pid`'s executable and its /proc/PID files `names` ("mem" read-write,
+    "maps"), opened as the process's own uid: for a grader that is root without CAP_SYS_PTRACE (a container's
     default), whose runs each have a uid of their own. Raises OSError as the refusal's errno."""
     if os.geteuid() != 0:
         raise PermissionError(errno.EPERM, "not root")
@@ -90,20 +93,30 @@ def _as_owner(pid: int, open_memory: bool) -> tuple[tuple[int, int], int | None]
         raise PermissionError(errno.EACCES, "no owner to look as")
     ours, theirs = socket.socketpair()
     with ours, theirs:
-        done = subprocess.run([PYTHON, "-I", "-S", "-c", _AS_OWNER, str(pid),
-                               str(theirs.fileno()), "open" if open_memory else "look"],
+        done = subprocess.run([PYTHON, "-I", "-S", "-c", _AS_OWNER, str(pid), str(theirs.fileno()), ",".join(names)],
                               user=int(ids["Uid"]), group=int(ids["Gid"]), extra_groups=[], pass_fds=(theirs.fileno(),),
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
         theirs.close()
-        message, fds, _flags, _addr = socket.recv_fds(ours, 64, 1)
+        message, fds, _flags, _addr = socket.recv_fds(ours, 64, len(names) or 1)
     if done.returncode != 0 or not message:
+        for fd in fds:
+            os.close(fd)
         raise PermissionError(errno.EACCES, "the grader's look as the run's uid failed")
     if b" " not in message:
         raise OSError(int(message), os.strerror(int(message)))
     dev, ino = (int(part) for part in message.split())
-    if open_memory and not fds:
+    if len(fds) != len(names):
+        for fd in fds:
+            os.close(fd)
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
-    return (dev, ino), (fds[0] if fds else None)
+    return (dev, ino), fds
+
+
+def _as_owner(pid: int, open_memory: bool) -> tuple[tuple[int, int], int | None]:
+    """The (device, inode) of process `pid`'s executable and, with `open_memory`, its memory opened read-write,
+    as the process's own uid sees them (_as_owner_files)."""
+    seen, fds = _as_owner_files(pid, ("mem",) if open_memory else ())
+    return seen, (fds[0] if fds else None)
 
 
 def _is_program(pid: int, program: os.stat_result) -> bool | None:
@@ -119,6 +132,24 @@ def _is_program(pid: int, program: os.stat_result) -> bool | None:
     except OSError:
         return False
     return seen == (program.st_dev, program.st_ino)
+
+
+def _open_files(pid: int) -> tuple[int, int]:
+    """Process `pid`'s /proc/PID/mem (read-write) and /proc/PID/maps, opened by the grader, else as the process's
+    own uid (_as_owner_files)."""
+    try:
+        mem = os.open(f"/proc/{pid}/mem", os.O_RDWR | os.O_CLOEXEC)
+    except PermissionError:
+        try:
+            _, (mem, maps) = _as_owner_files(pid, ("mem", "maps"))
+        except subprocess.SubprocessError:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES)) from None
+        return mem, maps
+    try:
+        return mem, os.open(f"/proc/{pid}/maps", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        os.close(mem)
+        raise
 
 
 def _open_memory(pid: int, flags: int) -> int:
@@ -173,14 +204,15 @@ def _why(exc: BaseException) -> str:
 class OutsideMemory:
     """One driver process's memory, as the grader reads and writes it from outside."""
 
-    def __init__(self, pid: int, mem: int, pidfd: int):
-        self.pid, self._mem, self._pidfd = pid, mem, pidfd
+    def __init__(self, pid: int, mem: int, pidfd: int, maps: int = -1):
+        self.pid, self._mem, self._pidfd, self._maps = pid, mem, pidfd, maps
 
     @classmethod
-    def attach(cls, proc: Popen, program: Path) -> "OutsideMemory":
-        """The memory of the driver `proc` started (running `program`, the grader's exposed copy). Raises
-        Unreachable when it cannot be found or opened, DriverGone when it has ended."""
-        pid, refused = driver_pid(proc, program)
+    def attach(cls, proc: Popen, program: Path, known: int | None = None) -> "OutsideMemory":
+        """The memory of the driver `proc` started (running `program`, the grader's exposed copy; `known`: its pid
+        as the grader found it in its own process tree already, heap_maps.driver_pid). Raises Unreachable when
+        it cannot be found or opened, DriverGone when it has ended."""
+        pid, refused = (known, False) if known is not None else driver_pid(proc, program)
         if pid is None:
             if proc.poll() is not None:
                 raise DriverGone()
@@ -192,28 +224,33 @@ class OutsideMemory:
         except OSError:
             raise DriverGone() from None
         try:
-            mem = _open_memory(pid, os.O_RDWR)
+            mem, maps = _open_files(pid)
         except OSError as exc:
             os.close(pidfd)
             raise _refused(proc, _why(exc)) from None
-        memory = cls(pid, mem, pidfd)
+        memory = cls(pid, mem, pidfd, maps)
         if memory.ended:  # the pid named another process by the time it was opened
             memory.close()
             raise DriverGone()
         return memory
 
     def close(self) -> None:
-        for fd in (self._mem, self._pidfd):
+        for fd in (self._mem, self._pidfd, self._maps):
             if fd >= 0:
                 os.close(fd)
-        self._mem = self._pidfd = -1
+        self._mem = self._pidfd = self._maps = -1
 
     @property
     def ended(self) -> bool:
         return bool(select.select([self._pidfd], [], [], 0)[0])
 
     def read(self, address: int, length: int, what: str) -> bytes:
-        """`length` bytes at `address`; `what` names the object for the message ("your engine's ref_count")."""
+        """`length` bytes at `address`, where the process itself may read them; `what` names the object for the
+        message ("your engine's ref_count")."""
+        why = unreadable(self._maps, address, length) if length and self._maps >= 0 and 0 <= address < 1 << 64 else None
+        if why is not None:
+            self._check_alive()
+            raise Unreachable(f"the grader could not read {what} at 0x{address:x}: {why}")
         try:
             data = os.pread(self._mem, length, address) if length else b""
         except (OSError, OverflowError, ValueError) as exc:

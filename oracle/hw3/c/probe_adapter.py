@@ -16,8 +16,6 @@ The driver only runs the API calls (adapter.py's requests) and, over adapter.py'
 One adapter is one driver process: a probe gets its own, with `limit` seconds for everything it does.
 """
 
-import hashlib
-import mmap
 import os
 import signal
 import struct
@@ -29,10 +27,10 @@ from typing import Any
 from oracle.hw3.c import probe_state
 from oracle.hw3.c.adapter import CAdapter, Pointer
 from oracle.hw3.c.driver_reply import _REQUEST, _U16
-from oracle.run_cpu import HUNG_WALL
-from oracle.hw3.c.outside import DriverGone, MachineRefuses, OutsideMemory
-from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.pool import GUARD, GUARD_SIZE
+from oracle.run_cpu import HUNG_WALL
+from oracle.hw3.c.outside import MachineRefuses
+from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.probe_checks import Unavailable
 from oracle.hw3.probe_target import Counts, PoolView, SequenceView, calls_until
 from oracle.hw3.pool_file import POOL_BYTES_SHOWN
@@ -46,6 +44,7 @@ _INIT = struct.Struct("<BQQ")
 
 class CProbeAdapter(CAdapter):
     heap_from_outside = False  # the probes judge no heap counts: no reading of the mappings after each call
+    stop_to_read = True  # each operation reads one moment's state, whatever the submission does
 
     def __init__(self, driver: Path | str, *, limit: float, sandbox: Sandbox | None = None):
         super().__init__(driver, timeout=limit, cpu_seconds=PROBE_LIMITS.cpu_seconds,
@@ -53,13 +52,8 @@ class CProbeAdapter(CAdapter):
         self.limit = limit
         self.entered: str | None = None  # the API call the probe entered last
         self.end_status: int | None = None  # how the driver ended, once it has
-        self._memfd = os.memfd_create("pagedcheck-pools")
-        self.pass_fds = (self._memfd,)
-        self._deadline = 0.0
-        self._end = 0  # bytes of the memory file in use
         self._last: tuple[int, int, int, int] | None = None  # the last pool: (offset, guard, size, address)
         self._given: dict[int, int] = {}  # engine address -> the pool address llm_init was given
-        self._memory: OutsideMemory | None = None  # the driver's memory, read from outside
 
     # ---- plumbing ----
 
@@ -74,9 +68,6 @@ class CProbeAdapter(CAdapter):
         return max(self.limit - self._clock.seconds(), 1e-3)
 
     def _stop(self, wait: float) -> tuple[int | None, bool]:
-        if self._memory is not None:
-            self._memory.close()
-            self._memory = None
         status, exited = super()._stop(wait)
         self.end_status = status
         return status, exited
@@ -108,35 +99,19 @@ class CProbeAdapter(CAdapter):
         return data[6:]
 
     def _outside(self, operation: Any, *args: int) -> Any:
-        """operation(memory, *args) on the driver's memory, read and written by the grader while the driver is
-        stopped (outside.py); a driver that has ended is failed by how it ended."""
+        """CAdapter._outside, the driver stopped; a machine where the grader may not read its runs cannot run
+        the probe."""
         try:
-            if self._memory is None:
-                assert self._proc is not None
-                self._memory = OutsideMemory.attach(self._proc, self.box.expose(self.driver))
-            with self._memory.stopped(self._deadline):
-                return operation(self._memory, *args)
-        except DriverGone:
-            raise self._fail("") from None
+            return super()._outside(operation, *args)
         except MachineRefuses as why:
             raise Unavailable(str(why)) from None
 
-    def _pool_at(self, size: int, pattern: bytes | None) -> tuple[int, int]:
-        """A fresh window of the memory file: guard + `pattern` repeated (zeros: None) + guard; (offset, guard)."""
-        offset, guard = self._end, GUARD_SIZE
-        os.ftruncate(self._memfd, offset + size + 2 * guard)
-        os.pwrite(self._memfd, GUARD, offset)
-        chunk = pattern * max(1, (1 << 20) // len(pattern)) if pattern else b""  # whole patterns: they continue it
-        for start in range(0, size if chunk else 0, len(chunk) or 1):
-            os.pwrite(self._memfd, chunk[: size - start], offset + guard + start)
-        os.pwrite(self._memfd, GUARD, offset + guard + size)
-        self._end = -(-(offset + size + 2 * guard) // mmap.PAGESIZE) * mmap.PAGESIZE
-        return offset, guard
-
     def _init(self, size: int, pattern: bytes | None, null: bool) -> Pointer | None:
         self.entered = "llm_init"
-        offset, guard = (0, 0) if null else self._pool_at(size, pattern)
-        body = self._probe("P", size, self._memfd, int(null), struct.pack("<QQ", offset, guard))
+        if self._proc is None:  # started first: a start empties the memory file
+            self._start()
+        offset, guard = (0, 0) if null else (self._pools.window(size, GUARD, pattern=pattern), GUARD_SIZE)
+        body = self._probe("P", size, self._pools.fd, int(null), struct.pack("<QQ", offset, guard))
         mapped, engine, base = _INIT.unpack_from(body)
         if not mapped:  # the submission's process says so: a claim, which a process of the grader's checks
             amount = f"{size >> 30 or size} {'GiB' if size >> 30 else 'bytes'}"
@@ -155,8 +130,8 @@ class CProbeAdapter(CAdapter):
         the memory file: the fact an "unavailable" probe rests on, never the driver's word."""
         witness = ("import mmap, os, sys\n"
                    "mmap.mmap(int(sys.argv[1]), int(sys.argv[2]), mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)")
-        ran = self.box.run([PYTHON, "-I", "-S", "-c", witness, str(self._memfd), str(length)], timeout=30,
-                           limits=PROBE_LIMITS, pass_fds=(self._memfd,))
+        ran = self.box.run([PYTHON, "-I", "-S", "-c", witness, str(self._pools.fd), str(length)],
+                           timeout=30, limits=PROBE_LIMITS, pass_fds=(self._pools.fd,))
         return ran.status == 0
 
     # ---- the interface ----
@@ -190,14 +165,11 @@ class CProbeAdapter(CAdapter):
         their digest, read a MiB at a time; its guard zones; and whether it was freed."""
         assert self._last is not None, "no pool: init_pool first"
         offset, guard, size, base = self._last
-        before, after = os.pread(self._memfd, guard, offset), os.pread(self._memfd, guard, offset + guard + size)
-        data, digest = None, hashlib.sha256()
-        if size <= POOL_BYTES_SHOWN:
-            data = os.pread(self._memfd, size, offset + guard)
-        for start in range(0, size if data is None else 0, 1 << 20):
-            digest.update(os.pread(self._memfd, min(1 << 20, size - start), offset + guard + start))
+        before, after = self._pools.read(offset, guard), self._pools.read(offset + guard + size, guard)
+        data = self._pools.read(offset + guard, size) if size <= POOL_BYTES_SHOWN else None
+        digest = self._pools.sha256(offset + guard, size) if data is None else None
         freed = self._probe("Q", base)[0]
-        return PoolView(None if data is not None else digest.hexdigest(), data, before, after, bool(freed))
+        return PoolView(digest, data, before, after, bool(freed))
 
     def stopped(self, failure: ImplementationFailure) -> str:
         """A crash by its signal (and the last line printed), a hang by the probe's limit, else the failure."""
@@ -210,9 +182,7 @@ class CProbeAdapter(CAdapter):
 
     def close(self) -> None:
         super().close()
-        if self._memfd >= 0:
-            os.close(self._memfd)
-            self._memfd = -1
+        self._pools.close()  # one driver process a probe: its memory file goes with it
 
     # ---- big_pool (LargePoolTarget) ----
 
@@ -235,4 +205,4 @@ class CProbeAdapter(CAdapter):
     def pool_int(self, offset: int) -> int:
         assert self._last is not None, "no pool: reserve_pool first"
         start, guard, _size, _base = self._last
-        return struct.unpack("<i", os.pread(self._memfd, 4, start + guard + offset))[0]
+        return struct.unpack("<i", self._pools.read(start + guard + offset, 4))[0]

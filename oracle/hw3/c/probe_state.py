@@ -1,5 +1,6 @@
-"""A C submission's objects as the white-box probes see and edit them, read and written by the grader itself
-(outside.py), at the addresses the submission's own pointers give, in the layout llm_memory.h fixes.
+"""A C submission's objects as the grader sees them (the white-box probes, and a graded run's observation after
+every call: engine_state) and as the probes edit them, read and written by the grader itself (outside.py), at
+the addresses the submission's own pointers give, in the layout llm_memory.h fixes.
 
 The structs below are the official header's, laid out by ctypes with this machine's C rules (the driver is
 built here, for this machine); tests/test_probe_state.py checks every offset against gcc's offsetof.
@@ -10,7 +11,7 @@ import struct
 
 from oracle.hw3.c.driver_reply import MAX_OBSERVED_BLOCKS  # a larger ref_count is not read (big_pool: one at a time)
 from oracle.hw3.c.outside import OutsideMemory
-from oracle.hw3.observation import WILD, ImplementationFailure
+from oracle.hw3.observation import WILD, EngineState, ImplementationFailure, SequenceState
 from oracle.hw3.probe_target import Counts, SequenceView
 from oracle.hw3.spec import L1_PT_SIZE, L2_PT_SIZE
 
@@ -87,6 +88,47 @@ def sequence(memory: OutsideMemory, address: int) -> SequenceView:
         except ImplementationFailure:
             table.append(WILD)
     return SequenceView(seq.seq_id, seq.kv_count, tuple(table), tuple(l2 or None for l2 in l2s))
+
+
+def engine_state(memory: OutsideMemory, address: int, owners: set[int]) -> EngineState:
+    """The engine at `address` as a graded run observes it: its counters, ref_count (when 0 < total <=
+    MAX_OBSERVED_BLOCKS and not NULL), and the active list from head->next, each node checked (its prev, that it
+    belongs to one of `owners`, the Sequences create and fork returned since llm_init, that the list comes back
+    to its head), as the PythonAdapter checks it. Raises Unreachable for what cannot be read, but an L2 table
+    (WILD in its slot)."""
+    engine = _engine(memory, address)
+    total = engine.total_local_blocks
+    ref_count: tuple[int, ...] = ()
+    if 0 < total <= MAX_OBSERVED_BLOCKS and engine.ref_count:  # else the oracle reports total_local_blocks itself
+        data = memory.read(engine.ref_count, total * _INT, f"your engine's ref_count ({total} ints)")
+        ref_count = struct.unpack(f"<{total}i", data)
+    head = address + EngineStruct.active_seqs.offset
+    prev, node, error, at = head, engine.active_seqs.next or 0, None, None
+    sequences: list[SequenceState] = []
+    while node != head:
+        if not node:
+            error = "the next pointer before it is NULL"
+            break
+        seq = node - SequenceStruct.node.offset
+        at = seq if seq in owners else None
+        links = ListNode.from_buffer_copy(memory.read(node, ctypes.sizeof(ListNode), "a node of your engine's active_seqs list"))
+        if (links.prev or 0) != prev:
+            error = "prev does not point to the node before it"
+        elif at is None:
+            error = "the node belongs to no sequence that create or fork returned"
+        elif len(sequences) > len(owners):
+            error = "list does not return to its head"
+        if error is not None:
+            break
+        view = sequence(memory, seq)
+        sequences.append(SequenceState(view.seq_id, view.kv_count, view.block_table))
+        prev, node = node, links.next or 0
+    if error is None and (engine.active_seqs.prev or 0) != prev:
+        error = "head.prev is not the last node"
+    if error is not None and not error.startswith(("list", "head")):
+        where = f" (seq {_sequence(memory, at).seq_id})" if at is not None else ""
+        error = f"position {len(sequences)}{where}: {error}"
+    return EngineState(total, engine.free_local_blocks, ref_count, tuple(sequences), error)
 
 
 def _l1_slot(seq: SequenceStruct, slot: int) -> int:

@@ -5,6 +5,10 @@ The driver's own bookkeeping lives in mappings, never in heap blocks, so a block
 reported as lost. Usage: adapter = valgrind_adapter(driver, log); run calls; verdict = finish(adapter).
 """
 
+import functools
+import os
+import platform
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +18,19 @@ from oracle.sandbox import Sandbox
 
 VALGRIND = ("valgrind", "--leak-check=full", "--error-exitcode=99", "--track-origins=yes")
 ERROR_EXIT = 99
+
+
+@functools.cache
+def memcheck_program() -> Path | None:
+    """The executable a driver's process runs under valgrind (the launcher execs its tool, in the same process):
+    how the grader finds that process in its tree, to read its memory from outside. None: valgrind is absent."""
+    arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+    launcher = shutil.which("valgrind")
+    prefix = Path(launcher).resolve().parent.parent if launcher else Path("/usr")
+    places = [os.environ.get("VALGRIND_LIB", ""), prefix / "libexec" / "valgrind", prefix / "lib" / "valgrind",
+              f"/usr/lib/{platform.machine()}-linux-gnu/valgrind"]
+    found = [Path(place) / f"memcheck-{arch}-linux" for place in places if place]
+    return next((tool for tool in found if tool.is_file()), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +46,7 @@ def valgrind_adapter(driver: Path | str, log_path: Path | str, timeout: float = 
     program's reach, so the submission cannot write the verdict; finish() copies it to log_path."""
     channel = LogChannel()
     return CAdapter(driver, timeout=timeout, wrapper=(*VALGRIND, f"--log-fd={channel.child_fd}"), seccomp=False,
-                    close_timeout=timeout, sandbox=sandbox, log_channel=channel)
+                    close_timeout=timeout, sandbox=sandbox, log_channel=channel, program=memcheck_program())
 
 
 def finish(adapter: CAdapter, log_path: Path | str) -> ValgrindVerdict:
