@@ -122,8 +122,11 @@ def unreadable(maps_fd: int, address: int, length: int) -> str | None:
         except OSError as error:
             if error.errno in (errno.ENOTTY, errno.EINVAL) and at < 1 << 63:  # a kernel before 6.11: maps as text
                 return _unreadable_in_text(maps_fd, at, end)
-            return NOT_MAPPED  # ENOENT: no mapping covers `at`; ESRCH: the process is gone
-        stop, flags = _QUERY.unpack(asked)[4:6]
+            # ENOENT: no mapping covers `at`; ESRCH: the process is gone
+            return NOT_MAPPED if at == address else f"only {at - address} of its {length} bytes are mapped"
+        start, stop, flags = _QUERY.unpack(asked)[3:6]
+        if start > at:  # the next mapping starts further on: a hole at `at`
+            return NOT_MAPPED if at == address else f"only {at - address} of its {length} bytes are mapped"
         if not flags & _READABLE:
             return NOT_READABLE
         at = stop
