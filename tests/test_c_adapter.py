@@ -85,10 +85,8 @@ def test_hostile_submission_fails_with_its_label_and_leaves_nothing(
         assert pgid is not None
         setup(adapter, engine)
         assert adapter.failure is None
-        start = time.monotonic()
         with pytest.raises(ImplementationFailure, match=label.replace("(", r"\(").replace(")", r"\)")):
-            act(adapter, engine)
-        assert time.monotonic() - start < 5
+            act(adapter, engine)  # ended by the call's limits (run_cpu.py: CPU seconds, capped in wall-clock)
         assert adapter.failure is not None and label in adapter.failure
         assert _group(pgid) == []
         if name == "flood":
@@ -199,25 +197,6 @@ def _touch(path: Path) -> Path:
 def test_bad_submission_paths_are_one_line_errors(make, message: str, tmp_path: Path, workdir: Path) -> None:
     with pytest.raises(ValueError, match=message):
         build(make(tmp_path), workdir)
-
-
-def test_call_latency(workdir: Path) -> None:
-    """One round trip per call, observation included: well under a millisecond."""
-    driver = build(REFERENCE, workdir).driver
-    assert driver is not None
-    adapter = CAdapter(driver)
-    try:
-        engine = adapter.llm_init(64 * 64)
-        adapter.create_sequence(engine, 1, 1)
-        n = 2000
-        start = time.perf_counter()
-        for i in range(n):
-            adapter.append_kv(engine, 1, i)
-            adapter.observe(engine)
-        per_call = (time.perf_counter() - start) / n
-        assert per_call < 1e-3, f"{per_call * 1e6:.0f} us per call + observe"
-    finally:
-        adapter.close()
 
 
 TRICKLE = r"""
