@@ -37,3 +37,10 @@ def test_a_grader_error_shows_no_traceback_to_a_student() -> None:
 def test_a_cut_text_closes_the_fence_it_leaves_open() -> None:
     text = _item(message="m", details="````\n" + "x\n" * 5000).for_student(1000)
     assert text.endswith("(cut here: too long to show)") and not _outside_code(text.replace("x", "MARK"), "MARK")
+
+
+def test_the_terminal_headline_of_a_not_run_item_names_its_reason() -> None:
+    from oracle.grading.table import _headline
+
+    item = _item(status="not_run", student="", message="not run: the submission did not load: # MARK")
+    assert _headline(item) == "Not graded: the submission did not load: # MARK"
