@@ -1,4 +1,4 @@
-"""Finding a Python submission by its files (oracle/hw3/pylocate.py): where it is, which files its child
+"""Finding a Python submission by its files (oracle/pylocate.py): where it is, which files its child
 process gets, and a one-line reason for what is not there. Nothing here is imported."""
 
 import sys
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from oracle.hw3.pylocate import locate
+from oracle.pylocate import locate
 
 
 @pytest.fixture

@@ -259,7 +259,7 @@ def test_a_submission_that_fills_its_temporary_folder_spares_the_classmate_grade
 
 LINKED_MODULE = (  # the mechanism review3a found (closed)
     "a folder submission of a served family names its module file (blockspace: ServedGrader.resolve gives "
-    "FOLDER/block_manager.py; prefix: grade.py _folder_module gives FOLDER/kv_cache.py), and oracle/hw3/pylocate.py "
+    "FOLDER/block_manager.py; prefix: grade.py _folder_module gives FOLDER/kv_cache.py), and oracle/pylocate.py "
     "locate() resolves that path, links and all: the folder above the link's target becomes the submission's root, "
     "and the files copied into the sandbox are the target folder's. Alice's folder holds one symbolic link, "
     "block_manager.py (or kv_cache.py) -> ../z-bob/..., and grade-all grades Bob's code under Alice's name: full "
@@ -278,7 +278,7 @@ def correct_folder(folder: Path, family: str) -> Path:
 
 
 # held: a module file given by its path that is a link (or resolves out of its folder) is refused with a one-line
-# reason (oracle/hw3/pylocate.py locate), and the folder's row gets nothing
+# reason (oracle/pylocate.py locate), and the folder's row gets nothing
 @pytest.mark.parametrize("family", ["blockspace", "prefix"])
 def test_an_upload_whose_module_links_to_a_classmates_gets_nothing_of_it(family: str, scene: Scene,
                                                                          reaper: Reaper) -> None:

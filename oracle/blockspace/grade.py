@@ -13,7 +13,7 @@ from oracle.blockspace.programs import BY_ITEM, load as load_program, replay
 from oracle.blockspace.rules import RULES
 from oracle.grading.python_family import ServedGrader
 from oracle.reply_shape import COUNT, Int, OneOf
-from oracle.hw3.pylocate import locate
+from oracle.pylocate import locate
 
 # what each method of the served adapter (adapter.py) answers; the others answer null. A block id is any int (a
 # negative one is a wrong table, judged as such); a sequence, a position, a count is not negative.
