@@ -3,7 +3,8 @@ Python, in the sandbox.
 
 The grader copies the server with oracle/serve.py (the loop every family's server shares), and the
 submission's files (found without running them), into read-only areas of the sandbox, and talks to the
-server over two dedicated pipes; what the submission prints goes to a capped file. A reply is read within a
+server over two dedicated pipes; what the submission prints goes to a capped file. It has no folder to write in
+(no $TMPDIR under Landlock: that would be the grader's own disk). A reply is read within a
 deadline, refused when its length is over MAX_REPLY before any of it is read, and decoded by oracle/reply.py
 (strict, bounded, plain data only); a failure the server reports, a process that ends, a hang or
 a reply that is not the protocol's each raise the family's ImplementationFailure with a label, and a process
@@ -152,6 +153,7 @@ class PythonChild:
                 pass_fds=(cmd_r, reply_w, *self._pass_fds),
                 stdout=self._output,
                 stderr=self._output,
+                private_tmp=False,  # the server writes no file: under Landlock it gets no folder to fill
             )
         finally:
             os.close(cmd_r)

@@ -180,17 +180,21 @@ class Sandbox:
     def popen(self, argv: Sequence[str | Path], *, readable: Sequence[Path] = (), writable: Sequence[Path] = (),
               cwd: Path | None = None, limits: Limits = Limits(), pass_fds: Sequence[int] = (),
               stdin: Any = subprocess.DEVNULL, stdout: Any = subprocess.DEVNULL, stderr: Any = subprocess.DEVNULL,
-              env: dict[str, str] | None = None) -> subprocess.Popen:
+              env: dict[str, str] | None = None, private_tmp: bool = True) -> subprocess.Popen:
         """Starts argv in the sandbox, in a session of its own, with `limits` in force from its first
-        instruction. Paths in `readable` / `writable` are visible (read-only / read-write) at their own path."""
+        instruction. Paths in `readable` / `writable` are visible (read-only / read-write) at their own path.
+        `private_tmp=False`: under Landlock, no $TMPDIR (a folder on the grader's own disk, bounded per file, not in
+        total) for a run that writes no file (a Python server): it can write nowhere at all."""
         bubblewrap = self.isolation == "bubblewrap"
         uid = fresh_uid() if self.as_root else None
         env = dict(_ENV if env is None else env)
-        ruleset, private_tmp = None, None
+        ruleset, tmp = None, None
         if self.isolation == "landlock":  # a private $TMPDIR (gcc and valgrind need one), then the allow-list
-            private_tmp = self.area("tmp")
-            env["TMPDIR"] = str(private_tmp)
-            ruleset = landlock.Ruleset.build(read=[*system_paths(), *readable], write=[*writable, private_tmp])
+            tmp = self.area("tmp") if private_tmp else None
+            env.pop("TMPDIR", None)
+            env.update({"TMPDIR": str(tmp)} if tmp else {})
+            write = [*writable, *([tmp] if tmp else [])]
+            ruleset = landlock.Ruleset.build(read=[*system_paths(), *readable], write=write)
 
         def before_exec() -> None:  # pragma: no cover  (in the child, after the uid change, before exec: coverage
             # does not follow a child between fork and exec; tests/test_sandbox.py checks each limit's effect)
@@ -217,7 +221,7 @@ class Sandbox:
         cmd = supervised(argv, self.isolation, self.as_root, self._lifeline[0], readable=readable, writable=writable,
                          cwd=cwd, tmp_bytes=limits.tmp_bytes)
         if uid is not None:
-            for path in [*writable, *([private_tmp] if private_tmp else [])]:
+            for path in [*writable, *([tmp] if tmp else [])]:
                 os.chown(path, uid, uid)
             with self._lock:
                 self._uids.append(uid)
@@ -232,8 +236,8 @@ class Sandbox:
                 ruleset.close()
         with self._lock:
             self._procs.add(proc)
-            if private_tmp is not None:
-                self._private_tmp[proc] = private_tmp
+            if tmp is not None:
+                self._private_tmp[proc] = tmp
             if uid is not None and not bubblewrap:
                 self._run_uid[proc] = uid
         return proc

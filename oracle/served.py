@@ -1,29 +1,37 @@
 """A family's adapter served whole by the child process of a Python submission (oracle/child.py): the family's
 server script builds the adapter around the loaded submission (`serve_adapter`, in oracle/serve.py), and the
 grader holds a RemoteAdapter whose every method call the child answers, by name, in JSON. For a family whose
-adapter is standard library only; the grader never imports the submission.
+adapter is standard library only; the grader never imports the submission. Every answer is checked here against the
+shape the family declares for its method (`replies`, oracle/reply_shape.py; a method it declares none for answers
+null) before the family reads it: one that does not fit is the submission's failure, "a reply the grader cannot read".
 
-    served = Served(target, sandbox, server=Path(".../adapter.py"), failure=Failure, renew="start")
+    served = Served(target, sandbox, server=Path(".../adapter.py"), failure=Failure, renew="start", replies={...})
     served.load()        # LoadFailure when the submission does not load
     adapter = served()   # one per program; its `renew` method starts it afresh in the child
 """
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from oracle.child import PythonChild, PythonTarget
+from oracle.reply_shape import misfit
 from oracle.sandbox import Sandbox
 
 
 class RemoteAdapter:
-    def __init__(self, child: PythonChild, renew: str, failure: type[Exception]):
-        self.child, self.renew, self.failure = child, renew, failure
+    def __init__(self, child: PythonChild, renew: str, failure: type[Exception], replies: Mapping[str, Any]):
+        self.child, self.renew, self.failure, self.replies = child, renew, failure, replies
 
     def __getattr__(self, method: str) -> Any:
         def call(*args: Any) -> Any:
             if method == self.renew:
                 self.child.ask({"op": "new"}, f"while starting {method}")
-            return self.child.ask({"op": "call", "method": method, "args": list(args)}, f"in {method}").get("ret")
+            ret = self.child.ask({"op": "call", "method": method, "args": list(args)}, f"in {method}").get("ret")
+            why = misfit(ret, self.replies.get(method), f"{method}'s answer")
+            if why:
+                self.child.stop()
+                raise self.failure(f"sent a reply the grader cannot read: {why}")
+            return ret
 
         return call
 
@@ -40,9 +48,9 @@ class Served:
     """One child process serving a submission through the family's server; calling it makes an adapter."""
 
     def __init__(self, target: PythonTarget, sandbox: Sandbox, *, server: Path, failure: type[Exception], renew: str,
-                 timeout: float = 2.0):
+                 replies: Mapping[str, Any], timeout: float = 2.0):
         self.child = PythonChild(target, sandbox, server=server, failure=failure, timeout=timeout)
-        self.renew, self.failure = renew, failure
+        self.renew, self.failure, self.replies = renew, failure, replies
 
     def load(self) -> None:
         self.child.start()
@@ -51,4 +59,4 @@ class Served:
         self.child.close()
 
     def __call__(self) -> RemoteAdapter:
-        return RemoteAdapter(self.child, self.renew, self.failure)
+        return RemoteAdapter(self.child, self.renew, self.failure, self.replies)

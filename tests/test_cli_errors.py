@@ -2,6 +2,11 @@
 progress lines a person sees when not quiet. All in-process through oracle.cli.main."""
 
 import itertools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -184,3 +189,28 @@ def test_grade_all_with_the_default_rubric_and_seed(tmp_path, capsys):
     assert report["seed"] == 110 and report["rubric"]["source"].endswith("rubric.toml")
     assert (report["score"], report["max_score"]) == (0, load_rubric().max_score) > (0, 0)  # never "0 of 0"
     assert "no llm_memory.c was uploaded" in report["items"][0]["message"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
+                    reason="needs root and unshare, to mount a small full tmpfs in a mount namespace of its own")
+def test_a_full_disk_while_preparing_the_run_is_one_line_and_a_report(tmp_path: Path) -> None:
+    """The grader's temporary folder on a 1 MiB tmpfs with one page left: `tempfile` still finds it usable, copying
+    the submission into the sandbox then fails with ENOSPC. That is the one submission's one-line error (exit 2) and
+    its report says so; no traceback."""
+    from tests.test_blockspace_grade import student_copy
+
+    top = Path(tempfile.mkdtemp(prefix="pagedcheck-enospc-"))  # every run's uid passes through it (else: /tmp)
+    top.chmod(0o711)
+    try:
+        sub, disk, report = student_copy(top / "sub"), top / "disk", tmp_path / "report.json"
+        disk.mkdir(mode=0o711)
+        script = ('mount -t tmpfs -o size=1m,mode=0711 tmpfs "$0" && dd if=/dev/zero of="$0/fill" bs=4k count=255 '
+                  '2>/dev/null && TMPDIR="$0" "$@"')
+        done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, str(disk),
+                               sys.executable, "-m", "oracle.cli", "grade", "--family", "blockspace", str(sub), "-q",
+                               "--json", str(report)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+    said = "pagedcheck grade: error: the grader could not prepare the run: No space left on device\n"
+    assert (done.returncode, done.stderr) == (2, said), done.stderr[-800:]
+    assert json.loads(report.read_text())["grader_error"] == said.split("error: ", 1)[1].strip()

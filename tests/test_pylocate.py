@@ -1,4 +1,4 @@
-"""Finding a Python submission by its files (oracle/hw3/pylocate.py): where it is, which files its child
+"""Finding a Python submission by its files (oracle/pylocate.py): where it is, which files its child
 process gets, and a one-line reason for what is not there. Nothing here is imported."""
 
 import sys
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from oracle.hw3.pylocate import locate
+from oracle.pylocate import locate
 
 
 @pytest.fixture
@@ -79,3 +79,24 @@ def test_imports_are_read_as_text_never_parsed(root: Path) -> None:
     (root / "bomb_mod.py").write_bytes(b"x = " + b"(" * 1_000_000 + b"\nif 1: import helper_mod as h, pkg_other\n"
                                        b"y = 1; from unused_mod import y\n")
     assert sorted(locate("bomb_mod").files) == ["bomb_mod.py", "helper_mod.py", "pkg_other/deep.py", "unused_mod.py"]
+
+
+def test_a_module_file_that_is_a_link_to_a_classmates_is_refused(tmp_path: Path) -> None:
+    """grade-all's folder a-alice holds only block_manager.py -> ../z-bob/block_manager.py: not Bob's upload."""
+    (tmp_path / "z-bob").mkdir()
+    (tmp_path / "z-bob" / "block_manager.py").write_text("class BlockSpaceManager: pass\n")
+    (tmp_path / "a-alice").mkdir()
+    (tmp_path / "a-alice" / "block_manager.py").symlink_to(Path("..") / "z-bob" / "block_manager.py")
+    with pytest.raises(ValueError, match="block_manager.py: a symbolic link, not a file of the folder"):
+        locate(str(tmp_path / "a-alice" / "block_manager.py"))
+    target = locate(str(tmp_path / "z-bob" / "block_manager.py"))  # Bob's own file is his
+    assert (target.root, target.files) == ((tmp_path / "z-bob").resolve(), ("block_manager.py",))
+
+
+def test_a_package_whose_init_is_a_link_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "theirs").mkdir()
+    (tmp_path / "theirs" / "__init__.py").write_text("")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "__init__.py").symlink_to(tmp_path / "theirs" / "__init__.py")
+    with pytest.raises(ValueError, match="__init__.py is a symbolic link"):
+        locate(str(tmp_path / "mine"))

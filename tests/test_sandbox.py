@@ -211,6 +211,18 @@ def test_the_fallback_writes_only_its_writable_paths_and_a_private_tmp(fallback:
     assert private.is_relative_to(fallback.root) and not private.exists()  # removed when the run ended
 
 
+@needs_landlock
+def test_the_fallback_without_a_private_tmp_writes_nowhere(fallback: Sandbox) -> None:
+    """A Python server's run (private_tmp=False): no $TMPDIR on the grader's disk, so nothing of that disk to fill."""
+    here = fallback.area("here")
+    script = f'echo "tmp=$TMPDIR"; touch {here}/no {fallback.root}/no /tmp/pagedcheck-private-tmp-no; echo end'
+    done = fallback.run(["/bin/sh", "-c", script], readable=[here], cwd=here, timeout=10, private_tmp=False)
+    assert "tmp=\n" in done.output and done.output.count("Permission denied") == 3, done.output
+    assert not (here / "no").exists() and not (fallback.root / "no").exists()
+    assert not Path("/tmp/pagedcheck-private-tmp-no").exists()
+    assert [p.name for p in fallback.root.iterdir() if p.name.endswith("-tmp")] == []  # no folder made for it
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="only a root grader gives each run a uid of its own")
 def test_what_a_runs_uid_made_of_system_v_ipc_is_removed() -> None:
     """Behind the filter (oracle/seccomp.py), where it is missing: a segment and a queue a run's uid made

@@ -110,12 +110,9 @@ ATTACKS = [
            "stops the watermark item's program, which passes excused, and the block_table item takes it. The "
            "watermark rule's bug is paid with the block_table item's points: 20/25 for an honest 5/25 (equal weights "
            "in the default rubric, so 65/100 either way there, but the wrong item fails)"),
-    Attack("float_ref_position", "watermark_ignored", TWO_ITEMS, 10,
-           "the served adapter runs in the submission's interpreter (adapter.py is `__main__`), so the submission "
-           "rewrites its `observe`; the driver checks the reply's shape only loosely (driver.py _observe: a ref "
-           "count's position passes `0 <= p < len(table)` as the float 0.5) and block_tables.ref_counts indexes a "
-           "list with it: TypeError in the grader, every item an `error` (exit status 2, the grader's traceback in "
-           "the student's results.json) for an honest 10/20"),
+    # held: every served answer is checked against its method's declared shape where it enters (oracle/served.py,
+    # oracle/reply_shape.py): the ref count's position 0.5 is "a reply the grader cannot read", the submission's
+    Attack("float_ref_position", "watermark_ignored", TWO_ITEMS, 10),
     # honest 10/45: watermark and fuzz fail
     Attack("every_other_manager", "", {"block_table": 10, "watermark": 10, "fuzz": 25}, 10,
            "a directed item judges its rule by one run of its programs, and the fuzz item's failure charges no item "
@@ -166,7 +163,7 @@ def test_a_block_id_the_submission_words_is_text_on_report_html(scene: Scene, re
     assert not problems, "\n".join(problems)
 
 
-MARKDOWN = ("words the submission chose (blockspace: the `name` of what can_allocate returns, up to 100 "
+MARKDOWN = (  # the mechanism review3a found (closed)"words the submission chose (blockspace: the `name` of what can_allocate returns, up to 100 "
             "characters; prefix: the text of an exception its free raises, up to 500) are quoted in the item's "
             "message, and ItemResult.for_student puts the message into results.json's Markdown as it is (report.plain "
             "strips the grader's internals, not Markdown); only the details go into a code block, and that block's "
@@ -188,7 +185,8 @@ def markdown_submission(scene: Scene, family: str) -> tuple[Path, Path]:
     return folder, Path(shutil.copy(RUBRIC, scene.rubric_dir / "rubric.toml"))
 
 
-@pytest.mark.xfail(strict=True, reason=MARKDOWN)
+# held: a failed item's message and details reach a student only inside one fenced block, its fence longer than any
+# backtick run in them (oracle/markdown.py fenced, ItemResult.for_student)
 @pytest.mark.parametrize("family", ["blockspace", "prefix"])
 def test_words_the_submission_chose_stay_inside_a_code_block(family: str, scene: Scene, reaper: Reaper) -> None:
     """Every line of results.json's Markdown holding the attack's mark lies inside a fenced code block, as CommonMark
@@ -205,7 +203,7 @@ def test_words_the_submission_chose_stay_inside_a_code_block(family: str, scene:
     assert not problems, "\n".join(problems)
 
 
-DISK_FILL = (
+DISK_FILL = (  # the mechanism review3a found (closed)
     "without bubblewrap (Landlock) a run's private $TMPDIR is a folder under the grader's own temporary folder "
     "(sandbox.py popen: self.area('tmp')), bounded per file (RLIMIT_FSIZE) but not in total, and grade-all --jobs 2 "
     "grades two submissions at once: disk_fill fills the file system it shares with the batch's OUT and holds it "
@@ -216,9 +214,9 @@ DISK_FILL = (
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
                     reason="needs root and unshare, to mount a small tmpfs in a mount namespace of its own (the disk a "
                     "batch shares, without filling this machine's)")
-@pytest.mark.parametrize("without_bwrap", [False, pytest.param(True, marks=pytest.mark.xfail(strict=True,
-                                                                                           reason=DISK_FILL))],
-                         ids=["bwrap", "without-bwrap"])
+# held: under Landlock the Python server gets no folder to write in (sandbox.py popen private_tmp=False, child.py),
+# and a full disk in the grader's own copying is that submission's one-line error (commands/grade.py)
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 def test_a_submission_that_fills_its_temporary_folder_spares_the_classmate_graded_beside_it(
         without_bwrap: bool, reaper: Reaper) -> None:
     """grade-all --jobs 2 of disk_fill (on watermark_ignored) and two correct classmates, the batch's temporary folder
@@ -259,9 +257,9 @@ def test_a_submission_that_fills_its_temporary_folder_spares_the_classmate_grade
         shutil.rmtree(top, ignore_errors=True)
 
 
-LINKED_MODULE = (
+LINKED_MODULE = (  # the mechanism review3a found (closed)
     "a folder submission of a served family names its module file (blockspace: ServedGrader.resolve gives "
-    "FOLDER/block_manager.py; prefix: grade.py _folder_module gives FOLDER/kv_cache.py), and oracle/hw3/pylocate.py "
+    "FOLDER/block_manager.py; prefix: grade.py _folder_module gives FOLDER/kv_cache.py), and oracle/pylocate.py "
     "locate() resolves that path, links and all: the folder above the link's target becomes the submission's root, "
     "and the files copied into the sandbox are the target folder's. Alice's folder holds one symbolic link, "
     "block_manager.py (or kv_cache.py) -> ../z-bob/..., and grade-all grades Bob's code under Alice's name: full "
@@ -279,7 +277,8 @@ def correct_folder(folder: Path, family: str) -> Path:
     return folder
 
 
-@pytest.mark.xfail(strict=True, reason=LINKED_MODULE)
+# held: a module file given by its path that is a link (or resolves out of its folder) is refused with a one-line
+# reason (oracle/pylocate.py locate), and the folder's row gets nothing
 @pytest.mark.parametrize("family", ["blockspace", "prefix"])
 def test_an_upload_whose_module_links_to_a_classmates_gets_nothing_of_it(family: str, scene: Scene,
                                                                          reaper: Reaper) -> None:

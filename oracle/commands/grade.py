@@ -1,6 +1,8 @@
 """`pagedcheck grade`: one submission against a rubric, with the report files a course platform reads."""
 
 import argparse
+import errno
+import os
 import sys
 import tempfile
 import time
@@ -68,6 +70,16 @@ def run(args: argparse.Namespace) -> int:
                                   args.seed or 0, grader_error=str(exc))
             write_reports(args, failure)
             raise UsageError(str(exc)) from None
+        except OSError as exc:  # the grader's own disk (copying the submission into the sandbox): no traceback
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            said = f"the grader could not prepare the run: {os.strerror(exc.errno)}"
+            try:
+                write_reports(args, GradeReport(family.name, args.submission, "unknown", "", str(args.rubric or
+                                                family.default_rubric), args.seed or 0, grader_error=said))
+            except OSError:
+                pass  # the disk is full: the one line below is what there is
+            raise UsageError(said) from None
         print(render(report))
         if keep is None:
             if any(item.repro for item in report.items) or report.evidence:

@@ -16,7 +16,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from oracle.grading.report import ItemResult, plain
+from oracle.grading.report import ItemResult, not_graded, plain
 from oracle.grading.rubric import OptionRule, Rubric, load_rubric
 from oracle.grading.settlement import (  # noqa: F401 (the checks' words)
     ANY_OTHER, Excuse, Seen, Verdict, joined, settle, strict)
@@ -170,7 +170,7 @@ def _settled(result: ItemResult, verdict: Verdict | None, excuses: tuple[Excuse,
     if result.status == "not_run" and not result.student:  # its reason, naming items as the student sees them
         reason = re.sub(r"\bthe (\w+) item\b", lambda m: repr_name(names[m.group(1)]) if m.group(1) in names
                         else m.group(0), result.message.removeprefix("not run: "))
-        return dataclasses.replace(result, student="Not graded: " + plain(reason))
+        return dataclasses.replace(result, student=not_graded(plain(reason)))
     return result
 
 

@@ -144,7 +144,8 @@ class ServedGrader:
     """A family's grader of Python submissions whose adapter the child serves whole (oracle/served.py), as data:
     each item's rule, the programs that judge it and the operations that exercise it (`judged`: a program stopped
     before any checked nothing of the item's rule), the replay, the fuzz item (its rule is `rules["fuzz"]`), the
-    server (the adapter's file), the adapter's failure and the method that starts it afresh, and what a
+    server (the adapter's file), the adapter's failure, the method that starts it afresh and the shape of each
+    method's answer (checked where it enters, oracle/served.py), and what a
     submission names: `engine` (ours), a folder (its `module_file`), or `pkg.module[:attr]` / `file.py[:attr]`,
     found by `locate` without running it."""
 
@@ -156,6 +157,7 @@ class ServedGrader:
     server: Path
     failure: type[Exception]
     renew: str
+    replies: Mapping[str, Any]  # method -> the shape of its answer (oracle/reply_shape.py); undeclared: null
     default_rubric: Path
     engine: str  # the module `engine` names
     module_file: str  # the file a folder's submission is
@@ -183,6 +185,7 @@ class ServedGrader:
             raise GraderError(f"{submission}: {exc}") from None
 
         def serve(target: Any, sandbox: Sandbox, timeout: float) -> Served:
-            return Served(target, sandbox, server=self.server, failure=self.failure, renew=self.renew, timeout=timeout)
+            return Served(target, sandbox, server=self.server, failure=self.failure, renew=self.renew,
+                          replies=self.replies, timeout=timeout)
 
         return grade(self.family, self.checks, submission, target, serve, rubric, out_dir, **options)

@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from oracle.markdown import fenced
+
 SCHEMA = "pagedcheck-grade/1"
 STATUSES = ("passed", "failed", "not_run", "not_applicable", "incomplete", "error")
 EXIT_OK, EXIT_FAILED, EXIT_GRADER = 0, 1, 2
@@ -60,17 +62,40 @@ class ItemResult:
             text = self.student
             if with_repro and self.repro_source and self.repro:
                 text += f"\n\n`{self.repro}`, the program to save:\n\n```c\n{self.repro_source.rstrip()}\n```"
-        else:
-            message = plain(self.message).strip()
-            if self.status == "not_run":
-                message = "Not graded: " + message.removeprefix("not run: ")
-            details = plain(self.details).strip("\n")
-            text = message + (f"\n\n```\n{details}\n```" if details else "")
+        elif self.status == "not_run":  # why, which may quote what the submission raised
+            text = not_graded(plain(self.message).strip().removeprefix("not run: "))
+        elif self.status == "error":  # the grader's bug: its traceback (details) is the staff's, in report.json
+            text = fenced(plain(self.message).strip()) + "\n\nThis is the grader's fault: please tell the course staff."
+        else:  # the message quotes what the submission answered, raised or printed: code, as the details are
+            said = "\n\n".join(part for part in (plain(self.message).strip(), plain(self.details).strip("\n")) if part)
+            text = fenced(said) if said else ""
         if len(text) <= limit:
             return text
         at = text.rfind("\n", 0, limit)
         cut = text[: at if at > limit // 2 else limit]  # at a line, unless that drops half of it
-        return cut + ("\n```" if cut.count("```") % 2 else "") + "\n\n... (cut here: too long to show)"
+        return _closed(cut) + "\n\n... (cut here: too long to show)"
+
+
+def not_graded(reason: str) -> str:
+    """A student's text of an item not run for `reason` (it may quote the submission's words: code)."""
+    return "Not graded:\n\n" + fenced(reason)
+
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+def _closed(markdown: str) -> str:
+    """`markdown` with the fenced code block it leaves open, if any, closed (CommonMark: a fence closes with a line of
+    its character at least as long)."""
+    fence = ""
+    for line in markdown.splitlines():
+        mark = _FENCE.match(line)
+        if not fence and mark:
+            fence = mark.group(1)
+        elif fence and mark and line.strip() == mark.group(1) and mark.group(1)[0] == fence[0] \
+                and len(mark.group(1)) >= len(fence):
+            fence = ""
+    return markdown + (f"\n{fence}" if fence else "")
 
 
 @dataclass

@@ -39,9 +39,10 @@ def render(report: GradeReport, width: int = 100) -> str:
 
 
 def _headline(item: ItemResult) -> str:
-    """The item's note in the table: the first line of what a student reads, markup dropped."""
-    text = as_text(item.for_student(10_000, with_repro=False))
-    return text.splitlines()[0] if text else ""
+    """The item's note in the table: the first line of what a student reads, markup dropped (a line that ends in a
+    colon, "Not graded:", with the first line of the block below it)."""
+    lines = [line.strip() for line in as_text(item.for_student(10_000, with_repro=False)).splitlines() if line.strip()]
+    return f"{lines[0]} {lines[1]}" if len(lines) > 1 and lines[0].endswith(":") else lines[0] if lines else ""
 
 
 def _feedback(item: ItemResult) -> list[str]:

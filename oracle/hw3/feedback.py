@@ -5,13 +5,12 @@ as text, every call numbered as the repro numbers its steps, and the repro's sou
 It names no grader internals (no package, machine step, item id or path): those stay in the staff's outputs
 (report.json's message and details, the HTML page)."""
 
-import re
-
 from oracle.difference import CRASH
 from oracle.hw3.difference import LEAK
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.replay import Finding
 from oracle.hw3.rules import fails
+from oracle.markdown import fenced
 
 CALLS_SHOWN = 60  # calls listed at most; a longer program shows its first and last ones
 OUTPUT_SHOWN = 2000  # characters of what the submission printed
@@ -25,11 +24,11 @@ def student_text(finding: Finding, kind: str, repro: tuple[str, str] | None = No
     parts = [f"**Call {number}** `{written(call, kind).rstrip(';')}`: {what_went_wrong(finding)}",
              f"The calls{', numbered as the repro numbers its steps' if repro else ', in order'} (`pool`: a fresh "
              f"buffer of the size given to llm_init):",
-             _fenced(listing(finding.calls, number, kind), kind)]
+             fenced(listing(finding.calls, number, kind), kind)]
     if finding.output:
         printed = finding.output[:OUTPUT_SHOWN]
         more = f"\n... ({len(finding.output) - OUTPUT_SHOWN} more characters)" if len(finding.output) > OUTPUT_SHOWN else ""
-        parts += ["Your code printed:", _fenced(printed + more, "")]
+        parts += ["Your code printed:", fenced(printed + more, "")]
     if repro is not None:
         name, command = repro
         parts.append(f"**Reproduce it:** save the C program `{name}` in the folder "
@@ -87,10 +86,3 @@ def _returned(call: Call, kind: str) -> str:
         return POINTER_CALLS[call.api] if call.expected else ("None" if kind == "python" else "NULL")
     return f"{call.expected} (a failure)" if fails(call.api, call.expected) else str(call.expected)
 
-
-def _fenced(text: str, language: str) -> str:
-    """`text` as a fenced code block that nothing in it can close: a backtick fence longer than any run of
-    backticks in the text (CommonMark closes a fence only with one at least as long)."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{language}\n{text.rstrip()}\n{fence}"

@@ -23,7 +23,7 @@ from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import Refused, build, only_file_below, submission_source
 from oracle.hw3.checks import CHECKS, Submission
 from oracle.child import PYTHON, LoadFailure
-from oracle.hw3.pylocate import locate
+from oracle.pylocate import locate
 from oracle.hw3.pyremote import RemotePython
 from oracle.program import ProgramError
 from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable

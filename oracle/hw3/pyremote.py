@@ -300,7 +300,7 @@ def served(spec: str, *, sandbox: Sandbox | None = None, timeout: float = 2.0, *
     """The Python submission `spec` (pkg.module[:attr] or a .py file) loaded in its child process for the
     `with` block, in `sandbox` or one of its own; ValueError when there is no such file, LoadFailure when it
     does not load. Everything it started is gone when the block ends."""
-    from oracle.hw3.pylocate import locate
+    from oracle.pylocate import locate
 
     target = locate(spec)
     with ExitStack() as cleanup:

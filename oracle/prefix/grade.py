@@ -13,7 +13,7 @@ from oracle.grading import python_family
 from oracle.grading.grader import GraderError, rubric_for
 from oracle.grading.report import GradeReport, ItemResult
 from oracle.grading.rubric import Rubric
-from oracle.hw3.pylocate import locate
+from oracle.pylocate import locate
 from oracle.prefix.checks import CHECKS, DEFAULT_RUBRIC
 from oracle.sandbox import Sandbox
 from oracle.site import site_folder

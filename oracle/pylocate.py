@@ -3,7 +3,8 @@
 `pkg.module[:attr]` is looked up the way `import` would look it up: the top-level name through the grader's
 import path (finding a top-level spec runs nothing), then each further name as a file or folder under the
 package's folders. A path ending in .py is that file; a folder's path, the package it holds. The root is the folder import found
-it in (for a path, the folder above it). Nothing here puts a submission's folder on the grader's import path.
+it in (for a path, the folder above it as given: links are not followed out of it). A module file given by its path
+that is a symbolic link, or resolves outside its folder, is refused (a link to a classmate's file is not an upload). Nothing here puts a submission's folder on the grader's import path.
 
 The child process sees a copy of the .py files it needs and nothing else of the root: the submission's
 top-level package (or module), and each top-level package or module of the same root that one of the copied
@@ -15,6 +16,7 @@ root into the child. Files that resolve outside the root are left out.
 """
 
 import importlib.util
+import os
 import re
 from pathlib import Path
 
@@ -34,15 +36,19 @@ def locate(spec: str) -> PythonTarget:
     if attr and not attr.isidentifier():
         raise ValueError(f"{attr!r} is not an attribute name")
     if Path(name).is_dir():  # a package folder, by its path: its parent is the root, nothing goes on sys.path
-        folder = Path(name).resolve()
+        folder = Path(os.path.abspath(name))
+        if (folder / "__init__.py").is_symlink():
+            raise ValueError(f"{name}: its __init__.py is a symbolic link, not a file of the folder")
         if not (folder / "__init__.py").is_file() or not folder.name.isidentifier():
             raise ValueError(f"{name}: not a package folder (with __init__.py)")
         return _target(spec, folder / "__init__.py", folder.parent, folder.name, attr, folder.name)
     if name.endswith(".py"):
-        path = Path(name).resolve()
-        if not path.is_file() or not path.stem.isidentifier():
-            raise ValueError(f"{name}: no such file" if not path.is_file() else f"{name}: not a module name")
-        return _target(spec, path, path.parent, path.name, attr, path.stem)
+        given = Path(os.path.abspath(name))  # its folder as given: a link is not followed to another folder
+        if given.is_symlink() or given.is_file() and not given.resolve().is_relative_to(given.parent.resolve()):
+            raise ValueError(f"{name}: a symbolic link, not a file of the folder (upload the file itself)")
+        if not given.is_file() or not given.stem.isidentifier():
+            raise ValueError(f"{name}: no such file" if not given.is_file() else f"{name}: not a module name")
+        return _target(spec, given, given.parent, given.name, attr, given.stem)
     parts = name.split(".")
     if not all(part.isidentifier() for part in parts):
         raise ValueError(f"{name!r} is not a module name (pkg.module) or a .py file")
