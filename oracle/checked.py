@@ -53,15 +53,18 @@ class Checked:
         self.stats.steps += 1
         self.stats.rules[op] += 1
 
-    def diverge(self, difference: Difference) -> NoReturn:
-        raise Divergence(self.call, self.op, difference, self.rule_of(difference, self.op))
+    def diverge(self, difference: Difference, op: str = "") -> NoReturn:
+        """The difference, made by the step's call; `op`: the operation within it that made it (a query's crash is
+        the query's rule's, not the step's), by the family's table."""
+        raise Divergence(self.call, self.op, difference, self.rule_of(difference, op or self.op))
 
-    def run(self, what: Callable[[], Any], pairs: bool = False) -> Any:
-        """The implementation's side of a call: its failure is a crash; `pairs`: it returns (src, dst) pairs."""
+    def run(self, what: Callable[[], Any], pairs: bool = False, op: str = "") -> Any:
+        """The implementation's side of a call: its failure is a crash (of `op`, the operation called, when it is
+        not the step's own); `pairs`: it returns (src, dst) pairs."""
         try:
             got = what()
         except self.failure as failure:
-            self.diverge(Difference(CRASH, "", None, str(failure)))
+            self.diverge(Difference(CRASH, "", None, str(failure)), op)
         try:
             return [(int(a), int(b)) for a, b in got] if pairs else got
         except (TypeError, ValueError):
@@ -69,8 +72,8 @@ class Checked:
 
     def ask(self, what: str, expected: Any, ask: Callable[[], Any], unchanged: str = "unchanged") -> Any:
         """A query: it must change nothing (the aspect `unchanged`), and answer what the model does (the aspect
-        `what`)."""
-        got, now = self.run(ask), self.state()
+        `what`); its crash is the query's (the family's table of operations names the rule of `what`)."""
+        got, now = self.run(ask, op=what), self.state()
         if now != self.last:
             self.diverge(Difference(unchanged, f"{what} (a query)", _words(self.last), _words(now)))
         if got != expected:

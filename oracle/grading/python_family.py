@@ -48,7 +48,8 @@ def scenario_check(item: str, rule: str, programs: list[Program],
     """An item judged by call programs, each replayed on a fresh adapter (`replay` gives the first difference as
     a Finding and words each call into its list). A difference of the item's own rule fails it; another rule's
     stops there: the item passes excused (that bug costs its own item, grader.Excuse) when a call of `judged`
-    had already run, and is not run otherwise (it checked nothing of its own rule)."""
+    had already run, unless that item costs less than this one (settlement.py: a stopped excuse), and is not run
+    otherwise (it checked nothing of its own rule)."""
 
     def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         factory, checked = sub.adapters(), False
@@ -60,8 +61,10 @@ def scenario_check(item: str, rule: str, programs: list[Program],
                 return Outcome(False, found.message, details)
             if found is not None:
                 # the program stops here: what follows may hide this item's own rule, so an owner the rubric leaves out
-                # sends the failure back to this item (absent_holds=False), as in the prefix family
-                excuse = Excuse(frozenset({found.rule}), Seen(found.message, details), absent_holds=False)
+                # sends the failure back to this item (absent_holds=False), as in the prefix family, and so does an
+                # owner cheaper than this item (stopped: a planted cheap bug must not hide a costlier one)
+                excuse = Excuse(frozenset({found.rule}), Seen(found.message, details), absent_holds=False,
+                                stopped=True)
                 why = f"{found.where}: {found.problem} (item {found.rule}'s rule)"
                 if checked or any(step.op in judged for step in program.steps[:found.step - 1]):
                     return Outcome(True, f"not checked past {why}", excuse=excuse)
@@ -75,7 +78,7 @@ def scenario_check(item: str, rule: str, programs: list[Program],
 def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | None] | None = None) -> Check:
     """The family's state machine against its model, a fixed seed and count budgets (the same verdict on any
     machine; `seconds` is only a safety net). The rule a failure breaks is `rule_of(failure)`, by default its
-    `rule` attribute, if any."""
+    `rule` attribute, if any: the item of that rule fails too where it passed (found by the fuzz's programs)."""
 
     def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         from oracle.family import family_named
@@ -100,8 +103,10 @@ def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | 
         sub.evidence["fuzz"] = fuzz_scene(named, factory, report.program)  # while it is served
         # the failing program as the calls the implementation received, where the family words them
         details = "\n".join(named.describe_failure(report.failure, sub.spec)[:-2]) if named.describe_failure else ""
-        return Outcome(False, f"fuzz ({ran}): {report.divergence}" + (f" [rule: {broken}]" if broken else "") + note,
-                       details, "\n".join(report.program))
+        message = f"fuzz ({ran}): {report.divergence}" + (f" [rule: {broken}]" if broken else "") + note
+        # the item of the rule it breaks fails too, once, where its own programs missed it (grading/settlement.py)
+        charges = Excuse(frozenset({broken}), Seen(message, details)) if broken and broken != "fuzz" else None
+        return Outcome(False, message, details, "\n".join(report.program), excuse=charges)
 
     return Check("fuzz", rule, run, FUZZ_OPTIONS, FUZZ_LIMITS, catch_all=True)
 

@@ -12,7 +12,12 @@ once. Once every item has run, `settle` decides, for each excuse:
   it could not check may hide a failure of its own rule);
 - ANY_OTHER (the owner cannot be named): the excuse holds when some other item failed, not counting the
   `catch_all` items (a check of every rule at once fails for any bug, so its failure says nothing of this one);
+- a `stopped` excuse (the item could not check its own rule past that failure): it holds only when the items
+  that fail for it cost at least this item's points, so that a planted cheaper bug never costs less than what it
+  may hide; else the item fails with what it saw too;
 - an item that names itself, or an excuse that does not hold: the item fails with what it saw.
+An item that failed of its own may name the items of the rule its failure breaks too (a catch-all's failure): an
+owner that passed takes it, once, and the item's own failure stands.
 
 Verdicts come from these values only; the words (Seen.said_by_reader, Seen.said_by_owner) are made last.
 """
@@ -50,6 +55,7 @@ class Excuse:
     absent_holds: bool = True  # an owner the rubric leaves out is the course's choice (False: the reader's)
     sure: bool = True  # the failure is surely the owners' rule's: an owner that passed takes it. False: it may
     # be the reader's own (a crash in the very call a probe is about): an owner that passed leaves it to the reader
+    stopped: bool = False  # the reader checked nothing of its own rule past the failure: what follows is unknown
 
     @property
     def named(self) -> bool:
@@ -68,7 +74,7 @@ def joined(first: Excuse, then: Excuse | None) -> Excuse:
     if then is None:
         return first
     return Excuse(first.owners | then.owners, first.failure, first.absent_holds and then.absent_holds,
-                  first.sure and then.sure)
+                  first.sure and then.sure, first.stopped or then.stopped)
 
 
 @dataclass(frozen=True)
@@ -85,9 +91,10 @@ class Verdict:
 
 
 def settle(status: Mapping[str, str], excuses: Mapping[str, Sequence[Excuse]],
-           catch_all: Iterable[str] = ()) -> dict[str, Verdict]:
+           catch_all: Iterable[str] = (), points: Mapping[str, float] | None = None) -> dict[str, Verdict]:
     """The items whose verdict settling changes, each now failed: `status` is every graded item's status as
-    it ran (in rubric order), `excuses` each excused item's excuses, in the order it met their failures."""
+    it ran (in rubric order), `excuses` each excused item's excuses, in the order it met their failures (a failed
+    item's: the items its failure is charged to as well); `points` each item's (a stopped excuse weighs them)."""
     spared = frozenset(catch_all)
     charged: dict[str, Verdict] = {}
     for item in status:
@@ -100,9 +107,10 @@ def settle(status: Mapping[str, str], excuses: Mapping[str, Sequence[Excuse]],
 
     verdicts = dict(charged)
     for item in status:
-        if item in charged:
-            continue
-        broken = next((e for e in excuses.get(item, ()) if not _holds(item, e, settled, spared)), None)
+        if item in charged or status[item] == "failed":
+            continue  # a failed item's own failure stands
+        broken = next((e for e in excuses.get(item, ()) if not _holds(item, e, settled, spared)
+                       or e.stopped and not _paid(item, e, settled, points or {})), None)
         if broken is not None:
             verdicts[item] = Verdict(broken.failure)
     return verdicts
@@ -122,3 +130,10 @@ def _holds(item: str, excuse: Excuse, status: Mapping[str, str], spared: frozens
     if ANY_OTHER in excuse.owners:
         return any(status[o] != PASSED for o in others)
     return all(status[o] != PASSED for o in others)  # each failure it read past costs its own item
+
+
+def _paid(item: str, excuse: Excuse, status: Mapping[str, str], points: Mapping[str, float]) -> bool:
+    """Whether the items failing for a failure the item could not check past cost at least the item's points."""
+    owners = [o for o in status if o != item and status[o] != PASSED
+              and (o in excuse.owners or ANY_OTHER in excuse.owners)]
+    return sum(points.get(o, 0) for o in owners) >= points.get(item, 0)
