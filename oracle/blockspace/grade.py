@@ -3,8 +3,9 @@ then the state machine against the model (fuzz), on the core's grader of served 
 (oracle/grading/python_family.py, ServedGrader). A submission is `engine` (ours), `pkg.module[:Class]`, a .py
 file `path/block_manager.py[:Class]` or a folder holding block_manager.py (Class: BlockSpaceManager by default).
 It runs in a sandboxed child with our adapter as its server (oracle/served.py); the grader never imports it. An
-item whose program meets another rule's difference first stops there and passes, excused: that bug costs the
-other rule's item (grader.py, Excuse)."""
+item whose program meets another rule's difference reads past it where the model can follow (a refusal), or stops
+there and passes, excused: that bug costs the other rule's item (oracle/grading/settlement.py), and the stopped
+item too when that item is worth fewer points."""
 
 from pathlib import Path
 

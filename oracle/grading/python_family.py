@@ -44,32 +44,43 @@ class Submission:
 
 
 def scenario_check(item: str, rule: str, programs: list[Program],
-                   replay: Callable[[Program, Any, list[str]], Finding | None], judged: set[str]) -> Check:
-    """An item judged by call programs, each replayed on a fresh adapter (`replay` gives the first difference as
-    a Finding and words each call into its list). A difference of the item's own rule fails it; another rule's
-    stops there: the item passes excused (that bug costs its own item, grader.Excuse) when a call of `judged`
-    had already run, unless that item costs less than this one (settlement.py: a stopped excuse), and is not run
-    otherwise (it checked nothing of its own rule)."""
+                   replay: Callable[[Program, Any, list[str], str], Finding | None], judged: set[str]) -> Check:
+    """An item judged by call programs, each replayed on a fresh adapter (`replay` gives the difference that
+    stopped it as a Finding, words each call into its list, and reads past another rule's difference where the
+    model can follow the implementation: oracle/checked.py). A difference of the item's own rule fails it. Another
+    rule's difference read past leaves the failure to its own item (settlement.py, Excuse) and the program goes
+    on; one that stops the program passes the item, "not checked past" (a stopped excuse: the item fails too
+    unless the items failing for it cost at least as much) when a call of `judged` had already run, and it is
+    not run otherwise (it checked nothing of its own rule)."""
 
     def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-        factory, checked = sub.adapters(), False
+        factory, checked, excuses = sub.adapters(), False, []
         for program in programs:
             calls: list[str] = []
-            found = replay(program, factory(), calls)
+            found = replay(program, factory(), calls, item)
             details = f"The calls of the program {program.name}:\n" + "\n".join(calls)
-            if found is not None and found.rule == item:
-                return Outcome(False, found.message, details)
-            if found is not None:
-                # the program stops here: what follows may hide this item's own rule, so an owner the rubric leaves out
-                # sends the failure back to this item (absent_holds=False), as in the prefix family, and so does an
-                # owner cheaper than this item (stopped: a planted cheap bug must not hide a costlier one)
-                excuse = Excuse(frozenset({found.rule}), Seen(found.message, details), absent_holds=False,
-                                stopped=True)
-                why = f"{found.where}: {found.problem} (item {found.rule}'s rule)"
-                if checked or any(step.op in judged for step in program.steps[:found.step - 1]):
-                    return Outcome(True, f"not checked past {why}", excuse=excuse)
-                raise NotRun(f"checked nothing of its own rule: {why}", excuse)
-            checked = True
+            if found is None:
+                checked = True
+                continue
+            excuses += [Excuse(frozenset({f.rule}), Seen(f.message, details)) for f in found.past]
+            if found.rule == item and not found.followed:
+                return Outcome(False, found.message, details, excuse=tuple(excuses) or None)
+            if found.followed:  # the program ran to its end
+                excuses.append(Excuse(frozenset({found.rule}), Seen(found.message, details)))
+                checked = True
+                continue
+            # the program stops here: what follows may hide this item's own rule, so an owner the rubric leaves out
+            # sends the failure back to this item (absent_holds=False), as in the prefix family, and so does an
+            # owner cheaper than this item (stopped: a planted cheap bug must not hide a costlier one)
+            excuses.append(Excuse(frozenset({found.rule}), Seen(found.message, details), absent_holds=False,
+                                  stopped=True))
+            why = f"{found.where}: {found.problem} (item {found.rule}'s rule)"
+            if checked or any(step.op in judged for step in program.steps[:found.step - 1]):
+                return Outcome(True, f"not checked past {why}", excuse=tuple(excuses))
+            raise NotRun(f"checked nothing of its own rule: {why}", tuple(excuses))
+        if excuses:
+            first = next(e.failure.message for e in excuses)
+            return Outcome(True, f"read past another rule's difference: {first}", excuse=tuple(excuses))
         return Outcome(True)
 
     return Check(item, rule, run)
@@ -97,7 +108,8 @@ def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | 
             raise Incomplete(f"stopped at the {options['seconds']:g} s time limit after {ran}, no divergence so far")
         if report.passed:
             return Outcome(True)
-        broken = rule_of(report.failure) if rule_of else getattr(report.failure, "rule", None)
+        seen = report.failure or report.unreplayed  # a flaky failure was seen once: its rule is known
+        broken = rule_of(seen) if rule_of else getattr(seen, "rule", None)
         note = " (shrinking stopped at its budget: the program may not be minimal)" if report.cut_short else ""
         named = family_named(family)
         sub.evidence["fuzz"] = fuzz_scene(named, factory, report.program)  # while it is served
@@ -157,7 +169,7 @@ class ServedGrader:
     rules: Mapping[str, str]  # rubric item -> its rule, in the family's words
     programs: Mapping[str, tuple[Program, ...]]  # item -> the programs that judge it (every item but fuzz)
     judged: Mapping[str, set[str]]  # item -> the operations of its rule
-    replay: Callable[[Program, Any, list[str]], Finding | None]
+    replay: Callable[[Program, Any, list[str], str], Finding | None]  # (.., the rule judged)
     server: Path
     failure: type[Exception]
     renew: str

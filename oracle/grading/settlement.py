@@ -28,6 +28,8 @@ from typing import Iterable, Mapping, Sequence
 ANY_OTHER = "*"  # an excuse owner: some other item, not a catch-all one
 PASSED = "passed"
 ANOTHER_RULE = " (another rule's bug, but no item failed for it here)"
+CHEAPER = (" (another rule's bug, which stopped this item's program before it checked its own rule further: the items "
+           "failing for it are worth fewer points than this one, so it fails too)")
 
 
 @dataclass(frozen=True)
@@ -84,9 +86,12 @@ class Verdict:
 
     failure: Seen
     reader: str | None = None
+    stopped: bool = False  # its own: it could not check its rule past a failure that costs less than it
 
     @property
     def message(self) -> str:
+        if self.stopped:
+            return self.failure.message + CHEAPER
         return self.failure.said_by_reader() if self.reader is None else self.failure.said_by_owner(self.reader)
 
 
@@ -109,10 +114,14 @@ def settle(status: Mapping[str, str], excuses: Mapping[str, Sequence[Excuse]],
     for item in status:
         if item in charged or status[item] == "failed":
             continue  # a failed item's own failure stands
-        broken = next((e for e in excuses.get(item, ()) if not _holds(item, e, settled, spared)
-                       or e.stopped and not _paid(item, e, settled, points or {})), None)
+        broken = next((e for e in excuses.get(item, ()) if not _holds(item, e, settled, spared)), None)
         if broken is not None:
             verdicts[item] = Verdict(broken.failure)
+            continue
+        unpaid = next((e for e in excuses.get(item, ()) if e.stopped and not _paid(item, e, settled, points or {})),
+                      None)
+        if unpaid is not None:
+            verdicts[item] = Verdict(unpaid.failure, stopped=True)
     return verdicts
 
 
