@@ -1,7 +1,7 @@
 """oracle/grading/python_family.py's scenario_check on plain values: a replay that gives Findings as a family's would
 (no adapter, no process), and what the item says of them: its own rule's difference fails it (and charges the
-rules it read past), another rule's difference read past to the end passes it excused, one that stopped it leaves
-a stopped excuse (settlement.py weighs it by points) or, before any call of its rule, leaves it not run."""
+rules it read past); another rule's difference, read past to the end or stopped at, leaves a stopped excuse
+(settlement.py weighs it by points) after a call of its rule, and leaves it not run before one."""
 
 import pytest
 
@@ -40,13 +40,18 @@ def test_nothing_found_passes_with_no_excuse():
 def test_its_own_rules_difference_fails_it_and_charges_what_it_read_past():
     result = outcome(found(4, "swap", past=(found(2, "watermark"),)))
     assert not result.passed and result.message.startswith("p: step 4 call 4")
-    assert [(set(e.owners), e.stopped) for e in result.excuse] == [({"watermark"}, False)]
+    assert [set(e.owners) for e in result.excuse] == [{"watermark"}]
 
 
-def test_another_rules_difference_read_past_to_the_end_passes_it_excused_not_stopped():
-    result = outcome(found(2, "watermark", followed=True))
-    assert result.passed and "read past" in result.message
-    assert [(set(e.owners), e.stopped, e.absent_holds) for e in result.excuse] == [({"watermark"}, False, True)]
+def test_another_rules_difference_read_past_to_the_end_is_a_stopped_excuse_too():
+    """Reading past adds only the item's own later failures: what the program did after a refusal is not what it
+    was written to check, so the excuse weighs the points as a stop does, and gives no pass before a call of its
+    rule (an implementation that refuses every request would otherwise pass every item that reads past it)."""
+    result = outcome(found(3, "watermark", followed=True))
+    assert result.passed and result.message.startswith("read past p: step 3")
+    assert [(set(e.owners), e.stopped, e.absent_holds) for e in result.excuse] == [({"watermark"}, True, False)]
+    with pytest.raises(NotRun):
+        outcome(found(1, "watermark", followed=True))
 
 
 def test_another_rules_difference_that_stopped_it_after_a_call_of_its_rule_is_a_stopped_excuse():

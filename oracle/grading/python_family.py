@@ -47,14 +47,15 @@ def scenario_check(item: str, rule: str, programs: list[Program],
                    replay: Callable[[Program, Any, list[str], str], Finding | None], judged: set[str]) -> Check:
     """An item judged by call programs, each replayed on a fresh adapter (`replay` gives the difference that
     stopped it as a Finding, words each call into its list, and reads past another rule's difference where the
-    model can follow the implementation: oracle/checked.py). A difference of the item's own rule fails it. Another
-    rule's difference read past leaves the failure to its own item (settlement.py, Excuse) and the program goes
-    on; one that stops the program passes the item, "not checked past" (a stopped excuse: the item fails too
-    unless the items failing for it cost at least as much) when a call of `judged` had already run, and it is
-    not run otherwise (it checked nothing of its own rule)."""
+    model can follow the implementation: oracle/checked.py). A difference of the item's own rule fails it, even
+    one met after another rule's difference was read past (so a planted difference cannot hide it). Else another
+    rule's difference, stopped at or read past, leaves the failure to its own item (settlement.py, Excuse), as a
+    stopped excuse either way (what the program did after it is not what it was written to check: the item
+    fails too where that item is worth fewer points): the item passes when a call of `judged` had run before
+    the first such difference, and is not run otherwise (it checked nothing of its own rule)."""
 
     def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-        factory, checked, excuses = sub.adapters(), False, []
+        factory, checked = sub.adapters(), False
         for program in programs:
             calls: list[str] = []
             found = replay(program, factory(), calls, item)
@@ -62,25 +63,21 @@ def scenario_check(item: str, rule: str, programs: list[Program],
             if found is None:
                 checked = True
                 continue
-            excuses += [Excuse(frozenset({f.rule}), Seen(f.message, details)) for f in found.past]
-            if found.rule == item and not found.followed:
-                return Outcome(False, found.message, details, excuse=tuple(excuses) or None)
-            if found.followed:  # the program ran to its end
-                excuses.append(Excuse(frozenset({found.rule}), Seen(found.message, details)))
-                checked = True
-                continue
-            # the program stops here: what follows may hide this item's own rule, so an owner the rubric leaves out
-            # sends the failure back to this item (absent_holds=False), as in the prefix family, and so does an
-            # owner cheaper than this item (stopped: a planted cheap bug must not hide a costlier one)
-            excuses.append(Excuse(frozenset({found.rule}), Seen(found.message, details), absent_holds=False,
-                                  stopped=True))
-            why = f"{found.where}: {found.problem} (item {found.rule}'s rule)"
-            if checked or any(step.op in judged for step in program.steps[:found.step - 1]):
-                return Outcome(True, f"not checked past {why}", excuse=tuple(excuses))
-            raise NotRun(f"checked nothing of its own rule: {why}", tuple(excuses))
-        if excuses:
-            first = next(e.failure.message for e in excuses)
-            return Outcome(True, f"read past another rule's difference: {first}", excuse=tuple(excuses))
+            own = found.rule == item and not found.followed
+            others = [f for f in (*found.past, *([] if own else [found])) if f.rule != item]
+            # an owner the rubric leaves out sends the failure back to this item (absent_holds=False), as in the prefix
+            # family, and so does an owner cheaper than this item (stopped: a planted cheap bug must not hide a
+            # costlier one)
+            excuses = tuple(Excuse(frozenset({f.rule}), Seen(f.message, details), absent_holds=False, stopped=True)
+                            for f in others)
+            if own:  # its own failure; the differences read past on the way still cost their items
+                return Outcome(False, found.message, details, excuse=excuses or None)
+            first = others[0]
+            why = f"{first.where}: {first.problem} (item {first.rule}'s rule)"
+            said = f"read past {why}, then nothing of its own rule" if found.followed else f"not checked past {why}"
+            if checked or any(step.op in judged for step in program.steps[:first.step - 1]):
+                return Outcome(True, said, excuse=excuses)
+            raise NotRun(f"checked nothing of its own rule: {why}", excuses)
         return Outcome(True)
 
     return Check(item, rule, run)

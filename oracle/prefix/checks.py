@@ -144,9 +144,11 @@ def directed(item: str) -> Check:
                     checked = checked or step.judge  # whole in the opposite order may be either rule's: it charges
                     continue  # no one)
                 # the program stops here, and what follows may hide a failure of its own rule: the difference
-                # goes to its rule's item, or back to this one where the rubric or the policy grades no such item
+                # goes to its rule's item, or back to this one where the rubric or the policy grades no such item,
+                # and to this one too where that item is worth fewer points (settlement.py: a stopped excuse)
                 owner = item if broke.rule in ungraded else broke.rule
-                stopped = Excuse(frozenset({owner}), Seen(broke.message, _details(driver)), absent_holds=False)
+                stopped = Excuse(frozenset({owner}), Seen(broke.message, _details(driver)), absent_holds=False,
+                                 stopped=True)
                 if checked:
                     return Outcome(True, f"not checked past {why}", excuse=stopped)
                 raise NotRun(f"checked nothing of its own rule: {why}", stopped)
