@@ -110,7 +110,8 @@ def weighed(checks: dict[str, Any], points: dict[str, int]) -> dict[str, ItemRes
 
 def test_a_failed_fuzz_item_that_names_a_rule_fails_that_rules_item_once_and_keeps_its_own_failure() -> None:
     def fuzz(context: Any, options: Mapping[str, Any]) -> Outcome:
-        return Outcome(False, "fuzz: can_allocate: expected LATER, got OK [rule: B]", excuse=Excuse(frozenset({"B"}), SAW))
+        return Outcome(False, "fuzz: can_allocate: expected LATER, got OK [rule: B]",
+                       excuse=Excuse(frozenset({"B"}), SAW))
 
     results = grade({"B": plain(True), "fuzz": fuzz})
     assert (results["B"].status, results["fuzz"].status) == ("failed", "failed")

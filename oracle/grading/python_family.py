@@ -83,10 +83,12 @@ def scenario_check(item: str, rule: str, programs: list[Program],
     return Check(item, rule, run)
 
 
-def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | None] | None = None) -> Check:
+def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | None] | None = None,
+               sure: Callable[[BaseException], bool] = lambda failure: True) -> Check:
     """The family's state machine against its model, a fixed seed and count budgets (the same verdict on any
     machine; `seconds` is only a safety net). The rule a failure breaks is `rule_of(failure)`, by default its
-    `rule` attribute, if any: the item of that rule fails too where it passed (found by the fuzz's programs)."""
+    `rule` attribute, if any: the item of that rule fails too where it passed (found by the fuzz's programs),
+    when the family is `sure` the failure is that rule's (not a difference either of two rules may make)."""
 
     def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         from oracle.family import family_named
@@ -114,7 +116,8 @@ def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | 
         details = "\n".join(named.describe_failure(report.failure, sub.spec)[:-2]) if named.describe_failure else ""
         message = f"fuzz ({ran}): {report.divergence}" + (f" [rule: {broken}]" if broken else "") + note
         # the item of the rule it breaks fails too, once, where its own programs missed it (grading/settlement.py)
-        charges = Excuse(frozenset({broken}), Seen(message, details)) if broken and broken != "fuzz" else None
+        charges = Excuse(frozenset({broken}), Seen(message, details)) \
+            if broken and broken != "fuzz" and seen is not None and sure(seen) else None
         return Outcome(False, message, details, "\n".join(report.program), excuse=charges)
 
     return Check("fuzz", rule, run, FUZZ_OPTIONS, FUZZ_LIMITS, catch_all=True)
