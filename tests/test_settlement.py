@@ -108,3 +108,14 @@ def test_a_stopped_reader_fails_too_when_what_fails_for_it_is_worth_fewer_points
 def test_an_excuse_that_was_read_past_holds_whatever_the_points() -> None:
     followed = {"swap": [Excuse(frozenset({"table"}), SAW)]}  # the reader checked its own rule to the end
     assert settle(statuses(swap="passed", table="failed"), followed, points={"table": 1, "swap": 15}) == {}
+
+
+def test_a_catch_alls_charge_is_spared_where_another_rule_that_may_have_made_it_failed_worth_as_much() -> None:
+    either = {"fuzz": [Excuse(frozenset({"watermark"}), SAW, unless=frozenset({"table"}))]}
+    worth = {"watermark": 10, "table": 10}
+    assert settle(statuses(table="failed", watermark="passed", fuzz="failed"), either, ["fuzz"], worth) == {}
+    assert settle(statuses(table="passed", watermark="passed", fuzz="failed"), either, ["fuzz"], worth) == {
+        "watermark": Verdict(SAW, "fuzz")}
+    dearer = {"watermark": 20, "table": 10}  # a cheaper failure does not buy off a dearer charge
+    assert settle(statuses(table="failed", watermark="passed", fuzz="failed"), either, ["fuzz"], dearer) == {
+        "watermark": Verdict(SAW, "fuzz")}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from oracle.blockspace.adapter import Failure
 from oracle.blockspace.programs import BY_ITEM, load as load_program, replay
-from oracle.blockspace.rules import RULES
+from oracle.blockspace.rules import RULES, also
 from oracle.grading.python_family import ServedGrader
 from oracle.hw3.pylocate import locate
 
@@ -22,4 +22,4 @@ GRADER = ServedGrader(
             "sharing": {"fork", "free"}, "swap": {"swap_out", "swap_in"}, "recompute": {"recompute"}},
     replay=replay, server=Path(__file__).with_name("adapter.py"), failure=Failure, renew="start",
     default_rubric=Path(__file__).with_name("rubric.toml"), engine="engine.blockspace", module_file="block_manager.py",
-    locate=locate)
+    locate=locate, also=also)

@@ -36,4 +36,12 @@ _BY_OP = {"admit": "block_table", "append": "copy_on_write", "fork": "sharing", 
 ASPECTS = (*_BY_ASPECT, FREE_BLOCKS, KV_CONTENTS, "unchanged")  # prefix words "conservation"; hw3 owns "contents"
 
 rule_of = rule_table(_BY_ASPECT, _BY_OP, "block_table")  # oracle/checked.py
+# an aspect another rule's bug may make too: can_allocate's answer counts the prompt's blocks (a table too long asks
+# for a block more), so a fuzz failure there charges the watermark item only where block_table's did not fail
+ALSO = {"can_allocate": frozenset({"block_table"})}
+
+
+def also(failure: BaseException) -> frozenset[str]:
+    """The other rules whose bug may make a fuzz failure (grading/python_family.py fuzz_check)."""
+    return ALSO.get(getattr(getattr(failure, "difference", None), "aspect", ""), frozenset())
 word(dict.fromkeys(ASPECTS, located))

@@ -84,11 +84,13 @@ def scenario_check(item: str, rule: str, programs: list[Program],
 
 
 def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | None] | None = None,
-               sure: Callable[[BaseException], bool] = lambda failure: True) -> Check:
+               sure: Callable[[BaseException], bool] = lambda failure: True,
+               also: Callable[[BaseException], frozenset[str]] = lambda failure: frozenset()) -> Check:
     """The family's state machine against its model, a fixed seed and count budgets (the same verdict on any
     machine; `seconds` is only a safety net). The rule a failure breaks is `rule_of(failure)`, by default its
     `rule` attribute, if any: the item of that rule fails too where it passed (found by the fuzz's programs),
-    when the family is `sure` the failure is that rule's (not a difference either of two rules may make)."""
+    when the family is `sure` the failure is that rule's (not a difference either of two rules may make), and
+    unless the items of the rules `also` names (whose bug may make it too) failed, worth as much."""
 
     def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         from oracle.family import family_named
@@ -116,7 +118,7 @@ def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | 
         details = "\n".join(named.describe_failure(report.failure, sub.spec)[:-2]) if named.describe_failure else ""
         message = f"fuzz ({ran}): {report.divergence}" + (f" [rule: {broken}]" if broken else "") + note
         # the item of the rule it breaks fails too, once, where its own programs missed it (grading/settlement.py)
-        charges = Excuse(frozenset({broken}), Seen(message, details)) \
+        charges = Excuse(frozenset({broken}), Seen(message, details), unless=also(seen)) \
             if broken and broken != "fuzz" and seen is not None and sure(seen) else None
         return Outcome(False, message, details, "\n".join(report.program), excuse=charges)
 
@@ -177,11 +179,14 @@ class ServedGrader:
     engine: str  # the module `engine` names
     module_file: str  # the file a folder's submission is
     locate: Callable[[str], Any]  # spec -> oracle/child.py's PythonTarget; ValueError with a one-line reason
+    also: Callable[[BaseException], frozenset[str]] = lambda failure: frozenset()  # a fuzz failure -> the other
+    # rules whose bug may make it too (fuzz_check)
 
     @cached_property
     def checks(self) -> dict[str, Check]:
         return {item: scenario_check(item, self.rules[item], list(programs), self.replay, self.judged[item])
-                for item, programs in self.programs.items()} | {"fuzz": fuzz_check(self.family, self.rules["fuzz"])}
+                for item, programs in self.programs.items()} | {
+            "fuzz": fuzz_check(self.family, self.rules["fuzz"], also=self.also)}
 
     def load(self, path: Path | str | None = None) -> Rubric:
         """The rubric at `path`, or the shipped default; RubricError."""

@@ -17,7 +17,8 @@ once. Once every item has run, `settle` decides, for each excuse:
   may hide; else the item fails with what it saw too;
 - an item that names itself, or an excuse that does not hold: the item fails with what it saw.
 An item that failed of its own may name the items of the rule its failure breaks too (a catch-all's failure): an
-owner that passed takes it, once, and the item's own failure stands.
+owner that passed takes it, once, and the item's own failure stands; not where items of another rule that may have
+made it (`unless`) failed, worth at least the owner's points.
 
 Verdicts come from these values only; the words (Seen.said_by_reader, Seen.said_by_owner) are made last.
 """
@@ -58,6 +59,8 @@ class Excuse:
     sure: bool = True  # the failure is surely the owners' rule's: an owner that passed takes it. False: it may
     # be the reader's own (a crash in the very call a probe is about): an owner that passed leaves it to the reader
     stopped: bool = False  # the reader checked nothing of its own rule past the failure: what follows is unknown
+    unless: frozenset[str] = frozenset()  # items whose bug may have made the failure too: an owner that passed is
+    # not charged when these, failed, are worth at least its points (a catch-all's failure either rule may make)
 
     @property
     def named(self) -> bool:
@@ -100,13 +103,13 @@ def settle(status: Mapping[str, str], excuses: Mapping[str, Sequence[Excuse]],
     """The items whose verdict settling changes, each now failed: `status` is every graded item's status as
     it ran (in rubric order), `excuses` each excused item's excuses, in the order it met their failures (a failed
     item's: the items its failure is charged to as well); `points` each item's (a stopped excuse weighs them)."""
-    spared = frozenset(catch_all)
+    spared, worth = frozenset(catch_all), points or {}
     charged: dict[str, Verdict] = {}
     for item in status:
         for excuse in excuses.get(item, ()):
             if excuse.named and item not in excuse.owners:
                 for owner in sorted(excuse.owners):
-                    if status.get(owner) == PASSED:
+                    if status.get(owner) == PASSED and not _explained(excuse, owner, status, worth):
                         charged.setdefault(owner, Verdict(excuse.failure, item))
     settled = {item: "failed" if item in charged else state for item, state in status.items()}
 
@@ -146,3 +149,9 @@ def _paid(item: str, excuse: Excuse, status: Mapping[str, str], points: Mapping[
     owners = [o for o in status if o != item and status[o] != PASSED
               and (o in excuse.owners or ANY_OTHER in excuse.owners)]
     return sum(points.get(o, 0) for o in owners) >= points.get(item, 0)
+
+
+def _explained(excuse: Excuse, owner: str, status: Mapping[str, str], points: Mapping[str, float]) -> bool:
+    """Whether items of `unless` that did not pass, worth at least the owner's points, may have made the failure."""
+    others = [o for o in excuse.unless if o in status and status[o] != PASSED]
+    return bool(others) and sum(points.get(o, 0) for o in others) >= points.get(owner, 0)
