@@ -9,7 +9,8 @@ A family's driver subclasses Checked and defines `state` (what a query must leav
 its machine and its programs both drive it. Its adapter raises AdapterFailure (oracle/serve.py) when the
 implementation fails (else it sets `failure`)."""
 
-from typing import Any, Callable, Mapping, NoReturn
+from dataclasses import replace
+from typing import Any, Callable, Mapping
 
 from oracle.difference import CRASH, Difference
 from oracle.finding import Finding
@@ -42,6 +43,8 @@ class Checked:
         self.impl, self.stats, self.rule_of = adapter, stats or RunStats(), rule_of
         self.call = self.op = ""
         self.last: dict[str, Any] = {}  # the state as last checked (`state`)
+        self.own: str | None = None  # the rule a directed item checks; None: every difference stops the run
+        self.read_past: list[Divergence] = []  # the other rules' differences the model followed the implementation past
 
     def state(self) -> dict[str, Any]:  # pragma: no cover  (each family's driver defines it)
         """The implementation's state a query must leave unchanged, by name (read through the adapter)."""
@@ -53,28 +56,38 @@ class Checked:
         self.stats.steps += 1
         self.stats.rules[op] += 1
 
-    def diverge(self, difference: Difference) -> NoReturn:
-        raise Divergence(self.call, self.op, difference, self.rule_of(difference, self.op))
+    def diverge(self, difference: Difference, op: str = "", follows: bool = False) -> None:
+        """The difference, made by the step's call; `op`: the operation within it that made it (a query's crash is
+        the query's rule's, not the step's), by the family's table. `follows`: the model can go on from what the
+        implementation did: a difference of a rule other than `own` is then read past (it returns), not raised."""
+        divergence = Divergence(self.call, self.op, difference, self.rule_of(difference, op or self.op))
+        if not (follows and self.own is not None and divergence.rule != self.own):
+            raise divergence
+        self.read_past.append(divergence)
 
-    def run(self, what: Callable[[], Any], pairs: bool = False) -> Any:
-        """The implementation's side of a call: its failure is a crash; `pairs`: it returns (src, dst) pairs."""
+    def run(self, what: Callable[[], Any], pairs: bool = False, op: str = "") -> Any:
+        """The implementation's side of a call: its failure is a crash (of `op`, the operation called, when it is
+        not the step's own); `pairs`: it returns (src, dst) pairs."""
         try:
             got = what()
         except self.failure as failure:
-            self.diverge(Difference(CRASH, "", None, str(failure)))
+            self.diverge(Difference(CRASH, "", None, str(failure)), op)
         try:
             return [(int(a), int(b)) for a, b in got] if pairs else got
         except (TypeError, ValueError):
             self.diverge(Difference(CRASH, "", None, f"returned {str(got)[:200]}, not a list of (src, dst) pairs"))
 
-    def ask(self, what: str, expected: Any, ask: Callable[[], Any], unchanged: str = "unchanged") -> Any:
+    def ask(self, what: str, expected: Any, ask: Callable[[], Any], unchanged: str = "unchanged",
+            follows: Callable[[Any], bool] = lambda got: False) -> Any:
         """A query: it must change nothing (the aspect `unchanged`), and answer what the model does (the aspect
-        `what`)."""
-        got, now = self.run(ask), self.state()
+        `what`); its crash is the query's (the family's table of operations names the rule of `what`). Its
+        answer: the model's, or the implementation's where the model `follows` it (a refusal the model can take
+        for its own) and the difference is read past (`diverge`)."""
+        got, now = self.run(ask, op=what), self.state()
         if now != self.last:
             self.diverge(Difference(unchanged, f"{what} (a query)", _words(self.last), _words(now)))
         if got != expected:
-            self.diverge(Difference(what, "", expected, got))
+            self.diverge(Difference(what, "", expected, got), follows=follows(got))
         return got
 
 
@@ -83,18 +96,31 @@ def _words(state: dict[str, Any]) -> str:
 
 
 def replay(program: Program, driver: Checked, operations: Mapping[str, Callable[..., Any]],
-           calls: list[str]) -> Finding | None:
+           calls: list[str], rule: str | None = None) -> Finding | None:
     """Runs the program's steps through `driver` (`operations[op](driver, *args)` makes a step's call): the first
-    difference as a Finding (the 1-based step and the rule it breaks), or None. `calls` gets each call made, in
+    difference that stopped it as a Finding (the 1-based step and the rule it breaks), or None. `rule`: the rule
+    a directed item checks; a difference of another rule that the model can follow is read past (Finding.past),
+    and when nothing stops the program the first of them is returned `followed`. `calls` gets each call made, in
     words; the adapter is closed after."""
+    past: list[Finding] = []
+    driver.own, driver.read_past = rule, []
     try:
         for number, step in enumerate(program.steps, 1):
             try:
                 operations[step.op](driver, *step.args)
             except Divergence as divergence:
-                return Finding(program.name, number, divergence.call, divergence.difference, divergence.rule)
+                return Finding(program.name, number, divergence.call, divergence.difference, divergence.rule,
+                               past=(*past, *_found(program, number, driver)))
             finally:
                 calls.append(f"  {number}. {' '.join(map(str, (step.op, *step.args)))}: {driver.call}")
-        return None
+            past += _found(program, number, driver)
+        return replace(past[0], followed=True, past=tuple(past[1:])) if past else None
     finally:
         driver.impl.close()
+
+
+def _found(program: Program, number: int, driver: Checked) -> list[Finding]:
+    """The differences the driver read past in the step `number`, as Findings (taken from it)."""
+    found = [Finding(program.name, number, d.call, d.difference, d.rule) for d in driver.read_past]
+    driver.read_past = []
+    return found

@@ -21,6 +21,9 @@ class Finding:
     rule: str
     program_step: int | None = None  # the line of the printed program that made the call (a fuzz run's), for its
     # picture; the message numbers calls, as the call list and the repro do
+    followed: bool = False  # another rule's difference the program went on past (the model took the
+    # implementation's answer) to its end, so nothing was left unchecked after it
+    past: tuple["Finding", ...] = ()  # the differences of other rules the program went on past before this one
 
     @property
     def where(self) -> str:

@@ -35,6 +35,7 @@ class FuzzReport:
     # None, or which limit stopped the run early: "generate-seconds" (the time limit, before `examples`
     # programs ran), "shrink-replays" (the shrink budget) or "shrink-seconds" (the time limit, shrinking)
     cut_short: str | None = None
+    unreplayed: BaseException | None = None  # a flaky run's failure, seen once but not again on replay
 
     @property
     def passed(self) -> bool:
@@ -130,7 +131,7 @@ def fuzz(
         factory = campaign_machine(machine, family.name)
         run_settings = settings(run_settings, database=database(replay, read_only=True), phases=[Phase.reuse])
     start = time.perf_counter()
-    divergence, notes, error = None, [], None
+    divergence, notes, error, unreplayed = None, [], None, None
     try:
         with fixed_constants() if family.fixed_constants else nullcontext():  # one seed, one run anywhere
             run_state_machine_as_test(factory, settings=run_settings)
@@ -138,6 +139,7 @@ def fuzz(
         divergence, notes, error = str(failure).splitlines()[0], getattr(failure, "__notes__", []), failure
     except FlakyFailure as failure:
         divergence = f"flaky: the failure did not happen again on replay ({failure.exceptions[0]})"
+        unreplayed = failure.exceptions[0]
     except Unsatisfiable:  # a campaign's stored examples are no valid program of this machine: none fails here
         if replay is None:
             raise
@@ -153,7 +155,7 @@ def fuzz(
     program = [note for note in notes if _PROGRAM_LINE.match(note)]
     if replay is not None:  # the program is the family's machine's, as the preamble names it
         program = [note.replace(f"state = {MACHINE}()", f"state = {machine.__name__}()") for note in program]
-    report = FuzzReport(impl, seed, 0.0, stats, divergence, failure=error)
+    report = FuzzReport(impl, seed, 0.0, stats, divergence, failure=error, unreplayed=unreplayed)
     if divergence and error is not None and program:
         budget = Budget(shrink_replays, deadline)
 

@@ -9,7 +9,7 @@ from oracle.difference import CRASH, Difference
 from oracle.program import Program, Step
 from oracle.serve import AdapterFailure
 
-RULE_OF = rule_table({"count": "counting"}, {"add": "adding"}, "starting")
+RULE_OF = rule_table({"count": "counting", "peek": "peeking"}, {"add": "adding", "peek": "peeking"}, "starting")
 
 
 class Counter:
@@ -27,6 +27,12 @@ class Counter:
     def bump(self) -> int:
         self.count += 1
         return self.count
+
+    def peek(self) -> int | str:
+        """A query: the count; it fails past 100 and refuses ("no") past 10."""
+        if self.count > 100:
+            raise AdapterFailure("peek raised OverflowError")
+        return "no" if self.count > 10 else self.count
 
     def close(self) -> None:
         self.closed = True
@@ -47,6 +53,11 @@ class Driver(Checked):
         if self.impl.count != self.model:
             self.diverge(Difference("count", "", self.model, self.impl.count))
         self.last = self.state()
+
+    def look(self) -> None:
+        """A step of the `add` operation that asks the query `peek`; a refusal is followed."""
+        self.step("add", "look()")
+        super().ask("peek", self.model, self.impl.peek, follows=lambda got: got == "no")
 
     def ask(self, what: str = "bump", expected: int = 0) -> int:  # type: ignore[override]
         self.step("bump", "bump()")
@@ -88,3 +99,34 @@ def test_replay_stops_at_the_first_difference_and_closes_the_adapter():
     assert (found.program, found.step, found.call, found.rule) == ("p", 3, "add(-1)", "adding")
     assert calls == ["  1. add 1: add(1)", "  2. add 2: add(2)", "  3. add -1: add(-1)"] and counter.closed
     assert replay(Program("q", (Step("add", (1,)),)), Driver(Counter()), {"add": Driver.add}, []) is None
+
+
+def test_a_query_that_crashes_breaks_the_querys_rule_not_the_steps():
+    driver = Driver(Counter())
+    driver.add(101)
+    with pytest.raises(Divergence) as crashed:
+        driver.look()
+    assert (crashed.value.op, crashed.value.rule, crashed.value.difference.aspect) == ("add", "peeking", CRASH)
+
+
+LOOKING = Program("p", (Step("add", (11,)), Step("look", ()), Step("add", (1,)), Step("add", (-1,))))
+STEPS = {"add": Driver.add, "look": Driver.look}
+
+
+def test_replay_for_a_rule_reads_past_a_refusal_of_another_and_stops_at_its_own_rule_or_where_it_cannot_follow():
+    calls: list[str] = []
+    found = replay(Program("p", LOOKING.steps[:3]), Driver(Counter()), STEPS, calls, "adding")
+    assert (found.step, found.rule, found.followed, found.past) == (2, "peeking", True, ())
+    assert len(calls) == 3  # it went on to the end
+    stopped = replay(LOOKING, Driver(Counter()), STEPS, [], "adding")  # the crash of add(-1) is its own rule's
+    assert (stopped.step, stopped.rule, stopped.followed) == (4, "adding", False)
+    assert [(f.step, f.rule) for f in stopped.past] == [(2, "peeking")]
+    own = replay(LOOKING, Driver(Counter()), STEPS, [], "peeking")  # its own rule's refusal is a failure
+    assert (own.step, own.rule, own.followed, own.past) == (2, "peeking", False, ())
+    assert replay(LOOKING, Driver(Counter()), STEPS, []).step == 2  # no rule (the fuzz): every difference stops
+
+
+def test_replay_for_a_rule_stops_at_another_rules_difference_the_model_cannot_follow():
+    program = Program("p", (Step("add", (1,)), Step("bump", ()), Step("add", (1,))))
+    found = replay(program, Driver(Counter()), {"add": Driver.add, "bump": Driver.ask}, [], "adding")
+    assert (found.step, found.rule, found.followed) == (2, "starting", False)  # `unchanged`: the step's rule

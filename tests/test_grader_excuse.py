@@ -100,3 +100,32 @@ def test_a_strict_excuse_whose_owner_passed_is_the_item_s_own_bug() -> None:
         return Outcome(True, "not checked past big_pool: crashed in append_kv", excuse=strict({"append_cow"}, SAW))
     results = grade({"A": run, "append_cow": plain(True)})
     assert (results["A"].status, results["append_cow"].status) == ("failed", "passed")
+
+
+def weighed(checks: dict[str, Any], points: dict[str, int]) -> dict[str, ItemResult]:
+    table = {name: Check(name, f"rule {name}", run, catch_all=name == "fuzz") for name, run in checks.items()}
+    rubric = Rubric("t", tuple(RubricItem(name, name, points[name]) for name in checks), "code")
+    return {result.id: result for result in run_checks(table, rubric, None)}
+
+
+def test_a_failed_fuzz_item_that_names_a_rule_fails_that_rules_item_once_and_keeps_its_own_failure() -> None:
+    def fuzz(context: Any, options: Mapping[str, Any]) -> Outcome:
+        return Outcome(False, "fuzz: can_allocate: expected LATER, got OK [rule: B]",
+                       excuse=Excuse(frozenset({"B"}), SAW))
+
+    results = grade({"B": plain(True), "fuzz": fuzz})
+    assert (results["B"].status, results["fuzz"].status) == ("failed", "failed")
+    assert results["B"].message == SAW.message + " (found by item fuzz's programs, not this item's)"
+    assert results["fuzz"].message == "fuzz: can_allocate: expected LATER, got OK [rule: B]"
+    assert results["B"].points == 0 and grade({"B": plain(False), "fuzz": fuzz})["B"].message == "B: its own bug"
+
+
+def test_an_item_stopped_by_a_failure_worth_fewer_points_fails_too() -> None:
+    def stopped(context: Any, options: Mapping[str, Any]) -> Outcome:
+        return Outcome(True, "not checked past step 3", excuse=Excuse(frozenset({"B"}), SAW, absent_holds=False,
+                                                                      stopped=True))
+
+    cheap = weighed({"A": stopped, "B": plain(False)}, {"A": 15, "B": 10})
+    assert (cheap["A"].status, cheap["A"].points) == ("failed", 0) and cheap["A"].message.startswith(SAW.message)
+    dear = weighed({"A": stopped, "B": plain(False)}, {"A": 10, "B": 10})
+    assert (dear["A"].status, dear["A"].points) == ("passed", 10)

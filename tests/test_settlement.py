@@ -1,7 +1,7 @@
 """oracle/grading/settlement.py on plain values: the statuses of the items as they ran and what each read
 past, settled into the items whose verdict changes (no checks, no processes)."""
 
-from oracle.grading.settlement import ANOTHER_RULE, ANY_OTHER, Excuse, Seen, Verdict, joined, settle, strict
+from oracle.grading.settlement import ANOTHER_RULE, ANY_OTHER, CHEAPER, Excuse, Seen, Verdict, joined, settle, strict
 
 SAW = Seen("touch: step 4 admit(req 1, tokens [1..8, 10]): conservation: expected free or held, got both [rule: free_queue]",
            "The calls: ...")
@@ -81,3 +81,41 @@ def test_joined_excuses_name_both_owners_and_say_the_first_failure() -> None:
     assert one == Excuse(frozenset({"B", "C"}), Seen("first"), absent_holds=False, sure=True)
     assert joined(one, None) is one
     assert settle(statuses(A="passed", B="failed"), {"A": [one]}) == {"A": Verdict(Seen("first"))}  # C is not graded
+
+
+def test_a_failed_item_charges_the_item_of_the_rule_its_failure_breaks_once_and_keeps_its_own() -> None:
+    fuzz = {"fuzz": [Excuse(frozenset({"B"}), SAW)]}  # a catch-all's failure names the rule it breaks
+    verdicts = settle(statuses(B="passed", fuzz="failed"), fuzz, catch_all=["fuzz"])
+    assert verdicts == {"B": Verdict(SAW, "fuzz")}
+    assert verdicts["B"].message == SAW.message + " (found by item fuzz's programs, not this item's)"
+    assert settle(statuses(B="failed", fuzz="failed"), fuzz, catch_all=["fuzz"]) == {}  # once: B failed already
+    assert settle(statuses(fuzz="failed"), fuzz, catch_all=["fuzz"]) == {}  # B is not graded: the fuzz's alone
+    # the fuzz item's own verdict stands even where the excuse would not hold for a pass
+    assert settle(statuses(fuzz="failed"), {"fuzz": [Excuse(frozenset({"B"}), SAW, absent_holds=False)]}) == {}
+
+
+def test_a_stopped_reader_fails_too_when_what_fails_for_it_is_worth_fewer_points() -> None:
+    stopped = {"swap": [Excuse(frozenset({"table"}), SAW, absent_holds=False, stopped=True)]}
+    cheaper, dearer = {"table": 10, "swap": 15}, {"table": 15, "swap": 15}
+    for owner in ("passed", "failed"):  # charged, or failed of its own: either way it pays its points
+        verdicts = settle(statuses(swap="passed", table=owner), stopped, points=cheaper)
+        assert verdicts.get("swap") == Verdict(SAW, stopped=True)
+        assert verdicts["swap"].message == SAW.message + CHEAPER
+        assert "swap" not in settle(statuses(swap="passed", table=owner), stopped, points=dearer)
+    assert settle(statuses(swap="passed", table="passed"), stopped, points=cheaper)["table"] == Verdict(SAW, "swap")
+
+
+def test_an_excuse_that_was_read_past_holds_whatever_the_points() -> None:
+    followed = {"swap": [Excuse(frozenset({"table"}), SAW)]}  # the reader checked its own rule to the end
+    assert settle(statuses(swap="passed", table="failed"), followed, points={"table": 1, "swap": 15}) == {}
+
+
+def test_a_catch_alls_charge_is_spared_where_another_rule_that_may_have_made_it_failed_worth_as_much() -> None:
+    either = {"fuzz": [Excuse(frozenset({"watermark"}), SAW, unless=frozenset({"table"}))]}
+    worth = {"watermark": 10, "table": 10}
+    assert settle(statuses(table="failed", watermark="passed", fuzz="failed"), either, ["fuzz"], worth) == {}
+    assert settle(statuses(table="passed", watermark="passed", fuzz="failed"), either, ["fuzz"], worth) == {
+        "watermark": Verdict(SAW, "fuzz")}
+    dearer = {"watermark": 20, "table": 10}  # a cheaper failure does not buy off a dearer charge
+    assert settle(statuses(table="failed", watermark="passed", fuzz="failed"), either, ["fuzz"], dearer) == {
+        "watermark": Verdict(SAW, "fuzz")}

@@ -81,45 +81,32 @@ class Attack:
     points: dict[str, int]  # the rubric it is graded on: item -> points
     expected: int  # the known bug's honest score there
     broken: str = ""  # when the grader does not hold today: the mechanism (the test is then a strict xfail)
+    planted: int | None = None  # the attack plants a bug of its own: the honest score of both bugs together
 
 
 TWO_ITEMS = {"block_table": 10, "watermark": 10}
 DEFAULT = {"block_table": 10, "watermark": 10, "copy_on_write": 15, "sharing": 15, "swap": 15, "recompute": 10,
            "fuzz": 25}  # the default rubric's points (oracle/blockspace/rubric.toml)
 ATTACKS = [
-    # honest 10/25: sharing fails on beam search's first free
-    Attack("plant_cheaper_rule", "free_ignores_sharing", {"block_table": 10, "sharing": 15}, 10,
-           "settlement of stacked bugs by the items' points: a directed program that meets another rule's difference "
-           "after a call of its own rule stops there and passes excused (python_family.py scenario_check), and the "
-           "other rule's item takes the failure (settlement.py); what the program would have checked past it is "
-           "never checked. A plant of the block_table rule (10 points: can_append_slots says False with 2-token "
-           "blocks after a fork, which only beam search, sharing's first program, does) hides the sharing bug (15): "
-           "block_table fails 'found by item sharing's programs', sharing passes: 15/25 for an honest 10/25 (on the "
-           "default rubric other items' programs show the sharing bug too and it is charged: 50/100, measured)"),
-    # honest 60/100: swap and fuzz fail
-    Attack("plant_hides_swap_in", "bug_swap_in_leaks", DEFAULT, 60,
-           "as plant_cheaper_rule, on the default rubric: the swap-in bug (15) shows only in the swap item's program "
-           "(step 10, the swap in) and the fuzz; a block_table plant (10) at its step 9 (a free while a group is "
-           "swapped out shortens the swapped tables) stops the program after its first swap out, so the swap item "
-           "passes excused and block_table takes the plant: 65/100 for an honest 60/100 (the two bugs together are "
-           "honestly 50)"),
-    # honest 5/25 under a course's weights: the watermark item fails
-    Attack("crash_in_query", "watermark_ignored", {"block_table": 5, "watermark": 20}, 5,
-           "a crash is charged to the rule of the step it happened in (rules.py _BY_OP), and the step `admit` "
-           "(can_allocate, then allocate) is block_table's: a can_allocate that raises where the bug would answer OK "
-           "stops the watermark item's program, which passes excused, and the block_table item takes it. The "
-           "watermark rule's bug is paid with the block_table item's points: 20/25 for an honest 5/25 (equal weights "
-           "in the default rubric, so 65/100 either way there, but the wrong item fails)"),
+    # honest 10/25: sharing fails on beam search's first free. Held: the plant (can_append_slots False, block_table's
+    # rule) is a refusal the model takes over (checked.py, Checked.ask's `follows`), so beam search goes on to the
+    # sharing bug and the sharing item fails on it; block_table takes the plant (found by sharing's programs): both
+    # bugs cost their items, 0/25, the honest score of the two
+    Attack("plant_cheaper_rule", "free_ignores_sharing", {"block_table": 10, "sharing": 15}, 10, planted=0),
+    # honest 60/100: swap and fuzz fail. Held: the plant (a table of the wrong size) stops the swap program, where the
+    # model cannot follow; the swap item is "not checked past" a failure worth fewer points than itself, so it fails
+    # too (settlement.py, a stopped excuse), and the fuzz's swap failure charges it anyway: 50/100, the honest score
+    # of the two bugs (measured by the review)
+    Attack("plant_hides_swap_in", "bug_swap_in_leaks", DEFAULT, 60, planted=50),
+    # honest 5/25 under a course's weights: the watermark item fails. Held: a query's crash is the query's rule's
+    # (rules.py _BY_OP names can_allocate's), so the watermark item fails on it and block_table passes
+    Attack("crash_in_query", "watermark_ignored", {"block_table": 5, "watermark": 20}, 5),
     # held: every served answer is checked against its method's declared shape where it enters (oracle/served.py,
     # oracle/reply_shape.py): the ref count's position 0.5 is "a reply the grader cannot read", the submission's
     Attack("float_ref_position", "watermark_ignored", TWO_ITEMS, 10),
-    # honest 10/45: watermark and fuzz fail
-    Attack("every_other_manager", "", {"block_table": 10, "watermark": 10, "fuzz": 25}, 10,
-           "a directed item judges its rule by one run of its programs, and the fuzz item's failure charges no item "
-           "of the rule it names: the known bug in every other manager the child makes (a count across instances) "
-           "misses the watermark program's manager, the watermark item passes, and the fuzz item fails on the "
-           "watermark rule ('can_allocate: expected LATER, got OK', 'flaky') without charging it: 20/45 for an "
-           "honest 10/45"),
+    # honest 10/45: watermark and fuzz fail. Held: the fuzz item's failure (flaky or not: the grader saw it) charges
+    # the item of the rule it breaks where that item passed, once (python_family.py fuzz_check, settlement.py)
+    Attack("every_other_manager", "", {"block_table": 10, "watermark": 10, "fuzz": 25}, 10),
     # held: neither bubblewrap nor Landlock shows the reference to the child
     Attack("reference_borrowed", "watermark_ignored", TWO_ITEMS, 10),
     # held: bubblewrap's pid namespace; without it, the run's own uid (every process of it killed at the end) and the
@@ -143,8 +130,9 @@ def test_each_blockspace_base_scores_its_honest_score(base: str, points: tuple, 
                                   if a.broken else a.name for a in ATTACKS])
 def test_review3a_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
     attack = BY_NAME[name]
-    problems = graded(scene, reaper, submission(scene, attack.base, name), attack.points, attack.expected)
-    assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
+    honest = attack.expected if attack.planted is None else attack.planted
+    problems = graded(scene, reaper, submission(scene, attack.base, name), attack.points, honest)
+    assert not problems, "\n".join([f"{name} (honest score {honest}):", *problems])
 
 
 def test_every_review3a_fixture_is_in_the_table() -> None:

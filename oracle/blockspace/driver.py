@@ -18,6 +18,10 @@ from oracle.kv_worker import Worker
 from oracle.stats import RunStats
 
 Tables = dict[int, list[int]]
+# a query's answers that make nothing happen (wait, give up, no room, no swap): where the implementation answers so
+# and the model does not, the model can take its answer and go on (oracle/checked.py, Checked.ask's `follows`)
+def _refused(got: Any) -> bool:
+    return got is False or type(got) is str and got in ("LATER", "NEVER")
 
 
 class Driver(Checked):
@@ -100,7 +104,8 @@ class Driver(Checked):
             return
         group = self.waiting[0]
         self.step("admit", f"can_allocate(group {group}) and allocate it if OK")
-        status = self.ask("can_allocate", self.model.can_allocate(group), lambda: self.impl.ask("can_allocate", group))
+        status = self.ask("can_allocate", self.model.can_allocate(group), lambda: self.impl.ask("can_allocate", group),
+                          follows=_refused)
         self.stats.events[f"can_allocate_{status}"] += 1
         if status != "LATER":
             self.waiting.pop(0)
@@ -122,7 +127,7 @@ class Driver(Checked):
         token, self.next_token, before = self.next_token, self.next_token + 1, self.tables[i]
         self.run(lambda: self.impl.add_token(i, token))  # the scheduler's order: the token, then the query
         if not self.ask("can_append_slots", self.model.can_append_slots(seq.group, i),
-                         lambda: self.impl.ask("can_append_slots", seq.group)):
+                         lambda: self.impl.ask("can_append_slots", seq.group), follows=_refused):
             self.stats.events["append_refused"] += 1
             self.run(lambda: self.impl.drop_token(i))
             return False
@@ -174,7 +179,7 @@ class Driver(Checked):
             return
         self.step(op, f"{op}(group {group})")
         ok = self.ask(f"can_{op}", getattr(self.model, f"can_{op}")(group),
-                       lambda: self.impl.ask(f"can_{op}", group)) in (True, "OK")
+                       lambda: self.impl.ask(f"can_{op}", group), follows=_refused) in (True, "OK")
         self.stats.events[f"{op}_{'ok' if ok else 'refused'}"] += 1
         if not ok:
             return

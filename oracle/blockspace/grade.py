@@ -3,14 +3,15 @@ then the state machine against the model (fuzz), on the core's grader of served 
 (oracle/grading/python_family.py, ServedGrader). A submission is `engine` (ours), `pkg.module[:Class]`, a .py
 file `path/block_manager.py[:Class]` or a folder holding block_manager.py (Class: BlockSpaceManager by default).
 It runs in a sandboxed child with our adapter as its server (oracle/served.py); the grader never imports it. An
-item whose program meets another rule's difference first stops there and passes, excused: that bug costs the
-other rule's item (grader.py, Excuse)."""
+item whose program meets another rule's difference reads past it where the model can follow (a refusal), or stops
+there and passes, excused: that bug costs the other rule's item (oracle/grading/settlement.py), and the stopped
+item too when that item is worth fewer points."""
 
 from pathlib import Path
 
 from oracle.blockspace.adapter import Failure
 from oracle.blockspace.programs import BY_ITEM, load as load_program, replay
-from oracle.blockspace.rules import RULES
+from oracle.blockspace.rules import RULES, also
 from oracle.grading.python_family import ServedGrader
 from oracle.reply_shape import COUNT, Int, OneOf
 from oracle.pylocate import locate
@@ -30,4 +31,4 @@ GRADER = ServedGrader(
             "sharing": {"fork", "free"}, "swap": {"swap_out", "swap_in"}, "recompute": {"recompute"}},
     replay=replay, server=Path(__file__).with_name("adapter.py"), failure=Failure, renew="start", replies=REPLIES,
     default_rubric=Path(__file__).with_name("rubric.toml"), engine="engine.blockspace", module_file="block_manager.py",
-    locate=locate)
+    locate=locate, also=also)

@@ -28,6 +28,7 @@ def load(name: str) -> Program:
     return read((FOLDER / f"{name}.txt").read_text(), name, SIGNATURES)
 
 
-def replay(program: Program, adapter: object, calls: list[str]) -> Finding | None:
-    """The program run on the adapter and the model (oracle/checked.py): the first difference, or None."""
-    return checked.replay(program, Driver(adapter), OPERATIONS, calls)
+def replay(program: Program, adapter: object, calls: list[str], rule: str | None = None) -> Finding | None:
+    """The program run on the adapter and the model (oracle/checked.py): the first difference that stopped it, or
+    None; `rule`: the rule it judges (another rule's refusal is read past, Finding.past)."""
+    return checked.replay(program, Driver(adapter), OPERATIONS, calls, rule)

@@ -103,7 +103,7 @@ def run_checks(
                 raise NotRun(OUT_OF_TIME)
             outcome = check.run(context, item.options)
             status = "passed" if outcome.passed else "failed"
-            if outcome.passed and outcome.excuse:
+            if outcome.excuse:  # a pass read past another item's failure; a failure names its rule's items
                 excuses[item.id] = _each(outcome.excuse)
         except NotRun as reason:
             outcome, status = Outcome(False, f"not run: {reason}"), "not_run"
@@ -138,7 +138,8 @@ def run_checks(
         if on_item and item.id not in excuses:
             on_item(result)
     verdicts = settle({result.id: result.status for result in results}, excuses,
-                      [item.id for item in rubric.items if checks[item.id].catch_all])
+                      [item.id for item in rubric.items if checks[item.id].catch_all],
+                      {item.id: item.points for item in rubric.items})
     names = {item.id: item.name for item in rubric.items}
     results = [_settled(result, verdicts.get(result.id), excuses.get(result.id, ()), names) for result in results]
     for result in results:

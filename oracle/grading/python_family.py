@@ -44,38 +44,53 @@ class Submission:
 
 
 def scenario_check(item: str, rule: str, programs: list[Program],
-                   replay: Callable[[Program, Any, list[str]], Finding | None], judged: set[str]) -> Check:
-    """An item judged by call programs, each replayed on a fresh adapter (`replay` gives the first difference as
-    a Finding and words each call into its list). A difference of the item's own rule fails it; another rule's
-    stops there: the item passes excused (that bug costs its own item, grader.Excuse) when a call of `judged`
-    had already run, and is not run otherwise (it checked nothing of its own rule)."""
+                   replay: Callable[[Program, Any, list[str], str], Finding | None], judged: set[str]) -> Check:
+    """An item judged by call programs, each replayed on a fresh adapter (`replay` gives the difference that
+    stopped it as a Finding, words each call into its list, and reads past another rule's difference where the
+    model can follow the implementation: oracle/checked.py). A difference of the item's own rule fails it, even
+    one met after another rule's difference was read past (so a planted difference cannot hide it). Else another
+    rule's difference, stopped at or read past, leaves the failure to its own item (settlement.py, Excuse), as a
+    stopped excuse either way (what the program did after it is not what it was written to check: the item
+    fails too where that item is worth fewer points): the item passes when a call of `judged` had run before
+    the first such difference, and is not run otherwise (it checked nothing of its own rule)."""
 
     def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         factory, checked = sub.adapters(), False
         for program in programs:
             calls: list[str] = []
-            found = replay(program, factory(), calls)
+            found = replay(program, factory(), calls, item)
             details = f"The calls of the program {program.name}:\n" + "\n".join(calls)
-            if found is not None and found.rule == item:
-                return Outcome(False, found.message, details)
-            if found is not None:
-                # the program stops here: what follows may hide this item's own rule, so an owner the rubric leaves out
-                # sends the failure back to this item (absent_holds=False), as in the prefix family
-                excuse = Excuse(frozenset({found.rule}), Seen(found.message, details), absent_holds=False)
-                why = f"{found.where}: {found.problem} (item {found.rule}'s rule)"
-                if checked or any(step.op in judged for step in program.steps[:found.step - 1]):
-                    return Outcome(True, f"not checked past {why}", excuse=excuse)
-                raise NotRun(f"checked nothing of its own rule: {why}", excuse)
-            checked = True
+            if found is None:
+                checked = True
+                continue
+            own = found.rule == item and not found.followed
+            others = [f for f in (*found.past, *([] if own else [found])) if f.rule != item]
+            # an owner the rubric leaves out sends the failure back to this item (absent_holds=False), as in the prefix
+            # family, and so does an owner cheaper than this item (stopped: a planted cheap bug must not hide a
+            # costlier one)
+            excuses = tuple(Excuse(frozenset({f.rule}), Seen(f.message, details), absent_holds=False, stopped=True)
+                            for f in others)
+            if own:  # its own failure; the differences read past on the way still cost their items
+                return Outcome(False, found.message, details, excuse=excuses or None)
+            first = others[0]
+            why = f"{first.where}: {first.problem} (item {first.rule}'s rule)"
+            said = f"read past {why}, then nothing of its own rule" if found.followed else f"not checked past {why}"
+            if checked or any(step.op in judged for step in program.steps[:first.step - 1]):
+                return Outcome(True, said, excuse=excuses)
+            raise NotRun(f"checked nothing of its own rule: {why}", excuses)
         return Outcome(True)
 
     return Check(item, rule, run)
 
 
-def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | None] | None = None) -> Check:
+def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | None] | None = None,
+               sure: Callable[[BaseException], bool] = lambda failure: True,
+               also: Callable[[BaseException], frozenset[str]] = lambda failure: frozenset()) -> Check:
     """The family's state machine against its model, a fixed seed and count budgets (the same verdict on any
     machine; `seconds` is only a safety net). The rule a failure breaks is `rule_of(failure)`, by default its
-    `rule` attribute, if any."""
+    `rule` attribute, if any: the item of that rule fails too where it passed (found by the fuzz's programs),
+    when the family is `sure` the failure is that rule's (not a difference either of two rules may make), and
+    unless the items of the rules `also` names (whose bug may make it too) failed, worth as much."""
 
     def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         from oracle.family import family_named
@@ -94,14 +109,18 @@ def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | 
             raise Incomplete(f"stopped at the {options['seconds']:g} s time limit after {ran}, no divergence so far")
         if report.passed:
             return Outcome(True)
-        broken = rule_of(report.failure) if rule_of else getattr(report.failure, "rule", None)
+        seen = report.failure or report.unreplayed  # a flaky failure was seen once: its rule is known
+        broken = rule_of(seen) if rule_of else getattr(seen, "rule", None)
         note = " (shrinking stopped at its budget: the program may not be minimal)" if report.cut_short else ""
         named = family_named(family)
         sub.evidence["fuzz"] = fuzz_scene(named, factory, report.program)  # while it is served
         # the failing program as the calls the implementation received, where the family words them
         details = "\n".join(named.describe_failure(report.failure, sub.spec)[:-2]) if named.describe_failure else ""
-        return Outcome(False, f"fuzz ({ran}): {report.divergence}" + (f" [rule: {broken}]" if broken else "") + note,
-                       details, "\n".join(report.program))
+        message = f"fuzz ({ran}): {report.divergence}" + (f" [rule: {broken}]" if broken else "") + note
+        # the item of the rule it breaks fails too, once, where its own programs missed it (grading/settlement.py)
+        charges = Excuse(frozenset({broken}), Seen(message, details), unless=also(seen)) \
+            if broken and broken != "fuzz" and seen is not None and sure(seen) else None
+        return Outcome(False, message, details, "\n".join(report.program), excuse=charges)
 
     return Check("fuzz", rule, run, FUZZ_OPTIONS, FUZZ_LIMITS, catch_all=True)
 
@@ -153,7 +172,7 @@ class ServedGrader:
     rules: Mapping[str, str]  # rubric item -> its rule, in the family's words
     programs: Mapping[str, tuple[Program, ...]]  # item -> the programs that judge it (every item but fuzz)
     judged: Mapping[str, set[str]]  # item -> the operations of its rule
-    replay: Callable[[Program, Any, list[str]], Finding | None]
+    replay: Callable[[Program, Any, list[str], str], Finding | None]  # (.., the rule judged)
     server: Path
     failure: type[Exception]
     renew: str
@@ -162,11 +181,14 @@ class ServedGrader:
     engine: str  # the module `engine` names
     module_file: str  # the file a folder's submission is
     locate: Callable[[str], Any]  # spec -> oracle/child.py's PythonTarget; ValueError with a one-line reason
+    also: Callable[[BaseException], frozenset[str]] = lambda failure: frozenset()  # a fuzz failure -> the other
+    # rules whose bug may make it too (fuzz_check)
 
     @cached_property
     def checks(self) -> dict[str, Check]:
         return {item: scenario_check(item, self.rules[item], list(programs), self.replay, self.judged[item])
-                for item, programs in self.programs.items()} | {"fuzz": fuzz_check(self.family, self.rules["fuzz"])}
+                for item, programs in self.programs.items()} | {
+            "fuzz": fuzz_check(self.family, self.rules["fuzz"], also=self.also)}
 
     def load(self, path: Path | str | None = None) -> Rubric:
         """The rubric at `path`, or the shipped default; RubricError."""

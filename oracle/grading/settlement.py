@@ -12,7 +12,13 @@ once. Once every item has run, `settle` decides, for each excuse:
   it could not check may hide a failure of its own rule);
 - ANY_OTHER (the owner cannot be named): the excuse holds when some other item failed, not counting the
   `catch_all` items (a check of every rule at once fails for any bug, so its failure says nothing of this one);
+- a `stopped` excuse (the item could not check its own rule past that failure): it holds only when the items
+  that fail for it cost at least this item's points, so that a planted cheaper bug never costs less than what it
+  may hide; else the item fails with what it saw too;
 - an item that names itself, or an excuse that does not hold: the item fails with what it saw.
+An item that failed of its own may name the items of the rule its failure breaks too (a catch-all's failure): an
+owner that passed takes it, once, and the item's own failure stands; not where items of another rule that may have
+made it (`unless`) failed, worth at least the owner's points.
 
 Verdicts come from these values only; the words (Seen.said_by_reader, Seen.said_by_owner) are made last.
 """
@@ -23,6 +29,8 @@ from typing import Iterable, Mapping, Sequence
 ANY_OTHER = "*"  # an excuse owner: some other item, not a catch-all one
 PASSED = "passed"
 ANOTHER_RULE = " (another rule's bug, but no item failed for it here)"
+CHEAPER = (" (another rule's bug, which stopped this item's program before it checked its own rule further: the items "
+           "failing for it are worth fewer points than this one, so it fails too)")
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,9 @@ class Excuse:
     absent_holds: bool = True  # an owner the rubric leaves out is the course's choice (False: the reader's)
     sure: bool = True  # the failure is surely the owners' rule's: an owner that passed takes it. False: it may
     # be the reader's own (a crash in the very call a probe is about): an owner that passed leaves it to the reader
+    stopped: bool = False  # the reader checked nothing of its own rule past the failure: what follows is unknown
+    unless: frozenset[str] = frozenset()  # items whose bug may have made the failure too: an owner that passed is
+    # not charged when these, failed, are worth at least its points (a catch-all's failure either rule may make)
 
     @property
     def named(self) -> bool:
@@ -68,7 +79,7 @@ def joined(first: Excuse, then: Excuse | None) -> Excuse:
     if then is None:
         return first
     return Excuse(first.owners | then.owners, first.failure, first.absent_holds and then.absent_holds,
-                  first.sure and then.sure)
+                  first.sure and then.sure, first.stopped or then.stopped)
 
 
 @dataclass(frozen=True)
@@ -78,33 +89,42 @@ class Verdict:
 
     failure: Seen
     reader: str | None = None
+    stopped: bool = False  # its own: it could not check its rule past a failure that costs less than it
 
     @property
     def message(self) -> str:
+        if self.stopped:
+            return self.failure.message + CHEAPER
         return self.failure.said_by_reader() if self.reader is None else self.failure.said_by_owner(self.reader)
 
 
 def settle(status: Mapping[str, str], excuses: Mapping[str, Sequence[Excuse]],
-           catch_all: Iterable[str] = ()) -> dict[str, Verdict]:
+           catch_all: Iterable[str] = (), points: Mapping[str, float] | None = None) -> dict[str, Verdict]:
     """The items whose verdict settling changes, each now failed: `status` is every graded item's status as
-    it ran (in rubric order), `excuses` each excused item's excuses, in the order it met their failures."""
-    spared = frozenset(catch_all)
+    it ran (in rubric order), `excuses` each excused item's excuses, in the order it met their failures (a failed
+    item's: the items its failure is charged to as well); `points` each item's (a stopped excuse weighs them)."""
+    spared, worth = frozenset(catch_all), points or {}
     charged: dict[str, Verdict] = {}
     for item in status:
         for excuse in excuses.get(item, ()):
             if excuse.named and item not in excuse.owners:
                 for owner in sorted(excuse.owners):
-                    if status.get(owner) == PASSED:
+                    if status.get(owner) == PASSED and not _explained(excuse, owner, status, worth):
                         charged.setdefault(owner, Verdict(excuse.failure, item))
     settled = {item: "failed" if item in charged else state for item, state in status.items()}
 
     verdicts = dict(charged)
     for item in status:
-        if item in charged:
-            continue
+        if item in charged or status[item] == "failed":
+            continue  # a failed item's own failure stands
         broken = next((e for e in excuses.get(item, ()) if not _holds(item, e, settled, spared)), None)
         if broken is not None:
             verdicts[item] = Verdict(broken.failure)
+            continue
+        unpaid = next((e for e in excuses.get(item, ()) if e.stopped and not _paid(item, e, settled, points or {})),
+                      None)
+        if unpaid is not None:
+            verdicts[item] = Verdict(unpaid.failure, stopped=True)
     return verdicts
 
 
@@ -122,3 +142,16 @@ def _holds(item: str, excuse: Excuse, status: Mapping[str, str], spared: frozens
     if ANY_OTHER in excuse.owners:
         return any(status[o] != PASSED for o in others)
     return all(status[o] != PASSED for o in others)  # each failure it read past costs its own item
+
+
+def _paid(item: str, excuse: Excuse, status: Mapping[str, str], points: Mapping[str, float]) -> bool:
+    """Whether the items failing for a failure the item could not check past cost at least the item's points."""
+    owners = [o for o in status if o != item and status[o] != PASSED
+              and (o in excuse.owners or ANY_OTHER in excuse.owners)]
+    return sum(points.get(o, 0) for o in owners) >= points.get(item, 0)
+
+
+def _explained(excuse: Excuse, owner: str, status: Mapping[str, str], points: Mapping[str, float]) -> bool:
+    """Whether items of `unless` that did not pass, worth at least the owner's points, may have made the failure."""
+    others = [o for o in excuse.unless if o in status and status[o] != PASSED]
+    return bool(others) and sum(points.get(o, 0) for o in others) >= points.get(owner, 0)
