@@ -94,9 +94,8 @@ ATTACKS = [
     # bugs cost their items, 0/25, the honest score of the two
     Attack("plant_cheaper_rule", "free_ignores_sharing", {"block_table": 10, "sharing": 15}, 10, planted=0),
     # honest 60/100: swap and fuzz fail. Held: the plant (a table of the wrong size) stops the swap program, where the
-    # model cannot follow; the swap item is "not checked past" a failure worth fewer points than itself, so it fails
-    # too (settlement.py, a stopped excuse), and the fuzz's swap failure charges it anyway: 50/100, the honest score
-    # of the two bugs (measured by the review)
+    # model cannot follow, and the swap item passes "not checked past" it; the fuzz item finds the swap-in bug and its
+    # failure charges the swap item (settlement.py): 50/100, the honest score of the two bugs (measured by the review)
     Attack("plant_hides_swap_in", "bug_swap_in_leaks", DEFAULT, 60, planted=50),
     # honest 5/25 under a course's weights: the watermark item fails. Held: a query's crash is the query's rule's
     # (rules.py _BY_OP names can_allocate's), so the watermark item fails on it and block_table passes

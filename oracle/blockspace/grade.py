@@ -4,8 +4,8 @@ then the state machine against the model (fuzz), on the core's grader of served 
 file `path/block_manager.py[:Class]` or a folder holding block_manager.py (Class: BlockSpaceManager by default).
 It runs in a sandboxed child with our adapter as its server (oracle/served.py); the grader never imports it. An
 item whose program meets another rule's difference reads past it where the model can follow (a refusal), or stops
-there and passes, excused: that bug costs the other rule's item (oracle/grading/settlement.py), and the stopped
-item too when that item is worth fewer points."""
+there and passes, excused: that bug costs the other rule's item (oracle/grading/settlement.py); what it could not
+check past, the fuzz item checks, and a fuzz failure charges the item of the rule it breaks."""
 
 from pathlib import Path
 
