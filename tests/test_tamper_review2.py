@@ -28,45 +28,25 @@ CORRECT = SUBMISSIONS / "correct_review2"  # correct implementations written in 
 PY_ATTACKS = Path(__file__).with_name("hostile_review2")
 
 
-COMPUTED_MPROTECT = (
-    "refusal.py refuses the *names* mmap/mprotect/syscall and the raw instructions, not a computed call: the "
-    "submission finds libc's base from the value of `stdout` (_IO_2_1_stdout_), reads libc.so.6's .dynsym from "
-    "disk (fopen/fread, allowed) and calls mprotect through a function pointer. The driver's seccomp filter does "
-    "not forbid mprotect during API calls, and heap_maps.py counts only the region's *accessible* private "
-    "mappings (and shared pages as faults), so {how}")
 ATTACKS = [
     # honest 5 (compiles): llm_destroy leaks each Sequence (3 blocks natively; valgrind: 1 block lost)
-    # held since the grader takes the larger of its own count of the fence's live blocks and the process's
-    # (adapter.py): a page made PROT_NONE leaves the block in the process's count, which the attack did not
-    # touch. (Computed calls of mprotect are still not refused: see hidden_overread_mprotect.)
+    # held: the leaked blocks' pages made PROT_NONE by a computed mprotect are not a free the ledger counts
+    # (ledger.py: a free is exactly one granted block made inaccessible, and the grader also takes the
+    # process's count where larger), and valgrind finds the blocks the native run did not show
     Attack("hidden_leak_mprotect", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5),
     # honest 5 (compiles): freeing a table reads l2[16], natively on the guard page after the L2 table
-    Attack("hidden_overread_mprotect", "c", "memory_safety", ("compiles", "memory_safety"), 5,
-           COMPUTED_MPROTECT.format(
-               how="the guard page after each L2 table is made PROT_READ (private) around the stray read: no "
-                   "fault, no shared page, so no memory error natively; under valgrind the read is skipped, and "
-                   "nothing the trace compares differs: 15/15 for an honest 5/15")),
-]
-DRIVER_RECORD = (
-    "the driver keeps {what} in the submission's own process (driver.c's static `heap`), and the program is "
-    "linked with its symbol table: the submission reads /proc/self/exe's .symtab (fopen/fread, allowed), finds "
-    "`heap` and its own llm_init, and writes the record through a pointer; {how}")
-ATTACKS += [
+    # held since the ledger (issue 17): the computed mprotect that makes the guard page readable is a system call
+    # the kernel hands to the grader, which counts a page of the heap's span made accessible outside a grant as
+    # a stray access (a memory error), whoever asked for it
+    Attack("hidden_overread_mprotect", "c", "memory_safety", ("compiles", "memory_safety"), 5),
     # honest 5 (compiles): a failing create_sequence allocates its Sequence and L1 table before the check
-    Attack("counters_restored", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5,
-           DRIVER_RECORD.format(
-               what="a call's allocation counters (call_allocations, call_frees, allocations)",
-               how="on its failing path the bug puts them back as they were, and an allocation freed within the "
-                   "call shows nowhere else (the live blocks read from outside do not grow): 13/13 for an honest "
-                   "5/13")),
+    # held since the ledger: a call's allocations are the grants the grader answered during it, never the
+    # driver's counters (driver.c's static `heap`, which the attack rewrites through /proc/self/exe's .symtab)
+    Attack("counters_restored", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5),
     # honest: alloc_failure (0 points, reported) fails: a failed L2 allocation leaks the half-built Sequence
-    Attack("injection_disarmed", "c", "alloc_failure", ("compiles", "alloc_failure"), 5,
-           DRIVER_RECORD.format(
-               what="the failure injection (fail_countdown) and its report (fault_fired)",
-               how="zeroing fail_countdown at the start of every call means no allocation ever fails, and "
-                   "alloc_failure's _inject takes the driver's `injected_failure: no` as 'nothing to check': "
-                   "the item passes ('19 allocations failed one at a time') for an honest failure"),
-           failing=("alloc_failure",)),
+    # held since the ledger: the grader fails the k-th grant itself (ENOMEM) and knows it did; the driver's
+    # fail_countdown, which the attack zeroes, is not used where the ledger runs
+    Attack("injection_disarmed", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",)),
     # honest 5 (compiles): free_sequence zeroes every block whose ref_count drops to 0
     # held by construction: there is no shadow any more. The pool is a window on the grader's memory file, which
     # the driver only maps (shared); after each call the grader reads the window from its own file and compares
@@ -74,18 +54,15 @@ ATTACKS += [
     # record, nothing it writes there is what the grader reads: the scrub shows.
     Attack("shadow_scrubbed", "c", "free_scrubs_blocks", ("compiles", "no_premature_writes"), 5),
     # honest 5 (compiles): free_sequence unlinks the Sequence after freeing it
-    Attack("uaf_after_reuse", "c", "use_after_free", ("compiles", "memory_safety"), 5,
-           "the native fence reuses freed pages once its cursor comes round (fence_find's second lap), and a "
-           "freed span leaves the quarantine after 4096 more frees: with plain malloc/free (nothing refused) the "
-           "first free_sequence churns blocks of the Sequence's size until malloc hands back the freed "
-           "Sequence's own address (about 0.9 s), then unlinks through the dangling pointer, onto a live "
-           "block's pages: no fault, no shared page. Under valgrind (a block outside the fence region) it "
-           "unlinks first, and nothing the trace compares differs: 15/15 for an honest 5/15"),
-    Attack("underread_in_page", "c", "memory_safety", ("compiles", "memory_safety"), 5,
-           "the fence puts a block at its last page's end, so the bytes in front of it on its first page are "
-           "accessible (the README says a read 'before its start' faults: only before its first page does): "
-           "natively the stray read is l2[-1], on the L2 table's own page, no fault; under valgrind (a block "
-           "outside the fence region) there is none. Plain C, nothing refused: 15/15 for an honest 5/15"),
+    # held since the ledger: no page of the heap's span is granted twice in a run (ledger.py refuses it, and the
+    # driver never asks), so the churn never gets the freed address back; the stray unlink faults (or the churn
+    # runs out the call's time, charged to the battery program: memory_safety is not passed)
+    Attack("uaf_after_reuse", "c", "use_after_free", ("compiles", "memory_safety"), 5),
+    # held since memory_safety runs its battery natively twice (issue 17): blocks at their last page's end,
+    # then at their first page's start, so l2[-1] lies on the unmapped page in front of the L2 table in the
+    # second run. A program that tests its pointers' page offsets could still keep such a read to the layout
+    # where it is unseen: oracle/hw3/c/README.md says so
+    Attack("underread_in_page", "c", "memory_safety", ("compiles", "memory_safety"), 5),
 ]
 ATTACKS += [
     # held since the grader reads none of a Python engine's objects (oracle/hw3/unread.py): the property says
