@@ -87,6 +87,18 @@ ATTACKS += [
            "natively the stray read is l2[-1], on the L2 table's own page, no fault; under valgrind (a block "
            "outside the fence region) there is none. Plain C, nothing refused: 15/15 for an honest 5/15"),
 ]
+LEDGER_BLIND = (
+    "the ledger (oracle/hw3/c/ledger.py) let {how}: the Sequences llm_destroy leaks were no heap blocks to the "
+    "grader, 15/15 for an honest 5/15")
+ATTACKS += [
+    # honest 5 (compiles), as hidden_leak_mprotect: each held since the ledger refuses memory reached behind the
+    # heap's count (outside the span from anywhere but the driver's own mapping instruction, brk) until it said
+    # the fence is full, and the driver takes the C library's heap's room before the handover
+    Attack("leak_by_computed_mmap", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5),
+    Attack("leak_by_libc_malloc", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5),
+    # held since, with the ledger, only its answer (EDQUOT) makes the driver serve a block from the C library
+    Attack("fence_full_forged", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5),
+]
 ATTACKS += [
     # honest 6/11 (free_count fails: "free_local_blocks: expected 7, got 6")
     Attack("free_count_said_to_reader", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6,
