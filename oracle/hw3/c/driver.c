@@ -60,7 +60,7 @@ void *memalign(size_t alignment, size_t size);
  * one system call instruction: natively the grader's ledger learns its address from the first mapping call after
  * the handover (register_own_mappings, before any submission code runs). A mapping made outside the span from
  * anywhere else is the submission's (ledger.py). */
-__attribute__((noinline)) static long own_call(long nr, long a, long b, long c, long d, long e, long f)
+__attribute__((noinline, noclone)) static long own_call(long nr, long a, long b, long c, long d, long e, long f)
 {
 #if defined(__x86_64__)
     register long r10 __asm__("r10") = d;
