@@ -30,6 +30,9 @@ def test_every_block_is_a_grant_the_grader_answered_and_the_kernel_agrees(refere
         assert adapter._listener is not None, "the driver handed over no seccomp listener"
         ledger = adapter._listener.ledger
         assert (ledger.grants, ledger.live_blocks) == (2, 2)  # the engine and its ref_count
+        # the driver's own memory (its tables, the pool) mapped from the instruction the ledger learnt first, and
+        # not counted; nothing else made outside the span, and the C library's heap not used
+        assert ledger.driver_site and (ledger.outside, ledger.spent) == (0, False)
         assert adapter.create_sequence(engine, 1, 1) is not None
         assert (ledger.grants, ledger.live_blocks) == (3, 5)  # a Sequence, its L1 table, one L2 table
         pid, _ = driver_pid(adapter._proc, adapter.box.expose(adapter.driver))

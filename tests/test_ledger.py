@@ -4,8 +4,9 @@ refuses and with what, and what it counts. No process: the answers a driver's ca
 import errno
 
 from oracle.hw3.c.ledger import (
-    CONTINUE, FULL, MADVISE, MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MMAP, MPROTECT,
+    BRK, BRK_REFUSED, CONTINUE, FULL, MADVISE, MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MMAP, MPROTECT,
     MREMAP, MREMAP_FIXED, MUNMAP, PAGE, PKEY_MPROTECT, PROT_EXEC, PROT_READ, PROT_WRITE, SHMAT, SPAN_START, Ledger,
+    fence_blocks,
 )
 
 RW = PROT_READ | PROT_WRITE
@@ -116,17 +117,69 @@ def test_the_budget_spent_sends_the_block_elsewhere_uncounted() -> None:
     assert ledger.grants == 2
 
 
-def test_outside_the_span_the_programs_own_memory_runs_but_no_code_nor_replacement() -> None:
+DRIVER, LIBC = 0x555555556789, 0x7FFFF7E9A123  # the instructions a driver's own call and the C library's are made at
+ANON = MAP_PRIVATE | MAP_ANONYMOUS
+
+
+def registered() -> Ledger:
+    """A ledger whose first mapping call (the driver's, before any submission code) named the driver's instruction."""
     ledger = Ledger()
-    anon = MAP_PRIVATE | MAP_ANONYMOUS
-    assert ledger.answer(MMAP, (0, 1 << 20, RW, anon, 2**64 - 1, 0)) == CONTINUE  # the driver's own, a pool
-    assert ledger.answer(MUNMAP, (0x7F0000000000, 1 << 20, 0, 0, 0, 0)) == CONTINUE
-    assert ledger.answer(MMAP, (0, PAGE, RW | PROT_EXEC, anon, 0, 0)) == errno.EPERM
-    assert ledger.answer(MMAP, (0x400000, PAGE, RW, anon | MAP_FIXED, 0, 0)) == errno.EPERM  # over the program
-    assert ledger.answer(MPROTECT, (0x400000, PAGE, RW, 0, 0, 0)) == errno.EPERM  # the program's code writable
+    assert ledger.answer(MMAP, (0, PAGE, RW, ANON, 2**64 - 1, 0), DRIVER) == CONTINUE
+    assert ledger.driver_site == DRIVER and ledger.live_blocks == 0
+    return ledger
+
+
+def test_outside_the_span_the_programs_own_memory_runs_but_no_code_nor_replacement() -> None:
+    ledger = registered()
+    anon = ANON
+    assert ledger.answer(MMAP, (0, 1 << 20, RW, anon, 2**64 - 1, 0), DRIVER) == CONTINUE  # the driver's own, a pool
+    assert ledger.answer(MUNMAP, (0x7F0000000000, 1 << 20, 0, 0, 0, 0), DRIVER) == CONTINUE
+    assert ledger.answer(MMAP, (0, PAGE, RW | PROT_EXEC, anon, 0, 0), DRIVER) == errno.EPERM
+    assert ledger.answer(MMAP, (0x400000, PAGE, RW, anon | MAP_FIXED, 0, 0), DRIVER) == errno.EPERM  # over the program
+    assert ledger.answer(MPROTECT, (0x400000, PAGE, RW, 0, 0, 0), DRIVER) == errno.EPERM  # the program's code writable
     assert ledger.answer(MREMAP, (0x7F0000000000, PAGE, 2 * PAGE, 1 | MREMAP_FIXED, page(9), 0)) == errno.EPERM
-    assert ledger.answer(MREMAP, (0x7F0000000000, PAGE, 2 * PAGE, 1, 0, 0)) == CONTINUE
+    assert ledger.answer(MREMAP, (0x7F0000000000, PAGE, 2 * PAGE, 1, 0, 0), DRIVER) == CONTINUE
+    assert ledger.live_blocks == 0 and ledger.grants == 0
     assert ledger.answer(SHMAT, (3, 0, 0, 0, 0, 0)) == errno.EPERM
     assert ledger.answer(PKEY_MPROTECT, (page(1), PAGE, RW, 0, 0, 0)) == errno.EPERM
     assert ledger.answer(MMAP, (page(1), PAGE, RW, anon, 0, 0)) == CONTINUE  # a hint into the span: a stray page
     assert ledger.faulted == [page(1) // PAGE] and ledger.grants == 0
+
+
+def test_a_mapping_outside_the_span_from_elsewhere_is_a_block_that_stays_live() -> None:
+    ledger = registered()
+    ledger.call_started()
+    assert ledger.answer(MMAP, (0, 3 * PAGE - 1, RW, ANON, 2**64 - 1, 0), LIBC) == CONTINUE  # mmap reached by address
+    assert (ledger.grants, ledger.live_blocks, ledger.live_bytes) == (1, 1, 3 * PAGE)
+    assert ledger.answer(MUNMAP, (0x7F0000000000, 3 * PAGE, 0, 0, 0, 0), LIBC) == errno.EPERM  # not its to unmap
+    assert ledger.answer(MMAP, (0x7F0000000000, PAGE, PROT_READ, MAP_PRIVATE, 3, 0), LIBC) == CONTINUE  # a hint, a file
+    ledger.call_started()
+    assert (ledger.grants, ledger.live_blocks, ledger.live_bytes) == (0, 2, 4 * PAGE)  # live for the rest of the run
+
+
+def test_the_heap_of_the_c_library_may_grow_only_once_the_ledger_said_full() -> None:
+    ledger = registered()
+    ledger.budget = 2 * PAGE
+    assert ledger.answer(BRK, (0, 0, 0, 0, 0, 0), LIBC) == CONTINUE  # where the break is: a question
+    assert ledger.answer(BRK, (0x5555_5560_0000, 0, 0, 0, 0, 0), LIBC) == BRK_REFUSED
+    assert ledger.answer(BRK, (0x5555_5560_0000, 0, 0, 0, 0, 0), DRIVER) == CONTINUE
+    assert ledger.answer(MREMAP, (0x7F0000000000, PAGE, 2 * PAGE, 1, 0, 0), LIBC) == errno.ENOMEM
+    assert ledger.answer(MREMAP, (0x7F0000000000, 2 * PAGE, PAGE, 0, 0, 0), LIBC) == CONTINUE  # shrinking
+    assert grant(ledger, 1, 3) == FULL and ledger.spent
+    assert ledger.answer(BRK, (0x5555_5560_0000, 0, 0, 0, 0, 0), LIBC) == CONTINUE
+    assert ledger.answer(MREMAP, (0x7F0000000000, PAGE, 2 * PAGE, 1, 0, 0), LIBC) == CONTINUE
+    assert ledger.answer(MMAP, (0, 1 << 20, RW, ANON, 2**64 - 1, 0), LIBC) == CONTINUE
+    assert ledger.answer(MUNMAP, (0x7F0000000000, 1 << 20, 0, 0, 0, 0), LIBC) == CONTINUE
+    assert ledger.live_blocks == 0  # the C library's heap: counted by the driver alone
+
+
+def test_the_block_count_spent_is_full_as_the_budget_is() -> None:
+    ledger = Ledger(max_blocks=2)
+    assert grant(ledger, 1) == CONTINUE and grant(ledger, 3) == CONTINUE
+    assert grant(ledger, 5) == FULL and ledger.spent
+    assert free(ledger, 1) == CONTINUE and grant(ledger, 5) == CONTINUE
+
+
+def test_the_fence_holds_the_blocks_the_map_count_leaves() -> None:
+    assert fence_blocks(65530) == 65530 - 1024 - 8192  # driver.c's fence_reserve
+    assert fence_blocks(10000) == 1024

@@ -64,6 +64,18 @@ ATTACKS = [
     # where it is unseen: oracle/hw3/c/README.md says so
     Attack("underread_in_page", "c", "memory_safety", ("compiles", "memory_safety"), 5),
 ]
+LEDGER_BLIND = (
+    "the ledger (oracle/hw3/c/ledger.py) let {how}: the Sequences llm_destroy leaks were no heap blocks to the "
+    "grader, 15/15 for an honest 5/15")
+ATTACKS += [
+    # honest 5 (compiles), as hidden_leak_mprotect: each held since the ledger refuses memory reached behind the
+    # heap's count (outside the span from anywhere but the driver's own mapping instruction, brk) until it said
+    # the fence is full, and the driver takes the C library's heap's room before the handover
+    Attack("leak_by_computed_mmap", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5),
+    Attack("leak_by_libc_malloc", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5),
+    # held since, with the ledger, only its answer (EDQUOT) makes the driver serve a block from the C library
+    Attack("fence_full_forged", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5),
+]
 ATTACKS += [
     # held since the grader reads none of a Python engine's objects (oracle/hw3/unread.py): the property says
     # what it likes to a reader that never comes (it scored 11/11 for an honest 6/11). free_count judges the

@@ -32,7 +32,7 @@ from oracle.hw3.c.driver_reply import (
     _REQUEST, _RESULT, _U16, _U32, REPLY_BOUND, UNREADABLE, BadReply, CallStats, Pointer, _drained, readable_within,
 )
 from oracle.hw3.c.heap_notify import Listener, receive_listener
-from oracle.hw3.c.ledger import Ledger
+from oracle.hw3.c.ledger import Ledger, fence_blocks, max_map_count
 from oracle.hw3.c.native_heap import HeapFacts, NativeHeap
 from oracle.hw3.c.log_channel import LogChannel
 from oracle.hw3.c.outside import DriverGone, OutsideMemory, Unreachable
@@ -162,7 +162,8 @@ class CAdapter:
             with ours:
                 fd = receive_listener(ours, self.LEDGER_START)
             if fd is not None:  # else no seccomp user notification here: the driver's mappings are read instead
-                self._listener = Listener(fd, Ledger(budget=self.memory_limit // 4 if self.seccomp else 1 << 30))
+                self._listener = Listener(fd, Ledger(budget=self.memory_limit // 4 if self.seccomp else 1 << 30,
+                                                     max_blocks=fence_blocks(max_map_count())))
                 os.set_blocking(self._cmd, False)
             self._native = NativeHeap(self._proc, self.box.expose(self.driver), self._listener)
         self._clock = RunClock(self._proc.pid)  # the run's CPU seconds: what a call's timeout judges

@@ -23,6 +23,7 @@
 #include "llm_memory.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -39,8 +40,8 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <sys/syscall.h>
 #endif
+#include <sys/syscall.h>
 
 void *__libc_malloc(size_t size);
 void *__libc_calloc(size_t count, size_t size);
@@ -54,18 +55,51 @@ void *memalign(size_t alignment, size_t size);
 
 /* ---- the driver's own memory: mappings, never heap blocks (a size header before each) ---- */
 
+/* Every mapping call of the driver's own outside the heap's span (its tables, reply buffer, pool) is made by this
+ * one system call instruction: natively the grader's ledger learns its address from the first mapping call after
+ * the handover (register_own_mappings, before any submission code runs). A mapping made outside the span from
+ * anywhere else is the submission's (ledger.py). */
+__attribute__((noinline, noclone)) static long own_call(long nr, long a, long b, long c, long d, long e, long f)
+{
+#if defined(__x86_64__)
+    register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    register long r9 __asm__("r9") = f;
+    long ret;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+    if (ret < 0 && ret > -4096)
+        return errno = (int)-ret, -1;
+    return ret;
+#else
+    return syscall(nr, a, b, c, d, e, f);
+#endif
+}
+
+static void *own_mmap_at(size_t len, int prot, int flags, int fd, off_t offset)
+{
+    long got = own_call(SYS_mmap, 0, (long)len, prot, flags, fd, (long)offset);
+    return got == -1 ? MAP_FAILED : (void *)got;
+}
+
+static void *own_mmap(size_t len, int prot, int flags, int fd) { return own_mmap_at(len, prot, flags, fd, 0); }
+
+static void own_munmap(void *addr, size_t len) { own_call(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0); }
+
 static void *own_realloc(void *ptr, size_t size)
 {
     size_t *old = ptr ? (size_t *)ptr - 2 : NULL, old_size = old ? old[0] : 0;
     if (ptr != NULL && size <= old_size)
         return ptr;
-    size_t *fresh = mmap(NULL, size + 2 * sizeof(size_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    size_t *fresh = own_mmap(size + 2 * sizeof(size_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
     if (fresh == MAP_FAILED)
         return NULL;
     fresh[0] = size;
     if (old != NULL) {
         memcpy(fresh + 2, ptr, old_size);
-        munmap(old, old_size + 2 * sizeof(size_t));
+        own_munmap(old, old_size + 2 * sizeof(size_t));
     }
     return fresh + 2;
 }
@@ -73,7 +107,7 @@ static void *own_realloc(void *ptr, size_t size)
 static void own_free(void *ptr)
 {
     if (ptr != NULL)
-        munmap((size_t *)ptr - 2, ((size_t *)ptr - 2)[0] + 2 * sizeof(size_t));
+        own_munmap((size_t *)ptr - 2, ((size_t *)ptr - 2)[0] + 2 * sizeof(size_t));
 }
 
 static void *own_alloc(size_t size) { return own_realloc(NULL, size); } /* zeroed: a fresh mapping */
@@ -369,11 +403,12 @@ static void *fence_alloc(size_t size, size_t align, int zero)
     size_t need = size ? size : 1;
     if (align == 0)
         align = (need & -need) < 16 ? (need & -need) : 16;
-    if (need > fence.budget_pages * PAGE)
+    /* With the ledger, only its answer (EDQUOT) says the fence is full: these records are the process's own */
+    if (need > (fence.ledgered ? FENCE_SPAN / 2 : fence.budget_pages * PAGE))
         return fence.full = 1, errno = ENOMEM, NULL;
     need = (need + align - 1) / align * align;
     size_t n = (need + PAGE - 1) / PAGE, step = align > PAGE ? align / PAGE : 1;
-    if (fence.live_pages + n > fence.budget_pages || fence.live >= fence.max_blocks)
+    if (!fence.ledgered && (fence.live_pages + n > fence.budget_pages || fence.live >= fence.max_blocks))
         return fence.full = 1, errno = ENOMEM, NULL;
     for (int tries = 0; tries < 64; tries++) {
         size_t first = (fence.cursor + step - 1) / step * step;
@@ -704,7 +739,7 @@ static void *load_pool(int cmd_fd, int fd, size_t size, int null)
         return NULL;
     size_t guard = (size_t)where[1];
     pool.len = size + 2 * guard;
-    pool.region = mmap(NULL, pool.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)where[0]);
+    pool.region = own_mmap_at(pool.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)where[0]);
     if (pool.region == MAP_FAILED) {
         pool.region = NULL;
         fatal("pagedcheck driver: cannot map a pool of %zu bytes", size);
@@ -849,8 +884,8 @@ static void forbid_processes(void)
 /* Hands every memory-mapping system call of this process to the grader from now on (seccomp user
  * notification): each waits in the kernel until the grader, whose ledger (ledger.py) keeps the heap's pages,
  * lets it run or fails it. The listener's descriptor goes to the grader over `sock` (SCM_RIGHTS) with "y", or
- * "n" when this kernel cannot; this process keeps no copy of either. brk is not handed over: it can never reach
- * the heap's span (the C library's heap serves only blocks the fence cannot hold). */
+ * "n" when this kernel cannot; this process keeps no copy of either. brk too: the C library's heap may grow only
+ * once the ledger said the fence is full. */
 static void hand_mappings_to_grader(int sock)
 {
     int listener = -1;
@@ -866,6 +901,7 @@ static void hand_mappings_to_grader(int sock)
         NOTIFY_ON(__NR_mmap),
         NOTIFY_ON(__NR_mprotect),
         NOTIFY_ON(__NR_munmap),
+        NOTIFY_ON(__NR_brk),
         NOTIFY_ON(__NR_mremap),
         NOTIFY_ON(__NR_madvise),
         NOTIFY_ON(__NR_shmat),
@@ -907,6 +943,33 @@ static void hand_mappings_to_grader(int sock)
     fence.ledgered = listener >= 0;
 }
 
+/* Natively, before the handover: the free room the C library's heap already has (its top chunk, its bins) is
+ * taken now, and its top may grow by no more than a request needs, so from the handover on a block of the C
+ * library's (its own malloc reached by address, or the driver's fallback) needs the heap to grow, a brk or mmap
+ * the ledger refuses until it said the fence is full. Then the first mapping call after the handover, the
+ * driver's own: the ledger learns own_mmap's instruction from it. */
+static void spend_libc_room(void)
+{
+    mallopt(M_TOP_PAD, 0);
+    mallopt(M_TRIM_THRESHOLD, -1); /* no trim: a shrunk top grows back behind nobody's count */
+    for (size_t size = 16; size <= 1024; size += 16) /* the per-size caches and fast bins */
+        for (int i = 0; i < 16; i++)
+            (void)__libc_malloc(size);
+    void *end = sbrk(0);
+    while (sbrk(0) == end && __libc_malloc(16) != NULL) /* every free chunk split, then the top: until it grows */
+        ;
+    for (struct mallinfo2 m = mallinfo2(); m.keepcost >= 64 && __libc_malloc(16) != NULL; m = mallinfo2())
+        ;
+}
+
+static void register_own_mappings(void)
+{
+    void *first = own_alloc(1);
+    if (first == NULL)
+        die("pagedcheck driver: the grader refused the driver's own memory\n");
+    own_free(first);
+}
+
 static void sandbox(rlim_t cpu_seconds, rlim_t output_limit, rlim_t memory_limit, int strict)
 {
     limit(RLIMIT_CORE, 0);
@@ -941,8 +1004,13 @@ int main(int argc, char **argv)
     struct sigaction on_abort_sa = {.sa_handler = on_abort, .sa_flags = SA_NODEFER | SA_ONSTACK};
     sigaction(SIGABRT, &on_abort_sa, NULL);
 
-    if (argc > 8 && atoi(argv[8]) >= 0) /* natively: from here on the grader answers every mapping call */
+    if (argc > 8 && atoi(argv[8]) >= 0) { /* natively: from here on the grader answers every mapping call */
+        if (fence.on)
+            spend_libc_room();
         hand_mappings_to_grader(atoi(argv[8]));
+        if (fence.ledgered)
+            register_own_mappings();
+    }
     sandbox(strtoul(argv[3], NULL, 10), strtoul(argv[4], NULL, 10), strtoul(argv[5], NULL, 10), atoi(argv[6]));
     serve(cmd_fd);
 

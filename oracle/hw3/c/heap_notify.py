@@ -17,7 +17,7 @@ import select
 import socket
 import struct
 
-from oracle.hw3.c.ledger import CONTINUE, Ledger
+from oracle.hw3.c.ledger import BRK_REFUSED, CONTINUE, Ledger
 
 _NOTIF = struct.Struct("=QII iIQ6Q")  # struct seccomp_notif: id, pid, flags, seccomp_data (nr, arch, ip, args)
 _RESP = struct.Struct("=QqiI")  # struct seccomp_notif_resp: id, val, error, flags
@@ -74,10 +74,14 @@ class Listener:
             if error.errno in (errno.ENOENT, errno.EINTR, errno.EAGAIN):
                 return False  # the caller died, or was interrupted, before we took it
             raise
-        notif_id, _pid, _flags, nr, _arch, _ip, *args = _NOTIF.unpack(buf)
-        error = self.ledger.answer(nr, tuple(args))
+        notif_id, _pid, _flags, nr, _arch, ip, *args = _NOTIF.unpack(buf)
+        error = self.ledger.answer(nr, tuple(args), ip)
         self.handled += 1
-        reply = _RESP.pack(notif_id, 0, 0 if error == CONTINUE else -error, FLAG_CONTINUE if error == CONTINUE else 0)
+        if error == BRK_REFUSED:  # brk returns the break, never an errno: 0 reads as "not moved"
+            reply = _RESP.pack(notif_id, 0, 0, 0)
+        else:
+            reply = _RESP.pack(notif_id, 0, 0 if error == CONTINUE else -error,
+                               FLAG_CONTINUE if error == CONTINUE else 0)
         try:
             fcntl.ioctl(self.fd, NOTIF_SEND, bytearray(reply))
         except OSError as failed:

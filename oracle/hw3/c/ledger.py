@@ -11,23 +11,30 @@ makes a guard or freed page accessible). A page is granted at most once in a run
 reaches a later block. Everything that would change a live block's pages otherwise, run code, or map memory
 into the span by another call is refused (EPERM).
 
-So the counts a verdict rests on are the grader's: the allocations and frees of each call, the live blocks, the
-pages stray accesses touched, and which allocation failed because the grader failed it (failure injection is the
-ledger refusing the k-th grant with ENOMEM).
+Outside the span, the grader knows whose memory is whose by where the call was made: the driver's own mappings
+(its tables, reply buffer and pool) are made by one system call instruction of its own, whose address the ledger
+learns from the first mapping call after the handover (no submission code has run then). Any other mapping outside
+the span is memory reached behind the heap's count (a computed call of mmap, or the C library's own malloc reached
+by address, which then maps its heap): it runs, and is an allocation of the call and a live block for the rest of
+the run (the program may not unmap memory outside the span: a free the grader could not tell from one of memory
+never mapped). brk may not grow, nor a mapping by mremap. All this until the ledger itself answered FULL: from then
+on the C library's heap serves the blocks the fence cannot hold, counted by the driver alone.
 """
 
 import bisect
 import errno
 from dataclasses import dataclass, field
+from pathlib import Path
 
 SPAN_START = 0x200000000000  # driver.c's FENCE_BASE
 SPAN_END = SPAN_START + (1 << 40)
 PAGE = 4096
 
-# x86_64 system call numbers the filter hands over (driver.c's ledger_filter)
-MMAP, MPROTECT, MUNMAP, MREMAP, MADVISE, SHMAT, REMAP_FILE_PAGES, PKEY_MPROTECT, MAP_SHADOW_STACK = (
-    9, 10, 11, 25, 28, 30, 216, 329, 453)
-HANDED_OVER = (MMAP, MPROTECT, MUNMAP, MREMAP, MADVISE, SHMAT, REMAP_FILE_PAGES, PKEY_MPROTECT, MAP_SHADOW_STACK)
+# x86_64 system call numbers the filter hands over (driver.c's hand_mappings_to_grader)
+MMAP, MPROTECT, MUNMAP, BRK, MREMAP, MADVISE, SHMAT, REMAP_FILE_PAGES, PKEY_MPROTECT, MAP_SHADOW_STACK = (
+    9, 10, 11, 12, 25, 28, 30, 216, 329, 453)
+HANDED_OVER = (MMAP, MPROTECT, MUNMAP, BRK, MREMAP, MADVISE, SHMAT, REMAP_FILE_PAGES, PKEY_MPROTECT,
+               MAP_SHADOW_STACK)
 
 PROT_READ, PROT_WRITE, PROT_EXEC = 1, 2, 4
 MAP_SHARED, MAP_PRIVATE, MAP_TYPE = 0x01, 0x02, 0x0F
@@ -36,16 +43,38 @@ MREMAP_FIXED = 2
 
 CONTINUE = 0  # the call runs as asked
 FULL = errno.EDQUOT  # the heap's budget is spent: the driver serves the block from the C library instead
+BRK_REFUSED = -1  # brk answered 0, not an errno: the C library reads it as a failure and asks the kernel afresh
+QUARANTINE_BLOCKS = 1024  # driver.c's: freed blocks whose mappings stay
+
+
+def max_map_count() -> int:
+    """This machine's vm.max_map_count (the kernel's, the same for the driver), as driver.c reads it."""
+    try:
+        return int(Path("/proc/sys/vm/max_map_count").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 65530
+
+
+def fence_blocks(max_map_count: int) -> int:
+    """The live blocks the fence may hold under vm.max_map_count (as driver.c's fence_reserve): the room beside
+    the quarantine and the driver's own mappings."""
+    return max_map_count - QUARANTINE_BLOCKS - 8192 if max_map_count > QUARANTINE_BLOCKS + 9216 else 1024
 _U64 = (1 << 64) - 1
 
 
 @dataclass
 class Ledger:
     """One run's ledger. `budget` bounds the bytes of live blocks (the driver's address-space limit allows
-    them); `fail_at`: the k-th grant from now is refused with ENOMEM (0: none)."""
+    them), `max_blocks` their number (the map count allows them); `fail_at`: the k-th grant from now is refused
+    with ENOMEM (0: none)."""
 
     budget: int = 1 << 28
+    max_blocks: int = 1 << 40
     fail_at: int = 0
+    driver_site: int | None = None  # the instruction the driver's own mapping calls are made from
+    spent: bool = False  # the ledger answered FULL: the C library's heap may grow from now on
+    outside: int = 0  # live blocks mapped outside the span behind the heap's count, and their pages
+    outside_pages: int = 0
     live: dict[int, int] = field(default_factory=dict)  # a live block's first page: its page count
     starts: list[int] = field(default_factory=list)  # the live blocks' first pages, sorted
     live_pages: int = 0
@@ -64,39 +93,52 @@ class Ledger:
 
     @property
     def live_blocks(self) -> int:
-        return len(self.live)
+        return len(self.live) + self.outside
 
     @property
     def live_bytes(self) -> int:
-        return self.live_pages * PAGE
+        return (self.live_pages + self.outside_pages) * PAGE
 
-    def answer(self, nr: int, args: tuple[int, ...]) -> int:
-        """The answer to one system call: CONTINUE, or the errno it fails with; the ledger updated."""
+    def answer(self, nr: int, args: tuple[int, ...], site: int = 0) -> int:
+        """The answer to one system call made at instruction `site`: CONTINUE, the errno it fails with, or
+        BRK_REFUSED; the ledger updated. The first mapping call is the driver's own, before any submission code
+        runs: its site is the driver's from then on."""
+        if self.driver_site is None and nr == MMAP:
+            self.driver_site = site
+        own = site == self.driver_site or self.spent  # the driver's own memory, or the C library's heap's
         if nr == MMAP:
-            return self._mmap(*args[:4])
+            return self._mmap(*args[:4], own=own)
+        if nr == BRK:
+            return CONTINUE if args[0] == 0 or own else BRK_REFUSED
         if nr == MPROTECT:
             return self._mprotect(args[0], args[1], args[2])
         if nr == MUNMAP:
-            return CONTINUE if not _in_span(args[0], args[1]) or not self._touches_live(*_pages(args[0], args[1])) \
-                else errno.EPERM
+            if not _in_span(args[0], args[1]):
+                return CONTINUE if own else errno.EPERM
+            return errno.EPERM if self._touches_live(*_pages(args[0], args[1])) else CONTINUE
         if nr == MREMAP:  # the driver's own memory and the C library's, never the span's
             old, old_len, new_len, flags, new = args[:5]
             into_span = flags & MREMAP_FIXED and _in_span(new, new_len)
-            return errno.EPERM if _in_span(old, max(old_len, 1)) or into_span else CONTINUE
+            if _in_span(old, max(old_len, 1)) or into_span:
+                return errno.EPERM
+            return errno.ENOMEM if new_len > old_len and not own else CONTINUE
         if nr == MADVISE:
             return errno.EPERM if _in_span(args[0], args[1]) else CONTINUE
         return errno.EPERM  # shmat, remap_file_pages, pkey_mprotect, map_shadow_stack: the driver needs none
 
     # ---- the calls ----
 
-    def _mmap(self, addr: int, length: int, prot: int, flags: int) -> int:
+    def _mmap(self, addr: int, length: int, prot: int, flags: int, own: bool) -> int:
         if prot & PROT_EXEC:
             return errno.EPERM  # no code but the program's own
-        fixed = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)
-        if addr == 0 and not fixed:
-            return CONTINUE  # the kernel places it, far from the span: the driver's own memory, a pool
         if not _in_span(addr, length):
-            return errno.EPERM if flags & MAP_FIXED else CONTINUE  # MAP_FIXED would replace the program's pages
+            if flags & MAP_FIXED:
+                return errno.EPERM  # it would replace the program's pages
+            if not own:  # memory behind the heap's count: a block of the call's, live from now on
+                self.grants += 1
+                self.outside += 1
+                self.outside_pages += _pages(0, length)[1]
+            return CONTINUE
         first, end = _pages(addr, length)
         if (flags & MAP_TYPE == MAP_PRIVATE and flags & MAP_ANONYMOUS and flags & MAP_FIXED_NOREPLACE
                 and prot == PROT_READ | PROT_WRITE and addr % PAGE == 0):
@@ -118,7 +160,8 @@ class Ledger:
     def _grant(self, first: int, end: int) -> int:
         if first <= self.granted_to or self._faulted_in(first, end):
             return errno.EEXIST  # not fresh: the driver moves on
-        if (end - first) * PAGE + self.live_bytes > self.budget:
+        if (end - first) * PAGE + self.live_bytes > self.budget or len(self.live) >= self.max_blocks:
+            self.spent = True
             return FULL
         if self.fail_at > 0:
             self.fail_at -= 1
