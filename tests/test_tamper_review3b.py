@@ -1,0 +1,74 @@
+"""Tamper suite, the third adversarial review's attacks, part b (issue 17): hostile submissions written against
+the heap ledger (every mapping call answered by the grader), the engine read from outside, memory_safety's two
+layouts, and Python judged on its answers and the grader-owned pool, with and without bubblewrap.
+
+Same shape as tests/test_tamper_review2.py: each attack sits on a known bug (C: tests/submissions/broken/<base>.patch,
+then tests/submissions/hostile/review3b/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.py's
+calls, then tests/hostile_review3b/<attack>.py), is graded by a separate `pagedcheck` process in a world of its
+own on the items it concerns, and must get no more than the bug's honest score, leave no process, change no file
+outside the scratch, and the grader must write its report. An attack that breaks the grader today is a strict
+xfail naming the mechanism that let it through.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.tamper import Reaper, Scene
+from tests.test_tamper_review import Attack, graded, python_module, reaper, scene  # noqa: F401  (fixtures)
+
+C_ATTACKS = SUBMISSIONS / "hostile" / "review3b"
+PY_ATTACKS = Path(__file__).with_name("hostile_review3b")
+
+DRIVER_RECORDS = (
+    "the driver decides from its own records, in the submission's process, whether a block is the submission's "
+    "(heap.counting) and whether the fence has room (fence.max_blocks); a block it serves from the C library's heap "
+    "(brk, never handed to the grader) is one the ledger never sees, and the driver's count of it is the only one")
+
+ATTACKS = [
+    # honest 5 (compiles): a failing create_sequence allocates its Sequence and L1 table before the check
+    Attack("counting_paused", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5,
+           broken=DRIVER_RECORDS + ": the attack turns heap.counting off around the doomed allocation"),
+    # honest 5 (compiles): as above; counters_restored (review2) with the fence told it is full first
+    Attack("fence_declared_full", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5,
+           broken=DRIVER_RECORDS + ": the attack sets fence.max_blocks to 0, then puts the driver's counters back"),
+    # honest 5 (compiles): freeing a table reads l2[16]
+    # held, and why is not established: the attack makes its L2 tables with heap.counting off (so from glibc's heap,
+    # where l2[16] is inside the chunk's slack) and stops at l2[15] under valgrind (vgpreload in /proc/self/maps),
+    # yet the native battery still counts a stray page at the first program's llm_destroy, and the same file with
+    # the loop stopped at l2[15] everywhere passes memory_safety: in the native battery the tables still reached
+    # the fence (the records were not found, or not written, there; counting_paused shows they are in the items'
+    # own runs)
+    Attack("overread_off_fence", "c", "memory_safety", ("compiles", "memory_safety"), 5),
+]
+BY_NAME = {attack.name: attack for attack in ATTACKS}
+
+
+def submission(scene: Scene, attack: Attack) -> Path:
+    """Writes the attack's submission into the scene; what `pagedcheck grade` is given."""
+    if attack.lang == "python":
+        (scene.mods / "review3b_attack.py").write_text(
+            scene.fill(python_module(attack.base, (PY_ATTACKS / f"{attack.name}.py").read_text())))
+        return Path("review3b_attack")
+    source = patched(patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{attack.base}.patch"),
+                     C_ATTACKS / f"{attack.name}.patch")
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(scene.fill(source))
+    return sub
+
+
+@pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
+                                  if a.broken else a.name for a in ATTACKS])
+def test_review3b_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
+    attack = BY_NAME[name]
+    problems = graded(scene, reaper, submission(scene, attack), attack.items, attack.expected, attack.timeout,
+                      attack.lang)
+    assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
+
+
+def test_every_review3b_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")]
+                     + ([p.stem for p in PY_ATTACKS.glob("*.py")] if PY_ATTACKS.is_dir() else []))
+    assert on_disk == sorted(a.name for a in ATTACKS)
