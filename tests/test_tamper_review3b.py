@@ -10,6 +10,7 @@ outside the scratch, and the grader must write its report. An attack that breaks
 xfail naming the mechanism that let it through.
 """
 
+import json
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,12 @@ ATTACKS = [
            broken=DRIVER_RECORDS + ": natively the L2 tables come from glibc's heap (heap.counting off while each is "
            "made), where l2[16] lies in the chunk's own slack, and under valgrind (vgpreload in /proc/self/maps) the "
            "loop stops at l2[15]: both layouts and valgrind observe the same calls, and no one sees the read"),
+    # honest: alloc_failure (0 points, reported) fails: a failed L2 allocation leaks the half-built Sequence
+    Attack("padded_allocations", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",),
+           broken="alloc_failure fails a fixed choice of a long call's allocations (allocations_to_fail: beyond 32, "
+           "the first 8, the last 8 and 16 spread between), chosen from the call's count alone: 100 one-byte blocks "
+           "allocated and freed before each call's own work and 100 after put its real allocations where no choice "
+           "lands (alloc_failure passes)"),
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 
@@ -62,6 +69,13 @@ def test_review3b_attack_gets_no_more_than_its_honest_score(name: str, scene: Sc
     attack = BY_NAME[name]
     problems = graded(scene, reaper, submission(scene, attack), attack.items, attack.expected, attack.timeout,
                       attack.lang)
+    if attack.failing:  # a 0-point item: the score cannot show it, its status and the exit status do
+        problems = [p for p in problems if not p.startswith("exit_status")]
+        report = json.loads((scene.out / "report.json").read_text())
+        problems += [f"item {i['id']} {i['status']} ({i['message'][:120]}), honestly failed"
+                     for i in report["items"] if i["id"] in attack.failing and i["status"] != "failed"]
+        if report["exit_status"] != 1:
+            problems.append(f"exit_status {report['exit_status']}, honestly 1 (an item fails)")
     assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
 
 
