@@ -39,6 +39,11 @@ ATTACKS = [
            broken=DRIVER_RECORDS + ": natively the L2 tables come from glibc's heap (heap.counting off while each is "
            "made), where l2[16] lies in the chunk's own slack, and under valgrind (vgpreload in /proc/self/maps) the "
            "loop stops at l2[15]: both layouts and valgrind observe the same calls, and no one sees the read"),
+    # honest 5 (compiles): llm_destroy leaks each Sequence
+    Attack("leak_off_fence", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5,
+           broken=DRIVER_RECORDS + ": natively each Sequence comes from glibc's heap (heap.counting off while it is "
+           "made), so its leak is counted by no one, and under valgrind (vgpreload in /proc/self/maps) llm_destroy "
+           "frees it: 21/21"),
     # honest: alloc_failure (0 points, reported) fails: a failed L2 allocation leaks the half-built Sequence
     Attack("padded_allocations", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",),
            broken="alloc_failure fails a fixed choice of a long call's allocations (allocations_to_fail: beyond 32, "
