@@ -44,6 +44,12 @@ ATTACKS = [
            broken=DRIVER_RECORDS + ": natively each Sequence comes from glibc's heap (heap.counting off while it is "
            "made), so its leak is counted by no one, and under valgrind (vgpreload in /proc/self/maps) llm_destroy "
            "frees it: 21/21"),
+    # honest 5 (compiles): llm_destroy leaks each Sequence
+    Attack("leak_in_own_mapping", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5,
+           broken="a mapping at an address the kernel chooses is allowed outside the fence's span and is no heap block "
+           "to the ledger, nor to valgrind's leak check; the build refuses the name mmap, not a call to the C "
+           "library's mmap found by address (libc's .dynsym, its base in /proc/self/maps): each Sequence a page of "
+           "its own, leaked unseen natively and under valgrind alike: 21/21"),
     # honest: alloc_failure (0 points, reported) fails: a failed L2 allocation leaks the half-built Sequence
     Attack("padded_allocations", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",),
            broken="alloc_failure fails a fixed choice of a long call's allocations (allocations_to_fail: beyond 32, "
