@@ -50,6 +50,13 @@ ATTACKS = [
            "to the ledger, nor to valgrind's leak check; the build refuses the name mmap, not a call to the C "
            "library's mmap found by address (libc's .dynsym, its base in /proc/self/maps): each Sequence a page of "
            "its own, leaked unseen natively and under valgrind alike: 21/21"),
+    # honest 5 (compiles): as counting_paused's base
+    # held, not by construction: the forged reply ends the call for the grader before the doomed allocations, but
+    # their grants wait in the kernel until the grader next waits for the driver, so they count in the next call,
+    # and the driver's own reply, read as the next call's, says 2 allocations more: the scenario's next failing
+    # create ("Call 5 create_sequence(engine, 2, 4097): ... it allocated 3 time(s)") shows them. A program whose
+    # doomed call came last, or whose next call may allocate, would not (README: "Limits of what is checked")
+    Attack("reply_before_allocating", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5),
     # honest: alloc_failure (0 points, reported) fails: a failed L2 allocation leaks the half-built Sequence
     Attack("padded_allocations", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",),
            broken="alloc_failure fails a fixed choice of a long call's allocations (allocations_to_fail: beyond 32, "
