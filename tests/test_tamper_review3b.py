@@ -68,10 +68,11 @@ ATTACKS += [
     # honest 6 (llm_init; free_count fails: a create refused that more free blocks undo, in a second opinion).
     # The items it concerns: 11/11. On the whole default rubric it is no gain (43/76 against the bug's honest 61/76,
     # seed 110: the same size also answers create_free's and append_cow's second opinions, fresh_pool's other
-    # witnesses, and those fail), but which item a bug costs is the submission's to choose
+    # witnesses, and those fail): what breaks is that the submission, not the grader, decides which item its bug
+    # costs (a rubric weighing free_count more would pay for it)
     Attack("second_opinion_spotted", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6,
            broken="fresh_pool.refused_for_want_of_blocks replays the program in a fresh process over a pool of "
-           "FRESH_BLOCKS (4096) blocks, a size no graded program uses, so the engine knows the second opinion when "
+           "FRESH_BLOCKS (4096) blocks, a fixed size the item's own programs do not use, so the engine knows the second opinion when "
            "it sees it and refuses there too: the refusal is then the call's own, not the free count's"),
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
