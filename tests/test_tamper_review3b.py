@@ -57,6 +57,12 @@ ATTACKS = [
     # create ("Call 5 create_sequence(engine, 2, 4097): ... it allocated 3 time(s)") shows them. A program whose
     # doomed call came last, or whose next call may allocate, would not (README: "Limits of what is checked")
     Attack("reply_before_allocating", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5),
+    # honest 5 (compiles): as counting_paused's base
+    Attack("pool_file_truncated", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5,
+           broken="the driver holds the grader's pool memory file (a memfd) open, and the file is not sealed: a call "
+           "that truncates it (ftruncate on the descriptor found in /proc/self/fd) leaves the grader a window of no "
+           "bytes, which it fails to read as its own error (\"grader error: ... unpack_from requires a buffer of at "
+           "least 4 bytes\", 'the grader's fault: please tell the course staff')"),
     # honest: alloc_failure (0 points, reported) fails: a failed L2 allocation leaks the half-built Sequence
     Attack("padded_allocations", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",),
            broken="alloc_failure fails a fixed choice of a long call's allocations (allocations_to_fail: beyond 32, "
