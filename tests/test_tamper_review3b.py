@@ -81,6 +81,13 @@ ATTACKS += [
            "FRESH_BLOCKS (4096) blocks, a fixed size the item's own programs do not use, so the engine knows the second opinion when "
            "it sees it and refuses there too: the refusal is then the call's own, not the free count's"),
 ]
+ATTACKS += [
+    # honest 6, as above: the Python pools' memory file truncated from inside a call (pool_file_truncated's act)
+    Attack("pool_file_truncated_py", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6,
+           broken="the Python server holds the grader's pool memory file open and the file is not sealed: truncated "
+           "from inside create_sequence, it leaves the grader a window of no bytes, read as the grader's own error "
+           "(free_count: \"grader error: ... unpack_from requires a buffer of at least 4 bytes\", exit 2)"),
+]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 
 
