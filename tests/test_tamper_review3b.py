@@ -1,0 +1,127 @@
+"""Tamper suite, the third adversarial review's attacks, part b (issue 17): hostile submissions written against
+the heap ledger (every mapping call answered by the grader), the engine read from outside, memory_safety's two
+layouts, and Python judged on its answers and the grader-owned pool, with and without bubblewrap.
+
+Same shape as tests/test_tamper_review2.py: each attack sits on a known bug (C: tests/submissions/broken/<base>.patch,
+then tests/submissions/hostile/review3b/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.py's
+calls, then tests/hostile_review3b/<attack>.py), is graded by a separate `pagedcheck` process in a world of its
+own on the items it concerns, and must get no more than the bug's honest score, leave no process, change no file
+outside the scratch, and the grader must write its report. An attack that breaks the grader today is a strict
+xfail naming the mechanism that let it through.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.tamper import Reaper, Scene
+from tests.test_tamper_review import Attack, graded, python_module, reaper, scene  # noqa: F401  (fixtures)
+
+C_ATTACKS = SUBMISSIONS / "hostile" / "review3b"
+PY_ATTACKS = Path(__file__).with_name("hostile_review3b")
+
+DRIVER_RECORDS = (
+    "the driver decides from its own records, in the submission's process, whether a block is the submission's "
+    "(heap.counting) and whether the fence has room (fence.max_blocks); a block it serves from the C library's heap "
+    "(brk, never handed to the grader) is one the ledger never sees, and the driver's count of it is the only one")
+
+ATTACKS = [
+    # honest 5 (compiles): a failing create_sequence allocates its Sequence and L1 table before the check
+    Attack("counting_paused", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5,
+           broken=DRIVER_RECORDS + ": the attack turns heap.counting off around the doomed allocation"),
+    # honest 5 (compiles): as above; counters_restored (review2) with the fence told it is full first
+    Attack("fence_declared_full", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5,
+           broken=DRIVER_RECORDS + ": the attack sets fence.max_blocks to 0, then puts the driver's counters back"),
+    # honest 5 (compiles): freeing a table reads l2[16]
+    Attack("overread_off_fence", "c", "memory_safety", ("compiles", "memory_safety"), 5,
+           broken=DRIVER_RECORDS + ": natively the L2 tables come from glibc's heap (heap.counting off while each is "
+           "made), where l2[16] lies in the chunk's own slack, and under valgrind (vgpreload in /proc/self/maps) the "
+           "loop stops at l2[15]: both layouts and valgrind observe the same calls, and no one sees the read"),
+    # honest 5 (compiles): llm_destroy leaks each Sequence
+    Attack("leak_off_fence", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5,
+           broken=DRIVER_RECORDS + ": natively each Sequence comes from glibc's heap (heap.counting off while it is "
+           "made), so its leak is counted by no one, and under valgrind (vgpreload in /proc/self/maps) llm_destroy "
+           "frees it: 21/21"),
+    # honest 5 (compiles): llm_destroy leaks each Sequence
+    Attack("leak_in_own_mapping", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5,
+           broken="a mapping at an address the kernel chooses is allowed outside the fence's span and is no heap block "
+           "to the ledger, nor to valgrind's leak check; the build refuses the name mmap, not a call to the C "
+           "library's mmap found by address (libc's .dynsym, its base in /proc/self/maps): each Sequence a page of "
+           "its own, leaked unseen natively and under valgrind alike: 21/21"),
+    # honest 5 (compiles): as counting_paused's base
+    # held, not by construction: the forged reply ends the call for the grader before the doomed allocations, but
+    # their grants wait in the kernel until the grader next waits for the driver, so they count in the next call,
+    # and the driver's own reply, read as the next call's, says 2 allocations more: the scenario's next failing
+    # create ("Call 5 create_sequence(engine, 2, 4097): ... it allocated 3 time(s)") shows them. A program whose
+    # doomed call came last, or whose next call may allocate, would not (README: "Limits of what is checked")
+    Attack("reply_before_allocating", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5),
+    # honest 5 (compiles): as counting_paused's base
+    Attack("pool_file_truncated", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5,
+           broken="the driver holds the grader's pool memory file (a memfd) open, and the file is not sealed: a call "
+           "that truncates it (ftruncate on the descriptor found in /proc/self/fd) leaves the grader a window of no "
+           "bytes, which it fails to read as its own error (\"grader error: ... unpack_from requires a buffer of at "
+           "least 4 bytes\", 'the grader's fault: please tell the course staff')"),
+    # honest: alloc_failure (0 points, reported) fails: a failed L2 allocation leaks the half-built Sequence
+    Attack("padded_allocations", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",),
+           broken="alloc_failure fails a fixed choice of a long call's allocations (allocations_to_fail: beyond 32, "
+           "the first 8, the last 8 and 16 spread between), chosen from the call's count alone: 100 one-byte blocks "
+           "allocated and freed before each call's own work and 100 after put its real allocations where no choice "
+           "lands (alloc_failure passes)"),
+]
+ATTACKS += [
+    # honest 6 (llm_init; free_count fails: a create refused that more free blocks undo, in a second opinion).
+    # The items it concerns: 11/11. On the whole default rubric it is no gain (43/76 against the bug's honest 61/76,
+    # seed 110: the same size also answers create_free's and append_cow's second opinions, fresh_pool's other
+    # witnesses, and those fail): what breaks is that the submission, not the grader, decides which item its bug
+    # costs (a rubric weighing free_count more would pay for it)
+    Attack("second_opinion_spotted", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6,
+           broken="fresh_pool.refused_for_want_of_blocks replays the program in a fresh process over a pool of "
+           "FRESH_BLOCKS (4096) blocks, a fixed size the item's own programs do not use, so the engine knows the second opinion when "
+           "it sees it and refuses there too: the refusal is then the call's own, not the free count's"),
+]
+ATTACKS += [
+    # honest 6, as above: the Python pools' memory file truncated from inside a call (pool_file_truncated's act)
+    Attack("pool_file_truncated_py", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6,
+           broken="the Python server holds the grader's pool memory file open and the file is not sealed: truncated "
+           "from inside create_sequence, it leaves the grader a window of no bytes, read as the grader's own error "
+           "(free_count: \"grader error: ... unpack_from requires a buffer of at least 4 bytes\", exit 2)"),
+]
+BY_NAME = {attack.name: attack for attack in ATTACKS}
+
+
+def submission(scene: Scene, attack: Attack) -> Path:
+    """Writes the attack's submission into the scene; what `pagedcheck grade` is given."""
+    if attack.lang == "python":
+        (scene.mods / "review3b_attack.py").write_text(
+            scene.fill(python_module(attack.base, (PY_ATTACKS / f"{attack.name}.py").read_text())))
+        return Path("review3b_attack")
+    source = patched(patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{attack.base}.patch"),
+                     C_ATTACKS / f"{attack.name}.patch")
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(scene.fill(source))
+    return sub
+
+
+@pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
+                                  if a.broken else a.name for a in ATTACKS])
+def test_review3b_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
+    attack = BY_NAME[name]
+    problems = graded(scene, reaper, submission(scene, attack), attack.items, attack.expected, attack.timeout,
+                      attack.lang)
+    if attack.failing:  # a 0-point item: the score cannot show it, its status and the exit status do
+        problems = [p for p in problems if not p.startswith("exit_status")]
+        report = json.loads((scene.out / "report.json").read_text())
+        problems += [f"item {i['id']} {i['status']} ({i['message'][:120]}), honestly failed"
+                     for i in report["items"] if i["id"] in attack.failing and i["status"] != "failed"]
+        if report["exit_status"] != 1:
+            problems.append(f"exit_status {report['exit_status']}, honestly 1 (an item fails)")
+    assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
+
+
+def test_every_review3b_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")]
+                     + ([p.stem for p in PY_ATTACKS.glob("*.py")] if PY_ATTACKS.is_dir() else []))
+    assert on_disk == sorted(a.name for a in ATTACKS)
