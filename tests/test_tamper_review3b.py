@@ -22,34 +22,25 @@ from tests.test_tamper_review import Attack, graded, python_module, reaper, scen
 C_ATTACKS = SUBMISSIONS / "hostile" / "review3b"
 PY_ATTACKS = Path(__file__).with_name("hostile_review3b")
 
-DRIVER_RECORDS = (
-    "the driver decides from its own records, in the submission's process, whether a block is the submission's "
-    "(heap.counting) and whether the fence has room (fence.max_blocks); a block it serves from the C library's heap "
-    "(brk, never handed to the grader) is one the ledger never sees, and the driver's count of it is the only one")
-
+# the five attacks below were written against main before ledger2 merged and hold since: once the driver has
+# handed the grader its listener, brk may not grow and the C library's heap serves a block only after the ledger
+# itself answered that the fence is full (EDQUOT), so neither heap.counting nor fence.max_blocks, the driver's own
+# records, can send a block out of the ledger's sight; and a mapping outside the span not made from the driver's
+# own system-call instruction is counted as a live block the submission cannot unmap (ledger.py)
 ATTACKS = [
-    # honest 5 (compiles): a failing create_sequence allocates its Sequence and L1 table before the check
-    Attack("counting_paused", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5,
-           broken=DRIVER_RECORDS + ": the attack turns heap.counting off around the doomed allocation"),
+    # honest 5 (compiles): a failing create_sequence allocates its Sequence and L1 table before the check; the
+    # attack turns heap.counting off around the doomed allocation
+    Attack("counting_paused", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5),
     # honest 5 (compiles): as above; counters_restored (review2) with the fence told it is full first
-    Attack("fence_declared_full", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5,
-           broken=DRIVER_RECORDS + ": the attack sets fence.max_blocks to 0, then puts the driver's counters back"),
-    # honest 5 (compiles): freeing a table reads l2[16]
-    Attack("overread_off_fence", "c", "memory_safety", ("compiles", "memory_safety"), 5,
-           broken=DRIVER_RECORDS + ": natively the L2 tables come from glibc's heap (heap.counting off while each is "
-           "made), where l2[16] lies in the chunk's own slack, and under valgrind (vgpreload in /proc/self/maps) the "
-           "loop stops at l2[15]: both layouts and valgrind observe the same calls, and no one sees the read"),
-    # honest 5 (compiles): llm_destroy leaks each Sequence
-    Attack("leak_off_fence", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5,
-           broken=DRIVER_RECORDS + ": natively each Sequence comes from glibc's heap (heap.counting off while it is "
-           "made), so its leak is counted by no one, and under valgrind (vgpreload in /proc/self/maps) llm_destroy "
-           "frees it: 21/21"),
-    # honest 5 (compiles): llm_destroy leaks each Sequence
-    Attack("leak_in_own_mapping", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5,
-           broken="a mapping at an address the kernel chooses is allowed outside the fence's span and is no heap block "
-           "to the ledger, nor to valgrind's leak check; the build refuses the name mmap, not a call to the C "
-           "library's mmap found by address (libc's .dynsym, its base in /proc/self/maps): each Sequence a page of "
-           "its own, leaked unseen natively and under valgrind alike: 21/21"),
+    # (fence.max_blocks set to 0, then the driver's counters put back)
+    Attack("fence_declared_full", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5),
+    # honest 5 (compiles): freeing a table reads l2[16]; natively the attack makes the L2 tables off the fence
+    # (heap.counting off), under valgrind (vgpreload in /proc/self/maps) its loop stops at l2[15]
+    Attack("overread_off_fence", "c", "memory_safety", ("compiles", "memory_safety"), 5),
+    # honest 5 (compiles): llm_destroy leaks each Sequence, made off the fence natively, freed under valgrind
+    Attack("leak_off_fence", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5),
+    # honest 5 (compiles): llm_destroy leaks each Sequence, a page of its own mapped by libc's mmap found by address
+    Attack("leak_in_own_mapping", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5),
     # honest 5 (compiles): as counting_paused's base
     # held, not by construction: the forged reply ends the call for the grader before the doomed allocations, but
     # their grants wait in the kernel until the grader next waits for the driver, so they count in the next call,
