@@ -280,6 +280,9 @@ class CAdapter:
                         deadline = time.monotonic() + owed
                         continue
                     raise self._fail(f"hung: no answer within {self.timeout} s", wait=0)
+            else:  # no limit: still answer the driver's mapping calls (and drain valgrind's log) while it works
+                while not readable_within(self._reply, 60.0, self.log_channel or self._listener):  # type: ignore[arg-type]
+                    pass
             chunk = os.read(self._reply, max(n - have, 65536) if have == 0 else n - have)
             if not chunk:
                 raise self._fail("")
