@@ -121,8 +121,14 @@ def test_each_python_base_scores_its_honest_score(lang: str, base: str, items: t
                                   if a.broken else a.name for a in ATTACKS])
 def test_review2_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
     attack = BY_NAME[name]
-    problems = graded(scene, reaper, submission(scene, attack), attack.items, attack.expected, attack.timeout,
-                      attack.lang)
+    problems = attack_problems(scene, reaper, attack, submission(scene, attack))
+    assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
+
+
+def attack_problems(scene: Scene, reaper: Reaper, attack: Attack, sub: Path) -> list[str]:
+    """What an attack's grade got that its honest score does not allow; a 0-point item it fails honestly
+    (`attack.failing`) is judged by its status and the exit status, which the score cannot show."""
+    problems = graded(scene, reaper, sub, attack.items, attack.expected, attack.timeout, attack.lang)
     if attack.failing:  # a 0-point item: the score cannot show it, its status and the exit status do
         problems = [p for p in problems if not p.startswith("exit_status")]
         report = json.loads((scene.out / "report.json").read_text())
@@ -130,7 +136,7 @@ def test_review2_attack_gets_no_more_than_its_honest_score(name: str, scene: Sce
                      for i in report["items"] if i["id"] in attack.failing and i["status"] != "failed"]
         if report["exit_status"] != 1:
             problems.append(f"exit_status {report['exit_status']}, honestly 1 (an item fails)")
-    assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
+    return problems
 
 
 def test_every_review2_fixture_is_in_the_table() -> None:

@@ -10,14 +10,14 @@ outside the scratch, and the grader must write its report. An attack that breaks
 xfail naming the mechanism that let it through.
 """
 
-import json
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import Reaper, Scene
-from tests.test_tamper_review import Attack, graded, python_module, reaper, scene  # noqa: F401  (fixtures)
+from tests.test_tamper_review import Attack, python_module, reaper, scene  # noqa: F401  (fixtures)
+from tests.test_tamper_review2 import attack_problems
 
 C_ATTACKS = SUBMISSIONS / "hostile" / "review3b"
 PY_ATTACKS = Path(__file__).with_name("hostile_review3b")
@@ -100,15 +100,7 @@ def submission(scene: Scene, attack: Attack) -> Path:
                                   if a.broken else a.name for a in ATTACKS])
 def test_review3b_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
     attack = BY_NAME[name]
-    problems = graded(scene, reaper, submission(scene, attack), attack.items, attack.expected, attack.timeout,
-                      attack.lang)
-    if attack.failing:  # a 0-point item: the score cannot show it, its status and the exit status do
-        problems = [p for p in problems if not p.startswith("exit_status")]
-        report = json.loads((scene.out / "report.json").read_text())
-        problems += [f"item {i['id']} {i['status']} ({i['message'][:120]}), honestly failed"
-                     for i in report["items"] if i["id"] in attack.failing and i["status"] != "failed"]
-        if report["exit_status"] != 1:
-            problems.append(f"exit_status {report['exit_status']}, honestly 1 (an item fails)")
+    problems = attack_problems(scene, reaper, attack, submission(scene, attack))
     assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
 
 
