@@ -1,75 +1,55 @@
 """oracle.hw3.c.driver_reply: the reading of the C driver's replies, on plain bytes as the protocol lays them out
 (driver_reply's docstring): what an honest reply says, and each way a reply from the submission's process can
-fail to be the protocol (BadReply, never a wrong observation)."""
+fail to be the protocol (BadReply, never a wrong reading)."""
 
 import struct
 
 import pytest
 
-from oracle.hw3.c.driver_reply import MAX_OBSERVED_BLOCKS, BadReply, Pointer, parse_engine, pool_changes
-from oracle.hw3.observation import WILD, EngineState, ImplementationFailure, SequenceState
-from oracle.hw3.spec import L1_PT_SIZE, L2_PT_SIZE
+from oracle.hw3.c.driver_reply import REPLY_BOUND, BadReply, Fatal, Pointer, parse_reply, reply_length
+from oracle.hw3.c.native_heap import HeapFacts
+
+_RESULT = struct.Struct("<qIIBQQQ")  # ret, call allocations, call frees, fault fired, allocations, live blocks, bytes
 
 
-def _text(words: bytes) -> bytes:
-    return struct.pack("<H", len(words)) + words
+def _reply(status: int, body: bytes) -> bytes:
+    return struct.pack("<IB", 5 + len(body), status) + body
 
 
-def _chunks(*chunks: tuple[int, bytes]) -> bytes:
-    return struct.pack("<I", len(chunks)) + b"".join(struct.pack("<I", index) + data for index, data in chunks)
+def _fatal(status: int, words: bytes, declared: int | None = None) -> bytes:
+    return _reply(status, struct.pack("<H", len(words) if declared is None else declared) + words)
 
 
-def test_the_changed_chunks_of_the_pool_are_read_where_they_lie() -> None:
-    data = b"head" + _chunks((0, bytes(range(64))), (2, b"\xff" * 16)) + b"rest"
-    changes, at = pool_changes(data, 4, 64 * 2 + 16)  # the last chunk ends with the region
-    assert changes == [(0, 64, 12), (128, 144, 80)]
-    assert data[12:76] == bytes(range(64)) and data[80:96] == b"\xff" * 16 and data[at:] == b"rest"
-    assert pool_changes(_chunks(), 0, None) == ([], 4)
+def test_a_result_says_the_return_value_and_the_process_own_heap_counts() -> None:
+    data = _reply(0, _RESULT.pack(-1, 3, 2, 1, 99, 7, 448))
+    assert reply_length(data) == len(data)
+    assert parse_reply(data) == (-1, HeapFacts(3, 2, True, 7, 448))
+    assert parse_reply(_reply(0, _RESULT.pack(0x7F00DEAD0010, 0, 0, 0, 0, 0, 0))) == (0x7F00DEAD0010, HeapFacts(0, 0, False, 0, 0))
 
 
-@pytest.mark.parametrize("data, region, words", [
-    (struct.pack("<I", 1000) + b"\0" * 16, 4096, "1000 chunks of the pool"),
-    (_chunks((64, b"\0" * 64)), 4096, "chunk 64, past the pool"),
-    (_chunks((1, b"\0" * 10)), 4096, "a chunk cut short"),
+@pytest.mark.parametrize("status, heap", [(2, False), (4, True)])
+def test_a_fatal_reply_gives_the_driver_words_and_whether_the_heap_was_corrupted(status: int, heap: bool) -> None:
+    assert parse_reply(_fatal(status, b"free(0x10): not a live block")) == Fatal("free(0x10): not a live block", heap)
+    assert parse_reply(_fatal(status, b"\xff\xfe bytes")) == Fatal("\ufffd\ufffd bytes", heap)
+
+
+@pytest.mark.parametrize("length", [0, 5, REPLY_BOUND + 1, 2**32 - 1])
+def test_a_length_no_honest_reply_has_is_refused_before_the_rest_is_read(length: int) -> None:
+    with pytest.raises(BadReply, match=f"^a length of {length} bytes$"):
+        reply_length(struct.pack("<I", length))
+
+
+@pytest.mark.parametrize("data, words", [
+    (_reply(3, _RESULT.pack(0, 0, 0, 0, 0, 0, 0)), "^status 3$"),  # a probe's status, in a graded call
+    (_reply(7, b""), "^status 7$"),
+    (_reply(0, _RESULT.pack(0, 0, 0, 0, 0, 0, 0)[:-1]), f"^{4 + _RESULT.size} bytes$"),
+    (_reply(0, _RESULT.pack(0, 0, 0, 0, 0, 0, 0) + b"x"), f"^{6 + _RESULT.size} bytes$"),
+    (_reply(2, b"\x05"), "^a fatal reply of 6 bytes$"),
+    (_fatal(4, b"short", declared=400), "^a text of 400 bytes in a reply of 12$"),
 ])
-def test_chunks_that_are_not_the_protocol_are_a_bad_reply(data: bytes, region: int, words: str) -> None:
+def test_a_reply_that_is_not_the_protocol_is_a_bad_reply(data: bytes, words: str) -> None:
     with pytest.raises(BadReply, match=words):
-        pool_changes(data, 0, region)
-
-
-def _engine(total: int, free: int, ref: tuple[int, ...], sequences: bytes, n_seq: int, list_error: bytes = b"") -> bytes:
-    head = struct.pack(f"<BiiI{len(ref)}i", 1, total, free, len(ref), *ref)
-    return head + struct.pack("<I", n_seq) + sequences + _text(list_error)
-
-
-def test_an_engine_with_its_sequences_tables_and_a_wild_slot_is_read() -> None:
-    table = tuple(range(100, 100 + L2_PT_SIZE))
-    # seq 7: L1 slot 0 an L2 table, slot 3 wild (its pointer faulted), the rest NULL; seq 9: no table at all
-    seq7 = struct.pack("<iiBHH", 7, 5, 1, 0b1001, 0b1000) + struct.pack(f"<{L2_PT_SIZE}i", *table)
-    seq9 = struct.pack("<iiBHH", 9, 0, 0, 0, 0)
-    data = b"xx" + _engine(4, 3, (1, 0, 0, 0), seq7 + seq9, 2, b"prev of seq 9 is not seq 7")
-    expected_table = (table, None, None, WILD) + (None,) * (L1_PT_SIZE - 4)
-    assert parse_engine(data, 2, made=1) == EngineState(
-        4, 3, (1, 0, 0, 0), (SequenceState(7, 5, expected_table), SequenceState(9, 0, ())), "prev of seq 9 is not seq 7")
-    assert parse_engine(_engine(1, 1, (0,), b"", 0), 0, made=0) == EngineState(1, 1, (0,), (), None)
-
-
-def test_no_engine_and_an_unreadable_one_are_said_as_such() -> None:
-    assert parse_engine(b"\0", 0, made=0) is None
-    with pytest.raises(ImplementationFailure, match="^engine->active_seqs points outside your memory$"):
-        parse_engine(b"\x02" + _text(b"engine->active_seqs points outside your memory"), 0, made=0)
-
-
-def test_counts_no_honest_reply_holds_are_a_bad_reply() -> None:
-    too_many_blocks = struct.pack("<BiiI", 1, 1, 1, MAX_OBSERVED_BLOCKS + 1) + b"\0" * 64
-    with pytest.raises(BadReply, match=f"a ref_count of {MAX_OBSERVED_BLOCKS + 1} entries"):
-        parse_engine(too_many_blocks, 0, made=0)
-    cut_short = struct.pack("<BiiI", 1, 1, 1, 10) + b"\0" * 8
-    with pytest.raises(BadReply, match="a ref_count of 10 entries"):
-        parse_engine(cut_short, 0, made=0)
-    seq = struct.pack("<iiBHH", 1, 0, 0, 0, 0)
-    with pytest.raises(BadReply, match="3 sequences, after 1 creates and forks"):
-        parse_engine(_engine(1, 1, (0,), seq * 3, 3), 0, made=1)
+        parse_reply(data)
 
 
 def test_a_pointer_shows_its_address_in_hex() -> None:

@@ -61,7 +61,7 @@ def test_the_engine_copied_alone_into_an_empty_folder_gets_full_marks(tmp_path: 
     failed = {item["id"]: item["message"] for item in report["items"] if item["status"] != "passed"
               and item["status"] != "not_applicable"}
     assert failed == {}
-    assert (report["score"], report["max_score"], status, report["kind"]) == (83, 83, 0, "python")
+    assert (report["score"], report["max_score"], status, report["kind"]) == (76, 76, 0, "python")
 
 
 def test_the_engine_uploaded_in_a_folder_for_a_python_course_gets_full_marks(tmp_path: Path) -> None:
@@ -71,4 +71,4 @@ def test_the_engine_uploaded_in_a_folder_for_a_python_course_gets_full_marks(tmp
     shutil.copyfile(ENGINE / "llm_memory.py", student / "llm_memory.py")
     status = main(["grade", str(tmp_path / "upload"), "--lang", "python", "--json", str(tmp_path / "report.json"), "-q"])
     report = json.loads((tmp_path / "report.json").read_text())
-    assert (report["score"], report["max_score"], status, report["kind"]) == (83, 83, 0, "python")
+    assert (report["score"], report["max_score"], status, report["kind"]) == (76, 76, 0, "python")

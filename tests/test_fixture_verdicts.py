@@ -93,7 +93,9 @@ PYTHON_OWN_ITEMS: dict[str, set[str]] = {
     "cap_one_late": {"append_cow"},
     "cow_copies_written_only": {"append_cow"},
     "cow_no_oom_check": {"append_cow"},  # the append's return value: Task 4's
-    "create_at_head": {"tail_insertion"},
+    # the list's order and an L2 table are read only inside the submission's process, which a Python submission's
+    # code owns: tail_insertion and the L2 half of check_before_allocate are not graded for it (oracle/hw3/evidence.py)
+    "create_at_head": set(),
     "destroy_returns_minus_one": {"llm_destroy"},
     # only an edit of the live tables (an L1 gap) shows these two, and a Python submission's objects are not
     # edited by the grader (oracle/hw3/evidence.py): l1_traversal passes on what is graded, saying what is not
@@ -103,12 +105,20 @@ PYTHON_OWN_ITEMS: dict[str, set[str]] = {
     "free_count_not_incremented": {"free_count"},
     "last_fit": {"first_fit"},
     "no_cow": {"append_cow"},
-    "oom_append_allocates_l2": {"check_before_allocate"},
+    "oom_append_allocates_l2": set(),
     "zero_on_create": {"no_premature_writes"},
 }
 
 
-@pytest.mark.parametrize("name", sorted(PYTHON_OWN_ITEMS))
+# fork's missing reference count shows in a Python submission's answers only later, when a write to the shared
+# block lands in place (append_cow) or a free hands it out while the other sequence holds it (first_fit): those
+# items are charged, not fork's. Known unfair (issue 19's note); fork must be charged once it can be told apart.
+PYTHON_CHARGED_ELSEWHERE = {"fork_no_incref": "charged to append_cow and first_fit, where it shows, not to fork"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(
+    reason=PYTHON_CHARGED_ELSEWHERE[name], strict=True)) if name in PYTHON_CHARGED_ELSEWHERE else name
+    for name in sorted(PYTHON_OWN_ITEMS)])
 def test_a_broken_python_variant_fails_exactly_its_own_items(name: str, tmp_path: Path) -> None:
     report = grade(f"tests.broken.{name}", load(small_rubric(tmp_path / "rubric.toml")), tmp_path, timeout=1.0)
     failed = {item.id for item in report.items if item.status == "failed"}

@@ -90,7 +90,7 @@ def test_prefix_fuzz_html_shows_the_index_entry_a_reused_block_kept(tmp_path: Pa
     # before the call: block 1 free and warm, indexed once on both sides, holding the first pressure's KV
     earlier = before(failure)
     assert [c.text for c in rows(earlier["Free queue"])["free"]] == ["1", "1"]
-    assert [c.text for c in rows(earlier["Blocks"])["block 1"]] == ["0", "hashed", "×1", "[100, 100]"] * 2
+    assert [c.text for c in rows(earlier["Blocks"])["block 1"]] == ["0", "hashed", "×1", "[1, 1]"] * 2
 
 
 def test_blockspace_fuzz_html_shows_the_shared_block_written_without_a_copy(tmp_path: Path, broken) -> None:
@@ -174,7 +174,8 @@ def test_a_program_that_does_not_fail_again_gives_no_scene(tmp_path: Path, broke
     _, report, _ = fuzzed(tmp_path, "prefix", impl, "--examples", "300", "--steps", "20")
     program = report["program"].splitlines()
     scene = fuzz_scene(FAMILY, load_adapter(impl), program)
-    assert scene is not None and scene.call == "admit(req 1, 2 tokens)" and scene.line == 3
+    first = next(n for n, line in enumerate(program) if line.startswith("state = "))
+    assert scene is not None and scene.call == "admit(req 1, 2 tokens)" and scene.line == replay_line(program) - first
     assert fuzz_scene(FAMILY, load_adapter("engine"), program) is None
 
 

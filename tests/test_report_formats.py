@@ -187,12 +187,15 @@ def test_grade_cli_writes_conforming_reports_of_a_real_c_grade(tmp_path: Path, s
 
 
 def test_grade_of_a_python_module_skips_what_does_not_apply(tmp_path: Path) -> None:
-    report = grade("tests.broken.create_at_head", load(small_rubric(tmp_path / "r.toml", ["compiles", "tail_insertion"])),
-                   tmp_path)
+    """compiles is not for Python and tail_insertion not graded for it (the list is read inside its process): both
+    skipped; llm_destroy, which the bug breaks, a failure."""
+    rubric = small_rubric(tmp_path / "r.toml", ["compiles", "llm_destroy", "tail_insertion"])
+    report = grade("tests.broken.destroy_returns_minus_one", load(rubric), tmp_path)
     root = ET.fromstring(junit.text(report))
     assert junit_problems(root) == []
     assert [(c.get("name"), [x.tag for x in c]) for c in root.iter("testcase")] == [
-        ("Compiles with the official flags", ["skipped"]), ("Active list keeps creation order", ["failure"])]
+        ("Compiles with the official flags", ["skipped"]), ("Task 5: llm_destroy", ["failure"]),
+        ("Active list keeps creation order", ["skipped"])]
     assert prairielearn.results(report)["score"] == 0
 
 

@@ -250,7 +250,7 @@ class HW3Machine(RuleBasedStateMachine):
                 events[event] += 1
             if returned != expected.returned:
                 difference = Difference(RETURN, "return value", str(expected.returned), str(returned))
-                self._differs(difference, f"{difference} after {call}", observed(impl, engine))
+                self._differs(difference, f"{difference} after {call}", observed(impl, engine, model))
             if expected.returned == -1:
                 return made, True
             self.before = None  # the state before each later call was not observed

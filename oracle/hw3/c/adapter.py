@@ -29,11 +29,11 @@ from typing import Any, Sequence
 
 from oracle.hw3.c import probe_state
 from oracle.hw3.c.driver_reply import (
-    _REQUEST, _RESULT, _U16, _U32, REPLY_BOUND, UNREADABLE, BadReply, CallStats, Pointer, _drained, readable_within,
+    _REQUEST, UNREADABLE, BadReply, CallStats, Fatal, Pointer, _drained, parse_reply, readable_within, reply_length,
 )
 from oracle.hw3.c.heap_notify import Listener, receive_listener
 from oracle.hw3.c.ledger import Ledger, fence_blocks, max_map_count
-from oracle.hw3.c.native_heap import HeapFacts, NativeHeap
+from oracle.hw3.c.native_heap import NativeHeap
 from oracle.hw3.c.log_channel import LogChannel
 from oracle.hw3.c.outside import DriverGone, OutsideMemory, Unreachable
 from oracle.run_cpu import HUNG_WALL, RunClock
@@ -295,42 +295,32 @@ class CAdapter:
         # one deadline for the whole reply, however it trickles in (none without a time limit)
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         data = self._read(4, self.timeout, deadline)
-        (length,) = _U32.unpack_from(data)
-        if not 6 <= length <= REPLY_BOUND:
-            raise self._fail(f"{UNREADABLE} (a length of {length} bytes)")
+        try:
+            length = reply_length(data)
+        except BadReply as bad:
+            raise self._fail(f"{UNREADABLE} ({bad})") from None
         if len(data) < length:
             data += self._read(length - len(data), self.timeout, deadline)
         return data[:length]
 
     def _receive(self) -> int:
-        data = self._reply_bytes()
         try:
-            return self._take(data)
-        except (struct.error, BadReply) as bad:
+            said = parse_reply(self._reply_bytes())
+        except BadReply as bad:
             raise self._fail(f"{UNREADABLE} ({bad})") from None
-
-    def _take(self, data: bytes) -> int:
-        if data[4] in (2, 4):  # 4: a memory error (a fault in the heap's guard pages, a double free, malloc aborting)
-            (n,) = _U16.unpack_from(data, 5)
-            failure = self._fail(data[7 : 7 + n].decode(errors="replace"))
-            failure.heap_corrupted = data[4] == 4
+        if isinstance(said, Fatal):
+            failure = self._fail(said.words)
+            failure.heap_corrupted = said.heap
             raise failure
-        if data[4] != 0:
-            raise BadReply(f"status {data[4]}")
         if self.log_channel is not None:  # what valgrind wrote before the driver replied is this call's
             self.log_channel.drain()
-        if len(data) != 5 + _RESULT.size:
-            raise BadReply(f"{len(data)} bytes")
-        ret, allocs, frees, fired, _total, live_blocks, live_bytes = _RESULT.unpack_from(data, 5)
-        faulted = 0
+        ret, facts = said
         if self._native is not None:  # natively the grader's own observation (native_heap.py)
-            said = HeapFacts(allocs, frees, bool(fired), live_blocks, live_bytes)
-            if (seen := self._native.judged(said, self._heap.live_blocks)) is None:
+            if (seen := self._native.judged(facts, self._heap.live_blocks)) is None:
                 raise self._fail("")  # it replied, then ended before the grader could look (a timer of the submission's)
-            allocs, frees, fired, live_blocks, live_bytes, faulted = (
-                seen.allocations, seen.frees, seen.injected, seen.live_blocks, seen.live_bytes, seen.faulted)
-        self.last_call = CallStats(allocs, frees, bool(fired))
-        self._heap = HeapState(allocs, live_blocks, live_bytes, faulted)
+            facts = seen
+        self.last_call = CallStats(facts.allocations, facts.frees, facts.injected)
+        self._heap = HeapState(facts.allocations, facts.live_blocks, facts.live_bytes, facts.faulted)
         return ret
 
     def _handle(self, address: int) -> Pointer | None:

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 
 from oracle.hw3.c.log_channel import LogChannel
+from oracle.hw3.c.native_heap import HeapFacts
 
 _REQUEST = struct.Struct("<BiQii")
 _RESULT = struct.Struct("<qIIBQQQ")
@@ -62,6 +63,42 @@ class CallStats:
     allocations: int
     frees: int
     injected_failure: bool  # an allocation failed because fail_allocation() asked for it
+
+@dataclass(frozen=True, slots=True)
+class Fatal:
+    """A fatal reply (the driver exits after it): its words, and whether it is a memory error (status 4)."""
+
+    words: str
+    heap: bool
+
+
+def reply_length(head: bytes) -> int:
+    """The length a reply's first four bytes declare; BadReply when no honest reply is that long."""
+    (length,) = _U32.unpack_from(head)
+    if not 6 <= length <= REPLY_BOUND:
+        raise BadReply(f"a length of {length} bytes")
+    return length
+
+
+def parse_reply(data: bytes) -> tuple[int, HeapFacts] | Fatal:
+    """One whole reply, its length field included: what the call returned with the process's own heap counts
+    (a claim: native_heap.py judges them), or a fatal reply. BadReply when it is neither."""
+    status = data[4]
+    if status in (2, 4):  # 4: a memory error (a fault in the heap's guard pages, a double free, malloc aborting)
+        try:
+            (n,) = _U16.unpack_from(data, 5)
+        except struct.error:
+            raise BadReply(f"a fatal reply of {len(data)} bytes") from None
+        if 7 + n > len(data):
+            raise BadReply(f"a text of {n} bytes in a reply of {len(data)}")
+        return Fatal(data[7 : 7 + n].decode(errors="replace"), status == 4)
+    if status != 0:
+        raise BadReply(f"status {status}")
+    if len(data) != 5 + _RESULT.size:
+        raise BadReply(f"{len(data)} bytes")
+    ret, allocations, frees, fired, _total, live_blocks, live_bytes = _RESULT.unpack_from(data, 5)
+    return ret, HeapFacts(allocations, frees, bool(fired), live_blocks, live_bytes)
+
 
 def readable_within(fd: int, wait: float, log: LogChannel | None = None) -> bool:
     """Whether `fd` is readable within `wait` s, draining valgrind's log meanwhile (valgrind blocks on a full
