@@ -44,3 +44,25 @@ def test_profile_reaches_every_boundary():
         runs.append(run)
     rare = {event: sum(1 for run in runs if not run.events[event]) for event in BOUNDARY_EVENTS}
     assert all(missing <= 1 for missing in rare.values()), f"missing from runs: {rare}"
+
+
+def test_an_error_of_the_grader_in_a_step_is_the_run_failure_not_a_later_divergence(monkeypatch) -> None:
+    """Teardown destroys the engine and checks it only when no step raised: an error of the grader's own code
+    (here its picture of a failed call) must reach the user as that error, not as the divergence a destroy of
+    the half-run program would show (tests.broken.cap_one_early: the pool differs after llm_destroy)."""
+    import pytest
+
+    import oracle.hw3.machine as machine
+
+    def broken_picture(*_: object) -> None:
+        raise TypeError("the grader's own bug")
+
+    monkeypatch.setattr(machine, "observed", broken_picture)
+    state = machine_for(load_adapter("tests.broken.cap_one_early"))()
+    state.init(null_pool=False, pool_size=16384)
+    sequence = state.create_filling_pool(seq_id=4, slack=16)
+    with pytest.raises(TypeError, match="the grader's own bug"):
+        try:
+            state.append_burst(kv_data=-1861, past=0, seq_id=sequence, to="block")  # the 4096th append refused
+        finally:
+            state.teardown()  # as Hypothesis calls it

@@ -10,8 +10,9 @@ A disagreement raises Divergence with one line naming it and the call after whic
     TestEngine = machine_for(load_python("engine.llm_memory")).TestCase   # a pytest/unittest test
 """
 
-from functools import wraps
+import sys
 from dataclasses import dataclass
+from functools import wraps
 from typing import Any, Callable
 
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, multiple, precondition, rule
@@ -275,8 +276,11 @@ class HW3Machine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         self.step += 1
+        # Hypothesis runs teardown in a `finally`: a step that raised anything (a divergence, or an error of the
+        # grader's own) is the run's failure, which a later check must not replace
+        failed = self.diverged or sys.exc_info()[1] is not None
         try:
-            if self.engine is not None and not self.diverged:
+            if self.engine is not None and not failed:
                 self._call("llm_destroy")  # checked: destroy with live sequences, and (C) no leak after it
         finally:
             self.impl.close()
