@@ -90,6 +90,24 @@ def test_a_run_gets_no_system_v_ipc_by_any_abi(without_bwrap: bool, tmp_path: Pa
             assert ran.status != 0 or int(ran.output) < 0, ran.output  # getpid() through int 0x80 is refused
 
 
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
+def test_a_run_gets_no_io_uring(without_bwrap: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """io_uring_setup, io_uring_enter and io_uring_register fail with EPERM: a ring's operations (a socket, an
+    open) are made by the kernel past the system call filter, so a run gets no ring."""
+    if without_bwrap:
+        monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
+        monkeypatch.setattr(isolation, "_probed", {})
+    params = "ctypes.create_string_buffer(120)"
+    script = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nfound = []\n"
+              f"for number, args in ((425, (8, {params})), (426, (0, 0, 0, 0, None, 0)), (427, (0, 0, None, 0))):\n"
+              "    ctypes.set_errno(0)\n"
+              "    found.append((libc.syscall(number, *args), ctypes.get_errno()))\n"
+              "print(found)\n")
+    with Sandbox() as box:
+        done = box.run(["/usr/bin/python3", "-c", script], timeout=20)
+    assert done.output.strip() == "[(-1, 1), (-1, 1), (-1, 1)]", done.output  # 1: EPERM, before any ring exists
+
+
 @needs_bwrap
 def test_a_run_has_no_network() -> None:
     with Sandbox() as box:
