@@ -154,8 +154,30 @@ def test_an_exception_is_not_fatal_and_a_child_process_is(pools: PoolFile) -> No
         server.op_init(64, 0, pools.fd, None)
 
 
-def test_values_and_load_errors_are_words() -> None:
+def test_values_are_sent_as_they_are_or_as_their_text() -> None:
     assert [_value(v) for v in (0, -1, True, None, 2**70, "x")] == [0, -1, True, "None", str(2**70), "x"]
+
+
+def test_a_value_that_is_an_int_is_sent_as_that_int() -> None:
+    """A correct submission may return an IntEnum or any integer type (operator.index): its value is compared,
+    not its text; an __index__ that raises leaves the value's text, which equals no expected value."""
+    import enum
+
+    class Status(enum.IntEnum):
+        OK, FAILED = 0, -1
+
+    class Wrong:
+        def __index__(self) -> int:
+            raise ValueError("no")
+
+        def __str__(self) -> str:
+            return "wrong"
+
+    got = [_value(v) for v in (Status.OK, Status.FAILED, Wrong())]
+    assert got == [0, -1, "wrong"] and [type(v) for v in got] == [int, int, str]
+
+
+def test_load_errors_are_words() -> None:
     try:
         compile("def f(:\n", "memory.py", "exec")
     except SyntaxError as exc:

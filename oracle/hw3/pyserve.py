@@ -294,10 +294,14 @@ OPS = {
 
 
 def _value(result: object) -> object:
-    """A return value as JSON: ints (and bools) as they are, anything else as its text."""
-    if type(result) is bool or (type(result) is int and -(1 << 63) <= result < 1 << 63):  # type: ignore[operator]
+    """A return value as JSON: a bool as it is, an int or anything that is one (operator.index: an IntEnum, a
+    numpy integer) as that int, anything else as its text (which equals no expected value)."""
+    if type(result) is bool:
         return result
-    return _text(result, 200)
+    try:
+        return _int(result, "the return value")
+    except Exception:  # noqa: BLE001  (not an integer, beyond 64 bits, or an __index__ that raised)
+        return _text(result, 200)
 
 
 def main(argv: list[str]) -> None:  # pragma: no cover  (run by the system Python in the sandbox, where
