@@ -10,7 +10,10 @@ No run needs the network either, and outside bubblewrap's network namespace noth
 (Landlock names TCP ports only): socket() for AF_INET and AF_INET6 gets EPERM, so no UDP datagram or raw
 packet leaves a run under any isolation. io_uring is refused whole (io_uring_setup, _enter, _register): its
 operations (a socket, an open, a read) are made by the kernel on the ring's behalf, past this filter, so a
-filter on system calls binds only a run that has no ring. Where no pid namespace holds a run (outside bubblewrap), setsid and
+filter on system calls binds only a run that has no ring. process_vm_readv and process_vm_writev are refused
+too: no run needs them, and the kernel's copy of a process's own memory reads a guard page as EFAULT, not as
+the fault the grader's heap fence counts (and valgrind does not check their buffers). Where no pid namespace
+holds a run (outside bubblewrap), setsid and
 setpgid are refused as well: the run ends by killing its process group, which nothing it starts can leave.
 
     install()   # in the child, pre-exec
@@ -25,11 +28,11 @@ _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
 _X32_BIT = 0x40000000
-# (audit arch, socket, (shmget, msgget, semget, io_uring_setup, io_uring_enter, io_uring_register),
-#  (setsid, setpgid)) by machine
+# (audit arch, socket, (shmget, msgget, semget, process_vm_readv, process_vm_writev, io_uring_setup,
+#  io_uring_enter, io_uring_register), (setsid, setpgid)) by machine
 _URING = (425, 426, 427)  # the same numbers on both machines
-_NATIVE = {"x86_64": (0xC000003E, 41, (29, 68, 64, *_URING), (112, 109)),
-           "aarch64": (0xC00000B7, 198, (194, 186, 190, *_URING), (157, 154))}
+_NATIVE = {"x86_64": (0xC000003E, 41, (29, 68, 64, 310, 311, *_URING), (112, 109)),
+           "aarch64": (0xC00000B7, 198, (194, 186, 190, 270, 271, *_URING), (157, 154))}
 _INTERNET = (2, 10)  # AF_INET, AF_INET6: socket()'s first argument
 _ARG0 = 16  # offset of seccomp_data.args[0] (its low 32 bits, little-endian)
 _LIBC = ctypes.CDLL(None, use_errno=True)

@@ -47,6 +47,7 @@ class RemoteAdapter:
     def __init__(self, child: PythonChild, adapter: type, policy: Policy):
         self.child, self.policy = child, policy
         self.shape, self.supports = adapter.shape, adapter.supports
+        self.shows = adapter.shows  # the fields every observation of this shape gives: the grader's copy
         self.names = dict(getattr(adapter, "names", {}))  # the pool's words: the grader's copy, never the child's
         self.written = getattr(adapter, "written", None)  # its calls as lines (oracle/prefix/calls.py)
         self.started = False
@@ -75,6 +76,8 @@ class RemoteAdapter:
         tables = _pairs(seen["tables"], "tables", lambda v: tuple(_ints(v, "a block table", self, none=True)), self)
         if tables is None:
             raise self._unreadable("observe's tables is null")
+        if hidden := sorted(name for name in self.shows if seen.get(name) is None):
+            raise self._unreadable(f"observe's {hidden[0]} is null, where every {self.shape} pool shows it")
         return Observation(
             tables=tables,
             free=None if seen["free"] is None else tuple(_ints(seen["free"], "free", self)),

@@ -1,7 +1,10 @@
 """Adapters: how the machine drives one API shape of the family, and reads its state back in block ids.
 
 Every adapter has these methods (the machine needs nothing else), and `shape`, `policy` and `supports`
-(the optional operations it can do: "lookup", "append", "commit", "fork", "copy", "reset"):
+(the optional operations it can do: "lookup", "append", "commit", "fork", "copy", "reset"); a shape the
+grader serves also has `shows`, the Observation fields besides tables that every observe() of it gives: a
+served child that answers one of them null sent a reply the grader cannot read (what a pool shows is the
+shape's, fixed in the grader's own process, never the child's choice call by call):
 
     start(num_blocks, block_size) -> None          # a fresh pool
     admit(rid, tokens) -> (accepted, hits | None)  # allocate a new request's prompt; hits: blocks it reused

@@ -32,6 +32,7 @@ class LabAdapter:
     shape = "lab"
     default_policy = LAB
     supports = frozenset({"lookup", "append", "commit", "fork", "reset"})
+    shows = frozenset({"free", "ref_counts", "hashes", "indexed"})  # every observe() gives these (remote.py)
 
     @staticmethod
     def written(step: Any) -> list[str]:

@@ -18,6 +18,7 @@ class MinivllmAdapter:
     shape = "minivllm"
     default_policy = MINIVLLM
     supports = frozenset({"append"})
+    shows = frozenset({"free", "ref_counts", "hashes", "indexed", "lengths"})  # every observe() gives these (remote.py)
     names = {"table": "seq{rid}.block_list", "ref_count": "manager.blocks[{block}].ref_cache",
              "length": "len(seq{rid})", "tokens": "seq{rid}.token_ids holds"}
 

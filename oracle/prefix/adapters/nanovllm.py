@@ -23,6 +23,7 @@ class NanovllmAdapter:
     shape = "nanovllm"
     default_policy = NANOVLLM
     supports = frozenset({"append", "commit"})
+    shows = frozenset({"free", "ref_counts", "hashes", "indexed"})  # every observe() gives these (remote.py)
 
     @staticmethod
     def default_policy_for(target: Any) -> Policy:

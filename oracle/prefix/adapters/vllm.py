@@ -69,6 +69,7 @@ class VllmAdapter:
     shape = "vllm"
     default_policy = VLLM_V1
     supports = frozenset({"lookup", "append", "commit", "reset"})
+    shows = frozenset({"free", "ref_counts", "hashes", "indexed"})  # every observe() gives these (remote.py)
 
     @staticmethod
     def written(step: Any) -> list[str]:

@@ -16,6 +16,7 @@ class YaieAdapter:
     shape = "yaie"
     default_policy = MINI_YAIE
     supports = frozenset({"copy"})
+    shows = frozenset({"free"})  # every observe() gives these (remote.py)
 
     def __init__(self, target: Any, spec: str, policy: Policy = MINI_YAIE):
         require(target, spec, ["KVCacheManager"])
