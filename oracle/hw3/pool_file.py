@@ -37,6 +37,11 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _libc.fallocate.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
 
 
+def _pages(length: int) -> int:
+    """`length` rounded up to whole pages."""
+    return -(-length // mmap.PAGESIZE) * mmap.PAGESIZE
+
+
 class PoolUnreadable(ImplementationFailure):
     """Bytes of a window the grader made came back short or not at all: the submission's doing (its process holds
     the file), a failure of the call after which the grader read them."""
@@ -59,7 +64,7 @@ class PoolFile:
         self._end = 0
 
     def restart(self) -> None:
-        self._drop(0, os.fstat(self._own).st_size)  # the earlier windows' pages, freed
+        self._drop(0, _pages(os.fstat(self._own).st_size))  # the earlier windows' pages, freed (a last one in part too)
         self._end = 0
 
     def window(self, size: int, guard: bytes, image: bytes | None = None, pattern: bytes | None = None) -> int:
@@ -77,7 +82,7 @@ class PoolFile:
             for start in range(0, size, len(chunk)):
                 os.pwrite(self._own, chunk[: size - start], offset + g + start)
         os.pwrite(self._own, guard, offset + g + size)
-        self._end = -(-end // mmap.PAGESIZE) * mmap.PAGESIZE
+        self._end = _pages(end)
         return offset
 
     def _reach(self, end: int) -> None:
