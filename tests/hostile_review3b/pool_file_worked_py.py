@@ -2,9 +2,11 @@
 tests/broken/free_count_not_incremented.py: every create_sequence does to each memory file it holds (the grader's
 pools' memfd, in /proc/self/fd) all that the file's seals leave it, and tries what they refuse: it tries to seal
 the file against writes and growth (F_ADD_SEALS), sets O_APPEND and O_NONBLOCK on its descriptor (a description
-shared with the grader's would append the grader's next window at the file's end), and punches a hole over the
-whole file (the pools read as zeros)."""
+shared with the grader's would append the grader's next window at the file's end), tries to make the file immutable
+or append-only (FS_IOC_SETFLAGS: the grader's writes would fail) and unreadable (fchmod 0), and punches a hole over
+the whole file (the pools read as zeros)."""
 
+import array as _array
 import ctypes as _ctypes
 import fcntl as _fcntl
 import os as _os
@@ -25,6 +27,14 @@ def _work_memory_files():
                 except OSError:
                     pass
             _fcntl.fcntl(fd, _fcntl.F_SETFL, _fcntl.fcntl(fd, _fcntl.F_GETFL) | _os.O_APPEND | _os.O_NONBLOCK)
+            try:  # FS_IOC_SETFLAGS, FS_IMMUTABLE_FL | FS_APPEND_FL: refused without CAP_LINUX_IMMUTABLE
+                _fcntl.ioctl(fd, 0x40086602, _array.array("l", [0x10 | 0x20]), True)
+            except OSError:
+                pass
+            try:
+                _os.fchmod(fd, 0)
+            except OSError:
+                pass
             _libc.fallocate(fd, 3, 0, _os.fstat(fd).st_size)  # FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE
         except OSError:
             pass
