@@ -243,3 +243,32 @@ def test_a_reply_that_trickles_in_has_one_deadline(workdir: Path, tmp_path: Path
         assert time.monotonic() - started < 30, "the reply kept the grader reading past its deadline"
     finally:
         adapter.close()
+
+
+@pytest.mark.parametrize("attack, pool_left", [("pool_file_truncated", "intact"), ("pool_file_worked", "zeros")])
+def test_a_call_that_works_on_the_pools_memory_file_leaves_a_pool_the_grader_reads_whole(
+        attack: str, pool_left: str, workdir: Path, tmp_path: Path) -> None:
+    """The hostile fixtures of tests/submissions/hostile/review3b truncate, try to seal, set O_APPEND on and
+    punch a hole in the memory file the driver holds, from inside create_sequence: the pool the grader reads after
+    the call is whole (the file is sealed against shrinking), a hole reads as zeros (the pool's bytes, judged as
+    such), and the next window holds what the grader wrote where it put it (a description of its own)."""
+    from oracle.hw3.pool import GUARD, initial_pool
+    from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+
+    source = patched(patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "check_before_allocate.patch"),
+                     SUBMISSIONS / "hostile" / "review3b" / f"{attack}.patch")
+    (tmp_path / "llm_memory.c").write_text(source)
+    adapter = CAdapter(_driver(tmp_path, workdir))
+    try:
+        engine = adapter.llm_init(640)
+        assert adapter.create_sequence(engine, 1, 20) is not None
+        seen = adapter.observe(engine)
+        if pool_left == "intact":
+            assert (seen.guard_before, seen.pool, seen.guard_after) == (GUARD, initial_pool(640), GUARD)
+        else:
+            assert (seen.guard_before, seen.pool, seen.guard_after) == (bytes(64), bytes(640), bytes(64))
+        second = adapter.llm_init(320)
+        seen = adapter.observe(second)
+        assert (seen.guard_before, seen.pool, seen.guard_after) == (GUARD, initial_pool(320), GUARD)
+    finally:
+        adapter.close()

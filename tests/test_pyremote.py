@@ -283,3 +283,32 @@ def test_the_grade_s_time_limit_stops_a_call_in_progress(tmp_path: Path) -> None
     result = only_item(report)
     assert result["status"] == "not_run" and "reached while this item ran" in result["message"], result["message"]
     assert status == 1
+
+
+@pytest.mark.parametrize("attack, pool_left", [("pool_file_truncated_py", "intact"), ("pool_file_worked_py", "zeros")])
+def test_a_call_that_works_on_the_pools_memory_file_leaves_a_pool_the_grader_reads_whole(
+        attack: str, pool_left: str, tmp_path: Path) -> None:
+    """The hostile modules of tests/hostile_review3b truncate, try to seal, set O_APPEND on and punch a hole in
+    the memory file they hold, from inside create_sequence: the pool the grader reads after the call is whole
+    (the file is sealed against shrinking), a hole reads as zeros (the pool's bytes, judged as such), and the
+    next window holds what the grader wrote where it put it (its writes go through a description of its own)."""
+    from oracle.hw3.pool import GUARD, initial_pool
+    from tests.test_tamper_review import python_module
+
+    hostile = (ROOT / "tests" / "hostile_review3b" / f"{attack}.py").read_text()
+    code = python_module("free_count_not_incremented", hostile)
+    name = f"hostile_{secrets.token_hex(6)}"
+    (tmp_path / f"{name}.py").write_text(code)
+    with served(str(tmp_path / f"{name}.py")) as remote:
+        adapter = remote()
+        engine = adapter.llm_init(640)
+        assert adapter.create_sequence(engine, 1, 20) is not None
+        seen = adapter.observe(engine)
+        if pool_left == "intact":
+            assert (seen.guard_before, seen.pool, seen.guard_after) == (GUARD, initial_pool(640), GUARD)
+        else:
+            assert (seen.guard_before, seen.pool, seen.guard_after) == (bytes(64), bytes(640), bytes(64))
+        second = adapter.llm_init(320)
+        seen = adapter.observe(second)
+        assert (seen.guard_before, seen.pool, seen.guard_after) == (GUARD, initial_pool(320), GUARD)
+    assert left_running(name) == []

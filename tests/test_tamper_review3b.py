@@ -48,12 +48,15 @@ ATTACKS = [
     # create ("Call 5 create_sequence(engine, 2, 4097): ... it allocated 3 time(s)") shows them. A program whose
     # doomed call came last, or whose next call may allocate, would not (README: "Limits of what is checked")
     Attack("reply_before_allocating", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5),
-    # honest 5 (compiles): as counting_paused's base
-    Attack("pool_file_truncated", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5,
-           broken="the driver holds the grader's pool memory file (a memfd) open, and the file is not sealed: a call "
-           "that truncates it (ftruncate on the descriptor found in /proc/self/fd) leaves the grader a window of no "
-           "bytes, which it fails to read as its own error (\"grader error: ... unpack_from requires a buffer of at "
-           "least 4 bytes\", 'the grader's fault: please tell the course staff')"),
+    # honest 5 (compiles): as counting_paused's base; every create truncates the memory files it holds. Holds by
+    # construction: the grader's pools' memory file is sealed before the driver starts (pool_file.py: F_SEAL_SHRINK,
+    # F_SEAL_SEAL), so the ftruncate fails (EPERM) and the window the grader reads back is whole
+    Attack("pool_file_truncated", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5),
+    # honest 5 (compiles): as counting_paused's base; every create tries to seal the memory files it holds against
+    # writes and growth (refused: F_SEAL_SEAL), sets O_APPEND and O_NONBLOCK on its descriptor (the grader writes
+    # through a description of its own) and punches a hole over the whole file: the pool reads as zeros, judged as
+    # the pool's bytes (pool_file.py)
+    Attack("pool_file_worked", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5),
     # honest: alloc_failure (0 points, reported) fails: a failed L2 allocation leaks the half-built Sequence
     Attack("padded_allocations", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",),
            broken="alloc_failure fails a fixed choice of a long call's allocations (allocations_to_fail: beyond 32, "
@@ -73,11 +76,11 @@ ATTACKS += [
            "it sees it and refuses there too: the refusal is then the call's own, not the free count's"),
 ]
 ATTACKS += [
-    # honest 6, as above: the Python pools' memory file truncated from inside a call (pool_file_truncated's act)
-    Attack("pool_file_truncated_py", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6,
-           broken="the Python server holds the grader's pool memory file open and the file is not sealed: truncated "
-           "from inside create_sequence, it leaves the grader a window of no bytes, read as the grader's own error "
-           "(free_count: \"grader error: ... unpack_from requires a buffer of at least 4 bytes\", exit 2)"),
+    # honest 6, as above: the Python pools' memory file truncated from inside a call (pool_file_truncated's act);
+    # holds as pool_file_truncated does (the file is sealed before the child starts)
+    Attack("pool_file_truncated_py", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6),
+    # honest 6, as above: pool_file_worked's acts from inside create_sequence
+    Attack("pool_file_worked_py", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6),
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 

@@ -1,67 +1,136 @@
-"""PoolFile: the pools a Python submission is given, in a memory file the grader owns and reads itself.
+"""PoolFile: the pools a submission is given, in a memory file the grader owns and reads itself.
 
 The grader creates the memory file (a memfd), writes each pool into a window of it (guard + pool + guard,
-page-aligned), and passes the file to the submission's child process, which maps the window and hands its
-middle to llm_init as a writable buffer (pyserve.py). What the grader then checks of the pool, it reads from
-the file here, in its own process: what the child says about the pool is never asked for, so a submission
-cannot show the grader a clean copy of a pool it wrote into. (The C probes' pools are the same kind of
-window: c/probe_adapter.py.)
+page-aligned), and passes the file to the submission's process, which maps the window and hands its middle to
+llm_init as a writable buffer (pyserve.py, c/driver.c's load_pool). What the grader then checks of the pool, it
+reads from the file here, in its own process: what the submission's process says about the pool is never asked
+for, so a submission cannot show the grader a clean copy of a pool it wrote into.
+
+The submission's process holds the file too (it must map it), so the file is made so that nothing it does with
+its descriptor can take a window from the grader:
+- sealed before any process of the submission's exists: F_SEAL_SHRINK (no window ever gets shorter, so every
+  byte the grader reads back is there) and F_SEAL_SEAL (no seal may be added: F_SEAL_WRITE, which would refuse
+  the grader's own writes, cannot be). The file may still grow: the grader grows it for each new window, a
+  submission only up to its own file size limit, and the grader reads nothing past its windows.
+- the grader reads and writes through an open file description of its own (`self.fd` is the one passed on), so
+  the flags a submission may set on the description it holds (O_APPEND, O_NONBLOCK) never reach the grader's
+  reads and writes.
+Whatever bytes a submission's process puts in a window (its writes, through the mapping or the descriptor, or
+a hole punched, which reads as zeros) are the pool's contents, judged as the pool. A window the grader still
+cannot read in full is the failure of the submission's call that made it so (PoolUnreadable), never the
+grader's.
 """
 
+import ctypes
+import fcntl
 import hashlib
 import mmap
 import os
 
+from oracle.hw3.observation import ImplementationFailure
+
 CHUNK = 1 << 20
 POOL_BYTES_SHOWN = 1 << 20  # a probe gets a pool's bytes up to this size, else their digest
+SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
+_PUNCH_HOLE = 0x01 | 0x02  # FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE: the range reads as zeros, its pages freed
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.fallocate.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
+
+
+def _pages(length: int) -> int:
+    """`length` rounded up to whole pages."""
+    return -(-length // mmap.PAGESIZE) * mmap.PAGESIZE
+
+
+class PoolUnreadable(ImplementationFailure):
+    """Bytes of a window the grader made came back short or not at all: the submission's doing (its process holds
+    the file), a failure of the call after which the grader read them."""
 
 
 class PoolFile:
     """One memory file of pool windows. `window` places a new pool after the last one (two live engines keep
-    two pools), `restart` places the next at the start again (a new adapter: the pools before are done with)."""
+    two pools), `restart` places the next at the start again (a new adapter: the pools before are done with).
+    `fd` is the descriptor to pass to the submission's process."""
 
     def __init__(self) -> None:
-        self.fd = os.memfd_create("pagedcheck-python-pools")
+        self.fd = os.memfd_create("pagedcheck-pools", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        self._own = -1
+        try:
+            fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, SEALS)
+            self._own = os.open(f"/proc/self/fd/{self.fd}", os.O_RDWR | os.O_CLOEXEC)  # a description of our own
+        except BaseException:
+            self.close()
+            raise
         self._end = 0
 
     def restart(self) -> None:
+        self._drop(0, _pages(os.fstat(self._own).st_size))  # the earlier windows' pages, freed (a last one in part too)
         self._end = 0
 
     def window(self, size: int, guard: bytes, image: bytes | None = None, pattern: bytes | None = None) -> int:
         """A fresh window: `guard`, then `size` bytes of `image` or `pattern` repeated (None: zeros), then
         `guard` again; its offset in the file."""
         offset, g = self._end, len(guard)
-        os.ftruncate(self.fd, offset)  # drops the pages an earlier window left at this place
-        os.ftruncate(self.fd, offset + size + 2 * g)
-        os.pwrite(self.fd, guard, offset)
+        end = offset + size + 2 * g
+        self._reach(end)
+        self._drop(offset, end - offset)  # zeros, whatever an earlier window or the submission's process left here
+        os.pwrite(self._own, guard, offset)
         if image is not None:
-            os.pwrite(self.fd, image[:size], offset + g)
+            os.pwrite(self._own, image[:size], offset + g)
         elif pattern:
             chunk = pattern * max(1, CHUNK // len(pattern))  # whole patterns, so each chunk continues it
             for start in range(0, size, len(chunk)):
-                os.pwrite(self.fd, chunk[: size - start], offset + g + start)
-        os.pwrite(self.fd, guard, offset + g + size)
-        self._end = -(-(offset + size + 2 * g) // mmap.PAGESIZE) * mmap.PAGESIZE
+                os.pwrite(self._own, chunk[: size - start], offset + g + start)
+        os.pwrite(self._own, guard, offset + g + size)
+        self._end = _pages(end)
         return offset
 
+    def _reach(self, end: int) -> None:
+        """The file at least `end` bytes long (it may only grow: a submission's process may have grown it)."""
+        if os.fstat(self._own).st_size < end:
+            try:
+                os.ftruncate(self._own, end)
+            except PermissionError:  # grown past `end` meanwhile: shortening it back is what the seal refuses
+                if os.fstat(self._own).st_size < end:
+                    raise
+
+    def _drop(self, offset: int, length: int) -> None:
+        """Bytes [offset, offset + length) zeros, their pages given back (a hole punched: the seals allow it)."""
+        if length > 0 and _libc.fallocate(self._own, _PUNCH_HOLE, offset, length) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, f"cannot clear the pools' memory file: {os.strerror(error)}")
+
     def read(self, offset: int, length: int) -> bytes:
-        """`length` bytes from `offset`, read from the file (bytes past its end, if any, are missing)."""
+        """`length` bytes from `offset`, read from the file; PoolUnreadable when they cannot all be read."""
         parts, at = [], offset
         while at < offset + length:
-            part = os.pread(self.fd, min(CHUNK, offset + length - at), at)
-            if not part:
-                break
+            part = self._pread(min(CHUNK, offset + length - at), at, offset, length)
             parts.append(part)
             at += len(part)
         return b"".join(parts)
 
     def sha256(self, offset: int, length: int) -> str:
-        digest = hashlib.sha256()
-        for start in range(offset, offset + length, CHUNK):
-            digest.update(os.pread(self.fd, min(CHUNK, offset + length - start), start))
+        digest, at = hashlib.sha256(), offset
+        while at < offset + length:
+            part = self._pread(min(CHUNK, offset + length - at), at, offset, length)
+            digest.update(part)
+            at += len(part)
         return digest.hexdigest()
 
+    def _pread(self, count: int, at: int, offset: int, length: int) -> bytes:
+        """Up to `count` bytes at `at`, at least one, of the `length` bytes at `offset` the grader is reading."""
+        try:
+            part = os.pread(self._own, count, at)
+        except OSError as error:
+            raise PoolUnreadable(f"left a pool the grader cannot read ({length} bytes at offset {offset} of its "
+                                 f"memory file: {error.strerror})") from None
+        if not part:
+            raise PoolUnreadable(f"left a pool the grader cannot read ({length} bytes at offset {offset} of its "
+                                 f"memory file, which ends at byte {at})")
+        return part
+
     def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+        for fd in (self.fd, self._own):
+            if fd >= 0:
+                os.close(fd)
+        self.fd = self._own = -1
