@@ -78,6 +78,17 @@ def test_a_watch_notes_only_a_call_after_which_the_count_grew_numbered_in_its_pr
     assert strays[0].where == "create_sequence_cap, step 2, create_sequence(engine, 1, 4097)"
 
 
+def test_a_watch_notes_the_first_stray_of_each_program_only() -> None:
+    strays: list[Stray] = []
+    adapter = SimpleNamespace(watch=Watch(strays))
+    for program in ("one", "two"):
+        named(adapter, program)
+        for pages in range(3):
+            adapter.watch.calling("D", 0x5000, 0, 0)
+            adapter.watch.counted(pages, pages + 1)
+    assert [(stray.program, stray.step) for stray in strays] == [("one", 1), ("two", 1)]
+
+
 def test_an_adapter_without_a_watch_is_left_as_it_is() -> None:
     adapter = object()
     assert named(adapter, "p") is adapter

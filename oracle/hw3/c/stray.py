@@ -55,19 +55,22 @@ class Stray:
 
 @dataclass
 class Watch:
-    """One adapter's watch: the calls made since its program was named (or since it was made), and each stray
-    the grader counted in them, appended to `strays` (shared by every adapter of a submission)."""
+    """One adapter's watch: the calls made since its program was named (or since it was made), and the first
+    stray the grader counted in them, appended to `strays` (shared by every adapter of a submission). One a program
+    is enough to charge it, and keeps the list small however many calls of a hostile program stray."""
 
     strays: list[Stray]
     program: str = ""
     calls: list[str] = field(default_factory=list)
+    noted: bool = False  # a stray of this program's is in `strays`
 
     def calling(self, op: str, target: int, a: int, b: int) -> None:
         self.calls.append(c_call(op, target, a, b))
 
     def counted(self, before: int, after: int) -> None:
         """The stray pages the grader counted in the driver's run before the last call and after it."""
-        if after > before and self.calls:
+        if after > before and self.calls and not self.noted:
+            self.noted = True
             self.strays.append(Stray(self.program, len(self.calls), tuple(self.calls), after - before))
 
 
@@ -76,5 +79,5 @@ def named(adapter: Any, program: str) -> Any:
     Python submission's say, is left as it is)."""
     watch = getattr(adapter, "watch", None)
     if watch is not None:
-        watch.program, watch.calls = program, []
+        watch.program, watch.calls, watch.noted = program, [], False
     return adapter
