@@ -109,12 +109,15 @@ def run_checks(
             outcome, status = Outcome(False, f"not run: {reason}"), "not_run"
             if reason.excuse:
                 excuses[item.id] = _each(reason.excuse)
-        except DeadlinePassed:
+        except DeadlinePassed as reason:
             outcome, status = Outcome(False, f"not run: {OUT_OF_TIME_DURING}"), "not_run"
+            excuses.update(_met(item.id, reason))
         except NotApplicable as reason:
             outcome, status = Outcome(False, f"not applicable: {reason}", student=reason.student), "not_applicable"
+            excuses.update(_met(item.id, reason))
         except Incomplete as reason:
             outcome, status = Outcome(False, f"incomplete: {reason}"), "incomplete"
+            excuses.update(_met(item.id, reason))
         except Exception as exc:  # a bug in the grader, not in the submission
             outcome = Outcome(False, f"grader error: {type(exc).__name__}: {exc}", traceback.format_exc())
             status = "error"
@@ -152,6 +155,13 @@ def _each(excuse: Excuse | tuple[Excuse, ...]) -> tuple[Excuse, ...]:
     return excuse if isinstance(excuse, tuple) else (excuse,)
 
 
+def _met(item: str, stop: BaseException) -> dict[str, tuple[Excuse, ...]]:
+    """What a check that stopped otherwise than NotRun (out of time, incomplete, not applicable) met on its way
+    and leaves to other items (an `excuse` the family set on it: hw3's stray accesses), by item."""
+    excuse = getattr(stop, "excuse", None)
+    return {item: _each(excuse)} if excuse else {}
+
+
 def _settled(result: ItemResult, verdict: Verdict | None, excuses: tuple[Excuse, ...],
              names: Mapping[str, str]) -> ItemResult:
     """The item as settling left it, with what a student reads of it: failed, with what the item that found
@@ -162,6 +172,7 @@ def _settled(result: ItemResult, verdict: Verdict | None, excuses: tuple[Excuse,
             student += f"\n\n(Found by the tests of \"{names.get(verdict.reader, verdict.reader)}\".)"
         return dataclasses.replace(result, status="failed", points=0, message=verdict.message,
                                    details=verdict.failure.details, student=student)
+    excuses = tuple(excuse for excuse in excuses if not excuse.aside)  # met on the way: never why it did not run
     if result.status == "not_run" and excuses:  # another item's bug stopped it: said once, plainly
         owners = sorted({o for excuse in excuses for o in excuse.owners if o in names and o != result.id})
         whose = f"the bug reported under {' and '.join(repr_name(names[o]) for o in owners)}" if owners \

@@ -14,6 +14,7 @@ from contextlib import closing
 from typing import Any, Mapping
 
 from oracle.grading.grader import NotApplicable, NotRun, Outcome
+from oracle.hw3.c.stray import named
 from oracle.hw3.feedback import student_text
 from oracle.hw3.compare import first_difference
 from oracle.difference import Difference
@@ -97,6 +98,7 @@ def _done(counts: list[int], chosen: list[tuple[int, ...]]) -> str:
 def _allocations(adapter: Any, steps: tuple[Step, ...]) -> list[int]:
     """How many allocations each step makes when none fails."""
     adapter.close()
+    named(adapter, f"{ALLOCATING.name} (no allocation failing)")
     counts, engine = [], None
     for step in steps:
         engine, _ = _call(adapter, step, engine)
@@ -113,6 +115,8 @@ def _expect(model: Model, step: Step, engine: Any) -> Call:
 def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Finding | None:
     """Replays steps[:index] on a fresh driver, then steps[index] with its k-th allocation failing."""
     adapter.close()
+    scenario = f"allocation_failure (allocation {k} of step {index + 1} failing)"
+    named(adapter, scenario)
     model, engine, calls = Model(), None, []
     for step in steps[:index]:
         calls.append(_expect(model, step, engine))
@@ -142,6 +146,5 @@ def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Findin
         problem = Difference(CRASH, "", None, str(failure))
     if not problem:
         return None
-    scenario = f"allocation_failure (allocation {k} of step {index + 1} failing)"
     rule = rule_of(problem, calls[index]) if problem.aspect == FREE_COUNT else ROBUSTNESS
     return Finding(scenario, index + 1, calls[index], problem, rule, calls=calls, model=model)

@@ -23,6 +23,7 @@ from oracle.difference import Difference
 from oracle.hw3.difference import CRASH, POOL
 from oracle.hw3.evidence import item_not_graded
 from oracle.hw3.machine import Divergence
+from oracle.hw3.c.stray import named
 from oracle.hw3 import programs
 from oracle.hw3.replay import Finding, replay, stray_write  # noqa: F401  (replay: importable from here as before)
 from oracle.hw3.rules import (  # noqa: F401  (the rule names, importable from here as before)
@@ -144,7 +145,8 @@ def check_fuzz(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     programs, `shrink_replays` replays to shrink a failure), so a submission gets the same verdict and
     program on any machine. `seconds` is only a safety net: a run that reaches it before deciding is
     `incomplete`, never a pass."""
-    factory = _built(sub)
+    built = _built(sub)
+    factory = lambda: named(built(), "a program of the fuzzing test")  # noqa: E731  (each example's own adapter)
     seed = sub.seed if sub.seed is not None else options["seed"]
     with with_reporter(lambda _: None):  # Hypothesis's own warnings are ours to word
         report = fuzz(FAMILY, sub.path, factory, examples=options["examples"], steps=options["steps"], seed=seed,
@@ -181,6 +183,7 @@ def finding_from(failure: Divergence) -> Finding:
 
 from oracle.hw3.alloc_failure import ROBUSTNESS, check_alloc_failure  # noqa: E402
 from oracle.hw3.memory_safety import MEMCHECK_LIMITS, MEMCHECK_OPTIONS, check_memory_safety  # noqa: E402
+from oracle.hw3.stray_charge import charging  # noqa: E402
 
 def _programs(item: str) -> dict[str, list[str]]:
     """A directed check's option: the programs it runs (programs.py), which a course's rubric may name."""
@@ -213,8 +216,8 @@ def _on_its_evidence(item: str, run: Any) -> Any:
     return check
 
 
-CHECKS: dict[str, Check] = {
-    check.id: dataclasses.replace(check, run=_on_its_evidence(check.id, check.run))
+CHECKS: dict[str, Check] = {  # each charges memory_safety with the stray accesses its runs met (stray_charge.py)
+    check.id: dataclasses.replace(check, run=charging(_on_its_evidence(check.id, check.run)))
     for check in (
         Check("compiles", "Compilation Standard: gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2", check_compiles),
         Check("llm_init", TASKS["llm_init"], check_llm_init, _programs("llm_init"), PROGRAM_LIMITS),

@@ -21,6 +21,7 @@ from oracle.hw3 import programs
 from oracle.hw3 import BUILTIN_ENGINE
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import Refused, build, only_file_below, submission_source
+from oracle.hw3.c.stray import Stray, Watch
 from oracle.hw3.checks import CHECKS, Submission
 from oracle.child import PYTHON, LoadFailure
 from oracle.pylocate import locate
@@ -158,6 +159,8 @@ def _submission(path: str, out_dir: Path, scratch: Path, build_cache: Path | Non
     except RuntimeError as exc:  # our own driver does not build, or the build cache is not ours
         raise GraderError(str(exc)) from None
     # Only warnings (the compile without -Werror succeeds): "compiles" fails, the rest is graded on that build.
-    driver = result.graded_driver
-    factory = (lambda: CAdapter(driver, timeout=timeout, sandbox=box)) if driver is not None else None
-    return Submission(path, "c", factory, out_dir, scratch, build=result, source=source, timeout=timeout, sandbox=box)
+    # Every adapter notes the stray accesses the grader counts in its calls, for memory_safety (stray_charge.py).
+    driver, strays = result.graded_driver, list[Stray]()
+    factory = (lambda: CAdapter(driver, timeout=timeout, sandbox=box, watch=Watch(strays))) if driver is not None else None
+    return Submission(path, "c", factory, out_dir, scratch, build=result, source=source, timeout=timeout, sandbox=box,
+                      strays=strays)

@@ -17,6 +17,7 @@ from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outc
 from oracle.grading.rubric import positive
 from oracle.difference import Difference
 from oracle.hw3.difference import RETURN
+from oracle.hw3.c.stray import named
 from oracle.hw3.feedback import listing as calls_listed
 from oracle.hw3.machine import Call
 from oracle.hw3.memcheck import MemcheckResult, apply_program, battery_programs, memcheck
@@ -160,7 +161,7 @@ def _leak(adapter: Any, name: str, calls: list[Call], trace: list[TraceStep]) ->
     an engine still live; the first crash, read or write outside any live heap block (the driver's guard and
     freed pages, counted from outside: c/heap_maps.py), or heap block still allocated while there is no engine.
     A call that hangs ends the program unjudged (HUNG)."""
-    before, strays = _faulted(adapter), []  # the program goes on past a stray access, as on an ordinary heap
+    before, strays = _faulted(named(adapter, name)), []  # the program goes on past a stray access, as on an ordinary heap
 
     def after_call(label: str, engine: object) -> str | None:
         if not strays and (stray := _stray(adapter, name, label, before)):

@@ -18,6 +18,7 @@ from typing import Callable
 from oracle import finding
 from oracle.difference import Difference
 from oracle.hw3.adapters import Adapter
+from oracle.hw3.c.stray import named
 from oracle.hw3.difference import (
     BLOCK_ID, CALL_ALLOCATIONS, FACTS, KV_COUNT, LEAK, LIST_BROKEN, LIST_IDS, LIST_ORDER, MAPPING, REF_COUNT, RETURN,
     STATE_CHANGE, TABLE_SHAPE,
@@ -97,7 +98,7 @@ def replay(
             reading.passed_over.append(finding(ran, ran.found[0]))
         return False
 
-    trace = run(scenario, adapter, model, modulo, fresh, judge)
+    trace = run(scenario, named(adapter, scenario.name), model, modulo, fresh, judge)  # each step one call
     if found:
         return found[0]
     if trace.cut and reading is not None and reading.passed_over:

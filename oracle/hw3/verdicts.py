@@ -10,6 +10,7 @@ from typing import Any, Callable
 from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outcome, Seen
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.c.build import BuildResult, OFFICIAL_FLAGS
+from oracle.hw3.c.stray import Stray
 from oracle.hw3.feedback import student_text
 from oracle.hw3.machine import Divergence
 from oracle.hw3.replay import Finding, Reading, listing, replay
@@ -40,6 +41,7 @@ class Submission:
     sandbox: Sandbox | None = None  # where its code runs (None: the process's shared sandbox)
     refused: str = ""  # why the submission was refused before any build (C only): its own fault
     findings: dict[str, "Finding"] = field(default_factory=dict)  # item id -> where it failed (its HTML picture)
+    strays: list[Stray] = field(default_factory=list)  # natively, every stray access the grader counted (C only)
     _probes: dict[str, Any] | None = None
 
     def adapter(self) -> Adapter:

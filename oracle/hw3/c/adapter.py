@@ -35,6 +35,7 @@ from oracle.hw3.c.heap_notify import Listener, receive_listener
 from oracle.hw3.c.ledger import Ledger, fence_blocks, max_map_count
 from oracle.hw3.c.native_heap import NativeHeap
 from oracle.hw3.c.log_channel import LogChannel
+from oracle.hw3.c.stray import Watch
 from oracle.hw3.c.outside import DriverGone, OutsideMemory, Unreachable
 from oracle.run_cpu import HUNG_WALL, RunClock
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
@@ -55,7 +56,8 @@ class CAdapter:
     `fail_allocation(k)` makes the k-th allocation from the next call on return NULL; `last_call` holds
     the last call's CallStats; `output` is what the submission printed (capped at output_limit bytes).
     `program`: the executable the driver's process runs (a wrapper's, valgrind's tool, when there is one), by
-    which the grader finds that process in its own process tree.
+    which the grader finds that process in its own process tree. `watch`: where natively each call during which
+    the grader counted a stray access is noted (c/stray.py).
     """
 
     heap_from_outside = True  # natively, the heap's facts are the grader's: its ledger (or the driver's mappings)
@@ -78,6 +80,7 @@ class CAdapter:
         pass_fds: Sequence[int] = (),
         log_channel: LogChannel | None = None,
         program: Path | None = None,
+        watch: Watch | None = None,
     ):
         self.driver = Path(driver)
         if not self.driver.is_file():
@@ -90,6 +93,7 @@ class CAdapter:
         self.seccomp = seccomp
         self.box = sandbox or shared()
         self.program = program
+        self.watch = watch  # natively: each call during which the grader counted a stray access (c/stray.py)
         self.stop_to_read = self.stop_to_read or not seccomp  # no filter: clone is allowed, so threads may run
         self._pools = PoolFile()  # the pools: the grader's memory file, which the driver maps
         self.pass_fds = (*pass_fds, self._pools.fd)
@@ -238,6 +242,8 @@ class CAdapter:
         if self._native is not None:
             self._native.call_started(self._fail_at)
         self._fail_at = -1
+        if self.watch is not None:
+            self.watch.calling(op, target, a, b)
         try:
             self._write_all(message + payload)
         except BrokenPipeError:
@@ -318,6 +324,8 @@ class CAdapter:
         if self._native is not None:  # natively the grader's own observation (native_heap.py)
             if (seen := self._native.judged(facts, self._heap.live_blocks)) is None:
                 raise self._fail("")  # it replied, then ended before the grader could look (a timer of the submission's)
+            if self.watch is not None:  # the grader's count only: the driver's reply says none
+                self.watch.counted(self._heap.faulted, seen.faulted)
             facts = seen
         self.last_call = CallStats(facts.allocations, facts.frees, facts.injected)
         self._heap = HeapState(facts.allocations, facts.live_blocks, facts.live_bytes, facts.faulted)
