@@ -39,6 +39,35 @@ def test_the_choice_depends_on_the_count_alone() -> None:
     assert allocations_to_fail(8002) != allocations_to_fail(8003)
 
 
+
+def test_a_long_call_fails_every_block_it_kept_whatever_surrounds_them() -> None:
+    """padded_allocations (tests/submissions/hostile/review3b): its kept blocks sit among 100 blocks allocated and
+    freed before them and 100 after, where the count-only choice never lands."""
+    kept = (101, 102, 103)
+    assert not set(kept) & set(allocations_to_fail(203))
+    chosen = allocations_to_fail(203, kept)
+    assert set(kept) <= set(chosen) and len(chosen) == FAILED_PER_CALL == len(set(chosen))
+    assert list(chosen) == sorted(chosen) and all(1 <= k <= 203 for k in chosen)
+    others = [k for k in chosen if k not in kept]  # the rest of the budget, 29 tries: a quarter at each edge
+    edge = (FAILED_PER_CALL - len(kept)) // 4
+    assert others[:edge] == list(range(1, edge + 1)) and others[-edge:] == list(range(204 - edge, 204))
+    huge = allocations_to_fail(10**9, (5, 10**8))  # a count the submission claimed: the work is the tries'
+    assert {1, 5, 10**8, 10**9} <= set(huge) and len(set(huge)) == FAILED_PER_CALL
+
+
+def test_a_call_that_kept_many_blocks_fails_a_sample_of_them_and_still_some_of_the_others() -> None:
+    kept = tuple(range(2, 2001, 2))  # 1000 kept, 1000 freed between them
+    chosen = allocations_to_fail(2000, kept)
+    assert len(chosen) == FAILED_PER_CALL == len(set(chosen))
+    ours = [k for k in chosen if k in kept]
+    assert len(ours) == FAILED_PER_CALL - EDGE  # EDGE tries left to the others
+    assert ours[0] == 2 and ours[-1] == 2000
+    assert allocations_to_fail(8002, tuple(range(1, 8003))) == allocations_to_fail(8002)  # all kept: as by count
+
+
+def test_a_kept_number_beyond_the_count_is_not_tried() -> None:
+    assert allocations_to_fail(40, (0, 41, 10**9)) == allocations_to_fail(40, ())
+
 def _alloc_failure(tmp_path: Path, source: str) -> tuple[str, str]:
     directory = tmp_path / "submission"
     directory.mkdir()
@@ -92,3 +121,13 @@ def test_a_call_that_succeeds_in_spite_of_a_failed_malloc_must_still_leave_nothi
     assert status == "failed"
     assert message.startswith("allocation_failure (allocation 2 of step 2 failing)"), message
     assert "llm_destroy afterwards: its status and the heap blocks left: expected 0 and 0, got 0 and 1" in message, message
+
+
+def test_a_leak_among_blocks_allocated_and_freed_around_a_calls_own_work_is_caught(tmp_path: Path) -> None:
+    """alloc_failure's bug (a failed L2 table leaks the half-built Sequence), each call padded with 100 blocks
+    allocated and freed before its own work and 100 after (tests/submissions/hostile/review3b)."""
+    broken = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "alloc_failure.patch")
+    padded = patched(broken, SUBMISSIONS / "hostile" / "review3b" / "padded_allocations.patch")
+    status, message = _alloc_failure(tmp_path, padded)
+    assert status == "failed", message
+    assert message.startswith("allocation_failure (allocation 103 of step 2 failing): step 2 create_sequence"), message

@@ -183,3 +183,22 @@ def test_the_block_count_spent_is_full_as_the_budget_is() -> None:
 def test_the_fence_holds_the_blocks_the_map_count_leaves() -> None:
     assert fence_blocks(65530) == 65530 - 1024 - 8192  # driver.c's fence_reserve
     assert fence_blocks(10000) == 1024
+
+
+def test_the_blocks_a_call_kept_are_its_grants_still_live_when_it_ends_counted_as_a_failure_counts_them() -> None:
+    ledger = Ledger()
+    ledger.call_started()
+    grant(ledger, 1)
+    ledger.call_started()
+    assert grant(ledger, 3) == CONTINUE  # the call's 1st grant, freed below
+    assert grant(ledger, 3) == errno.EEXIST  # not fresh: no grant, so no number
+    assert grant(ledger, 5) == CONTINUE  # 2nd, kept
+    free(ledger, 3)
+    free(ledger, 1)  # an earlier call's block: not this call's to keep
+    assert grant(ledger, 7) == CONTINUE  # 3rd, kept
+    assert ledger.kept == (2, 3)
+    ledger.call_started(fail_at=2)  # the same order, the 2nd grant failed: the one kept first above
+    assert grant(ledger, 9) == CONTINUE and grant(ledger, 11) == errno.ENOMEM and ledger.injected
+    assert ledger.kept == (1,)
+    ledger.call_started()
+    assert ledger.kept == ()

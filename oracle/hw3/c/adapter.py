@@ -319,7 +319,7 @@ class CAdapter:
             if (seen := self._native.judged(facts, self._heap.live_blocks)) is None:
                 raise self._fail("")  # it replied, then ended before the grader could look (a timer of the submission's)
             facts = seen
-        self.last_call = CallStats(facts.allocations, facts.frees, facts.injected)
+        self.last_call = CallStats(facts.allocations, facts.frees, facts.injected, facts.kept)
         self._heap = HeapState(facts.allocations, facts.live_blocks, facts.live_bytes, facts.faulted)
         return ret
 
