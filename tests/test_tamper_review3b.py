@@ -61,14 +61,11 @@ ATTACKS = [
 ]
 ATTACKS += [
     # honest 6 (llm_init; free_count fails: a create refused that more free blocks undo, in a second opinion).
-    # The items it concerns: 11/11. On the whole default rubric it is no gain (43/76 against the bug's honest 61/76,
-    # seed 110: the same size also answers create_free's and append_cow's second opinions, fresh_pool's other
-    # witnesses, and those fail): what breaks is that the submission, not the grader, decides which item its bug
-    # costs (a rubric weighing free_count more would pay for it)
-    Attack("second_opinion_spotted", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6,
-           broken="fresh_pool.refused_for_want_of_blocks replays the program in a fresh process over a pool of "
-           "FRESH_BLOCKS (4096) blocks, a fixed size the item's own programs do not use, so the engine knows the second opinion when "
-           "it sees it and refuses there too: the refusal is then the call's own, not the free count's"),
+    # Once 11/11 on the items it concerns: the second opinion's pool was a fixed 4096 blocks no program of the
+    # rubric uses, so the engine knew it and refused there too, deciding which item its bug cost. Held since the
+    # pool is derived from the program's own (fresh_pool.witness_pool: its size plus twice the blocks its calls
+    # can take), so no one size marks the second opinion
+    Attack("second_opinion_spotted", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6),
 ]
 ATTACKS += [
     # honest 6, as above: the Python pools' memory file truncated from inside a call (pool_file_truncated's act)
