@@ -131,3 +131,47 @@ def test_a_leak_among_blocks_allocated_and_freed_around_a_calls_own_work_is_caug
     status, message = _alloc_failure(tmp_path, padded)
     assert status == "failed", message
     assert message.startswith("allocation_failure (allocation 103 of step 2 failing): step 2 create_sequence"), message
+
+
+# Reads the driver's request for the call (op, fail_at, target, a, b, packed: driver_reply.py) off the stack above
+# its own frame, and when told the k-th allocation fails, makes that one a decoy it does not need.
+DECOY = r"""
+#include <stdint.h>
+static int scheduled, made;
+static int told_fail_at(char op, const void *target, int a, int b)
+{
+    const unsigned char *frame = __builtin_frame_address(0);
+    for (int i = 0; i < 4096; i++) {
+        const unsigned char *q = frame + i;
+        uint64_t at;
+        int32_t fail_at, x, y;
+        memcpy(&fail_at, q + 1, 4), memcpy(&at, q + 5, 8), memcpy(&x, q + 13, 4), memcpy(&y, q + 17, 4);
+        if (q[0] == (unsigned char)op && at == (uint64_t)(uintptr_t)target && x == a && y == b)
+            return fail_at;
+    }
+    return -1;
+}
+static void *decoyed(size_t size)
+{
+    if (scheduled > 0 && made + 1 == scheduled) {
+        void *volatile decoy = malloc(1); /* the allocation the grader fails (volatile: gcc drops a malloc freed at once) */
+        free(decoy), made++;
+    }
+    made++;
+    return malloc(size);
+}
+#define malloc(size) decoyed(size)
+"""
+
+
+def test_a_submission_that_reads_its_request_cannot_tell_which_allocation_fails(tmp_path: Path) -> None:
+    """alloc_failure's bug, with the request the driver read found on the stack: were the k-th allocation to fail
+    written there, the submission would make it a decoy, and its real allocations would never fail."""
+    source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "alloc_failure.patch")
+    head = "Sequence *create_sequence(LLMEngine *engine, int seq_id, int initial_kv_len)\n{\n"
+    assert source.count(head) == 1 and source.count("#include <string.h>\n") == 1
+    source = source.replace("#include <string.h>\n", "#include <string.h>\n" + DECOY).replace(
+        head, head + "    scheduled = told_fail_at('C', engine, seq_id, initial_kv_len), made = 0;\n")
+    status, message = _alloc_failure(tmp_path, source)
+    assert status == "failed", message
+    assert "step 2 create_sequence" in message, message
