@@ -65,6 +65,16 @@ def test_a_call_that_kept_many_blocks_fails_a_sample_of_them_and_still_some_of_t
     assert allocations_to_fail(8002, tuple(range(1, 8003))) == allocations_to_fail(8002)  # all kept: as by count
 
 
+def test_the_kept_blocks_holding_the_engines_objects_come_first_however_many_others_it_kept() -> None:
+    """padded_kept_allocations (tests/submissions/hostile/review3b): 100 one-byte blocks kept before a create's own
+    three (a Sequence, its L1 and L2 tables) and 100 after, and 100 allocated and freed after them."""
+    kept, objects = tuple(range(1, 204)), (101, 102, 103)
+    assert not set(objects) & set(allocations_to_fail(303, kept))  # the kept ones alone: a sample misses them
+    chosen = allocations_to_fail(303, kept, objects)
+    assert set(objects) <= set(chosen) and len(chosen) == FAILED_PER_CALL == len(set(chosen))
+    assert len([k for k in chosen if k > 203]) == EDGE  # EDGE tries left to the blocks it did not keep
+    assert allocations_to_fail(303, kept, (0, 250, 400)) == allocations_to_fail(303, kept)  # only kept ones count
+
 def test_a_kept_number_beyond_the_count_is_not_tried() -> None:
     assert allocations_to_fail(40, (0, 41, 10**9)) == allocations_to_fail(40, ())
 
@@ -175,3 +185,13 @@ def test_a_submission_that_reads_its_request_cannot_tell_which_allocation_fails(
     status, message = _alloc_failure(tmp_path, source)
     assert status == "failed", message
     assert "step 2 create_sequence" in message, message
+
+
+
+def test_a_leak_among_blocks_kept_around_a_calls_own_work_is_caught(tmp_path: Path) -> None:
+    """As above, with the padding kept until llm_destroy (a failing call frees its own)."""
+    broken = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "alloc_failure.patch")
+    padded = patched(broken, SUBMISSIONS / "hostile" / "review3b" / "padded_kept_allocations.patch")
+    status, message = _alloc_failure(tmp_path, padded)
+    assert status == "failed", message
+    assert message.startswith("allocation_failure (allocation 103 of step 2 failing): step 2 create_sequence"), message

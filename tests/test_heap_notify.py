@@ -67,8 +67,10 @@ def test_the_blocks_a_call_kept_are_the_ledgers_numbers_of_its_grants_still_live
     try:
         engine = adapter.llm_init(4096)
         assert adapter.last_call.kept == (1, 2)  # the engine and its ref_count
+        assert adapter.kept_objects(engine) == (1, 2)  # the engine and ref_count, read where its pointers say
         assert adapter.create_sequence(engine, 1, 1) is not None
         assert adapter.last_call.kept == (1, 2, 3)  # a Sequence, its L1 table, one L2 table
+        assert adapter.kept_objects(engine) == (1, 2, 3)
         assert adapter.free_sequence(engine, 1) == 0
         assert adapter.last_call.kept == ()
         adapter.fail_allocation(3)  # the L2 table: the reference frees the Sequence and its L1 table again

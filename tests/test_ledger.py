@@ -202,3 +202,14 @@ def test_the_blocks_a_call_kept_are_its_grants_still_live_when_it_ends_counted_a
     assert ledger.kept == (1,)
     ledger.call_started()
     assert ledger.kept == ()
+
+
+def test_the_kept_blocks_holding_given_addresses_are_those_whose_pages_hold_one() -> None:
+    ledger = Ledger()
+    ledger.call_started()
+    grant(ledger, 1, 2)  # 1st: pages 1 and 2
+    grant(ledger, 4)  # 2nd, freed below
+    grant(ledger, 6)  # 3rd
+    free(ledger, 4)
+    assert ledger.kept_holding({page(2) + 100, page(4) + 8, page(6) + PAGE - 1, page(9)}) == (1, 3)
+    assert ledger.kept_holding({page(4)}) == ()  # a freed block holds nothing

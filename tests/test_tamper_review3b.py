@@ -58,13 +58,10 @@ ATTACKS = [
     # Held by construction: of a call of more than 32 allocations alloc_failure fails the blocks it kept (still live
     # when the call ended with none failing, by the grader's ledger) first, whatever was allocated and freed around them
     Attack("padded_allocations", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",)),
-    # honest as above; the padding kept until llm_destroy (a failing call frees its own, leaving no trace)
-    Attack("padded_kept_allocations", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",),
-           broken="of a call that kept more than 24 blocks alloc_failure fails a sample of them (the first 6, the last "
-           "6 and 12 spread between): 100 one-byte blocks kept before each call's own work and 100 after put its real "
-           "allocations where no sample lands (alloc_failure passes: 192 of the 1216 allocations failed one at a "
-           "time). Failing first the blocks the engine's own objects occupy (read by the grader at the addresses "
-           "its pointers give) would reach them; not done"),
+    # honest as above; the padding kept until llm_destroy (a failing call frees its own, leaving no trace). Held by
+    # construction: of the blocks a call kept, alloc_failure fails first those holding the engine's own objects (the
+    # grader reads where the engine's pointers say), however many others it kept beside them
+    Attack("padded_kept_allocations", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",)),
 ]
 ATTACKS += [
     # honest 6 (llm_init; free_count fails: a create refused that more free blocks undo, in a second opinion).

@@ -378,6 +378,17 @@ class CAdapter:
         """Under valgrind: valgrind checks the heap for leaks now, into its own log (natively: nothing)."""
         self._request("L")
 
+    def kept_objects(self, engine: Any) -> tuple[int, ...] | None:
+        """Which of the last call's allocations still live (CallStats.kept's numbers) hold one of the engine's own
+        objects, read by the grader where its pointers say (probe_state.object_addresses): None without the ledger,
+        or without an engine."""
+        if self._listener is None or engine is None or self._proc is None:
+            return None
+        owners = self._owners
+        addresses = self._outside(lambda memory, at: probe_state.object_addresses(memory, at, owners),
+                                  self._address(engine))
+        return self._listener.ledger.kept_holding(addresses)
+
     def observe(self, engine: Any) -> Observation:
         """The pool, read from the memory file, and the engine at `engine`, read from the driver's memory: both by
         the grader, while the driver waits for its next request."""

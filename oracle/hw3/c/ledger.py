@@ -103,6 +103,12 @@ class Ledger:
         live: the blocks the call kept, not those it freed before it ended."""
         return tuple(k for k, first in enumerate(self.granted, 1) if first in self.live)
 
+    def kept_holding(self, addresses: set[int]) -> tuple[int, ...]:
+        """Which of the blocks the current call kept (as `kept` numbers them) hold one of `addresses`."""
+        pages = {address // PAGE for address in addresses}
+        return tuple(k for k, first in enumerate(self.granted, 1)
+                     if first in self.live and any(first <= page < first + self.live[first] for page in pages))
+
     @property
     def live_bytes(self) -> int:
         return (self.live_pages + self.outside_pages) * PAGE
