@@ -41,7 +41,8 @@ EDGE = 8  # of a longer call: its first and last EDGE always, where building up 
 ALLOCATING = programs.load(programs.ALLOCATING)  # programs/allocation_failure.txt
 
 
-def allocations_to_fail(count: int, kept: tuple[int, ...] | None = None, objects: tuple[int, ...] = ()) -> tuple[int, ...]:
+def allocations_to_fail(count: int, kept: tuple[int, ...] | None = None,
+                        objects: tuple[int, ...] = ()) -> tuple[int, ...]:
     """Which allocations (counting from 1) of a call making `count` of them fail, one per replay: all of them
     up to FAILED_PER_CALL. Beyond, with `kept` (the allocations still live when the call ended with none
     failing, from the grader's ledger) unknown, a sample of all (`_sample`); known, in turn (`_in_turn`) the kept
