@@ -73,6 +73,7 @@ def test_the_blocks_a_call_kept_are_the_ledgers_numbers_of_its_grants_still_live
         assert adapter.kept_objects(engine) == (1, 2, 3)
         assert adapter.free_sequence(engine, 1) == 0
         assert adapter.last_call.kept == ()
+        assert adapter.kept_objects(engine) == ()  # the freed Sequence, unreadable now, left out
         adapter.fail_allocation(3)  # the L2 table: the reference frees the Sequence and its L1 table again
         assert adapter.create_sequence(engine, 1, 1) is None and adapter.last_call.injected_failure
         assert (adapter.last_call.allocations, adapter.last_call.kept) == (2, ())
