@@ -57,23 +57,28 @@ ATTACKS = [
     # through a description of its own) and punches a hole over the whole file: the pool reads as zeros, judged as
     # the pool's bytes (pool_file.py)
     Attack("pool_file_worked", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5),
-    # honest: alloc_failure (0 points, reported) fails: a failed L2 allocation leaks the half-built Sequence
-    Attack("padded_allocations", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",),
-           broken="alloc_failure fails a fixed choice of a long call's allocations (allocations_to_fail: beyond 32, "
-           "the first 8, the last 8 and 16 spread between), chosen from the call's count alone: 100 one-byte blocks "
-           "allocated and freed before each call's own work and 100 after put its real allocations where no choice "
-           "lands (alloc_failure passes)"),
+    # honest: alloc_failure (0 points, reported) fails: a failed L2 allocation leaks the half-built Sequence.
+    # Held by construction: of a call of more than 32 allocations alloc_failure fails the blocks it kept (still live
+    # when the call ended with none failing, by the grader's ledger) first, whatever was allocated and freed around them
+    Attack("padded_allocations", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",)),
+    # honest as above; the padding kept until llm_destroy (a failing call frees its own, leaving no trace). Held by
+    # construction: of the blocks a call kept, alloc_failure fails first those holding the engine's own objects (the
+    # grader reads where the engine's pointers say), however many others it kept beside them
+    Attack("padded_kept_allocations", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",)),
 ]
 ATTACKS += [
     # honest 6 (llm_init; free_count fails: a create refused that more free blocks undo, in a second opinion).
-    # The items it concerns: 11/11. On the whole default rubric it is no gain (43/76 against the bug's honest 61/76,
-    # seed 110: the same size also answers create_free's and append_cow's second opinions, fresh_pool's other
-    # witnesses, and those fail): what breaks is that the submission, not the grader, decides which item its bug
-    # costs (a rubric weighing free_count more would pay for it)
-    Attack("second_opinion_spotted", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6,
-           broken="fresh_pool.refused_for_want_of_blocks replays the program in a fresh process over a pool of "
-           "FRESH_BLOCKS (4096) blocks, a fixed size the item's own programs do not use, so the engine knows the second opinion when "
-           "it sees it and refuses there too: the refusal is then the call's own, not the free count's"),
+    # Once 11/11 on the items it concerns: the second opinion's pool was a fixed 4096 blocks no program of the
+    # rubric uses, so the engine knew it and refused there too, deciding which item its bug cost. Held since the
+    # pool is derived from the program's own (fresh_pool.witness_pool: its size plus twice the blocks its calls
+    # can take), so no one size marks the second opinion
+    Attack("second_opinion_spotted", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6),
+    # honest 6, as above; the same act on any pool the rubric's fixed programs do not use (their sizes are public)
+    Attack("second_opinion_by_table", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6,
+           broken="fresh_pool.witness_pool is derived from the program's own pool, never one of the fixed programs' "
+           "sizes: an engine holding the table of those sizes refuses every create after a free on any other pool, "
+           "and the free count's refusal reads as the create's own (fuzz's pools range over sizes too, so on the "
+           "whole rubric it costs fuzz and create_free; a run indistinguishable from a graded one is still to do)"),
 ]
 ATTACKS += [
     # honest 6, as above: the Python pools' memory file truncated from inside a call (pool_file_truncated's act);

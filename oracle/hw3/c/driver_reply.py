@@ -7,7 +7,8 @@ Protocol (little-endian, over two dedicated pipes; the submission's stdout/stder
             guard:u64, where guard+pool+guard lies in the file), C create (a, b = seq_id, initial_kv_len),
             F fork (parent, new), A append (seq_id, kv_data), R free_sequence (seq_id), D llm_destroy,
             L a leak check (under valgrind); target is the engine address (0 = NULL). fail_at: -1 unchanged,
-            0 none, k: the k-th allocation from now fails.
+            0 none, k: the k-th allocation from now fails (with the grader's ledger never more than 0: the
+            ledger fails the grant itself, and the submission, which can read the request, is not told which).
     reply    = length:u32  status:u8  ...
         status 2 (fatal): text; the driver then exits (e.g. it cannot map the pool asked for);
         status 4 (fatal, heap): likewise, for a memory error: a read or write that faulted in the heap's guard
@@ -63,6 +64,7 @@ class CallStats:
     allocations: int
     frees: int
     injected_failure: bool  # an allocation failed because fail_allocation() asked for it
+    kept: tuple[int, ...] | None = None  # which allocations (from 1) are live after the call: the grader's ledger's
 
 @dataclass(frozen=True, slots=True)
 class Fatal:
