@@ -1,0 +1,85 @@
+"""Tamper suite, the fourth adversarial review's attacks (issue 17, round 4): hostile submissions written by a
+reviewer who had not seen the design, in classes the earlier rounds had not tried: what the sandbox's system call
+filter lets through (io_uring), what the outside reader of a C engine assumes about the addresses it is given,
+work the grader does on a submission's behalf, the pool memory file the grader shares with a run, and what of a
+submission's reaches a TA's files; with and without bubblewrap.
+
+Same shape as tests/test_tamper_review3b.py: each attack sits on a known bug (C: tests/submissions/broken/<base>.patch,
+then tests/submissions/hostile/review4/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.py's
+calls, then tests/hostile_review4/<attack>.py), is graded by a separate `pagedcheck` process in a world of its own
+on the items it concerns, and must get no more than the bug's honest score, leave no process, change no file
+outside the scratch, and the grader must write its report (tests/test_tamper_review2.attack_problems). An attack
+that breaks the grader today is a strict xfail naming the mechanism and a fix by construction.
+"""
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.tamper import Reaper, Scene
+from tests.test_tamper_review import Attack, python_module, reaper, scene  # noqa: F401  (fixtures)
+from tests.test_tamper_review2 import attack_problems
+
+C_ATTACKS = SUBMISSIONS / "hostile" / "review4"
+PY_ATTACKS = Path(__file__).with_name("hostile_review4")
+
+URING_DATAGRAM = Attack(
+    "uring_datagram", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6,
+    broken="oracle/seccomp.py refuses an internet socket by socket()'s first argument, and lets io_uring through "
+    "(io_uring_setup, io_uring_enter): IORING_OP_SOCKET makes an AF_INET socket in the kernel's io_uring code, no "
+    "socket() call for the filter to see, and sendto is not filtered. Without bubblewrap's network namespace (the "
+    "Landlock fallback names TCP ports only) each llm_init's datagram reaches 127.0.0.1: a course's hidden programs "
+    "leave the run call by call. Fix by construction: refuse io_uring_setup, io_uring_enter and io_uring_register "
+    "(425-427) in every run's filter (EPERM; Docker's default profile does the same), so a socket is made only by "
+    "socket(), the call the filter reads")
+ATTACKS = [URING_DATAGRAM]
+BY_NAME = {attack.name: attack for attack in ATTACKS}
+
+
+def submission(scene: Scene, attack: Attack, **names: str) -> Path:
+    """Writes the attack's submission into the scene (its @NAME@s filled, `names` too); what `pagedcheck grade`
+    is given."""
+    if attack.lang == "python":
+        (scene.mods / "review4_attack.py").write_text(
+            scene.fill(python_module(attack.base, (PY_ATTACKS / f"{attack.name}.py").read_text()), **names))
+        return Path("review4_attack")
+    source = patched(patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{attack.base}.patch"),
+                     C_ATTACKS / f"{attack.name}.patch")
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(scene.fill(source, **names))
+    return sub
+
+
+def _datagrams(udp: socket.socket) -> int:
+    count = 0
+    while True:
+        try:
+            udp.recv(1 << 16)
+        except BlockingIOError:
+            return count
+        count += 1
+
+
+def _uring_datagram_params() -> list:
+    """Bubblewrap's network namespace holds it (no route out); the fallback does not (the attack's `broken`)."""
+    return [pytest.param(False, id="bwrap"),
+            pytest.param(True, id="without-bwrap", marks=pytest.mark.xfail(strict=True, reason=URING_DATAGRAM.broken))]
+
+
+@pytest.mark.parametrize("without_bwrap", _uring_datagram_params())
+def test_a_socket_made_by_io_uring_reaches_no_one(without_bwrap: bool, tmp_path: Path, reaper: Reaper) -> None:
+    scene = Scene(tmp_path, without_bwrap=without_bwrap)
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            udp.bind(("127.0.0.1", 0))
+            udp.setblocking(False)
+            sub = submission(scene, URING_DATAGRAM, UDP_PORT=str(udp.getsockname()[1]))
+            problems = attack_problems(scene, reaper, URING_DATAGRAM, sub)
+            received = _datagrams(udp)
+    finally:
+        scene.close()
+    problems += [f"{received} UDP datagram(s) from a socket io_uring made reached 127.0.0.1"] if received else []
+    assert not problems, "\n".join(["uring_datagram (honest score 6):", *problems])
