@@ -34,7 +34,17 @@ URING_DATAGRAM = Attack(
     "leave the run call by call. Fix by construction: refuse io_uring_setup, io_uring_enter and io_uring_register "
     "(425-427) in every run's filter (EPERM; Docker's default profile does the same), so a socket is made only by "
     "socket(), the call the filter reads")
-ATTACKS = [URING_DATAGRAM]
+ATTACKS = [
+    URING_DATAGRAM,
+    # honest 5 (compiles): freeing a block table stops at the first NULL L1 slot
+    Attack("probe_spotted", "c", "l1_traversal", ("compiles", "l1_traversal"), 5,
+           broken="a probe's driver serves every block from the C library's heap (probe_adapter.py: no listener, "
+           "no fence), a graded run's from the fence's span [0x200000000000, +1 TiB): one look at a pointer tells "
+           "the submission which one it is in, so it keeps its bug where no program shows it and is correct where "
+           "a probe looks (l1_traversal passes). Fix by construction: a probe's driver gets its blocks from the "
+           "same ledger and span as a graded run (the probes then judge no heap count, as now), so nothing a run "
+           "can see tells a probe from a graded program"),
+]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 
 
@@ -83,3 +93,16 @@ def test_a_socket_made_by_io_uring_reaches_no_one(without_bwrap: bool, tmp_path:
         scene.close()
     problems += [f"{received} UDP datagram(s) from a socket io_uring made reached 127.0.0.1"] if received else []
     assert not problems, "\n".join(["uring_datagram (honest score 6):", *problems])
+
+
+@pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
+                                  if a.broken else a.name for a in ATTACKS if a is not URING_DATAGRAM])
+def test_review4_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
+    attack = BY_NAME[name]
+    problems = attack_problems(scene, reaper, attack, submission(scene, attack))
+    assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
+
+
+def test_every_review4_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
+    assert on_disk == sorted(a.name for a in ATTACKS)
