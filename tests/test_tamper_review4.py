@@ -12,6 +12,7 @@ outside the scratch, and the grader must write its report (tests/test_tamper_rev
 that breaks the grader today is a strict xfail naming the mechanism and a fix by construction.
 """
 
+import json
 import socket
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pytest
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import Reaper, Scene
 from tests.test_tamper_review import Attack, python_module, reaper, scene  # noqa: F401  (fixtures)
+from tests.test_tamper import check_report, grade_args, grade_in_scene
 from tests.test_tamper_review2 import attack_problems
 
 C_ATTACKS = SUBMISSIONS / "hostile" / "review4"
@@ -45,6 +47,17 @@ ATTACKS = [
            "same ledger and span as a graded run (the probes then judge no heap count, as now), so nothing a run "
            "can see tells a probe from a graded program"),
 ]
+# on the reference (base "none"): its refusal is the bug, and what it buys is the course's hidden program, not points
+HIDDEN_PROGRAM_SHOWN = Attack(
+    "hidden_program_shown", "c", "none", ("compiles", "create_free", "tail_insertion"), 5,
+    broken="settlement charges an item of another rule that passed with what the reader saw (settlement.py: Seen, "
+    "its calls), and results.json gives the charged item its own visibility: a hidden item's program that meets "
+    "a failure of a visible item's rule is shown to the student, call by call up to it, in that visible item's "
+    "output (\"found by item tail_insertion's programs\"). A submission that fails only where the shipped programs "
+    "never go (here: a pool of a size none of them makes) reads a course's own hidden programs this way. Fix by construction: an excuse carries the reader's "
+    "visibility, and the owner's output quotes the reader's calls only when the reader is at least as visible "
+    "(else \"a hidden item's program showed it\", without its calls; the TA's report.json keeps them)")
+ATTACKS.append(HIDDEN_PROGRAM_SHOWN)
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 
 
@@ -55,8 +68,10 @@ def submission(scene: Scene, attack: Attack, **names: str) -> Path:
         (scene.mods / "review4_attack.py").write_text(
             scene.fill(python_module(attack.base, (PY_ATTACKS / f"{attack.name}.py").read_text()), **names))
         return Path("review4_attack")
-    source = patched(patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{attack.base}.patch"),
-                     C_ATTACKS / f"{attack.name}.patch")
+    base = REFERENCE_C.read_text()
+    if attack.base != "none":
+        base = patched(base, SUBMISSIONS / "broken" / f"{attack.base}.patch")
+    source = patched(base, C_ATTACKS / f"{attack.name}.patch")
     sub = scene.root / "submission"
     sub.mkdir()
     (sub / "llm_memory.c").write_text(scene.fill(source, **names))
@@ -96,7 +111,8 @@ def test_a_socket_made_by_io_uring_reaches_no_one(without_bwrap: bool, tmp_path:
 
 
 @pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
-                                  if a.broken else a.name for a in ATTACKS if a is not URING_DATAGRAM])
+                                  if a.broken else a.name for a in ATTACKS
+                                  if a not in (URING_DATAGRAM, HIDDEN_PROGRAM_SHOWN)])
 def test_review4_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
     attack = BY_NAME[name]
     problems = attack_problems(scene, reaper, attack, submission(scene, attack))
@@ -106,3 +122,45 @@ def test_review4_attack_gets_no_more_than_its_honest_score(name: str, scene: Sce
 def test_every_review4_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
     assert on_disk == sorted(a.name for a in ATTACKS)
+
+
+SECRET_PROGRAM = """\
+# A course's own program, run by a hidden item: its calls are the course's to keep
+llm_init 1088
+create_sequence 7919 3
+append_kv 7919 4241
+free_sequence 7919
+"""
+COURSE_RUBRIC = """\
+title = "a course's rubric: create_free visible, tail_insertion hidden with a program of the course's own"
+[[item]]
+id = "compiles"
+points = 5
+[[item]]
+id = "create_free"
+points = 10
+visibility = "visible"
+[[item]]
+id = "tail_insertion"
+points = 3
+visibility = "hidden"
+[item.options]
+programs = ["tail_insertion", "our_secret_order"]
+"""
+
+
+@pytest.mark.xfail(strict=True, reason=HIDDEN_PROGRAM_SHOWN.broken)
+def test_a_hidden_items_program_reaches_no_visible_output(scene: Scene, reaper: Reaper) -> None:
+    (scene.rubric_dir / "programs").mkdir()
+    (scene.rubric_dir / "programs" / "our_secret_order.txt").write_text(SECRET_PROGRAM)
+    rubric = scene.rubric_dir / "rubric.toml"
+    rubric.write_text(COURSE_RUBRIC)
+    evidence = grade_in_scene(scene, reaper, grade_args(submission(scene, HIDDEN_PROGRAM_SHOWN), scene, rubric))
+    # honest: 5/18 at most (create_free fails, whichever program shows it); what must not happen is the leak
+    problems = [p for p in evidence.problems + check_report(scene.out, 5, 18) if not p.startswith("score ")]
+    results = json.loads((scene.out / "results.json").read_text())
+    shown = [test["name"] for test in results["tests"] if test["visibility"] != "hidden" and "7919" in test["output"]]
+    shown += ["the top-level output"] if "7919" in results["output"] else []
+    problems += [f"results.json shows the hidden program's call create_sequence(engine, 7919, 3) in {where}"
+                 for where in shown]
+    assert not problems, "\n".join(["hidden_program_shown:", *problems])
