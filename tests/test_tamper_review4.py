@@ -58,6 +58,18 @@ HIDDEN_PROGRAM_SHOWN = Attack(
     "visibility, and the owner's output quotes the reader's calls only when the reader is at least as visible "
     "(else \"a hidden item's program showed it\", without its calls; the TA's report.json keeps them)")
 ATTACKS.append(HIDDEN_PROGRAM_SHOWN)
+# a prefix pool (tests/test_tamper_prefix.py's layout) on forward_order_free; honest 4/12 under a course's rubric that
+# weighs free_queue 4 and reverse_order_free 8 (on the default rubric, 8 points each, it changes which item fails)
+FREE_QUEUE_UNSEEN = Attack(
+    "free_queue_unseen", "prefix", "forward_order_free", ("free_queue", "reverse_order_free"), 4,
+    broken="the served adapter runs in the submission's interpreter (oracle/prefix/serve.py is __main__), and an "
+    "observation's field sent as null is taken, call by call, as a pool that has none to show: the free queue sent "
+    "null, reverse_order_free's check of the released order is skipped and the bug shows only where the next admit "
+    "takes its blocks, which the rules charge to free_queue: 8/12 (reverse_order_free passes) for an honest 4/12. "
+    "The submission chooses which item its bug costs. Fix by construction: what a pool shows is fixed before its "
+    "first call, by the shape's declared support in the grader's own process, and the reply's shape requires it "
+    "(oracle/reply_shape.py): a null where the shape shows a free queue is a reply the grader cannot read")
+ATTACKS.append(FREE_QUEUE_UNSEEN)
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 
 
@@ -112,7 +124,7 @@ def test_a_socket_made_by_io_uring_reaches_no_one(without_bwrap: bool, tmp_path:
 
 @pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
                                   if a.broken else a.name for a in ATTACKS
-                                  if a not in (URING_DATAGRAM, HIDDEN_PROGRAM_SHOWN)])
+                                  if a not in (URING_DATAGRAM, HIDDEN_PROGRAM_SHOWN, FREE_QUEUE_UNSEEN)])
 def test_review4_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
     attack = BY_NAME[name]
     problems = attack_problems(scene, reaper, attack, submission(scene, attack))
@@ -164,3 +176,33 @@ def test_a_hidden_items_program_reaches_no_visible_output(scene: Scene, reaper: 
     problems += [f"results.json shows the hidden program's call create_sequence(engine, 7919, 3) in {where}"
                  for where in shown]
     assert not problems, "\n".join(["hidden_program_shown:", *problems])
+
+
+def _prefix_weighted_problems(scene: Scene, reaper: Reaper, attacked: bool) -> list[str]:
+    """forward_order_free's pool (with free_queue_unseen's kv_cache.py when `attacked`) graded under a course's
+    rubric weighing free_queue 4 and reverse_order_free 8: what its grade got that the honest 4/12 does not allow."""
+    from tests.test_tamper_prefix import grade_args as prefix_grade_args
+    from tests.test_tamper_prefix import rubric as prefix_rubric
+    from tests.test_tamper_prefix import submission as prefix_submission
+
+    attack = FREE_QUEUE_UNSEEN
+    sub = prefix_submission(scene.mods / "student", attack.base, None)
+    if attacked:
+        (sub / "kv_cache.py").write_text((PY_ATTACKS / f"{attack.name}.py").read_text())
+    rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", attack.items)
+    rubric.write_text(rubric.read_text().replace(
+        'name = "Free queue: take from the head, free to the tail"\npoints = 8',
+        'name = "Free queue: take from the head, free to the tail"\npoints = 4'))
+    evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
+    return evidence.problems + check_report(scene.out, attack.expected, 12)
+
+
+def test_forward_order_free_alone_scores_4_of_12_on_the_weighted_rubric(scene: Scene, reaper: Reaper) -> None:
+    problems = _prefix_weighted_problems(scene, reaper, attacked=False)
+    assert not problems, "\n".join(["forward_order_free alone:", *problems])
+
+
+@pytest.mark.xfail(strict=True, reason=FREE_QUEUE_UNSEEN.broken)
+def test_a_prefix_pool_that_hides_its_free_queue_gets_no_more(scene: Scene, reaper: Reaper) -> None:
+    problems = _prefix_weighted_problems(scene, reaper, attacked=True)
+    assert not problems, "\n".join([f"free_queue_unseen (honest score {FREE_QUEUE_UNSEEN.expected}/12):", *problems])
