@@ -71,6 +71,15 @@ FREE_QUEUE_UNSEEN = Attack(
     "(oracle/reply_shape.py): a null where the shape shows a free queue is a reply the grader cannot read")
 ATTACKS.append(FREE_QUEUE_UNSEEN)
 BY_NAME = {attack.name: attack for attack in ATTACKS}
+# correct submissions written in an unusual way (not attacks): tests/hostile_review4/<name>.py on engine/llm_memory.py
+UNUSUAL = ("enum_returns",)
+ENUM_RETURNS_BROKEN = (
+    "pyserve._value sends a return value whose type is not exactly int as its text (str(Status.OK) is '0'), and "
+    "pyreply.returned keeps that text: the model's 0 is compared with the string '0' and differs, a correct "
+    "submission loses create_free and append_cow (6/24 on these items), and the message says \"return value: "
+    "expected 0, got 0\". Fix by construction: the server sends operator.index(result) for any value that has one "
+    "(an int subclass, numpy's integers) within int64, text only for the rest; a difference between an int and a "
+    "text shows the text quoted")
 
 
 def submission(scene: Scene, attack: Attack, **names: str) -> Path:
@@ -133,7 +142,7 @@ def test_review4_attack_gets_no_more_than_its_honest_score(name: str, scene: Sce
 
 def test_every_review4_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(a.name for a in ATTACKS)
+    assert on_disk == sorted([a.name for a in ATTACKS] + list(UNUSUAL))
 
 
 SECRET_PROGRAM = """\
@@ -206,3 +215,19 @@ def test_forward_order_free_alone_scores_4_of_12_on_the_weighted_rubric(scene: S
 def test_a_prefix_pool_that_hides_its_free_queue_gets_no_more(scene: Scene, reaper: Reaper) -> None:
     problems = _prefix_weighted_problems(scene, reaper, attacked=True)
     assert not problems, "\n".join([f"free_queue_unseen (honest score {FREE_QUEUE_UNSEEN.expected}/12):", *problems])
+
+
+@pytest.mark.xfail(strict=True, reason=ENUM_RETURNS_BROKEN)
+def test_a_correct_python_submission_returning_an_int_enum_gets_full_marks(scene: Scene, reaper: Reaper) -> None:
+    from tests.tamper import ROOT
+    from tests.test_grade import small_rubric
+    from tests.test_tamper import max_points
+
+    items = ("llm_init", "create_free", "append_cow")
+    engine = (ROOT / "engine" / "llm_memory.py").read_text()
+    (scene.mods / "review4_unusual.py").write_text(f"{engine}\n\n{(PY_ATTACKS / 'enum_returns.py').read_text()}")
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
+    evidence = grade_in_scene(scene, reaper, grade_args(Path("review4_unusual"), scene, rubric))
+    full = max_points(items, "python")
+    problems = evidence.problems + check_report(scene.out, full, full)
+    assert not problems, "\n".join(["enum_returns:", *problems])
