@@ -36,8 +36,14 @@ URING_DATAGRAM = Attack(
     "leave the run call by call. Fix by construction: refuse io_uring_setup, io_uring_enter and io_uring_register "
     "(425-427) in every run's filter (EPERM; Docker's default profile does the same), so a socket is made only by "
     "socket(), the call the filter reads")
+# the same in C: the driver's own filters (driver.c: forbid_processes, hand_mappings_to_grader) name no io_uring
+# call either; libc's syscall() is reached by its address in libc's symbol table; honest 10 (append_cow's bug)
+URING_DATAGRAM_C = Attack("uring_datagram_c", "c", "append_cow", ("compiles", "null_engine"), 10,
+                          broken=URING_DATAGRAM.broken)
+URING = (URING_DATAGRAM, URING_DATAGRAM_C)
 ATTACKS = [
     URING_DATAGRAM,
+    URING_DATAGRAM_C,
     # honest 5 (compiles): freeing a block table stops at the first NULL L1 slot
     Attack("probe_spotted", "c", "l1_traversal", ("compiles", "l1_traversal"), 5,
            broken="a probe's driver serves every block from the C library's heap (probe_adapter.py: no listener, "
@@ -111,29 +117,32 @@ def _datagrams(udp: socket.socket) -> int:
 
 def _uring_datagram_params() -> list:
     """Bubblewrap's network namespace holds it (no route out); the fallback does not (the attack's `broken`)."""
-    return [pytest.param(False, id="bwrap"),
-            pytest.param(True, id="without-bwrap", marks=pytest.mark.xfail(strict=True, reason=URING_DATAGRAM.broken))]
+    return [pytest.param(attack.name, without, id=f"{attack.lang}-{'without-bwrap' if without else 'bwrap'}",
+                         marks=[pytest.mark.xfail(strict=True, reason=attack.broken)] if without else [])
+            for attack in URING for without in (False, True)]
 
 
-@pytest.mark.parametrize("without_bwrap", _uring_datagram_params())
-def test_a_socket_made_by_io_uring_reaches_no_one(without_bwrap: bool, tmp_path: Path, reaper: Reaper) -> None:
+@pytest.mark.parametrize("name, without_bwrap", _uring_datagram_params())
+def test_a_socket_made_by_io_uring_reaches_no_one(name: str, without_bwrap: bool, tmp_path: Path,
+                                                  reaper: Reaper) -> None:
+    attack = BY_NAME[name]
     scene = Scene(tmp_path, without_bwrap=without_bwrap)
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
             udp.bind(("127.0.0.1", 0))
             udp.setblocking(False)
-            sub = submission(scene, URING_DATAGRAM, UDP_PORT=str(udp.getsockname()[1]))
-            problems = attack_problems(scene, reaper, URING_DATAGRAM, sub)
+            sub = submission(scene, attack, UDP_PORT=str(udp.getsockname()[1]))
+            problems = attack_problems(scene, reaper, attack, sub)
             received = _datagrams(udp)
     finally:
         scene.close()
     problems += [f"{received} UDP datagram(s) from a socket io_uring made reached 127.0.0.1"] if received else []
-    assert not problems, "\n".join(["uring_datagram (honest score 6):", *problems])
+    assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
 
 
 @pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
                                   if a.broken else a.name for a in ATTACKS
-                                  if a not in (URING_DATAGRAM, HIDDEN_PROGRAM_SHOWN, FREE_QUEUE_UNSEEN)])
+                                  if a not in (*URING, HIDDEN_PROGRAM_SHOWN, FREE_QUEUE_UNSEEN)])
 def test_review4_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
     attack = BY_NAME[name]
     problems = attack_problems(scene, reaper, attack, submission(scene, attack))
