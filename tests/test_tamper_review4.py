@@ -76,6 +76,11 @@ FREE_QUEUE_UNSEEN = Attack(
     "first call, by the shape's declared support in the grader's own process, and the reply's shape requires it "
     "(oracle/reply_shape.py): a null where the shape shows a free queue is a reply the grader cannot read")
 ATTACKS.append(FREE_QUEUE_UNSEEN)
+# held by construction: a returned object becomes a number the server gives it (pyserve.Server._handle, kept by
+# identity), and an int call's value is sent only when its type is exactly int (pyserve._value: else its text, made
+# within the child's own CPU limit); the grader decodes plain JSON and never holds, compares or prints an object of
+# the submission's. Honest 6 (llm_init; free_count fails), as review3b's base
+ATTACKS.append(Attack("hostile_dunders", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6))
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 # correct submissions written in an unusual way (not attacks): tests/hostile_review4/<name>.py on engine/llm_memory.py
 UNUSUAL = ("enum_returns",)
