@@ -76,6 +76,16 @@ FREE_QUEUE_UNSEEN = Attack(
     "first call, by the shape's declared support in the grader's own process, and the reply's shape requires it "
     "(oracle/reply_shape.py): a null where the shape shows a free queue is a reply the grader cannot read")
 ATTACKS.append(FREE_QUEUE_UNSEEN)
+# honest 5 (compiles): freeing a table reads l2[16]
+ATTACKS.append(Attack(
+    "overread_by_kernel", "c", "memory_safety", ("compiles", "memory_safety"), 5,
+    broken="the read of l2[16] is made by the kernel, process_vm_readv on the process itself (libc's syscall() "
+    "by address; neither run's filter refuses it): natively a kernel read of the fence's guard page is an EFAULT, "
+    "not a fault the driver sees (and in the other layout it reads the page's slack), and valgrind checks the "
+    "buffer the call writes, never the memory it reads 'in another process' (io_uring's reads and writes, "
+    "uring_datagram's channel, are as unseen). memory_safety passes: 15/15. Fix by construction: every run's filter "
+    "(oracle/seccomp.py, valgrind's runs included) refuses the calls through which the kernel reads or writes "
+    "the process's memory for it, unchecked: process_vm_readv, process_vm_writev and io_uring's three"))
 # held by construction: a returned object becomes a number the server gives it (pyserve.Server._handle, kept by
 # identity), and an int call's value is sent only when its type is exactly int (pyserve._value: else its text, made
 # within the child's own CPU limit); the grader decodes plain JSON and never holds, compares or prints an object of
