@@ -1,8 +1,8 @@
 """Tamper suite, the fourth adversarial review's attacks (issue 17, round 4): hostile submissions written by a
-reviewer who had not seen the design, in classes the earlier rounds had not tried: what the sandbox's system call
-filter lets through (io_uring), what the outside reader of a C engine assumes about the addresses it is given,
-work the grader does on a submission's behalf, the pool memory file the grader shares with a run, and what of a
-submission's reaches a TA's files; with and without bubblewrap.
+reviewer who had not seen the design, in classes the earlier rounds had not tried: what the system call filters let
+through (io_uring's socket, the kernel reading the process's memory for it), telling a probe's run from a graded
+one, what of a hidden item reaches a student's results.json, a prefix pool that says nothing where its bug shows,
+and Python return values of exotic types; with and without bubblewrap (the `scene` fixture).
 
 Same shape as tests/test_tamper_review3b.py: each attack sits on a known bug (C: tests/submissions/broken/<base>.patch,
 then tests/submissions/hostile/review4/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.py's
@@ -53,16 +53,19 @@ ATTACKS = [
            "same ledger and span as a graded run (the probes then judge no heap count, as now), so nothing a run "
            "can see tells a probe from a graded program"),
 ]
-# on the reference (base "none"): its refusal is the bug, and what it buys is the course's hidden program, not points
+# on the reference (base "none"): its refusal is the bug, and what it buys is the course's hidden program, not points.
+# Honest 8/18: create_free fails (whichever program shows its rule's failure), tail_insertion passes (the failure
+# its program met is create_free's)
 HIDDEN_PROGRAM_SHOWN = Attack(
-    "hidden_program_shown", "c", "none", ("compiles", "create_free", "tail_insertion"), 5,
+    "hidden_program_shown", "c", "none", ("compiles", "create_free", "tail_insertion"), 8,
     broken="settlement charges an item of another rule that passed with what the reader saw (settlement.py: Seen, "
     "its calls), and results.json gives the charged item its own visibility: a hidden item's program that meets "
     "a failure of a visible item's rule is shown to the student, call by call up to it, in that visible item's "
     "output (\"found by item tail_insertion's programs\"). A submission that fails only where the shipped programs "
-    "never go (here: a pool of a size none of them makes) reads a course's own hidden programs this way. Fix by construction: an excuse carries the reader's "
-    "visibility, and the owner's output quotes the reader's calls only when the reader is at least as visible "
-    "(else \"a hidden item's program showed it\", without its calls; the TA's report.json keeps them)")
+    "never go (here: a pool of a size none of them makes) reads a course's own hidden programs this way. Fix by "
+    "construction: an excuse carries the reader's visibility, and the owner's output quotes the reader's calls "
+    "only when the reader is at least as visible (else \"a hidden item's program showed it\", without its calls; "
+    "the TA's report.json keeps them)")
 ATTACKS.append(HIDDEN_PROGRAM_SHOWN)
 # a prefix pool (tests/test_tamper_prefix.py's layout) on forward_order_free; honest 4/12 under a course's rubric that
 # weighs free_queue 4 and reverse_order_free 8 (on the default rubric, 8 points each, it changes which item fails)
@@ -201,8 +204,7 @@ def test_a_hidden_items_program_reaches_no_visible_output(scene: Scene, reaper: 
     rubric = scene.rubric_dir / "rubric.toml"
     rubric.write_text(COURSE_RUBRIC)
     evidence = grade_in_scene(scene, reaper, grade_args(submission(scene, HIDDEN_PROGRAM_SHOWN), scene, rubric))
-    # honest: 5/18 at most (create_free fails, whichever program shows it); what must not happen is the leak
-    problems = [p for p in evidence.problems + check_report(scene.out, 5, 18) if not p.startswith("score ")]
+    problems = evidence.problems + check_report(scene.out, HIDDEN_PROGRAM_SHOWN.expected, 18)
     results = json.loads((scene.out / "results.json").read_text())
     shown = [test["name"] for test in results["tests"] if test["visibility"] != "hidden" and "7919" in test["output"]]
     shown += ["the top-level output"] if "7919" in results["output"] else []
