@@ -94,6 +94,19 @@ ATTACKS.append(Attack(
 # within the child's own CPU limit); the grader decodes plain JSON and never holds, compares or prints an object of
 # the submission's. Honest 6 (llm_init; free_count fails), as review3b's base
 ATTACKS.append(Attack("hostile_dunders", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6))
+# honest 10 (append_cow's bug on compiles, null_engine); what breaks is the grader's memory, not the score
+STRAY_PAGE_FLOOD = Attack(
+    "stray_page_flood", "c", "append_cow", ("compiles", "null_engine"), 10,
+    broken="the ledger (oracle/hw3/c/ledger.py, _protect) answers an mprotect of span pages no block holds with "
+    "CONTINUE and keeps each page, a Python int in its sorted `faulted` list, before the kernel looks (unmapped: "
+    "ENOMEM): 64 pages a call, for as many calls as the program makes, bounded only by the span (2^28 pages, some "
+    "10 GB). 40,000 such calls at the start of each of null_engine's 7 calls cost the program microseconds each "
+    "and keep its 10/10, and the grader peaked at 738 MB (50,000 a call: 913 MB) against 36 MB for the bug alone "
+    "(measured: /usr/bin/time pagedcheck grade, maxrss, the build cached). Fix by construction: stray pages kept as ranges, and at most 64 of them a call "
+    "(as driver.c's own fault handler): past that the ledger refuses (EPERM) and the run ends with a memory error, "
+    "so the ledger's records are bounded by the calls the grader makes")
+ATTACKS.append(STRAY_PAGE_FLOOD)
+LEDGER_BOUND_KIB = 512 << 10  # over ten times the grader's peak for the bug alone on these items (35,600 KiB, measured)
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 # correct submissions written in an unusual way (not attacks): tests/hostile_review4/<name>.py on engine/llm_memory.py
 UNUSUAL = ("enum_returns",)
@@ -160,7 +173,7 @@ def test_a_socket_made_by_io_uring_reaches_no_one(name: str, without_bwrap: bool
 
 @pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
                                   if a.broken else a.name for a in ATTACKS
-                                  if a not in (*URING, HIDDEN_PROGRAM_SHOWN, FREE_QUEUE_UNSEEN)])
+                                  if a not in (*URING, HIDDEN_PROGRAM_SHOWN, FREE_QUEUE_UNSEEN, STRAY_PAGE_FLOOD)])
 def test_review4_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
     attack = BY_NAME[name]
     problems = attack_problems(scene, reaper, attack, submission(scene, attack))
@@ -257,3 +270,33 @@ def test_a_correct_python_submission_returning_an_int_enum_gets_full_marks(scene
     full = max_points(items, "python")
     problems = evidence.problems + check_report(scene.out, full, full)
     assert not problems, "\n".join(["enum_returns:", *problems])
+
+
+@pytest.mark.xfail(strict=True, reason=STRAY_PAGE_FLOOD.broken)
+def test_stray_pages_asked_for_cost_the_grader_a_bounded_memory(tmp_path: Path) -> None:
+    """With bubblewrap only: the ledger is the same without it. The grader runs under a launcher that prints the
+    largest resident size of it and its children (as test_tamper_review's huge-reply test)."""
+    import resource
+    import subprocess
+    import sys
+
+    from tests.test_grade import small_rubric
+
+    scene = Scene(tmp_path)
+    try:
+        sub = submission(scene, STRAY_PAGE_FLOOD, FLOOD="40000")
+        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(STRAY_PAGE_FLOOD.items))
+        launcher = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:]); "
+                    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+        guard = 3 << 30  # RLIMIT_AS on the grader: keeps this shared machine safe, far above the bound
+        done = subprocess.run([sys.executable, "-c", launcher, sys.executable, "-m", "oracle.cli",
+                               *grade_args(sub, scene, rubric)], cwd=scene.work, env=scene.env(), capture_output=True,
+                              text=True, stdin=subprocess.DEVNULL, timeout=600,
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (guard, guard)))
+        peak = int(done.stdout.split()[-1])  # KiB
+        problems = check_report(scene.out, STRAY_PAGE_FLOOD.expected, 10)
+    finally:
+        scene.close()
+    if peak >= LEDGER_BOUND_KIB:
+        problems.append(f"the grader (or a child) peaked at {peak} KiB, over {LEDGER_BOUND_KIB} KiB")
+    assert not problems, "\n".join(["stray_page_flood:", *problems])
