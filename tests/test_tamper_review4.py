@@ -103,8 +103,9 @@ STRAY_PAGE_FLOOD = Attack(
     "10 GB). 40,000 such calls at the start of each of null_engine's 7 calls cost the program microseconds each "
     "and keep its 10/10, and the grader peaked at 738 MB (50,000 a call: 913 MB) against 36 MB for the bug alone "
     "(measured: /usr/bin/time pagedcheck grade, maxrss, the build cached). Fix by construction: stray pages kept "
-    "as ranges, and at most 64 of them a call (as driver.c's own fault handler): past that the ledger refuses (EPERM) and the run ends with a memory error, "
-    "so the ledger's records are bounded by the calls the grader makes")
+    "as ranges, and at most 64 of them a call (as driver.c's own fault handler): past that the ledger refuses "
+    "(EPERM) and the run ends with a memory error, so the ledger's records are bounded by the calls the grader "
+    "makes")
 ATTACKS.append(STRAY_PAGE_FLOOD)
 LEDGER_BOUND_KIB = 512 << 10  # over ten times the grader's peak for the bug alone on these items (35,600 KiB, measured)
 BY_NAME = {attack.name: attack for attack in ATTACKS}
