@@ -137,6 +137,17 @@ def submission(scene: Scene, attack: Attack, **names: str) -> Path:
     return sub
 
 
+def _at_most(folder: Path, expected: float, max_score: float) -> list[str]:
+    """check_report's problems, where a score below `expected` is no problem (an attack that, once the grader holds,
+    harms only itself: a reply refused, a run ended)."""
+    problems = check_report(folder, expected, max_score)
+    try:
+        lower = json.loads((folder / "report.json").read_text())["score"] < expected
+    except (OSError, ValueError, KeyError, TypeError):
+        return problems
+    return [p for p in problems if not p.startswith(("score ", "exit_status"))] if lower else problems
+
+
 def _datagrams(udp: socket.socket) -> int:
     count = 0
     while True:
@@ -243,7 +254,7 @@ def _prefix_weighted_problems(scene: Scene, reaper: Reaper, attacked: bool) -> l
         'name = "Free queue: take from the head, free to the tail"\npoints = 8',
         'name = "Free queue: take from the head, free to the tail"\npoints = 4'))
     evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
-    return evidence.problems + check_report(scene.out, attack.expected, 12)
+    return evidence.problems + (_at_most if attacked else check_report)(scene.out, attack.expected, 12)
 
 
 def test_forward_order_free_alone_scores_4_of_12_on_the_weighted_rubric(scene: Scene, reaper: Reaper) -> None:
@@ -295,7 +306,7 @@ def test_stray_pages_asked_for_cost_the_grader_a_bounded_memory(tmp_path: Path) 
                               text=True, stdin=subprocess.DEVNULL, timeout=600,
                               preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (guard, guard)))
         peak = int(done.stdout.split()[-1])  # KiB
-        problems = check_report(scene.out, STRAY_PAGE_FLOOD.expected, 10)
+        problems = _at_most(scene.out, STRAY_PAGE_FLOOD.expected, 10)
     finally:
         scene.close()
     if peak >= LEDGER_BOUND_KIB:
