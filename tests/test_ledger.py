@@ -5,7 +5,7 @@ import errno
 
 from oracle.hw3.c.ledger import (
     BRK, BRK_REFUSED, CONTINUE, FULL, MADVISE, MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MMAP, MPROTECT,
-    MREMAP, MREMAP_FIXED, MUNMAP, PAGE, PKEY_MPROTECT, PROT_EXEC, PROT_READ, PROT_WRITE, SHMAT, SPAN_START, Ledger,
+    MREMAP, MREMAP_FIXED, MUNMAP, PAGE, PKEY_MPROTECT, PROT_EXEC, PROT_READ, PROT_WRITE, SHMAT, SPAN_START, STRAYS_PER_CALL, Ledger,
     fence_blocks,
 )
 
@@ -76,6 +76,21 @@ def test_a_page_made_accessible_outside_a_grant_is_a_stray_access_counted_once()
     assert ledger.answer(MPROTECT, (page(10), 65 * PAGE, PROT_READ, 0, 0, 0)) == errno.EPERM  # no fault is that big
     assert ledger.faulted == [page(2) // PAGE]
     assert grant(ledger, 3) == CONTINUE  # a faulted guard is no live block
+
+
+def test_stray_pages_are_at_most_64_a_call_so_the_ledger_stays_bounded() -> None:
+    """However many pages a call asks to make accessible (review4's stray_page_flood: 40,000 requests a call), the
+    ledger keeps at most STRAYS_PER_CALL of them a call and refuses the rest; a page already counted costs nothing."""
+    ledger = Ledger()
+    ledger.call_started()
+    answers = [ledger.answer(MPROTECT, (page(100 + 2 * n), PAGE, PROT_READ, 0, 0, 0)) for n in range(1000)]
+    assert answers == [CONTINUE] * STRAYS_PER_CALL + [errno.EPERM] * (1000 - STRAYS_PER_CALL)
+    assert len(ledger.faulted) == STRAYS_PER_CALL
+    assert ledger.answer(MPROTECT, (page(100), PAGE, PROT_READ, 0, 0, 0)) == CONTINUE  # counted already
+    ledger.call_started()
+    assert ledger.answer(MPROTECT, (page(5000), 64 * PAGE, PROT_READ, 0, 0, 0)) == CONTINUE  # a new call's 64
+    assert ledger.answer(MPROTECT, (page(6000), PAGE, PROT_READ, 0, 0, 0)) == errno.EPERM
+    assert len(ledger.faulted) == 2 * STRAYS_PER_CALL
 
 
 def test_a_grant_over_a_stray_page_is_refused_as_the_kernel_would() -> None:

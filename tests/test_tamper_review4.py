@@ -27,19 +27,14 @@ from tests.test_tamper_review2 import attack_problems
 C_ATTACKS = SUBMISSIONS / "hostile" / "review4"
 PY_ATTACKS = Path(__file__).with_name("hostile_review4")
 
-URING_DATAGRAM = Attack(
-    "uring_datagram", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6,
-    broken="oracle/seccomp.py refuses an internet socket by socket()'s first argument, and lets io_uring through "
-    "(io_uring_setup, io_uring_enter): IORING_OP_SOCKET makes an AF_INET socket in the kernel's io_uring code, no "
-    "socket() call for the filter to see, and sendto is not filtered. Without bubblewrap's network namespace (the "
-    "Landlock fallback names TCP ports only) each llm_init's datagram reaches 127.0.0.1: a course's hidden programs "
-    "leave the run call by call. Fix by construction: refuse io_uring_setup, io_uring_enter and io_uring_register "
-    "(425-427) in every run's filter (EPERM; Docker's default profile does the same), so a socket is made only by "
-    "socket(), the call the filter reads")
-# the same in C: the driver's own filters (driver.c: forbid_processes, hand_mappings_to_grader) name no io_uring
-# call either; libc's syscall() is reached by its address in libc's symbol table; honest 10 (append_cow's bug)
-URING_DATAGRAM_C = Attack("uring_datagram_c", "c", "append_cow", ("compiles", "null_engine"), 10,
-                          broken=URING_DATAGRAM.broken)
+# Once broken without bubblewrap: oracle/seccomp.py refused an internet socket by socket()'s first argument and let
+# io_uring through (IORING_OP_SOCKET makes the socket in the kernel, with no socket() call for the filter to see), so
+# each llm_init's datagram reached 127.0.0.1. Held by construction since every run's filter refuses io_uring_setup,
+# io_uring_enter and io_uring_register (EPERM): a socket is made only by socket(), the call the filter reads
+URING_DATAGRAM = Attack("uring_datagram", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6)
+# the same in C: the driver runs under the same filter; libc's syscall() is reached by its address in libc's symbol
+# table; honest 10 (append_cow's bug)
+URING_DATAGRAM_C = Attack("uring_datagram_c", "c", "append_cow", ("compiles", "null_engine"), 10)
 URING = (URING_DATAGRAM, URING_DATAGRAM_C)
 ATTACKS = [
     URING_DATAGRAM,
@@ -69,55 +64,34 @@ HIDDEN_PROGRAM_SHOWN = Attack(
 ATTACKS.append(HIDDEN_PROGRAM_SHOWN)
 # a prefix pool (tests/test_tamper_prefix.py's layout) on forward_order_free; honest 4/12 under a course's rubric that
 # weighs free_queue 4 and reverse_order_free 8 (on the default rubric, 8 points each, it changes which item fails)
-FREE_QUEUE_UNSEEN = Attack(
-    "free_queue_unseen", "prefix", "forward_order_free", ("free_queue", "reverse_order_free"), 4,
-    broken="the served adapter runs in the submission's interpreter (oracle/prefix/serve.py is __main__), and an "
-    "observation's field sent as null is taken, call by call, as a pool that has none to show: the free queue sent "
-    "null, reverse_order_free's check of the released order is skipped and the bug shows only where the next admit "
-    "takes its blocks, which the rules charge to free_queue: 8/12 (reverse_order_free passes) for an honest 4/12. "
-    "The submission chooses which item its bug costs. Fix by construction: what a pool shows is fixed before its "
-    "first call, by the shape's declared support in the grader's own process, and the reply's shape requires it "
-    "(oracle/reply_shape.py): a null where the shape shows a free queue is a reply the grader cannot read")
+# Once 8/12 for an honest 4/12: the free queue sent null (the served adapter runs in the submission's interpreter) was
+# taken as a pool with none to show, reverse_order_free's check was skipped and the bug charged to free_queue where
+# the next admit showed it. Held by construction: what a pool shows is its shape's (the adapters' `shows`, read in
+# the grader's own process): a null there is a reply the grader cannot read (oracle/prefix/remote.py)
+FREE_QUEUE_UNSEEN = Attack("free_queue_unseen", "prefix", "forward_order_free", ("free_queue", "reverse_order_free"), 4)
 ATTACKS.append(FREE_QUEUE_UNSEEN)
 # honest 5 (compiles): freeing a table reads l2[16]
-ATTACKS.append(Attack(
-    "overread_by_kernel", "c", "memory_safety", ("compiles", "memory_safety"), 5,
-    broken="the read of l2[16] is made by the kernel, process_vm_readv on the process itself (libc's syscall() "
-    "by address; neither run's filter refuses it): natively a kernel read of the fence's guard page is an EFAULT, "
-    "not a fault the driver sees (and in the other layout it reads the page's slack), and valgrind checks the "
-    "buffer the call writes, never the memory it reads 'in another process' (io_uring's reads and writes, "
-    "uring_datagram's channel, are as unseen). memory_safety passes: 15/15. Fix by construction: every run's filter "
-    "(oracle/seccomp.py, valgrind's runs included) refuses the calls through which the kernel reads or writes "
-    "the process's memory for it, unchecked: process_vm_readv, process_vm_writev and io_uring's three"))
+# honest 5 (compiles): freeing a table reads l2[16], by the kernel: process_vm_readv on the process itself (libc's
+# syscall() by address). Once 15/15: natively a kernel read of the guard page is an EFAULT, no fault the fence sees,
+# and valgrind does not check the memory the call reads. Held by construction: every run's filter (valgrind's runs
+# included) refuses process_vm_readv and process_vm_writev (oracle/seccomp.py); the patch then reads it plainly
+ATTACKS.append(Attack("overread_by_kernel", "c", "memory_safety", ("compiles", "memory_safety"), 5))
 # held by construction: a returned object becomes a number the server gives it (pyserve.Server._handle, kept by
 # identity), and an int call's value is sent only when its type is exactly int (pyserve._value: else its text, made
 # within the child's own CPU limit); the grader decodes plain JSON and never holds, compares or prints an object of
 # the submission's. Honest 6 (llm_init; free_count fails), as review3b's base
 ATTACKS.append(Attack("hostile_dunders", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6))
 # honest 10 (append_cow's bug on compiles, null_engine); what breaks is the grader's memory, not the score
-STRAY_PAGE_FLOOD = Attack(
-    "stray_page_flood", "c", "append_cow", ("compiles", "null_engine"), 10,
-    broken="the ledger (oracle/hw3/c/ledger.py, _protect) answers an mprotect of span pages no block holds with "
-    "CONTINUE and keeps each page, a Python int in its sorted `faulted` list, before the kernel looks (unmapped: "
-    "ENOMEM): 64 pages a call, for as many calls as the program makes, bounded only by the span (2^28 pages, some "
-    "10 GB). 40,000 such calls at the start of each of null_engine's 7 calls cost the program microseconds each "
-    "and keep its 10/10, and the grader peaked at 738 MB (50,000 a call: 913 MB) against 36 MB for the bug alone "
-    "(measured: /usr/bin/time pagedcheck grade, maxrss, the build cached). Fix by construction: stray pages kept "
-    "as ranges, and at most 64 of them a call (as driver.c's own fault handler): past that the ledger refuses "
-    "(EPERM) and the run ends with a memory error, so the ledger's records are bounded by the calls the grader "
-    "makes")
+# Once the grader peaked at 738 MB (36 MB for the bug alone): the ledger kept every page of span an mprotect asked to
+# make accessible, 64 at a time, for as many requests as a call made (40,000 a call here). Held by construction: the
+# ledger keeps at most STRAYS_PER_CALL (64) stray pages a call and refuses the rest (oracle/hw3/c/ledger.py), so
+# what it keeps is bounded by the calls the grader makes
+STRAY_PAGE_FLOOD = Attack("stray_page_flood", "c", "append_cow", ("compiles", "null_engine"), 10)
 ATTACKS.append(STRAY_PAGE_FLOOD)
 LEDGER_BOUND_KIB = 512 << 10  # over ten times the grader's peak for the bug alone on these items (35,600 KiB, measured)
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 # correct submissions written in an unusual way (not attacks): tests/hostile_review4/<name>.py on engine/llm_memory.py
 UNUSUAL = ("enum_returns",)
-ENUM_RETURNS_BROKEN = (
-    "pyserve._value sends a return value whose type is not exactly int as its text (str(Status.OK) is '0'), and "
-    "pyreply.returned keeps that text: the model's 0 is compared with the string '0' and differs, a correct "
-    "submission loses create_free and append_cow (6/24 on these items), and the message says \"return value: "
-    "expected 0, got 0\". Fix by construction: the server sends operator.index(result) for any value that has one "
-    "(an int subclass, numpy's integers) within int64, text only for the rest; a difference between an int and a "
-    "text shows the text quoted")
 
 
 def submission(scene: Scene, attack: Attack, **names: str) -> Path:
@@ -158,26 +132,9 @@ def _datagrams(udp: socket.socket) -> int:
         count += 1
 
 
-def _io_uring_here() -> bool:
-    """Whether this machine lets a process make an io_uring (kernel.io_uring_disabled, a container's filter)."""
-    import ctypes
-    import os
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    ring = libc.syscall(425, 1, ctypes.create_string_buffer(120))  # io_uring_setup
-    if ring < 0:
-        return False
-    os.close(ring)
-    return True
-
-
 def _uring_datagram_params() -> list:
-    """Bubblewrap's network namespace holds it (no route out); the fallback does not (the attack's `broken`), where
-    this machine has io_uring at all."""
-    return [pytest.param(attack.name, without, id=f"{attack.lang}-{'without-bwrap' if without else 'bwrap'}",
-                         marks=[pytest.mark.xfail(_io_uring_here(), strict=True, reason=attack.broken)]
-                         if without else [])
+    """Bubblewrap's network namespace holds it (no route out); without it, the filter's refusal of io_uring."""
+    return [pytest.param(attack.name, without, id=f"{attack.lang}-{'without-bwrap' if without else 'bwrap'}")
             for attack in URING for without in (False, True)]
 
 
@@ -278,13 +235,11 @@ def test_forward_order_free_alone_scores_4_of_12_on_the_weighted_rubric(scene: S
     assert not problems, "\n".join(["forward_order_free alone:", *problems])
 
 
-@pytest.mark.xfail(strict=True, reason=FREE_QUEUE_UNSEEN.broken)
 def test_a_prefix_pool_that_hides_its_free_queue_gets_no_more(scene: Scene, reaper: Reaper) -> None:
     problems = _prefix_weighted_problems(scene, reaper, attacked=True)
     assert not problems, "\n".join([f"free_queue_unseen (honest score {FREE_QUEUE_UNSEEN.expected}/12):", *problems])
 
 
-@pytest.mark.xfail(strict=True, reason=ENUM_RETURNS_BROKEN)
 def test_a_correct_python_submission_returning_an_int_enum_gets_full_marks(scene: Scene, reaper: Reaper) -> None:
     from tests.tamper import ROOT
     from tests.test_grade import small_rubric
@@ -300,7 +255,6 @@ def test_a_correct_python_submission_returning_an_int_enum_gets_full_marks(scene
     assert not problems, "\n".join(["enum_returns:", *problems])
 
 
-@pytest.mark.xfail(strict=True, reason=STRAY_PAGE_FLOOD.broken)
 def test_stray_pages_asked_for_cost_the_grader_a_bounded_memory(tmp_path: Path) -> None:
     """With bubblewrap only: the ledger is the same without it. The grader runs under a launcher that prints the
     largest resident size of it and its children (as test_tamper_review's huge-reply test)."""
