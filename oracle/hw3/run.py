@@ -22,6 +22,7 @@ from oracle.difference import Difference
 from oracle.hw3.compare import differences, state_changes
 from oracle.hw3.difference import LIST_ORDER, RETURN, crash
 from oracle.hw3.effects import effects_of
+from oracle.hw3.fork_witness import fork_shown_wrong
 from oracle.hw3.fresh_pool import refused_for_want_of_blocks, search_failed
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.observation import UNREAD, ImplementationFailure, Observation
@@ -72,6 +73,7 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
     unreadable = False  # a call returned, but its state could not be read: return values alone are compared
     unread = False  # the engine's objects are not read (a Python submission's, unread.py): its calls' returns say
     made: list[Step] = []  # what they did; the calls since the last llm_init that did something, in the model
+    forks: dict[int, bool] = {}  # the forks' second opinions so far (fork_witness.py)
     for number, step in enumerate(program.steps, 1):
         was = copy.deepcopy(model) if unread else None  # the model before the call: what a failing call leaves
         null_engine = step.null if step.op == "llm_init" else step.null or engine is None
@@ -137,6 +139,10 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
                 and ran.found[0].aspect == RETURN and fails(step.op, got)
                 and refused_for_want_of_blocks(fresh, made)):  # its free count unread
             ran.effects = dataclasses.replace(ran.effects, short=True)
+        granted = "oom_refusal" in expected.events and ran.found and ran.found[0].aspect == RETURN and not fails(step.op, got)
+        if (ran.effects is not None and fresh is not None and was is not None and (ran.effects.held or ran.effects.elsewhere or granted)
+                and fork_shown_wrong(fresh, program.steps[: number - 1], forks)):  # its references unread
+            ran.effects = dataclasses.replace(ran.effects, wrong_fork=True)
         if judge is not None and judge(ran):
             return trace
         if not ran.found:
