@@ -96,11 +96,15 @@ def _with_checks(prefix: Sequence[Step], parent: int, ids: list[int]) -> tuple[l
 
 
 def _ids(steps: Sequence[Step]) -> list[int]:
-    """MOST_FILLING + 1 sequence ids the program never names: past its largest, or below its smallest."""
-    named = [arg for step in steps if step.op != "llm_init" for arg in step.args[:2 if step.op == "fork_sequence" else 1]]
-    top, bottom = max(named, default=0), min(named, default=0)
-    count = MOST_FILLING + 1
-    return list(range(top + 1, top + 1 + count)) if top + count <= INT_MAX else list(range(bottom - 1, bottom - 1 - count, -1))
+    """MOST_FILLING + 1 sequence ids the program never names: past its largest, else below its smallest, else
+    the first from 0 (a program that names both ends of an int)."""
+    named = {arg for step in steps if step.op != "llm_init" for arg in step.args[:2 if step.op == "fork_sequence" else 1]}
+    top, bottom, count = max(named, default=0), min(named, default=0), MOST_FILLING + 1
+    if top + count <= INT_MAX:
+        return list(range(top + 1, top + 1 + count))
+    if bottom - count >= -INT_MAX - 1:
+        return list(range(bottom - 1, bottom - 1 - count, -1))
+    return [seq_id for seq_id in range(len(named) + count) if seq_id not in named][:count]
 
 
 def _agreeing(fresh: Callable[[], Adapter], steps: Sequence[Step]) -> int | None:
