@@ -5,8 +5,8 @@ Such a fork returns what it must and writes nothing, so at the fork nothing the 
 bug shows later, in another call: a write to a block the two sequences share lands in place (the append finds
 it unshared), or a free hands out a block the other sequence still holds (a later create is granted one it
 must be refused, an append writes its record there). RULES would charge that call's rule (append_cow's,
-first fit's). So where an append writes its record into a block the model holds, or a create or append the
-model refuses for want of blocks succeeds, two witnesses run for each fork the engine made since its
+first fit's). So where an append writes its record into a block the model holds or another than the model's
+(rules.Effects held, elsewhere), or a create or append the model refuses for want of blocks succeeds, two witnesses run for each fork the engine made since its
 llm_init, earliest first, each in a fresh process, every return compared with the model's:
 
 - the fork, then checks of its references only: the program replayed up to and including the fork, then the
@@ -17,7 +17,8 @@ llm_init, earliest first, each in a fresh process, every return compared with th
 The fork is shown wrong when the first agrees with the model up to the fork and one of its checks does not,
 while the control agrees throughout: a free, create or free-count bug that shows without the fork fails the
 control too, and then the fork is not blamed. The checks' ids and sizes follow the program (ids past the
-largest it names, the pool it chose), so the witnesses look like any other replay of it.
+largest it names, the pool it chose), so the witnesses look like any other replay of it. Not told apart: a free
+that drops every reference of a shared block at once passes the control (blocks are shared only after a fork).
 
 A witness can only add the fork's rule to a difference (rules.py AFTER_WRONG_FORK), never excuse one: when it
 shows nothing, the difference keeps the rule it had; when it shows the fork wrong, the item reading past it

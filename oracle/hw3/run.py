@@ -65,7 +65,8 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
         fresh: Callable[[], Any] | None = None, judge: Callable[[Ran], bool] | None = None) -> Trace:
     """Applies `program` to `implementation` and `model` together, comparing after every call (leniently on the
     aspects in `modulo`). `fresh` opens another implementation, for a second opinion on a create or append that
-    left a block unmapped (fresh_pool.py); `judge` may stop the run after a step."""
+    left a block unmapped (fresh_pool.py), or, for an engine whose objects are not read, on a difference that
+    follows a fork (fork_witness.py); `judge` may stop the run after a step."""
     trace, engine = Trace(), None
     before: Observation | None = None
     carried: set[str] = set()  # differences the model could not take over
