@@ -140,8 +140,9 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
                 and ran.found[0].aspect == RETURN and fails(step.op, got)
                 and refused_for_want_of_blocks(fresh, made)):  # its free count unread
             ran.effects = dataclasses.replace(ran.effects, short=True)
-        granted = "oom_refusal" in expected.events and ran.found and ran.found[0].aspect == RETURN and not fails(step.op, got)
-        if (ran.effects is not None and fresh is not None and was is not None and (ran.effects.held or ran.effects.elsewhere or granted)
+        granted = bool(ran.found) and ran.found[0].aspect == RETURN and "oom_refusal" in expected.events and not fails(step.op, got)
+        if (ran.effects is not None and fresh is not None and was is not None and ran.found
+                and (ran.effects.held or ran.effects.elsewhere or granted)
                 and fork_shown_wrong(fresh, program.steps[: number - 1], forks)):  # its references unread
             ran.effects = dataclasses.replace(ran.effects, wrong_fork=True)
         if judge is not None and judge(ran):
