@@ -24,8 +24,9 @@ def effects_of(call: Call, before: Observation | None, seen: Observation | None,
     taken = frozenset(block for block in range(min(len(old), len(new))) if old[block] == 0 and new[block] > 0)
     skipped = _skipped(call, tables, before.engine, seen.engine) if not call.null and call.api in WALKS else frozenset()
     elsewhere = unread is not None and wrote_elsewhere(call, *unread, before, seen)
+    held = unread is not None and wrote_held(call, *unread, before, seen)
     return Effects(moved, taken, before.pool != seen.pool, picked, skipped=skipped, stray=stray_write(call, before, seen),
-                   elsewhere=elsewhere)
+                   elsewhere=elsewhere, held=held)
 
 
 def wrote_elsewhere(call: Call, was: Model | None, model: Model, before: Observation, seen: Observation) -> bool:
@@ -33,19 +34,40 @@ def wrote_elsewhere(call: Call, was: Model | None, model: Model, before: Observa
     it in (`model`, after the call) and the one its logical block mapped before the call (`was`: an append
     that wrote a shared block in place is Task 4's): a block of its choosing, first fit's, made by this append
     or by the create or fork that mapped it."""
-    if call.api != "append_kv" or call.null or before.pool is None or seen.pool is None or len(before.pool) != len(seen.pool):
+    landed = _landed(call, model, before, seen)
+    if not landed:
         return False
+    written, logical = landed
+    seq, old = model.sequences[call.args[0]], was.sequences.get(call.args[0]) if was is not None else None
+    mine = {seq.blocks[logical]} | ({old.blocks[logical]} if old is not None and logical < len(old.blocks) else set())
+    return not mine & written
+
+
+def wrote_held(call: Call, was: Model | None, model: Model, before: Observation, seen: Observation) -> bool:
+    """Whether an append wrote its record, at its offset, into a block the model held mapped before the call
+    (`was`) and did not write it in (`model`, after the call): a block it shares, written in place, or one a
+    sequence holds, handed out as free. A reference count is wrong somewhere (fork_witness.py asks the fork)."""
+    landed = _landed(call, model, before, seen)
+    if not landed or was is None:
+        return False
+    written, logical = landed
+    return bool(written & (was.mapped() - {model.sequences[call.args[0]].blocks[logical]}))
+
+
+def _landed(call: Call, model: Model, before: Observation, seen: Observation) -> tuple[set[int], int] | None:
+    """The blocks an append newly wrote its record into, at its offset, and the logical block the record is in
+    (`model`: after the call); None when it is no append of a live sequence or the pools cannot be compared."""
+    if call.api != "append_kv" or call.null or before.pool is None or seen.pool is None or len(before.pool) != len(seen.pool):
+        return None
     seq = model.sequences.get(call.args[0])
     if seq is None or not seq.values:
-        return False
+        return None
     logical, offset = divmod(len(seq.values) - 1, KV_PER_BLOCK)
-    old = was.sequences.get(call.args[0]) if was is not None else None
-    mine = {seq.blocks[logical]} | ({old.blocks[logical]} if old is not None and logical < len(old.blocks) else set())
     record = struct.pack("<i", call.args[1])
     at = lambda block: (block * KV_PER_BLOCK + offset) * KV_SIZE  # noqa: E731
-    written = [block for block in range(len(seen.pool) // BLOCK_SIZE)
-               if seen.pool[at(block) : at(block) + KV_SIZE] == record != before.pool[at(block) : at(block) + KV_SIZE]]
-    return bool(written) and not mine & set(written)
+    written = {block for block in range(len(seen.pool) // BLOCK_SIZE)
+               if seen.pool[at(block) : at(block) + KV_SIZE] == record != before.pool[at(block) : at(block) + KV_SIZE]}
+    return (written, logical) if written else None
 
 
 def stray_write(call: Call, before: Observation | None, seen: Observation | None) -> bool:

@@ -59,6 +59,9 @@ class Effects:
     elsewhere: bool = False  # an append wrote its record at its offset into a block the model holds free, not the
     # model's: another block than first fit's (unread.py: seen in the pool where the tables are not read)
     short: bool = False  # a create or append refused for want of blocks where the model had them (fresh_pool.py)
+    held: bool = False  # an append wrote its record into a block the model holds, not its own: shared, or held
+    # by a sequence (unread.py: seen in the pool)
+    wrong_fork: bool = False  # a fork before the call is shown wrong by a second opinion (fork_witness.py)
 
 
 STRAY_WRITE = Effects(frozenset(), frozenset(), stray=True)  # all that is known of an append: it wrote astray
@@ -78,6 +81,7 @@ TOOK_THERE = "took a block there"  # it allocated the block it shows where the m
 REORDERED_ONLY = "reordered only"  # the list's order is all that differs after the call
 WROTE_ELSEWHERE = "wrote elsewhere"  # an append wrote its record into a block the model holds free, not its own
 SHORT_OF_BLOCKS = "short of blocks"  # refused though the model had the blocks, and succeeds with plenty free
+AFTER_WRONG_FORK = "after a wrong fork"  # a block held or a refusal missed, after a fork a witness shows wrong
 MOVED_ANOTHER = "moved another sequence"  # it changed another sequence's table: a fork shared an L2 table
 NOTHING = ""  # none of these: the aspect and the call decide
 
@@ -120,6 +124,11 @@ RULES: dict[tuple[str, str, str], str] = {
     # blocks undo is the engine's belief of how many are free, its free count's
     **{(aspect, "append_kv", WROTE_ELSEWHERE): FIRST_FIT for aspect in (POOL, CONTENTS)},
     **{(RETURN, api, SHORT_OF_BLOCKS): FREE_BLOCK_CONSISTENCY for api in _PICKS_BLOCKS},
+    # ... and a record written into a block the model holds (shared, or a sequence's), or a create or append
+    # granted where the model had no block free, after a fork its second opinion shows giving the child no
+    # reference of its blocks (fork_witness.py), is the fork's: the block was never held twice
+    **{(aspect, "append_kv", AFTER_WRONG_FORK): TASKS["fork_sequence"] for aspect in (POOL, CONTENTS, RETURN)},
+    (RETURN, "create_sequence", AFTER_WRONG_FORK): TASKS["fork_sequence"],
     # the list keeps creation order, whichever call reordered it (beside another difference of an append or a
     # free, the order is that call's: a reorder planted there hides nothing)
     **{(LIST_ORDER, api, REORDERED_ONLY): TAIL_INSERTION for api in ENGINE_CALLS},
@@ -144,6 +153,7 @@ _FACTS: tuple[tuple[str, Callable[[Difference, Call, Effects | None], bool]], ..
     (SKIPPED_SLOTS, lambda d, call, e: e is not None and bool(e.skipped)),
     (SEARCH_FAILED, lambda d, call, e: e is not None and e.search_failed),
     (TOOK_THERE, lambda d, call, e: e is None or (d.got in e.taken and (e.picked is None or d.expected in e.picked))),
+    (AFTER_WRONG_FORK, lambda d, call, e: e is not None and e.wrong_fork),
     (WROTE_ELSEWHERE, lambda d, call, e: e is not None and e.elsewhere),
     (SHORT_OF_BLOCKS, lambda d, call, e: e is not None and e.short),
     (REORDERED_ONLY, lambda d, call, e: e is None or e.reordered_only),

@@ -22,6 +22,7 @@ from oracle.difference import Difference
 from oracle.hw3.compare import differences, state_changes
 from oracle.hw3.difference import LIST_ORDER, RETURN, crash
 from oracle.hw3.effects import effects_of
+from oracle.hw3.fork_witness import fork_shown_wrong
 from oracle.hw3.fresh_pool import refused_for_want_of_blocks, search_failed
 from oracle.hw3.machine import POINTER_CALLS, Call
 from oracle.hw3.observation import UNREAD, ImplementationFailure, Observation
@@ -64,7 +65,8 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
         fresh: Callable[[], Any] | None = None, judge: Callable[[Ran], bool] | None = None) -> Trace:
     """Applies `program` to `implementation` and `model` together, comparing after every call (leniently on the
     aspects in `modulo`). `fresh` opens another implementation, for a second opinion on a create or append that
-    left a block unmapped (fresh_pool.py); `judge` may stop the run after a step."""
+    left a block unmapped (fresh_pool.py), or, for an engine whose objects are not read, on a difference that
+    follows a fork (fork_witness.py); `judge` may stop the run after a step."""
     trace, engine = Trace(), None
     before: Observation | None = None
     carried: set[str] = set()  # differences the model could not take over
@@ -72,6 +74,7 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
     unreadable = False  # a call returned, but its state could not be read: return values alone are compared
     unread = False  # the engine's objects are not read (a Python submission's, unread.py): its calls' returns say
     made: list[Step] = []  # what they did; the calls since the last llm_init that did something, in the model
+    forks: dict[int, bool] = {}  # the forks' second opinions so far (fork_witness.py)
     for number, step in enumerate(program.steps, 1):
         was = copy.deepcopy(model) if unread else None  # the model before the call: what a failing call leaves
         null_engine = step.null if step.op == "llm_init" else step.null or engine is None
@@ -137,6 +140,11 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
                 and ran.found[0].aspect == RETURN and fails(step.op, got)
                 and refused_for_want_of_blocks(fresh, made)):  # its free count unread
             ran.effects = dataclasses.replace(ran.effects, short=True)
+        granted = bool(ran.found) and ran.found[0].aspect == RETURN and "oom_refusal" in expected.events and not fails(step.op, got)
+        if (ran.effects is not None and fresh is not None and was is not None and ran.found
+                and (ran.effects.held or ran.effects.elsewhere or granted)
+                and fork_shown_wrong(fresh, program.steps[: number - 1], forks)):  # its references unread
+            ran.effects = dataclasses.replace(ran.effects, wrong_fork=True)
         if judge is not None and judge(ran):
             return trace
         if not ran.found:

@@ -1,0 +1,118 @@
+"""oracle/hw3/fork_witness.py: a fork whose references are wrong, told from the returns alone by replaying it in a
+fresh process and checking its references (the parent freed, the pool filled, one create that must be refused),
+against a control without the fork; and rules.py charging what follows such a fork to the fork."""
+
+import copy
+import struct
+
+import pytest
+
+from oracle.difference import Difference
+from oracle.hw3 import load_adapter
+from oracle.hw3.difference import CONTENTS, GUARD, POOL, RETURN
+from oracle.hw3.effects import wrote_elsewhere, wrote_held
+from oracle.hw3.fork_witness import INT_MAX, MOST_FILLING, _ids, _with_checks, fork_shown_wrong
+from oracle.hw3.machine import Call
+from oracle.hw3.model import Model
+from oracle.hw3.observation import UNREAD, Observation
+from oracle.hw3.pool import initial_pool
+from oracle.hw3.rules import FIRST_FIT, MEMORY_SAFETY, TASKS, Effects, rule_of
+from oracle.program import Step
+
+# a parent of two blocks forked, then the child's append (in place when the fork took no reference)
+FORKED = [Step("llm_init", (640,)), Step("create_sequence", (1, 20)), Step("append_kv", (1, 7)),
+          Step("fork_sequence", (1, 2)), Step("append_kv", (2, 8))]
+
+
+def test_a_fork_that_takes_no_reference_is_shown_wrong() -> None:
+    assert fork_shown_wrong(load_adapter("tests.broken.fork_no_incref"), FORKED)
+
+
+@pytest.mark.parametrize("impl", ["engine", "tests.broken.no_cow", "tests.broken.last_fit", "tests.broken.cow_copies_written_only"])
+def test_a_fork_that_takes_its_references_is_not_shown_wrong(impl: str) -> None:
+    assert not fork_shown_wrong(load_adapter(impl), FORKED)  # their bugs are the append's or first fit's
+
+
+def test_a_count_bug_that_shows_without_the_fork_is_not_the_forks() -> None:
+    # a free that never raises the free count, before the fork: the pool filled after the fork is refused a
+    # create, and so is the control's without the fork
+    freed_first = [FORKED[0], Step("create_sequence", (5, 16)), Step("free_sequence", (5,)), *FORKED[1:]]
+    assert not fork_shown_wrong(load_adapter("tests.broken.free_count_not_incremented"), freed_first)
+
+
+def test_a_witness_that_crashes_gives_no_opinion() -> None:
+    # each create counts a block free again: the fork's checks ask the engine for a block it has not, and it
+    # raises (a crash in a witness shows nothing of the fork)
+    assert not fork_shown_wrong(load_adapter("tests.broken.probe_bugs:create_takes_no_block"), FORKED)
+
+
+def test_only_the_forks_of_the_engine_now_live_are_asked() -> None:
+    fresh = load_adapter("tests.broken.fork_no_incref")
+    assert not fork_shown_wrong(fresh, FORKED[:3])  # no fork yet
+    assert not fork_shown_wrong(fresh, [*FORKED, Step("llm_init", (640,)), Step("create_sequence", (1, 3))])
+    refused = [FORKED[0], FORKED[1], Step("fork_sequence", (5, 2))]  # an unknown parent: no fork made
+    assert not fork_shown_wrong(fresh, refused)
+
+
+def test_each_forks_verdict_is_kept_for_the_program() -> None:
+    known: dict[int, bool] = {}
+    assert fork_shown_wrong(load_adapter("tests.broken.fork_no_incref"), FORKED, known)
+    assert known == {3: True}
+    known[3] = False  # a verdict kept is not asked again
+    assert not fork_shown_wrong(load_adapter("tests.broken.fork_no_incref"), FORKED, known)
+
+
+def test_the_checks_free_the_parent_fill_the_pool_and_make_one_create_that_must_be_refused() -> None:
+    steps, checks = _with_checks(FORKED[:4], 1, _ids(FORKED))
+    assert steps[:4] == FORKED[:4] and checks == 3  # 10 blocks, 8 free once the parent is: ids past 2
+    assert steps[4:] == [Step("free_sequence", (1,)), Step("create_sequence", (3, 128)), Step("create_sequence", (4, 1))]
+
+
+def test_the_checks_follow_the_programs_pool_and_ids() -> None:
+    big = [Step("llm_init", (64 * 600,)), Step("create_sequence", (40, 1)), Step("fork_sequence", (40, 41))]
+    steps, checks = _with_checks(big, 40, _ids(big))
+    assert steps[3:] == [Step("free_sequence", (40,)), Step("create_sequence", (42, 256 * 16)),
+                         Step("create_sequence", (43, 256 * 16)), Step("create_sequence", (44, 87 * 16)),
+                         Step("create_sequence", (45, 1))]
+    assert _ids([Step("create_sequence", (INT_MAX, 1))])[:2] == [INT_MAX - 1, INT_MAX - 2]  # not past an int's end
+    ends = [Step("create_sequence", (INT_MAX, 1)), Step("fork_sequence", (INT_MAX, -INT_MAX - 1)), Step("append_kv", (1, 0))]
+    assert _ids(ends)[:3] == [0, 2, 3]  # both ends named: the first ids it does not name
+    huge = [Step("llm_init", (64 * 256 * (MOST_FILLING + 1),)), *big[1:]]
+    assert _with_checks(huge, 40, _ids(huge))[1] == 0  # too large a pool to fill: no second opinion
+
+
+def _appended_at(pool: bytes, block: int, offset: int, value: int) -> bytes:
+    at = (block * 16 + offset) * 4
+    return pool[:at] + struct.pack("<i", value) + pool[at + 4 :]
+
+
+def test_a_record_written_in_place_into_a_shared_block_or_into_a_held_one_is_held() -> None:
+    model = Model()
+    model.llm_init(6 * 64)
+    model.create_sequence(False, 1, 15)  # block 0, one record short of full
+    model.create_sequence(False, 3, 16)  # block 1
+    model.fork_sequence(False, 1, 2)  # block 0 shared
+    was = copy.deepcopy(model)
+    model.append_kv(False, 2, 9)  # copied to block 2, record 15 at offset 15
+    before, call = Observation(UNREAD, initial_pool(6 * 64)), Call("append_kv", (2, 9), False, 0)
+    landed = lambda block: Observation(UNREAD, _appended_at(before.pool, block, 15, 9))  # noqa: E731
+    assert wrote_held(call, was, model, before, landed(0))  # in place: the block it shares
+    assert wrote_held(call, was, model, before, landed(1))  # sequence 3's block
+    assert not wrote_held(call, was, model, before, landed(2))  # the model's copy
+    assert not wrote_held(call, was, model, before, landed(4)) and wrote_elsewhere(call, was, model, before, landed(4))
+
+
+def test_what_follows_a_fork_shown_wrong_is_the_forks() -> None:
+    append, create = Call("append_kv", (2, 5), False, 0), Call("create_sequence", (4, 1), False, False)
+    contents = Difference(CONTENTS, "seq 2 record 16 (block 2)", 5, 0, seq=2)
+    wrong = Effects(frozenset(), frozenset(), held=True, wrong_fork=True)
+    assert rule_of(contents, append, wrong) == TASKS["fork_sequence"]
+    assert rule_of(Difference(POOL, "pool", 1, 2), append, wrong) == TASKS["fork_sequence"]
+    assert rule_of(Difference(RETURN, "", "NULL", "a Sequence"), create, wrong) == TASKS["fork_sequence"]
+    assert rule_of(Difference(RETURN, "", -1, 0), Call("append_kv", (2, 5), False, -1), wrong) == TASKS["fork_sequence"]
+    assert rule_of(Difference(GUARD, "guard", 1, 2), append, wrong) == MEMORY_SAFETY  # its own rule still
+    # without the second opinion, the calls keep their own rules
+    assert rule_of(contents, append, Effects(frozenset(), frozenset(), held=True)) == TASKS["append_kv"]
+    elsewhere = Effects(frozenset(), frozenset(), elsewhere=True)
+    assert rule_of(contents, append, elsewhere) == FIRST_FIT
+    assert rule_of(contents, append, Effects(frozenset(), frozenset(), elsewhere=True, wrong_fork=True)) == TASKS["fork_sequence"]
