@@ -26,9 +26,10 @@ def plain(passed: bool):  # type: ignore[no-untyped-def]
     return lambda context, options: Outcome(passed, "" if passed else "B: its own bug")
 
 
-def grade(checks: dict[str, Any]) -> dict[str, ItemResult]:
+def grade(checks: dict[str, Any], visibility: Mapping[str, str] | None = None) -> dict[str, ItemResult]:
     table = {name: Check(name, f"rule {name}", run, catch_all=name == "fuzz") for name, run in checks.items()}
-    rubric = Rubric("t", tuple(RubricItem(name, name, 5) for name in checks), "code")
+    shown = visibility or {}
+    rubric = Rubric("t", tuple(RubricItem(name, name, 5, shown.get(name, "visible")) for name in checks), "code")
     told: list[str] = []
     results = run_checks(table, rubric, None, on_item=lambda result: told.append(result.id))
     assert sorted(told) == sorted(checks)  # each item told once, in its final state
@@ -46,6 +47,19 @@ def test_a_named_item_that_passed_takes_the_bug_with_what_the_excused_item_saw()
     assert (results["B"].status, results["B"].points) == ("failed", 0)
     assert results["B"].message == SAW.message + " (found by item A's programs, not this item's)"
     assert results["B"].details == "calls"
+
+
+@pytest.mark.parametrize("reader, owner, quoted", [
+    ("hidden", "visible", False), ("after_due_date", "after_published", False), ("visible", "hidden", True),
+    ("after_published", "after_published", True)])
+def test_what_a_less_shown_reader_saw_stays_out_of_the_owners_student_text(reader: str, owner: str,
+                                                                          quoted: bool) -> None:
+    """A course's hidden item's programs are its own: the visible item charged with what they met tells the
+    student only that a test not shown found it; the staff's message keeps the reader's calls."""
+    results = grade({"A": excused("B"), "B": plain(True)}, {"A": reader, "B": owner})
+    text = results["B"].for_student(10_000)
+    assert results["B"].status == "failed" and results["B"].message.startswith(SAW.message)
+    assert ("fork(1, 2)" in text, "not shown to you" in text) == (quoted, not quoted), text
 
 
 def test_the_bug_costs_its_owner_once_however_many_items_read_past_it() -> None:

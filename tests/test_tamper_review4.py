@@ -51,16 +51,11 @@ ATTACKS = [
 # on the reference (base "none"): its refusal is the bug, and what it buys is the course's hidden program, not points.
 # Honest 8/18: create_free fails (whichever program shows its rule's failure), tail_insertion passes (the failure
 # its program met is create_free's)
-HIDDEN_PROGRAM_SHOWN = Attack(
-    "hidden_program_shown", "c", "none", ("compiles", "create_free", "tail_insertion"), 8,
-    broken="settlement charges an item of another rule that passed with what the reader saw (settlement.py: Seen, "
-    "its calls), and results.json gives the charged item its own visibility: a hidden item's program that meets "
-    "a failure of a visible item's rule is shown to the student, call by call up to it, in that visible item's "
-    "output (\"found by item tail_insertion's programs\"). A submission that fails only where the shipped programs "
-    "never go (here: a pool of a size none of them makes) reads a course's own hidden programs this way. Fix by "
-    "construction: an excuse carries the reader's visibility, and the owner's output quotes the reader's calls "
-    "only when the reader is at least as visible (else \"a hidden item's program showed it\", without its calls; "
-    "the TA's report.json keeps them)")
+# Once a leak: settlement charged the visible create_free with what the hidden item's program saw, and its
+# results.json output quoted those calls ("found by the tests of tail_insertion"). Held by construction: what a
+# reader shown later than the item it charges saw stays in the staff's report.json; the student's text says only
+# that a test not shown found it (oracle/grading/grader.py, _settled)
+HIDDEN_PROGRAM_SHOWN = Attack("hidden_program_shown", "c", "none", ("compiles", "create_free", "tail_insertion"), 8)
 ATTACKS.append(HIDDEN_PROGRAM_SHOWN)
 # a prefix pool (tests/test_tamper_prefix.py's layout) on forward_order_free; honest 4/12 under a course's rubric that
 # weighs free_queue 4 and reverse_order_free 8 (on the default rubric, 8 points each, it changes which item fails)
@@ -195,7 +190,6 @@ programs = ["tail_insertion", "our_secret_order"]
 """
 
 
-@pytest.mark.xfail(strict=True, reason=HIDDEN_PROGRAM_SHOWN.broken)
 def test_a_hidden_items_program_reaches_no_visible_output(scene: Scene, reaper: Reaper) -> None:
     (scene.rubric_dir / "programs").mkdir()
     (scene.rubric_dir / "programs" / "our_secret_order.txt").write_text(SECRET_PROGRAM)

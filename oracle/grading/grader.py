@@ -144,7 +144,9 @@ def run_checks(
                       [item.id for item in rubric.items if checks[item.id].catch_all],
                       {item.id: item.points for item in rubric.items})
     names = {item.id: item.name for item in rubric.items}
-    results = [_settled(result, verdicts.get(result.id), excuses.get(result.id, ()), names) for result in results]
+    shown = {item.id: item.visibility for item in rubric.items}
+    results = [_settled(result, verdicts.get(result.id), excuses.get(result.id, ()), names, shown)
+               for result in results]
     for result in results:
         if on_item and result.id in excuses:  # told once its excuse is settled
             on_item(result)
@@ -162,14 +164,25 @@ def _met(item: str, stop: BaseException) -> dict[str, tuple[Excuse, ...]]:
     return {item: _each(excuse)} if excuse else {}
 
 
+# Gradescope's visibilities, from the least shown: a student sees an item's output no earlier than its own
+_SHOWN = {"hidden": 0, "after_due_date": 1, "after_published": 2, "visible": 3}
+UNSHOWN_READER = ("Failed: a test whose results are not shown to you (yet) met a failure of this part's rule in "
+                  "its own programs. Its calls are not shown here; check your code against this part's rule.")
+
+
 def _settled(result: ItemResult, verdict: Verdict | None, excuses: tuple[Excuse, ...],
-             names: Mapping[str, str]) -> ItemResult:
+             names: Mapping[str, str], shown: Mapping[str, str] | None = None) -> ItemResult:
     """The item as settling left it, with what a student reads of it: failed, with what the item that found
-    the failure saw; not run because another item's bug stopped it, said once in a student's words."""
+    the failure saw (what a reader shown later than this item saw stays in the staff's report.json: the
+    student's text says only that a test not shown found it); not run because another item's bug stopped it,
+    said once in a student's words."""
     if verdict is not None:
         student = verdict.failure.student
-        if student and verdict.reader is not None:
-            student += f"\n\n(Found by the tests of \"{names.get(verdict.reader, verdict.reader)}\".)"
+        reader, seen = verdict.reader, shown or {}
+        if reader is not None and _SHOWN.get(seen.get(reader, ""), 3) < _SHOWN.get(result.visibility, 3):
+            student = UNSHOWN_READER  # a course's hidden programs: never in a more visible item's output
+        elif student and reader is not None:
+            student += f"\n\n(Found by the tests of \"{names.get(reader, reader)}\".)"
         return dataclasses.replace(result, status="failed", points=0, message=verdict.message,
                                    details=verdict.failure.details, student=student)
     excuses = tuple(excuse for excuse in excuses if not excuse.aside)  # met on the way: never why it did not run
