@@ -43,9 +43,7 @@ _INIT = struct.Struct("<BQQ")
 
 
 class CProbeAdapter(CAdapter):
-    # the heap as in a graded run (the ledger, the fence: nothing a run can see tells a probe from a graded program,
-    # review4's probe_spotted); the probes judge no heap counts
-    heap_from_outside = True
+    heap_from_outside = False  # the probes judge no heap counts: no reading of the mappings after each call
     stop_to_read = True  # each operation reads one moment's state, whatever the submission does
 
     def __init__(self, driver: Path | str, *, limit: float, sandbox: Sandbox | None = None):
