@@ -46,7 +46,10 @@ ATTACKS = [
            "the submission which one it is in, so it keeps its bug where no program shows it and is correct where "
            "a probe looks (l1_traversal passes). Fix by construction: a probe's driver gets its blocks from the "
            "same ledger and span as a graded run (the probes then judge no heap count, as now), so nothing a run "
-           "can see tells a probe from a graded program"),
+           "can see tells a probe from a graded program. Tried and left: the ledger alone changes nothing (driver.c "
+           "leaves the fence at the first probe operation, fenced(): !probing), and a fence kept through the probes "
+           "turns a heap overflow's glibc abort into a stray access the probe must then notice and leave to "
+           "memory_safety (test_probe_adapter's heap-corrupted case), which the probes do not yet do"),
 ]
 # on the reference (base "none"): its refusal is the bug, and what it buys is the course's hidden program, not points.
 # Honest 8/18: create_free fails (whichever program shows its rule's failure), tail_insertion passes (the failure
