@@ -4,6 +4,7 @@ time, and leave no process behind; bad builds are reported with the compiler's o
 import os
 import shutil
 import time
+from typing import Any
 from collections.abc import Callable
 from pathlib import Path
 
@@ -252,7 +253,6 @@ def test_a_call_that_works_on_the_pools_memory_file_leaves_a_pool_the_grader_rea
     punch a hole in the memory file the driver holds, from inside create_sequence: the pool the grader reads after
     the call is whole (the file is sealed against shrinking), a hole reads as zeros (the pool's bytes, judged as
     such), and the next window holds what the grader wrote where it put it (a description of its own)."""
-    from oracle.hw3.pool import GUARD, initial_pool
     from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 
     source = patched(patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "check_before_allocate.patch"),
@@ -260,15 +260,24 @@ def test_a_call_that_works_on_the_pools_memory_file_leaves_a_pool_the_grader_rea
     (tmp_path / "llm_memory.c").write_text(source)
     adapter = CAdapter(_driver(tmp_path, workdir))
     try:
-        engine = adapter.llm_init(640)
-        assert adapter.create_sequence(engine, 1, 20) is not None
-        seen = adapter.observe(engine)
-        if pool_left == "intact":
-            assert (seen.guard_before, seen.pool, seen.guard_after) == (GUARD, initial_pool(640), GUARD)
-        else:
-            assert (seen.guard_before, seen.pool, seen.guard_after) == (bytes(64), bytes(640), bytes(64))
-        second = adapter.llm_init(320)
-        seen = adapter.observe(second)
-        assert (seen.guard_before, seen.pool, seen.guard_after) == (GUARD, initial_pool(320), GUARD)
+        pool_read_whole(adapter, pool_left)
     finally:
         adapter.close()
+
+
+def pool_read_whole(adapter: Any, pool_left: str) -> None:  # a CAdapter or a Python remote adapter
+    """A create that worked on the pools' memory file (tests/submissions/hostile/review3b/pool_file_*): the grader
+    still reads its window whole, `intact` or zeros where a hole was punched, and its next window holds exactly
+    the grader's bytes (C and Python: test_pyremote)."""
+    from oracle.hw3.pool import GUARD, initial_pool
+
+    engine = adapter.llm_init(640)
+    assert adapter.create_sequence(engine, 1, 20) is not None
+    seen = adapter.observe(engine)
+    if pool_left == "intact":
+        assert (seen.guard_before, seen.pool, seen.guard_after) == (GUARD, initial_pool(640), GUARD)
+    else:
+        assert (seen.guard_before, seen.pool, seen.guard_after) == (bytes(64), bytes(640), bytes(64))
+    second = adapter.llm_init(320)
+    seen = adapter.observe(second)
+    assert (seen.guard_before, seen.pool, seen.guard_after) == (GUARD, initial_pool(320), GUARD)

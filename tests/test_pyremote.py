@@ -293,6 +293,7 @@ def test_a_call_that_works_on_the_pools_memory_file_leaves_a_pool_the_grader_rea
     (the file is sealed against shrinking), a hole reads as zeros (the pool's bytes, judged as such), and the
     next window holds what the grader wrote where it put it (its writes go through a description of its own)."""
     from oracle.hw3.pool import GUARD, initial_pool
+    from tests.test_c_adapter import pool_read_whole
     from tests.test_tamper_review import python_module
 
     hostile = (ROOT / "tests" / "hostile_review3b" / f"{attack}.py").read_text()
@@ -300,15 +301,5 @@ def test_a_call_that_works_on_the_pools_memory_file_leaves_a_pool_the_grader_rea
     name = f"hostile_{secrets.token_hex(6)}"
     (tmp_path / f"{name}.py").write_text(code)
     with served(str(tmp_path / f"{name}.py")) as remote:
-        adapter = remote()
-        engine = adapter.llm_init(640)
-        assert adapter.create_sequence(engine, 1, 20) is not None
-        seen = adapter.observe(engine)
-        if pool_left == "intact":
-            assert (seen.guard_before, seen.pool, seen.guard_after) == (GUARD, initial_pool(640), GUARD)
-        else:
-            assert (seen.guard_before, seen.pool, seen.guard_after) == (bytes(64), bytes(640), bytes(64))
-        second = adapter.llm_init(320)
-        seen = adapter.observe(second)
-        assert (seen.guard_before, seen.pool, seen.guard_after) == (GUARD, initial_pool(320), GUARD)
+        pool_read_whole(remote(), pool_left)
     assert left_running(name) == []
