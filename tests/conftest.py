@@ -96,6 +96,25 @@ def patched(text: str, patch: Path) -> str:
 LONG_PROFILE = os.environ.get("PAGEDCHECK_PROFILE") == "long"
 
 
+def sampled(cases: list, default: set[str]) -> list:
+    """`cases` (names, or pytest.param of one name) as pytest params, those whose name is outside `default`
+    marked `slow`: the default suite grades a sample (a case of each kind the test tells apart), the long
+    profile every case. RuntimeError when `default` names no case (a renamed fixture must not silently leave
+    the sample)."""
+    names = [case if isinstance(case, str) else case.values[0] for case in cases]
+    if default - set(names):
+        raise RuntimeError(f"sampled: not among the cases: {sorted(default - set(names))}")
+    out = []
+    for name, case in zip(names, cases):
+        if name in default:
+            out.append(case)
+        elif isinstance(case, str):
+            out.append(pytest.param(case, marks=pytest.mark.slow))
+        else:
+            out.append(pytest.param(*case.values, marks=[*case.marks, pytest.mark.slow], id=case.id))
+    return out
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked `slow` are the long profile's (README, Development): skipped, with the command that runs
     them, unless PAGEDCHECK_PROFILE=long."""

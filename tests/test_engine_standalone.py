@@ -9,6 +9,7 @@ from pathlib import Path
 
 from oracle.cli import main
 from oracle.hw3 import spec
+from tests.test_grade import small_rubric
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "engine"
@@ -65,10 +66,13 @@ def test_the_engine_copied_alone_into_an_empty_folder_gets_full_marks(tmp_path: 
 
 
 def test_the_engine_uploaded_in_a_folder_for_a_python_course_gets_full_marks(tmp_path: Path) -> None:
-    """`grade --lang python DIR` (what a Gradescope bundle made with --lang python runs) finds DIR's llm_memory.py."""
+    """`grade --lang python DIR` (what a Gradescope bundle made with --lang python runs) finds DIR's llm_memory.py.
+    Every item, with a small fuzz budget: the default rubric's full marks are the test above's."""
     student = tmp_path / "upload" / "hw3"
     student.mkdir(parents=True)
     shutil.copyfile(ENGINE / "llm_memory.py", student / "llm_memory.py")
-    status = main(["grade", str(tmp_path / "upload"), "--lang", "python", "--json", str(tmp_path / "report.json"), "-q"])
+    rubric = small_rubric(tmp_path / "rubric.toml")
+    status = main(["grade", str(tmp_path / "upload"), "--lang", "python", "--rubric", str(rubric),
+                   "--json", str(tmp_path / "report.json"), "-q"])
     report = json.loads((tmp_path / "report.json").read_text())
     assert (report["score"], report["max_score"], status, report["kind"]) == (76, 76, 0, "python")

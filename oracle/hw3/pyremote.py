@@ -8,10 +8,9 @@ submission wrote into it is what the grader sees, whatever the child says. One c
 a grading run (as one imported module would); a failure that stops it (sys.exit, a BaseException, a fork, a
 hang, a crash) is a failing step with its label, and the next adapter's first call starts a new one.
 
-The white-box probes (pyprobes.py) use the lower-level calls of probe_target.ProbeTarget: `call` (no
-observation), `counts`, `sequence` and `pool` (read from the memory file), with handles for the objects the
-submission returned. Its edits (`move_l2`, `move_entry`, `set_free`) raise InProcessEdit: the grader never edits
-a Python submission's objects, since the edit would be made in the submission's own interpreter (evidence.py).
+No white-box probe runs on a Python submission (pyprobes.py: each reads the engine's objects, the submission's
+word), so this adapter has none of probe_target.ProbeTarget's lower-level calls; a probe that rests only on what
+the grader observes itself would need them first.
 """
 
 from collections.abc import Iterator
@@ -20,13 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from oracle.hw3.evidence import InProcessEdit
 from oracle.hw3.observation import UNREAD, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
-from oracle.hw3.pool_file import POOL_BYTES_SHOWN, PoolFile
-from oracle.hw3.probe_target import Counts, PoolView, SequenceView
+from oracle.hw3.pool_file import PoolFile
 from oracle.child import LoadFailure, PythonChild, PythonTarget
-from oracle.hw3.pyreply import BadReply, handle, integer, integers, returned, table, text
+from oracle.hw3.pyreply import BadReply, handle, returned
 from oracle.hw3.spec import API
 from oracle.sandbox import Sandbox
 
@@ -161,86 +158,6 @@ class RemotePythonAdapter:
         self._fresh = False
         return request
 
-    # ---- for the probes ----
-
-    def init_pool(self, size: int, pattern: bytes | None) -> Handle | None:
-        """llm_init(pool, size) on a pool of `pattern` repeated (None: a NULL pool), guard zones either side."""
-        request = self._init_request(size, None, pattern)
-        self.entered = "llm_init"
-        return self._checked(lambda reply: self._handle(reply.get("ret")), request, "in llm_init")
-
-    def call(self, api: str, engine: Any, *args: int) -> Any:
-        """One of the five calls after llm_init (the same as the Adapter's methods), observing nothing."""
-        self.entered = api
-        return self._invoke(api, engine, args)
-
-    def calls(self, api: str, engine: Any, args: list[tuple[int, ...]], stop: str) -> list[Any]:
-        """call(api, engine, *one) for each of args, in one request, up to the first that returns NULL (stop
-        "null") or not 0 (stop "nonzero"); what each returned. Each call has its own time limit."""
-        request = {"op": "calls", "api": api, "engine": self._number(engine), "args": [list(one) for one in args], "stop": stop}
-        self.entered = api
-        results = []
-        reply = self._ask(request, f"in {api}")
-        while True:
-            try:
-                result = self._returned(api, reply.get("ret"))
-            except BadReply as bad:
-                raise self._bad(bad) from None
-            results.append(result)
-            if len(results) == len(args) or ((result is None) if stop == "null" else (result != 0)):
-                return results
-            reply = self.child.more(f"in {api}", self.timeout)
-
-    def counts(self, engine: Handle, limit: int | None = None) -> Counts:
-        """The engine's counters; with a limit, also the active list's length (walked up to limit + 1 nodes)."""
-        request = {"op": "counts", "engine": self._number(engine), "limit": limit}
-
-        def parse(reply: dict[str, Any]) -> Counts:
-            value = _object(reply.get("ret"), ("total", "free", "ref_count", "length", "empty"))
-            if type(value["empty"]) is not bool:
-                raise BadReply("empty is not a boolean")
-            return Counts(integer(value["total"], "total"), integer(value["free"], "free"),
-                          integers(value["ref_count"], "ref_count"),
-                          None if value["length"] is None else integer(value["length"], "length"), value["empty"])
-
-        return self._checked(parse, request, "while its state was read")
-
-    def sequence(self, seq: Handle) -> SequenceView:
-        request = {"op": "sequence", "seq": self._number(seq)}
-
-        def parse(reply: dict[str, Any]) -> SequenceView:
-            value = _object(reply.get("ret"), ("seq_id", "kv_count", "table", "l2_ids"))
-            ids = value["l2_ids"]
-            if type(ids) is not list or any(i is not None and type(i) is not int for i in ids):
-                raise BadReply("l2_ids is not a list of ids")
-            return SequenceView(integer(value["seq_id"], "seq_id"), integer(value["kv_count"], "kv_count"),
-                                table(value["table"], "block_table"), tuple(ids))
-
-        return self._checked(parse, request, "while a sequence was read")
-
-    def move_l2(self, seq: Handle, src: int, dst: int) -> None:
-        """No edit of a Python submission's objects: it would be made in its own interpreter (evidence.py)."""
-        raise InProcessEdit("python")
-
-    def move_entry(self, seq: Handle, l1: int, src: int, dst: int) -> None:
-        raise InProcessEdit("python")
-
-    def set_free(self, engine: Handle, free: int) -> None:
-        raise InProcessEdit("python")
-
-    def pool(self) -> PoolView:
-        """The pool the last init gave llm_init, as it is now, read from the memory file (never asked of the
-        child): its bytes up to POOL_BYTES_SHOWN, else their digest, and its guard zones."""
-        assert self._window is not None, "no pool: the last llm_init was given NULL"
-        offset, guard, size = self._window
-        data = self.pools.read(offset + guard, size) if size <= POOL_BYTES_SHOWN else None
-        digest = None if data is not None else self.pools.sha256(offset + guard, size)
-        return PoolView(digest, data, self.pools.read(offset, guard), self.pools.read(offset + guard + size, guard))
-
-    def stopped(self, failure: ImplementationFailure) -> str:
-        """A failure in the child, as a probe's result says it."""
-        return str(failure)
-
     def _reply(self, request: dict[str, Any], doing: str) -> dict[str, Any]:
         return self._ask(request, doing)
 
@@ -250,15 +167,6 @@ class RemotePythonAdapter:
             return parse(reply)
         except BadReply as bad:
             raise self._bad(bad) from None
-
-    def _checked(self, parse: Any, request: dict[str, Any], doing: str) -> Any:
-        return self._parsed(parse, self._reply(request, doing))
-
-
-def _object(value: Any, names: tuple[str, ...]) -> dict[str, Any]:
-    if type(value) is not dict or set(value) != set(names):
-        raise BadReply(f"expected an object with the fields {', '.join(names)}")
-    return value
 
 
 class RemotePython:
