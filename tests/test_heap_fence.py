@@ -208,3 +208,53 @@ def test_the_mappings_of_a_driver_that_ended_are_none(workdir: Path) -> None:
             MapsReader(pid)
     finally:
         reader.close()
+
+
+def test_without_a_listener_the_heap_facts_are_the_drivers_mappings_and_its_word_only_adds(workdir: Path) -> None:
+    """NativeHeap's fallback where the driver could hand over no listener (a kernel without seccomp user
+    notification): the live blocks and bytes are read from the driver's mappings after each call; what the
+    driver says only adds (a count written down cannot hide a block the grader sees)."""
+    from oracle.hw3.c.native_heap import HeapFacts, NativeHeap
+
+    adapter = CAdapter(_driver(_on(""), workdir, "reference"))
+    heap = None
+    try:
+        engine = adapter.llm_init(4096)
+        assert adapter.create_sequence(engine, 1, 1) is not None
+        heap = NativeHeap(adapter._proc, adapter.box.expose(adapter.driver), None)
+        said_nothing = heap.judged(HeapFacts(0, 0, False, 0, 0), live_before=2)
+        assert said_nothing is not None
+        assert (said_nothing.allocations, said_nothing.live_blocks, said_nothing.injected) == (3, 5, False)
+        assert said_nothing.live_bytes >= 5 * 4096
+        said_more = heap.judged(HeapFacts(7, 1, True, 9, 1 << 30), live_before=2)
+        assert said_more == HeapFacts(7, 1, True, 9, 1 << 30, said_nothing.faulted)
+    finally:
+        if heap is not None:
+            heap.close()
+        adapter.close()
+
+
+def test_a_kernel_without_procmap_query_reads_the_same_answers_from_the_maps_text() -> None:
+    """heap_maps._unreadable_in_text, what `unreadable` falls back to on a kernel before 6.11, answers as
+    PROCMAP_QUERY does on this process's own mappings: readable memory, a page it may not read, no mapping."""
+    import ctypes
+    import mmap
+
+    from oracle.hw3.c.heap_maps import NOT_MAPPED, NOT_READABLE, _unreadable_in_text, unreadable
+
+    page = mmap.PAGESIZE
+    region = mmap.mmap(-1, 3 * page)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    assert libc.mprotect(base + page, page, 0) == 0  # the middle page: no access
+    maps = os.open("/proc/self/maps", os.O_RDONLY)
+    try:
+        cases = [(base, 16, None), (base + page, 8, NOT_READABLE), (base + page - 4, 8, NOT_READABLE),
+                 (base + 2 * page, page, None), (16, 8, NOT_MAPPED)]
+        for address, length, expected in cases:
+            assert _unreadable_in_text(maps, address, address + length) == expected, hex(address)
+            assert unreadable(maps, address, length) == expected, hex(address)
+    finally:
+        os.close(maps)
+        libc.mprotect(base + page, page, 3)
