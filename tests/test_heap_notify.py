@@ -3,6 +3,7 @@ hand_mappings_to_grader): the driver hands its seccomp listener over before any 
 block is a grant the grader answered (and the kernel's list of mappings agrees), the grader fails the k-th
 grant itself, and memory_safety's second layout puts each block at its first page's start."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,33 @@ def test_the_layout_puts_each_block_at_a_page_end_or_start(reference: Path, at_s
         assert at_start or 0 < PAGE - address % PAGE <= 64
     finally:
         adapter.close()
+
+
+def test_the_listener_handed_over_is_taken_only_as_the_driver_protocol_says() -> None:
+    """receive_listener: "y" with a descriptor is the listener (any extra descriptor closed); "n" (no seccomp
+    user notification here), "y" without a descriptor, a closed socket or silence are none."""
+    import socket as sockets
+
+    from oracle.hw3.c.heap_notify import NO_LISTENER, receive_listener
+
+    def handed(data: bytes, fds: list[int], close: bool = False) -> int | None:
+        ours, theirs = sockets.socketpair(sockets.AF_UNIX, sockets.SOCK_SEQPACKET)
+        with ours, theirs:
+            if data:
+                sockets.send_fds(theirs, [data], fds)
+            if close:
+                theirs.close()
+            return receive_listener(ours, 0.2)
+
+    first, second = os.pipe()
+    try:
+        got = handed(b"y", [first, second])
+        assert got is not None and os.path.sameopenfile(got, first)
+        os.close(got)
+        assert handed(NO_LISTENER, [first]) is None
+        assert handed(b"y", []) is None
+        assert handed(b"", [], close=True) is None
+        assert handed(b"", []) is None  # nothing within the time
+    finally:
+        os.close(first)
+        os.close(second)
