@@ -2,6 +2,7 @@
 cache's refusals, and the one line a failed build is summed up in (on gcc's real output, and on plain logs
 for the link failures no source of ours can provoke)."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,30 @@ def test_a_build_is_summed_up_in_one_line() -> None:
     quiet = BuildResult(False, None, "compile", "gcc was stopped after 60 s\n")
     assert quiet.verdict.endswith("-c llm_memory.c failed: gcc was stopped after 60 s")
     assert BuildResult(False, None, "compile", "").verdict.endswith("failed: no output")
+
+
+REFUSED = {
+    # valgrind's client requests, by its header or by its instruction preamble written out
+    "valgrind_header": ("#include <valgrind/memcheck.h>  /* included, no request made (a request is the preamble) */\n",
+                        "includes valgrind's headers: a submission may not speak to valgrind"),
+    "valgrind_preamble": ("void pagedcheck_preamble(void) { __asm__ volatile(\".byte 0x48,0xc1,0xc7,0x03,0x48,0xc1,"
+                          "0xc7,0x0d,0x48,0xc1,0xc7,0x3d,0x48,0xc1,0xc7,0x33\"); }\n",
+                          "makes valgrind client requests (valgrind.h's instruction preamble is in its code)"),
+    "mmap": ("#include <sys/mman.h>\nvoid *pagedcheck_map(void) { return mmap(0, 4096, 3, 0x22, -1, 0); }\n",
+             "refers to mmap, which would allocate or map memory behind the grader's accounting"),
+    "at_exit": ("#include <stdlib.h>\nstatic void pagedcheck_bye(void) {}\nint pagedcheck_later(void) { return atexit(pagedcheck_bye); }\n",
+                "runs code outside the API calls (atexit)"),
+    "syscall_instruction": ("long pagedcheck_raw(void) { long r; __asm__ volatile(\"syscall\" : \"=a\"(r) : \"a\"(39L) : \"rcx\", \"r11\", \"memory\"); return r; }\n",
+                            "makes system calls itself (a `syscall` instruction), around the C library: not allowed"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_a_submission_that_goes_around_the_grader_is_refused_at_build_with_the_reason(name: str, tmp_path: Path) -> None:
+    """oracle/hw3/c/refusal.py: each way around the grader's accounting and valgrind, said in one line."""
+    if name == "syscall_instruction" and os.uname().machine != "x86_64":
+        pytest.skip("an x86_64 instruction")
+    code, words = REFUSED[name]
+    (tmp_path / "llm_memory.c").write_text(REFERENCE_C.read_text() + "\n" + code)
+    result = build(tmp_path / "llm_memory.c", tmp_path / "build")
+    assert not result.ok and result.driver is None and words in result.message, result.message
