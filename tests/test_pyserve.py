@@ -196,3 +196,23 @@ def test_load_imports_a_module_by_name_or_file(tmp_path) -> None:
     finally:
         sys.path[:] = saved
         sys.modules.pop("served_by_file", None)
+
+
+def test_an_int_the_grader_cannot_compare_is_unreadable_with_its_place() -> None:
+    """pyserve._int and _ints: an int past 64 bits, a value that is no int, a list past MAX_ITEMS, each named."""
+    from oracle.hw3.pyserve import MAX_ITEMS, Unreadable, _int, _ints
+
+    assert _int(True, "flag") == 1 and _ints((1, -2, 3), "ref_count") == [1, -2, 3]
+    with pytest.raises(Unreadable, match=r"^free_local_blocks is \d+, beyond 64 bits$"):
+        _int(1 << 64, "free_local_blocks")
+    with pytest.raises(Unreadable, match=r"^ref_count\[1\] is '2', not an integer$"):
+        _ints([1, "2", 3], "ref_count")
+    with pytest.raises(Unreadable, match=r"^ref_count\[0\] is -?\d+, beyond 64 bits$"):
+        _ints([-(1 << 70)], "ref_count")
+
+    def endless():
+        while True:
+            yield 0
+
+    with pytest.raises(Unreadable, match=f"^ref_count has more than {MAX_ITEMS} entries$"):
+        _ints(endless(), "ref_count")
