@@ -159,7 +159,7 @@ def _each(excuse: Excuse | tuple[Excuse, ...]) -> tuple[Excuse, ...]:
 
 def _met(item: str, stop: BaseException) -> dict[str, tuple[Excuse, ...]]:
     """What a check that stopped otherwise than NotRun (out of time, incomplete, not applicable) met on its way
-    and leaves to other items (an `excuse` the family set on it: hw3's stray accesses), by item."""
+    and leaves to other items (an `excuse` the family set on it: a memory error met on the way), by item."""
     excuse = getattr(stop, "excuse", None)
     return {item: _each(excuse)} if excuse else {}
 

@@ -20,8 +20,8 @@ once. Once every item has run, `settle` decides, for each excuse:
 An item that failed of its own may name the items of the rule its failure breaks too (a catch-all's failure): an
 owner that passed takes it, once, and the item's own failure stands; not where items of another rule that may have
 made it (`unless`) failed, worth at least the owner's points.
-An excuse `aside` is a failure an item met on the way that stopped nothing of its own (hw3: a stray access the
-grader counted, hw3/stray_charge.py): it is settled as any named one, but never said to be why its reader was not
+An excuse `aside` is a failure an item met on the way that stopped nothing of its own (a memory error the grader
+counted while the item's programs ran, which a family leaves to its memory item): it is settled as any named one, but never said to be why its reader was not
 run.
 
 Verdicts come from these values only; the words (Seen.said_by_reader, Seen.said_by_owner) are made last.
