@@ -1,0 +1,123 @@
+"""Tamper suite, the fifth adversarial review's attacks (issue 17, round 5): hostile submissions written by a
+reviewer who had not seen the day's new defences, each aimed at one of them: the fork witness's second opinion
+(oracle/hw3/fork_witness.py, rules AFTER_WRONG_FORK), a prefix pool's shown fields (`shows`, oracle/prefix/remote.py),
+and the stray charge (oracle/hw3/stray_charge.py, the fence of oracle/hw3/c/driver.c); with and without bubblewrap
+(the `scene` fixture).
+
+Same shape as tests/test_tamper_review4.py: each submission is graded by a separate `pagedcheck` process in a world
+of its own on the items it concerns, and must get exactly its honest score (a hostile one: no more; a correct one
+written in an unusual way: full marks), leave no process, change no file outside the scratch, and the grader must
+write its report. An attack that breaks the grader today is a strict xfail naming the mechanism and a fix by
+construction; one that holds is a plain test saying why.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REFERENCE_C, patched
+from tests.tamper import ROOT, Reaper, Scene
+from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points
+from tests.test_tamper_review import reaper, scene  # noqa: F401  (fixtures)
+from tests.test_tamper_review4 import _at_most
+
+C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review5"
+PY_ATTACKS = Path(__file__).with_name("hostile_review5")
+
+
+def _weighted(rubric: Path, item: str, points: int) -> None:
+    """`rubric` with `item` weighed `points`, as a course may weigh it."""
+    head, *blocks = rubric.read_text().split("[[item]]")
+    blocks = [b.replace("\npoints = ", f"\npoints = {points}\n#", 1) if f'id = "{item}"\n' in b else b for b in blocks]
+    rubric.write_text("[[item]]".join([head, *blocks]))
+
+
+# --- 1. the fork witness blamed for a free's bug -------------------------------------------------------------------
+# tests/hostile_review5/free_drops_shared.py on the correct Python engine: free_sequence drops every reference of a
+# block it shares (Task 2's bug: a free gives back its own reference), the fork is correct. Graded on llm_init (6),
+# create_free (10) and fork, which a course weighs 2: the honest grade is 8/18 (create_free fails: its rule; fork
+# passes: it took its references, as an append to a shared block after it shows by copying). A witness that blames
+# the fork moves the 10 points' failure to the 2 points' item: 16/18.
+FREE_ITEMS = ("llm_init", "create_free", "fork")
+FREE_HONEST, FREE_MAX = 8, 18
+FREE_BROKEN = (
+    "the fork witness (oracle/hw3/fork_witness.py) asks only whether, after the fork, freeing the parent and filling "
+    "the pool leaves one create refused, against a control without the fork: a free that drops every reference of "
+    "a shared block at once fails the first and passes the control (nothing is shared without a fork), so the "
+    "create granted a block the child still holds is charged to the fork (rules AFTER_WRONG_FORK -> Task 3), the "
+    "item a course weighs 2, not to create_free (10). Fix by construction: the witness shows the fork wrong only "
+    "by what a fork without references does that a correct fork with a greedy free does not: after the fork, an "
+    "append to a block the child shares with the parent writes in place (the pool's bytes, read by the grader), "
+    "where a fork that took its references copies the block; no append-in-place, no blame on the fork")
+
+
+def _free_drops_shared(scene: Scene) -> Path:
+    engine = (ROOT / "engine" / "llm_memory.py").read_text()
+    (scene.mods / "review5_attack.py").write_text(f"{engine}\n\n{(PY_ATTACKS / 'free_drops_shared.py').read_text()}")
+    return Path("review5_attack")
+
+
+@pytest.mark.xfail(strict=True, reason=FREE_BROKEN)
+def test_a_free_that_drops_shared_references_is_not_charged_to_a_fork_weighed_low(scene: Scene,
+                                                                                  reaper: Reaper) -> None:
+    from tests.test_grade import small_rubric
+
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(FREE_ITEMS))
+    _weighted(rubric, "fork", 2)
+    evidence = grade_in_scene(scene, reaper, grade_args(_free_drops_shared(scene), scene, rubric))
+    problems = evidence.problems + check_report(scene.out, FREE_HONEST, FREE_MAX)
+    assert not problems, "\n".join([f"free_drops_shared (honest score {FREE_HONEST}/{FREE_MAX}):", *problems])
+
+
+# --- 2. a prefix pool lying consistently in a shown field ----------------------------------------------------------
+# tests/hostile_review5/free_queue_lie.py: forward_order_free's pool (tests/test_tamper_prefix.py's layout) whose
+# served free queue shows each free's blocks in the order a correct free gives them back, in the places the real
+# queue holds them. Honest 4/12 under a course's rubric that weighs free_queue 4 and reverse_order_free 8 (as
+# review 4's free_queue_unseen, which sent the queue as null).
+QUEUE_ITEMS = ("free_queue", "reverse_order_free")
+QUEUE_HONEST, QUEUE_MAX = 4, 12
+
+
+def _prefix_problems(scene: Scene, reaper: Reaper, attacked: bool) -> list[str]:
+    from tests.test_tamper_prefix import grade_args as prefix_grade_args
+    from tests.test_tamper_prefix import rubric as prefix_rubric
+    from tests.test_tamper_prefix import submission as prefix_submission
+
+    sub = prefix_submission(scene.mods / "student", "forward_order_free", None)
+    if attacked:
+        (sub / "kv_cache.py").write_text((PY_ATTACKS / "free_queue_lie.py").read_text())
+    rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", QUEUE_ITEMS)
+    _weighted(rubric, "free_queue", 4)
+    evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
+    return evidence.problems + (_at_most if attacked else check_report)(scene.out, QUEUE_HONEST, QUEUE_MAX)
+
+
+def test_a_prefix_pool_that_lies_consistently_in_its_free_queue_gets_no_more(scene: Scene, reaper: Reaper) -> None:
+    problems = _prefix_problems(scene, reaper, attacked=True)
+    assert not problems, "\n".join([f"free_queue_lie (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
+
+
+# --- 3. a stray access that is no memory error ---------------------------------------------------------------------
+# tests/submissions/hostile/review5/usable_size.patch on the reference: correct C written in an unusual way, not an
+# attack. ref_count on whole pages of its own (aligned_alloc), and llm_destroy scrubs it before freeing it, as far
+# as glibc's malloc_usable_size says the block holds (never past what it asked for). Under valgrind (which replaces
+# malloc_usable_size with its own) nothing is wrong; it must get full marks.
+USABLE_ITEMS = ("compiles", "llm_init", "llm_destroy", "memory_safety")
+
+
+def test_a_correct_submission_asking_malloc_usable_size_gets_full_marks(scene: Scene, reaper: Reaper) -> None:
+    from tests.test_grade import small_rubric
+
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), C_ATTACKS / "usable_size.patch"))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(USABLE_ITEMS))
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+    full = max_points(USABLE_ITEMS)
+    problems = evidence.problems + check_report(scene.out, full, full)
+    assert not problems, "\n".join(["usable_size:", *problems])
+
+
+def test_every_review5_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
+    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "usable_size"])
