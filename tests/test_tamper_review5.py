@@ -69,6 +69,38 @@ def test_a_free_that_drops_shared_references_is_not_charged_to_a_fork_weighed_lo
     assert not problems, "\n".join([f"free_drops_shared (honest score {FREE_HONEST}/{FREE_MAX}):", *problems])
 
 
+# --- 1b. the witness's fresh process telling itself from the graded run ------------------------------------------
+# tests/hostile_review5/witness_not_alone.py on fork_no_incref: the bug is the fork's, and a process that finds another
+# of the submission's alive (an abstract unix socket's name taken) forks correctly. Graded on llm_init (6), fork (8)
+# and append_cow, which a course weighs 2: honest 8/16 (fork fails; the append that writes in place after it is the
+# fork's doing). A witness fooled leaves the in-place append to append_cow: 14/16.
+ALONE_ITEMS = ("llm_init", "fork", "append_cow")
+ALONE_HONEST, ALONE_MAX = 8, 16
+
+
+def _alone_params() -> list:
+    return [pytest.param(without, id="without-bwrap" if without else "bwrap") for without in (False, True)]
+
+
+@pytest.mark.parametrize("without_bwrap", _alone_params())
+def test_a_fork_witness_cannot_be_told_from_the_graded_run(without_bwrap: bool, tmp_path: Path,
+                                                            reaper: Reaper) -> None:
+    from tests.test_grade import small_rubric
+    from tests.test_tamper_review import python_module
+
+    scene = Scene(tmp_path, without_bwrap=without_bwrap)
+    try:
+        code = python_module("fork_no_incref", (PY_ATTACKS / "witness_not_alone.py").read_text())
+        (scene.mods / "review5_alone.py").write_text(scene.fill(code))
+        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(ALONE_ITEMS))
+        _weighted(rubric, "append_cow", 2)
+        evidence = grade_in_scene(scene, reaper, grade_args(Path("review5_alone"), scene, rubric))
+        problems = evidence.problems + _at_most(scene.out, ALONE_HONEST, ALONE_MAX)
+    finally:
+        scene.close()
+    assert not problems, "\n".join([f"witness_not_alone (honest score {ALONE_HONEST}/{ALONE_MAX}):", *problems])
+
+
 # --- 2. a prefix pool lying consistently in a shown field ----------------------------------------------------------
 # tests/hostile_review5/free_queue_lie.py: forward_order_free's pool (tests/test_tamper_prefix.py's layout) whose
 # served free queue shows each free's blocks in the order a correct free gives them back, in the places the real
@@ -118,6 +150,42 @@ def test_a_correct_submission_asking_malloc_usable_size_gets_full_marks(scene: S
     assert not problems, "\n".join(["usable_size:", *problems])
 
 
+# --- 4. a robustness bug where the published sample of failed allocations never looks -----------------------------
+# tests/submissions/hostile/review5/sample_skipped.patch on the reference: create_sequence makes and frees 64 scratch
+# buffers (after its checks, so no refused call allocates) before the sequence; each failure is undone but the
+# tenth's, written through unchecked (a crash when it fails). Graded on compiles (5) and alloc_failure, which a
+# course weighs 5: the honest grade is 5/10. The control is the same bug on the first scratch buffer, which every
+# sample tries (the test can fail).
+SAMPLE_ITEMS = ("compiles", "alloc_failure")
+SAMPLE_HONEST, SAMPLE_MAX = 5, 10
+SAMPLE_BROKEN = (
+    "allocations_to_fail (oracle/hw3/alloc_failure.py) fails 32 allocations of a call of more, chosen by position "
+    "from public code (the kept blocks holding the engine's objects, the other kept ones, then an even spread of "
+    "the rest): a submission computes the positions it skips (the 10th of this create's 64 scratch buffers, for "
+    "both creates of allocation_failure.txt) and puts its unchecked malloc there. Fix by construction: choose by "
+    "allocation site, not position: the driver records each allocation's return address (the call site in the "
+    "submission's code), and of a long call every distinct site has at least one of its allocations failed (its "
+    "first) before any spread: a NULL check is code at a site, so every check the call reaches is tried, however "
+    "many allocations surround it")
+
+
+@pytest.mark.parametrize("unchecked", [pytest.param(10, marks=pytest.mark.xfail(strict=True, reason=SAMPLE_BROKEN),
+                                                    id="tenth"), pytest.param(1, id="first-control")])
+def test_an_unchecked_malloc_where_the_sample_never_looks_still_fails_alloc_failure(
+        unchecked: int, scene: Scene, reaper: Reaper) -> None:
+    from tests.test_grade import small_rubric
+
+    source = patched(REFERENCE_C.read_text(), C_ATTACKS / "sample_skipped.patch")
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(source.replace("i != 10)", f"i != {unchecked})"))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(SAMPLE_ITEMS))
+    _weighted(rubric, "alloc_failure", 5)
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+    problems = evidence.problems + check_report(scene.out, SAMPLE_HONEST, SAMPLE_MAX)
+    assert not problems, "\n".join([f"sample_skipped, unchecked scratch {unchecked} (honest {SAMPLE_HONEST}):", *problems])
+
+
 def test_every_review5_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "usable_size"])
+    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "sample_skipped", "usable_size", "witness_not_alone"])
