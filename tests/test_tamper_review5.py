@@ -45,7 +45,8 @@ FREE_BROKEN = (
     "the pool leaves one create refused, against a control without the fork: a free that drops every reference of "
     "a shared block at once fails the first and passes the control (nothing is shared without a fork), so the "
     "create granted a block the child still holds is charged to the fork (rules AFTER_WRONG_FORK -> Task 3), the "
-    "item a course weighs 2, not to create_free (10). Fix by construction: the witness shows the fork wrong only "
+    "item a course weighs 2, not to create_free (10): 16/18 for an honest 8/18 (fork_sequence.txt's step 13, an "
+    "append into a block the greedy free gave away, 'rule: Task 3'). Fix by construction: the witness shows the fork wrong only "
     "by what a fork without references does that a correct fork with a greedy free does not: after the fork, an "
     "append to a block the child shares with the parent writes in place (the pool's bytes, read by the grader), "
     "where a fork that took its references copies the block; no append-in-place, no blame on the fork")
@@ -78,8 +79,20 @@ ALONE_ITEMS = ("llm_init", "fork", "append_cow")
 ALONE_HONEST, ALONE_MAX = 8, 16
 
 
+ALONE_BROKEN = (
+    "without bubblewrap (Landlock), every run of a submission shares the host's network namespace: a second "
+    "opinion's fresh process finds the abstract unix name the graded run's process bound still taken (Landlock's "
+    "scope, ABI 6, refuses a connection to another domain's socket, not a bind of its name), knows it is a witness "
+    "and forks correctly there; the witness never blames the fork, and the in-place append is charged to append_cow "
+    "(14/16 for an honest 8/16). Held under bubblewrap: each run has a network namespace, and abstract names, of its "
+    "own. Fix by construction: no two processes of one submission are alive at once: the graded run's process is "
+    "closed before a second opinion starts, and the program is replayed afresh to go on (or every run, graded or "
+    "not, is made with a sibling process of the submission alive, so that being not alone tells nothing)")
+
+
 def _alone_params() -> list:
-    return [pytest.param(without, id="without-bwrap" if without else "bwrap") for without in (False, True)]
+    return [pytest.param(False, id="bwrap"),
+            pytest.param(True, id="without-bwrap", marks=pytest.mark.xfail(strict=True, reason=ALONE_BROKEN))]
 
 
 @pytest.mark.parametrize("without_bwrap", _alone_params())
@@ -124,6 +137,18 @@ def _prefix_problems(scene: Scene, reaper: Reaper, attacked: bool) -> list[str]:
     return evidence.problems + (_at_most if attacked else check_report)(scene.out, QUEUE_HONEST, QUEUE_MAX)
 
 
+QUEUE_BROKEN = (
+    "a pool's observation is made in the submission's interpreter (oracle/prefix/serve.py is its __main__), and "
+    "`shows` checks only that the shape's fields are there: a free queue shown in the order a correct free gives "
+    "its blocks back passes reverse_order_free's check, the model takes that order over (checks.TAKEN_OVER), and "
+    "the next admit, which takes the real queue's head, is charged to free_queue (8/12 for an honest 4/12, as "
+    "review 4's null queue once did). Fix by construction: judge the release order by what the pool does, never "
+    "by the queue it shows: where a free's order is checked, a second opinion replays the program to the free in a "
+    "fresh process and drains the queue with one-block admits; the blocks they are granted, in order, are the "
+    "queue's order (a pool that lies in its tables too is then a correct pool by every fact the grader can see)")
+
+
+@pytest.mark.xfail(strict=True, reason=QUEUE_BROKEN)
 def test_a_prefix_pool_that_lies_consistently_in_its_free_queue_gets_no_more(scene: Scene, reaper: Reaper) -> None:
     problems = _prefix_problems(scene, reaper, attacked=True)
     assert not problems, "\n".join([f"free_queue_lie (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
@@ -137,6 +162,18 @@ def test_a_prefix_pool_that_lies_consistently_in_its_free_queue_gets_no_more(sce
 USABLE_ITEMS = ("compiles", "llm_init", "llm_destroy", "memory_safety")
 
 
+USABLE_BROKEN = (
+    "the driver (oracle/hw3/c/driver.c) replaces malloc, calloc, realloc, memalign and the rest, but not "
+    "malloc_usable_size: glibc's own reads the chunk header 8 bytes before the block, which for a block that starts "
+    "a page (aligned_alloc(4096, ...)) is the fence's guard page; the ledger counts that page as a stray access and "
+    "memory_safety fails (17/27 for a correct 27/27: 'llm_destroy(engine): natively, a read or write outside any "
+    "live heap block'). Valgrind, which replaces malloc_usable_size, finds nothing. Fix by construction: the "
+    "driver replaces every glibc function that reads a block's header (malloc_usable_size, and mallinfo-style "
+    "walkers where they take a pointer), answering from its own record of the block (its size as asked), so no "
+    "code but the submission's own touches a guard page")
+
+
+@pytest.mark.xfail(strict=True, reason=USABLE_BROKEN)
 def test_a_correct_submission_asking_malloc_usable_size_gets_full_marks(scene: Scene, reaper: Reaper) -> None:
     from tests.test_grade import small_rubric
 
@@ -162,7 +199,8 @@ SAMPLE_BROKEN = (
     "allocations_to_fail (oracle/hw3/alloc_failure.py) fails 32 allocations of a call of more, chosen by position "
     "from public code (the kept blocks holding the engine's objects, the other kept ones, then an even spread of "
     "the rest): a submission computes the positions it skips (the 10th of this create's 64 scratch buffers, for "
-    "both creates of allocation_failure.txt) and puts its unchecked malloc there. Fix by construction: choose by "
+    "both creates of allocation_failure.txt) and puts its unchecked malloc there: 10/10 for an honest 5/10 (the "
+    "same bug on the first scratch buffer, which every sample tries, gets 5/10). Fix by construction: choose by "
     "allocation site, not position: the driver records each allocation's return address (the call site in the "
     "submission's code), and of a long call every distinct site has at least one of its allocations failed (its "
     "first) before any spread: a NULL check is code at a site, so every check the call reaches is tried, however "
