@@ -70,6 +70,23 @@ def test_a_free_that_drops_shared_references_is_not_charged_to_a_fork_weighed_lo
     assert not problems, "\n".join([f"free_drops_shared (honest score {FREE_HONEST}/{FREE_MAX}):", *problems])
 
 
+@pytest.mark.xfail(strict=True, reason=FREE_BROKEN)
+def test_the_fork_witness_does_not_call_a_correct_fork_wrong_for_a_greedy_free(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mechanism alone, in this process: fork_references.txt's calls up to the create the model refuses, on
+    free_drops_shared's engine (its fork takes its references; its free gives back every one)."""
+    from oracle.hw3 import load_adapter
+    from oracle.hw3 import programs
+    from oracle.hw3.fork_witness import fork_shown_wrong
+
+    engine = (ROOT / "engine" / "llm_memory.py").read_text()
+    (tmp_path / "review5_greedy_free.py").write_text(f"{engine}\n\n{(PY_ATTACKS / 'free_drops_shared.py').read_text()}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    steps = programs.load("fork_references").steps
+    refused = next(at for at, step in enumerate(steps) if step.op == "create_sequence" and step.args == (4, 1))
+    assert not fork_shown_wrong(load_adapter("review5_greedy_free"), steps[: refused + 1])
+
+
 # --- 1b. the witness's fresh process telling itself from the graded run ------------------------------------------
 # tests/hostile_review5/witness_not_alone.py on fork_no_incref: the bug is the fork's, and a process that finds another
 # of the submission's alive (an abstract unix socket's name taken) forks correctly. Graded on llm_init (6), fork (8)
