@@ -125,7 +125,7 @@ def test_a_fork_witness_cannot_be_told_from_the_graded_run(without_bwrap: bool, 
         rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(ALONE_ITEMS))
         _weighted(rubric, "append_cow", 2)
         evidence = grade_in_scene(scene, reaper, grade_args(Path("review5_alone"), scene, rubric))
-        problems = evidence.problems + _at_most(scene.out, ALONE_HONEST, ALONE_MAX)
+        problems = evidence.problems + check_report(scene.out, ALONE_HONEST, ALONE_MAX)
     finally:
         scene.close()
     assert not problems, "\n".join([f"witness_not_alone (honest score {ALONE_HONEST}/{ALONE_MAX}):", *problems])
