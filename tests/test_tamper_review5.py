@@ -241,6 +241,28 @@ def test_an_unchecked_malloc_where_the_sample_never_looks_still_fails_alloc_fail
     assert not problems, "\n".join([f"sample_skipped, unchecked scratch {unchecked} (honest {SAMPLE_HONEST}):", *problems])
 
 
+# --- 5. the stray charge's blind side: memory the kernel reads for the program --------------------------------------
+# tests/submissions/hostile/review5/overread_by_write.patch on broken/memory_safety.patch: the one int past each L2
+# table is read by the kernel (write() into a pipe of the process's own) instead of by the program: natively an
+# EFAULT, no fault the fence counts, and no filter refuses write(). Honest 5/15 (compiles; memory_safety fails).
+# Held (5/15, measured, with and without bubblewrap): valgrind checks a system call's buffers before the call
+# ("Syscall param write(buf) points to unaddressable byte(s) at llm_memory.c:101"); only calls whose buffers it
+# does not check (process_vm_readv, review 4) needed the filter
+def test_an_overread_made_by_the_kernel_through_write_still_fails_memory_safety(scene: Scene, reaper: Reaper) -> None:
+    from tests.conftest import SUBMISSIONS
+    from tests.test_grade import small_rubric
+
+    source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "memory_safety.patch")
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / "overread_by_write.patch"))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", ["compiles", "memory_safety"])
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+    problems = evidence.problems + check_report(scene.out, 5, 15)
+    assert not problems, "\n".join(["overread_by_write (honest score 5/15):", *problems])
+
+
 def test_every_review5_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "sample_skipped", "usable_size", "witness_not_alone"])
+    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "overread_by_write", "sample_skipped", "usable_size",
+                                 "witness_not_alone"])
