@@ -107,9 +107,17 @@ ALONE_BROKEN = (
     "not, is made with a sibling process of the submission alive, so that being not alone tells nothing)")
 
 
-def _alone_params() -> list:
+REFUSAL_BROKEN = (
+    "as witness_not_alone, against fresh_pool.refused_for_want_of_blocks: without bubblewrap its fresh process finds "
+    "the graded run's abstract unix name taken and refuses the create there too, so the refusal is not 'for want of "
+    "blocks' and is charged to create_free (weighed 2) instead of free_count (11/13 for an honest 8/13; 8/13 under "
+    "bubblewrap, measured). Fix by construction: as witness_not_alone's (no two processes of one submission alive "
+    "at once, or never one alone)")
+
+
+def _alone_params(reason: str = ALONE_BROKEN) -> list:
     return [pytest.param(False, id="bwrap"),
-            pytest.param(True, id="without-bwrap", marks=pytest.mark.xfail(strict=True, reason=ALONE_BROKEN))]
+            pytest.param(True, id="without-bwrap", marks=pytest.mark.xfail(strict=True, reason=reason))]
 
 
 @pytest.mark.parametrize("without_bwrap", _alone_params())
@@ -129,6 +137,33 @@ def test_a_fork_witness_cannot_be_told_from_the_graded_run(without_bwrap: bool, 
     finally:
         scene.close()
     assert not problems, "\n".join([f"witness_not_alone (honest score {ALONE_HONEST}/{ALONE_MAX}):", *problems])
+
+
+# the same act against the refusal's second opinion (oracle/hw3/fresh_pool.py refused_for_want_of_blocks):
+# tests/hostile_review5/refusal_not_alone.py on free_count_not_incremented refuses every create in a process that is
+# not alone. Graded on llm_init (6), free_count (5) and create_free, which a course weighs 2: honest 8/13 (free_count
+# fails: a refusal that more free blocks undo). A second opinion fooled leaves the refusal to create_free: 11/13.
+REFUSAL_ITEMS = ("llm_init", "free_count", "create_free")
+REFUSAL_HONEST, REFUSAL_MAX = 8, 13
+
+
+@pytest.mark.parametrize("without_bwrap", _alone_params(REFUSAL_BROKEN))
+def test_a_refusals_second_opinion_cannot_be_told_from_the_graded_run(without_bwrap: bool, tmp_path: Path,
+                                                                      reaper: Reaper) -> None:
+    from tests.test_grade import small_rubric
+    from tests.test_tamper_review import python_module
+
+    scene = Scene(tmp_path, without_bwrap=without_bwrap)
+    try:
+        code = python_module("free_count_not_incremented", (PY_ATTACKS / "refusal_not_alone.py").read_text())
+        (scene.mods / "review5_refusal.py").write_text(scene.fill(code))
+        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(REFUSAL_ITEMS))
+        _weighted(rubric, "create_free", 2)
+        evidence = grade_in_scene(scene, reaper, grade_args(Path("review5_refusal"), scene, rubric))
+        problems = evidence.problems + check_report(scene.out, REFUSAL_HONEST, REFUSAL_MAX)
+    finally:
+        scene.close()
+    assert not problems, "\n".join([f"refusal_not_alone (honest score {REFUSAL_HONEST}/{REFUSAL_MAX}):", *problems])
 
 
 # --- 2. a prefix pool lying consistently in a shown field ----------------------------------------------------------
@@ -264,5 +299,5 @@ def test_an_overread_made_by_the_kernel_through_write_still_fails_memory_safety(
 
 def test_every_review5_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "overread_by_write", "sample_skipped", "usable_size",
-                                 "witness_not_alone"])
+    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "overread_by_write", "refusal_not_alone", "sample_skipped",
+                                 "usable_size", "witness_not_alone"])
