@@ -1,8 +1,9 @@
 """Tamper suite, the fifth adversarial review's attacks (issue 17, round 5): hostile submissions written by a
 reviewer who had not seen the day's new defences, each aimed at one of them: the fork witness's second opinion
-(oracle/hw3/fork_witness.py, rules AFTER_WRONG_FORK), a prefix pool's shown fields (`shows`, oracle/prefix/remote.py),
-and the stray charge (oracle/hw3/stray_charge.py, the fence of oracle/hw3/c/driver.c); with and without bubblewrap
-(the `scene` fixture).
+(oracle/hw3/fork_witness.py, rules AFTER_WRONG_FORK) and the refusal's (oracle/hw3/fresh_pool.py), a prefix pool's
+shown fields (`shows`, oracle/prefix/remote.py), the stray charge (oracle/hw3/stray_charge.py, the fence of
+oracle/hw3/c/driver.c) and alloc_failure's choice of allocations (oracle/hw3/alloc_failure.py); with and without
+bubblewrap (the `scene` fixture). The table of what each does and how it fared: tests/hostile_review5/README.md.
 
 Same shape as tests/test_tamper_review4.py: each submission is graded by a separate `pagedcheck` process in a world
 of its own on the items it concerns, and must get exactly its honest score (a hostile one: no more; a correct one
@@ -28,7 +29,8 @@ PY_ATTACKS = Path(__file__).with_name("hostile_review5")
 def _weighted(rubric: Path, item: str, points: int) -> None:
     """`rubric` with `item` weighed `points`, as a course may weigh it."""
     head, *blocks = rubric.read_text().split("[[item]]")
-    blocks = [b.replace("\npoints = ", f"\npoints = {points}\n#", 1) if f'id = "{item}"\n' in b else b for b in blocks]
+    blocks = [b.replace("\npoints = ", f"\npoints = {points}\n#", 1) if f'id = "{item}"\n' in b else b
+              for b in blocks]
     rubric.write_text("[[item]]".join([head, *blocks]))
 
 
@@ -46,7 +48,8 @@ FREE_BROKEN = (
     "a shared block at once fails the first and passes the control (nothing is shared without a fork), so the "
     "create granted a block the child still holds is charged to the fork (rules AFTER_WRONG_FORK -> Task 3), the "
     "item a course weighs 2, not to create_free (10): 16/18 for an honest 8/18 (fork_sequence.txt's step 13, an "
-    "append into a block the greedy free gave away, 'rule: Task 3'). Fix by construction: the witness shows the fork wrong only "
+    "append into a block the greedy free gave away, 'rule: Task 3'). Fix by construction: the witness shows the "
+    "fork wrong only "
     "by what a fork without references does that a correct fork with a greedy free does not: after the fork, an "
     "append to a block the child shares with the parent writes in place (the pool's bytes, read by the grader), "
     "where a fork that took its references copies the block; no append-in-place, no blame on the fork")
@@ -273,7 +276,8 @@ def test_an_unchecked_malloc_where_the_sample_never_looks_still_fails_alloc_fail
     _weighted(rubric, "alloc_failure", 5)
     evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
     problems = evidence.problems + check_report(scene.out, SAMPLE_HONEST, SAMPLE_MAX)
-    assert not problems, "\n".join([f"sample_skipped, unchecked scratch {unchecked} (honest {SAMPLE_HONEST}):", *problems])
+    assert not problems, "\n".join([f"sample_skipped, unchecked scratch {unchecked} (honest {SAMPLE_HONEST}):",
+                                    *problems])
 
 
 # --- 5. the stray charge's blind side: memory the kernel reads for the program --------------------------------------
@@ -299,5 +303,5 @@ def test_an_overread_made_by_the_kernel_through_write_still_fails_memory_safety(
 
 def test_every_review5_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "overread_by_write", "refusal_not_alone", "sample_skipped",
-                                 "usable_size", "witness_not_alone"])
+    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "overread_by_write", "refusal_not_alone",
+                              "sample_skipped", "usable_size", "witness_not_alone"])
