@@ -1,0 +1,29 @@
+"""Hostile Python submission (review 5), appended to engine/llm_memory.py (a correct engine): free_sequence gives
+back every block the freed sequence holds at once, however many sequences share it (its ref_count set to 0),
+where it must drop one reference. Fork is correct: it takes a reference of every block it shares, and an append
+to a shared block copies it (the pool's bytes show that).
+
+A free bug (Task 2: Sequence Creation & Deletion), shown only after a fork: a later create is granted the blocks
+the fork's child still holds. The fork witness (oracle/hw3/fork_witness.py) replays the fork, frees its parent and
+fills the pool: the one-block create it must be refused succeeds; its control, without the fork, shares nothing
+and agrees. So the witness calls the fork wrong, and the difference is charged to Task 3 (fork), which a course
+may weigh less than create_free."""
+
+
+def free_sequence(engine, seq_id):
+    if engine is None:
+        return -1
+    engine = _engine(engine)
+    _int32("seq_id", seq_id)
+    seq = engine.find(seq_id)
+    if seq is None:
+        return -1
+    seq.node.unlink()
+    for l2_table in seq.block_table:
+        if l2_table is None:
+            continue
+        for block in l2_table:
+            while block != UNMAPPED and engine.ref_count[block] > 0:  # BUG: every reference, not its own one
+                engine.release_block(block)
+    seq.block_table = [None] * L1_PT_SIZE
+    return 0

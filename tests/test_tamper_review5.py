@@ -1,0 +1,307 @@
+"""Tamper suite, the fifth adversarial review's attacks (issue 17, round 5): hostile submissions written by a
+reviewer who had not seen the day's new defences, each aimed at one of them: the fork witness's second opinion
+(oracle/hw3/fork_witness.py, rules AFTER_WRONG_FORK) and the refusal's (oracle/hw3/fresh_pool.py), a prefix pool's
+shown fields (`shows`, oracle/prefix/remote.py), the stray charge (oracle/hw3/stray_charge.py, the fence of
+oracle/hw3/c/driver.c) and alloc_failure's choice of allocations (oracle/hw3/alloc_failure.py); with and without
+bubblewrap (the `scene` fixture). The table of what each does and how it fared: tests/hostile_review5/README.md.
+
+Same shape as tests/test_tamper_review4.py: each submission is graded by a separate `pagedcheck` process in a world
+of its own on the items it concerns, and must get exactly its honest score (a hostile one: no more; a correct one
+written in an unusual way: full marks), leave no process, change no file outside the scratch, and the grader must
+write its report. An attack that breaks the grader today is a strict xfail naming the mechanism and a fix by
+construction; one that holds is a plain test saying why.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REFERENCE_C, patched
+from tests.tamper import ROOT, Reaper, Scene
+from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points
+from tests.test_tamper_review import reaper, scene  # noqa: F401  (fixtures)
+from tests.test_tamper_review4 import _at_most
+
+C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review5"
+PY_ATTACKS = Path(__file__).with_name("hostile_review5")
+
+
+def _weighted(rubric: Path, item: str, points: int) -> None:
+    """`rubric` with `item` weighed `points`, as a course may weigh it."""
+    head, *blocks = rubric.read_text().split("[[item]]")
+    blocks = [b.replace("\npoints = ", f"\npoints = {points}\n#", 1) if f'id = "{item}"\n' in b else b
+              for b in blocks]
+    rubric.write_text("[[item]]".join([head, *blocks]))
+
+
+# --- 1. the fork witness blamed for a free's bug -------------------------------------------------------------------
+# tests/hostile_review5/free_drops_shared.py on the correct Python engine: free_sequence drops every reference of a
+# block it shares (Task 2's bug: a free gives back its own reference), the fork is correct. Graded on llm_init (6),
+# create_free (10) and fork, which a course weighs 2: the honest grade is 8/18 (create_free fails: its rule; fork
+# passes: it took its references, as an append to a shared block after it shows by copying). A witness that blames
+# the fork moves the 10 points' failure to the 2 points' item: 16/18.
+FREE_ITEMS = ("llm_init", "create_free", "fork")
+FREE_HONEST, FREE_MAX = 8, 18
+FREE_BROKEN = (
+    "the fork witness (oracle/hw3/fork_witness.py) asks only whether, after the fork, freeing the parent and filling "
+    "the pool leaves one create refused, against a control without the fork: a free that drops every reference of "
+    "a shared block at once fails the first and passes the control (nothing is shared without a fork), so the "
+    "create granted a block the child still holds is charged to the fork (rules AFTER_WRONG_FORK -> Task 3), the "
+    "item a course weighs 2, not to create_free (10): 16/18 for an honest 8/18 (fork_sequence.txt's step 13, an "
+    "append into a block the greedy free gave away, 'rule: Task 3'). Fix by construction: the witness shows the "
+    "fork wrong only "
+    "by what a fork without references does that a correct fork with a greedy free does not: after the fork, an "
+    "append to a block the child shares with the parent writes in place (the pool's bytes, read by the grader), "
+    "where a fork that took its references copies the block; no append-in-place, no blame on the fork")
+
+
+def _free_drops_shared(scene: Scene) -> Path:
+    engine = (ROOT / "engine" / "llm_memory.py").read_text()
+    (scene.mods / "review5_attack.py").write_text(f"{engine}\n\n{(PY_ATTACKS / 'free_drops_shared.py').read_text()}")
+    return Path("review5_attack")
+
+
+@pytest.mark.xfail(strict=True, reason=FREE_BROKEN)
+def test_a_free_that_drops_shared_references_is_not_charged_to_a_fork_weighed_low(scene: Scene,
+                                                                                  reaper: Reaper) -> None:
+    from tests.test_grade import small_rubric
+
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(FREE_ITEMS))
+    _weighted(rubric, "fork", 2)
+    evidence = grade_in_scene(scene, reaper, grade_args(_free_drops_shared(scene), scene, rubric))
+    problems = evidence.problems + check_report(scene.out, FREE_HONEST, FREE_MAX)
+    assert not problems, "\n".join([f"free_drops_shared (honest score {FREE_HONEST}/{FREE_MAX}):", *problems])
+
+
+@pytest.mark.xfail(strict=True, reason=FREE_BROKEN)
+def test_the_fork_witness_does_not_call_a_correct_fork_wrong_for_a_greedy_free(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mechanism alone, in this process: fork_references.txt's calls up to the create the model refuses, on
+    free_drops_shared's engine (its fork takes its references; its free gives back every one)."""
+    from oracle.hw3 import load_adapter
+    from oracle.hw3 import programs
+    from oracle.hw3.fork_witness import fork_shown_wrong
+
+    engine = (ROOT / "engine" / "llm_memory.py").read_text()
+    (tmp_path / "review5_greedy_free.py").write_text(f"{engine}\n\n{(PY_ATTACKS / 'free_drops_shared.py').read_text()}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    steps = programs.load("fork_references").steps
+    refused = next(at for at, step in enumerate(steps) if step.op == "create_sequence" and step.args == (4, 1))
+    assert not fork_shown_wrong(load_adapter("review5_greedy_free"), steps[: refused + 1])
+
+
+# --- 1b. the witness's fresh process telling itself from the graded run ------------------------------------------
+# tests/hostile_review5/witness_not_alone.py on fork_no_incref: the bug is the fork's, and a process that finds another
+# of the submission's alive (an abstract unix socket's name taken) forks correctly. Graded on llm_init (6), fork (8)
+# and append_cow, which a course weighs 2: honest 8/16 (fork fails; the append that writes in place after it is the
+# fork's doing). A witness fooled leaves the in-place append to append_cow: 14/16.
+ALONE_ITEMS = ("llm_init", "fork", "append_cow")
+ALONE_HONEST, ALONE_MAX = 8, 16
+
+
+ALONE_BROKEN = (
+    "without bubblewrap (Landlock), every run of a submission shares the host's network namespace: a second "
+    "opinion's fresh process finds the abstract unix name the graded run's process bound still taken (Landlock's "
+    "scope, ABI 6, refuses a connection to another domain's socket, not a bind of its name), knows it is a witness "
+    "and forks correctly there; the witness never blames the fork, and the in-place append is charged to append_cow "
+    "(14/16 for an honest 8/16). Held under bubblewrap: each run has a network namespace, and abstract names, of its "
+    "own. Fix by construction: no two processes of one submission are alive at once: the graded run's process is "
+    "closed before a second opinion starts, and the program is replayed afresh to go on (or every run, graded or "
+    "not, is made with a sibling process of the submission alive, so that being not alone tells nothing)")
+
+
+REFUSAL_BROKEN = (
+    "as witness_not_alone, against fresh_pool.refused_for_want_of_blocks: without bubblewrap its fresh process finds "
+    "the graded run's abstract unix name taken and refuses the create there too, so the refusal is not 'for want of "
+    "blocks' and is charged to create_free (weighed 2) instead of free_count (11/13 for an honest 8/13; 8/13 under "
+    "bubblewrap, measured). Fix by construction: as witness_not_alone's (no two processes of one submission alive "
+    "at once, or never one alone)")
+
+
+def _alone_params(reason: str = ALONE_BROKEN) -> list:
+    return [pytest.param(False, id="bwrap"),
+            pytest.param(True, id="without-bwrap", marks=pytest.mark.xfail(strict=True, reason=reason))]
+
+
+@pytest.mark.parametrize("without_bwrap", _alone_params())
+def test_a_fork_witness_cannot_be_told_from_the_graded_run(without_bwrap: bool, tmp_path: Path,
+                                                            reaper: Reaper) -> None:
+    from tests.test_grade import small_rubric
+    from tests.test_tamper_review import python_module
+
+    scene = Scene(tmp_path, without_bwrap=without_bwrap)
+    try:
+        code = python_module("fork_no_incref", (PY_ATTACKS / "witness_not_alone.py").read_text())
+        (scene.mods / "review5_alone.py").write_text(scene.fill(code))
+        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(ALONE_ITEMS))
+        _weighted(rubric, "append_cow", 2)
+        evidence = grade_in_scene(scene, reaper, grade_args(Path("review5_alone"), scene, rubric))
+        problems = evidence.problems + check_report(scene.out, ALONE_HONEST, ALONE_MAX)
+    finally:
+        scene.close()
+    assert not problems, "\n".join([f"witness_not_alone (honest score {ALONE_HONEST}/{ALONE_MAX}):", *problems])
+
+
+# the same act against the refusal's second opinion (oracle/hw3/fresh_pool.py refused_for_want_of_blocks):
+# tests/hostile_review5/refusal_not_alone.py on free_count_not_incremented refuses every create in a process that is
+# not alone. Graded on llm_init (6), free_count (5) and create_free, which a course weighs 2: honest 8/13 (free_count
+# fails: a refusal that more free blocks undo). A second opinion fooled leaves the refusal to create_free: 11/13.
+REFUSAL_ITEMS = ("llm_init", "free_count", "create_free")
+REFUSAL_HONEST, REFUSAL_MAX = 8, 13
+
+
+@pytest.mark.parametrize("without_bwrap", _alone_params(REFUSAL_BROKEN))
+def test_a_refusals_second_opinion_cannot_be_told_from_the_graded_run(without_bwrap: bool, tmp_path: Path,
+                                                                      reaper: Reaper) -> None:
+    from tests.test_grade import small_rubric
+    from tests.test_tamper_review import python_module
+
+    scene = Scene(tmp_path, without_bwrap=without_bwrap)
+    try:
+        code = python_module("free_count_not_incremented", (PY_ATTACKS / "refusal_not_alone.py").read_text())
+        (scene.mods / "review5_refusal.py").write_text(scene.fill(code))
+        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(REFUSAL_ITEMS))
+        _weighted(rubric, "create_free", 2)
+        evidence = grade_in_scene(scene, reaper, grade_args(Path("review5_refusal"), scene, rubric))
+        problems = evidence.problems + check_report(scene.out, REFUSAL_HONEST, REFUSAL_MAX)
+    finally:
+        scene.close()
+    assert not problems, "\n".join([f"refusal_not_alone (honest score {REFUSAL_HONEST}/{REFUSAL_MAX}):", *problems])
+
+
+# --- 2. a prefix pool lying consistently in a shown field ----------------------------------------------------------
+# tests/hostile_review5/free_queue_lie.py: forward_order_free's pool (tests/test_tamper_prefix.py's layout) whose
+# served free queue shows each free's blocks in the order a correct free gives them back, in the places the real
+# queue holds them. Honest 4/12 under a course's rubric that weighs free_queue 4 and reverse_order_free 8 (as
+# review 4's free_queue_unseen, which sent the queue as null).
+QUEUE_ITEMS = ("free_queue", "reverse_order_free")
+QUEUE_HONEST, QUEUE_MAX = 4, 12
+
+
+def _prefix_problems(scene: Scene, reaper: Reaper, attacked: bool) -> list[str]:
+    from tests.test_tamper_prefix import grade_args as prefix_grade_args
+    from tests.test_tamper_prefix import rubric as prefix_rubric
+    from tests.test_tamper_prefix import submission as prefix_submission
+
+    sub = prefix_submission(scene.mods / "student", "forward_order_free", None)
+    if attacked:
+        (sub / "kv_cache.py").write_text((PY_ATTACKS / "free_queue_lie.py").read_text())
+    rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", QUEUE_ITEMS)
+    _weighted(rubric, "free_queue", 4)
+    evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
+    return evidence.problems + (_at_most if attacked else check_report)(scene.out, QUEUE_HONEST, QUEUE_MAX)
+
+
+QUEUE_BROKEN = (
+    "a pool's observation is made in the submission's interpreter (oracle/prefix/serve.py is its __main__), and "
+    "`shows` checks only that the shape's fields are there: a free queue shown in the order a correct free gives "
+    "its blocks back passes reverse_order_free's check, the model takes that order over (checks.TAKEN_OVER), and "
+    "the next admit, which takes the real queue's head, is charged to free_queue (8/12 for an honest 4/12, as "
+    "review 4's null queue once did). Fix by construction: judge the release order by what the pool does, never "
+    "by the queue it shows: where a free's order is checked, a second opinion replays the program to the free in a "
+    "fresh process and drains the queue with one-block admits; the blocks they are granted, in order, are the "
+    "queue's order (a pool that lies in its tables too is then a correct pool by every fact the grader can see)")
+
+
+@pytest.mark.xfail(strict=True, reason=QUEUE_BROKEN)
+def test_a_prefix_pool_that_lies_consistently_in_its_free_queue_gets_no_more(scene: Scene, reaper: Reaper) -> None:
+    problems = _prefix_problems(scene, reaper, attacked=True)
+    assert not problems, "\n".join([f"free_queue_lie (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
+
+
+# --- 3. a stray access that is no memory error ---------------------------------------------------------------------
+# tests/submissions/hostile/review5/usable_size.patch on the reference: correct C written in an unusual way, not an
+# attack. ref_count on whole pages of its own (aligned_alloc), and llm_destroy scrubs it before freeing it, as far
+# as glibc's malloc_usable_size says the block holds (never past what it asked for). Under valgrind (which replaces
+# malloc_usable_size with its own) nothing is wrong; it must get full marks.
+USABLE_ITEMS = ("compiles", "llm_init", "llm_destroy", "memory_safety")
+
+
+USABLE_BROKEN = (
+    "the driver (oracle/hw3/c/driver.c) replaces malloc, calloc, realloc, memalign and the rest, but not "
+    "malloc_usable_size: glibc's own reads the chunk header 8 bytes before the block, which for a block that starts "
+    "a page (aligned_alloc(4096, ...)) is the fence's guard page; the ledger counts that page as a stray access and "
+    "memory_safety fails (17/27 for a correct 27/27: 'llm_destroy(engine): natively, a read or write outside any "
+    "live heap block'). Valgrind, which replaces malloc_usable_size, finds nothing. Fix by construction: the "
+    "driver replaces every glibc function that reads a block's header (malloc_usable_size, and mallinfo-style "
+    "walkers where they take a pointer), answering from its own record of the block (its size as asked), so no "
+    "code but the submission's own touches a guard page")
+
+
+@pytest.mark.xfail(strict=True, reason=USABLE_BROKEN)
+def test_a_correct_submission_asking_malloc_usable_size_gets_full_marks(scene: Scene, reaper: Reaper) -> None:
+    from tests.test_grade import small_rubric
+
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), C_ATTACKS / "usable_size.patch"))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(USABLE_ITEMS))
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+    full = max_points(USABLE_ITEMS)
+    problems = evidence.problems + check_report(scene.out, full, full)
+    assert not problems, "\n".join(["usable_size:", *problems])
+
+
+# --- 4. a robustness bug where the published sample of failed allocations never looks -----------------------------
+# tests/submissions/hostile/review5/sample_skipped.patch on the reference: create_sequence makes and frees 64 scratch
+# buffers (after its checks, so no refused call allocates) before the sequence; each failure is undone but the
+# tenth's, written through unchecked (a crash when it fails). Graded on compiles (5) and alloc_failure, which a
+# course weighs 5: the honest grade is 5/10. The control is the same bug on the first scratch buffer, which every
+# sample tries (the test can fail).
+SAMPLE_ITEMS = ("compiles", "alloc_failure")
+SAMPLE_HONEST, SAMPLE_MAX = 5, 10
+SAMPLE_BROKEN = (
+    "allocations_to_fail (oracle/hw3/alloc_failure.py) fails 32 allocations of a call of more, chosen by position "
+    "from public code (the kept blocks holding the engine's objects, the other kept ones, then an even spread of "
+    "the rest): a submission computes the positions it skips (the 10th of this create's 64 scratch buffers, for "
+    "both creates of allocation_failure.txt) and puts its unchecked malloc there: 10/10 for an honest 5/10 (the "
+    "same bug on the first scratch buffer, which every sample tries, gets 5/10). Fix by construction: choose by "
+    "allocation site, not position: the driver records each allocation's return address (the call site in the "
+    "submission's code), and of a long call every distinct site has at least one of its allocations failed (its "
+    "first) before any spread: a NULL check is code at a site, so every check the call reaches is tried, however "
+    "many allocations surround it")
+
+
+@pytest.mark.parametrize("unchecked", [pytest.param(10, marks=pytest.mark.xfail(strict=True, reason=SAMPLE_BROKEN),
+                                                    id="tenth"), pytest.param(1, id="first-control")])
+def test_an_unchecked_malloc_where_the_sample_never_looks_still_fails_alloc_failure(
+        unchecked: int, scene: Scene, reaper: Reaper) -> None:
+    from tests.test_grade import small_rubric
+
+    source = patched(REFERENCE_C.read_text(), C_ATTACKS / "sample_skipped.patch")
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(source.replace("i != 10)", f"i != {unchecked})"))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(SAMPLE_ITEMS))
+    _weighted(rubric, "alloc_failure", 5)
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+    problems = evidence.problems + check_report(scene.out, SAMPLE_HONEST, SAMPLE_MAX)
+    assert not problems, "\n".join([f"sample_skipped, unchecked scratch {unchecked} (honest {SAMPLE_HONEST}):",
+                                    *problems])
+
+
+# --- 5. the stray charge's blind side: memory the kernel reads for the program --------------------------------------
+# tests/submissions/hostile/review5/overread_by_write.patch on broken/memory_safety.patch: the one int past each L2
+# table is read by the kernel (write() into a pipe of the process's own) instead of by the program: natively an
+# EFAULT, no fault the fence counts, and no filter refuses write(). Honest 5/15 (compiles; memory_safety fails).
+# Held (5/15, measured, with and without bubblewrap): valgrind checks a system call's buffers before the call
+# ("Syscall param write(buf) points to unaddressable byte(s) at llm_memory.c:101"); only calls whose buffers it
+# does not check (process_vm_readv, review 4) needed the filter
+def test_an_overread_made_by_the_kernel_through_write_still_fails_memory_safety(scene: Scene, reaper: Reaper) -> None:
+    from tests.conftest import SUBMISSIONS
+    from tests.test_grade import small_rubric
+
+    source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "memory_safety.patch")
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / "overread_by_write.patch"))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", ["compiles", "memory_safety"])
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+    problems = evidence.problems + check_report(scene.out, 5, 15)
+    assert not problems, "\n".join(["overread_by_write (honest score 5/15):", *problems])
+
+
+def test_every_review5_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
+    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "overread_by_write", "refusal_not_alone",
+                              "sample_skipped", "usable_size", "witness_not_alone"])
