@@ -217,18 +217,11 @@ def test_a_prefix_pool_that_lies_consistently_in_its_free_queue_gets_no_more(sce
 USABLE_ITEMS = ("compiles", "llm_init", "llm_destroy", "memory_safety")
 
 
-USABLE_BROKEN = (
-    "the driver (oracle/hw3/c/driver.c) replaces malloc, calloc, realloc, memalign and the rest, but not "
-    "malloc_usable_size: glibc's own reads the chunk header 8 bytes before the block, which for a block that starts "
-    "a page (aligned_alloc(4096, ...)) is the fence's guard page; the ledger counts that page as a stray access and "
-    "memory_safety fails (17/27 for a correct 27/27: 'llm_destroy(engine): natively, a read or write outside any "
-    "live heap block'). Valgrind, which replaces malloc_usable_size, finds nothing. Fix by construction: the "
-    "driver replaces every glibc function that reads a block's header (malloc_usable_size, and mallinfo-style "
-    "walkers where they take a pointer), answering from its own record of the block (its size as asked), so no "
-    "code but the submission's own touches a guard page")
+# Once 17/27: the driver replaced malloc and the rest but not malloc_usable_size, whose glibc version reads the chunk
+# header before the block: for a block that starts a page, the fence's guard page, counted as a stray access. Fair
+# by construction: driver.c answers malloc_usable_size from its own record of every block (its size as asked).
 
 
-@pytest.mark.xfail(strict=True, reason=USABLE_BROKEN)
 def test_a_correct_submission_asking_malloc_usable_size_gets_full_marks(scene: Scene, reaper: Reaper) -> None:
     from tests.test_grade import small_rubric
 

@@ -661,6 +661,18 @@ void *realloc(void *ptr, size_t size)
     return track(moved, size);
 }
 
+/* Every block malloc returned is in the table, with the size it was asked for: its usable size (a block of the
+ * fence has no header before it for the C library's own answer to read: that read would be a stray access) */
+size_t malloc_usable_size(void *ptr)
+{
+    if (ptr == NULL)
+        return 0;
+    struct live *entry = table_find((uintptr_t)ptr);
+    if (entry == NULL)
+        heap_fatal("malloc_usable_size(%p): not a live heap block (freed, or a pointer malloc did not return)", ptr);
+    return entry->size;
+}
+
 void *reallocarray(void *ptr, size_t count, size_t size)
 {
     if (size != 0 && count > SIZE_MAX / size) {
