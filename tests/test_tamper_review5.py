@@ -123,22 +123,30 @@ def _alone_params(reason: str = ALONE_BROKEN) -> list:
             pytest.param(True, id="without-bwrap", marks=pytest.mark.xfail(strict=True, reason=reason))]
 
 
-@pytest.mark.parametrize("without_bwrap", _alone_params())
-def test_a_fork_witness_cannot_be_told_from_the_graded_run(without_bwrap: bool, tmp_path: Path,
-                                                            reaper: Reaper) -> None:
+def _second_opinion_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: str, attack: str,
+                             items: tuple[str, ...], weighed: str, honest: int, full: int) -> list[str]:
+    """tests/hostile_review5/<attack>.py on the broken variant `base`, graded on `items` with `weighed` worth 2: what
+    its grade got that the honest score does not allow."""
     from tests.test_grade import small_rubric
     from tests.test_tamper_review import python_module
 
     scene = Scene(tmp_path, without_bwrap=without_bwrap)
     try:
-        code = python_module("fork_no_incref", (PY_ATTACKS / "witness_not_alone.py").read_text())
-        (scene.mods / "review5_alone.py").write_text(scene.fill(code))
-        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(ALONE_ITEMS))
-        _weighted(rubric, "append_cow", 2)
-        evidence = grade_in_scene(scene, reaper, grade_args(Path("review5_alone"), scene, rubric))
-        problems = evidence.problems + check_report(scene.out, ALONE_HONEST, ALONE_MAX)
+        code = python_module(base, (PY_ATTACKS / f"{attack}.py").read_text())
+        (scene.mods / f"review5_{attack}.py").write_text(scene.fill(code))
+        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
+        _weighted(rubric, weighed, 2)
+        evidence = grade_in_scene(scene, reaper, grade_args(Path(f"review5_{attack}"), scene, rubric))
+        return evidence.problems + check_report(scene.out, honest, full)
     finally:
         scene.close()
+
+
+@pytest.mark.parametrize("without_bwrap", _alone_params())
+def test_a_fork_witness_cannot_be_told_from_the_graded_run(without_bwrap: bool, tmp_path: Path,
+                                                            reaper: Reaper) -> None:
+    problems = _second_opinion_problems(tmp_path, reaper, without_bwrap, "fork_no_incref", "witness_not_alone",
+                                        ALONE_ITEMS, "append_cow", ALONE_HONEST, ALONE_MAX)
     assert not problems, "\n".join([f"witness_not_alone (honest score {ALONE_HONEST}/{ALONE_MAX}):", *problems])
 
 
@@ -153,19 +161,8 @@ REFUSAL_HONEST, REFUSAL_MAX = 8, 13
 @pytest.mark.parametrize("without_bwrap", _alone_params(REFUSAL_BROKEN))
 def test_a_refusals_second_opinion_cannot_be_told_from_the_graded_run(without_bwrap: bool, tmp_path: Path,
                                                                       reaper: Reaper) -> None:
-    from tests.test_grade import small_rubric
-    from tests.test_tamper_review import python_module
-
-    scene = Scene(tmp_path, without_bwrap=without_bwrap)
-    try:
-        code = python_module("free_count_not_incremented", (PY_ATTACKS / "refusal_not_alone.py").read_text())
-        (scene.mods / "review5_refusal.py").write_text(scene.fill(code))
-        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(REFUSAL_ITEMS))
-        _weighted(rubric, "create_free", 2)
-        evidence = grade_in_scene(scene, reaper, grade_args(Path("review5_refusal"), scene, rubric))
-        problems = evidence.problems + check_report(scene.out, REFUSAL_HONEST, REFUSAL_MAX)
-    finally:
-        scene.close()
+    problems = _second_opinion_problems(tmp_path, reaper, without_bwrap, "free_count_not_incremented",
+                                        "refusal_not_alone", REFUSAL_ITEMS, "create_free", REFUSAL_HONEST, REFUSAL_MAX)
     assert not problems, "\n".join([f"refusal_not_alone (honest score {REFUSAL_HONEST}/{REFUSAL_MAX}):", *problems])
 
 
