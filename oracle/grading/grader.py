@@ -104,11 +104,11 @@ def run_checks(
             outcome = check.run(context, item.options)
             status = "passed" if outcome.passed else "failed"
             if outcome.excuse:  # a pass read past another item's failure; a failure names its rule's items
-                excuses[item.id] = _each(outcome.excuse)
+                excuses[item.id] = excuses_in(outcome.excuse)
         except NotRun as reason:
             outcome, status = Outcome(False, f"not run: {reason}"), "not_run"
             if reason.excuse:
-                excuses[item.id] = _each(reason.excuse)
+                excuses[item.id] = excuses_in(reason.excuse)
         except DeadlinePassed as reason:
             outcome, status = Outcome(False, f"not run: {OUT_OF_TIME_DURING}"), "not_run"
             excuses.update(_met(item.id, reason))
@@ -153,15 +153,16 @@ def run_checks(
     return results
 
 
-def _each(excuse: Excuse | tuple[Excuse, ...]) -> tuple[Excuse, ...]:
-    return excuse if isinstance(excuse, tuple) else (excuse,)
+def excuses_in(excuse: Excuse | tuple[Excuse, ...] | None) -> tuple[Excuse, ...]:
+    """An outcome's or a stop's `excuse` (none, one, or several) as a tuple."""
+    return () if excuse is None else excuse if isinstance(excuse, tuple) else (excuse,)
 
 
 def _met(item: str, stop: BaseException) -> dict[str, tuple[Excuse, ...]]:
     """What a check that stopped otherwise than NotRun (out of time, incomplete, not applicable) met on its way
     and leaves to other items (an `excuse` the family set on it: a memory error met on the way), by item."""
     excuse = getattr(stop, "excuse", None)
-    return {item: _each(excuse)} if excuse else {}
+    return {item: excuses_in(excuse)} if excuse else {}
 
 
 # Gradescope's visibilities, from the least shown: a student sees an item's output no earlier than its own

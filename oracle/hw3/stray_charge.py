@@ -12,7 +12,9 @@ keeps its verdict.
 from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
-from oracle.grading.grader import ANY_OTHER, Excuse, Incomplete, NotApplicable, NotRun, Outcome, Seen
+from oracle.grading.grader import (
+    ANY_OTHER, Excuse, Incomplete, NotApplicable, NotRun, Outcome, Seen, excuses_in,
+)
 from oracle.hw3.c.stray import Stray
 from oracle.hw3.feedback import CALLS_SHOWN
 from oracle.hw3.rules import MEMORY_SAFETY
@@ -54,14 +56,10 @@ def charging(run: Run) -> Run:
             outcome = run(sub, options)
         except (NotRun, NotApplicable, Incomplete, DeadlinePassed) as stop:
             if len(sub.strays) > before:
-                stop.excuse = (*_each(getattr(stop, "excuse", None)), charge(sub.strays[before:]))  # type: ignore[union-attr]
+                stop.excuse = (*excuses_in(getattr(stop, "excuse", None)), charge(sub.strays[before:]))  # type: ignore[union-attr]
             raise
         if len(sub.strays) == before:
             return outcome
-        return replace(outcome, excuse=(*_each(outcome.excuse), charge(sub.strays[before:])))
+        return replace(outcome, excuse=(*excuses_in(outcome.excuse), charge(sub.strays[before:])))
 
     return check
-
-
-def _each(excuse: Excuse | tuple[Excuse, ...] | None) -> tuple[Excuse, ...]:
-    return () if excuse is None else excuse if isinstance(excuse, tuple) else (excuse,)

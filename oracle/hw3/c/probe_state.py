@@ -150,6 +150,7 @@ def object_addresses(memory: OutsideMemory, address: int, owners: set[int]) -> s
         found |= {seq, *([table] if table else []), *(l2 for l2 in struct.unpack(f"<{len(slots) // 8}Q", slots) if l2)}
     return found
 
+
 def _l1_slot(seq: SequenceStruct, slot: int) -> int:
     return seq.block_table + slot * _POINTER
 
