@@ -26,6 +26,7 @@ import fcntl
 import hashlib
 import mmap
 import os
+from collections.abc import Iterator
 
 from oracle.hw3.observation import ImplementationFailure
 
@@ -102,20 +103,21 @@ class PoolFile:
 
     def read(self, offset: int, length: int) -> bytes:
         """`length` bytes from `offset`, read from the file; PoolUnreadable when they cannot all be read."""
-        parts, at = [], offset
-        while at < offset + length:
-            part = self._pread(min(CHUNK, offset + length - at), at, offset, length)
-            parts.append(part)
-            at += len(part)
-        return b"".join(parts)
+        return b"".join(self._chunks(offset, length))
 
     def sha256(self, offset: int, length: int) -> str:
-        digest, at = hashlib.sha256(), offset
+        digest = hashlib.sha256()
+        for part in self._chunks(offset, length):
+            digest.update(part)
+        return digest.hexdigest()
+
+    def _chunks(self, offset: int, length: int) -> Iterator[bytes]:
+        """The `length` bytes at `offset`, in reads of at most CHUNK bytes (PoolUnreadable: see _pread)."""
+        at = offset
         while at < offset + length:
             part = self._pread(min(CHUNK, offset + length - at), at, offset, length)
-            digest.update(part)
+            yield part
             at += len(part)
-        return digest.hexdigest()
 
     def _pread(self, count: int, at: int, offset: int, length: int) -> bytes:
         """Up to `count` bytes at `at`, at least one, of the `length` bytes at `offset` the grader is reading."""
