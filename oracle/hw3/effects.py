@@ -23,8 +23,9 @@ def effects_of(call: Call, before: Observation | None, seen: Observation | None,
     old, new = before.engine.ref_count, seen.engine.ref_count
     taken = frozenset(block for block in range(min(len(old), len(new))) if old[block] == 0 and new[block] > 0)
     skipped = _skipped(call, tables, before.engine, seen.engine) if not call.null and call.api in WALKS else frozenset()
-    elsewhere = unread is not None and wrote_elsewhere(call, *unread, before, seen)
-    held = unread is not None and wrote_held(call, *unread, before, seen)
+    elsewhere = held = False
+    if unread is not None and (landed := _landed(call, unread[1], before, seen)) is not None:  # the pool scanned once
+        elsewhere, held = _elsewhere(landed, call, *unread), _held(landed, call, *unread)
     return Effects(moved, taken, before.pool != seen.pool, picked, skipped=skipped, stray=stray_write(call, before, seen),
                    elsewhere=elsewhere, held=held)
 
@@ -35,8 +36,10 @@ def wrote_elsewhere(call: Call, was: Model | None, model: Model, before: Observa
     that wrote a shared block in place is Task 4's): a block of its choosing, first fit's, made by this append
     or by the create or fork that mapped it."""
     landed = _landed(call, model, before, seen)
-    if not landed:
-        return False
+    return landed is not None and _elsewhere(landed, call, was, model)
+
+
+def _elsewhere(landed: tuple[set[int], int], call: Call, was: Model | None, model: Model) -> bool:
     written, logical = landed
     seq, old = model.sequences[call.args[0]], was.sequences.get(call.args[0]) if was is not None else None
     mine = {seq.blocks[logical]} | ({old.blocks[logical]} if old is not None and logical < len(old.blocks) else set())
@@ -48,7 +51,11 @@ def wrote_held(call: Call, was: Model | None, model: Model, before: Observation,
     (`was`) and did not write it in (`model`, after the call): a block it shares, written in place, or one a
     sequence holds, handed out as free. A reference count is wrong somewhere (fork_witness.py asks the fork)."""
     landed = _landed(call, model, before, seen)
-    if not landed or was is None:
+    return landed is not None and _held(landed, call, was, model)
+
+
+def _held(landed: tuple[set[int], int], call: Call, was: Model | None, model: Model) -> bool:
+    if was is None:
         return False
     written, logical = landed
     return bool(written & (was.mapped() - {model.sequences[call.args[0]].blocks[logical]}))
