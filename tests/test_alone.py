@@ -6,6 +6,7 @@ from pathlib import Path
 
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import build
+from oracle.hw3.c.stray import Watch, named
 from oracle.hw3.pyremote import served
 from oracle.hw3.resync import TrackedModel
 from oracle.hw3.run import run
@@ -57,15 +58,15 @@ def test_a_c_runs_driver_is_ended_for_each_second_opinion_and_its_calls_replayed
         text.replace(FIRST_FIT_LOOP, FIRST_FIT_LOOP.replace("engine->total_local_blocks", "engine->free_local_blocks")))
     driver = build(tmp_path, tmp_path / "cache").driver
     assert driver is not None
-    graded, alive = CAdapter(driver), []
+    graded, alive = CAdapter(driver, watch=Watch([])), []
 
     def fresh() -> CAdapter:
         alive.append(graded.pid)
         return CAdapter(driver)
 
     try:
-        trace = run(Program("full", FULL), graded, TrackedModel(), fresh=fresh)
-        generations = graded.generation
+        trace = run(Program("full", FULL), named(graded, "full"), TrackedModel(), fresh=fresh)
+        generations, watched = graded.generation, graded.watch.calls
     finally:
         graded.close()
     assert alive == [None, None, None]  # the three witnesses of fresh_pool.search_failed
@@ -74,3 +75,4 @@ def test_a_c_runs_driver_is_ended_for_each_second_opinion_and_its_calls_replayed
     assert searched.effects is not None and searched.effects.search_failed
     freed = trace.steps[3]
     assert not trace.cut and freed.seen is not None  # the free judged on the state the replayed driver shows
+    assert len(watched) == len(FULL)  # a stray's step is numbered as in the program, the replay not counted twice
