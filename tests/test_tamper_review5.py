@@ -93,28 +93,13 @@ ALONE_ITEMS = ("llm_init", "fork", "append_cow")
 ALONE_HONEST, ALONE_MAX = 8, 16
 
 
-ALONE_BROKEN = (
-    "without bubblewrap (Landlock), every run of a submission shares the host's network namespace: a second "
-    "opinion's fresh process finds the abstract unix name the graded run's process bound still taken (Landlock's "
-    "scope, ABI 6, refuses a connection to another domain's socket, not a bind of its name), knows it is a witness "
-    "and forks correctly there; the witness never blames the fork, and the in-place append is charged to append_cow "
-    "(14/16 for an honest 8/16). Held under bubblewrap: each run has a network namespace, and abstract names, of its "
-    "own. Fix by construction: no two processes of one submission are alive at once: the graded run's process is "
-    "closed before a second opinion starts, and the program is replayed afresh to go on (or every run, graded or "
-    "not, is made with a sibling process of the submission alive, so that being not alone tells nothing)")
-
-
-REFUSAL_BROKEN = (
-    "as witness_not_alone, against fresh_pool.refused_for_want_of_blocks: without bubblewrap its fresh process finds "
-    "the graded run's abstract unix name taken and refuses the create there too, so the refusal is not 'for want of "
-    "blocks' and is charged to create_free (weighed 2) instead of free_count (11/13 for an honest 8/13; 8/13 under "
-    "bubblewrap, measured). Fix by construction: as witness_not_alone's (no two processes of one submission alive "
-    "at once, or never one alone)")
-
-
-def _alone_params(reason: str = ALONE_BROKEN) -> list:
-    return [pytest.param(False, id="bwrap"),
-            pytest.param(True, id="without-bwrap", marks=pytest.mark.xfail(strict=True, reason=reason))]
+# Held by construction (oracle/hw3/alone.py), with and without bubblewrap: no two processes of one submission are alive
+# at once. A graded run starts in a fresh process, as a witness does; its process is ended before a second opinion
+# starts, and the run goes on in a fresh process that replays its calls so far. Without bubblewrap (Landlock) every
+# run shares the host's network namespace, and a name bound by a process that is gone is free again: a witness
+# finds what the graded run's first process found. Once 14/16 here (and 11/13 below) without bubblewrap, when the
+# witness's process started while the graded run's was alive and found its abstract unix name taken.
+ISOLATIONS = [pytest.param(False, id="bwrap"), pytest.param(True, id="without-bwrap")]
 
 
 def _second_opinion_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: str, attack: str,
@@ -136,7 +121,7 @@ def _second_opinion_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool
         scene.close()
 
 
-@pytest.mark.parametrize("without_bwrap", _alone_params())
+@pytest.mark.parametrize("without_bwrap", ISOLATIONS)
 def test_a_fork_witness_cannot_be_told_from_the_graded_run(without_bwrap: bool, tmp_path: Path,
                                                             reaper: Reaper) -> None:
     problems = _second_opinion_problems(tmp_path, reaper, without_bwrap, "fork_no_incref", "witness_not_alone",
@@ -152,7 +137,7 @@ REFUSAL_ITEMS = ("llm_init", "free_count", "create_free")
 REFUSAL_HONEST, REFUSAL_MAX = 8, 13
 
 
-@pytest.mark.parametrize("without_bwrap", _alone_params(REFUSAL_BROKEN))
+@pytest.mark.parametrize("without_bwrap", ISOLATIONS)
 def test_a_refusals_second_opinion_cannot_be_told_from_the_graded_run(without_bwrap: bool, tmp_path: Path,
                                                                       reaper: Reaper) -> None:
     problems = _second_opinion_problems(tmp_path, reaper, without_bwrap, "free_count_not_incremented",

@@ -209,6 +209,10 @@ class CAdapter:
             status, exited = self._stop(self.close_timeout)
             self.exit_status = status if exited else None
 
+    def end_process(self) -> None:
+        """Ends the driver (its handles die with it): the next call starts a fresh one (alone.py)."""
+        self.close()
+
     def __del__(self) -> None:
         if getattr(self, "_proc", None) is not None:
             self.close()
