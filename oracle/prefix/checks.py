@@ -122,8 +122,7 @@ def directed(item: str) -> Check:
                     if not_applicable(other, program_for(other, adapter.supports), adapter)}
         watch = Watch(state_tables)  # the failing call's state, for the HTML page (oracle/scene.py)
         alone(adapter)  # its program starts in a fresh process, as a second opinion's replay does
-        fresh = getattr(factory, "apart", factory)  # a pool in a process of its own, where the factory serves one
-        driver = Driver(watch.adapter(adapter), follow=False, queue=second_opinion(adapter, fresh))
+        driver = Driver(watch.adapter(adapter), follow=False, queue=second_opinion(adapter, factory))
         checked, past = False, ""
         watch.machine, lookup = driver, "lookup" in adapter.supports
         try:

@@ -35,8 +35,9 @@ def alone(graded: Any) -> None:
 
 def second_opinion(graded: Any, fresh: Callable[[], Any]) -> Callable[[list[tuple[Step, Any]], int],
                                                                        tuple[int, ...] | None]:
-    """queue_order on pools from `fresh`, the process of the `graded` run's pool ended first and its calls replayed
-    in a fresh one after (ImplementationFailure when that replay fails: a crash of the graded run's)."""
+    """queue_order on pools from `fresh` (the `graded` run's factory: a served pool's adapters share its process),
+    that process ended before and after, and the graded run's calls replayed in the next one to go on
+    (ImplementationFailure when that replay fails: a crash of the graded run's)."""
 
     def order(made: list[tuple[Step, Any]], count: int) -> tuple[int, ...] | None:
         alone(graded)
@@ -44,6 +45,7 @@ def second_opinion(graded: Any, fresh: Callable[[], Any]) -> Callable[[list[tupl
             return queue_order(fresh, made, count)
         finally:
             if getattr(graded, "end_process", None) is not None:
+                alone(graded)
                 for step, _ in made:
                     getattr(graded, step.op)(*step.args)
 
