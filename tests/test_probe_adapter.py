@@ -181,3 +181,24 @@ def test_whether_a_pool_can_be_mapped_is_the_graders_own_finding(tmp_path: Path)
         assert adapter._can_map(5 << 30) is False  # more than the probes' address space
     finally:
         adapter.close()
+
+
+def test_a_stray_only_a_probe_meets_costs_memory_safety_and_not_the_probes_item(tmp_path: Path) -> None:
+    """llm_init reads past its ref_count only for a pool of 6400 bytes, a size init_untouched gives and no graded
+    program does: the probe's stray, noted in the submission's list, fails memory_safety (stray_charge.py) in the
+    probe's words (the Excuse the probe's item leaves, or the stray's charge: one of them, once), and llm_init,
+    whose rule holds, passes."""
+    from oracle.hw3.grade import grade, load
+    from tests.test_grade import small_rubric
+
+    old, new = INIT_STRAY
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "llm_memory.c").write_text(variant(old, new.replace("    (void)", "    if (pool_size == 6400)\n"
+                                                                                 "        (void)")))
+    rubric = load(small_rubric(tmp_path / "rubric.toml", ["compiles", "llm_init", "memory_safety"]))
+    report = grade(str(tmp_path / "sub"), rubric, tmp_path / "out", timeout=1.0)
+    status = {item.id: (item.status, item.message) for item in report.items}
+    assert status["llm_init"][0] == "passed" and status["compiles"][0] == "passed", status
+    assert status["memory_safety"][0] == "failed", status
+    assert "init_untouched" in status["memory_safety"][1], status
+    assert "llm_init(pool, 6400): natively, a read or write outside any live heap block" in status["memory_safety"][1]
