@@ -7,7 +7,7 @@ It names no grader internals (no package, machine step, item id or path): those 
 
 from oracle.difference import CRASH
 from oracle.hw3.difference import LEAK
-from oracle.hw3.machine import POINTER_CALLS, Call
+from oracle.hw3.call import POINTER_CALLS, Call
 from oracle.hw3.replay import Finding
 from oracle.hw3.rules import fails
 from oracle.markdown import fenced

@@ -25,11 +25,10 @@ from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.log_channel import LogChannel
 from oracle.hw3.c.valgrind import VALGRIND, memcheck_program
 from oracle.hw3 import programs as shipped
-from oracle.hw3.replay import shown
 from oracle.hw3.step import call_on, expected_calls
 from oracle.program import Step
 from oracle.hw3.compare import first_divergence
-from oracle.hw3.machine import POINTER_CALLS, Call
+from oracle.hw3.call import POINTER_CALLS, Call, shown
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.trace import TraceStep, observed

@@ -19,7 +19,7 @@ from oracle.difference import Difference
 from oracle.hw3.difference import RETURN
 from oracle.hw3.c.stray import named
 from oracle.hw3.feedback import listing as calls_listed
-from oracle.hw3.machine import Call
+from oracle.hw3.call import Call
 from oracle.hw3.memcheck import MemcheckResult, apply_program, battery_programs, memcheck
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.replay import listing

@@ -5,7 +5,7 @@ actual (picture_html.py). Every text goes through html.escape.
 """
 
 from oracle.hw3.checks import fails
-from oracle.hw3.machine import POINTER_CALLS, Call
+from oracle.hw3.call import POINTER_CALLS, Call
 from oracle.hw3.picture import Picture, picture_of
 from oracle.hw3.picture_html import state
 from oracle.page import FailedItem

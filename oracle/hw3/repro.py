@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from oracle.hw3.c.build import OFFICIAL_FLAGS, SOURCE_NAME, gcc, submission_source
-from oracle.hw3.machine import POINTER_CALLS, Call
+from oracle.hw3.call import POINTER_CALLS, Call
 from oracle.hw3.model import Model
 from oracle.hw3.pool import c_defines, magic_slot
 from oracle.hw3.rules import fails

@@ -24,7 +24,7 @@ from oracle.hw3.difference import LIST_ORDER, RETURN, crash
 from oracle.hw3.effects import effects_of
 from oracle.hw3.fork_witness import fork_shown_wrong
 from oracle.hw3.fresh_pool import refused_for_want_of_blocks, search_failed
-from oracle.hw3.machine import POINTER_CALLS, Call
+from oracle.hw3.call import POINTER_CALLS, Call, shown
 from oracle.hw3.observation import UNREAD, ImplementationFailure, Observation
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
 from oracle.hw3.rules import WALKS, Effects, fails
@@ -180,8 +180,3 @@ def _unjudged(implementation: Any, step: Step, engine: object, calls: list[Call]
     calls.append(Call(step.op, step.args, False, got, judged=False))
     return engine, True, seen
 
-
-def shown(api: str, value: bool | int) -> str:
-    if api in POINTER_CALLS:
-        return POINTER_CALLS[api] if value else "NULL"
-    return str(value)
