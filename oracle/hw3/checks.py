@@ -25,10 +25,11 @@ from oracle.hw3.evidence import item_not_graded
 from oracle.hw3.machine import Divergence
 from oracle.hw3.c.stray import named
 from oracle.hw3 import programs
-from oracle.hw3.replay import Finding, replay, stray_write  # noqa: F401  (replay: importable from here as before)
+from oracle.hw3.effects import stray_write
+from oracle.hw3.replay import Finding
 from oracle.hw3.rules import (  # noqa: F401  (the rule names, importable from here as before)
     BIG_POOL, CHECK_BEFORE_ALLOCATE, FIRST_FIT, FREE_BLOCK_CONSISTENCY, MEMORY_SAFETY, NO_PREMATURE_WRITES,
-    L1_TRAVERSAL, POINTER_SAFETY, STRAY_WRITE, TAIL_INSERTION, TASKS, fails, rule_of,
+    L1_TRAVERSAL, POINTER_SAFETY, STRAY_WRITE, TAIL_INSERTION, TASKS, rule_of,
 )
 from oracle.hw3.verdicts import LENIENT, Submission, built as _built, failed, run_scenarios as _run_scenarios
 from oracle.hw3.verdicts import with_probes as _with_probes

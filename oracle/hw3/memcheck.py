@@ -14,9 +14,7 @@ hang restarts the driver for the next program. Each program's trace (trace.py) i
 compare with the native run.
 """
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Collection, Sequence

@@ -4,7 +4,7 @@ top, the program with the failing call marked, then the state right after that c
 actual (picture_html.py). Every text goes through html.escape.
 """
 
-from oracle.hw3.checks import fails
+from oracle.hw3.rules import fails
 from oracle.hw3.call import POINTER_CALLS, Call
 from oracle.hw3.picture import Picture, picture_of
 from oracle.hw3.picture_html import state
