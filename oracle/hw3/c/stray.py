@@ -65,16 +65,16 @@ class Watch:
     strays: list[Stray]
     program: str = ""
     calls: list[str] = field(default_factory=list)
-    noted: bool = False  # a stray of this program's is in `strays`
+    stray: Stray | None = None  # this program's stray, once noted (in `strays` too)
 
     def calling(self, op: str, target: int, a: int, b: int) -> None:
         self.calls.append(c_call(op, target, a, b))
 
     def counted(self, before: int, after: int) -> None:
         """The stray pages the grader counted in the driver's run before the last call and after it."""
-        if after > before and self.calls and not self.noted:
-            self.noted = True
-            self.strays.append(Stray(self.program, len(self.calls), tuple(self.calls), after - before))
+        if after > before and self.calls and self.stray is None:
+            self.stray = Stray(self.program, len(self.calls), tuple(self.calls), after - before)
+            self.strays.append(self.stray)
 
 
 def named(adapter: Any, program: str) -> Any:
@@ -82,5 +82,5 @@ def named(adapter: Any, program: str) -> Any:
     Python submission's say, is left as it is)."""
     watch = getattr(adapter, "watch", None)
     if watch is not None:
-        watch.program, watch.calls, watch.noted = program, [], False
+        watch.program, watch.calls, watch.stray = program, [], None
     return adapter
