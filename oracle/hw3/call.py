@@ -12,6 +12,11 @@ def c_text(api: str, args: tuple[int, ...], null: bool) -> str:
     return f"{api}({', '.join([first, *map(str, args)])})"
 
 
+def returned_value(api: str, returned: object) -> bool | int:
+    """What a call returned, as the model predicts it: whether a pointer-returning call gave a handle, else the int."""
+    return returned is not None if api in POINTER_CALLS else returned  # type: ignore[return-value]
+
+
 def shown(api: str, value: bool | int) -> str:
     """What a call returned, in words: a pointer-returning call's `an engine`/`a Sequence`/`NULL`, else the int."""
     if api in POINTER_CALLS:

@@ -18,7 +18,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initial
 
 from oracle.hw3 import strategies as st
 from oracle.hw3.adapters import Adapter
-from oracle.hw3.call import POINTER_CALLS, Call, shown
+from oracle.hw3.call import POINTER_CALLS, Call, returned_value, shown  # noqa: F401  (POINTER_CALLS: fork_witness imports it from here)
 from oracle.hw3.compare import agrees, first_difference
 from oracle.hw3.unread import filled
 from oracle.difference import Difference
@@ -113,7 +113,7 @@ class HW3Machine(RuleBasedStateMachine):
             self.stats.events[event] += 1
         if api == "llm_destroy" and not null:
             self.engine = None
-        got = returned is not None if api in POINTER_CALLS else returned
+        got = returned_value(api, returned)
         if got != expected.returned:
             difference = Difference(RETURN, "return value", shown(api, expected.returned), shown(api, got))
             self._differs(difference, f"{difference} after {call}", observed(self.impl, self.engine, self.model))

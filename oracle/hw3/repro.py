@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from oracle.hw3.c.build import OFFICIAL_FLAGS, SOURCE_NAME, gcc, submission_source
-from oracle.hw3.call import POINTER_CALLS, Call
+from oracle.hw3.call import POINTER_CALLS, Call, shown
 from oracle.hw3.model import Model
 from oracle.hw3.pool import c_defines, magic_slot
 from oracle.hw3.rules import fails
@@ -267,12 +267,7 @@ static void {function}(void)
 """
     (call,) = run
     function = f"{prefix}step_{number}"
-    shown = str(call)
-    if call.api in POINTER_CALLS:
-        what = POINTER_CALLS[call.api]
-        expectation = what if call.expected else "NULL"
-    else:
-        expectation = str(call.expected)
+    text, what = str(call), POINTER_CALLS.get(call.api, "")
     engine = "NULL" if call.null else "engine"
     args = ", ".join(_c_int(a) for a in call.args)
     if call.api == "llm_init":
@@ -282,25 +277,25 @@ static void {function}(void)
             if call.null
             else f"    engine = llm_init(new_pool({size}), {size});\n"
         )
-        body += f'    check_pointer({number}, "{shown}", engine, {int(bool(call.expected))}, "{what}");\n'
+        body += f'    check_pointer({number}, "{text}", engine, {int(bool(call.expected))}, "{what}");\n'
     elif call.api in POINTER_CALLS:
         body = (
             f"    Sequence *seq = remember({call.api}({engine}, {args}));\n"
-            f'    check_pointer({number}, "{shown}", seq, {int(bool(call.expected))}, "{what}");\n'
+            f'    check_pointer({number}, "{text}", seq, {int(bool(call.expected))}, "{what}");\n'
         )
     elif call.api == "llm_destroy":
         body = f"    int ret = llm_destroy({engine});\n"
         if not call.null:
             body += "    engine = NULL; /* destroyed: never used again */\n"
-        body += f'    check_int({number}, "{shown}", ret, {call.expected});\n'
+        body += f'    check_int({number}, "{text}", ret, {call.expected});\n'
     else:
-        body = f'    check_int({number}, "{shown}", {call.api}({engine}, {args}), {call.expected});\n'
+        body = f'    check_int({number}, "{text}", {call.api}({engine}, {args}), {call.expected});\n'
     if heap and fails(call.api, call.expected):
         body = f"    unsigned long allocated = heap_allocations;\n{body}" \
-               f'    heap_check_no_allocation({number}, "{shown}", allocated);\n'
+               f'    heap_check_no_allocation({number}, "{text}", allocated);\n'
     if heap:
         body = f"    heap_step = {number};\n{body}"
-    return function, f"""/* step {number}: {shown} must return {expectation} */
+    return function, f"""/* step {number}: {text} must return {shown(call.api, call.expected)} */
 static void {function}(void)
 {{
 {body}}}

@@ -24,7 +24,7 @@ from oracle.hw3.difference import LIST_ORDER, RETURN, crash
 from oracle.hw3.effects import effects_of
 from oracle.hw3.fork_witness import fork_shown_wrong
 from oracle.hw3.fresh_pool import refused_for_want_of_blocks, search_failed
-from oracle.hw3.call import POINTER_CALLS, Call, shown
+from oracle.hw3.call import Call, returned_value, shown
 from oracle.hw3.observation import UNREAD, ImplementationFailure, Observation
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
 from oracle.hw3.rules import WALKS, Effects, fails
@@ -110,7 +110,7 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
         try:
             engine, returned = call_on(implementation, step, engine)
             returned_normally = True
-            got = returned is not None if step.op in POINTER_CALLS else returned
+            got = returned_value(step.op, returned)
             if got != expected.returned:
                 ran.found.append(Difference(RETURN, "return value", shown(step.op, expected.returned), shown(step.op, got)))
             failed = fails(step.op, expected.returned) and got == expected.returned  # Constraint 2 binds a failing call
@@ -176,7 +176,7 @@ def _unjudged(implementation: Any, step: Step, engine: object, calls: list[Call]
         seen = implementation.observe(engine) if observe else None
     except ImplementationFailure:
         return engine, False, None
-    got = returned is not None if step.op in POINTER_CALLS else returned
+    got = returned_value(step.op, returned)
     calls.append(Call(step.op, step.args, False, got, judged=False))
     return engine, True, seen
 
