@@ -13,7 +13,6 @@ from hypothesis.stateful import run_state_machine_as_test
 from oracle.family import families
 from oracle.hw3 import load_adapter
 from oracle.hw3.c.build import OFFICIAL_FLAGS
-from oracle.hw3.c.process import run_program
 from oracle.hw3.machine import Call, Divergence, machine_for
 from oracle.hw3.model import Model
 from oracle.hw3.pool import initial_pool, magic, magic_slot
@@ -23,6 +22,7 @@ from oracle.hw3.programs import battery_program
 from oracle.hw3.step import expected_calls
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK
 from oracle.runner import fuzz
+from oracle.sandbox import shared
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "engine" / "c"
@@ -73,7 +73,8 @@ int main(int argc, char **argv)
 
 
 def _run(binary: Path, *args: str) -> tuple[int | None, str]:
-    done = run_program([binary, *args], cwd=binary.parent, timeout=20)
+    box = shared()
+    done = box.run([box.expose(binary), *args], timeout=20, readable=[box.expose(binary).parent], cwd=Path("/tmp"))
     return done.status, done.output.strip()
 
 
