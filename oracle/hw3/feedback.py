@@ -16,6 +16,12 @@ CALLS_SHOWN = 60  # calls listed at most; a longer program shows its first and l
 OUTPUT_SHOWN = 2000  # characters of what the submission printed
 
 
+def printed(output: str) -> str:
+    """What the submission printed, as shown: its first OUTPUT_SHOWN characters, and how many more there were."""
+    more = f"\n... ({len(output) - OUTPUT_SHOWN} more characters)" if len(output) > OUTPUT_SHOWN else ""
+    return output[:OUTPUT_SHOWN] + more
+
+
 def student_text(finding: Finding, kind: str, repro: tuple[str, str] | None = None) -> str:
     """Markdown for a student: what went wrong at which call, the calls, what the code printed, and how to build
     and run the repro (`repro`: its file name and the command; its source is shown after this text)."""
@@ -26,9 +32,7 @@ def student_text(finding: Finding, kind: str, repro: tuple[str, str] | None = No
              f"buffer of the size given to llm_init):",
              fenced(listing(finding.calls, number, kind), kind)]
     if finding.output:
-        printed = finding.output[:OUTPUT_SHOWN]
-        more = f"\n... ({len(finding.output) - OUTPUT_SHOWN} more characters)" if len(finding.output) > OUTPUT_SHOWN else ""
-        parts += ["Your code printed:", fenced(printed + more, "")]
+        parts += ["Your code printed:", fenced(printed(finding.output), "")]
     if repro is not None:
         name, command = repro
         parts.append(f"**Reproduce it:** save the C program `{name}` in the folder "

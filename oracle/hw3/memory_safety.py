@@ -67,9 +67,8 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         raise _accounting_false(false)  # as natively, where nothing was counted with no engine
     for result in results:
         if not result.clean:
-            log = result.log.splitlines()
-            lines = log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else [])
-            return Outcome(False, f"valgrind, program {result.name}: {result.summary} [rule: {MEMORY_SAFETY}]", "\n".join(lines),
+            return Outcome(False, f"valgrind, program {result.name}: {result.summary} [rule: {MEMORY_SAFETY}]",
+                           _first_lines(result.log.splitlines()),
                            student=_valgrind_words(result, programs.get(result.name, ([], None))[0]))
     for result in results:
         if result.name in native and (differs := first_difference(native[result.name], list(result.trace))):
@@ -96,11 +95,15 @@ def _valgrind_words(result: MemcheckResult, calls: list[Call]) -> str:
     """What valgrind found, for a student: its summary, the calls the program made, and valgrind's report less
     the grader's own frames."""
     log = [line for line in result.log.splitlines() if not _OURS.search(line)]
-    log = log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else [])
     made = f"\n\nWhile making these calls{' (the program of the fuzzing test, repro.c)' if result.name == FUZZ_PROGRAM else ''}:" \
            f"\n\n```c\n{calls_listed(calls, 0, 'c')}\n```" if calls else ""
-    report = "\n".join(log).strip()
+    report = _first_lines(log).strip()
     return f"Valgrind: {result.summary}.{made}" + (f"\n\nValgrind's report:\n\n```\n{report}\n```" if report else "")
+
+
+def _first_lines(log: list[str]) -> str:
+    """Valgrind's log as shown: its first _LOG_LINES lines, and how many more there were."""
+    return "\n".join(log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else []))
 
 
 _SITE = re.compile(r"lost [\d,]+ bytes in [\d,]+ blocks, allocated at ([\w.+-]+:\d+)")
