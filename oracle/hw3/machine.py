@@ -25,7 +25,9 @@ from oracle.difference import Difference
 from oracle.hw3.difference import RETURN, crash
 from oracle.hw3.model import NULL, Model, Outcome
 from oracle.hw3.observation import ImplementationFailure, Observation
+from oracle.hw3.step import call_on, predict
 from oracle.hw3.spec import INT32_MIN, KV_PER_BLOCK, L2_PT_SIZE, MAX_KV, MAX_LOGICAL_BLOCKS
+from oracle.program import Step
 from oracle.stats import RunStats
 from oracle.step_strategy import install
 
@@ -96,23 +98,15 @@ class HW3Machine(RuleBasedStateMachine):
 
         `null` passes a NULL engine (for llm_init: a NULL pool); so does a call made while the engine is NULL.
         """
-        init = api == "llm_init"
-        null = null or (not init and self.engine is None)
-        expected: Outcome = self.model.llm_init(*args, null) if init else getattr(self.model, api)(null, *args)
-        call = Call(api, args, null, expected.returned)
+        call, expected = predict(self.model, Step(api, args, null), live=self.engine is not None)
         self.calls.append(call)
         self.before, self.seen = self.seen, None
         try:
-            if init:
-                returned = self.engine = self.impl.llm_init(*args, null)
-            else:
-                returned = getattr(self.impl, api)(None if null else self.engine, *args)
+            self.engine, returned = call_on(self.impl, Step(api, args, call.null), self.engine)
         except ImplementationFailure as failure:
             self._differs(crash(failure), f"{call} {failure}")
         for event in expected.events:
             self.stats.events[event] += 1
-        if api == "llm_destroy" and not null:
-            self.engine = None
         got = returned_value(api, returned)
         if got != expected.returned:
             difference = Difference(RETURN, "return value", shown(api, expected.returned), shown(api, got))
