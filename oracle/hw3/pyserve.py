@@ -46,7 +46,7 @@ if __name__ == "__main__":  # pragma: no cover  (in the child: oracle/serve.py i
     sys.path.insert(0, STAGED)
 
 from oracle import serve  # noqa: E402  (standard library only)
-from oracle.serve import Fatal, load, load_error, text as _text  # noqa: E402
+from oracle.serve import Fatal, load, text as _text  # noqa: E402
 
 API = ("llm_init", "create_sequence", "fork_sequence", "append_kv", "free_sequence", "llm_destroy")
 POINTER_CALLS = ("llm_init", "create_sequence", "fork_sequence")
