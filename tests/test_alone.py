@@ -34,7 +34,8 @@ def test_a_python_runs_process_is_ended_for_each_second_opinion_and_its_calls_re
 
         trace = run(Program("forked", FORKED), graded, TrackedModel(), fresh=fresh)
         generations = remote.child.generation - started
-    assert alive == [False, False]  # the fork's witness and its control, each with the graded run's process ended
+    assert alive == [False] * 3  # the fork's in-place append, its references and their control (fork_witness.py),
+    # each with the graded run's process ended
     assert generations == 2  # the graded run's own fresh process, then the one that replayed its calls
     shown = trace.steps[4]
     assert shown.effects is not None and shown.effects.wrong_fork
