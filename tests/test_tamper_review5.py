@@ -193,6 +193,27 @@ def test_a_free_queue_second_opinion_cannot_be_told_from_the_graded_run(scene: S
     assert not problems, "\n".join([f"free_queue_not_alone (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
 
 
+# tests/hostile_review5/free_queue_no_drain.py after free_queue_lie.py: a one-token request right after a free is
+# refused, so the second opinion's drain stops at its first admit (no directed program admits one token right after a
+# free). Honest 4/12.
+NO_DRAIN_BROKEN = (
+    "the drain (oracle/prefix/queue_order.py) asks the pool for something the graded run never does (one-token admits "
+    "right after a free), so a pool can refuse exactly that: the blocks granted before (none) are the queue as far as "
+    "it lets it be seen, that shorter queue is the free's order difference and fails free_queue (4), and "
+    "reverse_order_free, stopped there on another rule's difference, passes with a stopped excuse (settlement.py "
+    "weighs no stopped excuse by points; no fuzz here): 8/12 for an honest 4/12. Fix by construction: judge a "
+    "release order by the graded program's own admits, never by an act of the grader's the program does not make: "
+    "where an admit's table differs from the model's but matches the model whose last free put its blocks back in "
+    "the opposite order (rules.free_order_difference's test, on the tables an admit took), the difference is the "
+    "release order's (rule reverse_order_free), as the shown queue's once was")
+
+
+@pytest.mark.xfail(strict=True, reason=NO_DRAIN_BROKEN)
+def test_a_pool_that_will_not_drain_its_free_queue_gets_no_more(scene: Scene, reaper: Reaper) -> None:
+    problems = _prefix_problems(scene, reaper, ("free_queue_lie", "free_queue_no_drain"))
+    assert not problems, "\n".join([f"free_queue_no_drain (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
+
+
 def test_the_same_pool_showing_its_true_free_queue_gets_its_honest_score(scene: Scene, reaper: Reaper) -> None:
     """The control: forward_order_free without the lie gets exactly 4/12 (the test above can fail)."""
     problems = _prefix_problems(scene, reaper, ())
@@ -281,6 +302,7 @@ def test_an_overread_made_by_the_kernel_through_write_still_fails_memory_safety(
 
 def test_every_review5_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "free_queue_not_alone", "overread_by_write",
+    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "free_queue_no_drain", "free_queue_not_alone",
+                              "overread_by_write",
                               "refusal_not_alone",
                               "sample_skipped", "usable_size", "witness_not_alone"])

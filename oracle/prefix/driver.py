@@ -23,7 +23,7 @@ from oracle.program import Step
 from oracle.stats import RunStats
 
 # the calls the pool received and how many free blocks the model holds -> the queue's order as admits take it
-QueueOrder = Callable[[list[tuple[Step, Any]], int], tuple[int, ...] | None]
+QueueOrder = Callable[[list[tuple[Step, Any]], int], tuple[tuple[int, ...], str]]
 
 
 class Driver:
@@ -31,8 +31,8 @@ class Driver:
                  queue: QueueOrder | None = None):
         self.impl, self.stats = adapter, stats if stats is not None else RunStats()
         self.queue = queue  # a free's order from what admits take (None: from the queue the pool shows)
-        # after a free with a second opinion (`witnessed`), the queue's order as admits took it (None: not seen)
-        self.witnessed, self.taken = False, None
+        # after a free with a second opinion (`witnessed`), the queue's order as admits took it, and how it was seen
+        self.witnessed, self.taken, self.seen_as = False, (), ""
         self.model: PrefixModel | None = None
         self.follow = follow  # under a policy that is not exact, the model follows the pool
         self.content = ContentTracker()
@@ -63,7 +63,7 @@ class Driver:
 
     def _run(self, operation: Callable[[], Any], step: Step) -> Any:
         self.made.append((step, None))
-        self.witnessed, self.taken = False, None
+        self.witnessed = False
         try:
             got = operation()
         except ImplementationFailure as failure:
@@ -92,7 +92,8 @@ class Driver:
         if self.model.policy.exact:
             problem = exact_difference(self.model, replace(seen, free=self.taken) if self.witnessed else seen)
             if problem and problem.aspect == "free order":
-                problem = free_order_difference(replace(problem, note=WHERE) if self.witnessed else problem, released)
+                problem = free_order_difference(replace(problem, note=self.seen_as) if self.witnessed else problem,
+                                                released)
             self._expect(problem)
         if self.following:
             following.adopt(self.model, seen)
@@ -247,7 +248,8 @@ class Driver:
         released = len(self.model.free) - free_before
         if self.queue is not None and released and self.model.policy.exact:
             try:
-                self.witnessed, self.taken = True, self.queue(list(self.made), len(self.model.free))
+                self.taken, stop = self.queue(list(self.made), len(self.model.free))
+                self.witnessed, self.seen_as = True, f"{WHERE}; {stop}" if stop else WHERE
             except ImplementationFailure as failure:  # the graded run's calls, replayed to go on, crashed
                 self._failed(failure)
         self._check(released=released)

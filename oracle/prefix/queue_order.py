@@ -5,10 +5,11 @@ queue is drained by one-block admits, each of one new token under a new id: the 
 order, are the queue's order.
 
 The replay must return at every call what the graded run returned, and each admit must be granted exactly one
-block of its own; otherwise the second opinion says nothing (None) and the free's order is not judged at the
-free (the program's later admits take the queue's blocks, and their tables show its order). The ids and tokens
-follow the program (past the largest number it names), so nothing tells the replay from a graded run before the
-drain.
+block of its own: where not, the blocks granted before are the queue as far as the pool lets it be seen, with why
+it stops there, and that shorter queue is the free's order difference (rule free_queue: a pool that will not hand
+out the blocks it holds free, or not the same way twice, cannot have its order seen, and so cannot hide it). The
+ids and tokens follow the program (past the largest number it names), so nothing tells the replay from a graded
+run before the drain.
 
 Never two processes of the pool alive at once (as oracle/hw3/alone.py, for hw3's second opinions): were the graded
 run's process alive meanwhile, the replay could find it (outside bubblewrap's namespaces: an abstract unix name
@@ -33,13 +34,15 @@ def alone(graded: Any) -> None:
         end()
 
 
-def second_opinion(graded: Any, fresh: Callable[[], Any]) -> Callable[[list[tuple[Step, Any]], int],
-                                                                       tuple[int, ...] | None]:
+Drained = tuple[tuple[int, ...], str]  # the blocks admits took, in order; what stopped them ("": nothing)
+
+
+def second_opinion(graded: Any, fresh: Callable[[], Any]) -> Callable[[list[tuple[Step, Any]], int], Drained]:
     """queue_order on pools from `fresh` (the `graded` run's factory: a served pool's adapters share its process),
     that process ended before and after, and the graded run's calls replayed in the next one to go on
     (ImplementationFailure when that replay fails: a crash of the graded run's)."""
 
-    def order(made: list[tuple[Step, Any]], count: int) -> tuple[int, ...] | None:
+    def order(made: list[tuple[Step, Any]], count: int) -> Drained:
         alone(graded)
         try:
             return queue_order(fresh, made, count)
@@ -52,26 +55,33 @@ def second_opinion(graded: Any, fresh: Callable[[], Any]) -> Callable[[list[tupl
     return order
 
 
-def queue_order(fresh: Callable[[], Any], made: list[tuple[Step, Any]], count: int) -> tuple[int, ...] | None:
+def queue_order(fresh: Callable[[], Any], made: list[tuple[Step, Any]], count: int) -> Drained:
     """The first `count` blocks of the free queue, in the order a fresh process's admits take them after the calls
-    `made` (each with what it returned in the graded run), or None where the pool does not let that be seen."""
+    `made` (each with what it returned in the graded run), and what stopped the admits short of `count`."""
     past = 1 + max((n for step, _ in made for n in _numbers(step.args)), default=0)
+    admitted = 0
     with closing(fresh()) as pool:
         try:
-            for step, returned in made:
+            for number, (step, returned) in enumerate(made, 1):
                 if getattr(pool, step.op)(*step.args) != returned:
-                    return None
-            for i in range(count):
-                accepted, hits = pool.admit(past + i, [past + i])
+                    return (), f"replayed, call {number} returned otherwise than in the graded run"
+            for admitted in range(count):
+                accepted, hits = pool.admit(past + admitted, [past + admitted])
                 if not accepted or hits:
-                    return None
+                    break
+            else:
+                admitted = count
             tables = pool.observe().tables
-        except ImplementationFailure:
-            return None
-    granted = [tables.get(past + i, ()) for i in range(count)]
-    if any(len(table) != 1 for table in granted) or len({table[0] for table in granted}) != count:
-        return None
-    return tuple(table[0] for table in granted)
+        except ImplementationFailure as failure:
+            return (), f"replayed, it failed: {failure}"
+    order: list[int] = []
+    for rid in range(past, past + admitted):
+        table = tables.get(rid, ())
+        if len(table) != 1 or table[0] in order:
+            return tuple(order), f"a one-token admit was granted {list(table)}, not one block of its own"
+        order.append(table[0])
+    stop = "" if admitted == count else "the next one-token admit was refused, or hit"
+    return tuple(order), stop
 
 
 def _numbers(args: Any) -> list[int]:
