@@ -12,6 +12,7 @@ from oracle.hw3.resync import TrackedModel
 from oracle.hw3.run import run
 from oracle.program import Program, Step
 from tests.conftest import REFERENCE_C
+from tests.test_fresh_pool import FIRST_FIT_LOOP
 from tests.test_tamper_review import python_module
 
 # a parent of two blocks forked, the child's append (in place when the fork took no reference: a second opinion on
@@ -44,7 +45,6 @@ def test_a_python_runs_process_is_ended_for_each_second_opinion_and_its_calls_re
                                                                                           ("create_sequence", True)]
 
 
-FIRST_FIT_LOOP = "    for (int block = 0; block < engine->total_local_blocks; block++) {\n        if (engine->ref_count[block] == 0) {"
 # first fit scans only up to free_local_blocks: the second create finds 19 of the 35 blocks it needs (a second
 # opinion on its search), then a free judged on the state it leaves
 FULL = (Step("llm_init", (2560,)), Step("create_sequence", (1, 16)), Step("create_sequence", (2, 560)),
