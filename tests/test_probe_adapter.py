@@ -9,6 +9,7 @@ import pytest
 
 from oracle.hw3.c.build import build
 from oracle.hw3.c.probe_adapter import CProbeAdapter
+from oracle.hw3.c.stray import Stray
 from oracle.hw3.pool import GUARD
 from oracle.hw3.probe_pool import PATTERN
 from oracle.hw3.probes import ProbeResult, run_probes
@@ -106,14 +107,44 @@ def test_a_call_the_driver_cannot_go_on_after_fails_the_probe_with_its_words(tmp
     assert result.detail.startswith("free(0x") and "a double free: this call already freed that block" in result.detail
 
 
-def test_a_heap_found_corrupted_leaves_the_probe_to_memory_safety(tmp_path: Path) -> None:
-    """fork_sequence overflows the L2 copies it mallocs; glibc's malloc aborts later, in whichever call: a
-    memory error made before, so the probe checked nothing and names memory_safety."""
-    result = probe(tmp_path, "many_forks", "        int *to = new_l2_table();", "        int *to = malloc(L2_PT_SIZE);")
+def test_a_stray_access_leaves_the_probe_to_memory_safety_and_is_charged_there(tmp_path: Path) -> None:
+    """fork_sequence overflows the L2 copies it mallocs: the probe's driver serves blocks from the fence, as a graded
+    run's, so the write past the block's end is a stray access the driver lets go on (natively, on an ordinary heap,
+    glibc's malloc aborted later, in whichever call). The grader counts it after the fork: the probe's premise is
+    broken, so it checked nothing and names memory_safety, and the stray is noted, in the probe's calls, for
+    stray_charge to charge memory_safety with."""
+    strays: list[Stray] = []
+    driver = driver_of(tmp_path, variant("        int *to = new_l2_table();", "        int *to = malloc(L2_PT_SIZE);"))
+    (result,) = run_probes(driver, only=["many_forks"], strays=strays)
     assert result.passed and not result.checked and result.owner == "memory_safety", result
-    assert result.detail.startswith("not checked: ") and "the heap was corrupted" in result.detail
-    assert result.detail.endswith("(item memory_safety)")
+    assert result.detail == ("not checked: fork_sequence(engine, 0, 1): natively, a read or write outside any live heap "
+                             "block (1 page(s) of guard or freed memory touched: a heap overflow or a use after free) "
+                             "(item memory_safety)"), result.detail
+    (stray,) = strays
+    assert (stray.program, stray.call, stray.pages) == ("white-box probe many_forks", "fork_sequence(engine, 0, 1)", 1)
+    assert stray.calls[0].startswith("llm_init(pool, ") and stray.step == len(stray.calls)
 
+
+def test_a_stray_access_in_llm_init_leaves_the_probe_to_memory_safety(tmp_path: Path) -> None:
+    """llm_init reads the byte past the ref_count it callocs: counted after the probe's own llm_init operation."""
+    result = probe(tmp_path, "init_untouched", "    list_init(&engine->active_seqs);\n",
+                   "    list_init(&engine->active_seqs);\n    if (pool_size == 6400)\n        (void)((volatile unsigned "
+                   "char *)engine->ref_count)[engine->total_local_blocks * sizeof(int)];\n")
+    assert result.passed and not result.checked and result.owner == "memory_safety", result
+    assert result.detail.startswith("not checked: llm_init(pool, 6400): natively, a read or write outside any live heap "
+                                    "block"), result.detail
+
+
+def test_a_heap_found_corrupted_leaves_the_probe_to_memory_safety(tmp_path: Path) -> None:
+    """free_sequence frees, one call later, the sequence it freed in the call before (a double free across calls):
+    the driver finds the pointer no live block and ends, a memory error made before, so the probe checked nothing
+    and names memory_safety."""
+    result = probe(tmp_path, "many_sequences", "    destroy_sequence(engine, seq);\n    return 0;\n",
+                   "    destroy_sequence(engine, seq);\n    static Sequence *gone;\n    if (gone != NULL)\n"
+                   "        free(gone);\n    gone = seq;\n    return 0;\n")
+    assert result.passed and not result.checked and result.owner == "memory_safety", result
+    assert result.detail.startswith("not checked: free(0x") and "not a live heap block" in result.detail
+    assert result.detail.endswith("(item memory_safety)")
 
 
 def test_whether_a_pool_can_be_mapped_is_the_graders_own_finding(tmp_path: Path) -> None:

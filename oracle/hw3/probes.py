@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
+from oracle.hw3.c.stray import Stray, Watch, named
 from oracle.hw3.evidence import EDIT, POOL, RETURNS, STATE, InProcessEdit, not_graded
 from oracle.hw3.observation import ImplementationFailure
-from oracle.hw3.probe_checks import CheckedPast, NotChecked, ProbeFailed, Unavailable
+from oracle.hw3.probe_checks import CheckedPast, LeftToMemorySafety, NotChecked, ProbeFailed, Unavailable
 from oracle.hw3.probe_pool import big_pool, destroy_keeps_pool, init_untouched
 from oracle.hw3.probe_scale import many_forks, many_sequences, two_engines
 from oracle.hw3.probe_tables import l1_gap_fork, l1_gap_free, l2_hole_fork, l2_hole_free
@@ -91,6 +92,8 @@ def judge(name: str, target: ProbeTarget) -> ProbeResult:
         return ProbeResult(name, rule, True, PROBE_FUNCTIONS[name](target))
     except InProcessEdit:  # a probe that edits only on some paths words what holds without the edit itself, so
         raise  # that a submission cannot steer it to "not graded"; one that reaches here is a bug of ours
+    except LeftToMemorySafety as why:
+        return _left_to_memory_safety(name, rule, str(why))
     except Unavailable as why:
         return ProbeResult(name, rule, True, f"not checked: {why}", unavailable=True, checked=False)
     except CheckedPast as why:
@@ -102,13 +105,18 @@ def judge(name: str, target: ProbeTarget) -> ProbeResult:
         return ProbeResult(name, rule, False, str(failure))
     except ImplementationFailure as failure:  # it crashed, hung, raised or left a state that cannot be read
         if failure.heap_corrupted:  # a memory error made before, in whichever call: memory_safety's to judge
-            return ProbeResult(name, rule, True, f"not checked: {target.stopped(failure)} (item memory_safety)",
-                               owner="memory_safety", checked=False)
+            return _left_to_memory_safety(name, rule, target.stopped(failure))
         return ProbeResult(name, rule, False, target.stopped(failure), target.entered)
     except Exception as exc:  # what was observed has a shape no probe step expects (a short ref_count)
         return ProbeResult(name, rule, False, f"raised {type(exc).__name__}: {exc}")
     finally:
         target.close()
+
+
+def _left_to_memory_safety(name: str, rule: str, why: str) -> ProbeResult:
+    """Probe `name` met a memory error, which memory_safety judges: it checked nothing, and costs nothing."""
+    return ProbeResult(name, rule, True, f"not checked: {why} (item memory_safety)", owner="memory_safety",
+                       checked=False)
 
 
 def not_graded_result(name: str, kind: str) -> ProbeResult:
@@ -119,9 +127,12 @@ def not_graded_result(name: str, kind: str) -> ProbeResult:
 
 
 def run_probes(driver: Path, timeout: float = 10, *, sandbox: Sandbox | None = None,
-               only: Iterable[str] = tuple(PROBES)) -> list[ProbeResult]:
+               only: Iterable[str] = tuple(PROBES), strays: list[Stray] | None = None) -> list[ProbeResult]:
     """Each probe of PROBES (or of `only`) on a C submission built into `driver` (c/build.py), each in its own
-    driver process in the sandbox, for at most `timeout` s."""
+    driver process in the sandbox, for at most `timeout` s. A stray access the grader counts in a probe's run is
+    noted in `strays` (the submission's: stray_charge.py charges it to memory_safety), named by the probe."""
     from oracle.hw3.c.probe_adapter import CProbeAdapter
 
-    return [judge(name, CProbeAdapter(driver, limit=timeout, sandbox=sandbox)) for name in only]
+    noted = strays if strays is not None else []
+    return [judge(name, named(CProbeAdapter(driver, limit=timeout, sandbox=sandbox, watch=Watch(noted)),
+                              f"white-box probe {name}")) for name in only]
