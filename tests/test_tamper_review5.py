@@ -174,21 +174,22 @@ def _prefix_problems(scene: Scene, reaper: Reaper, attacked: bool) -> list[str]:
     return evidence.problems + (_at_most if attacked else check_report)(scene.out, QUEUE_HONEST, QUEUE_MAX)
 
 
-QUEUE_BROKEN = (
-    "a pool's observation is made in the submission's interpreter (oracle/prefix/serve.py is its __main__), and "
-    "`shows` checks only that the shape's fields are there: a free queue shown in the order a correct free gives "
-    "its blocks back passes reverse_order_free's check, the model takes that order over (checks.TAKEN_OVER), and "
-    "the next admit, which takes the real queue's head, is charged to free_queue (8/12 for an honest 4/12, as "
-    "review 4's null queue once did). Fix by construction: judge the release order by what the pool does, never "
-    "by the queue it shows: where a free's order is checked, a second opinion replays the program to the free in a "
-    "fresh process and drains the queue with one-block admits; the blocks they are granted, in order, are the "
-    "queue's order (a pool that lies in its tables too is then a correct pool by every fact the grader can see)")
-
-
-@pytest.mark.xfail(strict=True, reason=QUEUE_BROKEN)
+# Once 8/12: a pool's observation is made in the submission's interpreter (oracle/prefix/serve.py is its __main__), and
+# `shows` checks only that the shape's fields are there: the lying queue passed reverse_order_free's check, the model
+# took that order over (checks.TAKEN_OVER), and the next admit, which took the real queue's head, was charged to
+# free_queue. Held by construction: a free's order is judged by what the pool does, never by the queue it shows
+# (oracle/prefix/queue_order.py): the program is replayed to the free in a fresh process of the pool and the queue
+# drained with one-block admits; the blocks they are granted, in order, are the queue's order, and that is forward
+# here (a pool that lies in its tables too is a correct pool by every fact the grader can see).
 def test_a_prefix_pool_that_lies_consistently_in_its_free_queue_gets_no_more(scene: Scene, reaper: Reaper) -> None:
     problems = _prefix_problems(scene, reaper, attacked=True)
     assert not problems, "\n".join([f"free_queue_lie (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
+
+
+def test_the_same_pool_showing_its_true_free_queue_gets_its_honest_score(scene: Scene, reaper: Reaper) -> None:
+    """The control: forward_order_free without the lie gets exactly 4/12 (the test above can fail)."""
+    problems = _prefix_problems(scene, reaper, attacked=False)
+    assert not problems, "\n".join([f"forward_order_free (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
 
 
 # --- 3. a stray access that is no memory error ---------------------------------------------------------------------
