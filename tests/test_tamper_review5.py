@@ -222,24 +222,16 @@ def test_a_correct_submission_asking_malloc_usable_size_gets_full_marks(scene: S
 # tests/submissions/hostile/review5/sample_skipped.patch on the reference: create_sequence makes and frees 64 scratch
 # buffers (after its checks, so no refused call allocates) before the sequence; each failure is undone but the
 # tenth's, written through unchecked (a crash when it fails). Graded on compiles (5) and alloc_failure, which a
-# course weighs 5: the honest grade is 5/10. The control is the same bug on the first scratch buffer, which every
-# sample tries (the test can fail).
+# course weighs 5: the honest grade is 5/10. The control is the same bug on the first scratch buffer.
+# Once 10/10: alloc_failure failed 32 allocations of a call of more, chosen by position from public code, and the
+# tenth of this create's 64 was never one of them (all 64 come from one call site, so one failure a site would not
+# have held either). Held by construction: every allocation of every call is failed in turn, with no sample (a call
+# of more than alloc_failure.MOST_PER_CALL leaves the item not run, 0 points), so the tenth is tried.
 SAMPLE_ITEMS = ("compiles", "alloc_failure")
 SAMPLE_HONEST, SAMPLE_MAX = 5, 10
-SAMPLE_BROKEN = (
-    "allocations_to_fail (oracle/hw3/alloc_failure.py) fails 32 allocations of a call of more, chosen by position "
-    "from public code (the kept blocks holding the engine's objects, the other kept ones, then an even spread of "
-    "the rest): a submission computes the positions it skips (the 10th of this create's 64 scratch buffers, for "
-    "both creates of allocation_failure.txt) and puts its unchecked malloc there: 10/10 for an honest 5/10 (the "
-    "same bug on the first scratch buffer, which every sample tries, gets 5/10). Fix by construction: choose by "
-    "allocation site, not position: the driver records each allocation's return address (the call site in the "
-    "submission's code), and of a long call every distinct site has at least one of its allocations failed (its "
-    "first) before any spread: a NULL check is code at a site, so every check the call reaches is tried, however "
-    "many allocations surround it")
 
 
-@pytest.mark.parametrize("unchecked", [pytest.param(10, marks=pytest.mark.xfail(strict=True, reason=SAMPLE_BROKEN),
-                                                    id="tenth"), pytest.param(1, id="first-control")])
+@pytest.mark.parametrize("unchecked", [pytest.param(10, id="tenth"), pytest.param(1, id="first-control")])
 def test_an_unchecked_malloc_where_the_sample_never_looks_still_fails_alloc_failure(
         unchecked: int, scene: Scene, reaper: Reaper) -> None:
     from tests.test_grade import small_rubric
