@@ -206,42 +206,44 @@ def test_a_prefix_pool_that_refuses_the_drain_gets_no_more(tmp_path: Path, reape
     assert not problems, "\n".join([f"drain_refused (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
 
 
-# --- 5. alloc_failure's bound: a correct submission that allocates much ----------------------------------------------
+# --- 5. alloc_failure's cost: a correct submission that allocates much in every call ---------------------------------
 # tests/submissions/hostile/review6/many_scratch_allocations.patch on the reference: correct C written in an unusual
-# way, not an attack. llm_init makes and frees 1025 scratch buffers before the engine, each checked (a failed one
-# refuses the call cleanly). Graded on compiles (5) and alloc_failure, which a course weighs 5: it must get 10/10.
-# The control makes 1024, the most a call may make under alloc-every's bound.
+# way, not an attack. Every call first makes and frees 500 scratch buffers, each checked (one that cannot be had is
+# skipped: the call succeeds regardless), under alloc-every's bound of 512 allocations a call. Graded on compiles (5)
+# and alloc_failure, which a course weighs 5: it must get 10/10. (A call past the bound, review 2's spare_records, is
+# that branch's own strict xfail.)
 SCRATCH_ITEMS = ("compiles", "alloc_failure")
 SCRATCH_MAX = 10
-BOUND_BROKEN = (
-    "alloc-every fails each allocation of a call in turn up to MOST_PER_CALL (1024) and leaves the item not run (0 "
-    "points) for a call making more: a correct submission whose llm_init makes 1025 checked scratch allocations gets "
-    "5/10 where it must get 10/10 (the control, 1024, gets 10/10). The bound is a count of the submission's "
-    "allocations, so the grader's work grows with it (each try replays the program: up to 1024 tries of a call, each "
-    "replaying every allocation before it), and a call that passes it costs its own item. Fix by construction: bound "
-    "the tries by what the submission's code is, not by what it does: fail each distinct allocation site (the "
-    "driver records each allocation's return address) at its first allocation in the call, and its last, so a long "
-    "call costs tries by its sites; a call of more allocations than a bound is tried at its sites, never left "
-    "unrun")
+COST_BROKEN = (
+    "alloc-every bounds each call's tries by a count of the submission's allocations (MOST_PER_CALL, 512), and each "
+    "try replays the program from a fresh driver: a call's every allocation is tried, each try replaying every "
+    "allocation before it, so the grader's work grows with the square of the submission's counts. A correct "
+    "submission making 500 checked scratch allocations in each of allocation_failure.txt's 7 calls asks about 3,500 "
+    "tries and 7 million allocations of the ledger: alloc_failure alone ran out the default time limit (300 s, "
+    "measured: 5/10, 'the time limit for the whole grade was reached while this item ran'; the same in llm_init "
+    "only took 60 s) where main's sample of 32 tries a call graded it 10/10 in 96 s; a submission that needs less than the "
+    "limit on one machine and more on a loaded one gets two grades. Fix by construction: bound the tries by what the "
+    "submission's code is, not by what it does: fail each distinct allocation site (the driver records each "
+    "allocation's return address) at its first and last allocation in the call; a NULL check is code at a site, so "
+    "every check is still tried (review 5's sample_skipped too), and the work is the sites', a count the grader "
+    "fixes")
 
 
-@pytest.mark.parametrize("scratch", [
-    pytest.param(1025, marks=pytest.mark.xfail(ALLOC_EVERY, strict=True, reason=BOUND_BROKEN), id="past-the-bound"),
-    pytest.param(1024, id="at-the-bound-control"),
-])
-def test_a_correct_submission_making_many_allocations_gets_full_alloc_failure(scratch: int, scene: Scene,
-                                                                              reaper: Reaper) -> None:
+@pytest.mark.slow
+@pytest.mark.xfail(ALLOC_EVERY, strict=True, reason=COST_BROKEN)
+def test_a_correct_submission_allocating_much_in_every_call_gets_full_alloc_failure(scene: Scene,
+                                                                                   reaper: Reaper) -> None:
+    """Graded with --time-limit 120 (the harness waits 180 s; the default 300 s gave the same 5/10, measured)."""
     from tests.test_grade import small_rubric
 
-    source = patched(REFERENCE_C.read_text(), C_ATTACKS / "many_scratch_allocations.patch")
     sub = scene.root / "submission"
     sub.mkdir()
-    (sub / "llm_memory.c").write_text(source.replace("i < 1025;", f"i < {scratch};"))
+    (sub / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), C_ATTACKS / "many_scratch_allocations.patch"))
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(SCRATCH_ITEMS))
     _weighted(rubric, "alloc_failure", 5)
-    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric, options=("--time-limit", "120")))
     problems = evidence.problems + check_report(scene.out, SCRATCH_MAX, SCRATCH_MAX)
-    assert not problems, "\n".join([f"many_scratch_allocations, {scratch} scratch buffers (correct):", *problems])
+    assert not problems, "\n".join(["many_scratch_allocations (correct):", *problems])
 
 
 def test_every_review6_fixture_is_in_the_table() -> None:
