@@ -42,17 +42,13 @@ def _weighted(rubric: Path, item: str, points: int) -> None:
 # the fork moves the 10 points' failure to the 2 points' item: 16/18.
 FREE_ITEMS = ("llm_init", "create_free", "fork")
 FREE_HONEST, FREE_MAX = 8, 18
-FREE_BROKEN = (
-    "the fork witness (oracle/hw3/fork_witness.py) asks only whether, after the fork, freeing the parent and filling "
-    "the pool leaves one create refused, against a control without the fork: a free that drops every reference of "
-    "a shared block at once fails the first and passes the control (nothing is shared without a fork), so the "
-    "create granted a block the child still holds is charged to the fork (rules AFTER_WRONG_FORK -> Task 3), the "
-    "item a course weighs 2, not to create_free (10): 16/18 for an honest 8/18 (fork_sequence.txt's step 13, an "
-    "append into a block the greedy free gave away, 'rule: Task 3'). Fix by construction: the witness shows the "
-    "fork wrong only "
-    "by what a fork without references does that a correct fork with a greedy free does not: after the fork, an "
-    "append to a block the child shares with the parent writes in place (the pool's bytes, read by the grader), "
-    "where a fork that took its references copies the block; no append-in-place, no blame on the fork")
+# Once 16/18: the fork witness asked only whether, after the fork, freeing the parent and filling the pool left one
+# create refused (against a control without the fork), and a greedy free fails that too, so the create granted a
+# block the child still held was charged to the fork (rules AFTER_WRONG_FORK -> Task 3), weighed 2, not to
+# create_free (10). Fair by construction: the witness shows the fork wrong only by what a fork without references
+# does that a correct fork with a greedy free does not: after the fork, an append to the block the child shares
+# with the parent writes in place (the pool's bytes, read by the grader), where a fork that took its references
+# leaves the block shared and the append copies it; no append in place, no blame on the fork.
 
 
 def _free_drops_shared(scene: Scene) -> Path:
@@ -61,7 +57,6 @@ def _free_drops_shared(scene: Scene) -> Path:
     return Path("review5_attack")
 
 
-@pytest.mark.xfail(strict=True, reason=FREE_BROKEN)
 def test_a_free_that_drops_shared_references_is_not_charged_to_a_fork_weighed_low(scene: Scene,
                                                                                   reaper: Reaper) -> None:
     from tests.test_grade import small_rubric
@@ -73,7 +68,6 @@ def test_a_free_that_drops_shared_references_is_not_charged_to_a_fork_weighed_lo
     assert not problems, "\n".join([f"free_drops_shared (honest score {FREE_HONEST}/{FREE_MAX}):", *problems])
 
 
-@pytest.mark.xfail(strict=True, reason=FREE_BROKEN)
 def test_the_fork_witness_does_not_call_a_correct_fork_wrong_for_a_greedy_free(tmp_path: Path,
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The mechanism alone, in this process: fork_references.txt's calls up to the create the model refuses, on
