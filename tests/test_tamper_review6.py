@@ -67,6 +67,18 @@ FORK_ITEMS = ("llm_init", "fork", "append_cow")
 FORK_HONEST, FORK_MAX = 8, 16
 
 
+def test_the_fork_bug_alone_gets_its_honest_score(scene: Scene, reaper: Reaper) -> None:
+    """The control of attacks 1 and 2: fork_no_incref alone (with no attack: an empty one), graded the same way."""
+    from tests.test_grade import small_rubric
+
+    (scene.mods / "review6_control.py").write_text(python_module("fork_no_incref", ""))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(FORK_ITEMS))
+    _weighted(rubric, "append_cow", 2)
+    evidence = grade_in_scene(scene, reaper, grade_args(Path("review6_control"), scene, rubric))
+    problems = evidence.problems + check_report(scene.out, FORK_HONEST, FORK_MAX)
+    assert not problems, "\n".join([f"fork_no_incref (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
+
+
 # --- 1. a resource that persists between the processes of one grading: the pools' memory file -----------------------
 # tests/hostile_review6/pool_file_grown.py on fork_no_incref: at import, a process whose pools' memory file already
 # has a size comes after another process of the same file (a graded run's, under alone.py); one that finds it empty
