@@ -17,6 +17,7 @@ and without it where said).
 """
 
 import importlib
+import secrets
 from pathlib import Path
 
 import pytest
@@ -50,13 +51,15 @@ ALLOC_EVERY = _present("oracle.hw3.alloc_failure", "MOST_PER_CALL")  # branch al
 def _python_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items: tuple[str, ...], weighed: str,
                      honest: int, full: int) -> list[str]:
     """tests/hostile_review6/<attack>.py on the broken variant `base`, graded on `items` with `weighed` worth 2: what
-    its grade got that the honest score does not allow."""
+    its grade got that the honest score does not allow. The module's name is drawn afresh: no other test's submission
+    has it."""
     from tests.test_grade import small_rubric
 
-    (scene.mods / f"review6_{attack}.py").write_text(python_module(base, (PY_ATTACKS / f"{attack}.py").read_text()))
+    module = f"review6_{attack}_{secrets.token_hex(4)}"
+    (scene.mods / f"{module}.py").write_text(python_module(base, (PY_ATTACKS / f"{attack}.py").read_text()))
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
     _weighted(rubric, weighed, 2)
-    evidence = grade_in_scene(scene, reaper, grade_args(Path(f"review6_{attack}"), scene, rubric))
+    evidence = grade_in_scene(scene, reaper, grade_args(Path(module), scene, rubric))
     return evidence.problems + check_report(scene.out, honest, full)
 
 
