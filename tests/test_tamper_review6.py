@@ -107,6 +107,23 @@ def test_a_fork_witness_cannot_be_told_by_the_pool_file_a_process_finds(scene: S
     assert not problems, "\n".join([f"pool_file_grown (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
 
 
+# the same test against the refusal's second opinion (fresh_pool.py refused_for_want_of_blocks):
+# tests/hostile_review6/refusal_pool_file.py on free_count_not_incremented refuses every create in a process whose
+# pools' file is empty at import. Graded on llm_init (6), free_count (5) and create_free, which a course weighs 2:
+# honest 8/13 (free_count fails: a refusal that more free blocks undo; review 5's refusal_not_alone measured it).
+REFUSAL_ITEMS = ("llm_init", "free_count", "create_free")
+REFUSAL_HONEST, REFUSAL_MAX = 8, 13
+
+
+@pytest.mark.skipif(not ONE_ALIVE, reason="needs branch one-alive (oracle/hw3/alone.py), as the test above")
+@pytest.mark.xfail(strict=True, reason=POOL_FILE_BROKEN)
+def test_a_refusals_second_opinion_cannot_be_told_by_the_pool_file_a_process_finds(scene: Scene,
+                                                                                  reaper: Reaper) -> None:
+    problems = _python_problems(scene, reaper, "free_count_not_incremented", "refusal_pool_file", REFUSAL_ITEMS,
+                                "create_free", REFUSAL_HONEST, REFUSAL_MAX)
+    assert not problems, "\n".join([f"refusal_pool_file (honest score {REFUSAL_HONEST}/{REFUSAL_MAX}):", *problems])
+
+
 # --- 2. the witness's own move, seen coming: a fork that settles its references at the next call --------------------
 # tests/hostile_review6/fork_settled_late.py on fork_no_incref: the fork takes its references, and drops them at the
 # next call unless that call is an append to the child of the program's last record (or it ^ 1): the in-place
@@ -264,6 +281,6 @@ def test_a_correct_submission_allocating_much_in_every_call_gets_full_alloc_fail
 def test_every_review6_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
     assert on_disk == sorted(["drain_refused", "fork_settled_late", "many_scratch_allocations", "pool_file_grown",
-                              "stray_in_probe"])
+                              "refusal_pool_file", "stray_in_probe"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"review6/{name}" in table for name in on_disk)
