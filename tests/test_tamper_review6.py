@@ -220,8 +220,9 @@ DRAIN_BROKEN = (
     "equal to its id)")
 
 
-@pytest.mark.xfail(QUEUE_ADMITS, strict=True, reason=DRAIN_BROKEN)
-def test_a_prefix_pool_that_refuses_the_drain_gets_no_more(tmp_path: Path, reaper: Reaper) -> None:
+def _prefix_problems(tmp_path: Path, reaper: Reaper, attack: str) -> list[str]:
+    """tests/hostile_review6/<attack>.py as the kv_cache.py of forward_order_free's pool, graded on QUEUE_ITEMS with
+    free_queue worth 4: what its grade got that the honest score does not allow."""
     from tests.test_tamper_prefix import PrefixScene
     from tests.test_tamper_prefix import grade_args as prefix_grade_args
     from tests.test_tamper_prefix import rubric as prefix_rubric
@@ -230,14 +231,38 @@ def test_a_prefix_pool_that_refuses_the_drain_gets_no_more(tmp_path: Path, reape
     scene = PrefixScene(tmp_path)
     try:
         sub = prefix_submission(scene.mods / "student", "forward_order_free", None)
-        (sub / "kv_cache.py").write_text((PY_ATTACKS / "drain_refused.py").read_text())
+        (sub / "kv_cache.py").write_text((PY_ATTACKS / f"{attack}.py").read_text())
         rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", QUEUE_ITEMS)
         _weighted(rubric, "free_queue", 4)
         evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
-        problems = evidence.problems + check_report(scene.out, QUEUE_HONEST, QUEUE_MAX)
+        return evidence.problems + check_report(scene.out, QUEUE_HONEST, QUEUE_MAX)
     finally:
         scene.close()
+
+
+@pytest.mark.xfail(QUEUE_ADMITS, strict=True, reason=DRAIN_BROKEN)
+def test_a_prefix_pool_that_refuses_the_drain_gets_no_more(tmp_path: Path, reaper: Reaper) -> None:
+    problems = _prefix_problems(tmp_path, reaper, "drain_refused")
     assert not problems, "\n".join([f"drain_refused (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
+
+
+# tests/hostile_review6/fresh_pool_correct.py on forward_order_free: the first pool a process makes frees tail first
+# (correctly), every later one head first. The drain's process is started afresh for it; the graded run's pools are
+# made in the grading's one served process, after free_queue's program's (the rubric's order).
+FRESH_BROKEN = (
+    "the drain replays the program in a process started afresh for it (RemotePrefix.apart), while every graded "
+    "program runs in the grading's one served process, after the programs before it: a pool that counts the pools its "
+    "process has made frees correctly in its first and wrongly after, so the drain sees a correct free, "
+    "reverse_order_free's check passes, and the next admit is charged to free_queue (8/12 for an honest 4/12). Fix by "
+    "construction: no process of a pool is younger than another: each graded program runs in a process started "
+    "afresh for it, as the drain's is (one-alive's alone.py for the prefix family), so the drain's replay is the "
+    "graded run's exactly, to its first call")
+
+
+@pytest.mark.xfail(QUEUE_ADMITS, strict=True, reason=FRESH_BROKEN)
+def test_a_prefix_pool_correct_only_in_a_fresh_process_gets_no_more(tmp_path: Path, reaper: Reaper) -> None:
+    problems = _prefix_problems(tmp_path, reaper, "fresh_pool_correct")
+    assert not problems, "\n".join([f"fresh_pool_correct (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
 
 
 # --- 5. alloc_failure's cost: a correct submission that allocates much in every call ---------------------------------
@@ -282,7 +307,7 @@ def test_a_correct_submission_allocating_much_in_every_call_gets_full_alloc_fail
 
 def test_every_review6_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["drain_refused", "fork_settled_late", "many_scratch_allocations", "pool_file_grown",
-                              "refusal_pool_file", "stray_in_probe"])
+    assert on_disk == sorted(["drain_refused", "fork_settled_late", "fresh_pool_correct", "many_scratch_allocations",
+                              "pool_file_grown", "refusal_pool_file", "stray_in_probe"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"review6/{name}" in table for name in on_disk)
