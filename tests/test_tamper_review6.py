@@ -155,7 +155,8 @@ def test_a_fork_that_settles_its_references_late_is_still_shown_wrong(tmp_path: 
     monkeypatch.syspath_prepend(str(tmp_path))
     steps = programs.load("fork_references").steps
     refused = next(at for at, step in enumerate(steps) if step.op == "create_sequence" and step.args == (4, 1))
-    shown = {name: fork_shown_wrong(load_adapter(name), steps[: refused + 1]) for name in ("review6_plain", "review6_late")}
+    shown = {name: fork_shown_wrong(load_adapter(name), steps[: refused + 1])
+             for name in ("review6_plain", "review6_late")}
     assert shown == {"review6_plain": True, "review6_late": True}
 
 
@@ -278,9 +279,11 @@ COST_BROKEN = (
     "try replays the program from a fresh driver: a call's every allocation is tried, each try replaying every "
     "allocation before it, so the grader's work grows with the square of the submission's counts. A correct "
     "submission making 500 checked scratch allocations in each of allocation_failure.txt's 7 calls asks about 3,500 "
-    "tries and 7 million allocations of the ledger: alloc_failure alone ran out the default time limit (300 s, "
+    "tries replaying some 7 million allocations in all (counted from the program, not measured): alloc_failure alone "
+    "ran out the default time limit (300 s, "
     "measured: 5/10, 'the time limit for the whole grade was reached while this item ran'; the same in llm_init "
-    "only took 60 s) where main's sample of 32 tries a call graded it 10/10 in 96 s; a submission that needs less than the "
+    "only took 60 s) where main's sample of 32 tries a call graded it 10/10 in 96 s; a submission that needs less "
+    "than the "
     "limit on one machine and more on a loaded one gets two grades. Fix by construction: bound the tries by what the "
     "submission's code is, not by what it does: fail each distinct allocation site (the driver records each "
     "allocation's return address) at its first and last allocation in the call; a NULL check is code at a site, so "
