@@ -154,18 +154,21 @@ QUEUE_ITEMS = ("free_queue", "reverse_order_free")
 QUEUE_HONEST, QUEUE_MAX = 4, 12
 
 
-def _prefix_problems(scene: Scene, reaper: Reaper, attacked: bool) -> list[str]:
+def _prefix_problems(scene: Scene, reaper: Reaper, attacks: tuple[str, ...]) -> list[str]:
+    """forward_order_free's pool with kv_cache.py made of tests/hostile_review5/<attack>.py, each after the one
+    before (none: the honest pool), graded on QUEUE_ITEMS: what its grade got that the honest score does not allow."""
     from tests.test_tamper_prefix import grade_args as prefix_grade_args
     from tests.test_tamper_prefix import rubric as prefix_rubric
     from tests.test_tamper_prefix import submission as prefix_submission
 
     sub = prefix_submission(scene.mods / "student", "forward_order_free", None)
-    if attacked:
-        (sub / "kv_cache.py").write_text((PY_ATTACKS / "free_queue_lie.py").read_text())
+    if attacks:
+        code = "\n\n".join((PY_ATTACKS / f"{attack}.py").read_text() for attack in attacks)
+        (sub / "kv_cache.py").write_text(scene.fill(code))
     rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", QUEUE_ITEMS)
     _weighted(rubric, "free_queue", 4)
     evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
-    return evidence.problems + (_at_most if attacked else check_report)(scene.out, QUEUE_HONEST, QUEUE_MAX)
+    return evidence.problems + (_at_most if attacks else check_report)(scene.out, QUEUE_HONEST, QUEUE_MAX)
 
 
 # Once 8/12: a pool's observation is made in the submission's interpreter (oracle/prefix/serve.py is its __main__), and
@@ -176,13 +179,23 @@ def _prefix_problems(scene: Scene, reaper: Reaper, attacked: bool) -> list[str]:
 # drained with one-block admits; the blocks they are granted, in order, are the queue's order, and that is forward
 # here (a pool that lies in its tables too is a correct pool by every fact the grader can see).
 def test_a_prefix_pool_that_lies_consistently_in_its_free_queue_gets_no_more(scene: Scene, reaper: Reaper) -> None:
-    problems = _prefix_problems(scene, reaper, attacked=True)
+    problems = _prefix_problems(scene, reaper, ("free_queue_lie",))
     assert not problems, "\n".join([f"free_queue_lie (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
+
+
+# tests/hostile_review5/free_queue_not_alone.py after free_queue_lie.py: a process that finds another of the pool's
+# alive (an abstract unix socket's name taken) frees tail first. Were the graded run's process alive during the
+# second opinion, its replay would free correctly there and the lie would go unseen (8/12 without bubblewrap, as
+# witness_not_alone). Held by construction: never two processes of the pool alive at once (queue_order.py: the
+# graded run's process is ended before the replay, and goes on in a fresh one replaying its calls).
+def test_a_free_queue_second_opinion_cannot_be_told_from_the_graded_run(scene: Scene, reaper: Reaper) -> None:
+    problems = _prefix_problems(scene, reaper, ("free_queue_lie", "free_queue_not_alone"))
+    assert not problems, "\n".join([f"free_queue_not_alone (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
 
 
 def test_the_same_pool_showing_its_true_free_queue_gets_its_honest_score(scene: Scene, reaper: Reaper) -> None:
     """The control: forward_order_free without the lie gets exactly 4/12 (the test above can fail)."""
-    problems = _prefix_problems(scene, reaper, attacked=False)
+    problems = _prefix_problems(scene, reaper, ())
     assert not problems, "\n".join([f"forward_order_free (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
 
 
@@ -265,5 +278,6 @@ def test_an_overread_made_by_the_kernel_through_write_still_fails_memory_safety(
 
 def test_every_review5_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "overread_by_write", "refusal_not_alone",
+    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "free_queue_not_alone", "overread_by_write",
+                              "refusal_not_alone",
                               "sample_skipped", "usable_size", "witness_not_alone"])

@@ -11,7 +11,6 @@ own steps had run yet, is not run (it checked nothing of its own rule, so it ear
 step it does not judge, which no rule's item owns, fails the item once it has checked something.
 """
 
-from functools import partial
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -24,7 +23,7 @@ from oracle.prefix.divergence import Divergence
 from oracle.prefix.driver import Driver
 from oracle.prefix.observation import ImplementationFailure
 from oracle.prefix.programs import BY_ITEM, program_for
-from oracle.prefix.queue_order import queue_order
+from oracle.prefix.queue_order import alone, second_opinion
 from oracle.program import Program, Step
 from oracle.prefix.picture import state_tables
 from oracle.prefix.rules import RULES, rule_of
@@ -122,8 +121,8 @@ def directed(item: str) -> Check:
         ungraded = {other for other in BY_ITEM
                     if not_applicable(other, program_for(other, adapter.supports), adapter)}
         watch = Watch(state_tables)  # the failing call's state, for the HTML page (oracle/scene.py)
-        fresh = getattr(factory, "apart", factory)  # a pool in a process of its own, where the factory serves one
-        driver = Driver(watch.adapter(adapter), follow=False, queue=partial(queue_order, fresh))
+        alone(adapter)  # its program starts in a fresh process, as a second opinion's replay does
+        driver = Driver(watch.adapter(adapter), follow=False, queue=second_opinion(adapter, factory))
         checked, past = False, ""
         watch.machine, lookup = driver, "lookup" in adapter.supports
         try:

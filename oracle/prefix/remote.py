@@ -7,7 +7,6 @@ then checked for the shape each method's answer has (a reply of another shape is
     remote = RemotePrefix(locate("student/kv_cache.py"), LabAdapter, LAB, sandbox)
     remote.load()                  # LoadFailure when it does not load
     adapter = remote()             # one per machine run, like any adapter factory
-    witness = remote.apart()       # an adapter in a fresh process of its own, stopped when it closes
 """
 
 import dataclasses
@@ -45,9 +44,8 @@ def support_area(sandbox: Sandbox) -> Path:
 class RemoteAdapter:
     """The adapter protocol (oracle/prefix/adapters/__init__.py), each call answered by the child."""
 
-    def __init__(self, child: PythonChild, adapter: type, policy: Policy, apart: bool = False):
+    def __init__(self, child: PythonChild, adapter: type, policy: Policy):
         self.child, self.policy = child, policy
-        self.apart = apart  # its child is its own (RemotePrefix.apart): stopped when it closes
         self.shape, self.supports = adapter.shape, adapter.supports
         self.shows = adapter.shows  # the fields every observation of this shape gives: the grader's copy
         self.names = dict(getattr(adapter, "names", {}))  # the pool's words: the grader's copy, never the child's
@@ -90,6 +88,11 @@ class RemoteAdapter:
             names=self.names,
         )
 
+    def end_process(self) -> None:
+        """Ends the process this adapter's calls run in: the next call starts a fresh one, where nothing an earlier
+        process did is left (queue_order.py: never two processes of a submission alive at once)."""
+        self.child.stop()
+
     def _unreadable(self, why: str) -> ImplementationFailure:
         """The child answered with a shape no adapter gives: it is stopped, and the step fails."""
         self.child.stop()
@@ -102,8 +105,6 @@ class RemoteAdapter:
             except ImplementationFailure:
                 pass
         self.started = False
-        if self.apart:
-            self.child.stop()
 
 
 def _admitted(answer: Any, adapter: RemoteAdapter) -> tuple[bool, int | None]:
@@ -167,13 +168,8 @@ class RemotePrefix:
         self.adapter, self.policy = adapter, policy
         support = support_area(sandbox)
         options = (str(support), f"{adapter.__module__}:{adapter.__name__}", json.dumps(dataclasses.asdict(policy)))
-
-        def child() -> PythonChild:
-            return PythonChild(target, sandbox, server=SERVER, failure=ImplementationFailure, timeout=timeout,
-                               support=support, server_args=options, site=site)
-
-        self.child, self._child = child(), child
-        self._other: PythonChild | None = None  # a second opinion's process, made when one first asks for it
+        self.child = PythonChild(target, sandbox, server=SERVER, failure=ImplementationFailure, timeout=timeout,
+                                 support=support, server_args=options, site=site)
 
     def load(self) -> None:
         self.child.start()
@@ -181,14 +177,5 @@ class RemotePrefix:
     def __call__(self) -> RemoteAdapter:
         return RemoteAdapter(self.child, self.adapter, self.policy)
 
-    def apart(self) -> RemoteAdapter:
-        """An adapter on a process of its own, started afresh at its first call and stopped when it closes: a
-        second opinion (queue_order.py) that nothing the graded run's calls did can reach."""
-        if self._other is None:
-            self._other = self._child()
-        return RemoteAdapter(self._other, self.adapter, self.policy, apart=True)
-
     def close(self) -> None:
         self.child.close()
-        if self._other is not None:
-            self._other.close()

@@ -15,8 +15,7 @@ from oracle.hw3.c.outside import driver_pid
 @dataclass(frozen=True, slots=True)
 class HeapFacts:
     """One call's heap facts: its allocations and frees, whether the grader failed one, the live blocks and
-    bytes after it, the pages stray accesses have touched in the run so far, and which of its allocations are
-    still live after it (counting from 1, as a failure is injected; None where the ledger cannot tell)."""
+    bytes after it, and the pages stray accesses have touched in the run so far."""
 
     allocations: int
     frees: int
@@ -24,7 +23,6 @@ class HeapFacts:
     live_blocks: int
     live_bytes: int
     faulted: int = 0
-    kept: tuple[int, ...] | None = None
 
 
 class NativeHeap:
@@ -45,7 +43,7 @@ class NativeHeap:
             ledger = self.listener.ledger
             return HeapFacts(max(said.allocations, ledger.grants), max(said.frees, ledger.frees), ledger.injected,
                              max(said.live_blocks, ledger.live_blocks), max(said.live_bytes, ledger.live_bytes),
-                             len(ledger.faulted), ledger.kept)
+                             len(ledger.faulted))
         if (seen := self._mappings()) is None:
             return None
         allocations = max(said.allocations, seen.blocks - live_before)  # a count written down cannot hide a block
