@@ -41,13 +41,6 @@ def checked_past(others: list[CheckedPast]) -> None:
         raise others[0]
 
 
-class LeftToMemorySafety(Exception):
-    """The grader saw a memory error in the probe's run (natively, a read or write outside any live heap block,
-    c/stray.py): what the probe reads next may be that error's doing, so its premise is broken. The probe neither
-    passes nor fails on it; memory_safety is charged where the grader saw it (stray_charge.py). Not a NotChecked:
-    no step of a probe that reads past another item's bug may read past this."""
-
-
 class Unavailable(NotChecked):
     """The probe cannot run here (no address space for its pool): not checked, and no item's bug."""
 

@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 from oracle.hw3.c.stray import Stray, Watch, named
 from oracle.hw3.evidence import EDIT, POOL, RETURNS, STATE, InProcessEdit, not_graded
 from oracle.hw3.observation import ImplementationFailure
-from oracle.hw3.probe_checks import CheckedPast, LeftToMemorySafety, NotChecked, ProbeFailed, Unavailable
+from oracle.hw3.probe_checks import CheckedPast, NotChecked, ProbeFailed, Unavailable
 from oracle.hw3.probe_pool import big_pool, destroy_keeps_pool, init_untouched
 from oracle.hw3.probe_scale import many_forks, many_sequences, two_engines
 from oracle.hw3.probe_tables import l1_gap_fork, l1_gap_free, l2_hole_fork, l2_hole_free
@@ -40,7 +40,8 @@ PROBE_FUNCTIONS: dict[str, Callable[[ProbeTarget], str]] = {
     "destroy_keeps_pool": destroy_keeps_pool, "l2_hole_free": l2_hole_free, "l2_hole_fork": l2_hole_fork,
     "many_sequences": many_sequences, "many_forks": many_forks, "two_engines": two_engines, "big_pool": big_pool,
 }
-C_ONLY = {"big_pool"}  # about int overflow in a C address: no Python counterpart
+C_ONLY = {"big_pool"}
+MEMORY_SAFETY_ITEM = "memory_safety"  # the item a memory error the grader saw in a probe's run is left to  # about int overflow in a C address: no Python counterpart
 
 # What each probe's verdict rests on (evidence.py): a probe resting on an EDIT is not run where edits are not
 # graded (Python). Two edit only on a path the submission's state chooses (many_sequences, to tell a free count's
@@ -86,14 +87,31 @@ class ProbeResult:
 
 
 def judge(name: str, target: ProbeTarget) -> ProbeResult:
-    """Runs probe `name` on `target` (closed after) and words its result."""
+    """Runs probe `name` on `target` (closed after) and words its result. A memory error the grader saw in the
+    probe's run (`memory_error`: natively, a stray access, counted after the operation that made it; the run went
+    on as on an ordinary heap) breaks the premise of what the probe saw after it: a failure, a crash or another
+    item's bug met since is left to memory_safety (not checked); a rule found holding holds, with memory_safety's
+    bug met on the way. Either way memory_safety is charged where the grader saw it (stray_charge.py)."""
     rule = PROBES[name]
+    try:
+        result = _verdict(name, rule, target)
+    finally:
+        target.close()
+    stray = getattr(target, "memory_error", None)
+    if stray is None or result.unavailable or result.owner == MEMORY_SAFETY_ITEM:
+        return result
+    if result.passed and result.checked:
+        return ProbeResult(name, rule, True, f"its rule holds; on the way, another item's bug: {stray} (item "
+                           f"{MEMORY_SAFETY_ITEM})", owner=MEMORY_SAFETY_ITEM, past=True)
+    return _left_to_memory_safety(name, rule, stray)
+
+
+def _verdict(name: str, rule: str, target: ProbeTarget) -> ProbeResult:
+    """Probe `name`'s result on `target`, from what it observed alone."""
     try:
         return ProbeResult(name, rule, True, PROBE_FUNCTIONS[name](target))
     except InProcessEdit:  # a probe that edits only on some paths words what holds without the edit itself, so
         raise  # that a submission cannot steer it to "not graded"; one that reaches here is a bug of ours
-    except LeftToMemorySafety as why:
-        return _left_to_memory_safety(name, rule, str(why))
     except Unavailable as why:
         return ProbeResult(name, rule, True, f"not checked: {why}", unavailable=True, checked=False)
     except CheckedPast as why:
@@ -109,13 +127,11 @@ def judge(name: str, target: ProbeTarget) -> ProbeResult:
         return ProbeResult(name, rule, False, target.stopped(failure), target.entered)
     except Exception as exc:  # what was observed has a shape no probe step expects (a short ref_count)
         return ProbeResult(name, rule, False, f"raised {type(exc).__name__}: {exc}")
-    finally:
-        target.close()
 
 
 def _left_to_memory_safety(name: str, rule: str, why: str) -> ProbeResult:
     """Probe `name` met a memory error, which memory_safety judges: it checked nothing, and costs nothing."""
-    return ProbeResult(name, rule, True, f"not checked: {why} (item memory_safety)", owner="memory_safety",
+    return ProbeResult(name, rule, True, f"not checked: {why} (item {MEMORY_SAFETY_ITEM})", owner=MEMORY_SAFETY_ITEM,
                        checked=False)
 
 

@@ -19,8 +19,8 @@ A probe's driver is served as a graded run's is (adapter.py): natively every blo
 mapping call answered by the grader's ledger, a stray read or write let go on. Nothing the submission can see
 tells a probe from a graded program (tests/submissions/hostile/review4/probe_spotted.patch looked at a block's
 address). The probes judge no heap count; after each operation the adapter reads the grader's count of stray
-pages, and one more is the probe's premise broken (LeftToMemorySafety: the probe is left to memory_safety,
-which the stray is charged to through the adapter's Watch, c/stray.py).
+pages, and keeps the first stray as `memory_error`, whose probe probes.judge leaves to memory_safety (the stray
+is charged there through the adapter's Watch, c/stray.py).
 """
 
 import os
@@ -39,7 +39,7 @@ from oracle.run_cpu import HUNG_WALL
 from oracle.hw3.c.outside import MachineRefuses
 from oracle.hw3.c.stray import Stray, Watch
 from oracle.hw3.observation import ImplementationFailure
-from oracle.hw3.probe_checks import LeftToMemorySafety, Unavailable
+from oracle.hw3.probe_checks import Unavailable
 from oracle.hw3.probe_target import Counts, PoolView, SequenceView, calls_until
 from oracle.hw3.pool_file import POOL_BYTES_SHOWN
 from oracle.sandbox import Limits, Sandbox
@@ -59,6 +59,7 @@ class CProbeAdapter(CAdapter):
                          watch=watch or Watch([]))
         self.limit = limit
         self.entered: str | None = None  # the API call the probe entered last
+        self.memory_error: str | None = None  # the first stray access the grader counted in the run, in words
         self.end_status: int | None = None  # how the driver ended, once it has
         self._last: tuple[int, int, int, int] | None = None  # the last pool: (offset, guard, size, address)
         self._given: dict[int, int] = {}  # engine address -> the pool address llm_init was given
@@ -156,29 +157,27 @@ class CProbeAdapter(CAdapter):
         self.entered = api
         before = self._heap.faulted
         returned = getattr(self, api)(engine, *args)  # adapter.py's round trip counts the strays (and notes them)
-        if self._heap.faulted > before:
-            raise self._stray(self._heap.faulted - before)
+        self._strayed(before, self._heap.faulted)
         return returned
 
     def _count_strays(self) -> None:
-        """After a probe operation (whose reply says nothing of the heap): the grader's own count of stray pages;
-        more than before is the probe's premise broken."""
+        """After a probe operation, whose reply says nothing of the heap: the grader's own count of stray pages."""
         if self._native is None:
             return
         if (now := self._native.faulted()) is None:
             raise self._fail("")  # it replied, then ended before the grader could look
         before = self._heap.faulted
-        if now > before:
-            assert self.watch is not None
-            self.watch.counted(before, now)
-            self._heap = replace(self._heap, faulted=now)
-            raise self._stray(now - before)
-
-    def _stray(self, pages: int) -> LeftToMemorySafety:
-        """The stray access the grader counted in the last call, as what stops the probe."""
         assert self.watch is not None
-        stray = Stray(self.watch.program, len(self.watch.calls), tuple(self.watch.calls), pages)
-        return LeftToMemorySafety(f"{stray.call}: {stray.problem()}")
+        self.watch.counted(before, now)
+        self._heap = replace(self._heap, faulted=now)
+        self._strayed(before, now)
+
+    def _strayed(self, before: int, after: int) -> None:
+        """The first stray access of the run, in the last call's words, as `memory_error` (probes.judge)."""
+        if after > before and self.memory_error is None:
+            assert self.watch is not None
+            stray = Stray(self.watch.program, len(self.watch.calls), tuple(self.watch.calls), after - before)
+            self.memory_error = f"{stray.call}: {stray.problem()}"
 
     def calls(self, api: str, engine: Any, args: list[tuple[int, ...]], stop: str) -> list[Any]:
         return calls_until(lambda *one: self.call(api, engine, *one), args, stop)
