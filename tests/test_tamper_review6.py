@@ -103,9 +103,15 @@ POOL_FILE_BROKEN = (
 @pytest.mark.skipif(not ONE_ALIVE, reason="needs branch one-alive (oracle/hw3/alone.py): before it a witness ran "
                     "beside the graded run's process, which review 5's witness_not_alone already tells apart")
 @pytest.mark.xfail(strict=True, reason=POOL_FILE_BROKEN)
-def test_a_fork_witness_cannot_be_told_by_the_pool_file_a_process_finds(scene: Scene, reaper: Reaper) -> None:
-    problems = _python_problems(scene, reaper, "fork_no_incref", "pool_file_grown", FORK_ITEMS, "append_cow",
-                                FORK_HONEST, FORK_MAX)
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+def test_a_fork_witness_cannot_be_told_by_the_pool_file_a_process_finds(without_bwrap: bool, tmp_path: Path,
+                                                                       reaper: Reaper) -> None:
+    world = Scene(tmp_path, without_bwrap=without_bwrap)
+    try:
+        problems = _python_problems(world, reaper, "fork_no_incref", "pool_file_grown", FORK_ITEMS, "append_cow",
+                                    FORK_HONEST, FORK_MAX)
+    finally:
+        world.close()
     assert not problems, "\n".join([f"pool_file_grown (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
 
 
