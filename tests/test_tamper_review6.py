@@ -132,6 +132,24 @@ def test_a_refusals_second_opinion_cannot_be_told_by_the_pool_file_a_process_fin
     assert not problems, "\n".join([f"refusal_pool_file (honest score {REFUSAL_HONEST}/{REFUSAL_MAX}):", *problems])
 
 
+# --- 1b. the same question by /proc: held ----------------------------------------------------------------------------
+# tests/hostile_review6/proc_not_alone.py on fork_no_incref: without bubblewrap (no pid namespace), a process that finds
+# another server of its own module alive in /proc is a second opinion, and forks correctly there. Held with one-alive
+# (8/16, measured): the graded run's process is ended before the witness starts, so the witness finds none, as the
+# graded run's own process found none. Before one-alive (run.py of 3b8d35f~1) the witness ran beside the graded run's
+# process and found it: 14/16 (measured; review 5's witness_not_alone, by an abstract unix name, broke the same way).
+@pytest.mark.xfail(not ONE_ALIVE, strict=True, reason="before one-alive a second opinion's process ran while the graded "
+                   "run's was alive, and without bubblewrap /proc shows it")
+def test_a_fork_witness_finds_no_other_process_of_the_submission_in_proc(tmp_path: Path, reaper: Reaper) -> None:
+    world = Scene(tmp_path, without_bwrap=True)
+    try:
+        problems = _python_problems(world, reaper, "fork_no_incref", "proc_not_alone", FORK_ITEMS, "append_cow",
+                                    FORK_HONEST, FORK_MAX)
+    finally:
+        world.close()
+    assert not problems, "\n".join([f"proc_not_alone (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
+
+
 # --- 2. the witness's own move, seen coming: a fork that settles its references at the next call --------------------
 # tests/hostile_review6/fork_settled_late.py on fork_no_incref: the fork takes its references, and drops them at the
 # next call unless that call is an append to the child of the program's last record (or it ^ 1): the in-place
@@ -317,6 +335,6 @@ def test_a_correct_submission_allocating_much_in_every_call_gets_full_alloc_fail
 def test_every_review6_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
     assert on_disk == sorted(["drain_refused", "fork_settled_late", "fresh_pool_correct", "many_scratch_allocations",
-                              "pool_file_grown", "refusal_pool_file", "stray_in_probe"])
+                              "pool_file_grown", "proc_not_alone", "refusal_pool_file", "stray_in_probe"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"review6/{name}" in table for name in on_disk)
