@@ -102,7 +102,8 @@ def test_a_failing_item_names_the_step_and_values(broken_engine, tmp_path):  # n
     report = grade(f"lab:{broken_engine('forward_order_free')}", load(), tmp_path)
     item = next(item for item in report.items if item.id == "reverse_order_free")
     assert item.message == ("reverse order free: step 3 free(req 0): release order: the blocks the free put back "
-                            "(tail of the free queue): expected [4, 3, 2, 1], got [1, 2, 3, 4] [rule: reverse_order_free]")
+                            "(tail of the free queue): expected [4, 3, 2, 1], got [1, 2, 3, 4] (as one-block admits take them, "
+                            "in a fresh process of the pool) [rule: reverse_order_free]")
 
 
 # shape -> the items that apply to its test implementation under its own policy (the rest: not applicable);

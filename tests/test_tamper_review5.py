@@ -42,17 +42,13 @@ def _weighted(rubric: Path, item: str, points: int) -> None:
 # the fork moves the 10 points' failure to the 2 points' item: 16/18.
 FREE_ITEMS = ("llm_init", "create_free", "fork")
 FREE_HONEST, FREE_MAX = 8, 18
-FREE_BROKEN = (
-    "the fork witness (oracle/hw3/fork_witness.py) asks only whether, after the fork, freeing the parent and filling "
-    "the pool leaves one create refused, against a control without the fork: a free that drops every reference of "
-    "a shared block at once fails the first and passes the control (nothing is shared without a fork), so the "
-    "create granted a block the child still holds is charged to the fork (rules AFTER_WRONG_FORK -> Task 3), the "
-    "item a course weighs 2, not to create_free (10): 16/18 for an honest 8/18 (fork_sequence.txt's step 13, an "
-    "append into a block the greedy free gave away, 'rule: Task 3'). Fix by construction: the witness shows the "
-    "fork wrong only "
-    "by what a fork without references does that a correct fork with a greedy free does not: after the fork, an "
-    "append to a block the child shares with the parent writes in place (the pool's bytes, read by the grader), "
-    "where a fork that took its references copies the block; no append-in-place, no blame on the fork")
+# Once 16/18: the fork witness asked only whether, after the fork, freeing the parent and filling the pool left one
+# create refused (against a control without the fork), and a greedy free fails that too, so the create granted a
+# block the child still held was charged to the fork (rules AFTER_WRONG_FORK -> Task 3), weighed 2, not to
+# create_free (10). Fair by construction: the witness shows the fork wrong only by what a fork without references
+# does that a correct fork with a greedy free does not: after the fork, an append to the block the child shares
+# with the parent writes in place (the pool's bytes, read by the grader), where a fork that took its references
+# leaves the block shared and the append copies it; no append in place, no blame on the fork.
 
 
 def _free_drops_shared(scene: Scene) -> Path:
@@ -61,7 +57,6 @@ def _free_drops_shared(scene: Scene) -> Path:
     return Path("review5_attack")
 
 
-@pytest.mark.xfail(strict=True, reason=FREE_BROKEN)
 def test_a_free_that_drops_shared_references_is_not_charged_to_a_fork_weighed_low(scene: Scene,
                                                                                   reaper: Reaper) -> None:
     from tests.test_grade import small_rubric
@@ -73,7 +68,6 @@ def test_a_free_that_drops_shared_references_is_not_charged_to_a_fork_weighed_lo
     assert not problems, "\n".join([f"free_drops_shared (honest score {FREE_HONEST}/{FREE_MAX}):", *problems])
 
 
-@pytest.mark.xfail(strict=True, reason=FREE_BROKEN)
 def test_the_fork_witness_does_not_call_a_correct_fork_wrong_for_a_greedy_free(tmp_path: Path,
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The mechanism alone, in this process: fork_references.txt's calls up to the create the model refuses, on
@@ -160,35 +154,49 @@ QUEUE_ITEMS = ("free_queue", "reverse_order_free")
 QUEUE_HONEST, QUEUE_MAX = 4, 12
 
 
-def _prefix_problems(scene: Scene, reaper: Reaper, attacked: bool) -> list[str]:
+def _prefix_problems(scene: Scene, reaper: Reaper, attacks: tuple[str, ...]) -> list[str]:
+    """forward_order_free's pool with kv_cache.py made of tests/hostile_review5/<attack>.py, each after the one
+    before (none: the honest pool), graded on QUEUE_ITEMS: what its grade got that the honest score does not allow."""
     from tests.test_tamper_prefix import grade_args as prefix_grade_args
     from tests.test_tamper_prefix import rubric as prefix_rubric
     from tests.test_tamper_prefix import submission as prefix_submission
 
     sub = prefix_submission(scene.mods / "student", "forward_order_free", None)
-    if attacked:
-        (sub / "kv_cache.py").write_text((PY_ATTACKS / "free_queue_lie.py").read_text())
+    if attacks:
+        code = "\n\n".join((PY_ATTACKS / f"{attack}.py").read_text() for attack in attacks)
+        (sub / "kv_cache.py").write_text(scene.fill(code))
     rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", QUEUE_ITEMS)
     _weighted(rubric, "free_queue", 4)
     evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
-    return evidence.problems + (_at_most if attacked else check_report)(scene.out, QUEUE_HONEST, QUEUE_MAX)
+    return evidence.problems + (_at_most if attacks else check_report)(scene.out, QUEUE_HONEST, QUEUE_MAX)
 
 
-QUEUE_BROKEN = (
-    "a pool's observation is made in the submission's interpreter (oracle/prefix/serve.py is its __main__), and "
-    "`shows` checks only that the shape's fields are there: a free queue shown in the order a correct free gives "
-    "its blocks back passes reverse_order_free's check, the model takes that order over (checks.TAKEN_OVER), and "
-    "the next admit, which takes the real queue's head, is charged to free_queue (8/12 for an honest 4/12, as "
-    "review 4's null queue once did). Fix by construction: judge the release order by what the pool does, never "
-    "by the queue it shows: where a free's order is checked, a second opinion replays the program to the free in a "
-    "fresh process and drains the queue with one-block admits; the blocks they are granted, in order, are the "
-    "queue's order (a pool that lies in its tables too is then a correct pool by every fact the grader can see)")
-
-
-@pytest.mark.xfail(strict=True, reason=QUEUE_BROKEN)
+# Once 8/12: a pool's observation is made in the submission's interpreter (oracle/prefix/serve.py is its __main__), and
+# `shows` checks only that the shape's fields are there: the lying queue passed reverse_order_free's check, the model
+# took that order over (checks.TAKEN_OVER), and the next admit, which took the real queue's head, was charged to
+# free_queue. Held by construction: a free's order is judged by what the pool does, never by the queue it shows
+# (oracle/prefix/queue_order.py): the program is replayed to the free in a fresh process of the pool and the queue
+# drained with one-block admits; the blocks they are granted, in order, are the queue's order, and that is forward
+# here (a pool that lies in its tables too is a correct pool by every fact the grader can see).
 def test_a_prefix_pool_that_lies_consistently_in_its_free_queue_gets_no_more(scene: Scene, reaper: Reaper) -> None:
-    problems = _prefix_problems(scene, reaper, attacked=True)
+    problems = _prefix_problems(scene, reaper, ("free_queue_lie",))
     assert not problems, "\n".join([f"free_queue_lie (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
+
+
+# tests/hostile_review5/free_queue_not_alone.py after free_queue_lie.py: a process that finds another of the pool's
+# alive (an abstract unix socket's name taken) frees tail first. Were the graded run's process alive during the
+# second opinion, its replay would free correctly there and the lie would go unseen (8/12 without bubblewrap, as
+# witness_not_alone). Held by construction: never two processes of the pool alive at once (queue_order.py: the
+# graded run's process is ended before the replay, and goes on in a fresh one replaying its calls).
+def test_a_free_queue_second_opinion_cannot_be_told_from_the_graded_run(scene: Scene, reaper: Reaper) -> None:
+    problems = _prefix_problems(scene, reaper, ("free_queue_lie", "free_queue_not_alone"))
+    assert not problems, "\n".join([f"free_queue_not_alone (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
+
+
+def test_the_same_pool_showing_its_true_free_queue_gets_its_honest_score(scene: Scene, reaper: Reaper) -> None:
+    """The control: forward_order_free without the lie gets exactly 4/12 (the test above can fail)."""
+    problems = _prefix_problems(scene, reaper, ())
+    assert not problems, "\n".join([f"forward_order_free (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
 
 
 # --- 3. a stray access that is no memory error ---------------------------------------------------------------------
@@ -221,24 +229,16 @@ def test_a_correct_submission_asking_malloc_usable_size_gets_full_marks(scene: S
 # tests/submissions/hostile/review5/sample_skipped.patch on the reference: create_sequence makes and frees 64 scratch
 # buffers (after its checks, so no refused call allocates) before the sequence; each failure is undone but the
 # tenth's, written through unchecked (a crash when it fails). Graded on compiles (5) and alloc_failure, which a
-# course weighs 5: the honest grade is 5/10. The control is the same bug on the first scratch buffer, which every
-# sample tries (the test can fail).
+# course weighs 5: the honest grade is 5/10. The control is the same bug on the first scratch buffer.
+# Once 10/10: alloc_failure failed 32 allocations of a call of more, chosen by position from public code, and the
+# tenth of this create's 64 was never one of them (all 64 come from one call site, so one failure a site would not
+# have held either). Held by construction: every allocation of every call is failed in turn, with no sample (a call
+# of more than alloc_failure.MOST_PER_CALL leaves the item not run, 0 points), so the tenth is tried.
 SAMPLE_ITEMS = ("compiles", "alloc_failure")
 SAMPLE_HONEST, SAMPLE_MAX = 5, 10
-SAMPLE_BROKEN = (
-    "allocations_to_fail (oracle/hw3/alloc_failure.py) fails 32 allocations of a call of more, chosen by position "
-    "from public code (the kept blocks holding the engine's objects, the other kept ones, then an even spread of "
-    "the rest): a submission computes the positions it skips (the 10th of this create's 64 scratch buffers, for "
-    "both creates of allocation_failure.txt) and puts its unchecked malloc there: 10/10 for an honest 5/10 (the "
-    "same bug on the first scratch buffer, which every sample tries, gets 5/10). Fix by construction: choose by "
-    "allocation site, not position: the driver records each allocation's return address (the call site in the "
-    "submission's code), and of a long call every distinct site has at least one of its allocations failed (its "
-    "first) before any spread: a NULL check is code at a site, so every check the call reaches is tried, however "
-    "many allocations surround it")
 
 
-@pytest.mark.parametrize("unchecked", [pytest.param(10, marks=pytest.mark.xfail(strict=True, reason=SAMPLE_BROKEN),
-                                                    id="tenth"), pytest.param(1, id="first-control")])
+@pytest.mark.parametrize("unchecked", [pytest.param(10, id="tenth"), pytest.param(1, id="first-control")])
 def test_an_unchecked_malloc_where_the_sample_never_looks_still_fails_alloc_failure(
         unchecked: int, scene: Scene, reaper: Reaper) -> None:
     from tests.test_grade import small_rubric
@@ -278,5 +278,6 @@ def test_an_overread_made_by_the_kernel_through_write_still_fails_memory_safety(
 
 def test_every_review5_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "overread_by_write", "refusal_not_alone",
+    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "free_queue_not_alone", "overread_by_write",
+                              "refusal_not_alone",
                               "sample_skipped", "usable_size", "witness_not_alone"])

@@ -23,6 +23,7 @@ from oracle.prefix.divergence import Divergence
 from oracle.prefix.driver import Driver
 from oracle.prefix.observation import ImplementationFailure
 from oracle.prefix.programs import BY_ITEM, program_for
+from oracle.prefix.queue_order import alone, second_opinion
 from oracle.program import Program, Step
 from oracle.prefix.picture import state_tables
 from oracle.prefix.rules import RULES, rule_of
@@ -110,7 +111,8 @@ def _details(driver: Driver) -> str:
 
 def directed(item: str) -> Check:
     def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-        adapter = sub.adapters()()
+        factory = sub.adapters()
+        adapter = factory()
         program = program_for(item, adapter.supports)  # its own, or one without the fork the target lacks
         reason = not_applicable(item, program, adapter)
         if reason:
@@ -119,7 +121,9 @@ def directed(item: str) -> Check:
         ungraded = {other for other in BY_ITEM
                     if not_applicable(other, program_for(other, adapter.supports), adapter)}
         watch = Watch(state_tables)  # the failing call's state, for the HTML page (oracle/scene.py)
-        driver, checked, past = Driver(watch.adapter(adapter), follow=False), False, ""
+        alone(adapter)  # its program starts in a fresh process, as a second opinion's replay does
+        driver = Driver(watch.adapter(adapter), follow=False, queue=second_opinion(adapter, factory))
+        checked, past = False, ""
         watch.machine, lookup = driver, "lookup" in adapter.supports
         try:
             for number, step in enumerate(program.steps, 1):

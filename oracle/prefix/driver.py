@@ -5,7 +5,8 @@ conservation, derived ref counts, no false hit; a refused call changes nothing),
 policy, the exact tables, free order, hashed blocks and index. The first difference raises Divergence.
 
 Under a policy that is not exact (`@any`) the machine's driver follows the pool (following.py); a directed
-program is written for the policy's own choices, so its driver predicts them (`follow=False`)."""
+program is written for the policy's own choices, so its driver predicts them (`follow=False`), and may judge a
+free's order by what the pool's admits take (`queue`: oracle/prefix/queue_order.py) instead of the queue it shows."""
 
 from dataclasses import replace
 from typing import Any, Callable
@@ -16,14 +17,22 @@ from oracle.prefix.compare import ContentTracker, changed, exact_difference, len
 from oracle.prefix.divergence import Divergence
 from oracle.prefix.model import PrefixModel
 from oracle.prefix.observation import ImplementationFailure, Observation
+from oracle.prefix.queue_order import WHERE
 from oracle.prefix.rules import free_order_difference, hits_difference, rule_of
 from oracle.program import Step
 from oracle.stats import RunStats
 
+# the calls the pool received and how many free blocks the model holds -> the queue's order as admits take it
+QueueOrder = Callable[[list[tuple[Step, Any]], int], tuple[int, ...] | None]
+
 
 class Driver:
-    def __init__(self, adapter: Any, stats: RunStats | None = None, follow: bool = True):
+    def __init__(self, adapter: Any, stats: RunStats | None = None, follow: bool = True,
+                 queue: QueueOrder | None = None):
         self.impl, self.stats = adapter, stats if stats is not None else RunStats()
+        self.queue = queue  # a free's order from what admits take (None: from the queue the pool shows)
+        # after a free with a second opinion (`witnessed`), the queue's order as admits took it (None: not seen)
+        self.witnessed, self.taken = False, None
         self.model: PrefixModel | None = None
         self.follow = follow  # under a policy that is not exact, the model follows the pool
         self.content = ContentTracker()
@@ -54,6 +63,7 @@ class Driver:
 
     def _run(self, operation: Callable[[], Any], step: Step) -> Any:
         self.made.append((step, None))
+        self.witnessed, self.taken = False, None
         try:
             got = operation()
         except ImplementationFailure as failure:
@@ -80,9 +90,10 @@ class Driver:
                      universal_difference(self.model, seen, taken))
         self._expect(self.content.after(self.model, seen, rid, hits, held))
         if self.model.policy.exact:
-            problem = exact_difference(self.model, seen)
-            self._expect(free_order_difference(problem, released) if problem and problem.aspect == "free order"
-                         else problem)
+            problem = exact_difference(self.model, replace(seen, free=self.taken) if self.witnessed else seen)
+            if problem and problem.aspect == "free order":
+                problem = free_order_difference(replace(problem, note=WHERE) if self.witnessed else problem, released)
+            self._expect(problem)
         if self.following:
             following.adopt(self.model, seen)
         return seen
@@ -91,7 +102,7 @@ class Driver:
 
     def take_over_free_order(self) -> bool:
         """The model reads on in the implementation's free order, when it holds the same blocks."""
-        seen = self.impl.observe().free
+        seen = self.taken if self.witnessed else self.impl.observe().free
         if seen is None or sorted(seen) != sorted(self.model.free):
             return False
         self.model.free = list(seen)
@@ -233,7 +244,13 @@ class Driver:
         free_before = len(self.model.free)
         self.model.free_request(rid)
         self._run(lambda: self.impl.free(rid), Step("free", (rid,)))
-        self._check(released=len(self.model.free) - free_before)
+        released = len(self.model.free) - free_before
+        if self.queue is not None and released and self.model.policy.exact:
+            try:
+                self.witnessed, self.taken = True, self.queue(list(self.made), len(self.model.free))
+            except ImplementationFailure as failure:  # the graded run's calls, replayed to go on, crashed
+                self._failed(failure)
+        self._check(released=released)
 
     def reset(self) -> None:
         self.call = "reset()"

@@ -88,6 +88,11 @@ class RemoteAdapter:
             names=self.names,
         )
 
+    def end_process(self) -> None:
+        """Ends the process this adapter's calls run in: the next call starts a fresh one, where nothing an earlier
+        process did is left (queue_order.py: never two processes of a submission alive at once)."""
+        self.child.stop()
+
     def _unreadable(self, why: str) -> ImplementationFailure:
         """The child answered with a shape no adapter gives: it is stopped, and the step fails."""
         self.child.stop()

@@ -89,5 +89,5 @@ def free_order_difference(difference: Difference, released: int) -> Difference:
     expected, got = list(difference.expected), list(difference.got)
     if released > 1 and expected[:-released] + expected[-released:][::-1] == got:
         return Difference("release order", "the blocks the free put back (tail of the free queue)",
-                          expected[-released:], got[-released:])
+                          expected[-released:], got[-released:], note=difference.note)
     return difference
