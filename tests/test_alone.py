@@ -3,6 +3,7 @@ submission's driver): a graded run starts in a fresh process, its process is end
 which runs in a fresh process of the graded run's own adapter, and it goes on after one in a fresh process that
 replays its calls, where its later calls are judged."""
 
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,30 @@ def test_a_c_runs_driver_is_ended_for_each_second_opinion_and_its_calls_replayed
     freed = trace.steps[3]
     assert not trace.cut and freed.seen is not None  # the free judged on the state the replayed driver shows
     assert len(watched) == len(FULL)  # a stray's step is numbered as in the program, the replay not counted twice
+
+
+# what a process of the submission can read of what the grader handed it: its folder, its command line (the
+# server's path, its descriptors' numbers), its descriptors, its environment
+FINGERPRINT = ("import os as _os, sys as _sys\n"
+               "print('FINGERPRINT', _os.getcwd(), __file__, _sys.argv, sorted(_os.listdir('/proc/self/fd')),\n"
+               "      sorted(_os.environ.items()), file=_sys.stderr, flush=True)\n")
+
+
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
+def test_a_witness_is_handed_what_the_graded_runs_first_process_was(without_bwrap: bool, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from oracle.hw3.alone import Aside
+
+    if without_bwrap:
+        monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
+        monkeypatch.setattr(isolation, "_probed", {})
+    (tmp_path / "fingerprinted.py").write_text(python_module("fork_no_incref", FINGERPRINT))
+    with Sandbox() as box, served(str(tmp_path / "fingerprinted.py"), sandbox=box) as remote:
+        graded = remote()
+        aside = Aside(graded, remote.apart)
+        graded.llm_init(640)
+        first = remote.child.output(0)  # what it printed since it started, at import first
+        with closing(aside.fresh()) as witness:
+            witness.llm_init(640)
+            second = witness.child.output(0)
+    assert first.count("FINGERPRINT") == 1 and first == second
