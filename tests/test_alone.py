@@ -3,6 +3,7 @@ submission's driver): a graded run starts in a fresh process, its process is end
 which runs in a fresh process of the graded run's own adapter, and it goes on after one in a fresh process that
 replays its calls, where its later calls are judged."""
 
+import re
 from contextlib import closing
 from pathlib import Path
 
@@ -106,4 +107,59 @@ def test_a_witness_is_handed_what_the_graded_runs_first_process_was(without_bwra
         with closing(aside.fresh()) as witness:
             witness.llm_init(640)
             second = witness.child.output(0)
+    assert first.count("FINGERPRINT") == 1 and first == second
+
+
+C_FINGERPRINT = r'''
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void fingerprint(void) {
+    char line[4096];
+    FILE *file = fopen("/proc/self/cmdline", "r");
+    size_t n = file ? fread(line, 1, sizeof line - 1, file) : 0;
+    if (file) fclose(file);
+    for (size_t i = 0; i < n; i++) if (!line[i]) line[i] = ' ';
+    line[n] = '\0';
+    fprintf(stderr, "FINGERPRINT %s TMPDIR=%s fds=", line, getenv("TMPDIR") ? getenv("TMPDIR") : "");
+    DIR *fds = opendir("/proc/self/fd");
+    for (struct dirent *fd; fds && (fd = readdir(fds));) fprintf(stderr, "%s,", fd->d_name);
+    if (fds) closedir(fds);
+    fprintf(stderr, "\n");
+}
+
+LLMEngine *llm_init(void *pool_addr, size_t pool_size) {
+    fingerprint();
+    return reference_llm_init(pool_addr, pool_size);
+}
+'''
+
+
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
+def test_a_c_witness_is_handed_what_the_graded_runs_first_driver_was(without_bwrap: bool, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from oracle.hw3.alone import Aside
+
+    if without_bwrap:
+        monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
+        monkeypatch.setattr(isolation, "_probed", {})
+    reference = REFERENCE_C.read_text().replace("LLMEngine *llm_init(void *pool_addr",
+                                                "static LLMEngine *reference_llm_init(void *pool_addr")
+    (tmp_path / "llm_memory.c").write_text(reference + C_FINGERPRINT)
+    with Sandbox() as box:
+        driver = build(tmp_path, tmp_path / "cache", box).driver
+        assert driver is not None
+        graded = CAdapter(driver, sandbox=box)
+        try:
+            aside = Aside(graded, lambda: CAdapter(driver, sandbox=box))
+            graded.llm_init(640)
+            first = graded.output
+            with closing(aside.fresh()) as witness:
+                witness.llm_init(640)
+                second = witness.output
+        finally:
+            graded.close()
+    # without bwrap each run's $TMPDIR is its own, named at random (no count of runs in it)
+    first, second = (re.sub(r"/tmp[^/ ]*-tmp ", "/<random>-tmp ", text) for text in (first, second))
     assert first.count("FINGERPRINT") == 1 and first == second
