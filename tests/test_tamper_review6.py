@@ -85,46 +85,40 @@ def test_the_fork_bug_alone_gets_its_honest_score(scene: Scene, reaper: Reaper) 
 # --- 1. a resource that persists between the processes of one grading: the pools' memory file -----------------------
 # tests/hostile_review6/pool_file_grown.py on fork_no_incref: at import, a process whose pools' memory file already
 # has a size comes after another process of the same file (a graded run's, under alone.py); one that finds it empty
-# is a second opinion's (RemotePython.apart makes it a file of its own), and forks correctly there.
-POOL_FILE_BROKEN = (
-    "alone.py ends the graded run's process before a second opinion starts, but what a process finds at its start "
-    "still tells the two apart: every graded run's process is handed the grading's one memory file of pools "
-    "(pool_file.py), which the grader clears by punching holes and which is sealed against shrinking, so it keeps the "
-    "size earlier windows gave it; a second opinion's process (RemotePython.apart) gets a file made for it, empty at "
-    "import. A process that finds its pools' file empty forks correctly, the fork witness never blames the fork, and "
-    "the in-place append is charged to append_cow (14/16 for an honest 8/16, with and without bubblewrap, measured; "
-    "the refusal's second opinion the same, below: 11/13 for 8/13). The descriptor's number tells them apart too (5 "
-    "in a graded run's process, 14 in a witness's, measured: the witness's file is made while the grading's is "
-    "open). Fix by construction: every process of a submission starts from the same facts: each process, graded or "
-    "second opinion, is handed a memory file made for it (a PoolFile per process, the one before closed first), at "
-    "one fixed descriptor number, so no process finds what an earlier one left, not even a size or a number")
+# is a second opinion's, and forks correctly there. Held (branch pool-fresh): every process of a submission, graded
+# or second opinion, is handed a memory file made for it when it starts, the one before closed first
+# (pyremote.RemotePython), and holds it at one descriptor number (pyserve.POOLS_FD): every process finds its file
+# empty at import, at the same number (tests/test_pool_fresh.py checks that directly). So this submission forks
+# correctly in every process, the graded runs' too: it is a correct fork, and its honest score is full marks. The
+# grade tells the three cases apart: 16/16 when every process finds its file empty, 14/16 when only the witnesses
+# do (review 6 measured that with and without bubblewrap: the grading's one file kept the size earlier windows
+# gave it, as it is sealed against shrinking, and a second child's was new), 8/16 when none does.
+POOL_FILE_HONEST = FORK_MAX
 
 
-@pytest.mark.skipif(not ONE_ALIVE, reason="needs branch one-alive (oracle/hw3/alone.py): before it a witness ran "
-                    "beside the graded run's process, which review 5's witness_not_alone already tells apart")
-@pytest.mark.xfail(strict=True, reason=POOL_FILE_BROKEN)
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 def test_a_fork_witness_cannot_be_told_by_the_pool_file_a_process_finds(without_bwrap: bool, tmp_path: Path,
                                                                        reaper: Reaper) -> None:
     world = Scene(tmp_path, without_bwrap=without_bwrap)
     try:
         problems = _python_problems(world, reaper, "fork_no_incref", "pool_file_grown", FORK_ITEMS, "append_cow",
-                                    FORK_HONEST, FORK_MAX)
+                                    POOL_FILE_HONEST, FORK_MAX)
     finally:
         world.close()
-    assert not problems, "\n".join([f"pool_file_grown (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
+    assert not problems, "\n".join([f"pool_file_grown (honest score {POOL_FILE_HONEST}/{FORK_MAX}):", *problems])
 
 
 # the same test against the refusal's second opinion (fresh_pool.py refused_for_want_of_blocks):
 # tests/hostile_review6/refusal_pool_file.py on free_count_not_incremented refuses every create in a process whose
-# pools' file is empty at import. Graded on llm_init (6), free_count (5) and create_free, which a course weighs 2:
-# honest 8/13 (free_count fails: a refusal that more free blocks undo; review 5's refusal_not_alone measured it).
+# pools' file is empty at import. Graded on llm_init (6), free_count (5) and create_free, which a course weighs 2.
+# Held as the test above: every process finds its file empty, so it refuses every create in the graded runs too:
+# llm_init passes, create_free fails on its first create, and free_count is not run (every program stops at a
+# create first): 6/13. Review 6 measured 11/13 where only the second opinion's process found its file empty (the
+# refusal read as the create's own), and 8/13 is the free count's bug alone (review 5's refusal_not_alone).
 REFUSAL_ITEMS = ("llm_init", "free_count", "create_free")
-REFUSAL_HONEST, REFUSAL_MAX = 8, 13
+REFUSAL_HONEST, REFUSAL_MAX = 6, 13
 
 
-@pytest.mark.skipif(not ONE_ALIVE, reason="needs branch one-alive (oracle/hw3/alone.py), as the test above")
-@pytest.mark.xfail(strict=True, reason=POOL_FILE_BROKEN)
 def test_a_refusals_second_opinion_cannot_be_told_by_the_pool_file_a_process_finds(scene: Scene,
                                                                                   reaper: Reaper) -> None:
     problems = _python_problems(scene, reaper, "free_count_not_incremented", "refusal_pool_file", REFUSAL_ITEMS,
