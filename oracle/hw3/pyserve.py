@@ -321,8 +321,11 @@ def _sealed(fd: int) -> bool:
 def hold_pools(requests: int, replies: int) -> tuple[int, int]:  # pragma: no cover  (in the child)
     """The pools' memory file the grader passed, moved to POOLS_FD (its own descriptor closed), before the
     submission is loaded; the request and reply pipes, moved off POOLS_FD first if one was there."""
-    passed = [fd for fd in range(3, min(os.sysconf("SC_OPEN_MAX"), 1 << 16)) if fd not in (requests, replies)
-              and _sealed(fd)]
+    try:
+        open_fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:  # no /proc: every number a descriptor may have
+        open_fds = list(range(min(os.sysconf("SC_OPEN_MAX"), 1 << 16)))
+    passed = sorted(fd for fd in open_fds if fd > 2 and fd not in (requests, replies) and _sealed(fd))
     if requests == POOLS_FD:
         requests = os.dup(requests)
         os.close(POOLS_FD)
