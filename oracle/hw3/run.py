@@ -140,8 +140,9 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
             ran.effects = dataclasses.replace(ran.effects, reordered_only=False)
         if (ran.effects is not None and fresh is not None and step.op in ("create_sequence", "append_kv")
                 and step.args[0] in model.sequences
-                and search_failed(aside.fresh, ran.found, program.steps[:number], len(model.sequences[step.args[0]].values),
-                                  "cow_copy" in expected.events, len(ran.effects.picked or ()), len(ran.effects.taken))):
+                and search_failed(aside.fresh, ran.found, program.steps[:number],
+                                  len(model.sequences[step.args[0]].values), "cow_copy" in expected.events,
+                                  len(ran.effects.picked or ()), len(ran.effects.taken))):
             ran.effects = dataclasses.replace(ran.effects, search_failed=True)
         if (ran.effects is not None and fresh is not None and was is not None and ran.effects.picked and ran.found
                 and ran.found[0].aspect == RETURN and fails(step.op, got)
