@@ -73,9 +73,9 @@ class Witness:
     def __init__(self, implementation: Any):
         self._of = implementation
         self._watch = getattr(implementation, "watch", None)
-        self._kept = (self._watch.program, self._watch.noted) if self._watch is not None else ("", False)
+        self._kept = (self._watch.program, self._watch.stray) if self._watch is not None else ("", None)
         if self._watch is not None:
-            self._watch.program, self._watch.calls, self._watch.noted = "", [], False
+            self._watch.program, self._watch.calls, self._watch.stray = "", [], None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._of, name)
@@ -83,4 +83,4 @@ class Witness:
     def close(self) -> None:
         self._of.end_process()
         if self._watch is not None:
-            (self._watch.program, self._watch.noted), self._watch.calls = self._kept, []
+            (self._watch.program, self._watch.stray), self._watch.calls = self._kept, []
