@@ -91,19 +91,12 @@ LLMEngine *llm_init(void *pool_addr, size_t pool_size) {
     return reference_llm_init(pool_addr, pool_size);
 }
 '''
-C_POOLS_BROKEN = (
-    "a C submission's adapter (c/adapter.py CAdapter) keeps one memory file of pools for every driver it starts, "
-    "the graded run's first, its second opinions' (alone.py's Witness) and its replay: CAdapter._start clears the "
-    "windows (PoolFile.restart punches holes) but the file is sealed against shrinking, so a witness's first "
-    "llm_init finds the file as long as the graded run's windows made it (1048704 bytes after a 1 MiB pool, "
-    "measured), where a graded run's first driver (a new CAdapter per program) finds its own window's end (768 "
-    "bytes for a 640-byte pool). A submission that remembers its first llm_init (a static) can tell a second "
-    "opinion's or a replay's driver from a graded run's first, as pool_file_grown did for Python (not graded "
-    "here). Fix by construction, as RemotePython does: CAdapter._start makes a PoolFile for each driver, the one "
-    "before closed first and before the driver's pipes are made (the same descriptor numbers at every start)")
-
-
-@pytest.mark.xfail(strict=True, reason=C_POOLS_BROKEN)
+# Once broken: a C submission's adapter (c/adapter.py CAdapter) kept one memory file of pools for every driver it
+# started, the graded run's first, its second opinions' (alone.py's Witness) and its replay, clearing the windows
+# by punching holes; sealed against shrinking, the file kept the size the graded run's windows gave it (1048704 bytes
+# after a 1 MiB pool, measured), so a witness's first llm_init could tell it was no graded run's first driver (768
+# bytes for a 640-byte pool). Held by construction: each driver starts with a file of its own at the same
+# descriptor number (PoolFile.renew, CAdapter._new_driver), as each Python process does.
 def test_a_c_witness_driver_finds_a_pools_file_no_earlier_driver_grew(tmp_path: Path) -> None:
     from oracle.hw3.c.adapter import CAdapter
     from oracle.hw3.c.build import build

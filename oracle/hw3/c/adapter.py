@@ -78,7 +78,8 @@ class CAdapter(DriverProcess):
 
     def _new_driver(self) -> None:
         self._heap = HeapState(0, 0, 0)
-        self._pools.restart()  # the last driver's pools: no process maps them any more
+        self._pools.renew()  # a file of its own for each driver, at the same number: no driver finds what one
+        # before it left there (the size the seal kept), so a second opinion's starts as a graded run's first
         self._window = None
         self._owners = set()
         self._memory = None

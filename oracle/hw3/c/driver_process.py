@@ -67,6 +67,7 @@ class DriverProcess:
         self._listener: Listener | None = None  # natively: every mapping call of the driver, answered by our ledger
 
     def _start(self) -> None:
+        self._new_driver()  # before the driver exists: what it is handed is made for it
         self._output.seek(0)
         self._output.truncate()
         cmd_r, cmd_w = os.pipe()
@@ -105,7 +106,6 @@ class DriverProcess:
         self.generation += 1
         self.failure = None
         self.exit_status = None
-        self._new_driver()
         self._native = self._listener = None
         if ours is not None:
             with ours:
