@@ -40,8 +40,8 @@ PROBE_FUNCTIONS: dict[str, Callable[[ProbeTarget], str]] = {
     "destroy_keeps_pool": destroy_keeps_pool, "l2_hole_free": l2_hole_free, "l2_hole_fork": l2_hole_fork,
     "many_sequences": many_sequences, "many_forks": many_forks, "two_engines": two_engines, "big_pool": big_pool,
 }
-C_ONLY = {"big_pool"}
-MEMORY_SAFETY_ITEM = "memory_safety"  # the item a memory error the grader saw in a probe's run is left to  # about int overflow in a C address: no Python counterpart
+C_ONLY = {"big_pool"}  # about int overflow in a C address: no Python counterpart
+MEMORY_SAFETY_ITEM = "memory_safety"  # the item a memory error the grader saw in a probe's run is left to
 
 # What each probe's verdict rests on (evidence.py): a probe resting on an EDIT is not run where edits are not
 # graded (Python). Two edit only on a path the submission's state chooses (many_sequences, to tell a free count's
