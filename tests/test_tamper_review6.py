@@ -43,7 +43,6 @@ def _present(module: str, name: str | None = None) -> bool:
 
 ONE_ALIVE = _present("oracle.hw3.alone")  # branch one-alive
 FORK_IN_PLACE = _present("oracle.hw3.fork_witness", "_writes_in_place")  # branch fork-inplace
-PROBE_FENCED = _present("oracle.hw3.probe_checks", "LeftToMemorySafety")  # branch probe-fenced
 QUEUE_ADMITS = _present("oracle.prefix.queue_order")  # branch queue-admits
 ALLOC_EVERY = _present("oracle.hw3.alloc_failure", "MOST_PER_CALL")  # branch alloc-every
 
@@ -191,26 +190,22 @@ def test_a_fork_settled_late_gets_no_more_than_its_honest_score(scene: Scene, re
     assert not problems, "\n".join([f"fork_settled_late (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
 
 
-# --- 3. a probe's bug hidden behind a stray access only the probe meets --------------------------------------------
+# --- 3. a probe's bug hidden behind a stray access only the probe meets: held -----------------------------------------
 # tests/submissions/hostile/review6/stray_in_probe.patch on broken/l1_traversal.patch: freeing a block table stops at
 # the first NULL L1 slot, and where a NULL slot comes before a mapped one (a state only the probe l1_gap_free makes:
 # it edits the table) it first reads one slot past each end of the L1 table. Two bugs, each of its own rule: graded on
 # compiles (5), l1_traversal (4) and memory_safety (10), the honest grade is 5/19.
+# With probe-fenced as first merged, a probe whose run met a stray was "left to memory_safety" (not checked, no cost):
+# l1_traversal passed and memory_safety paid for the read, 9/19 (measured; before probe-fenced the probe's driver
+# served glibc's heap and counted no stray: 15/19). Held by construction since (probes.judge): a stray read changes no
+# state and a stray write lands on a page the driver maps for it, in no live block, so the probe goes on judging what
+# the grader reads of the state and its verdict is the one it gives without the stray (tests/test_probe_adapter.py);
+# the stray is charged to memory_safety alone (stray_charge.py). Only a crash or a heap the C library calls corrupt
+# stops a probe.
 STRAY_ITEMS = ("compiles", "l1_traversal", "memory_safety")
 STRAY_HONEST = 5
-STRAY_BROKEN = (
-    "with probe-fenced, a probe whose run meets a stray access is 'left to memory_safety' (probe_checks."
-    "LeftToMemorySafety: it checks nothing and costs nothing): a submission makes a stray read in the probe's own "
-    "state (a NULL L1 slot before a mapped one, which only the probe's edit makes), and its l1_traversal bug, which "
-    "the probe would see in the blocks the free leaves, costs nothing; memory_safety pays for the read (9/19 for an "
-    "honest 5/19; a submission failing memory_safety anyway gets its probe's item free). Before probe-fenced the "
-    "probe's driver served glibc's heap and counted no stray: l1_traversal failed and memory_safety passed (15/19). "
-    "Fix by construction: a stray read changes no state, and a stray write lands on the fence's own pages, in no "
-    "live block: the probe notes the stray for memory_safety and goes on judging what the grader reads of the "
-    "state, so each bug costs its own item; only a crash or a heap the C library calls corrupt stops a probe")
 
 
-@pytest.mark.xfail(strict=True, reason=STRAY_BROKEN)
 def test_a_stray_access_only_a_probe_meets_does_not_excuse_the_probed_bug(scene: Scene, reaper: Reaper) -> None:
     from tests.test_grade import small_rubric
 
