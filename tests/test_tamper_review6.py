@@ -220,6 +220,40 @@ def test_a_stray_access_only_a_probe_meets_does_not_excuse_the_probed_bug(scene:
                                     *problems])
 
 
+# tests/submissions/hostile/review6/double_free_in_probe.patch on broken/l1_traversal.patch: the same attack with a
+# memory error that does stop a probe. Each create frees a scratch block; in the probe's own state (a NULL L1 slot
+# before a mapped one) freeing the table first frees the last scratch block again, a free made in a later call than
+# the first. The driver ends the run with a heap found corrupted (status 4, driver.c's heap_fatal), which probes.judge
+# still leaves to memory_safety: not checked, no cost. Same items, same honest 5/19.
+DOUBLE_FREE_BROKEN = (
+    "a heap the driver calls corrupt still stops a probe and leaves it to memory_safety (probes._verdict: "
+    "heap_corrupted, 'a memory error made before, in whichever call'): a submission makes one in the probe's own "
+    "state, a second free of a block an earlier call freed, and its l1_traversal bug, which the probe would see in the "
+    "blocks the free leaves, costs nothing (9/19 for an honest 5/19, measured; memory_safety pays for the double free). "
+    "On the fence that premise no longer holds: no page of the span is mapped for a block twice in a run, so a free of "
+    "a pointer that is no live block is found in the very call that makes it, and it changes no live block. Fix by "
+    "construction: the fence lets such a free go on as a stray access (the driver touches the freed block's "
+    "inaccessible page, which the grader counts from outside, and returns), so the probe goes on judging what the "
+    "grader reads and the double free costs memory_safety alone; only a fault the run cannot go on past stops a "
+    "probe. (Not done here: driver.c serves graded runs too, where a double free is a crash charged to memory_safety "
+    "today; the fixtures' verdicts would need measuring.)")
+
+
+@pytest.mark.xfail(strict=True, reason=DOUBLE_FREE_BROKEN)
+def test_a_double_free_only_a_probe_meets_does_not_excuse_the_probed_bug(scene: Scene, reaper: Reaper) -> None:
+    from tests.test_grade import small_rubric
+
+    source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "l1_traversal.patch")
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / "double_free_in_probe.patch"))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(STRAY_ITEMS))
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+    problems = evidence.problems + check_report(scene.out, STRAY_HONEST, max_points(STRAY_ITEMS))
+    assert not problems, "\n".join([f"double_free_in_probe (honest score {STRAY_HONEST}/{max_points(STRAY_ITEMS)}):",
+                                    *problems])
+
+
 # --- 4. a prefix pool that refuses the drain --------------------------------------------------------------------------
 # tests/hostile_review6/drain_refused.py on forward_order_free (prefix): the pool refuses an admit of one token that is
 # its own request's number (the drain's, `admit(past + i, [past + i])`), which no directed program makes. Honest 4/12
@@ -329,7 +363,8 @@ def test_a_correct_submission_allocating_much_in_every_call_gets_full_alloc_fail
 
 def test_every_review6_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["drain_refused", "fork_settled_late", "fresh_pool_correct", "many_scratch_allocations",
-                              "pool_file_grown", "proc_not_alone", "refusal_pool_file", "stray_in_probe"])
+    assert on_disk == sorted(["double_free_in_probe", "drain_refused", "fork_settled_late", "fresh_pool_correct",
+                              "many_scratch_allocations", "pool_file_grown", "proc_not_alone", "refusal_pool_file",
+                              "stray_in_probe"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"review6/{name}" in table for name in on_disk)
