@@ -43,7 +43,6 @@ def _present(module: str, name: str | None = None) -> bool:
 
 ONE_ALIVE = _present("oracle.hw3.alone")  # branch one-alive
 FORK_IN_PLACE = _present("oracle.hw3.fork_witness", "_writes_in_place")  # branch fork-inplace
-PROBE_FENCED = _present("oracle.hw3.probe_checks", "LeftToMemorySafety")  # branch probe-fenced
 QUEUE_ADMITS = _present("oracle.prefix.queue_order")  # branch queue-admits
 ALLOC_EVERY = _present("oracle.hw3.alloc_failure", "MOST_PER_CALL")  # branch alloc-every
 
@@ -185,26 +184,22 @@ def test_a_fork_settled_late_gets_no_more_than_its_honest_score(scene: Scene, re
     assert not problems, "\n".join([f"fork_settled_late (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
 
 
-# --- 3. a probe's bug hidden behind a stray access only the probe meets --------------------------------------------
+# --- 3. a probe's bug hidden behind a stray access only the probe meets: held -----------------------------------------
 # tests/submissions/hostile/review6/stray_in_probe.patch on broken/l1_traversal.patch: freeing a block table stops at
 # the first NULL L1 slot, and where a NULL slot comes before a mapped one (a state only the probe l1_gap_free makes:
 # it edits the table) it first reads one slot past each end of the L1 table. Two bugs, each of its own rule: graded on
 # compiles (5), l1_traversal (4) and memory_safety (10), the honest grade is 5/19.
+# With probe-fenced as first merged, a probe whose run met a stray was "left to memory_safety" (not checked, no cost):
+# l1_traversal passed and memory_safety paid for the read, 9/19 (measured; before probe-fenced the probe's driver
+# served glibc's heap and counted no stray: 15/19). Held by construction since (probes.judge): a stray read changes no
+# state and a stray write lands on a page the driver maps for it, in no live block, so the probe goes on judging what
+# the grader reads of the state and its verdict is the one it gives without the stray (tests/test_probe_adapter.py);
+# the stray is charged to memory_safety alone (stray_charge.py). Only a crash or a heap the C library calls corrupt
+# stops a probe.
 STRAY_ITEMS = ("compiles", "l1_traversal", "memory_safety")
 STRAY_HONEST = 5
-STRAY_BROKEN = (
-    "with probe-fenced, a probe whose run meets a stray access is 'left to memory_safety' (probe_checks."
-    "LeftToMemorySafety: it checks nothing and costs nothing): a submission makes a stray read in the probe's own "
-    "state (a NULL L1 slot before a mapped one, which only the probe's edit makes), and its l1_traversal bug, which "
-    "the probe would see in the blocks the free leaves, costs nothing; memory_safety pays for the read (9/19 for an "
-    "honest 5/19; a submission failing memory_safety anyway gets its probe's item free). Before probe-fenced the "
-    "probe's driver served glibc's heap and counted no stray: l1_traversal failed and memory_safety passed (15/19). "
-    "Fix by construction: a stray read changes no state, and a stray write lands on the fence's own pages, in no "
-    "live block: the probe notes the stray for memory_safety and goes on judging what the grader reads of the "
-    "state, so each bug costs its own item; only a crash or a heap the C library calls corrupt stops a probe")
 
 
-@pytest.mark.xfail(strict=True, reason=STRAY_BROKEN)
 def test_a_stray_access_only_a_probe_meets_does_not_excuse_the_probed_bug(scene: Scene, reaper: Reaper) -> None:
     from tests.test_grade import small_rubric
 
@@ -216,6 +211,40 @@ def test_a_stray_access_only_a_probe_meets_does_not_excuse_the_probed_bug(scene:
     evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
     problems = evidence.problems + check_report(scene.out, STRAY_HONEST, max_points(STRAY_ITEMS))
     assert not problems, "\n".join([f"stray_in_probe (honest score {STRAY_HONEST}/{max_points(STRAY_ITEMS)}):",
+                                    *problems])
+
+
+# tests/submissions/hostile/review6/double_free_in_probe.patch on broken/l1_traversal.patch: the same attack with a
+# memory error that does stop a probe. Each create frees a scratch block; in the probe's own state (a NULL L1 slot
+# before a mapped one) freeing the table first frees the last scratch block again, a free made in a later call than
+# the first. The driver ends the run with a heap found corrupted (status 4, driver.c's heap_fatal), which probes.judge
+# still leaves to memory_safety: not checked, no cost. Same items, same honest 5/19.
+DOUBLE_FREE_BROKEN = (
+    "a heap the driver calls corrupt still stops a probe and leaves it to memory_safety (probes._verdict: "
+    "heap_corrupted, 'a memory error made before, in whichever call'): a submission makes one in the probe's own "
+    "state, a second free of a block an earlier call freed, and its l1_traversal bug, which the probe would see in the "
+    "blocks the free leaves, costs nothing (9/19 for an honest 5/19, measured; memory_safety pays for the double free). "
+    "On the fence that premise no longer holds: no page of the span is mapped for a block twice in a run, so a free of "
+    "a pointer that is no live block is found in the very call that makes it, and it changes no live block. Fix by "
+    "construction: the fence lets such a free go on as a stray access (the driver touches the freed block's "
+    "inaccessible page, which the grader counts from outside, and returns), so the probe goes on judging what the "
+    "grader reads and the double free costs memory_safety alone; only a fault the run cannot go on past stops a "
+    "probe. (Not done here: driver.c serves graded runs too, where a double free is a crash charged to memory_safety "
+    "today; the fixtures' verdicts would need measuring.)")
+
+
+@pytest.mark.xfail(strict=True, reason=DOUBLE_FREE_BROKEN)
+def test_a_double_free_only_a_probe_meets_does_not_excuse_the_probed_bug(scene: Scene, reaper: Reaper) -> None:
+    from tests.test_grade import small_rubric
+
+    source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "l1_traversal.patch")
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / "double_free_in_probe.patch"))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(STRAY_ITEMS))
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+    problems = evidence.problems + check_report(scene.out, STRAY_HONEST, max_points(STRAY_ITEMS))
+    assert not problems, "\n".join([f"double_free_in_probe (honest score {STRAY_HONEST}/{max_points(STRAY_ITEMS)}):",
                                     *problems])
 
 
@@ -328,7 +357,8 @@ def test_a_correct_submission_allocating_much_in_every_call_gets_full_alloc_fail
 
 def test_every_review6_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["drain_refused", "fork_settled_late", "fresh_pool_correct", "many_scratch_allocations",
-                              "pool_file_grown", "proc_not_alone", "refusal_pool_file", "stray_in_probe"])
+    assert on_disk == sorted(["double_free_in_probe", "drain_refused", "fork_settled_late", "fresh_pool_correct",
+                              "many_scratch_allocations", "pool_file_grown", "proc_not_alone", "refusal_pool_file",
+                              "stray_in_probe"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"review6/{name}" in table for name in on_disk)
