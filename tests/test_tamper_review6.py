@@ -316,33 +316,31 @@ def test_a_prefix_pool_correct_only_in_a_fresh_process_gets_no_more(tmp_path: Pa
 # --- 5. alloc_failure's cost: a correct submission that allocates much in every call ---------------------------------
 # tests/submissions/hostile/review6/many_scratch_allocations.patch on the reference: correct C written in an unusual
 # way, not an attack. Every call first makes and frees 500 scratch buffers, each checked (one that cannot be had is
-# skipped: the call succeeds regardless), under alloc-every's bound of 512 allocations a call. Graded on compiles (5)
+# skipped: the call succeeds regardless). Graded on compiles (5)
 # and alloc_failure, which a course weighs 5: it must get 10/10. (A call past the bound, review 2's spare_records, is
 # that branch's own strict xfail.)
 SCRATCH_ITEMS = ("compiles", "alloc_failure")
 SCRATCH_MAX = 10
+# Once a grade the clock decided: at a bound of 512 allocations a call, each of the program's calls had its 500 tried,
+# each try replaying the program from a fresh driver, and alloc_failure ran out the grade's time (5/10 at 300 s,
+# measured; main's earlier sample of 32 tries a call graded it 10/10 in 96 s). Since the bound is 64
+# (alloc_failure.MOST_PER_CALL) a count decides, the same on every machine: the worst case, six calls of 64, is 384
+# tries. What is left is below.
 COST_BROKEN = (
-    "alloc-every bounds each call's tries by a count of the submission's allocations (MOST_PER_CALL, 512), and each "
-    "try replays the program from a fresh driver: a call's every allocation is tried, each try replaying every "
-    "allocation before it, so the grader's work grows with the square of the submission's counts. A correct "
-    "submission making 500 checked scratch allocations in each of allocation_failure.txt's 7 calls asks about 3,500 "
-    "tries replaying some 7 million allocations in all (counted from the program, not measured): alloc_failure alone "
-    "ran out the default time limit (300 s, "
-    "measured: 5/10, 'the time limit for the whole grade was reached while this item ran'; the same in llm_init "
-    "only took 60 s) where main's sample of 32 tries a call graded it 10/10 in 96 s; a submission that needs less "
-    "than the "
-    "limit on one machine and more on a loaded one gets two grades. Fix by construction: bound the tries by what the "
-    "submission's code is, not by what it does: fail each distinct allocation site (the driver records each "
-    "allocation's return address) at its first and last allocation in the call; a NULL check is code at a site, so "
-    "every check is still tried (review 5's sample_skipped too), and the work is the sites', a count the grader "
-    "fixes")
+    "alloc_failure fails every allocation of every call in turn and leaves the item not run (0 points) when a call "
+    "of allocation_failure.txt makes more than alloc_failure.MOST_PER_CALL (64) allocations: this correct "
+    "submission's 500 checked scratch buffers a call get it 5/10 for a correct 10/10, the same on every machine. Not "
+    "fixed by failing fewer: one allocation a call site (first and last) would not hold review 5's sample_skipped, "
+    "whose 64 buffers come from one site with a check that skips the tenth; a sample by position is what that attack "
+    "beat. Fix by construction still to do: tries whose cost does not grow with the square of a call's allocations "
+    "(one replay to the call, then a copy of the driver's process per try, made where no submission code runs, so no "
+    "try can tell itself from a graded run), with a bound in the thousands")
 
 
-@pytest.mark.slow
 @pytest.mark.xfail(ALLOC_EVERY, strict=True, reason=COST_BROKEN)
 def test_a_correct_submission_allocating_much_in_every_call_gets_full_alloc_failure(scene: Scene,
                                                                                    reaper: Reaper) -> None:
-    """Graded with --time-limit 120 (the harness waits 180 s; the default 300 s gave the same 5/10, measured)."""
+    """Graded with the default time limit: alloc_failure's bound is a count, met in seconds."""
     from tests.test_grade import small_rubric
 
     sub = scene.root / "submission"
@@ -350,7 +348,7 @@ def test_a_correct_submission_allocating_much_in_every_call_gets_full_alloc_fail
     (sub / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), C_ATTACKS / "many_scratch_allocations.patch"))
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(SCRATCH_ITEMS))
     _weighted(rubric, "alloc_failure", 5)
-    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric, options=("--time-limit", "120")))
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
     problems = evidence.problems + check_report(scene.out, SCRATCH_MAX, SCRATCH_MAX)
     assert not problems, "\n".join(["many_scratch_allocations (correct):", *problems])
 
