@@ -22,7 +22,7 @@ from typing import Any
 from oracle.hw3.observation import UNREAD, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
 from oracle.hw3.pool_file import PoolFile
-from oracle.child import LoadFailure, PythonChild, PythonTarget
+from oracle.child import PythonChild, PythonTarget
 from oracle.hw3.pyreply import BadReply, handle, returned
 from oracle.hw3.spec import API
 from oracle.sandbox import Sandbox
@@ -47,9 +47,7 @@ class RemotePythonAdapter:
     child inherits). `output` is what the submission printed while this adapter was in use; `timeout` (None:
     the child's) bounds each call."""
 
-    def __init__(self, child: PythonChild, pools: PoolFile, timeout: float | None = None,
-                 stops: "RemotePython | None" = None):
-        self._stops = stops  # a child of its own (RemotePython.apart), stopped when this adapter closes
+    def __init__(self, child: PythonChild, pools: PoolFile, timeout: float | None = None):
         self.child = child
         self.pools = pools
         self.name = child.target.spec
@@ -142,8 +140,6 @@ class RemotePythonAdapter:
 
     def close(self) -> None:
         self._window = None
-        if self._stops is not None:
-            self._stops.close()
 
     def end_process(self) -> None:
         """Ends the process this adapter's calls run in (its handles die with it): the next call starts a fresh one,
@@ -181,7 +177,6 @@ class RemotePython:
     `close()` stops it and everything it started."""
 
     def __init__(self, target: PythonTarget, sandbox: Sandbox, *, timeout: float = 2.0, **options: Any):
-        self._made = (target, sandbox, timeout, options)
         self.pools = PoolFile()
         self.child = PythonChild(target, sandbox, server=SERVER, failure=ImplementationFailure, timeout=timeout,
                                  pass_fds=(self.pools.fd,), **options)
@@ -191,18 +186,6 @@ class RemotePython:
 
     def __call__(self, timeout: float | None = None) -> RemotePythonAdapter:
         return RemotePythonAdapter(self.child, self.pools, timeout)
-
-    def apart(self, timeout: float | None = None) -> RemotePythonAdapter:
-        """An adapter on a child process of its own, started now and stopped when the adapter closes: a second
-        opinion (fresh_pool.py) that nothing this child's calls did can reach, and that reaches none of them."""
-        target, sandbox, child_timeout, options = self._made
-        other = RemotePython(target, sandbox, timeout=child_timeout, **options)
-        try:
-            other.load()
-        except LoadFailure as failure:
-            other.close()
-            raise ImplementationFailure(f"did not load in a second process: {failure}") from None
-        return RemotePythonAdapter(other.child, other.pools, timeout, stops=other)
 
     def close(self) -> None:
         self.child.close()
