@@ -44,7 +44,7 @@ def test_a_python_runs_process_is_ended_for_each_second_opinion_and_its_calls_re
     with Sandbox() as box, served(str(tmp_path / "no_incref_alone.py"), sandbox=box) as remote:
         remote().llm_init(640)  # the child serves an earlier adapter: the graded run does not start in it
         started = remote.child.generation
-        trace = run(Program("forked", FORKED), remote(), TrackedModel(), fresh=remote.apart)
+        trace = run(Program("forked", FORKED), remote(), TrackedModel(), fresh=remote)
         generations = remote.child.generation - started
     # the graded run's fresh process, the fork's three second opinions (its in-place append, its references and
     # their control: fork_witness.py), then the graded run's replay
@@ -102,7 +102,7 @@ def test_a_witness_is_handed_what_the_graded_runs_first_process_was(without_bwra
     (tmp_path / "fingerprinted.py").write_text(python_module("fork_no_incref", FINGERPRINT))
     with Sandbox() as box, served(str(tmp_path / "fingerprinted.py"), sandbox=box) as remote:
         graded = remote()
-        aside = Aside(graded, remote.apart)
+        aside = Aside(graded, remote)
         graded.llm_init(640)
         first = remote.child.output(0)  # what it printed since it started, at import first
         with closing(aside.fresh()) as witness:

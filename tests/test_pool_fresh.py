@@ -1,7 +1,7 @@
 """Every process of a Python submission is handed a pools' memory file made for it (oracle/hw3/pyremote.py), held
 at one descriptor number (pyserve.POOLS_FD): what a process finds there at import, its size and its number, is the
 same for a graded run's first process, one after earlier programs' windows, a second opinion's (alone.py's Witness,
-RemotePython.apart) and the graded run's replay after it. Real processes: the submission served in the sandbox,
+the graded run's own child started afresh) and the graded run's replay after it. Real processes: the submission served in the sandbox,
 with and without bubblewrap."""
 
 from contextlib import closing
@@ -53,7 +53,7 @@ def test_every_process_finds_an_empty_pools_file_at_one_number(without_bwrap: bo
         earlier.llm_init(BIG_POOL)  # an earlier program's window, in the process the grading loaded
         seen["loaded"] = found(remote.child)
         graded = remote()
-        aside = Aside(graded, remote.apart)  # the graded run's first process: a fresh one
+        aside = Aside(graded, remote)  # the graded run's first process: a fresh one
         engine = graded.llm_init(640)
         seen["graded"] = found(remote.child)
         with closing(aside.fresh()) as witness:  # the graded run's process ended first
@@ -61,10 +61,7 @@ def test_every_process_finds_an_empty_pools_file_at_one_number(without_bwrap: bo
             seen["witness"] = found(remote.child)
         aside.resumed(engine, [Call("llm_init", (640,), False, True)])  # the graded run's replay after the witness
         seen["replay"] = found(remote.child)
-        with closing(remote.apart()) as apart:  # a second child's process
-            apart.llm_init(640)
-            seen["apart"] = found(apart.child)
-    assert seen == {name: f"POOLS [({POOLS_FD}, 0)]" for name in ("loaded", "graded", "witness", "replay", "apart")}
+    assert seen == {name: f"POOLS [({POOLS_FD}, 0)]" for name in ("loaded", "graded", "witness", "replay")}
 
 
 # A C submission's driver: no code runs before its first call (the build refuses constructors), but at llm_init the

@@ -8,7 +8,7 @@ submission wrote into it is what the grader sees, whatever the child says. One c
 a grading run (as one imported module would); a failure that stops it (sys.exit, a BaseException, a fork, a
 hang, a crash) is a failing step with its label, and the next adapter's first call starts a new one.
 
-Every process of a submission, a graded run's or a second opinion's (alone.py's Witness, `apart`'s child), is
+Every process of a submission, a graded run's or a second opinion's (alone.py's Witness), is
 handed a memory file made for it when it starts (the one before closed first), which pyserve.py holds at one
 descriptor number (POOLS_FD): no process finds what an earlier one left in its pools' file, not even its size (a
 file sealed against shrinking keeps the size its earlier windows gave it) or its number, so nothing there tells a
@@ -28,7 +28,7 @@ from typing import Any
 from oracle.hw3.observation import UNREAD, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
 from oracle.hw3.pool_file import PoolFile
-from oracle.child import LoadFailure, PythonChild, PythonTarget
+from oracle.child import PythonChild, PythonTarget
 from oracle.hw3.pyreply import BadReply, handle, returned
 from oracle.hw3.pyserve import POOLS_FD
 from oracle.hw3.spec import API
@@ -54,8 +54,7 @@ class RemotePythonAdapter:
     child's process was handed. `output` is what the submission printed while this adapter was in use;
     `timeout` (None: the child's) bounds each call."""
 
-    def __init__(self, remote: "RemotePython", timeout: float | None = None, stops: bool = False):
-        self._stops = stops  # a child of its own (RemotePython.apart), stopped when this adapter closes
+    def __init__(self, remote: "RemotePython", timeout: float | None = None):
         self.remote = remote
         self.child = child = remote.child
         self.name = child.target.spec
@@ -155,8 +154,6 @@ class RemotePythonAdapter:
 
     def close(self) -> None:
         self._window = None
-        if self._stops:
-            self.remote.close()
 
     def end_process(self) -> None:
         """Ends the process this adapter's calls run in (its handles die with it): the next call starts a fresh one,
@@ -220,18 +217,6 @@ class RemotePython:
 
     def __call__(self, timeout: float | None = None) -> RemotePythonAdapter:
         return RemotePythonAdapter(self, timeout)
-
-    def apart(self, timeout: float | None = None) -> RemotePythonAdapter:
-        """An adapter on a child process of its own, started now and stopped when the adapter closes: a second
-        opinion (fresh_pool.py) that nothing this child's calls did can reach, and that reaches none of them."""
-        target, sandbox, child_timeout, options = self._made
-        other = RemotePython(target, sandbox, timeout=child_timeout, **options)
-        try:
-            other.load()
-        except LoadFailure as failure:
-            other.close()
-            raise ImplementationFailure(f"did not load in a second process: {failure}") from None
-        return RemotePythonAdapter(other, timeout, stops=True)
 
     def close(self) -> None:
         self.child.close()

@@ -47,10 +47,10 @@ class Submission:
         return built(self)()
 
     def witness(self) -> Adapter:
-        """An adapter for a second opinion (fresh_pool.py) in a process of its own: a Python submission's
-        adapters otherwise share one child, where a witness's llm_init would end the program it judges."""
-        factory = built(self)
-        return getattr(factory, "apart", factory)()
+        """An adapter for a second opinion (fresh_pool.py) on an implementation that runs in this process; one
+        that runs in a process of its own (a child, a driver) is ended for it, and the witness runs in a fresh
+        process of the graded run's own adapter (alone.py)."""
+        return built(self)()
 
     def probes(self) -> dict[str, Any]:
         """The white-box probes' results by name, run once per submission."""
