@@ -87,6 +87,33 @@ def test_a_use_after_free_is_seen_natively_from_outside_and_the_call_goes_on(wor
         adapter.close()
 
 
+def test_a_free_of_a_block_an_earlier_call_freed_is_a_stray_access_and_the_call_goes_on(workdir: Path) -> None:
+    """free_sequence frees again, one call later, the Sequence the call before freed (a double free across calls).
+    On the fence that pointer is no live block and can be no later block's, so the free changes no live block: the
+    driver lets the call go on, returning 0, and the grader counts one stray page from outside (the driver read a
+    page no block was given). The blocks the grader reads are those of a single free: none left once both
+    sequences are gone; a later block is served as ever."""
+    source = _on("").replace("    list_del(&seq->node);\n    destroy_sequence(engine, seq);\n",
+                             "    static Sequence *gone;\n    Sequence *again = gone;\n    gone = seq;\n"
+                             "    list_del(&seq->node);\n    destroy_sequence(engine, seq);\n"
+                             "    if (again != NULL)\n        free(again);\n", 1)
+    assert "Sequence *again = gone;" in source
+    adapter = CAdapter(_driver(source, workdir, "double_free_later"))
+    try:
+        engine = adapter.llm_init(4096)
+        adapter.create_sequence(engine, 1, 1)
+        adapter.create_sequence(engine, 2, 1)
+        assert adapter.free_sequence(engine, 1) == 0
+        assert adapter.observe(None).heap.faulted == 0
+        assert adapter.free_sequence(engine, 2) == 0  # frees sequence 1's Sequence again
+        heap = adapter.observe(engine).heap
+        assert heap.faulted == 1 and heap.live_blocks == 2, heap  # the engine and its ref_count
+        assert adapter.create_sequence(engine, 3, 1) is not None
+        assert adapter.observe(engine).heap.live_blocks == 5
+    finally:
+        adapter.close()
+
+
 def test_a_heap_overflow_by_one_int_is_seen_natively_from_outside(workdir: Path) -> None:
     """fork_l2_malloc_bytes mallocs 16 bytes for 16 ints: the copy runs onto the guard page after them."""
     adapter = CAdapter(_driver(_on("fork_l2_malloc_bytes"), workdir, "overflow"))

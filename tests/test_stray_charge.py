@@ -14,7 +14,8 @@ from oracle.hw3.stray_charge import charging
 
 CAP = Stray("create_sequence_cap", 2, ("llm_init(pool, 19200)", "create_sequence(engine, 1, 4097)"), 1)
 SAID = ("create_sequence_cap, step 2, create_sequence(engine, 1, 4097): natively, a read or write outside any live "
-        "heap block (1 page(s) of guard or freed memory touched: a heap overflow or a use after free) "
+        "heap block, or a free of a pointer that is none (1 page(s) of guard or freed memory touched: a heap overflow, "
+        "a use after free or a double free) "
         f"[rule: {MEMORY_SAFETY}]")
 Run = Callable[[Any, Mapping[str, Any]], Outcome]
 

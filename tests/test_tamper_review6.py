@@ -215,25 +215,19 @@ def test_a_stray_access_only_a_probe_meets_does_not_excuse_the_probed_bug(scene:
 
 
 # tests/submissions/hostile/review6/double_free_in_probe.patch on broken/l1_traversal.patch: the same attack with a
-# memory error that does stop a probe. Each create frees a scratch block; in the probe's own state (a NULL L1 slot
+# memory error that stopped a probe. Each create frees a scratch block; in the probe's own state (a NULL L1 slot
 # before a mapped one) freeing the table first frees the last scratch block again, a free made in a later call than
-# the first. The driver ends the run with a heap found corrupted (status 4, driver.c's heap_fatal), which probes.judge
-# still leaves to memory_safety: not checked, no cost. Same items, same honest 5/19.
-DOUBLE_FREE_BROKEN = (
-    "a heap the driver calls corrupt still stops a probe and leaves it to memory_safety (probes._verdict: "
-    "heap_corrupted, 'a memory error made before, in whichever call'): a submission makes one in the probe's own "
-    "state, a second free of a block an earlier call freed, and its l1_traversal bug, which the probe would see in the "
-    "blocks the free leaves, costs nothing (9/19 for an honest 5/19, measured; memory_safety pays for the double free). "
-    "On the fence that premise no longer holds: no page of the span is mapped for a block twice in a run, so a free of "
-    "a pointer that is no live block is found in the very call that makes it, and it changes no live block. Fix by "
-    "construction: the fence lets such a free go on as a stray access (the driver touches the freed block's "
-    "inaccessible page, which the grader counts from outside, and returns), so the probe goes on judging what the "
-    "grader reads and the double free costs memory_safety alone; only a fault the run cannot go on past stops a "
-    "probe. (Not done here: driver.c serves graded runs too, where a double free is a crash charged to memory_safety "
-    "today; the fixtures' verdicts would need measuring.)")
+# the first. The driver ended the run with a heap found corrupted (status 4, driver.c's heap_fatal), which
+# probes.judge leaves to memory_safety: not checked, no cost (9/19 for an honest 5/19, measured before this fix;
+# memory_safety paid for the double free). Held by construction since (issue 17, branch free-stray): on the fence no
+# page of the span is mapped for a block twice in a run, so a pointer that is no live block (and that the call did
+# not free itself) can be no later block's, and freeing it changes no live block. The driver's free then lets the
+# call go on as a stray access the grader counts from outside (driver.c's stray_free reads a page of the span no
+# block was given, which faults and is mapped: the ledger counts it), so the probe goes on judging what the grader
+# reads and finds the l1_traversal bug; the double free costs memory_safety alone. Only a fault the run cannot go
+# on past (a runaway past 64 pages in a call, a crash) stops a probe. Same items, same honest 5/19.
 
 
-@pytest.mark.xfail(strict=True, reason=DOUBLE_FREE_BROKEN)
 def test_a_double_free_only_a_probe_meets_does_not_excuse_the_probed_bug(scene: Scene, reaper: Reaper) -> None:
     from tests.test_grade import small_rubric
 

@@ -40,8 +40,8 @@ def _student(stray: Stray) -> str:
         keep = CALLS_SHOWN // 2
         calls = calls[:keep] + [(0, f"/* ... {len(calls) - 2 * keep} more calls ... */")] + calls[-keep:]
     lines = [f"{call};{'  /* <-- here */' if number == stray.step else ''}" if number else call for number, call in calls]
-    return (f"**Call {stray.step}** `{stray.call}`: your code read or wrote memory outside every heap block it had "
-            "allocated and not yet freed (a heap overflow or a use after free). The program went on past it, as it "
+    return (f"**Call {stray.step}** `{stray.call}`: your code read, wrote or freed memory outside every heap block it "
+            "had allocated and not yet freed (a heap overflow, a use after free or a double free). The program went on past it, as it "
             "would on an ordinary heap; valgrind, run on these calls, shows where it was made. The calls, in order "
             "(`pool`: a fresh buffer of the size given to llm_init):\n\n" + fenced("\n".join(lines), "c"))
 

@@ -587,6 +587,30 @@ static int freed_in_this_call(uintptr_t addr)
     return 0;
 }
 
+/* A free of a pointer that is no live block and that this call did not free (a block an earlier call freed, or
+ * a pointer malloc never returned). On the fence it changes no live block: no page of the span is mapped for a
+ * block twice in a run, so the pointer cannot be a later block's. So the call goes on, as on an ordinary heap, and
+ * the grader counts the free as a stray access from outside: the driver reads a page of the span no block was
+ * ever given (the next above every block), which faults, and on_fault maps it (fence_fault): a page of the span
+ * made accessible outside any block, which the ledger counts (memory_safety's). The page is the driver's choice,
+ * never the submission's pointer's (a freed block's page already mapped by an earlier stray would not fault).
+ * 0 when no page faulted (the caller then ends the process with a memory error). */
+static int stray_free(void)
+{
+    unsigned before = fence.faulted;
+    if (before >= MAX_FAULTED) /* fence_fault would map no page: a runaway, ended as one */
+        return 0;
+    for (int tries = 0; tries < 8 && fence.faulted == before; tries++) {
+        size_t first = fence.cursor;
+        if (first + 2 > FENCE_SPAN / PAGE)
+            return 0;
+        fence.cursor = first + 2; /* the page after it stays unmapped: the next block keeps a guard */
+        (void)*(volatile unsigned char *)(FENCE_BASE + first * PAGE);
+        __asm__ volatile("" ::: "memory"); /* on_fault changed fence.faulted: read it again */
+    }
+    return fence.faulted != before;
+}
+
 void free(void *ptr)
 {
     if (ptr == NULL || probe_pool_freed(ptr))
@@ -596,6 +620,8 @@ void free(void *ptr)
         fatal("free(%p): a double free: this call already freed that block", ptr);
     if (entry == NULL && in_a_pool((uintptr_t)ptr))
         fatal("free(%p): not a live heap block: the caller's pool, which malloc did not return", ptr);
+    if (entry == NULL && fenced() && stray_free())
+        return; /* a stray access the grader counted: the call goes on */
     if (entry == NULL)
         heap_fatal("free(%p): not a live heap block (double free, or a pointer malloc did not return)", ptr);
     if (n_freed_this_call < 64)

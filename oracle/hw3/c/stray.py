@@ -1,9 +1,10 @@
 """Stray accesses the grader counted, call by call: natively a read or write of the submission's outside any live
-heap block (a heap overflow or a use after free) lets the program go on, on a page the grader counts from outside
-(ledger.py `faulted`, or heap_maps.py without a listener: native_heap.HeapFacts.faulted). An adapter with a
-Watch notes each call whose reply came with more such pages than before, as a Stray, into a list the grader
-keeps for the whole submission: whichever run it was in, it is a memory error (stray_charge.py charges it to
-memory_safety). Only the grader's own count is read, never the driver's word.
+heap block (a heap overflow or a use after free), or a free of a pointer that is no live block and that the call
+had not freed itself (a double free: the driver reads a page no block was given), lets the program go on, on a
+page the grader counts from outside (ledger.py `faulted`, or heap_maps.py without a listener:
+native_heap.HeapFacts.faulted). An adapter with a Watch notes each call whose reply came with more such pages
+than before, as a Stray, into a list the grader keeps for the whole submission: whichever run it was in, it is a
+memory error (stray_charge.py charges it to memory_safety). Only the grader's own count is read, never the driver's word.
 
     adapter = CAdapter(driver, watch=Watch(strays))
     named(adapter, "create_sequence_cap")   # the calls from here on are that program's steps 1, 2, ...
@@ -52,8 +53,9 @@ class Stray:
         return f"{run}, {'step' if self.program else 'call'} {self.step}, {self.call}"
 
     def problem(self) -> str:
-        return (f"natively, a read or write outside any live heap block ({self.pages} page(s) of guard or freed "
-                "memory touched: a heap overflow or a use after free)")
+        return (f"natively, a read or write outside any live heap block, or a free of a pointer that is none "
+                f"({self.pages} page(s) of guard or freed memory touched: a heap overflow, a use after free or a "
+                "double free)")
 
 
 @dataclass
