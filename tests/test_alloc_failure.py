@@ -1,82 +1,16 @@
-"""alloc_failure (oracle/hw3/alloc_failure.py): which allocations of a call it fails (allocations_to_fail, on plain
-counts), and, on real C submissions built by gcc, that a call of thousands of allocations is tried in bounded
-work and a leak on its last allocation's failure is still caught."""
+"""alloc_failure (oracle/hw3/alloc_failure.py), on real C submissions built by gcc: every allocation of every call
+is failed in turn, wherever a bug hides among many others, and a call of more than MOST_PER_CALL allocations leaves
+the item not run, with why."""
 
 from pathlib import Path
 
-from oracle.hw3.alloc_failure import EDGE, FAILED_PER_CALL, allocations_to_fail
+from oracle.hw3.alloc_failure import MOST_PER_CALL
 from oracle.hw3.grade import grade, load
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.test_grade import small_rubric
 
 SPARE_RECORDS = SUBMISSIONS / "correct_review2" / "spare_records.patch"  # llm_init: 2 + 8000 allocations
 
-
-def test_every_allocation_of_a_short_call_fails() -> None:
-    assert allocations_to_fail(0) == ()
-    assert allocations_to_fail(1) == (1,)
-    assert allocations_to_fail(4) == (1, 2, 3, 4)
-    assert allocations_to_fail(FAILED_PER_CALL) == tuple(range(1, FAILED_PER_CALL + 1))
-
-
-def test_a_long_call_fails_its_first_and_last_allocations_and_an_even_spread_between() -> None:
-    assert allocations_to_fail(100) == (1, 2, 3, 4, 5, 6, 7, 8, 11, 16, 22, 27, 32, 37, 43, 48, 53, 58, 64, 69,
-                                        74, 79, 85, 90, 93, 94, 95, 96, 97, 98, 99, 100)
-    for count in (FAILED_PER_CALL + 1, FAILED_PER_CALL + 2, 40, 100, 8002, 10**9):
-        chosen = allocations_to_fail(count)
-        assert len(chosen) == FAILED_PER_CALL and len(set(chosen)) == FAILED_PER_CALL, count
-        assert list(chosen) == sorted(chosen) and chosen[0] == 1 and chosen[-1] == count, count
-        assert chosen[:EDGE] == tuple(range(1, EDGE + 1)), count
-        assert chosen[-EDGE:] == tuple(range(count - EDGE + 1, count + 1)), count
-        between = chosen[EDGE:-EDGE]
-        assert all(EDGE < k <= count - EDGE for k in between), count
-        gaps = [b - a for a, b in zip(between, between[1:])]
-        assert max(gaps) - min(gaps) <= 1, (count, gaps)  # evenly spread, to the nearest allocation
-
-
-def test_the_choice_depends_on_the_count_alone() -> None:
-    assert allocations_to_fail(8002) == allocations_to_fail(8002)
-    assert allocations_to_fail(8002) != allocations_to_fail(8003)
-
-
-
-def test_a_long_call_fails_every_block_it_kept_whatever_surrounds_them() -> None:
-    """padded_allocations (tests/submissions/hostile/review3b): its kept blocks sit among 100 blocks allocated and
-    freed before them and 100 after, where the count-only choice never lands."""
-    kept = (101, 102, 103)
-    assert not set(kept) & set(allocations_to_fail(203))
-    chosen = allocations_to_fail(203, kept)
-    assert set(kept) <= set(chosen) and len(chosen) == FAILED_PER_CALL == len(set(chosen))
-    assert list(chosen) == sorted(chosen) and all(1 <= k <= 203 for k in chosen)
-    others = [k for k in chosen if k not in kept]  # the rest of the budget, 29 tries: a quarter at each edge
-    edge = (FAILED_PER_CALL - len(kept)) // 4
-    assert others[:edge] == list(range(1, edge + 1)) and others[-edge:] == list(range(204 - edge, 204))
-    huge = allocations_to_fail(10**9, (5, 10**8))  # a count the submission claimed: the work is the tries'
-    assert {1, 5, 10**8, 10**9} <= set(huge) and len(set(huge)) == FAILED_PER_CALL
-
-
-def test_a_call_that_kept_many_blocks_fails_a_sample_of_them_and_still_some_of_the_others() -> None:
-    kept = tuple(range(2, 2001, 2))  # 1000 kept, 1000 freed between them
-    chosen = allocations_to_fail(2000, kept)
-    assert len(chosen) == FAILED_PER_CALL == len(set(chosen))
-    ours = [k for k in chosen if k in kept]
-    assert len(ours) == FAILED_PER_CALL - EDGE  # EDGE tries left to the others
-    assert ours[0] == 2 and ours[-1] == 2000
-    assert allocations_to_fail(8002, tuple(range(1, 8003))) == allocations_to_fail(8002)  # all kept: as by count
-
-
-def test_the_kept_blocks_holding_the_engines_objects_come_first_however_many_others_it_kept() -> None:
-    """padded_kept_allocations (tests/submissions/hostile/review3b): 100 one-byte blocks kept before a create's own
-    three (a Sequence, its L1 and L2 tables) and 100 after, and 100 allocated and freed after them."""
-    kept, objects = tuple(range(1, 204)), (101, 102, 103)
-    assert not set(objects) & set(allocations_to_fail(303, kept))  # the kept ones alone: a sample misses them
-    chosen = allocations_to_fail(303, kept, objects)
-    assert set(objects) <= set(chosen) and len(chosen) == FAILED_PER_CALL == len(set(chosen))
-    assert len([k for k in chosen if k > 203]) == EDGE  # EDGE tries left to the blocks it did not keep
-    assert allocations_to_fail(303, kept, (0, 250, 400)) == allocations_to_fail(303, kept)  # only kept ones count
-
-def test_a_kept_number_beyond_the_count_is_not_tried() -> None:
-    assert allocations_to_fail(40, (0, 41, 10**9)) == allocations_to_fail(40, ())
 
 def _alloc_failure(tmp_path: Path, source: str) -> tuple[str, str]:
     directory = tmp_path / "submission"
@@ -89,22 +23,48 @@ def _alloc_failure(tmp_path: Path, source: str) -> tuple[str, str]:
     return item.status, item.message
 
 
-def test_a_correct_call_of_thousands_of_allocations_passes_on_a_bounded_set(tmp_path: Path) -> None:
-    status, message = _alloc_failure(tmp_path, patched(REFERENCE_C.read_text(), SPARE_RECORDS))
-    assert status == "passed", message
-    # llm_init's 32 of 8002, and every one of the other calls' 14 (the reference's counts)
-    assert message.startswith(f"{FAILED_PER_CALL + 14} of the {8002 + 14} allocations failed one at a time"), message
+def _spares(count: int) -> str:
+    """spare_records (a correct, unusual design) setting aside `count` records in llm_init instead of 8000:
+    llm_init makes count + 2 allocations."""
+    source = patched(REFERENCE_C.read_text(), SPARE_RECORDS)
+    loop = "for (int i = 0; i < 8000; i++)"
+    assert source.count(loop) == 1
+    return source.replace(loop, f"for (int i = 0; i < {count}; i++)")
 
 
-def test_a_leak_when_the_last_of_thousands_of_allocations_fails_is_caught(tmp_path: Path) -> None:
-    correct = patched(REFERENCE_C.read_text(), SPARE_RECORDS)
+def test_the_reference_has_every_allocation_failed(tmp_path: Path) -> None:
+    status, message = _alloc_failure(tmp_path, REFERENCE_C.read_text())
+    assert (status, message) == ("passed", "16 allocations failed one at a time")  # 2, 3, 3, 4, 3 and 1 a call
+
+
+def test_a_call_of_more_allocations_than_the_bound_leaves_the_item_not_run(tmp_path: Path) -> None:
+    status, message = _alloc_failure(tmp_path, _spares(MOST_PER_CALL - 1))
+    assert status == "not_run", message
+    assert message == (f"not run: allocation_failure: call 1 llm_init(pool, 2560) made {MOST_PER_CALL + 1} allocations "
+                       f"with none failing; the grader fails each allocation of a call in turn, up to {MOST_PER_CALL} "
+                       f"a call"), message
+
+
+def test_a_call_of_as_many_allocations_as_the_bound_is_tried(tmp_path: Path) -> None:
+    """The first spare record written through unchecked: a crash when llm_init's third allocation fails."""
+    checked = "        if (record == NULL) {"
+    source = _spares(MOST_PER_CALL - 2)
+    assert source.count(checked) == 1
+    status, message = _alloc_failure(tmp_path, source.replace(checked, "        if (record == NULL && i != 0) {"))
+    assert status == "failed", message
+    assert message.startswith("allocation_failure (allocation 3 of step 1 failing): step 1 llm_init(pool, 2560)"), message
+    assert "SIGSEGV" in message, message
+
+
+def test_a_leak_when_the_last_of_many_allocations_fails_is_caught(tmp_path: Path) -> None:
     undo = "        if (record == NULL) {\n            drop_spares();"
+    correct = _spares(64)
     assert undo in correct
-    leaky = correct.replace(undo, "        if (record == NULL) {\n            if (i < 7999)\n                drop_spares();")
+    leaky = correct.replace(undo, "        if (record == NULL) {\n            if (i < 63)\n                drop_spares();")
     status, message = _alloc_failure(tmp_path, leaky)
     assert status == "failed"
-    assert "allocation 8002 of step 1 failing" in message, message
-    assert "heap: expected every allocation freed, got 7999 block(s)" in message, message
+    assert "allocation 66 of step 1 failing" in message, message
+    assert "heap: expected every allocation freed, got 63 block(s)" in message, message
 
 
 def test_a_call_that_crashes_when_its_malloc_fails_is_caught_at_that_allocation(tmp_path: Path) -> None:

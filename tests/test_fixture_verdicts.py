@@ -128,7 +128,8 @@ PYTHON_OWN_ITEMS: dict[str, set[str]] = {
     "fork_breaks_at_null_l1": set(),
     # fork's missing reference shows in no return and no pool byte at the fork, only in later calls (a write to
     # the shared block lands in place, a free hands out a block the child holds): a second opinion replays the
-    # fork and checks its references alone (oracle/hw3/fork_witness.py), so those calls' items read past it
+    # fork, appends to a block it shares and checks its references (oracle/hw3/fork_witness.py), so those
+    # calls' items read past it
     "fork_no_incref": {"fork"},
     "free_breaks_at_null_l1": set(),
     "free_count_not_incremented": {"free_count"},

@@ -1,17 +1,20 @@
-"""oracle/hw3/fork_witness.py: a fork whose references are wrong, told from the returns alone by replaying it in a
-fresh process and checking its references (the parent freed, the pool filled, one create that must be refused),
-against a control without the fork; and rules.py charging what follows such a fork to the fork."""
+"""oracle/hw3/fork_witness.py: a fork whose references are wrong, told from the pool and the returns by replaying it
+in a fresh process: an append to the block the child shares writes in place, and the checks of its references (the
+parent freed, the pool filled, one create that must be refused) fail where a control without the fork passes; and
+rules.py charging what follows such a fork to the fork."""
 
 import copy
 import struct
+from pathlib import Path
 
 import pytest
 
 from oracle.difference import Difference
-from oracle.hw3 import load_adapter
+from oracle.hw3 import load_adapter, programs
 from oracle.hw3.difference import CONTENTS, GUARD, POOL, RETURN
 from oracle.hw3.effects import wrote_elsewhere, wrote_held
-from oracle.hw3.fork_witness import INT_MAX, MOST_FILLING, _ids, _with_checks, fork_shown_wrong
+from oracle.hw3.fork_witness import (INT_MAX, MOST_FILLING, _ids, _references_missed, _with_checks, _writes_in_place,
+                                     fork_shown_wrong)
 from oracle.hw3.machine import Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import UNREAD, Observation
@@ -31,6 +34,104 @@ def test_a_fork_that_takes_no_reference_is_shown_wrong() -> None:
 @pytest.mark.parametrize("impl", ["engine", "tests.broken.no_cow", "tests.broken.last_fit", "tests.broken.cow_copies_written_only"])
 def test_a_fork_that_takes_its_references_is_not_shown_wrong(impl: str) -> None:
     assert not fork_shown_wrong(load_adapter(impl), FORKED)  # their bugs are the append's or first fit's
+
+
+def _greedy_free(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str = "greedy_free", more: str = "") -> str:
+    """tests/hostile_review5/free_drops_shared.py's engine, as module `name` (with `more` after it): a correct fork,
+    a free that gives back every reference of a block it shares at once."""
+    root = Path(__file__).parents[1]
+    engine, bug = root / "engine" / "llm_memory.py", root / "tests" / "hostile_review5" / "free_drops_shared.py"
+    (tmp_path / f"{name}.py").write_text(f"{engine.read_text()}\n\n{bug.read_text()}{more}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return name
+
+
+def test_a_greedy_free_after_a_correct_fork_is_not_the_forks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fresh, forked = load_adapter(_greedy_free(tmp_path, monkeypatch)), FORKED[:4]
+    # the references' checks alone would blame the fork: the freed parent gives back the blocks the child holds ...
+    assert _references_missed(fresh, forked, forked[:3], 1, _ids(FORKED))
+    # ... but the fork took its references: the child's append copies the block they share
+    assert not _writes_in_place(fresh, forked, 8)
+    assert not fork_shown_wrong(fresh, FORKED)
+
+
+# free_drops_shared's greedy free, and an append that writes in place only where the in-place witness's history
+# differs from every graded one: right after its sequence was forked, the record the last append wrote again
+PLANTED_IN_PLACE = """
+_last = {"forked": None, "record": None}
+_fork, _append = fork_sequence, append_kv
+
+
+def fork_sequence(engine, parent_seq_id, new_seq_id):
+    child = _fork(engine, parent_seq_id, new_seq_id)
+    _last["forked"] = new_seq_id if child is not None else None
+    return child
+
+
+def append_kv(engine, seq_id, kv_data):
+    planted, _last["forked"] = _last["forked"] == seq_id and kv_data == _last["record"], None
+    _last["record"] = kv_data
+    seq = _engine(engine).find(seq_id) if planted else None
+    if seq is None:
+        return _append(engine, seq_id, kv_data)
+    logical, offset = divmod(seq.kv_count, KV_PER_BLOCK)
+    block = seq.block_table[logical // L2_PT_SIZE][logical % L2_PT_SIZE]
+    _RECORD.pack_into(engine.pool_base_ptr, block * BLOCK_SIZE + offset * KV_SIZE, kv_data)
+    seq.kv_count += 1
+    return 0
+"""
+
+PLANTED_BROKEN = (
+    "the in-place witness replays the program to the fork in a fresh process and then makes a call of its own (an "
+    "append to the child of the last record the program appended): a history a submission can recognise where the "
+    "graded programs never make it, and misbehave there only. A greedy free with an append that writes in place "
+    "just there is, to the witness, a fork without references, so the free's difference is charged to the fork "
+    "(graded on llm_init, create_free and fork weighed 2, as test_tamper_review5's free_drops_shared: 16/18 for an "
+    "honest 8/18, measured with pagedcheck grade --seed 110). "
+    "Fix by construction: take the in-place evidence from the graded run itself (an append after the fork that "
+    "wrote the block it shares, in place, as the grader read the pool), or make every call a witness adds one the "
+    "graded programs make too (the same record, at the same point of a graded program)")
+
+
+@pytest.mark.xfail(strict=True, reason=PLANTED_BROKEN)
+def test_an_append_in_place_planted_where_only_the_witness_looks_does_not_blame_a_correct_fork(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = _greedy_free(tmp_path, monkeypatch, "greedy_free_planted_in_place", PLANTED_IN_PLACE)
+    steps = programs.load("fork_references").steps
+    refused = next(at for at, step in enumerate(steps) if step.op == "create_sequence" and step.args == (4, 1))
+    assert not fork_shown_wrong(load_adapter(module), steps[: refused + 1])
+
+
+def test_an_append_that_never_copies_writes_in_place_but_the_references_hold() -> None:
+    fresh, forked = load_adapter("tests.broken.no_cow"), FORKED[:4]
+    assert _writes_in_place(fresh, forked, 8)
+    assert not _references_missed(fresh, forked, forked[:3], 1, _ids(FORKED))
+
+
+@pytest.mark.parametrize("impl, in_place", [("tests.broken.fork_no_incref", True),
+                                            ("tests.broken.probe_bugs:fork_shares_no_block", True),
+                                            ("engine", False), ("tests.broken.last_fit", False),
+                                            ("tests.broken.cow_copies_written_only", False)])
+def test_the_append_after_the_fork_writes_in_place_only_where_the_fork_took_no_reference(impl: str, in_place: bool) -> None:
+    assert _writes_in_place(load_adapter(impl), FORKED[:4], 8) is in_place
+
+
+def test_a_parent_whose_last_block_is_full_gets_one_record_more_before_the_fork() -> None:
+    # 16 records: a fork of them shares no partial block, so the parent appends one first (block 1, shared)
+    full = [Step("llm_init", (640,)), Step("create_sequence", (1, 16)), Step("fork_sequence", (1, 2))]
+    assert _writes_in_place(load_adapter("tests.broken.fork_no_incref"), full, 3)
+    assert not _writes_in_place(load_adapter("engine"), full, 3)
+    assert fork_shown_wrong(load_adapter("tests.broken.fork_no_incref"), full)
+
+
+def test_in_a_full_pool_the_append_the_model_refuses_is_in_place_after_a_fork_without_references() -> None:
+    # failing_calls.txt's end: no block free for the copy, so the model refuses the child's append; a fork that took
+    # no reference lets it write in place
+    full = [Step("llm_init", (640,)), Step("create_sequence", (1, 20)), Step("create_sequence", (2, 128)),
+            Step("fork_sequence", (1, 3))]
+    assert fork_shown_wrong(load_adapter("tests.broken.fork_no_incref"), full)
+    assert not fork_shown_wrong(load_adapter("engine"), full)
+    assert not _writes_in_place(load_adapter("engine"), full, 0)
 
 
 def test_a_count_bug_that_shows_without_the_fork_is_not_the_forks() -> None:

@@ -62,25 +62,6 @@ def test_the_grader_fails_the_kth_grant_and_knows_it(reference: Path) -> None:
         adapter.close()
 
 
-
-def test_the_blocks_a_call_kept_are_the_ledgers_numbers_of_its_grants_still_live(reference: Path) -> None:
-    adapter = CAdapter(reference)
-    try:
-        engine = adapter.llm_init(4096)
-        assert adapter.last_call.kept == (1, 2)  # the engine and its ref_count
-        assert adapter.kept_objects(engine) == (1, 2)  # the engine and ref_count, read where its pointers say
-        assert adapter.create_sequence(engine, 1, 1) is not None
-        assert adapter.last_call.kept == (1, 2, 3)  # a Sequence, its L1 table, one L2 table
-        assert adapter.kept_objects(engine) == (1, 2, 3)
-        assert adapter.free_sequence(engine, 1) == 0
-        assert adapter.last_call.kept == ()
-        assert adapter.kept_objects(engine) == ()  # the freed Sequence, unreadable now, left out
-        adapter.fail_allocation(3)  # the L2 table: the reference frees the Sequence and its L1 table again
-        assert adapter.create_sequence(engine, 1, 1) is None and adapter.last_call.injected_failure
-        assert (adapter.last_call.allocations, adapter.last_call.kept) == (2, ())
-    finally:
-        adapter.close()
-
 @pytest.mark.parametrize("at_start", [False, True])
 def test_the_layout_puts_each_block_at_a_page_end_or_start(reference: Path, at_start: bool) -> None:
     adapter = CAdapter(reference)

@@ -198,33 +198,3 @@ def test_the_block_count_spent_is_full_as_the_budget_is() -> None:
 def test_the_fence_holds_the_blocks_the_map_count_leaves() -> None:
     assert fence_blocks(65530) == 65530 - 1024 - 8192  # driver.c's fence_reserve
     assert fence_blocks(10000) == 1024
-
-
-def test_the_blocks_a_call_kept_are_its_grants_still_live_when_it_ends_counted_as_a_failure_counts_them() -> None:
-    ledger = Ledger()
-    ledger.call_started()
-    grant(ledger, 1)
-    ledger.call_started()
-    assert grant(ledger, 3) == CONTINUE  # the call's 1st grant, freed below
-    assert grant(ledger, 3) == errno.EEXIST  # not fresh: no grant, so no number
-    assert grant(ledger, 5) == CONTINUE  # 2nd, kept
-    free(ledger, 3)
-    free(ledger, 1)  # an earlier call's block: not this call's to keep
-    assert grant(ledger, 7) == CONTINUE  # 3rd, kept
-    assert ledger.kept == (2, 3)
-    ledger.call_started(fail_at=2)  # the same order, the 2nd grant failed: the one kept first above
-    assert grant(ledger, 9) == CONTINUE and grant(ledger, 11) == errno.ENOMEM and ledger.injected
-    assert ledger.kept == (1,)
-    ledger.call_started()
-    assert ledger.kept == ()
-
-
-def test_the_kept_blocks_holding_given_addresses_are_those_whose_pages_hold_one() -> None:
-    ledger = Ledger()
-    ledger.call_started()
-    grant(ledger, 1, 2)  # 1st: pages 1 and 2
-    grant(ledger, 4)  # 2nd, freed below
-    grant(ledger, 6)  # 3rd
-    free(ledger, 4)
-    assert ledger.kept_holding({page(2) + 100, page(4) + 8, page(6) + PAGE - 1, page(9)}) == (1, 3)
-    assert ledger.kept_holding({page(4)}) == ()  # a freed block holds nothing

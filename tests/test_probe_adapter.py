@@ -9,10 +9,11 @@ import pytest
 
 from oracle.hw3.c.build import build
 from oracle.hw3.c.probe_adapter import CProbeAdapter
+from oracle.hw3.c.stray import Stray
 from oracle.hw3.pool import GUARD
 from oracle.hw3.probe_pool import PATTERN
 from oracle.hw3.probes import ProbeResult, run_probes
-from tests.conftest import REFERENCE_C
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 
 
 def driver_of(tmp_path: Path, source: str) -> Path:
@@ -106,14 +107,66 @@ def test_a_call_the_driver_cannot_go_on_after_fails_the_probe_with_its_words(tmp
     assert result.detail.startswith("free(0x") and "a double free: this call already freed that block" in result.detail
 
 
-def test_a_heap_found_corrupted_leaves_the_probe_to_memory_safety(tmp_path: Path) -> None:
-    """fork_sequence overflows the L2 copies it mallocs; glibc's malloc aborts later, in whichever call: a
-    memory error made before, so the probe checked nothing and names memory_safety."""
-    result = probe(tmp_path, "many_forks", "        int *to = new_l2_table();", "        int *to = malloc(L2_PT_SIZE);")
-    assert result.passed and not result.checked and result.owner == "memory_safety", result
-    assert result.detail.startswith("not checked: ") and "the heap was corrupted" in result.detail
-    assert result.detail.endswith("(item memory_safety)")
+def test_a_stray_access_is_noted_for_memory_safety_and_a_rule_that_holds_past_it_holds(tmp_path: Path) -> None:
+    """fork_sequence overflows the L2 copies it mallocs: the probe's driver serves blocks from the fence, as a graded
+    run's, so the write past the block's end is a stray access the driver lets go on, onto a page of no other block
+    (on glibc's heap, malloc aborted later, in whichever call). The grader counts it after the fork and notes it, in
+    the probe's calls, for stray_charge to charge memory_safety with; many_forks' rule holds past it, with
+    memory_safety's bug met on the way."""
+    strays: list[Stray] = []
+    driver = driver_of(tmp_path, variant("        int *to = new_l2_table();", "        int *to = malloc(L2_PT_SIZE);"))
+    (result,) = run_probes(driver, only=["many_forks"], strays=strays)
+    assert result.passed and result.checked and result.past and result.owner == "memory_safety", result
+    assert result.detail == ("its rule holds; on the way, another item's bug: fork_sequence(engine, 0, 1): natively, a "
+                             "read or write outside any live heap block (1 page(s) of guard or freed memory touched: a "
+                             "heap overflow or a use after free) (item memory_safety)"), result.detail
+    (stray,) = strays
+    assert (stray.program, stray.call, stray.pages) == ("white-box probe many_forks", "fork_sequence(engine, 0, 1)", 1)
+    assert stray.calls[0].startswith("llm_init(pool, ") and stray.step == len(stray.calls)
 
+
+# every llm_init reads the byte past the ref_count it callocs: a stray access in the probe's own llm_init operation
+INIT_STRAY = ("    list_init(&engine->active_seqs);\n",
+              "    list_init(&engine->active_seqs);\n    (void)((volatile unsigned char *)engine->ref_count)"
+              "[engine->total_local_blocks * sizeof(int)];\n")
+INIT_STRAY_WORDS = ("natively, a read or write outside any live heap block (1 page(s) of guard or freed memory touched: "
+                    "a heap overflow or a use after free) (item memory_safety)")
+
+
+def test_a_stray_access_in_llm_init_is_counted_after_the_probes_own_operation(tmp_path: Path) -> None:
+    strays: list[Stray] = []
+    (result,) = run_probes(driver_of(tmp_path, variant(*INIT_STRAY)), only=["init_untouched"], strays=strays)
+    assert result.passed and result.checked and result.past and result.owner == "memory_safety", result
+    assert result.detail.startswith("its rule holds; on the way, another item's bug: llm_init(pool, ")
+    assert result.detail.endswith(INIT_STRAY_WORDS), result.detail
+    (stray,) = strays  # the reference refuses a NULL pool and one too small before it callocs: their steps go by
+    assert stray.program == "white-box probe init_untouched" and stray.call.startswith("llm_init(pool, ")
+    assert stray.step == len(stray.calls) > 1 and result.detail.startswith(f"its rule holds; on the way, another item's bug: {stray.call}: ")
+
+
+def test_a_failure_after_a_stray_access_is_left_to_memory_safety(tmp_path: Path) -> None:
+    """l1_traversal's bug fails l1_gap_free; after a stray access (in llm_init) what the probe sees may be that
+    error's doing: the probe neither fails for it nor passes, and names memory_safety."""
+    bug = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "l1_traversal.patch")
+    (tmp_path / "bug").mkdir(), (tmp_path / "stray").mkdir()
+    (alone,) = run_probes(driver_of(tmp_path / "bug", bug), only=["l1_gap_free"])
+    assert not alone.passed and alone.checked, alone
+    assert bug.count(INIT_STRAY[0]) == 1
+    (result,) = run_probes(driver_of(tmp_path / "stray", bug.replace(*INIT_STRAY)), only=["l1_gap_free"])
+    assert result.passed and not result.checked and result.owner == "memory_safety", result
+    assert result.detail.startswith("not checked: llm_init(pool, ") and result.detail.endswith(INIT_STRAY_WORDS)
+
+
+def test_a_heap_found_corrupted_leaves_the_probe_to_memory_safety(tmp_path: Path) -> None:
+    """free_sequence frees, one call later, the sequence it freed in the call before (a double free across calls):
+    the driver finds the pointer no live block and ends, a memory error made before, so the probe checked nothing
+    and names memory_safety."""
+    result = probe(tmp_path, "many_sequences", "    destroy_sequence(engine, seq);\n    return 0;\n",
+                   "    destroy_sequence(engine, seq);\n    static Sequence *gone;\n    if (gone != NULL)\n"
+                   "        free(gone);\n    gone = seq;\n    return 0;\n")
+    assert result.passed and not result.checked and result.owner == "memory_safety", result
+    assert result.detail.startswith("not checked: free(0x") and "not a live heap block" in result.detail
+    assert result.detail.endswith("(item memory_safety)")
 
 
 def test_whether_a_pool_can_be_mapped_is_the_graders_own_finding(tmp_path: Path) -> None:
@@ -128,3 +181,24 @@ def test_whether_a_pool_can_be_mapped_is_the_graders_own_finding(tmp_path: Path)
         assert adapter._can_map(5 << 30) is False  # more than the probes' address space
     finally:
         adapter.close()
+
+
+def test_a_stray_only_a_probe_meets_costs_memory_safety_and_not_the_probes_item(tmp_path: Path) -> None:
+    """llm_init reads past its ref_count only for a pool of 6400 bytes, a size init_untouched gives and no graded
+    program does: the probe's stray, noted in the submission's list, fails memory_safety (stray_charge.py) in the
+    probe's words (the Excuse the probe's item leaves, or the stray's charge: one of them, once), and llm_init,
+    whose rule holds, passes."""
+    from oracle.hw3.grade import grade, load
+    from tests.test_grade import small_rubric
+
+    old, new = INIT_STRAY
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "llm_memory.c").write_text(variant(old, new.replace("    (void)", "    if (pool_size == 6400)\n"
+                                                                                 "        (void)")))
+    rubric = load(small_rubric(tmp_path / "rubric.toml", ["compiles", "llm_init", "memory_safety"]))
+    report = grade(str(tmp_path / "sub"), rubric, tmp_path / "out", timeout=1.0)
+    status = {item.id: (item.status, item.message) for item in report.items}
+    assert status["llm_init"][0] == "passed" and status["compiles"][0] == "passed", status
+    assert status["memory_safety"][0] == "failed", status
+    assert "init_untouched" in status["memory_safety"][1], status
+    assert "llm_init(pool, 6400): natively, a read or write outside any live heap block" in status["memory_safety"][1]

@@ -112,6 +112,30 @@ def test_a_run_gets_no_io_uring_and_no_process_vm_copy(without_bwrap: bool, monk
     assert done.output.strip() == "[" + ", ".join(["(-1, 1)"] * 5) + "]", done.output  # 1: EPERM
 
 
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
+def test_a_run_leaves_no_key_and_no_message_queue_for_the_next(without_bwrap: bool,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """add_key, request_key, keyctl and mq_open fail with EPERM: a key in a keyring the grader's uid or session
+    shares, or a POSIX queue, would outlive the run, and a later run of the submission (a second opinion,
+    oracle/hw3/alone.py) could tell itself from the first by finding it."""
+    if without_bwrap:
+        monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
+        monkeypatch.setattr(isolation, "_probed", {})
+    if os.uname().machine != "x86_64":
+        pytest.skip("the numbers below are x86_64's")
+    script = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nfound = []\n"
+              "for number, args in ((248, (b'user', b'pagedcheck-mark', b'x', 1, -3)),\n"  # add_key to @s
+              "                     (249, (b'user', b'pagedcheck-mark', None, 0)),\n"  # request_key
+              "                     (250, (0, -4, 0)),\n"  # keyctl(KEYCTL_GET_KEYRING_ID, @u, 0)
+              "                     (240, (b'/pagedcheck-mark', 0o100 | 2, 0o600, None))):\n"  # mq_open O_CREAT
+              "    ctypes.set_errno(0)\n"
+              "    found.append((libc.syscall(number, *args), ctypes.get_errno()))\n"
+              "print(found)\n")
+    with Sandbox() as box:
+        done = box.run(["/usr/bin/python3", "-c", script], timeout=20)
+    assert done.output.strip() == "[" + ", ".join(["(-1, 1)"] * 4) + "]", done.output  # 1: EPERM
+
+
 @needs_bwrap
 def test_a_run_has_no_network() -> None:
     with Sandbox() as box:

@@ -161,12 +161,19 @@ UNUSUAL = [
     # sequence. Held since a block the fence cannot hold (vm.max_map_count: 5000 live one-block sequences at 7
     # blocks each need 70,000 mappings) comes from the C library's heap instead of NULL (driver.c)
     Unusual("small_records", ("compiles", "create_free")),
-    # 8000 spare 32-byte records set aside by the first live engine, freed with the last. Held since alloc_failure
-    # fails at most 32 allocations of a call (allocations_to_fail): it failed each of llm_init's 8002 in turn,
-    # replaying the program each time, and never ended within the grade's limit (exit 1). The other items' slowness
-    # on it (the grader reads the driver's whole /proc/PID/maps after every call) is not this test's: it grades
-    # only these two items, within a 60 s whole-grade limit
-    Unusual("spare_records", ("compiles", "alloc_failure"), "",
+    # 8000 spare 32-byte records set aside by the first live engine, freed with the last. Once held by failing at most
+    # 32 allocations of a call (a sample), which the fifth review broke (review5 sample_skipped); alloc_failure now
+    # fails every allocation of every call in turn, up to MOST_PER_CALL a call, and llm_init's 8002 are more: the item
+    # is not run (0 points by default; a course that weighs it costs this correct design its points). The other
+    # items' slowness on it (the grader reads the driver's whole /proc/PID/maps after every call) is not this
+    # test's: it grades only these two items, within a 60 s whole-grade limit
+    Unusual("spare_records", ("compiles", "alloc_failure"), (
+        "alloc_failure fails each allocation of a call in turn, replaying the program from a fresh driver each time, "
+        "up to alloc_failure.MOST_PER_CALL (512) a call: llm_init's 8002 allocations (8000 spare records) are more, "
+        "so the item is not run (0 points) for a correct design; every allocation tried would be 8002 replays of "
+        "up to 8002 allocations each. No fix by construction is known: each try lets the call undo every allocation "
+        "before the one failed, so trying them all is quadratic in a call's count; the bound is the price of trying "
+        "every allocation of every smaller call (review5's sample_skipped)"),
             ("--time-limit", "60")),
 ]
 

@@ -40,16 +40,12 @@ ATTACKS = [
     URING_DATAGRAM,
     URING_DATAGRAM_C,
     # honest 5 (compiles): freeing a block table stops at the first NULL L1 slot
-    Attack("probe_spotted", "c", "l1_traversal", ("compiles", "l1_traversal"), 5,
-           broken="a probe's driver serves every block from the C library's heap (probe_adapter.py: no listener, "
-           "no fence), a graded run's from the fence's span [0x200000000000, +1 TiB): one look at a pointer tells "
-           "the submission which one it is in, so it keeps its bug where no program shows it and is correct where "
-           "a probe looks (l1_traversal passes). Fix by construction: a probe's driver gets its blocks from the "
-           "same ledger and span as a graded run (the probes then judge no heap count, as now), so nothing a run "
-           "can see tells a probe from a graded program. Tried and left: the ledger alone changes nothing (driver.c "
-           "leaves the fence at the first probe operation, fenced(): !probing), and a fence kept through the probes "
-           "turns a heap overflow's glibc abort into a stray access the probe must then notice and leave to "
-           "memory_safety (test_probe_adapter's heap-corrupted case), which the probes do not yet do"),
+    # Once 9/9 for an honest 5: a probe's driver served every block from the C library's heap, a graded run's from
+    # the fence's span [0x200000000000, +1 TiB), so one look at a pointer told the submission it was probed, and it
+    # kept its bug where no probe looks. Held by construction: a probe's driver gets its blocks from the same ledger
+    # and span as a graded run (driver.c keeps the fence through the probes); a stray access in a probe's run is
+    # the probe's premise broken, left to memory_safety and charged there (c/probe_adapter.py)
+    Attack("probe_spotted", "c", "l1_traversal", ("compiles", "l1_traversal"), 5),
 ]
 # on the reference (base "none"): its refusal is the bug, and what it buys is the course's hidden program, not points.
 # Honest 8/18: create_free fails (whichever program shows its rule's failure), tail_insertion passes (the failure

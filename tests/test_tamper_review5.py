@@ -42,17 +42,13 @@ def _weighted(rubric: Path, item: str, points: int) -> None:
 # the fork moves the 10 points' failure to the 2 points' item: 16/18.
 FREE_ITEMS = ("llm_init", "create_free", "fork")
 FREE_HONEST, FREE_MAX = 8, 18
-FREE_BROKEN = (
-    "the fork witness (oracle/hw3/fork_witness.py) asks only whether, after the fork, freeing the parent and filling "
-    "the pool leaves one create refused, against a control without the fork: a free that drops every reference of "
-    "a shared block at once fails the first and passes the control (nothing is shared without a fork), so the "
-    "create granted a block the child still holds is charged to the fork (rules AFTER_WRONG_FORK -> Task 3), the "
-    "item a course weighs 2, not to create_free (10): 16/18 for an honest 8/18 (fork_sequence.txt's step 13, an "
-    "append into a block the greedy free gave away, 'rule: Task 3'). Fix by construction: the witness shows the "
-    "fork wrong only "
-    "by what a fork without references does that a correct fork with a greedy free does not: after the fork, an "
-    "append to a block the child shares with the parent writes in place (the pool's bytes, read by the grader), "
-    "where a fork that took its references copies the block; no append-in-place, no blame on the fork")
+# Once 16/18: the fork witness asked only whether, after the fork, freeing the parent and filling the pool left one
+# create refused (against a control without the fork), and a greedy free fails that too, so the create granted a
+# block the child still held was charged to the fork (rules AFTER_WRONG_FORK -> Task 3), weighed 2, not to
+# create_free (10). Fair by construction: the witness shows the fork wrong only by what a fork without references
+# does that a correct fork with a greedy free does not: after the fork, an append to the block the child shares
+# with the parent writes in place (the pool's bytes, read by the grader), where a fork that took its references
+# leaves the block shared and the append copies it; no append in place, no blame on the fork.
 
 
 def _free_drops_shared(scene: Scene) -> Path:
@@ -61,7 +57,6 @@ def _free_drops_shared(scene: Scene) -> Path:
     return Path("review5_attack")
 
 
-@pytest.mark.xfail(strict=True, reason=FREE_BROKEN)
 def test_a_free_that_drops_shared_references_is_not_charged_to_a_fork_weighed_low(scene: Scene,
                                                                                   reaper: Reaper) -> None:
     from tests.test_grade import small_rubric
@@ -73,7 +68,6 @@ def test_a_free_that_drops_shared_references_is_not_charged_to_a_fork_weighed_lo
     assert not problems, "\n".join([f"free_drops_shared (honest score {FREE_HONEST}/{FREE_MAX}):", *problems])
 
 
-@pytest.mark.xfail(strict=True, reason=FREE_BROKEN)
 def test_the_fork_witness_does_not_call_a_correct_fork_wrong_for_a_greedy_free(tmp_path: Path,
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The mechanism alone, in this process: fork_references.txt's calls up to the create the model refuses, on
@@ -99,28 +93,13 @@ ALONE_ITEMS = ("llm_init", "fork", "append_cow")
 ALONE_HONEST, ALONE_MAX = 8, 16
 
 
-ALONE_BROKEN = (
-    "without bubblewrap (Landlock), every run of a submission shares the host's network namespace: a second "
-    "opinion's fresh process finds the abstract unix name the graded run's process bound still taken (Landlock's "
-    "scope, ABI 6, refuses a connection to another domain's socket, not a bind of its name), knows it is a witness "
-    "and forks correctly there; the witness never blames the fork, and the in-place append is charged to append_cow "
-    "(14/16 for an honest 8/16). Held under bubblewrap: each run has a network namespace, and abstract names, of its "
-    "own. Fix by construction: no two processes of one submission are alive at once: the graded run's process is "
-    "closed before a second opinion starts, and the program is replayed afresh to go on (or every run, graded or "
-    "not, is made with a sibling process of the submission alive, so that being not alone tells nothing)")
-
-
-REFUSAL_BROKEN = (
-    "as witness_not_alone, against fresh_pool.refused_for_want_of_blocks: without bubblewrap its fresh process finds "
-    "the graded run's abstract unix name taken and refuses the create there too, so the refusal is not 'for want of "
-    "blocks' and is charged to create_free (weighed 2) instead of free_count (11/13 for an honest 8/13; 8/13 under "
-    "bubblewrap, measured). Fix by construction: as witness_not_alone's (no two processes of one submission alive "
-    "at once, or never one alone)")
-
-
-def _alone_params(reason: str = ALONE_BROKEN) -> list:
-    return [pytest.param(False, id="bwrap"),
-            pytest.param(True, id="without-bwrap", marks=pytest.mark.xfail(strict=True, reason=reason))]
+# Held by construction (oracle/hw3/alone.py), with and without bubblewrap: no two processes of one submission are alive
+# at once. A graded run starts in a fresh process, as a witness does; its process is ended before a second opinion
+# starts, and the run goes on in a fresh process that replays its calls so far. Without bubblewrap (Landlock) every
+# run shares the host's network namespace, and a name bound by a process that is gone is free again: a witness
+# finds what the graded run's first process found. Once 14/16 here (and 11/13 below) without bubblewrap, when the
+# witness's process started while the graded run's was alive and found its abstract unix name taken.
+ISOLATIONS = [pytest.param(False, id="bwrap"), pytest.param(True, id="without-bwrap")]
 
 
 def _second_opinion_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: str, attack: str,
@@ -142,7 +121,7 @@ def _second_opinion_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool
         scene.close()
 
 
-@pytest.mark.parametrize("without_bwrap", _alone_params())
+@pytest.mark.parametrize("without_bwrap", ISOLATIONS)
 def test_a_fork_witness_cannot_be_told_from_the_graded_run(without_bwrap: bool, tmp_path: Path,
                                                             reaper: Reaper) -> None:
     problems = _second_opinion_problems(tmp_path, reaper, without_bwrap, "fork_no_incref", "witness_not_alone",
@@ -158,7 +137,7 @@ REFUSAL_ITEMS = ("llm_init", "free_count", "create_free")
 REFUSAL_HONEST, REFUSAL_MAX = 8, 13
 
 
-@pytest.mark.parametrize("without_bwrap", _alone_params(REFUSAL_BROKEN))
+@pytest.mark.parametrize("without_bwrap", ISOLATIONS)
 def test_a_refusals_second_opinion_cannot_be_told_from_the_graded_run(without_bwrap: bool, tmp_path: Path,
                                                                       reaper: Reaper) -> None:
     problems = _second_opinion_problems(tmp_path, reaper, without_bwrap, "free_count_not_incremented",
@@ -250,24 +229,16 @@ def test_a_correct_submission_asking_malloc_usable_size_gets_full_marks(scene: S
 # tests/submissions/hostile/review5/sample_skipped.patch on the reference: create_sequence makes and frees 64 scratch
 # buffers (after its checks, so no refused call allocates) before the sequence; each failure is undone but the
 # tenth's, written through unchecked (a crash when it fails). Graded on compiles (5) and alloc_failure, which a
-# course weighs 5: the honest grade is 5/10. The control is the same bug on the first scratch buffer, which every
-# sample tries (the test can fail).
+# course weighs 5: the honest grade is 5/10. The control is the same bug on the first scratch buffer.
+# Once 10/10: alloc_failure failed 32 allocations of a call of more, chosen by position from public code, and the
+# tenth of this create's 64 was never one of them (all 64 come from one call site, so one failure a site would not
+# have held either). Held by construction: every allocation of every call is failed in turn, with no sample (a call
+# of more than alloc_failure.MOST_PER_CALL leaves the item not run, 0 points), so the tenth is tried.
 SAMPLE_ITEMS = ("compiles", "alloc_failure")
 SAMPLE_HONEST, SAMPLE_MAX = 5, 10
-SAMPLE_BROKEN = (
-    "allocations_to_fail (oracle/hw3/alloc_failure.py) fails 32 allocations of a call of more, chosen by position "
-    "from public code (the kept blocks holding the engine's objects, the other kept ones, then an even spread of "
-    "the rest): a submission computes the positions it skips (the 10th of this create's 64 scratch buffers, for "
-    "both creates of allocation_failure.txt) and puts its unchecked malloc there: 10/10 for an honest 5/10 (the "
-    "same bug on the first scratch buffer, which every sample tries, gets 5/10). Fix by construction: choose by "
-    "allocation site, not position: the driver records each allocation's return address (the call site in the "
-    "submission's code), and of a long call every distinct site has at least one of its allocations failed (its "
-    "first) before any spread: a NULL check is code at a site, so every check the call reaches is tried, however "
-    "many allocations surround it")
 
 
-@pytest.mark.parametrize("unchecked", [pytest.param(10, marks=pytest.mark.xfail(strict=True, reason=SAMPLE_BROKEN),
-                                                    id="tenth"), pytest.param(1, id="first-control")])
+@pytest.mark.parametrize("unchecked", [pytest.param(10, id="tenth"), pytest.param(1, id="first-control")])
 def test_an_unchecked_malloc_where_the_sample_never_looks_still_fails_alloc_failure(
         unchecked: int, scene: Scene, reaper: Reaper) -> None:
     from tests.test_grade import small_rubric

@@ -87,7 +87,7 @@ OWN_ITEMS = {
     "zero_on_create": {"no_premature_writes"},
     "create_at_head": set(),  # the list's order shows in no return value and no pool byte: not graded
     # a fork that takes no reference shows only when the blocks it shares are written in place or handed out
-    # again, in later calls; a second opinion replays the fork and checks its references alone
+    # again, in later calls; a second opinion replays the fork, appends to a block it shares and checks its references
     # (oracle/hw3/fork_witness.py), so those calls' items read past it (C: fork, by ref_count)
     "fork_no_incref": {"fork"},
 }

@@ -10,6 +10,7 @@ An adapter is any object with these methods; the machine needs nothing else:
     llm_destroy(engine) -> int
     observe(engine) -> Observation
     close() -> None
+    end_process() -> None   # optional: ends the process the calls run in; the next call starts one (alone.py)
 
 `engine` is a handle the adapter returned from llm_init, or None for a NULL engine. A call that raises,
 crashes or hangs raises ImplementationFailure.

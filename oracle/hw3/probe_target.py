@@ -48,7 +48,8 @@ class PoolView:
 
 class ProbeTarget(Protocol):
     """A submission, driven by a probe: `entered` is the API call the probe entered last (where a crash or a
-    hang happened); `stopped` words an ImplementationFailure for the probe's result."""
+    hang happened); `stopped` words an ImplementationFailure for the probe's result. A target that can see memory
+    errors the run went on past (C natively: c/probe_adapter.py) words the first as `memory_error`."""
 
     entered: str | None
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
+from oracle.hw3.c.stray import Stray, Watch, named
 from oracle.hw3.evidence import EDIT, POOL, RETURNS, STATE, InProcessEdit, not_graded
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.probe_checks import CheckedPast, NotChecked, ProbeFailed, Unavailable
@@ -39,7 +40,8 @@ PROBE_FUNCTIONS: dict[str, Callable[[ProbeTarget], str]] = {
     "destroy_keeps_pool": destroy_keeps_pool, "l2_hole_free": l2_hole_free, "l2_hole_fork": l2_hole_fork,
     "many_sequences": many_sequences, "many_forks": many_forks, "two_engines": two_engines, "big_pool": big_pool,
 }
-C_ONLY = {"big_pool"}  # about int overflow in a C address: no Python counterpart
+C_ONLY = {"big_pool"}
+MEMORY_SAFETY_ITEM = "memory_safety"  # the item a memory error the grader saw in a probe's run is left to  # about int overflow in a C address: no Python counterpart
 
 # What each probe's verdict rests on (evidence.py): a probe resting on an EDIT is not run where edits are not
 # graded (Python). Two edit only on a path the submission's state chooses (many_sequences, to tell a free count's
@@ -85,8 +87,27 @@ class ProbeResult:
 
 
 def judge(name: str, target: ProbeTarget) -> ProbeResult:
-    """Runs probe `name` on `target` (closed after) and words its result."""
+    """Runs probe `name` on `target` (closed after) and words its result. A memory error the grader saw in the
+    probe's run (`memory_error`: natively, a stray access, counted after the operation that made it; the run went
+    on as on an ordinary heap) breaks the premise of what the probe saw after it: a failure, a crash or another
+    item's bug met since is left to memory_safety (not checked); a rule found holding holds, with memory_safety's
+    bug met on the way. Either way memory_safety is charged where the grader saw it (stray_charge.py)."""
     rule = PROBES[name]
+    try:
+        result = _verdict(name, rule, target)
+    finally:
+        target.close()
+    stray = getattr(target, "memory_error", None)
+    if stray is None or result.unavailable or result.owner == MEMORY_SAFETY_ITEM:
+        return result
+    if result.passed and result.checked:
+        return ProbeResult(name, rule, True, f"its rule holds; on the way, another item's bug: {stray} (item "
+                           f"{MEMORY_SAFETY_ITEM})", owner=MEMORY_SAFETY_ITEM, past=True)
+    return _left_to_memory_safety(name, rule, stray)
+
+
+def _verdict(name: str, rule: str, target: ProbeTarget) -> ProbeResult:
+    """Probe `name`'s result on `target`, from what it observed alone."""
     try:
         return ProbeResult(name, rule, True, PROBE_FUNCTIONS[name](target))
     except InProcessEdit:  # a probe that edits only on some paths words what holds without the edit itself, so
@@ -102,13 +123,16 @@ def judge(name: str, target: ProbeTarget) -> ProbeResult:
         return ProbeResult(name, rule, False, str(failure))
     except ImplementationFailure as failure:  # it crashed, hung, raised or left a state that cannot be read
         if failure.heap_corrupted:  # a memory error made before, in whichever call: memory_safety's to judge
-            return ProbeResult(name, rule, True, f"not checked: {target.stopped(failure)} (item memory_safety)",
-                               owner="memory_safety", checked=False)
+            return _left_to_memory_safety(name, rule, target.stopped(failure))
         return ProbeResult(name, rule, False, target.stopped(failure), target.entered)
     except Exception as exc:  # what was observed has a shape no probe step expects (a short ref_count)
         return ProbeResult(name, rule, False, f"raised {type(exc).__name__}: {exc}")
-    finally:
-        target.close()
+
+
+def _left_to_memory_safety(name: str, rule: str, why: str) -> ProbeResult:
+    """Probe `name` met a memory error, which memory_safety judges: it checked nothing, and costs nothing."""
+    return ProbeResult(name, rule, True, f"not checked: {why} (item {MEMORY_SAFETY_ITEM})", owner=MEMORY_SAFETY_ITEM,
+                       checked=False)
 
 
 def not_graded_result(name: str, kind: str) -> ProbeResult:
@@ -119,9 +143,12 @@ def not_graded_result(name: str, kind: str) -> ProbeResult:
 
 
 def run_probes(driver: Path, timeout: float = 10, *, sandbox: Sandbox | None = None,
-               only: Iterable[str] = tuple(PROBES)) -> list[ProbeResult]:
+               only: Iterable[str] = tuple(PROBES), strays: list[Stray] | None = None) -> list[ProbeResult]:
     """Each probe of PROBES (or of `only`) on a C submission built into `driver` (c/build.py), each in its own
-    driver process in the sandbox, for at most `timeout` s."""
+    driver process in the sandbox, for at most `timeout` s. A stray access the grader counts in a probe's run is
+    noted in `strays` (the submission's: stray_charge.py charges it to memory_safety), named by the probe."""
     from oracle.hw3.c.probe_adapter import CProbeAdapter
 
-    return [judge(name, CProbeAdapter(driver, limit=timeout, sandbox=sandbox)) for name in only]
+    noted = strays if strays is not None else []
+    return [judge(name, named(CProbeAdapter(driver, limit=timeout, sandbox=sandbox, watch=Watch(noted)),
+                              f"white-box probe {name}")) for name in only]

@@ -145,6 +145,12 @@ class RemotePythonAdapter:
         if self._stops is not None:
             self._stops.close()
 
+    def end_process(self) -> None:
+        """Ends the process this adapter's calls run in (its handles die with it): the next call starts a fresh one,
+        its pools fresh too, where nothing an earlier process did is left (alone.py)."""
+        self.child.stop()
+        self._fresh, self._mark, self._window = True, None, None
+
     def _init_request(self, size: int, image: bytes | None, pattern: bytes | None) -> dict[str, Any]:
         """An init request on a fresh window holding `image` or `pattern` repeated (both None: a NULL pool)."""
         if self._fresh:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from oracle.difference import Difference
+from oracle.hw3.alone import Aside
 from oracle.hw3.compare import differences, state_changes
 from oracle.hw3.difference import LIST_ORDER, RETURN, crash
 from oracle.hw3.effects import effects_of
@@ -66,8 +67,9 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
     """Applies `program` to `implementation` and `model` together, comparing after every call (leniently on the
     aspects in `modulo`). `fresh` opens another implementation, for a second opinion on a create or append that
     left a block unmapped (fresh_pool.py), or, for an engine whose objects are not read, on a difference that
-    follows a fork (fork_witness.py); `judge` may stop the run after a step."""
-    trace, engine = Trace(), None
+    follows a fork (fork_witness.py), never while the run's own process is alive (alone.py); `judge` may stop the
+    run after a step."""
+    trace, engine, aside = Trace(), None, Aside(implementation, fresh)
     before: Observation | None = None
     carried: set[str] = set()  # differences the model could not take over
     blind = False  # the model lost the counts, then a state it could not take over: NULL-engine calls only
@@ -76,6 +78,11 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
     made: list[Step] = []  # what they did; the calls since the last llm_init that did something, in the model
     forks: dict[int, bool] = {}  # the forks' second opinions so far (fork_witness.py)
     for number, step in enumerate(program.steps, 1):
+        try:
+            engine = aside.resumed(engine, trace.calls)  # in a fresh process after a second opinion
+        except ImplementationFailure:
+            trace.cut = True
+            return trace
         was = copy.deepcopy(model) if unread else None  # the model before the call: what a failing call leaves
         null_engine = step.null if step.op == "llm_init" else step.null or engine is None
         mapped = model.mapped()
@@ -133,17 +140,17 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
             ran.effects = dataclasses.replace(ran.effects, reordered_only=False)
         if (ran.effects is not None and fresh is not None and step.op in ("create_sequence", "append_kv")
                 and step.args[0] in model.sequences
-                and search_failed(fresh, ran.found, program.steps[:number], len(model.sequences[step.args[0]].values),
+                and search_failed(aside.fresh, ran.found, program.steps[:number], len(model.sequences[step.args[0]].values),
                                   "cow_copy" in expected.events, len(ran.effects.picked or ()), len(ran.effects.taken))):
             ran.effects = dataclasses.replace(ran.effects, search_failed=True)
         if (ran.effects is not None and fresh is not None and was is not None and ran.effects.picked and ran.found
                 and ran.found[0].aspect == RETURN and fails(step.op, got)
-                and refused_for_want_of_blocks(fresh, made)):  # its free count unread
+                and refused_for_want_of_blocks(aside.fresh, made)):  # its free count unread
             ran.effects = dataclasses.replace(ran.effects, short=True)
         granted = bool(ran.found) and ran.found[0].aspect == RETURN and "oom_refusal" in expected.events and not fails(step.op, got)
         if (ran.effects is not None and fresh is not None and was is not None and ran.found
                 and (ran.effects.held or ran.effects.elsewhere or granted)
-                and fork_shown_wrong(fresh, program.steps[: number - 1], forks)):  # its references unread
+                and fork_shown_wrong(aside.fresh, program.steps[: number - 1], forks)):  # its references unread
             ran.effects = dataclasses.replace(ran.effects, wrong_fork=True)
         if judge is not None and judge(ran):
             return trace

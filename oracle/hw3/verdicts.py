@@ -60,9 +60,10 @@ class Submission:
             from oracle.hw3.pyprobes import run_python_probes
 
             factory = built(self)
-            if self.kind == "c":  # each probe drives its own process of the graded driver
+            if self.kind == "c":  # each probe drives its own process of the graded driver; its strays are noted
                 assert self.build is not None and self.build.graded_driver is not None
-                probes = run_probes(self.build.graded_driver, timeout=5 * self.timeout, sandbox=self.sandbox)
+                probes = run_probes(self.build.graded_driver, timeout=5 * self.timeout, sandbox=self.sandbox,
+                                    strays=self.strays)
             else:  # a RemotePython: the probes run in the submission's child process, with longer calls
                 probes = run_python_probes(lambda: factory(timeout=5 * self.timeout))  # type: ignore[call-arg]
             self._probes = {p.name: p for p in probes}

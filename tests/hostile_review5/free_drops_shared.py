@@ -4,10 +4,11 @@ where it must drop one reference. Fork is correct: it takes a reference of every
 to a shared block copies it (the pool's bytes show that).
 
 A free bug (Task 2: Sequence Creation & Deletion), shown only after a fork: a later create is granted the blocks
-the fork's child still holds. The fork witness (oracle/hw3/fork_witness.py) replays the fork, frees its parent and
-fills the pool: the one-block create it must be refused succeeds; its control, without the fork, shares nothing
-and agrees. So the witness calls the fork wrong, and the difference is charged to Task 3 (fork), which a course
-may weigh less than create_free."""
+the fork's child still holds. The fork witness (oracle/hw3/fork_witness.py) once replayed the fork, freed its parent
+and filled the pool only: the one-block create it must be refused succeeded, its control without the fork agreed,
+so the witness called the fork wrong and the difference went to Task 3 (fork), which a course may weigh less than
+create_free. Held now: the witness also asks an append to the block the child shares, which copies it here (the
+fork took its references), and no append in place is no blame on the fork."""
 
 
 def free_sequence(engine, seq_id):

@@ -209,6 +209,10 @@ class CAdapter:
             status, exited = self._stop(self.close_timeout)
             self.exit_status = status if exited else None
 
+    def end_process(self) -> None:
+        """Ends the driver (its handles die with it): the next call starts a fresh one (alone.py)."""
+        self.close()
+
     def __del__(self) -> None:
         if getattr(self, "_proc", None) is not None:
             self.close()
@@ -330,7 +334,7 @@ class CAdapter:
             if self.watch is not None:  # the grader's count only: the driver's reply says none
                 self.watch.counted(self._heap.faulted, seen.faulted)
             facts = seen
-        self.last_call = CallStats(facts.allocations, facts.frees, facts.injected, facts.kept)
+        self.last_call = CallStats(facts.allocations, facts.frees, facts.injected)
         self._heap = HeapState(facts.allocations, facts.live_blocks, facts.live_bytes, facts.faulted)
         return ret
 
@@ -385,17 +389,6 @@ class CAdapter:
     def leak_check(self) -> None:
         """Under valgrind: valgrind checks the heap for leaks now, into its own log (natively: nothing)."""
         self._request("L")
-
-    def kept_objects(self, engine: Any) -> tuple[int, ...] | None:
-        """Which of the last call's allocations still live (CallStats.kept's numbers) hold one of the engine's own
-        objects, read by the grader where its pointers say (probe_state.object_addresses): None without the ledger,
-        or without an engine."""
-        if self._listener is None or engine is None or self._proc is None:
-            return None
-        owners = self._owners
-        addresses = self._outside(lambda memory, at: probe_state.object_addresses(memory, at, owners),
-                                  self._address(engine))
-        return self._listener.ledger.kept_holding(addresses)
 
     def observe(self, engine: Any) -> Observation:
         """The pool, read from the memory file, and the engine at `engine`, read from the driver's memory: both by

@@ -491,11 +491,10 @@ static int fence_fault(uintptr_t addr)
     return 1;
 }
 
-/* The white-box probes judge no heap count and no stray access (memory_safety does, over its battery): in a
- * probe's run, from its first probe operation on, blocks come from glibc, as fast as ever. */
-static int probing;
-
-static int fenced(void) { return fence.on && heap.counting && !probing; }
+/* A probe's run is served as a graded run is, from its first request to its last: the fence's blocks, the
+ * grader's ledger, the same stray accesses let go on (the grader notices them after each probe operation and
+ * leaves the probe to memory_safety, c/probe_adapter.py). Nothing the submission can see tells the two apart. */
+static int fenced(void) { return fence.on && heap.counting; }
 
 /* Failure injection where the grader's ledger cannot fail a grant: under valgrind, without the filter, or for a
  * block the fence cannot hold. With the ledger, the grader fails the k-th grant itself (ENOMEM). */
@@ -833,17 +832,16 @@ static void serve(int cmd_fd)
 {
     struct request req;
     while (read_full(cmd_fd, &req, sizeof req)) {
-        if (is_probe_op(req.op)) {
-            probing = 1;
-            probe_serve(&req, cmd_fd);
-            continue;
-        }
         if (req.fail_at >= 0)
             heap.fail_countdown = req.fail_at;
         heap.call_allocations = heap.call_frees = 0;
         n_freed_this_call = 0;
         fence.faulted = 0;
         heap.fault_fired = 0;
+        if (is_probe_op(req.op)) { /* a request like any other: its own count of faulted pages */
+            probe_serve(&req, cmd_fd);
+            continue;
+        }
         int64_t ret = call(&req, cmd_fd);
         begin_reply(REPLY_OK);
         put_i64(ret);

@@ -42,8 +42,8 @@ static void probe_init(const struct request *req, int cmd_fd)
     size_t size = (size_t)req->target, guard = (size_t)where[1];
     unsigned char *base = NULL;
     if (!req->b) {
-        unsigned char *region = mmap(NULL, size + 2 * guard, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
-                                     req->a, (off_t)where[0]);
+        unsigned char *region = own_mmap_at(size + 2 * guard, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE,
+                                            req->a, (off_t)where[0]); /* the driver's own mapping, as a graded pool */
         if (region == MAP_FAILED || n_probe_pools == MAX_PROBE_POOLS) {
             put_u8(KIND_READ);
             put_u8(0);

@@ -64,7 +64,6 @@ class CallStats:
     allocations: int
     frees: int
     injected_failure: bool  # an allocation failed because fail_allocation() asked for it
-    kept: tuple[int, ...] | None = None  # which allocations (from 1) are live after the call: the grader's ledger's
 
 @dataclass(frozen=True, slots=True)
 class Fatal:

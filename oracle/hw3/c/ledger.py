@@ -84,13 +84,11 @@ class Ledger:
     call_strays: int = 0  # pages the current call's stray accesses made accessible (at most STRAYS_PER_CALL)
     grants: int = 0  # in the current call (since call_started)
     frees: int = 0
-    granted: list[int] = field(default_factory=list)  # the current call's grants in the span, in order: first pages
     injected: bool = False  # the current call had an allocation failed by the grader
 
     def call_started(self, fail_at: int = -1) -> None:
         """A new API call: its counts start at zero; `fail_at` as the request's (-1: unchanged)."""
         self.grants = self.frees = self.call_strays = 0
-        self.granted = []
         self.injected = False
         if fail_at >= 0:
             self.fail_at = fail_at
@@ -98,18 +96,6 @@ class Ledger:
     @property
     def live_blocks(self) -> int:
         return len(self.live) + self.outside
-
-    @property
-    def kept(self) -> tuple[int, ...]:
-        """Which of the current call's grants in the span (counting from 1, as `fail_at` counts them) are still
-        live: the blocks the call kept, not those it freed before it ended."""
-        return tuple(k for k, first in enumerate(self.granted, 1) if first in self.live)
-
-    def kept_holding(self, addresses: set[int]) -> tuple[int, ...]:
-        """Which of the blocks the current call kept (as `kept` numbers them) hold one of `addresses`."""
-        pages = {address // PAGE for address in addresses}
-        return tuple(k for k, first in enumerate(self.granted, 1)
-                     if first in self.live and any(first <= page < first + self.live[first] for page in pages))
 
     @property
     def live_bytes(self) -> int:
@@ -189,7 +175,6 @@ class Ledger:
         self.live_pages += end - first
         self.granted_to = end
         self.grants += 1
-        self.granted.append(first)
         return CONTINUE
 
     def _protect(self, first: int, end: int, prot: int) -> int:

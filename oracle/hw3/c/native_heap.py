@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from subprocess import Popen
 
-from oracle.hw3.c.heap_maps import MapsReader
+from oracle.hw3.c.heap_maps import HeapMaps, MapsReader
 from oracle.hw3.c.heap_notify import Listener
 from oracle.hw3.c.outside import driver_pid
 
@@ -15,8 +15,7 @@ from oracle.hw3.c.outside import driver_pid
 @dataclass(frozen=True, slots=True)
 class HeapFacts:
     """One call's heap facts: its allocations and frees, whether the grader failed one, the live blocks and
-    bytes after it, the pages stray accesses have touched in the run so far, and which of its allocations are
-    still live after it (counting from 1, as a failure is injected; None where the ledger cannot tell)."""
+    bytes after it, and the pages stray accesses have touched in the run so far."""
 
     allocations: int
     frees: int
@@ -24,7 +23,6 @@ class HeapFacts:
     live_blocks: int
     live_bytes: int
     faulted: int = 0
-    kept: tuple[int, ...] | None = None
 
 
 class NativeHeap:
@@ -45,18 +43,29 @@ class NativeHeap:
             ledger = self.listener.ledger
             return HeapFacts(max(said.allocations, ledger.grants), max(said.frees, ledger.frees), ledger.injected,
                              max(said.live_blocks, ledger.live_blocks), max(said.live_bytes, ledger.live_bytes),
-                             len(ledger.faulted), ledger.kept)
+                             len(ledger.faulted))
+        if (seen := self._mappings()) is None:
+            return None
+        allocations = max(said.allocations, seen.blocks - live_before)  # a count written down cannot hide a block
+        return HeapFacts(allocations, said.frees, said.injected, max(said.live_blocks, seen.blocks),
+                         max(said.live_bytes, seen.bytes), seen.faulted)
+
+    def faulted(self) -> int | None:
+        """The pages stray accesses have touched in the run so far, by the grader's count alone (a probe operation's
+        reply says nothing of the heap); None when the driver is gone before the grader could look."""
+        if self.listener is not None:
+            return len(self.listener.ledger.faulted)
+        seen = self._mappings()
+        return None if seen is None else seen.faulted
+
+    def _mappings(self) -> HeapMaps | None:
+        """Without a listener: the fence's mappings, read now."""
         if self._maps is None and (pid := driver_pid(self.run, self.program)[0]) is not None:
             try:
                 self._maps = MapsReader(pid)
             except OSError:
                 pass
-        seen = self._maps.heap() if self._maps is not None else None
-        if seen is None:
-            return None
-        allocations = max(said.allocations, seen.blocks - live_before)  # a count written down cannot hide a block
-        return HeapFacts(allocations, said.frees, said.injected, max(said.live_blocks, seen.blocks),
-                         max(said.live_bytes, seen.bytes), seen.faulted)
+        return self._maps.heap() if self._maps is not None else None
 
     def close(self) -> None:
         if self._maps is not None:

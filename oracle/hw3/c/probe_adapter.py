@@ -14,6 +14,13 @@ The driver only runs the API calls (adapter.py's requests) and, over adapter.py'
     reply = length:u32  status:u8 (3; 2 fatal, as in adapter.py)  kind:u8 (0: the fields; 2: text, unreadable)
 
 One adapter is one driver process: a probe gets its own, with `limit` seconds for everything it does.
+
+A probe's driver is served as a graded run's is (adapter.py): natively every block from the fence's span, every
+mapping call answered by the grader's ledger, a stray read or write let go on. Nothing the submission can see
+tells a probe from a graded program (tests/submissions/hostile/review4/probe_spotted.patch looked at a block's
+address). The probes judge no heap count; after each operation the adapter reads the grader's count of stray
+pages, and keeps the first stray as `memory_error`, whose probe probes.judge leaves to memory_safety (the stray
+is charged there through the adapter's Watch, c/stray.py).
 """
 
 import os
@@ -30,6 +37,7 @@ from oracle.hw3.c.driver_reply import _REQUEST, _U16
 from oracle.hw3.pool import GUARD, GUARD_SIZE
 from oracle.run_cpu import HUNG_WALL
 from oracle.hw3.c.outside import MachineRefuses
+from oracle.hw3.c.stray import Stray, Watch
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.probe_checks import Unavailable
 from oracle.hw3.probe_target import Counts, PoolView, SequenceView, calls_until
@@ -43,14 +51,15 @@ _INIT = struct.Struct("<BQQ")
 
 
 class CProbeAdapter(CAdapter):
-    heap_from_outside = False  # the probes judge no heap counts: no reading of the mappings after each call
     stop_to_read = True  # each operation reads one moment's state, whatever the submission does
 
-    def __init__(self, driver: Path | str, *, limit: float, sandbox: Sandbox | None = None):
+    def __init__(self, driver: Path | str, *, limit: float, sandbox: Sandbox | None = None, watch: Watch | None = None):
         super().__init__(driver, timeout=limit, cpu_seconds=PROBE_LIMITS.cpu_seconds,
-                         memory_limit=PROBE_LIMITS.memory_bytes, output_limit=PROBE_LIMITS.file_bytes, sandbox=sandbox)
+                         memory_limit=PROBE_LIMITS.memory_bytes, output_limit=PROBE_LIMITS.file_bytes, sandbox=sandbox,
+                         watch=watch or Watch([]))
         self.limit = limit
         self.entered: str | None = None  # the API call the probe entered last
+        self.memory_error: str | None = None  # the first stray access the grader counted in the run, in words
         self.end_status: int | None = None  # how the driver ended, once it has
         self._last: tuple[int, int, int, int] | None = None  # the last pool: (offset, guard, size, address)
         self._given: dict[int, int] = {}  # engine address -> the pool address llm_init was given
@@ -111,7 +120,12 @@ class CProbeAdapter(CAdapter):
         if self._proc is None:  # started first: a start empties the memory file
             self._start()
         offset, guard = (0, 0) if null else (self._pools.window(size, GUARD, pattern=pattern), GUARD_SIZE)
+        assert self.watch is not None
+        self.watch.calling("I", size, 0, int(null))
+        if self._native is not None:
+            self._native.call_started(-1)
         body = self._probe("P", size, self._pools.fd, int(null), struct.pack("<QQ", offset, guard))
+        self._count_strays()
         mapped, engine, base = _INIT.unpack_from(body)
         if not mapped:  # the submission's process says so: a claim, which a process of the grader's checks
             amount = f"{size >> 30 or size} {'GiB' if size >> 30 else 'bytes'}"
@@ -141,7 +155,29 @@ class CProbeAdapter(CAdapter):
 
     def call(self, api: str, engine: Any, *args: int) -> Any:
         self.entered = api
-        return getattr(self, api)(engine, *args)
+        before = self._heap.faulted
+        returned = getattr(self, api)(engine, *args)  # adapter.py's round trip counts the strays (and notes them)
+        self._strayed(before, self._heap.faulted)
+        return returned
+
+    def _count_strays(self) -> None:
+        """After a probe operation, whose reply says nothing of the heap: the grader's own count of stray pages."""
+        if self._native is None:
+            return
+        if (now := self._native.faulted()) is None:
+            raise self._fail("")  # it replied, then ended before the grader could look
+        before = self._heap.faulted
+        assert self.watch is not None
+        self.watch.counted(before, now)
+        self._heap = replace(self._heap, faulted=now)
+        self._strayed(before, now)
+
+    def _strayed(self, before: int, after: int) -> None:
+        """The first stray access of the run, in the last call's words, as `memory_error` (probes.judge)."""
+        if after > before and self.memory_error is None:
+            assert self.watch is not None
+            stray = Stray(self.watch.program, len(self.watch.calls), tuple(self.watch.calls), after - before)
+            self.memory_error = f"{stray.call}: {stray.problem()}"
 
     def calls(self, api: str, engine: Any, args: list[tuple[int, ...]], stop: str) -> list[Any]:
         return calls_until(lambda *one: self.call(api, engine, *one), args, stop)

@@ -131,26 +131,6 @@ def engine_state(memory: OutsideMemory, address: int, owners: set[int]) -> Engin
     return EngineState(total, engine.free_local_blocks, ref_count, tuple(sequences), error)
 
 
-def object_addresses(memory: OutsideMemory, address: int, owners: set[int]) -> set[int]:
-    """Where the engine at `address` keeps its own objects, in llm_memory.h's layout: the engine, its ref_count,
-    and of each Sequence in `owners` (those create and fork returned since llm_init) still readable, the Sequence,
-    its L1 table and the L2 tables that table points to. What cannot be read is left out (a freed Sequence)."""
-    found = {address}
-    try:
-        engine = _engine(memory, address)
-    except Unreachable:
-        return found
-    found |= {engine.ref_count} if engine.ref_count else set()
-    for seq in sorted(owners):
-        try:
-            table = _sequence(memory, seq).block_table
-            slots = memory.read(table, L1_PT_SIZE * _POINTER, "your L1 table") if table else b""
-        except Unreachable:
-            continue
-        found |= {seq, *([table] if table else []), *(l2 for l2 in struct.unpack(f"<{len(slots) // 8}Q", slots) if l2)}
-    return found
-
-
 def _l1_slot(seq: SequenceStruct, slot: int) -> int:
     return seq.block_table + slot * _POINTER
 

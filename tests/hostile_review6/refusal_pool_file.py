@@ -1,0 +1,29 @@
+"""Hostile Python submission (review 6), on top of tests/broken/free_count_not_incremented.py (a free never raises
+the free count, so later creates are refused for want of blocks the engine has). The refusal's second opinion
+(oracle/hw3/fresh_pool.py refused_for_want_of_blocks) replays the program over a larger pool in a fresh process of
+its own. As pool_file_grown.py: a process whose pools' memory file is empty at import is a second opinion's (every
+graded run's process is handed the grading's one file, already sized by the windows before), and refuses every
+create there: the refusal then reads as the create's own (create_free's), not the free count's."""
+
+import os as _os
+
+
+def _pools_size() -> int:
+    """The size of the grader's memory file of pools this process was handed (-1: none found)."""
+    for fd in _os.listdir("/proc/self/fd"):
+        try:
+            if "pagedcheck-pools" in _os.readlink(f"/proc/self/fd/{fd}"):
+                return _os.fstat(int(fd)).st_size
+        except OSError:
+            continue
+    return -1
+
+
+_SECOND_OPINION = _pools_size() == 0
+_create_counting_wrong = create_sequence
+
+
+def create_sequence(engine, seq_id, initial_kv_len):
+    if _SECOND_OPINION and engine is not None:
+        return None
+    return _create_counting_wrong(engine, seq_id, initial_kv_len)

@@ -1,0 +1,52 @@
+"""Tamper suite for oracle/hw3/alone.py (issue 17): a second opinion must not be able to tell itself from the graded
+run's first process. No two processes of one submission are alive at once (tests/test_tamper_review5.py's
+witness_not_alone and refusal_not_alone hold), and a run leaves no file, System V or POSIX queue, key or socket
+behind (oracle/seccomp.py, tests/test_sandbox.py); what is left is a mark that outlives its process in what
+every run may read. Same shape as test_tamper_review5.py: graded by a separate `pagedcheck` process in a world of its
+own, with and without bubblewrap (the honest score, no process left, no file changed outside the scratch)."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.tamper import ROOT, Reaper, Scene
+from tests.test_tamper import check_report, grade_args, grade_in_scene
+from tests.test_tamper_review import reaper  # noqa: F401  (fixture)
+from tests.test_tamper_review5 import ALONE_HONEST, ALONE_ITEMS, ALONE_MAX, _weighted
+
+ATTACKS = Path(__file__).with_name("hostile_alone")
+
+# tests/hostile_alone/witness_by_atime.py on fork_no_incref: graded as witness_not_alone (llm_init 6, fork 8,
+# append_cow weighed 2: honest 8/16). It marks each fork's prefix of calls in a file's access time under /usr.
+# Without bubblewrap the grade moves off the honest one (a witness fooled), so the test fails: a strict xfail.
+ATIME_BROKEN = (
+    "without bubblewrap /usr is the host's own mount, where reading a file updates its access time (relatime, for "
+    "a file unread for a day): the graded run's process marks a file its calls so far (and the grader's pid) "
+    "name, and a witness, which replays those calls, finds it marked, knows itself a second opinion and forks "
+    "correctly there; the in-place append of append_cow's program is left to append_cow while fork still fails "
+    "on its own (measured: 6/16 for an honest 8/16, one bug charged twice). Held under "
+    "bubblewrap, whose /usr is a read-only mount (no atime is written). Not closed by alone.py: marks outlive "
+    "processes. A fix by construction needs runs that cannot write an atime anywhere they read: a read-only or "
+    "noatime view of /usr (a mount namespace: bubblewrap), or a private copy of what a run reads (its "
+    "interpreter's library, per run); `--require-sandbox` refuses to grade without bubblewrap meanwhile")
+
+
+@pytest.mark.parametrize("without_bwrap", [
+    pytest.param(False, id="bwrap"),
+    pytest.param(True, id="without-bwrap", marks=pytest.mark.xfail(strict=True, reason=ATIME_BROKEN))])
+def test_a_witness_cannot_tell_itself_by_a_mark_an_earlier_process_left(without_bwrap: bool, tmp_path: Path,
+                                                                       reaper: Reaper) -> None:
+    from tests.test_grade import small_rubric
+    from tests.test_tamper_review import python_module
+
+    scene = Scene(tmp_path, without_bwrap=without_bwrap)
+    try:
+        code = python_module("fork_no_incref", (ATTACKS / "witness_by_atime.py").read_text())
+        (scene.mods / "alone_witness_by_atime.py").write_text(scene.fill(code))
+        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(ALONE_ITEMS))
+        _weighted(rubric, "append_cow", 2)
+        evidence = grade_in_scene(scene, reaper, grade_args(Path("alone_witness_by_atime"), scene, rubric))
+        problems = evidence.problems + check_report(scene.out, ALONE_HONEST, ALONE_MAX)
+    finally:
+        scene.close()
+    assert not problems, "\n".join([f"witness_by_atime (honest score {ALONE_HONEST}/{ALONE_MAX}):", *problems])

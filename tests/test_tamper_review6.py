@@ -1,0 +1,340 @@
+"""Tamper suite, the sixth adversarial review's attacks (issue 17, round 6): hostile submissions written by a
+reviewer who had not seen the day's new defences, each aimed at one of them: one process of a submission alive at a
+time (oracle/hw3/alone.py, branch one-alive), the fork witness's in-place test (oracle/hw3/fork_witness.py, branch
+fork-inplace), C probes on a graded run's heap (oracle/hw3/c/probe_adapter.py, branch probe-fenced), a prefix pool's
+free order from what its admits take (oracle/prefix/queue_order.py, branch queue-admits) and alloc_failure failing
+every allocation (oracle/hw3/alloc_failure.py, branch alloc-every). The table of what each does and how it fared:
+tests/hostile_review6/README.md.
+
+Same shape as tests/test_tamper_review5.py: each submission is graded by a separate `pagedcheck` process in a world
+of its own on the items it concerns, and must get exactly its honest score (a hostile one: no more; a correct one
+written in an unusual way: full marks), leave no process, change no file outside the scratch, and the grader must
+write its report. An attack that breaks the grader is a strict xfail naming the mechanism and a fix by construction;
+one that holds is a plain test saying why. A test whose mechanism is on a branch not merged yet says so: its xfail
+holds only where that mechanism is there (`_present`), and before it the test asserts what the grader did then.
+The attacks do not depend on the isolation (each is measured under bubblewrap, the `scene` of tests/test_tamper.py,
+and without it where said).
+"""
+
+import importlib
+import secrets
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.tamper import ROOT, Reaper, Scene
+from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points, reaper, scene  # noqa: F401
+from tests.test_tamper_review import python_module
+from tests.test_tamper_review5 import _weighted
+
+C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review6"
+PY_ATTACKS = Path(__file__).with_name("hostile_review6")
+
+
+def _present(module: str, name: str | None = None) -> bool:
+    """Whether a branch's mechanism is merged: `module` can be imported (and has `name`)."""
+    try:
+        found = importlib.import_module(module)
+    except ImportError:
+        return False
+    return name is None or hasattr(found, name)
+
+
+ONE_ALIVE = _present("oracle.hw3.alone")  # branch one-alive
+FORK_IN_PLACE = _present("oracle.hw3.fork_witness", "_writes_in_place")  # branch fork-inplace
+PROBE_FENCED = _present("oracle.hw3.probe_checks", "LeftToMemorySafety")  # branch probe-fenced
+QUEUE_ADMITS = _present("oracle.prefix.queue_order")  # branch queue-admits
+ALLOC_EVERY = _present("oracle.hw3.alloc_failure", "MOST_PER_CALL")  # branch alloc-every
+
+
+def _python_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items: tuple[str, ...], weighed: str,
+                     honest: int, full: int) -> list[str]:
+    """tests/hostile_review6/<attack>.py on the broken variant `base`, graded on `items` with `weighed` worth 2: what
+    its grade got that the honest score does not allow. The module's name is drawn afresh: no other test's submission
+    has it."""
+    from tests.test_grade import small_rubric
+
+    module = f"review6_{attack}_{secrets.token_hex(4)}"
+    (scene.mods / f"{module}.py").write_text(python_module(base, (PY_ATTACKS / f"{attack}.py").read_text()))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
+    _weighted(rubric, weighed, 2)
+    evidence = grade_in_scene(scene, reaper, grade_args(Path(module), scene, rubric))
+    return evidence.problems + check_report(scene.out, honest, full)
+
+
+# The fork's bug, and where a witness fooled leaves it: fork_no_incref graded on llm_init (6), fork (8) and append_cow,
+# which a course weighs 2: honest 8/16 (fork fails; the append that writes in place after it is the fork's doing, as
+# tests/test_tamper_review5.py measured). A witness fooled leaves the in-place append to append_cow: 14/16.
+FORK_ITEMS = ("llm_init", "fork", "append_cow")
+FORK_HONEST, FORK_MAX = 8, 16
+
+
+def test_the_fork_bug_alone_gets_its_honest_score(scene: Scene, reaper: Reaper) -> None:
+    """The control of attacks 1 and 2: fork_no_incref alone (with no attack: an empty one), graded the same way."""
+    from tests.test_grade import small_rubric
+
+    (scene.mods / "review6_control.py").write_text(python_module("fork_no_incref", ""))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(FORK_ITEMS))
+    _weighted(rubric, "append_cow", 2)
+    evidence = grade_in_scene(scene, reaper, grade_args(Path("review6_control"), scene, rubric))
+    problems = evidence.problems + check_report(scene.out, FORK_HONEST, FORK_MAX)
+    assert not problems, "\n".join([f"fork_no_incref (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
+
+
+# --- 1. a resource that persists between the processes of one grading: the pools' memory file -----------------------
+# tests/hostile_review6/pool_file_grown.py on fork_no_incref: at import, a process whose pools' memory file already
+# has a size comes after another process of the same file (a graded run's, under alone.py); one that finds it empty
+# is a second opinion's (RemotePython.apart makes it a file of its own), and forks correctly there.
+POOL_FILE_BROKEN = (
+    "alone.py ends the graded run's process before a second opinion starts, but what a process finds at its start "
+    "still tells the two apart: every graded run's process is handed the grading's one memory file of pools "
+    "(pool_file.py), which the grader clears by punching holes and which is sealed against shrinking, so it keeps the "
+    "size earlier windows gave it; a second opinion's process (RemotePython.apart) gets a file made for it, empty at "
+    "import. A process that finds its pools' file empty forks correctly, the fork witness never blames the fork, and "
+    "the in-place append is charged to append_cow (14/16 for an honest 8/16, with and without bubblewrap, measured; "
+    "the refusal's second opinion the same, below: 11/13 for 8/13). The descriptor's number tells them apart too (5 "
+    "in a graded run's process, 14 in a witness's, measured: the witness's file is made while the grading's is "
+    "open). Fix by construction: every process of a submission starts from the same facts: each process, graded or "
+    "second opinion, is handed a memory file made for it (a PoolFile per process, the one before closed first), at "
+    "one fixed descriptor number, so no process finds what an earlier one left, not even a size or a number")
+
+
+@pytest.mark.skipif(not ONE_ALIVE, reason="needs branch one-alive (oracle/hw3/alone.py): before it a witness ran "
+                    "beside the graded run's process, which review 5's witness_not_alone already tells apart")
+@pytest.mark.xfail(strict=True, reason=POOL_FILE_BROKEN)
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+def test_a_fork_witness_cannot_be_told_by_the_pool_file_a_process_finds(without_bwrap: bool, tmp_path: Path,
+                                                                       reaper: Reaper) -> None:
+    world = Scene(tmp_path, without_bwrap=without_bwrap)
+    try:
+        problems = _python_problems(world, reaper, "fork_no_incref", "pool_file_grown", FORK_ITEMS, "append_cow",
+                                    FORK_HONEST, FORK_MAX)
+    finally:
+        world.close()
+    assert not problems, "\n".join([f"pool_file_grown (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
+
+
+# the same test against the refusal's second opinion (fresh_pool.py refused_for_want_of_blocks):
+# tests/hostile_review6/refusal_pool_file.py on free_count_not_incremented refuses every create in a process whose
+# pools' file is empty at import. Graded on llm_init (6), free_count (5) and create_free, which a course weighs 2:
+# honest 8/13 (free_count fails: a refusal that more free blocks undo; review 5's refusal_not_alone measured it).
+REFUSAL_ITEMS = ("llm_init", "free_count", "create_free")
+REFUSAL_HONEST, REFUSAL_MAX = 8, 13
+
+
+@pytest.mark.skipif(not ONE_ALIVE, reason="needs branch one-alive (oracle/hw3/alone.py), as the test above")
+@pytest.mark.xfail(strict=True, reason=POOL_FILE_BROKEN)
+def test_a_refusals_second_opinion_cannot_be_told_by_the_pool_file_a_process_finds(scene: Scene,
+                                                                                  reaper: Reaper) -> None:
+    problems = _python_problems(scene, reaper, "free_count_not_incremented", "refusal_pool_file", REFUSAL_ITEMS,
+                                "create_free", REFUSAL_HONEST, REFUSAL_MAX)
+    assert not problems, "\n".join([f"refusal_pool_file (honest score {REFUSAL_HONEST}/{REFUSAL_MAX}):", *problems])
+
+
+# --- 1b. the same question by /proc: held ----------------------------------------------------------------------------
+# tests/hostile_review6/proc_not_alone.py on fork_no_incref: without bubblewrap (no pid namespace), a process that finds
+# another server of its own module alive in /proc is a second opinion, and forks correctly there. Held with one-alive
+# (8/16, measured): the graded run's process is ended before the witness starts, so the witness finds none, as the
+# graded run's own process found none. Before one-alive (run.py of 3b8d35f~1) the witness ran beside the graded run's
+# process and found it: 14/16 (measured; review 5's witness_not_alone, by an abstract unix name, broke the same way).
+@pytest.mark.xfail(not ONE_ALIVE, strict=True, reason="before one-alive a second opinion's process ran while the graded "
+                   "run's was alive, and without bubblewrap /proc shows it")
+def test_a_fork_witness_finds_no_other_process_of_the_submission_in_proc(tmp_path: Path, reaper: Reaper) -> None:
+    world = Scene(tmp_path, without_bwrap=True)
+    try:
+        problems = _python_problems(world, reaper, "fork_no_incref", "proc_not_alone", FORK_ITEMS, "append_cow",
+                                    FORK_HONEST, FORK_MAX)
+    finally:
+        world.close()
+    assert not problems, "\n".join([f"proc_not_alone (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
+
+
+# --- 2. the witness's own move, seen coming: a fork that settles its references at the next call --------------------
+# tests/hostile_review6/fork_settled_late.py on fork_no_incref: the fork takes its references, and drops them at the
+# next call unless that call is an append to the child of the program's last record (or it ^ 1): the in-place
+# witness's append. Every graded program of these items is fork_no_incref's; the witness sees a correct fork.
+LATE_BROKEN = (
+    "the in-place witness (fork_witness._writes_in_place) appends to the child right after the fork, and the record "
+    "it appends is the program's last (or it ^ 1): a Python engine's references are its own word, so a fork may take "
+    "them and settle them at the next call, keeping them only for that very append. The append then copies, the fork "
+    "is never blamed, and the in-place append of the graded run is charged to append_cow (14/16 for an honest 8/16). "
+    "Fix by construction: ask the question where the graded run met the difference, not at the fork: replay the "
+    "graded run's own calls up to the difference (the fork already settled by every call after it) and make the "
+    "in-place append there, to a block the child still shares with its parent by the model; a fork that keeps its "
+    "references only while nothing else is called then shows what it is")
+
+
+@pytest.mark.xfail(FORK_IN_PLACE, strict=True, reason=LATE_BROKEN)
+def test_a_fork_that_settles_its_references_late_is_still_shown_wrong(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mechanism alone, in this process: fork_references.txt's calls up to the create the model refuses (which
+    fork_no_incref grants), on fork_settled_late's engine and, as the control, on fork_no_incref's."""
+    from oracle.hw3 import load_adapter, programs
+    from oracle.hw3.fork_witness import fork_shown_wrong
+
+    (tmp_path / "review6_plain.py").write_text(python_module("fork_no_incref", ""))
+    (tmp_path / "review6_late.py").write_text(
+        python_module("fork_no_incref", (PY_ATTACKS / "fork_settled_late.py").read_text()))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    steps = programs.load("fork_references").steps
+    refused = next(at for at, step in enumerate(steps) if step.op == "create_sequence" and step.args == (4, 1))
+    shown = {name: fork_shown_wrong(load_adapter(name), steps[: refused + 1])
+             for name in ("review6_plain", "review6_late")}
+    assert shown == {"review6_plain": True, "review6_late": True}
+
+
+@pytest.mark.xfail(FORK_IN_PLACE, strict=True, reason=LATE_BROKEN)
+def test_a_fork_settled_late_gets_no_more_than_its_honest_score(scene: Scene, reaper: Reaper) -> None:
+    problems = _python_problems(scene, reaper, "fork_no_incref", "fork_settled_late", FORK_ITEMS, "append_cow",
+                                FORK_HONEST, FORK_MAX)
+    assert not problems, "\n".join([f"fork_settled_late (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
+
+
+# --- 3. a probe's bug hidden behind a stray access only the probe meets --------------------------------------------
+# tests/submissions/hostile/review6/stray_in_probe.patch on broken/l1_traversal.patch: freeing a block table stops at
+# the first NULL L1 slot, and where a NULL slot comes before a mapped one (a state only the probe l1_gap_free makes:
+# it edits the table) it first reads one slot past each end of the L1 table. Two bugs, each of its own rule: graded on
+# compiles (5), l1_traversal (4) and memory_safety (10), the honest grade is 5/19.
+STRAY_ITEMS = ("compiles", "l1_traversal", "memory_safety")
+STRAY_HONEST = 5
+STRAY_BROKEN = (
+    "with probe-fenced, a probe whose run meets a stray access is 'left to memory_safety' (probe_checks."
+    "LeftToMemorySafety: it checks nothing and costs nothing): a submission makes a stray read in the probe's own "
+    "state (a NULL L1 slot before a mapped one, which only the probe's edit makes), and its l1_traversal bug, which "
+    "the probe would see in the blocks the free leaves, costs nothing; memory_safety pays for the read (9/19 for an "
+    "honest 5/19; a submission failing memory_safety anyway gets its probe's item free). Before probe-fenced the "
+    "probe's driver served glibc's heap and counted no stray: l1_traversal failed and memory_safety passed (15/19). "
+    "Fix by construction: a stray read changes no state, and a stray write lands on the fence's own pages, in no "
+    "live block: the probe notes the stray for memory_safety and goes on judging what the grader reads of the "
+    "state, so each bug costs its own item; only a crash or a heap the C library calls corrupt stops a probe")
+
+
+@pytest.mark.xfail(strict=True, reason=STRAY_BROKEN)
+def test_a_stray_access_only_a_probe_meets_does_not_excuse_the_probed_bug(scene: Scene, reaper: Reaper) -> None:
+    from tests.test_grade import small_rubric
+
+    source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "l1_traversal.patch")
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / "stray_in_probe.patch"))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(STRAY_ITEMS))
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+    problems = evidence.problems + check_report(scene.out, STRAY_HONEST, max_points(STRAY_ITEMS))
+    assert not problems, "\n".join([f"stray_in_probe (honest score {STRAY_HONEST}/{max_points(STRAY_ITEMS)}):",
+                                    *problems])
+
+
+# --- 4. a prefix pool that refuses the drain --------------------------------------------------------------------------
+# tests/hostile_review6/drain_refused.py on forward_order_free (prefix): the pool refuses an admit of one token that is
+# its own request's number (the drain's, `admit(past + i, [past + i])`), which no directed program makes. Honest 4/12
+# under a course's rubric that weighs free_queue 4 and reverse_order_free 8 (review 5's free_queue_lie, whose control
+# queue-admits measured at 4/12).
+QUEUE_ITEMS = ("free_queue", "reverse_order_free")
+QUEUE_HONEST, QUEUE_MAX = 4, 12
+DRAIN_BROKEN = (
+    "queue_order.py's drain admits one new token under a new id, the token the id itself, and a drain not granted "
+    "one block each says nothing: the free's order is then judged nowhere (Driver.free compares a queue of None, and "
+    "the model does not take an order over). A pool that refuses exactly that admit (no directed program makes one: "
+    "the pool is not full) keeps its reverse_order_free bug from its own check, and the next admit, which takes the "
+    "blocks in the pool's order, is charged to free_queue (8/12 for an honest 4/12). Fix by construction: a second "
+    "opinion that cannot be had is the pool's failure at that free, never a pass: where the graded run's replay "
+    "agrees and the drain is refused or granted otherwise than one block each while the model holds free blocks, the "
+    "free's order is judged wrong (the pool did not give back blocks it must have), charged to the free's rule; and "
+    "the drain's admits look like the program's (tokens and ids drawn as the program draws them, not one token "
+    "equal to its id)")
+
+
+def _prefix_problems(tmp_path: Path, reaper: Reaper, attack: str) -> list[str]:
+    """tests/hostile_review6/<attack>.py as the kv_cache.py of forward_order_free's pool, graded on QUEUE_ITEMS with
+    free_queue worth 4: what its grade got that the honest score does not allow."""
+    from tests.test_tamper_prefix import PrefixScene
+    from tests.test_tamper_prefix import grade_args as prefix_grade_args
+    from tests.test_tamper_prefix import rubric as prefix_rubric
+    from tests.test_tamper_prefix import submission as prefix_submission
+
+    scene = PrefixScene(tmp_path)
+    try:
+        sub = prefix_submission(scene.mods / "student", "forward_order_free", None)
+        (sub / "kv_cache.py").write_text((PY_ATTACKS / f"{attack}.py").read_text())
+        rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", QUEUE_ITEMS)
+        _weighted(rubric, "free_queue", 4)
+        evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
+        return evidence.problems + check_report(scene.out, QUEUE_HONEST, QUEUE_MAX)
+    finally:
+        scene.close()
+
+
+@pytest.mark.xfail(QUEUE_ADMITS, strict=True, reason=DRAIN_BROKEN)
+def test_a_prefix_pool_that_refuses_the_drain_gets_no_more(tmp_path: Path, reaper: Reaper) -> None:
+    problems = _prefix_problems(tmp_path, reaper, "drain_refused")
+    assert not problems, "\n".join([f"drain_refused (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
+
+
+# tests/hostile_review6/fresh_pool_correct.py on forward_order_free: the first pool a process makes frees tail first
+# (correctly), every later one head first. The drain's process is started afresh for it; the graded run's pools are
+# made in the grading's one served process, after free_queue's program's (the rubric's order).
+FRESH_BROKEN = (
+    "the drain replays the program in a process started afresh for it (RemotePrefix.apart), while every graded "
+    "program runs in the grading's one served process, after the programs before it: a pool that counts the pools its "
+    "process has made frees correctly in its first and wrongly after, so the drain sees a correct free, "
+    "reverse_order_free's check passes, and the next admit is charged to free_queue (8/12 for an honest 4/12). Fix by "
+    "construction: no process of a pool is younger than another: each graded program runs in a process started "
+    "afresh for it, as the drain's is (one-alive's alone.py for the prefix family), so the drain's replay is the "
+    "graded run's exactly, to its first call")
+
+
+@pytest.mark.xfail(QUEUE_ADMITS, strict=True, reason=FRESH_BROKEN)
+def test_a_prefix_pool_correct_only_in_a_fresh_process_gets_no_more(tmp_path: Path, reaper: Reaper) -> None:
+    problems = _prefix_problems(tmp_path, reaper, "fresh_pool_correct")
+    assert not problems, "\n".join([f"fresh_pool_correct (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
+
+
+# --- 5. alloc_failure's cost: a correct submission that allocates much in every call ---------------------------------
+# tests/submissions/hostile/review6/many_scratch_allocations.patch on the reference: correct C written in an unusual
+# way, not an attack. Every call first makes and frees 500 scratch buffers, each checked (one that cannot be had is
+# skipped: the call succeeds regardless), under alloc-every's bound of 512 allocations a call. Graded on compiles (5)
+# and alloc_failure, which a course weighs 5: it must get 10/10. (A call past the bound, review 2's spare_records, is
+# that branch's own strict xfail.)
+SCRATCH_ITEMS = ("compiles", "alloc_failure")
+SCRATCH_MAX = 10
+COST_BROKEN = (
+    "alloc-every bounds each call's tries by a count of the submission's allocations (MOST_PER_CALL, 512), and each "
+    "try replays the program from a fresh driver: a call's every allocation is tried, each try replaying every "
+    "allocation before it, so the grader's work grows with the square of the submission's counts. A correct "
+    "submission making 500 checked scratch allocations in each of allocation_failure.txt's 7 calls asks about 3,500 "
+    "tries replaying some 7 million allocations in all (counted from the program, not measured): alloc_failure alone "
+    "ran out the default time limit (300 s, "
+    "measured: 5/10, 'the time limit for the whole grade was reached while this item ran'; the same in llm_init "
+    "only took 60 s) where main's sample of 32 tries a call graded it 10/10 in 96 s; a submission that needs less "
+    "than the "
+    "limit on one machine and more on a loaded one gets two grades. Fix by construction: bound the tries by what the "
+    "submission's code is, not by what it does: fail each distinct allocation site (the driver records each "
+    "allocation's return address) at its first and last allocation in the call; a NULL check is code at a site, so "
+    "every check is still tried (review 5's sample_skipped too), and the work is the sites', a count the grader "
+    "fixes")
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(ALLOC_EVERY, strict=True, reason=COST_BROKEN)
+def test_a_correct_submission_allocating_much_in_every_call_gets_full_alloc_failure(scene: Scene,
+                                                                                   reaper: Reaper) -> None:
+    """Graded with --time-limit 120 (the harness waits 180 s; the default 300 s gave the same 5/10, measured)."""
+    from tests.test_grade import small_rubric
+
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), C_ATTACKS / "many_scratch_allocations.patch"))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(SCRATCH_ITEMS))
+    _weighted(rubric, "alloc_failure", 5)
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric, options=("--time-limit", "120")))
+    problems = evidence.problems + check_report(scene.out, SCRATCH_MAX, SCRATCH_MAX)
+    assert not problems, "\n".join(["many_scratch_allocations (correct):", *problems])
+
+
+def test_every_review6_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
+    assert on_disk == sorted(["drain_refused", "fork_settled_late", "fresh_pool_correct", "many_scratch_allocations",
+                              "pool_file_grown", "proc_not_alone", "refusal_pool_file", "stray_in_probe"])
+    table = (PY_ATTACKS / "README.md").read_text()
+    assert all(f"`{name}" in table or f"review6/{name}" in table for name in on_disk)
