@@ -1,29 +1,65 @@
 """A second opinion on the order a free put its blocks back in, resting on what the pool does, never on the free
 queue it shows (a served pool's observe() runs in its own interpreter: the queue it shows may be made up, and made
 up consistently). The program is replayed, up to and including the free, in a fresh process of the pool, then the
-queue is drained by one-block admits, each of one new token under a new id: the blocks they are granted, in
-order, are the queue's order.
+queue is drained by one-block admits: the blocks they are granted, in order, are the queue's order.
 
-The replay must return at every call what the graded run returned, and each admit must be granted exactly one
-block of its own; otherwise the second opinion says nothing (None) and the free's order is not judged at the
-free (the program's later admits take the queue's blocks, and their tables show its order). The ids and tokens
-follow the program (past the largest number it names), so nothing tells the replay from a graded run before the
-drain.
+The drain's admits look like the program's: each is the next request in the program's admission order (the ids
+the program's own next admits would get) with one new token, a round number past every number the program names
+(as `admit 40` in programs/free_queue.txt), so nothing tells the drain from the program going on.
+
+The replay must return at every call what the graded run returned; where it does not, the second opinion says
+nothing (None): the pool did not do again what it did, and the free's order is not judged at the free (the
+program's later admits take the queue's blocks, and their tables show its order). Where the replay agrees, the
+drain must be granted one block of its own by each admit, as many as the model holds free: a drain refused,
+crashed, hit or granted otherwise (`Ungranted`) is the pool's failure at that free, never a pass (the pool did not
+give back blocks it must have). It is judged where the free's order is (after the universal invariants and the
+tables), and charged to the free's rule: the release order's where the free put back more than one block
+(reverse_order_free), the free queue's where it put back one (free_queue).
 
 Never two processes of the pool alive at once (as oracle/hw3/alone.py, for hw3's second opinions): were the graded
 run's process alive meanwhile, the replay could find it (outside bubblewrap's namespaces: an abstract unix name
 it bound) and know itself a second opinion. So a served pool's graded run starts in a fresh process of its own
-(`alone`, at the start of each directed program: it has seen only the program's calls, as the replay has), is
-ended before the replay starts, and goes on in a fresh process that replays its calls so far (their returns not
-judged again). Used by oracle/prefix/driver.py (Driver.free) and oracle/prefix/checks.py."""
+(`alone`, at the start of each directed program: it has seen only the program's calls, as the replay has, and its
+pool is the first its process makes, as the replay's is), is ended before the replay starts, and goes on in a
+fresh process that replays its calls so far (their returns not judged again). Used by oracle/prefix/driver.py
+(Driver.free) and oracle/prefix/checks.py."""
 
 from contextlib import closing
+from dataclasses import dataclass
 from typing import Any, Callable
 
+from oracle.difference import Difference
 from oracle.prefix.observation import ImplementationFailure
 from oracle.program import Step
 
 WHERE = "as one-block admits take them, in a fresh process of the pool"  # a drained order's difference, in words
+
+
+@dataclass(frozen=True)
+class Ungranted:
+    """A drain the pool did not grant one block each: its `number`th admit of `count` (from 1), request `rid` with
+    the one token `token`, and what the pool did (`did`: "was refused", "crashed (...)", "was granted 2 blocks")."""
+    number: int
+    count: int
+    rid: int
+    token: int
+    did: str
+
+    def __str__(self) -> str:
+        return (f"no order: the drain's admit {self.number} of {self.count}, admit(req {self.rid}, tokens "
+                f"[{self.token}]), {self.did}")
+
+    def difference(self, free: list[int], released: int) -> Difference:
+        """The free's order judged wrong, by the free's rule (`free`: the model's queue; `released`: the blocks the
+        free put back): the release order's where it put back more than one (oracle/prefix/rules.py)."""
+        return Difference("release order" if released > 1 else "free order", "the free queue", list(free), str(self),
+                          note=f"{WHERE}: the pool did not give back blocks it must have")
+
+
+# what a drain saw: the queue's order, a drain not granted, or nothing (the replay did not agree)
+Drained = tuple[int, ...] | Ungranted | None
+# the calls the pool received, how many free blocks the model holds and the program's next request id -> Drained
+QueueOrder = Callable[[list[tuple[Step, Any]], int, int], Drained]
 
 
 def alone(graded: Any) -> None:
@@ -33,16 +69,15 @@ def alone(graded: Any) -> None:
         end()
 
 
-def second_opinion(graded: Any, fresh: Callable[[], Any]) -> Callable[[list[tuple[Step, Any]], int],
-                                                                       tuple[int, ...] | None]:
+def second_opinion(graded: Any, fresh: Callable[[], Any]) -> "QueueOrder":
     """queue_order on pools from `fresh` (the `graded` run's factory: a served pool's adapters share its process),
     that process ended before and after, and the graded run's calls replayed in the next one to go on
     (ImplementationFailure when that replay fails: a crash of the graded run's)."""
 
-    def order(made: list[tuple[Step, Any]], count: int) -> tuple[int, ...] | None:
+    def order(made: list[tuple[Step, Any]], count: int, first: int) -> Drained:
         alone(graded)
         try:
-            return queue_order(fresh, made, count)
+            return queue_order(fresh, made, count, first)
         finally:
             if getattr(graded, "end_process", None) is not None:
                 alone(graded)
@@ -52,26 +87,47 @@ def second_opinion(graded: Any, fresh: Callable[[], Any]) -> Callable[[list[tupl
     return order
 
 
-def queue_order(fresh: Callable[[], Any], made: list[tuple[Step, Any]], count: int) -> tuple[int, ...] | None:
+def queue_order(fresh: Callable[[], Any], made: list[tuple[Step, Any]], count: int, first: int) -> Drained:
     """The first `count` blocks of the free queue, in the order a fresh process's admits take them after the calls
-    `made` (each with what it returned in the graded run), or None where the pool does not let that be seen."""
+    `made` (each with what it returned in the graded run): admits of requests `first`, `first` + 1, ... (the
+    program's next ids). None where the replay does not return what the graded run did; Ungranted where the drain
+    is not granted one block each."""
     past = 1 + max((n for step, _ in made for n in _numbers(step.args)), default=0)
+    tokens = [-(-past // 10) * 10 + 10 * i for i in range(count)]  # round numbers past the program's, as it writes
     with closing(fresh()) as pool:
         try:
             for step, returned in made:
                 if getattr(pool, step.op)(*step.args) != returned:
                     return None
-            for i in range(count):
-                accepted, hits = pool.admit(past + i, [past + i])
-                if not accepted or hits:
-                    return None
-            tables = pool.observe().tables
         except ImplementationFailure:
             return None
-    granted = [tables.get(past + i, ()) for i in range(count)]
-    if any(len(table) != 1 for table in granted) or len({table[0] for table in granted}) != count:
-        return None
-    return tuple(table[0] for table in granted)
+        return _drained(pool, count, first, tokens)
+
+
+def _drained(pool: Any, count: int, first: int, tokens: list[int]) -> tuple[int, ...] | Ungranted:
+    """The blocks `count` one-block admits (requests `first`, ..., one of `tokens` each) are granted, in order."""
+
+    def ungranted(i: int, did: str) -> Ungranted:
+        return Ungranted(i + 1, count, first + i, tokens[i], did)
+
+    for i in range(count):
+        try:
+            accepted, hits = pool.admit(first + i, [tokens[i]])
+        except ImplementationFailure as failure:
+            return ungranted(i, f"crashed ({failure})")
+        if not accepted or hits:
+            return ungranted(i, "was refused" if not accepted else f"hit {hits} blocks")
+    try:
+        tables = pool.observe().tables
+    except ImplementationFailure as failure:
+        return ungranted(count - 1, f"then observing the pool crashed ({failure})")
+    granted: list[int] = []
+    for i in range(count):
+        table = tables.get(first + i, ())
+        if len(table) != 1 or table[0] in granted:
+            return ungranted(i, f"was granted {list(table)}" + (", granted already" if len(table) == 1 else ""))
+        granted.append(table[0])
+    return tuple(granted)
 
 
 def _numbers(args: Any) -> list[int]:
