@@ -193,6 +193,17 @@ def test_a_free_queue_second_opinion_cannot_be_told_from_the_graded_run(scene: S
     assert not problems, "\n".join([f"free_queue_not_alone (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
 
 
+# tests/hostile_review5/free_queue_no_drain.py after free_queue_lie.py: a one-token request right after a free is
+# refused, so the second opinion's drain stops at its first admit (no directed program admits one token right after a
+# free). Honest 4/12. Once 8/12: the shorter queue was always free_queue's difference, and reverse_order_free, stopped
+# there on another rule's difference, passed. Held by construction (queue_order.py, branch queue-drain): a drain
+# stopped short is judged by the free's rule, the release order's where the free put back more than one block, so
+# reverse_order_free's own four-block free fails it (0/12 here, measured).
+def test_a_pool_that_will_not_drain_its_free_queue_gets_no_more(scene: Scene, reaper: Reaper) -> None:
+    problems = _prefix_problems(scene, reaper, ("free_queue_lie", "free_queue_no_drain"))
+    assert not problems, "\n".join([f"free_queue_no_drain (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
+
+
 def test_the_same_pool_showing_its_true_free_queue_gets_its_honest_score(scene: Scene, reaper: Reaper) -> None:
     """The control: forward_order_free without the lie gets exactly 4/12 (the test above can fail)."""
     problems = _prefix_problems(scene, reaper, ())
@@ -278,6 +289,7 @@ def test_an_overread_made_by_the_kernel_through_write_still_fails_memory_safety(
 
 def test_every_review5_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "free_queue_not_alone", "overread_by_write",
+    assert on_disk == sorted(["free_drops_shared", "free_queue_lie", "free_queue_no_drain", "free_queue_not_alone",
+                              "overread_by_write",
                               "refusal_not_alone",
                               "sample_skipped", "usable_size", "witness_not_alone"])

@@ -257,9 +257,9 @@ def _prefix_problems(tmp_path: Path, reaper: Reaper, attack: str, score: int) ->
 # drain kept reverse_order_free's bug from its own check; the next admit, taking the blocks in the pool's order, was
 # charged to free_queue). Held by construction (queue_order.py): the drain's admits look like the program's (its next
 # request ids, one round token each past every number it names), so this pool grants them and its free is judged on
-# what they take; and a drain that is refused, crashes, hits or is granted otherwise than one block each, where the
-# replay agrees, is the pool's failure at that free, by the free's rule (drain_spotted below; in this process:
-# tests/test_prefix_queue_order.py).
+# what they take; and a drain stopped short (refused, crashed, hit, granted otherwise than one block each, or its
+# replay answering otherwise than the graded run) is the pool's failure at that free, by the free's rule (drain_spotted
+# below; in this process: tests/test_prefix_queue_order.py).
 def test_a_prefix_pool_that_refuses_the_drain_gets_no_more(tmp_path: Path, reaper: Reaper) -> None:
     problems = _prefix_problems(tmp_path, reaper, "drain_refused", QUEUE_HONEST)
     assert not problems, "\n".join([f"drain_refused (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])

@@ -17,7 +17,7 @@ from oracle.prefix.compare import ContentTracker, changed, exact_difference, len
 from oracle.prefix.divergence import Divergence
 from oracle.prefix.model import PrefixModel
 from oracle.prefix.observation import ImplementationFailure, Observation
-from oracle.prefix.queue_order import WHERE, QueueOrder, Ungranted
+from oracle.prefix.queue_order import WHERE, QueueOrder, difference
 from oracle.prefix.rules import free_order_difference, hits_difference, rule_of
 from oracle.program import Step
 from oracle.stats import RunStats
@@ -28,9 +28,9 @@ class Driver:
                  queue: QueueOrder | None = None):
         self.impl, self.stats = adapter, stats if stats is not None else RunStats()
         self.queue = queue  # a free's order from what admits take (None: from the queue the pool shows)
-        # after a free with a second opinion (`witnessed`), the queue's order as admits took it (None: not seen;
-        # Ungranted: a drain the pool did not grant, its failure at the free)
-        self.witnessed, self.taken = False, None
+        # after a free with a second opinion (`witnessed`), the queue's order as admits took it, and what stopped the
+        # admits short of the model's free blocks ("": nothing; else the pool's failure at the free)
+        self.witnessed, self.taken, self.stop = False, (), ""
         self.model: PrefixModel | None = None
         self.follow = follow  # under a policy that is not exact, the model follows the pool
         self.content = ContentTracker()
@@ -61,7 +61,7 @@ class Driver:
 
     def _run(self, operation: Callable[[], Any], step: Step) -> Any:
         self.made.append((step, None))
-        self.witnessed, self.taken = False, None
+        self.witnessed = False
         try:
             got = operation()
         except ImplementationFailure as failure:
@@ -88,10 +88,11 @@ class Driver:
                      universal_difference(self.model, seen, taken))
         self._expect(self.content.after(self.model, seen, rid, hits, held))
         if self.model.policy.exact:
-            shown = self.taken if self.witnessed else seen.free
-            problem = exact_difference(self.model, replace(seen, free=None if isinstance(shown, Ungranted) else shown))
-            if isinstance(shown, Ungranted) and (problem is None or problem.aspect != "block_table"):
-                problem = shown.difference(self.model.free, released)  # where the free order is judged
+            stopped = self.witnessed and self.stop
+            problem = exact_difference(self.model, replace(seen, free=None if stopped else self.taken)
+                                       if self.witnessed else seen)
+            if stopped and (problem is None or problem.aspect != "block_table"):  # where the free order is judged
+                problem = difference(self.model.free, (self.taken, self.stop), released)
             elif problem and problem.aspect == "free order":
                 problem = free_order_difference(replace(problem, note=WHERE) if self.witnessed else problem, released)
             self._expect(problem)
@@ -104,7 +105,7 @@ class Driver:
     def take_over_free_order(self) -> bool:
         """The model reads on in the implementation's free order, when it holds the same blocks."""
         seen = self.taken if self.witnessed else self.impl.observe().free
-        if seen is None or isinstance(seen, Ungranted) or sorted(seen) != sorted(self.model.free):
+        if seen is None or self.witnessed and self.stop or sorted(seen) != sorted(self.model.free):
             return False
         self.model.free = list(seen)
         return True
@@ -248,7 +249,8 @@ class Driver:
         released = len(self.model.free) - free_before
         if self.queue is not None and released and self.model.policy.exact:
             try:
-                self.witnessed, self.taken = True, self.queue(list(self.made), len(self.model.free), self.next_rid)
+                self.taken, self.stop = self.queue(list(self.made), len(self.model.free), self.next_rid)
+                self.witnessed = True
             except ImplementationFailure as failure:  # the graded run's calls, replayed to go on, crashed
                 self._failed(failure)
         self._check(released=released)

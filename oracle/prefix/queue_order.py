@@ -7,14 +7,13 @@ The drain's admits look like the program's: each is the next request in the prog
 the program's own next admits would get) with one new token, a round number past every number the program names
 (as `admit 40` in programs/free_queue.txt), so nothing tells the drain from the program going on.
 
-The replay must return at every call what the graded run returned; where it does not, the second opinion says
-nothing (None): the pool did not do again what it did, and the free's order is not judged at the free (the
-program's later admits take the queue's blocks, and their tables show its order). Where the replay agrees, the
-drain must be granted one block of its own by each admit, as many as the model holds free: a drain refused,
-crashed, hit or granted otherwise (`Ungranted`) is the pool's failure at that free, never a pass (the pool did not
-give back blocks it must have). It is judged where the free's order is (after the universal invariants and the
-tables), and charged to the free's rule: the release order's where the free put back more than one block
-(reverse_order_free), the free queue's where it put back one (free_queue).
+The replay must return at every call what the graded run returned, and each admit must be granted exactly one
+block of its own: where not, the blocks granted before are the queue as far as the pool lets it be seen, with why
+it stops there. A drain stopped short is the pool's failure at that free, never a pass (a pool that will not hand
+out the blocks it holds free, or not the same way twice, cannot have its order seen, and so cannot hide it): the
+free's order is judged wrong where it is judged (after the universal invariants and the tables), by the free's
+rule, the release order's where the free put back more than one block (reverse_order_free), the free queue's
+where it put back one (free_queue): `difference`.
 
 Never two processes of the pool alive at once (as oracle/hw3/alone.py, for hw3's second opinions): were the graded
 run's process alive meanwhile, the replay could find it (outside bubblewrap's namespaces: an abstract unix name
@@ -25,7 +24,6 @@ fresh process that replays its calls so far (their returns not judged again). Us
 (Driver.free) and oracle/prefix/checks.py."""
 
 from contextlib import closing
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from oracle.difference import Difference
@@ -34,30 +32,7 @@ from oracle.program import Step
 
 WHERE = "as one-block admits take them, in a fresh process of the pool"  # a drained order's difference, in words
 
-
-@dataclass(frozen=True)
-class Ungranted:
-    """A drain the pool did not grant one block each: its `number`th admit of `count` (from 1), request `rid` with
-    the one token `token`, and what the pool did (`did`: "was refused", "crashed (...)", "was granted 2 blocks")."""
-    number: int
-    count: int
-    rid: int
-    token: int
-    did: str
-
-    def __str__(self) -> str:
-        return (f"no order: the drain's admit {self.number} of {self.count}, admit(req {self.rid}, tokens "
-                f"[{self.token}]), {self.did}")
-
-    def difference(self, free: list[int], released: int) -> Difference:
-        """The free's order judged wrong, by the free's rule (`free`: the model's queue; `released`: the blocks the
-        free put back): the release order's where it put back more than one (oracle/prefix/rules.py)."""
-        return Difference("release order" if released > 1 else "free order", "the free queue", list(free), str(self),
-                          note=f"{WHERE}: the pool did not give back blocks it must have")
-
-
-# what a drain saw: the queue's order, a drain not granted, or nothing (the replay did not agree)
-Drained = tuple[int, ...] | Ungranted | None
+Drained = tuple[tuple[int, ...], str]  # the blocks admits took, in order; what stopped them ("": nothing)
 # the calls the pool received, how many free blocks the model holds and the program's next request id -> Drained
 QueueOrder = Callable[[list[tuple[Step, Any]], int, int], Drained]
 
@@ -69,7 +44,7 @@ def alone(graded: Any) -> None:
         end()
 
 
-def second_opinion(graded: Any, fresh: Callable[[], Any]) -> "QueueOrder":
+def second_opinion(graded: Any, fresh: Callable[[], Any]) -> QueueOrder:
     """queue_order on pools from `fresh` (the `graded` run's factory: a served pool's adapters share its process),
     that process ended before and after, and the graded run's calls replayed in the next one to go on
     (ImplementationFailure when that replay fails: a crash of the graded run's)."""
@@ -89,45 +64,46 @@ def second_opinion(graded: Any, fresh: Callable[[], Any]) -> "QueueOrder":
 
 def queue_order(fresh: Callable[[], Any], made: list[tuple[Step, Any]], count: int, first: int) -> Drained:
     """The first `count` blocks of the free queue, in the order a fresh process's admits take them after the calls
-    `made` (each with what it returned in the graded run): admits of requests `first`, `first` + 1, ... (the
-    program's next ids). None where the replay does not return what the graded run did; Ungranted where the drain
-    is not granted one block each."""
+    `made` (each with what it returned in the graded run), and what stopped the admits short of `count`. The
+    admits are of requests `first`, `first` + 1, ... (the program's next ids), each of one round token past every
+    number the program names."""
     past = 1 + max((n for step, _ in made for n in _numbers(step.args)), default=0)
     tokens = [-(-past // 10) * 10 + 10 * i for i in range(count)]  # round numbers past the program's, as it writes
+    admitted, why = count, ""
     with closing(fresh()) as pool:
         try:
-            for step, returned in made:
+            for number, (step, returned) in enumerate(made, 1):
                 if getattr(pool, step.op)(*step.args) != returned:
-                    return None
-        except ImplementationFailure:
-            return None
-        return _drained(pool, count, first, tokens)
-
-
-def _drained(pool: Any, count: int, first: int, tokens: list[int]) -> tuple[int, ...] | Ungranted:
-    """The blocks `count` one-block admits (requests `first`, ..., one of `tokens` each) are granted, in order."""
-
-    def ungranted(i: int, did: str) -> Ungranted:
-        return Ungranted(i + 1, count, first + i, tokens[i], did)
-
-    for i in range(count):
-        try:
-            accepted, hits = pool.admit(first + i, [tokens[i]])
+                    return (), f"replayed, call {number} returned otherwise than in the graded run"
         except ImplementationFailure as failure:
-            return ungranted(i, f"crashed ({failure})")
-        if not accepted or hits:
-            return ungranted(i, "was refused" if not accepted else f"hit {hits} blocks")
-    try:
-        tables = pool.observe().tables
-    except ImplementationFailure as failure:
-        return ungranted(count - 1, f"then observing the pool crashed ({failure})")
-    granted: list[int] = []
-    for i in range(count):
+            return (), f"replayed, it failed: {failure}"
+        try:
+            for i in range(count):
+                accepted, hits = pool.admit(first + i, [tokens[i]])
+                if not accepted or hits:
+                    admitted, why = i, "was refused" if not accepted else f"hit {hits} blocks"
+                    break
+            tables = pool.observe().tables
+        except ImplementationFailure as failure:
+            return (), f"drained, it failed: {failure}"
+    order: list[int] = []
+    for i in range(admitted):
         table = tables.get(first + i, ())
-        if len(table) != 1 or table[0] in granted:
-            return ungranted(i, f"was granted {list(table)}" + (", granted already" if len(table) == 1 else ""))
-        granted.append(table[0])
-    return tuple(granted)
+        if len(table) != 1 or table[0] in order:
+            admitted, why = i, f"was granted {list(table)}, not one block of its own"
+            break
+        order.append(table[0])
+    stop = "" if admitted == count else f"admit(req {first + admitted}, tokens [{tokens[admitted]}]) {why}"
+    return tuple(order), stop
+
+
+def difference(free: list[int], drained: Drained, released: int) -> Difference:
+    """A drain stopped short as the free's order difference, by the free's rule (`free`: the model's queue;
+    `released`: the blocks the free put back): the release order's where it put back more than one
+    (oracle/prefix/rules.py), the free queue's where it put back one."""
+    order, stop = drained
+    return Difference("release order" if released > 1 else "free order", "the free queue", list(free), list(order),
+                      note=f"{WHERE}; {stop}: the pool did not give back blocks it must have")
 
 
 def _numbers(args: Any) -> list[int]:
