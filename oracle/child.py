@@ -22,7 +22,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from oracle.reply import Unreadable, decode
 from oracle.run_cpu import RunClock
@@ -97,13 +97,14 @@ class PythonChild:
         limits: Limits = Limits(cpu_seconds=120),
         server_args: tuple[str, ...] = (),
         support: Path | None = None,
-        pass_fds: tuple[int, ...] = (),
+        pass_fds: tuple[int, ...] | Callable[[], tuple[int, ...]] = (),
         site: Path | None = None,
     ):
         """`server` is the family's server script (a file under oracle/: it takes REQUESTS_FD REPLIES_FD ROOT
         MODULE [ATTR], then `server_args`); `failure`, the family's ImplementationFailure, raised for each way
         of not answering; `support`, a directory it may read besides the submission's files; `pass_fds`,
-        descriptors of the grader's that every start of the server inherits (a memory file of pools); `site`, a
+        descriptors of the grader's that every start of the server inherits, or a function giving those of each
+        start, called before it (a memory file of pools made for that process); `site`, a
         folder of packages the submission needs (oracle/site.py, checked), read-only and last on its sys.path."""
         self.target = target
         self.sandbox = sandbox
@@ -138,6 +139,7 @@ class PythonChild:
         self.stop()
         self._output.seek(0)
         self._output.truncate()
+        passed = self._pass_fds() if callable(self._pass_fds) else self._pass_fds
         cmd_r, cmd_w = os.pipe()
         reply_r, reply_w = os.pipe()
         target = self.target
@@ -150,7 +152,7 @@ class PythonChild:
                 cwd=self._files,
                 env=environment(**({VARIABLE: str(self.site)} if self.site else {})),
                 limits=self.limits,
-                pass_fds=(cmd_r, reply_w, *self._pass_fds),
+                pass_fds=(cmd_r, reply_w, *passed),
                 stdout=self._output,
                 stderr=self._output,
                 private_tmp=False,  # the server writes no file: under Landlock it gets no folder to fill

@@ -162,6 +162,14 @@ class Sandbox:
         path.chmod(0o755)
         return path
 
+    def _scratch(self) -> Path:
+        """A run's private $TMPDIR under Landlock, which the run reads in its environment: named at random, not by
+        the sandbox's count of areas, so its name says nothing of how many runs came before (a second opinion
+        must look like the graded run's first process, oracle/hw3/alone.py)."""
+        path = Path(tempfile.mkdtemp(suffix="-tmp", dir=self.root))
+        path.chmod(0o755)
+        return path
+
     def expose(self, path: Path | str) -> Path:
         """A read-only copy of one of our files (a built driver, say) that sandboxed code can run but not
         change; one copy per file version per sandbox."""
@@ -190,7 +198,7 @@ class Sandbox:
         env = dict(_ENV if env is None else env)
         ruleset, tmp = None, None
         if self.isolation == "landlock":  # a private $TMPDIR (gcc and valgrind need one), then the allow-list
-            tmp = self.area("tmp") if private_tmp else None
+            tmp = self._scratch() if private_tmp else None
             env.pop("TMPDIR", None)
             env.update({"TMPDIR": str(tmp)} if tmp else {})
             write = [*writable, *([tmp] if tmp else [])]

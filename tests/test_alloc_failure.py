@@ -58,13 +58,14 @@ def test_a_call_of_as_many_allocations_as_the_bound_is_tried(tmp_path: Path) -> 
 
 def test_a_leak_when_the_last_of_many_allocations_fails_is_caught(tmp_path: Path) -> None:
     undo = "        if (record == NULL) {\n            drop_spares();"
-    correct = _spares(64)
+    correct = _spares(MOST_PER_CALL - 2)
     assert undo in correct
-    leaky = correct.replace(undo, "        if (record == NULL) {\n            if (i < 63)\n                drop_spares();")
+    last = MOST_PER_CALL - 3  # the last spare record's i
+    leaky = correct.replace(undo, f"        if (record == NULL) {{\n            if (i < {last})\n                drop_spares();")
     status, message = _alloc_failure(tmp_path, leaky)
     assert status == "failed"
-    assert "allocation 66 of step 1 failing" in message, message
-    assert "heap: expected every allocation freed, got 63 block(s)" in message, message
+    assert f"allocation {MOST_PER_CALL} of step 1 failing" in message, message
+    assert f"heap: expected every allocation freed, got {last} block(s)" in message, message
 
 
 def test_a_call_that_crashes_when_its_malloc_fails_is_caught_at_that_allocation(tmp_path: Path) -> None:
@@ -94,13 +95,16 @@ def test_a_call_that_succeeds_in_spite_of_a_failed_malloc_must_still_leave_nothi
 
 
 def test_a_leak_among_blocks_allocated_and_freed_around_a_calls_own_work_is_caught(tmp_path: Path) -> None:
-    """alloc_failure's bug (a failed L2 table leaks the half-built Sequence), each call padded with 100 blocks
-    allocated and freed before its own work and 100 after (tests/submissions/hostile/review3b)."""
+    """alloc_failure's bug (a failed L2 table leaks the half-built Sequence), each call padded with 25 blocks
+    allocated and freed before its own work and 25 after (tests/submissions/hostile/review3b, its 100 made 25 to
+    stay within MOST_PER_CALL)."""
     broken = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "alloc_failure.patch")
     padded = patched(broken, SUBMISSIONS / "hostile" / "review3b" / "padded_allocations.patch")
+    assert padded.count("PADDING = 100") == 1
+    padded = padded.replace("PADDING = 100", "PADDING = 25")  # within MOST_PER_CALL: tried, not left not run
     status, message = _alloc_failure(tmp_path, padded)
     assert status == "failed", message
-    assert message.startswith("allocation_failure (allocation 103 of step 2 failing): step 2 create_sequence"), message
+    assert message.startswith("allocation_failure (allocation 28 of step 2 failing): step 2 create_sequence"), message
 
 
 # Reads the driver's request for the call (op, fail_at, target, a, b, packed: driver_reply.py) off the stack above
@@ -152,6 +156,8 @@ def test_a_leak_among_blocks_kept_around_a_calls_own_work_is_caught(tmp_path: Pa
     """As above, with the padding kept until llm_destroy (a failing call frees its own)."""
     broken = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "alloc_failure.patch")
     padded = patched(broken, SUBMISSIONS / "hostile" / "review3b" / "padded_kept_allocations.patch")
+    assert padded.count("PADDING = 100") == 1
+    padded = padded.replace("PADDING = 100", "PADDING = 25")  # within MOST_PER_CALL: tried, not left not run
     status, message = _alloc_failure(tmp_path, padded)
     assert status == "failed", message
-    assert message.startswith("allocation_failure (allocation 103 of step 2 failing): step 2 create_sequence"), message
+    assert message.startswith("allocation_failure (allocation 28 of step 2 failing): step 2 create_sequence"), message

@@ -1,9 +1,15 @@
 """oracle/hw3/alone.py through run.py, on real processes (a Python submission served in the sandbox, a C
-submission's driver): a graded run starts in a fresh process, its process is ended before each second opinion
-starts, and it goes on after one in a fresh process that replays its calls, where its later calls are judged."""
+submission's driver): a graded run starts in a fresh process, its process is ended before each second opinion,
+which runs in a fresh process of the graded run's own adapter, and it goes on after one in a fresh process that
+replays its calls, where its later calls are judged."""
 
+import re
+from contextlib import closing
 from pathlib import Path
 
+import pytest
+
+from oracle import isolation
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import build
 from oracle.hw3.c.stray import Watch, named
@@ -11,7 +17,9 @@ from oracle.hw3.pyremote import served
 from oracle.hw3.resync import TrackedModel
 from oracle.hw3.run import run
 from oracle.program import Program, Step
+from oracle.sandbox import Sandbox
 from tests.conftest import REFERENCE_C
+from tests.test_fresh_pool import FIRST_FIT_LOOP
 from tests.test_tamper_review import python_module
 
 # a parent of two blocks forked, the child's append (in place when the fork took no reference: a second opinion on
@@ -19,23 +27,28 @@ from tests.test_tamper_review import python_module
 FORKED = (Step("llm_init", (640,)), Step("create_sequence", (1, 20)), Step("append_kv", (1, 7)),
           Step("fork_sequence", (1, 2)), Step("append_kv", (2, 8)), Step("free_sequence", (2,)),
           Step("create_sequence", (3, 16)))
+WITNESS_NOT_ALONE = Path(__file__).with_name("hostile_review5") / "witness_not_alone.py"
 
 
-def test_a_python_runs_process_is_ended_for_each_second_opinion_and_its_calls_replayed_after(tmp_path: Path) -> None:
-    (tmp_path / "no_incref_alone.py").write_text(python_module("fork_no_incref", ""))
-    with served(str(tmp_path / "no_incref_alone.py")) as remote:
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
+def test_a_python_runs_process_is_ended_for_each_second_opinion_and_its_calls_replayed_after(
+        without_bwrap: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On fork_no_incref with witness_not_alone's act: a process that finds another of the submission alive (an
+    abstract unix name taken, which outside bubblewrap every run shares) forks correctly. The witness shows the
+    fork wrong only if it ran alone."""
+    if without_bwrap:
+        monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
+        monkeypatch.setattr(isolation, "_probed", {})
+    attack = WITNESS_NOT_ALONE.read_text().replace("@PORT@", f"alone-{tmp_path.name}")
+    (tmp_path / "no_incref_alone.py").write_text(python_module("fork_no_incref", attack))
+    with Sandbox() as box, served(str(tmp_path / "no_incref_alone.py"), sandbox=box) as remote:
         remote().llm_init(640)  # the child serves an earlier adapter: the graded run does not start in it
         started = remote.child.generation
-        graded, alive = remote(), []
-
-        def fresh():  # noqa: ANN202
-            alive.append(remote.child.running)
-            return remote.apart()
-
-        trace = run(Program("forked", FORKED), graded, TrackedModel(), fresh=fresh)
+        trace = run(Program("forked", FORKED), remote(), TrackedModel(), fresh=remote)
         generations = remote.child.generation - started
-    assert alive == [False, False]  # the fork's witness and its control, each with the graded run's process ended
-    assert generations == 2  # the graded run's own fresh process, then the one that replayed its calls
+    # the graded run's fresh process, the fork's three second opinions (its in-place append, its references and
+    # their control: fork_witness.py), then the graded run's replay
+    assert generations == 5
     shown = trace.steps[4]
     assert shown.effects is not None and shown.effects.wrong_fork
     # the calls after it made (unjudged: the engine's state unread, and its append not the model's) and returning
@@ -44,7 +57,6 @@ def test_a_python_runs_process_is_ended_for_each_second_opinion_and_its_calls_re
                                                                                           ("create_sequence", True)]
 
 
-FIRST_FIT_LOOP = "    for (int block = 0; block < engine->total_local_blocks; block++) {\n        if (engine->ref_count[block] == 0) {"
 # first fit scans only up to free_local_blocks: the second create finds 19 of the 35 blocks it needs (a second
 # opinion on its search), then a free judged on the state it leaves
 FULL = (Step("llm_init", (2560,)), Step("create_sequence", (1, 16)), Step("create_sequence", (2, 560)),
@@ -58,21 +70,97 @@ def test_a_c_runs_driver_is_ended_for_each_second_opinion_and_its_calls_replayed
         text.replace(FIRST_FIT_LOOP, FIRST_FIT_LOOP.replace("engine->total_local_blocks", "engine->free_local_blocks")))
     driver = build(tmp_path, tmp_path / "cache").driver
     assert driver is not None
-    graded, alive = CAdapter(driver, watch=Watch([])), []
-
-    def fresh() -> CAdapter:
-        alive.append(graded.pid)
-        return CAdapter(driver)
-
+    graded = CAdapter(driver, watch=Watch([]))
     try:
-        trace = run(Program("full", FULL), named(graded, "full"), TrackedModel(), fresh=fresh)
+        trace = run(Program("full", FULL), named(graded, "full"), TrackedModel(), fresh=lambda: CAdapter(driver))
         generations, watched = graded.generation, graded.watch.calls
     finally:
         graded.close()
-    assert alive == [None, None, None]  # the three witnesses of fresh_pool.search_failed
-    assert generations == 2
+    assert generations == 5  # the graded run, the three witnesses of fresh_pool.search_failed, the replay
     searched = trace.steps[2]
     assert searched.effects is not None and searched.effects.search_failed
     freed = trace.steps[3]
     assert not trace.cut and freed.seen is not None  # the free judged on the state the replayed driver shows
     assert len(watched) == len(FULL)  # a stray's step is numbered as in the program, the replay not counted twice
+
+
+# what a process of the submission can read of what the grader handed it: its folder, its command line (the
+# server's path, its descriptors' numbers), its descriptors, its environment
+FINGERPRINT = ("import os as _os, sys as _sys\n"
+               "print('FINGERPRINT', _os.getcwd(), __file__, _sys.argv, sorted(_os.listdir('/proc/self/fd')),\n"
+               "      sorted(_os.environ.items()), file=_sys.stderr, flush=True)\n")
+
+
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
+def test_a_witness_is_handed_what_the_graded_runs_first_process_was(without_bwrap: bool, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from oracle.hw3.alone import Aside
+
+    if without_bwrap:
+        monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
+        monkeypatch.setattr(isolation, "_probed", {})
+    (tmp_path / "fingerprinted.py").write_text(python_module("fork_no_incref", FINGERPRINT))
+    with Sandbox() as box, served(str(tmp_path / "fingerprinted.py"), sandbox=box) as remote:
+        graded = remote()
+        aside = Aside(graded, remote)
+        graded.llm_init(640)
+        first = remote.child.output(0)  # what it printed since it started, at import first
+        with closing(aside.fresh()) as witness:
+            witness.llm_init(640)
+            second = witness.child.output(0)
+    assert first.count("FINGERPRINT") == 1 and first == second
+
+
+C_FINGERPRINT = r'''
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void fingerprint(void) {
+    char line[4096];
+    FILE *file = fopen("/proc/self/cmdline", "r");
+    size_t n = file ? fread(line, 1, sizeof line - 1, file) : 0;
+    if (file) fclose(file);
+    for (size_t i = 0; i < n; i++) if (!line[i]) line[i] = ' ';
+    line[n] = '\0';
+    fprintf(stderr, "FINGERPRINT %s TMPDIR=%s fds=", line, getenv("TMPDIR") ? getenv("TMPDIR") : "");
+    DIR *fds = opendir("/proc/self/fd");
+    for (struct dirent *fd; fds && (fd = readdir(fds));) fprintf(stderr, "%s,", fd->d_name);
+    if (fds) closedir(fds);
+    fprintf(stderr, "\n");
+}
+
+LLMEngine *llm_init(void *pool_addr, size_t pool_size) {
+    fingerprint();
+    return reference_llm_init(pool_addr, pool_size);
+}
+'''
+
+
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
+def test_a_c_witness_is_handed_what_the_graded_runs_first_driver_was(without_bwrap: bool, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from oracle.hw3.alone import Aside
+
+    if without_bwrap:
+        monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
+        monkeypatch.setattr(isolation, "_probed", {})
+    reference = REFERENCE_C.read_text().replace("LLMEngine *llm_init(void *pool_addr",
+                                                "static LLMEngine *reference_llm_init(void *pool_addr")
+    (tmp_path / "llm_memory.c").write_text(reference + C_FINGERPRINT)
+    with Sandbox() as box:
+        driver = build(tmp_path, tmp_path / "cache", box).driver
+        assert driver is not None
+        graded = CAdapter(driver, sandbox=box)
+        try:
+            aside = Aside(graded, lambda: CAdapter(driver, sandbox=box))
+            graded.llm_init(640)
+            first = graded.output
+            with closing(aside.fresh()) as witness:
+                witness.llm_init(640)
+                second = witness.output
+        finally:
+            graded.close()
+    # without bwrap each run's $TMPDIR is its own, named at random (no count of runs in it)
+    first, second = (re.sub(r"/tmp[^/ ]*-tmp ", "/<random>-tmp ", text) for text in (first, second))
+    assert first.count("FINGERPRINT") == 1 and first == second

@@ -89,8 +89,10 @@ PLANTED_BROKEN = (
     "(graded on llm_init, create_free and fork weighed 2, as test_tamper_review5's free_drops_shared: 16/18 for an "
     "honest 8/18, measured with pagedcheck grade --seed 110). "
     "Fix by construction: take the in-place evidence from the graded run itself (an append after the fork that "
-    "wrote the block it shares, in place, as the grader read the pool), or make every call a witness adds one the "
-    "graded programs make too (the same record, at the same point of a graded program)")
+    "wrote the block it shares, in place, as the grader read the pool), so that the plant is a bug the graded "
+    "programs show. What is left then is the double bug, an append that never copies with a greedy free, which by "
+    "the pool and the returns is a fork without references (each sharer counts once either way) and is charged "
+    "to the fork once: fair only if a course weighs fork no less than it")
 
 
 @pytest.mark.xfail(strict=True, reason=PLANTED_BROKEN)

@@ -228,6 +228,7 @@ def test_without_a_listener_the_heap_facts_are_the_drivers_mappings_and_its_word
         assert said_nothing.live_bytes >= 5 * 4096
         said_more = heap.judged(HeapFacts(7, 1, True, 9, 1 << 30), live_before=2)
         assert said_more == HeapFacts(7, 1, True, 9, 1 << 30, said_nothing.faulted)
+        assert heap.faulted() == said_nothing.faulted  # a probe operation's count: the mappings' alone
     finally:
         if heap is not None:
             heap.close()

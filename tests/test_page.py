@@ -16,7 +16,8 @@ import pytest
 
 from oracle.cli import main
 from oracle.hw3 import FAMILY, load_adapter
-from oracle.hw3.checks import Finding, replay
+from oracle.hw3.checks import Finding
+from oracle.hw3.replay import replay
 from oracle.hw3.programs import parse as program
 from oracle.hw3.resync import TrackedModel
 from oracle.hw3.run import run

@@ -13,16 +13,16 @@ from hypothesis.stateful import run_state_machine_as_test
 from oracle.family import families
 from oracle.hw3 import load_adapter
 from oracle.hw3.c.build import OFFICIAL_FLAGS
-from oracle.hw3.c.process import run_program
 from oracle.hw3.machine import Call, Divergence, machine_for
 from oracle.hw3.model import Model
 from oracle.hw3.pool import initial_pool, magic, magic_slot
-from oracle.hw3.repro import _source, battery_c, build_repro, repro_c
+from oracle.hw3.repro import _max_sequences, _program, _source, build_repro, repro_c
 from oracle.hw3.memcheck import battery_programs
 from oracle.hw3.programs import battery_program
 from oracle.hw3.step import expected_calls
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK
 from oracle.runner import fuzz
+from oracle.sandbox import shared
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "engine" / "c"
@@ -45,14 +45,42 @@ def _random_programs(count: int) -> dict[str, tuple[list[Call], Model]]:
     return programs
 
 
+def _battery_c(programs: dict[str, tuple[list[Call], Model]]) -> str:
+    """One C source holding several programs, each replayed and checked as repro_c's one: `battery NAME` runs
+    one (a harness of this test's: one build for many programs)."""
+    table = "\n".join(f'    {{"{name}", replay_{name}}},' for name in programs)
+    main = f"""static const struct {{
+    const char *name;
+    void (*replay)(void);
+}} programs[] = {{
+{table}
+}};
+
+int main(int argc, char **argv)
+{{
+    for (size_t i = 0; argc == 2 && i < sizeof programs / sizeof programs[0]; i++)
+        if (strcmp(argv[1], programs[i].name) == 0) {{
+            programs[i].replay();
+            no_pool();
+            puts("OK: no divergence");
+            return 0;
+        }}
+    puts("usage: battery NAME");
+    return 2;
+}}"""
+    parts = [_program(calls, model, name) for name, (calls, model) in programs.items()]
+    return _source("/* pagedcheck battery */", parts, _max_sequences(calls for calls, _ in programs.values()), main)
+
+
 def _run(binary: Path, *args: str) -> tuple[int | None, str]:
-    done = run_program([binary, *args], cwd=binary.parent, timeout=20)
+    box = shared()
+    done = box.run([box.expose(binary), *args], timeout=20, readable=[box.expose(binary).parent], cwd=Path("/tmp"))
     return done.status, done.output.strip()
 
 
 def test_reference_replays_the_battery_and_random_programs_ok(tmp_path: Path) -> None:
     programs = battery_programs() | _random_programs(12)
-    binary, output = build_repro(battery_c(programs), REFERENCE, tmp_path, name="battery")
+    binary, output = build_repro(_battery_c(programs), REFERENCE, tmp_path, name="battery")
     assert binary is not None and output == "", output
     for name in programs:
         assert _run(binary, name) == (0, "OK: no divergence"), name

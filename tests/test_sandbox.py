@@ -258,6 +258,14 @@ def test_the_fallback_writes_only_its_writable_paths_and_a_private_tmp(fallback:
 
 
 @needs_landlock
+def test_the_fallbacks_private_tmp_is_named_by_no_count_of_runs(fallback: Sandbox) -> None:
+    """A run reads its $TMPDIR in its environment: named by the sandbox's count of areas, it would tell a second
+    opinion from the graded run's first process (oracle/hw3/alone.py); it is named at random."""
+    names = [Path(fallback.run(["/bin/sh", "-c", "echo $TMPDIR"], timeout=10).output.strip()).name for _ in range(2)]
+    assert names[0] != names[1] and all(name.endswith("-tmp") and not name[:-4].isdigit() for name in names), names
+
+
+@needs_landlock
 def test_the_fallback_without_a_private_tmp_writes_nowhere(fallback: Sandbox) -> None:
     """A Python server's run (private_tmp=False): no $TMPDIR on the grader's disk, so nothing of that disk to fill."""
     here = fallback.area("here")

@@ -169,7 +169,7 @@ UNUSUAL = [
     # test's: it grades only these two items, within a 60 s whole-grade limit
     Unusual("spare_records", ("compiles", "alloc_failure"), (
         "alloc_failure fails each allocation of a call in turn, replaying the program from a fresh driver each time, "
-        "up to alloc_failure.MOST_PER_CALL (512) a call: llm_init's 8002 allocations (8000 spare records) are more, "
+        "up to alloc_failure.MOST_PER_CALL (64) a call: llm_init's 8002 allocations (8000 spare records) are more, "
         "so the item is not run (0 points) for a correct design; every allocation tried would be 8002 replays of "
         "up to 8002 allocations each. No fix by construction is known: each try lets the call undo every allocation "
         "before the one failed, so trying them all is quadratic in a call's count; the bound is the price of trying "

@@ -243,8 +243,9 @@ def test_a_correct_submission_asking_malloc_usable_size_gets_full_marks(scene: S
 # course weighs 5: the honest grade is 5/10. The control is the same bug on the first scratch buffer.
 # Once 10/10: alloc_failure failed 32 allocations of a call of more, chosen by position from public code, and the
 # tenth of this create's 64 was never one of them (all 64 come from one call site, so one failure a site would not
-# have held either). Held by construction: every allocation of every call is failed in turn, with no sample (a call
-# of more than alloc_failure.MOST_PER_CALL leaves the item not run, 0 points), so the tenth is tried.
+# have held either). Held by construction: every allocation of every call is failed in turn, with no sample, so the
+# tenth is tried. A call of more than alloc_failure.MOST_PER_CALL (64) allocations leaves the item not run, 0 points:
+# the test makes 48 scratch buffers, so the tenth is found by trying it, not by the bound.
 SAMPLE_ITEMS = ("compiles", "alloc_failure")
 SAMPLE_HONEST, SAMPLE_MAX = 5, 10
 
@@ -257,6 +258,8 @@ def test_an_unchecked_malloc_where_the_sample_never_looks_still_fails_alloc_fail
     source = patched(REFERENCE_C.read_text(), C_ATTACKS / "sample_skipped.patch")
     sub = scene.root / "submission"
     sub.mkdir()
+    assert source.count("i <= 64;") == 1
+    source = source.replace("i <= 64;", "i <= 48;")  # within the bound: tried, not left not run
     (sub / "llm_memory.c").write_text(source.replace("i != 10)", f"i != {unchecked})"))
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(SAMPLE_ITEMS))
     _weighted(rubric, "alloc_failure", 5)

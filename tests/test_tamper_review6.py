@@ -43,7 +43,6 @@ def _present(module: str, name: str | None = None) -> bool:
 
 ONE_ALIVE = _present("oracle.hw3.alone")  # branch one-alive
 FORK_IN_PLACE = _present("oracle.hw3.fork_witness", "_writes_in_place")  # branch fork-inplace
-PROBE_FENCED = _present("oracle.hw3.probe_checks", "LeftToMemorySafety")  # branch probe-fenced
 ALLOC_EVERY = _present("oracle.hw3.alloc_failure", "MOST_PER_CALL")  # branch alloc-every
 
 
@@ -84,46 +83,40 @@ def test_the_fork_bug_alone_gets_its_honest_score(scene: Scene, reaper: Reaper) 
 # --- 1. a resource that persists between the processes of one grading: the pools' memory file -----------------------
 # tests/hostile_review6/pool_file_grown.py on fork_no_incref: at import, a process whose pools' memory file already
 # has a size comes after another process of the same file (a graded run's, under alone.py); one that finds it empty
-# is a second opinion's (RemotePython.apart makes it a file of its own), and forks correctly there.
-POOL_FILE_BROKEN = (
-    "alone.py ends the graded run's process before a second opinion starts, but what a process finds at its start "
-    "still tells the two apart: every graded run's process is handed the grading's one memory file of pools "
-    "(pool_file.py), which the grader clears by punching holes and which is sealed against shrinking, so it keeps the "
-    "size earlier windows gave it; a second opinion's process (RemotePython.apart) gets a file made for it, empty at "
-    "import. A process that finds its pools' file empty forks correctly, the fork witness never blames the fork, and "
-    "the in-place append is charged to append_cow (14/16 for an honest 8/16, with and without bubblewrap, measured; "
-    "the refusal's second opinion the same, below: 11/13 for 8/13). The descriptor's number tells them apart too (5 "
-    "in a graded run's process, 14 in a witness's, measured: the witness's file is made while the grading's is "
-    "open). Fix by construction: every process of a submission starts from the same facts: each process, graded or "
-    "second opinion, is handed a memory file made for it (a PoolFile per process, the one before closed first), at "
-    "one fixed descriptor number, so no process finds what an earlier one left, not even a size or a number")
+# is a second opinion's, and forks correctly there. Held (branch pool-fresh): every process of a submission, graded
+# or second opinion, is handed a memory file made for it when it starts, the one before closed first
+# (pyremote.RemotePython), and holds it at one descriptor number (pyserve.POOLS_FD): every process finds its file
+# empty at import, at the same number (tests/test_pool_fresh.py checks that directly). So this submission forks
+# correctly in every process, the graded runs' too: it is a correct fork, and its honest score is full marks. The
+# grade tells the three cases apart: 16/16 when every process finds its file empty, 14/16 when only the witnesses
+# do (review 6 measured that with and without bubblewrap: the grading's one file kept the size earlier windows
+# gave it, as it is sealed against shrinking, and a second child's was new), 8/16 when none does.
+POOL_FILE_HONEST = FORK_MAX
 
 
-@pytest.mark.skipif(not ONE_ALIVE, reason="needs branch one-alive (oracle/hw3/alone.py): before it a witness ran "
-                    "beside the graded run's process, which review 5's witness_not_alone already tells apart")
-@pytest.mark.xfail(strict=True, reason=POOL_FILE_BROKEN)
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 def test_a_fork_witness_cannot_be_told_by_the_pool_file_a_process_finds(without_bwrap: bool, tmp_path: Path,
                                                                        reaper: Reaper) -> None:
     world = Scene(tmp_path, without_bwrap=without_bwrap)
     try:
         problems = _python_problems(world, reaper, "fork_no_incref", "pool_file_grown", FORK_ITEMS, "append_cow",
-                                    FORK_HONEST, FORK_MAX)
+                                    POOL_FILE_HONEST, FORK_MAX)
     finally:
         world.close()
-    assert not problems, "\n".join([f"pool_file_grown (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
+    assert not problems, "\n".join([f"pool_file_grown (honest score {POOL_FILE_HONEST}/{FORK_MAX}):", *problems])
 
 
 # the same test against the refusal's second opinion (fresh_pool.py refused_for_want_of_blocks):
 # tests/hostile_review6/refusal_pool_file.py on free_count_not_incremented refuses every create in a process whose
-# pools' file is empty at import. Graded on llm_init (6), free_count (5) and create_free, which a course weighs 2:
-# honest 8/13 (free_count fails: a refusal that more free blocks undo; review 5's refusal_not_alone measured it).
+# pools' file is empty at import. Graded on llm_init (6), free_count (5) and create_free, which a course weighs 2.
+# Held as the test above: every process finds its file empty, so it refuses every create in the graded runs too:
+# llm_init passes, create_free fails on its first create, and free_count is not run (every program stops at a
+# create first): 6/13. Review 6 measured 11/13 where only the second opinion's process found its file empty (the
+# refusal read as the create's own), and 8/13 is the free count's bug alone (review 5's refusal_not_alone).
 REFUSAL_ITEMS = ("llm_init", "free_count", "create_free")
-REFUSAL_HONEST, REFUSAL_MAX = 8, 13
+REFUSAL_HONEST, REFUSAL_MAX = 6, 13
 
 
-@pytest.mark.skipif(not ONE_ALIVE, reason="needs branch one-alive (oracle/hw3/alone.py), as the test above")
-@pytest.mark.xfail(strict=True, reason=POOL_FILE_BROKEN)
 def test_a_refusals_second_opinion_cannot_be_told_by_the_pool_file_a_process_finds(scene: Scene,
                                                                                   reaper: Reaper) -> None:
     problems = _python_problems(scene, reaper, "free_count_not_incremented", "refusal_pool_file", REFUSAL_ITEMS,
@@ -190,26 +183,22 @@ def test_a_fork_settled_late_gets_no_more_than_its_honest_score(scene: Scene, re
     assert not problems, "\n".join([f"fork_settled_late (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
 
 
-# --- 3. a probe's bug hidden behind a stray access only the probe meets --------------------------------------------
+# --- 3. a probe's bug hidden behind a stray access only the probe meets: held -----------------------------------------
 # tests/submissions/hostile/review6/stray_in_probe.patch on broken/l1_traversal.patch: freeing a block table stops at
 # the first NULL L1 slot, and where a NULL slot comes before a mapped one (a state only the probe l1_gap_free makes:
 # it edits the table) it first reads one slot past each end of the L1 table. Two bugs, each of its own rule: graded on
 # compiles (5), l1_traversal (4) and memory_safety (10), the honest grade is 5/19.
+# With probe-fenced as first merged, a probe whose run met a stray was "left to memory_safety" (not checked, no cost):
+# l1_traversal passed and memory_safety paid for the read, 9/19 (measured; before probe-fenced the probe's driver
+# served glibc's heap and counted no stray: 15/19). Held by construction since (probes.judge): a stray read changes no
+# state and a stray write lands on a page the driver maps for it, in no live block, so the probe goes on judging what
+# the grader reads of the state and its verdict is the one it gives without the stray (tests/test_probe_adapter.py);
+# the stray is charged to memory_safety alone (stray_charge.py). Only a crash or a heap the C library calls corrupt
+# stops a probe.
 STRAY_ITEMS = ("compiles", "l1_traversal", "memory_safety")
 STRAY_HONEST = 5
-STRAY_BROKEN = (
-    "with probe-fenced, a probe whose run meets a stray access is 'left to memory_safety' (probe_checks."
-    "LeftToMemorySafety: it checks nothing and costs nothing): a submission makes a stray read in the probe's own "
-    "state (a NULL L1 slot before a mapped one, which only the probe's edit makes), and its l1_traversal bug, which "
-    "the probe would see in the blocks the free leaves, costs nothing; memory_safety pays for the read (9/19 for an "
-    "honest 5/19; a submission failing memory_safety anyway gets its probe's item free). Before probe-fenced the "
-    "probe's driver served glibc's heap and counted no stray: l1_traversal failed and memory_safety passed (15/19). "
-    "Fix by construction: a stray read changes no state, and a stray write lands on the fence's own pages, in no "
-    "live block: the probe notes the stray for memory_safety and goes on judging what the grader reads of the "
-    "state, so each bug costs its own item; only a crash or a heap the C library calls corrupt stops a probe")
 
 
-@pytest.mark.xfail(strict=True, reason=STRAY_BROKEN)
 def test_a_stray_access_only_a_probe_meets_does_not_excuse_the_probed_bug(scene: Scene, reaper: Reaper) -> None:
     from tests.test_grade import small_rubric
 
@@ -221,6 +210,40 @@ def test_a_stray_access_only_a_probe_meets_does_not_excuse_the_probed_bug(scene:
     evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
     problems = evidence.problems + check_report(scene.out, STRAY_HONEST, max_points(STRAY_ITEMS))
     assert not problems, "\n".join([f"stray_in_probe (honest score {STRAY_HONEST}/{max_points(STRAY_ITEMS)}):",
+                                    *problems])
+
+
+# tests/submissions/hostile/review6/double_free_in_probe.patch on broken/l1_traversal.patch: the same attack with a
+# memory error that does stop a probe. Each create frees a scratch block; in the probe's own state (a NULL L1 slot
+# before a mapped one) freeing the table first frees the last scratch block again, a free made in a later call than
+# the first. The driver ends the run with a heap found corrupted (status 4, driver.c's heap_fatal), which probes.judge
+# still leaves to memory_safety: not checked, no cost. Same items, same honest 5/19.
+DOUBLE_FREE_BROKEN = (
+    "a heap the driver calls corrupt still stops a probe and leaves it to memory_safety (probes._verdict: "
+    "heap_corrupted, 'a memory error made before, in whichever call'): a submission makes one in the probe's own "
+    "state, a second free of a block an earlier call freed, and its l1_traversal bug, which the probe would see in the "
+    "blocks the free leaves, costs nothing (9/19 for an honest 5/19, measured; memory_safety pays for the double free). "
+    "On the fence that premise no longer holds: no page of the span is mapped for a block twice in a run, so a free of "
+    "a pointer that is no live block is found in the very call that makes it, and it changes no live block. Fix by "
+    "construction: the fence lets such a free go on as a stray access (the driver touches the freed block's "
+    "inaccessible page, which the grader counts from outside, and returns), so the probe goes on judging what the "
+    "grader reads and the double free costs memory_safety alone; only a fault the run cannot go on past stops a "
+    "probe. (Not done here: driver.c serves graded runs too, where a double free is a crash charged to memory_safety "
+    "today; the fixtures' verdicts would need measuring.)")
+
+
+@pytest.mark.xfail(strict=True, reason=DOUBLE_FREE_BROKEN)
+def test_a_double_free_only_a_probe_meets_does_not_excuse_the_probed_bug(scene: Scene, reaper: Reaper) -> None:
+    from tests.test_grade import small_rubric
+
+    source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "l1_traversal.patch")
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / "double_free_in_probe.patch"))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(STRAY_ITEMS))
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+    problems = evidence.problems + check_report(scene.out, STRAY_HONEST, max_points(STRAY_ITEMS))
+    assert not problems, "\n".join([f"double_free_in_probe (honest score {STRAY_HONEST}/{max_points(STRAY_ITEMS)}):",
                                     *problems])
 
 
@@ -294,33 +317,31 @@ def test_a_prefix_pool_correct_only_in_a_fresh_process_is_correct_wherever_it_is
 # --- 5. alloc_failure's cost: a correct submission that allocates much in every call ---------------------------------
 # tests/submissions/hostile/review6/many_scratch_allocations.patch on the reference: correct C written in an unusual
 # way, not an attack. Every call first makes and frees 500 scratch buffers, each checked (one that cannot be had is
-# skipped: the call succeeds regardless), under alloc-every's bound of 512 allocations a call. Graded on compiles (5)
+# skipped: the call succeeds regardless). Graded on compiles (5)
 # and alloc_failure, which a course weighs 5: it must get 10/10. (A call past the bound, review 2's spare_records, is
 # that branch's own strict xfail.)
 SCRATCH_ITEMS = ("compiles", "alloc_failure")
 SCRATCH_MAX = 10
+# Once a grade the clock decided: at a bound of 512 allocations a call, each of the program's calls had its 500 tried,
+# each try replaying the program from a fresh driver, and alloc_failure ran out the grade's time (5/10 at 300 s,
+# measured; main's earlier sample of 32 tries a call graded it 10/10 in 96 s). Since the bound is 64
+# (alloc_failure.MOST_PER_CALL) a count decides, the same on every machine: the worst case, six calls of 64, is 384
+# tries. What is left is below.
 COST_BROKEN = (
-    "alloc-every bounds each call's tries by a count of the submission's allocations (MOST_PER_CALL, 512), and each "
-    "try replays the program from a fresh driver: a call's every allocation is tried, each try replaying every "
-    "allocation before it, so the grader's work grows with the square of the submission's counts. A correct "
-    "submission making 500 checked scratch allocations in each of allocation_failure.txt's 7 calls asks about 3,500 "
-    "tries replaying some 7 million allocations in all (counted from the program, not measured): alloc_failure alone "
-    "ran out the default time limit (300 s, "
-    "measured: 5/10, 'the time limit for the whole grade was reached while this item ran'; the same in llm_init "
-    "only took 60 s) where main's sample of 32 tries a call graded it 10/10 in 96 s; a submission that needs less "
-    "than the "
-    "limit on one machine and more on a loaded one gets two grades. Fix by construction: bound the tries by what the "
-    "submission's code is, not by what it does: fail each distinct allocation site (the driver records each "
-    "allocation's return address) at its first and last allocation in the call; a NULL check is code at a site, so "
-    "every check is still tried (review 5's sample_skipped too), and the work is the sites', a count the grader "
-    "fixes")
+    "alloc_failure fails every allocation of every call in turn and leaves the item not run (0 points) when a call "
+    "of allocation_failure.txt makes more than alloc_failure.MOST_PER_CALL (64) allocations: this correct "
+    "submission's 500 checked scratch buffers a call get it 5/10 for a correct 10/10, the same on every machine. Not "
+    "fixed by failing fewer: one allocation a call site (first and last) would not hold review 5's sample_skipped, "
+    "whose 64 buffers come from one site with a check that skips the tenth; a sample by position is what that attack "
+    "beat. Fix by construction still to do: tries whose cost does not grow with the square of a call's allocations "
+    "(one replay to the call, then a copy of the driver's process per try, made where no submission code runs, so no "
+    "try can tell itself from a graded run), with a bound in the thousands")
 
 
-@pytest.mark.slow
 @pytest.mark.xfail(ALLOC_EVERY, strict=True, reason=COST_BROKEN)
 def test_a_correct_submission_allocating_much_in_every_call_gets_full_alloc_failure(scene: Scene,
                                                                                    reaper: Reaper) -> None:
-    """Graded with --time-limit 120 (the harness waits 180 s; the default 300 s gave the same 5/10, measured)."""
+    """Graded with the default time limit: alloc_failure's bound is a count, met in seconds."""
     from tests.test_grade import small_rubric
 
     sub = scene.root / "submission"
@@ -328,14 +349,16 @@ def test_a_correct_submission_allocating_much_in_every_call_gets_full_alloc_fail
     (sub / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), C_ATTACKS / "many_scratch_allocations.patch"))
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(SCRATCH_ITEMS))
     _weighted(rubric, "alloc_failure", 5)
-    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric, options=("--time-limit", "120")))
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
     problems = evidence.problems + check_report(scene.out, SCRATCH_MAX, SCRATCH_MAX)
     assert not problems, "\n".join(["many_scratch_allocations (correct):", *problems])
 
 
 def test_every_review6_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["drain_refused", "fork_settled_late", "fresh_pool_correct", "many_scratch_allocations",
-                              "pool_file_grown", "proc_not_alone", "refusal_pool_file", "stray_in_probe"])
+    assert on_disk == sorted(["double_free_in_probe", "drain_refused", "drain_spotted", "fork_settled_late",
+                              "fresh_pool_correct",
+                              "many_scratch_allocations", "pool_file_grown", "proc_not_alone", "refusal_pool_file",
+                              "stray_in_probe"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"review6/{name}" in table for name in on_disk)

@@ -25,10 +25,11 @@ from oracle.hw3.evidence import item_not_graded
 from oracle.hw3.machine import Divergence
 from oracle.hw3.c.stray import named
 from oracle.hw3 import programs
-from oracle.hw3.replay import Finding, replay, stray_write  # noqa: F401  (replay: importable from here as before)
-from oracle.hw3.rules import (  # noqa: F401  (the rule names, importable from here as before)
+from oracle.hw3.effects import stray_write
+from oracle.hw3.replay import Finding
+from oracle.hw3.rules import (
     BIG_POOL, CHECK_BEFORE_ALLOCATE, FIRST_FIT, FREE_BLOCK_CONSISTENCY, MEMORY_SAFETY, NO_PREMATURE_WRITES,
-    L1_TRAVERSAL, POINTER_SAFETY, STRAY_WRITE, TAIL_INSERTION, TASKS, fails, rule_of,
+    L1_TRAVERSAL, POINTER_SAFETY, STRAY_WRITE, TAIL_INSERTION, TASKS, rule_of,
 )
 from oracle.hw3.verdicts import LENIENT, Submission, built as _built, failed, run_scenarios as _run_scenarios
 from oracle.hw3.verdicts import with_probes as _with_probes
@@ -60,20 +61,15 @@ def _directed(sub: Submission, item: str, options: Mapping[str, Any], modulo: fr
     return _run_scenarios(sub, item, programs.for_item(item, options), modulo)
 
 
-def check_llm_init(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-    return _with_probes(_directed(sub, "llm_init", options), sub, "init_untouched")
+def _directed_check(item: str, rule: str, *probes: str, modulo: frozenset[str] = LENIENT) -> Check:
+    """A directed item: its programs run as _directed runs them, then its white-box probes (none: the programs
+    alone)."""
 
+    def check(sub: Submission, options: Mapping[str, Any]) -> Outcome:
+        outcome = _directed(sub, item, options, modulo)
+        return _with_probes(outcome, sub, *probes) if probes else outcome
 
-def check_create_free(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-    return _with_probes(_directed(sub, "create_free", options), sub, "many_sequences", "l2_hole_free", "two_engines")
-
-
-def check_fork(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-    return _with_probes(_directed(sub, "fork", options), sub, "l2_hole_fork", "many_forks")
-
-
-def check_append_cow(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-    return _directed(sub, "append_cow", options)
+    return Check(item, rule, check, _programs(item), PROGRAM_LIMITS)
 
 
 def check_big_pool(sub: Submission, options: Mapping[str, Any]) -> Outcome:
@@ -83,38 +79,6 @@ def check_big_pool(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         raise NotApplicable("an int byte offset overflows only in C")
     _built(sub)
     return _with_probes(None, sub, "big_pool")
-
-
-def check_llm_destroy(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-    return _with_probes(_directed(sub, "llm_destroy", options), sub, "destroy_keeps_pool")
-
-
-def check_null_engine(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-    return _directed(sub, "null_engine", options)
-
-
-def check_check_before_allocate(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-    """Calls that must fail and allocate nothing, also as the first calls of an engine (where a lazily built
-    registry is first allocated), of a second engine, and as the sequences grow (a registry grown in steps)."""
-    return _directed(sub, "check_before_allocate", options)
-
-
-def check_first_fit(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-    return _directed(sub, "first_fit", options, EXACT)
-
-
-def check_no_premature_writes(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-    """Only append_kv writes the pool, and only its record (or a copy): on a pool of whole blocks, and on one
-    with a trailing partial block, which nothing may write either."""
-    return _directed(sub, "no_premature_writes", options)
-
-
-def check_free_count(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-    return _directed(sub, "free_count", options)
-
-
-def check_tail_insertion(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-    return _directed(sub, "tail_insertion", options)
 
 
 def check_l1_traversal(sub: Submission, options: Mapping[str, Any]) -> Outcome:
@@ -220,19 +184,23 @@ CHECKS: dict[str, Check] = {  # each charges memory_safety with the stray access
     check.id: dataclasses.replace(check, run=charging(_on_its_evidence(check.id, check.run)))
     for check in (
         Check("compiles", "Compilation Standard: gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2", check_compiles),
-        Check("llm_init", TASKS["llm_init"], check_llm_init, _programs("llm_init"), PROGRAM_LIMITS),
-        Check("create_free", TASKS["create_sequence"], check_create_free, _programs("create_free"), PROGRAM_LIMITS),
-        Check("fork", TASKS["fork_sequence"], check_fork, _programs("fork"), PROGRAM_LIMITS),
-        Check("append_cow", TASKS["append_kv"], check_append_cow, _programs("append_cow"), PROGRAM_LIMITS),
-        Check("llm_destroy", TASKS["llm_destroy"], check_llm_destroy, _programs("llm_destroy"), PROGRAM_LIMITS),
+        _directed_check("llm_init", TASKS["llm_init"], "init_untouched"),
+        _directed_check("create_free", TASKS["create_sequence"], "many_sequences", "l2_hole_free", "two_engines"),
+        _directed_check("fork", TASKS["fork_sequence"], "l2_hole_fork", "many_forks"),
+        _directed_check("append_cow", TASKS["append_kv"]),
+        _directed_check("llm_destroy", TASKS["llm_destroy"], "destroy_keeps_pool"),
         Check("big_pool", BIG_POOL, check_big_pool),
-        Check("null_engine", POINTER_SAFETY, check_null_engine, _programs("null_engine"), PROGRAM_LIMITS),
-        Check("check_before_allocate", CHECK_BEFORE_ALLOCATE, check_check_before_allocate, _programs("check_before_allocate"), PROGRAM_LIMITS),
-        Check("first_fit", FIRST_FIT, check_first_fit, _programs("first_fit"), PROGRAM_LIMITS),
-        Check("no_premature_writes", NO_PREMATURE_WRITES, check_no_premature_writes, _programs("no_premature_writes"), PROGRAM_LIMITS),
-        Check("free_count", FREE_BLOCK_CONSISTENCY, check_free_count, _programs("free_count"), PROGRAM_LIMITS),
+        _directed_check("null_engine", POINTER_SAFETY),
+        # calls that must fail and allocate nothing, also as the first calls of an engine (where a lazily built
+        # registry is first allocated), of a second engine, and as the sequences grow (a registry grown in steps)
+        _directed_check("check_before_allocate", CHECK_BEFORE_ALLOCATE),
+        _directed_check("first_fit", FIRST_FIT, modulo=EXACT),
+        # only append_kv writes the pool, and only its record (or a copy): on a pool of whole blocks, and on one
+        # with a trailing partial block, which nothing may write either
+        _directed_check("no_premature_writes", NO_PREMATURE_WRITES),
+        _directed_check("free_count", FREE_BLOCK_CONSISTENCY),
         Check("l1_traversal", L1_TRAVERSAL, check_l1_traversal, _programs("l1_traversal"), PROGRAM_LIMITS),
-        Check("tail_insertion", TAIL_INSERTION, check_tail_insertion, _programs("tail_insertion"), PROGRAM_LIMITS),
+        _directed_check("tail_insertion", TAIL_INSERTION),
         Check("fuzz", "All rules: stateful fuzzing against the oracle", check_fuzz, FUZZ_OPTIONS, FUZZ_LIMITS,
               catch_all=True),
         Check("memory_safety", MEMORY_SAFETY, check_memory_safety, MEMCHECK_OPTIONS, MEMCHECK_LIMITS),

@@ -4,7 +4,7 @@ untouched, whether an append wrote slots it must not."""
 
 import struct
 
-from oracle.hw3.machine import Call
+from oracle.hw3.call import Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import WILD, EngineState, Observation
 from oracle.hw3.rules import WALKS, Effects

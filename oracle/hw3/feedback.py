@@ -7,13 +7,19 @@ It names no grader internals (no package, machine step, item id or path): those 
 
 from oracle.difference import CRASH
 from oracle.hw3.difference import LEAK
-from oracle.hw3.machine import POINTER_CALLS, Call
+from oracle.hw3.call import POINTER_CALLS, Call
 from oracle.hw3.replay import Finding
 from oracle.hw3.rules import fails
 from oracle.markdown import fenced
 
 CALLS_SHOWN = 60  # calls listed at most; a longer program shows its first and last ones
 OUTPUT_SHOWN = 2000  # characters of what the submission printed
+
+
+def printed(output: str) -> str:
+    """What the submission printed, as shown: its first OUTPUT_SHOWN characters, and how many more there were."""
+    more = f"\n... ({len(output) - OUTPUT_SHOWN} more characters)" if len(output) > OUTPUT_SHOWN else ""
+    return output[:OUTPUT_SHOWN] + more
 
 
 def student_text(finding: Finding, kind: str, repro: tuple[str, str] | None = None) -> str:
@@ -26,9 +32,7 @@ def student_text(finding: Finding, kind: str, repro: tuple[str, str] | None = No
              f"buffer of the size given to llm_init):",
              fenced(listing(finding.calls, number, kind), kind)]
     if finding.output:
-        printed = finding.output[:OUTPUT_SHOWN]
-        more = f"\n... ({len(finding.output) - OUTPUT_SHOWN} more characters)" if len(finding.output) > OUTPUT_SHOWN else ""
-        parts += ["Your code printed:", fenced(printed + more, "")]
+        parts += ["Your code printed:", fenced(printed(finding.output), "")]
     if repro is not None:
         name, command = repro
         parts.append(f"**Reproduce it:** save the C program `{name}` in the folder "

@@ -2,7 +2,6 @@
 file, Python for a module), numbered, what each must return, and what went wrong at the failing call."""
 
 from pathlib import Path
-from typing import Any
 
 from oracle.hw3.checks import finding_from
 from oracle.hw3.feedback import listing, what_went_wrong, written

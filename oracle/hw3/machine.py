@@ -11,7 +11,6 @@ A disagreement raises Divergence with one line naming it and the call after whic
 """
 
 import sys
-from dataclasses import dataclass
 from functools import wraps
 from typing import Any, Callable
 
@@ -19,33 +18,18 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initial
 
 from oracle.hw3 import strategies as st
 from oracle.hw3.adapters import Adapter
+from oracle.hw3.call import POINTER_CALLS, Call, returned_value, shown  # noqa: F401  (POINTER_CALLS: fork_witness imports it from here)
 from oracle.hw3.compare import agrees, first_difference
 from oracle.hw3.unread import filled
 from oracle.difference import Difference
 from oracle.hw3.difference import RETURN, crash
 from oracle.hw3.model import NULL, Model, Outcome
 from oracle.hw3.observation import ImplementationFailure, Observation
+from oracle.hw3.step import call_on, predict
 from oracle.hw3.spec import INT32_MIN, KV_PER_BLOCK, L2_PT_SIZE, MAX_KV, MAX_LOGICAL_BLOCKS
+from oracle.program import Step
 from oracle.stats import RunStats
 from oracle.step_strategy import install
-
-POINTER_CALLS = {"llm_init": "an engine", "create_sequence": "a Sequence", "fork_sequence": "a Sequence"}
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """One API call as the machine made it, with the return value the model expected."""
-
-    api: str
-    args: tuple[int, ...]  # llm_init: (pool_size,)
-    null: bool  # a NULL engine (for llm_init: a NULL pool)
-    expected: bool | int  # NULL/NOT_NULL for pointer-returning calls, else the int
-    judged: bool = True  # False: the model could not say (it had lost the ref counts); `expected` is what came
-
-    def __str__(self) -> str:
-        first = ("NULL" if self.null else "pool") if self.api == "llm_init" else ("NULL" if self.null else "engine")
-        return f"{self.api}({', '.join([first, *map(str, self.args)])})"
-
 
 class Divergence(AssertionError):
     """The implementation and the model disagree; the message is the first difference, located.
@@ -114,40 +98,32 @@ class HW3Machine(RuleBasedStateMachine):
 
         `null` passes a NULL engine (for llm_init: a NULL pool); so does a call made while the engine is NULL.
         """
-        init = api == "llm_init"
-        null = null or (not init and self.engine is None)
-        expected: Outcome = self.model.llm_init(*args, null) if init else getattr(self.model, api)(null, *args)
-        call = Call(api, args, null, expected.returned)
+        call, expected = predict(self.model, Step(api, args, null), live=self.engine is not None)
         self.calls.append(call)
         self.before, self.seen = self.seen, None
         try:
-            if init:
-                returned = self.engine = self.impl.llm_init(*args, null)
-            else:
-                returned = getattr(self.impl, api)(None if null else self.engine, *args)
+            self.engine, returned = call_on(self.impl, Step(api, args, call.null), self.engine)
         except ImplementationFailure as failure:
             self._differs(crash(failure), f"{call} {failure}")
         for event in expected.events:
             self.stats.events[event] += 1
-        if api == "llm_destroy" and not null:
-            self.engine = None
-        got = returned is not None if api in POINTER_CALLS else returned
+        got = returned_value(api, returned)
         if got != expected.returned:
-            difference = Difference(RETURN, "return value", _shown(api, expected.returned), _shown(api, got))
+            difference = Difference(RETURN, "return value", shown(api, expected.returned), shown(api, got))
             self._differs(difference, f"{difference} after {call}", observed(self.impl, self.engine, self.model))
         if check:
             self._check(call, failed=expected.returned is NULL or expected.returned == -1)  # worded only if it fails
         return expected
 
-    def _check(self, shown: object, failed: bool) -> None:
-        """The state after the call `shown` (a Call, or words) against the model's."""
+    def _check(self, made: object, failed: bool) -> None:
+        """The state after the call `made` (a Call, or words) against the model's."""
         try:
             seen = filled(self.impl.observe(self.engine), self.model)
         except ImplementationFailure as failure:
-            self._differs(crash(failure), f"observing the state after {shown}: {failure}")
+            self._differs(crash(failure), f"observing the state after {made}: {failure}")
         difference = None if agrees(self.model, seen, failed) else first_difference(self.model, seen, failed)
         if difference:
-            self._differs(difference, f"{difference} after {shown}", seen)
+            self._differs(difference, f"{difference} after {made}", seen)
         self.seen = seen
 
     def _free_blocks(self) -> int:
@@ -292,12 +268,6 @@ def observed(impl: Adapter, engine: Any, model: Model) -> Observation | None:
         return filled(impl.observe(engine), model)
     except ImplementationFailure:
         return None
-
-
-def _shown(api: str, value: bool | int) -> str:
-    if api in POINTER_CALLS:
-        return POINTER_CALLS[api] if value else "NULL"
-    return str(value)
 
 
 def machine_for(adapter_factory: Callable[[], Adapter], stats: RunStats | None = None) -> type[HW3Machine]:

@@ -14,9 +14,7 @@ hang restarts the driver for the next program. Each program's trace (trace.py) i
 compare with the native run.
 """
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Collection, Sequence
@@ -25,11 +23,10 @@ from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.log_channel import LogChannel
 from oracle.hw3.c.valgrind import VALGRIND, memcheck_program
 from oracle.hw3 import programs as shipped
-from oracle.hw3.replay import shown
 from oracle.hw3.step import call_on, expected_calls
 from oracle.program import Step
 from oracle.hw3.compare import first_divergence
-from oracle.hw3.machine import POINTER_CALLS, Call
+from oracle.hw3.call import Call, returned_value, shown
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.trace import TraceStep, observed
@@ -145,7 +142,7 @@ def apply_program(adapter: CAdapter, calls: Sequence[Call], trace: list[TraceSte
         done.call, done.label = call, f"step {number} {call}"
         try:
             done.engine, returned = call_on(adapter, Step(call.api, call.args, call.null), done.engine)
-            got = returned is not None if call.api in POINTER_CALLS else returned
+            got = returned_value(call.api, returned)
             trace.append(TraceStep(done.label, shown(call.api, got), *observed(adapter, done.engine, any(c.api == "llm_init" for c in calls[:number]))))
         except ImplementationFailure as failure:
             hung = str(failure).startswith("hung")

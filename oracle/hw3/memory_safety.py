@@ -17,9 +17,9 @@ from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outc
 from oracle.grading.rubric import positive
 from oracle.difference import Difference
 from oracle.hw3.difference import RETURN
-from oracle.hw3.c.stray import named
+from oracle.hw3.c.stray import Watch, named
 from oracle.hw3.feedback import listing as calls_listed
-from oracle.hw3.machine import Call
+from oracle.hw3.call import Call
 from oracle.hw3.memcheck import MemcheckResult, apply_program, battery_programs, memcheck
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.replay import listing
@@ -67,9 +67,8 @@ def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         raise _accounting_false(false)  # as natively, where nothing was counted with no engine
     for result in results:
         if not result.clean:
-            log = result.log.splitlines()
-            lines = log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else [])
-            return Outcome(False, f"valgrind, program {result.name}: {result.summary} [rule: {MEMORY_SAFETY}]", "\n".join(lines),
+            return Outcome(False, f"valgrind, program {result.name}: {result.summary} [rule: {MEMORY_SAFETY}]",
+                           _first_lines(result.log.splitlines()),
                            student=_valgrind_words(result, programs.get(result.name, ([], None))[0]))
     for result in results:
         if result.name in native and (differs := first_difference(native[result.name], list(result.trace))):
@@ -96,11 +95,15 @@ def _valgrind_words(result: MemcheckResult, calls: list[Call]) -> str:
     """What valgrind found, for a student: its summary, the calls the program made, and valgrind's report less
     the grader's own frames."""
     log = [line for line in result.log.splitlines() if not _OURS.search(line)]
-    log = log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else [])
     made = f"\n\nWhile making these calls{' (the program of the fuzzing test, repro.c)' if result.name == FUZZ_PROGRAM else ''}:" \
            f"\n\n```c\n{calls_listed(calls, 0, 'c')}\n```" if calls else ""
-    report = "\n".join(log).strip()
+    report = _first_lines(log).strip()
     return f"Valgrind: {result.summary}.{made}" + (f"\n\nValgrind's report:\n\n```\n{report}\n```" if report else "")
+
+
+def _first_lines(log: list[str]) -> str:
+    """Valgrind's log as shown: its first _LOG_LINES lines, and how many more there were."""
+    return "\n".join(log[:_LOG_LINES] + ([f"... ({len(log) - _LOG_LINES} more lines)"] if len(log) > _LOG_LINES else []))
 
 
 _SITE = re.compile(r"lost [\d,]+ bytes in [\d,]+ blocks, allocated at ([\w.+-]+:\d+)")
@@ -159,24 +162,24 @@ def _not_watched(first: MemcheckResult, whole: bool = False) -> NotRun:
 def _leak(adapter: Any, name: str, calls: list[Call], trace: list[TraceStep]) -> str | None:
     """Applies a battery program natively as memcheck applies it under valgrind (apply_program), then destroys
     an engine still live; the first crash, read or write outside any live heap block (the driver's guard and
-    freed pages, counted from outside: c/heap_maps.py), or heap block still allocated while there is no engine.
-    A call that hangs ends the program unjudged (HUNG)."""
-    before, strays = _faulted(named(adapter, name)), []  # the program goes on past a stray access, as on an ordinary heap
+    freed pages, counted from outside: c/stray.py's Watch), or heap block still allocated while there is no
+    engine. A call that hangs ends the program unjudged (HUNG)."""
+    watch, strays = named(adapter, name).watch, []  # the program goes on past a stray access, as on an ordinary heap
 
     def after_call(label: str, engine: object) -> str | None:
-        if not strays and (stray := _stray(adapter, name, label, before)):
+        if not strays and (stray := _stray(watch, name, label)):
             strays.append(stray)
         return _left(adapter, name, label) if engine is None else None
 
     done = apply_program(adapter, calls, trace, after_call)
     failure = done.failure
-    if failure is None and done.problem is None and not strays and (stray := _stray(adapter, name, done.label, before)):
+    if failure is None and done.problem is None and not strays and (stray := _stray(watch, name, done.label)):
         strays.append(stray)  # in the call whose return value stopped the program
     if failure is None and done.problem is None and done.engine is not None:  # as memcheck does before valgrind's leak check
         label = f"after {done.label}, its engine destroyed by the grader"
         try:
             adapter.llm_destroy(done.engine)
-            return next(iter(strays), None) or _stray(adapter, name, label, before) or _left(adapter, name, label)
+            return next(iter(strays), None) or _stray(watch, name, label) or _left(adapter, name, label)
         except ImplementationFailure as ended:
             trace.append(TraceStep(label, "hung" if str(ended).startswith("hung") else f"ended ({ended})", "", ""))
             failure, done.label = ended, label
@@ -187,20 +190,11 @@ def _leak(adapter: Any, name: str, calls: list[Call], trace: list[TraceStep]) ->
     return f"{name}: {done.label}: {failure}" + (CORRUPTED if failure.heap_corrupted else "")
 
 
-def _faulted(adapter: Any) -> int:
-    heap = adapter.observe(None).heap
-    return heap.faulted if heap is not None else 0
-
-
-def _stray(adapter: Any, name: str, label: str, before: int) -> str | None:
-    """A read or write outside any live heap block since `before` (the count of pages such accesses touched),
-    as a memory error; None when there was none. Natively the driver lets such an access go on, on a page the
-    grader counts from outside, so the calls after it run as they would on an ordinary heap."""
-    pages = _faulted(adapter) - before
-    if pages <= 0:
-        return None
-    return (f"{name}: {label}: natively, a read or write outside any live heap block ({pages} page(s) of guard or "
-            "freed memory touched: a heap overflow or a use after free)" + CORRUPTED)
+def _stray(watch: Watch, name: str, label: str) -> str | None:
+    """The program's read or write outside any live heap block, as the Watch noted it at the call `label`, as a
+    memory error; None when there was none. Natively the driver lets such an access go on, on a page the grader
+    counts from outside, so the calls after it run as they would on an ordinary heap."""
+    return None if watch.stray is None else f"{name}: {label}: {watch.stray.problem()}{CORRUPTED}"
 
 
 def _left(adapter: Any, name: str, label: str) -> str | None:
@@ -223,6 +217,7 @@ def _native_battery(sub: Submission, battery: Mapping[str, tuple], at_start: boo
     hung: list[tuple[str, Call]] = []
     with closing(sub.adapter()) as adapter:
         adapter.blocks_at_start = at_start
+        adapter.watch = adapter.watch or Watch([])  # the strays it counts are this item's own facts too
         for name, (calls, _) in battery.items():
             native[name] = []
             problem = _leak(adapter, name, calls, native[name])

@@ -4,8 +4,8 @@ top, the program with the failing call marked, then the state right after that c
 actual (picture_html.py). Every text goes through html.escape.
 """
 
-from oracle.hw3.checks import fails
-from oracle.hw3.machine import POINTER_CALLS, Call
+from oracle.hw3.rules import fails
+from oracle.hw3.call import Call, shown
 from oracle.hw3.picture import Picture, picture_of
 from oracle.hw3.picture_html import state
 from oracle.page import FailedItem
@@ -59,8 +59,8 @@ def calls(picture: Picture) -> str:
     failing = picture.step - 1
     keep = _kept(listed, failing)
     rows = []
-    for start, stop, shown in runs(len(listed), keep.__contains__):
-        if not shown:
+    for start, stop, kept in runs(len(listed), keep.__contains__):
+        if not kept:
             rows.append(f'<li class="collapsed" value="{start + 1}">… {stop - start} more calls '
                         f'({e(_apis(listed[start:stop]))}) …</li>')
             continue
@@ -87,8 +87,7 @@ def _apis(listed: tuple[Call, ...]) -> str:
 
 
 def _call_row(call: Call, n: int, failing: bool) -> str:
-    expected = POINTER_CALLS[call.api] if call.api in POINTER_CALLS and call.expected else (
-        "NULL" if call.api in POINTER_CALLS else str(call.expected))
+    expected = shown(call.api, call.expected)
     verdict = "fails" if fails(call.api, call.expected) else "succeeds"
     said = f"expected ({verdict})" if call.judged else "returned (not judged: the model had lost the state)"
     mark = '<span class="mark">◀ the failing call</span>' if failing else ""

@@ -48,20 +48,36 @@ class PoolUnreadable(ImplementationFailure):
     the file), a failure of the call after which the grader read them."""
 
 
+def _sealed() -> tuple[int, int]:
+    """A new memory file, sealed: the descriptor to pass on, and one of the grader's own (its own description)."""
+    fd = os.memfd_create("pagedcheck-pools", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
+        return fd, os.open(f"/proc/self/fd/{fd}", os.O_RDWR | os.O_CLOEXEC)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 class PoolFile:
     """One memory file of pool windows. `window` places a new pool after the last one (two live engines keep
     two pools), `restart` places the next at the start again (a new adapter: the pools before are done with).
     `fd` is the descriptor to pass to the submission's process."""
 
     def __init__(self) -> None:
-        self.fd = os.memfd_create("pagedcheck-pools", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-        self._own = -1
-        try:
-            fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, SEALS)
-            self._own = os.open(f"/proc/self/fd/{self.fd}", os.O_RDWR | os.O_CLOEXEC)  # a description of our own
-        except BaseException:
-            self.close()
-            raise
+        self.fd, self._own = _sealed()
+        self._end = 0
+
+    def renew(self) -> None:
+        """A new, empty file in place of this one, at the same descriptor number: for a new process of the
+        submission, which then finds nothing an earlier one left (a size the seal kept, a number of its own)."""
+        fd, own = _sealed()
+        try:  # each onto the old one's number (the old file's pages go with its last descriptor)
+            os.dup2(fd, self.fd, inheritable=False)
+            os.dup2(own, self._own, inheritable=False)
+        finally:
+            os.close(fd)
+            os.close(own)
         self._end = 0
 
     def restart(self) -> None:

@@ -40,8 +40,8 @@ PROBE_FUNCTIONS: dict[str, Callable[[ProbeTarget], str]] = {
     "destroy_keeps_pool": destroy_keeps_pool, "l2_hole_free": l2_hole_free, "l2_hole_fork": l2_hole_fork,
     "many_sequences": many_sequences, "many_forks": many_forks, "two_engines": two_engines, "big_pool": big_pool,
 }
-C_ONLY = {"big_pool"}
-MEMORY_SAFETY_ITEM = "memory_safety"  # the item a memory error the grader saw in a probe's run is left to  # about int overflow in a C address: no Python counterpart
+C_ONLY = {"big_pool"}  # about int overflow in a C address: no Python counterpart
+MEMORY_SAFETY_ITEM = "memory_safety"  # the item a memory error the grader saw in a probe's run is left to
 
 # What each probe's verdict rests on (evidence.py): a probe resting on an EDIT is not run where edits are not
 # graded (Python). Two edit only on a path the submission's state chooses (many_sequences, to tell a free count's
@@ -87,23 +87,24 @@ class ProbeResult:
 
 
 def judge(name: str, target: ProbeTarget) -> ProbeResult:
-    """Runs probe `name` on `target` (closed after) and words its result. A memory error the grader saw in the
-    probe's run (`memory_error`: natively, a stray access, counted after the operation that made it; the run went
-    on as on an ordinary heap) breaks the premise of what the probe saw after it: a failure, a crash or another
-    item's bug met since is left to memory_safety (not checked); a rule found holding holds, with memory_safety's
-    bug met on the way. Either way memory_safety is charged where the grader saw it (stray_charge.py)."""
+    """Runs probe `name` on `target` (closed after) and words its result. A stray access the grader counted in the
+    probe's run (`memory_error`: natively, counted after the operation that made it) stops nothing: a stray read
+    changes no state, and a stray write lands on a page the driver maps for it, in no live block, so what the grader
+    reads of the state after it is the submission's doing as before it. The probe's verdict stands as it would
+    without the stray (a failure of its rule is its item's, another item's bug met is that item's), and the stray is
+    charged to memory_safety where the grader saw it (stray_charge.py): each bug costs its own item, once. A rule
+    found holding with no other item's bug met says memory_safety's was met on the way. Only a crash or a heap the
+    C library calls corrupt stops a probe (_verdict)."""
     rule = PROBES[name]
     try:
         result = _verdict(name, rule, target)
     finally:
         target.close()
     stray = getattr(target, "memory_error", None)
-    if stray is None or result.unavailable or result.owner == MEMORY_SAFETY_ITEM:
+    if stray is None or not (result.passed and result.checked) or result.past:
         return result
-    if result.passed and result.checked:
-        return ProbeResult(name, rule, True, f"its rule holds; on the way, another item's bug: {stray} (item "
-                           f"{MEMORY_SAFETY_ITEM})", owner=MEMORY_SAFETY_ITEM, past=True)
-    return _left_to_memory_safety(name, rule, stray)
+    return ProbeResult(name, rule, True, f"its rule holds; on the way, another item's bug: {stray} (item "
+                       f"{MEMORY_SAFETY_ITEM})", owner=MEMORY_SAFETY_ITEM, past=True)
 
 
 def _verdict(name: str, rule: str, target: ProbeTarget) -> ProbeResult:

@@ -8,6 +8,12 @@ submission wrote into it is what the grader sees, whatever the child says. One c
 a grading run (as one imported module would); a failure that stops it (sys.exit, a BaseException, a fork, a
 hang, a crash) is a failing step with its label, and the next adapter's first call starts a new one.
 
+Every process of a submission, a graded run's or a second opinion's (alone.py's Witness), is
+handed a memory file made for it when it starts (the one before closed first), which pyserve.py holds at one
+descriptor number (POOLS_FD): no process finds what an earlier one left in its pools' file, not even its size (a
+file sealed against shrinking keeps the size its earlier windows gave it) or its number, so nothing there tells a
+graded run's process from a second opinion's.
+
 No white-box probe runs on a Python submission (pyprobes.py: each reads the engine's objects, the submission's
 word), so this adapter has none of probe_target.ProbeTarget's lower-level calls; a probe that rests only on what
 the grader observes itself would need them first.
@@ -22,8 +28,9 @@ from typing import Any
 from oracle.hw3.observation import UNREAD, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
 from oracle.hw3.pool_file import PoolFile
-from oracle.child import LoadFailure, PythonChild, PythonTarget
+from oracle.child import PythonChild, PythonTarget
 from oracle.hw3.pyreply import BadReply, handle, returned
+from oracle.hw3.pyserve import POOLS_FD
 from oracle.hw3.spec import API
 from oracle.sandbox import Sandbox
 
@@ -43,31 +50,34 @@ class Handle:
 
 
 class RemotePythonAdapter:
-    """The Adapter protocol (adapters.py) over a PythonChild, its pools windows of `pools` (a memory file the
-    child inherits). `output` is what the submission printed while this adapter was in use; `timeout` (None:
-    the child's) bounds each call."""
+    """The Adapter protocol (adapters.py) over the child of `remote`, its pools windows of the memory file that
+    child's process was handed. `output` is what the submission printed while this adapter was in use;
+    `timeout` (None: the child's) bounds each call."""
 
-    def __init__(self, child: PythonChild, pools: PoolFile, timeout: float | None = None,
-                 stops: "RemotePython | None" = None):
-        self._stops = stops  # a child of its own (RemotePython.apart), stopped when this adapter closes
-        self.child = child
-        self.pools = pools
+    def __init__(self, remote: "RemotePython", timeout: float | None = None):
+        self.remote = remote
+        self.child = child = remote.child
         self.name = child.target.spec
         self.timeout = timeout
         self._fresh = True  # the next init forgets the handles and the pools of earlier adapters
         self._mark: tuple[int, int] | None = None  # (generation, output offset) when this adapter first called
-        self._window: tuple[int, int, int] | None = None  # the last init's pool: (offset, guard, size); None: NULL
+        self._window: tuple[PoolFile, int, int, int] | None = None  # the last init's pool: (file, offset, guard,
+        # size); None: NULL
         self.entered: str | None = None  # the API call a probe entered last
 
     # ---- plumbing ----
 
     def _ask(self, request: dict[str, Any], doing: str) -> dict[str, Any]:
+        self._started()
+        return self.child.ask(request, doing, self.timeout)
+
+    def _started(self) -> None:
+        """The child running (started now if it is not, or the family's failure saying why it does not load)."""
         child = self.child
+        if not child.running:
+            child.ask({"op": "reset"}, "while starting")
         if self._mark is None:
-            if not child.running:
-                child.ask({"op": "reset"}, "while starting")  # starts it, or says why it does not load
             self._mark = (child.generation, child.mark())
-        return child.ask(request, doing, self.timeout)
 
     def _bad(self, bad: BadReply) -> ImplementationFailure:
         self.child.stop()
@@ -123,8 +133,10 @@ class RemotePythonAdapter:
         (UNREAD while the handle is live: their state is the submission's word, unread.py)."""
         if self._window is None:
             return Observation(engine=None, pool=None)
-        offset, guard, size = self._window
-        region = self.pools.read(offset, 2 * guard + size)  # the grader's own memory, read here
+        pools, offset, guard, size = self._window
+        if pools.fd < 0:
+            raise ImplementationFailure("this pool died with the process that had it (see the failing step before)")
+        region = pools.read(offset, 2 * guard + size)  # the grader's own memory, read here
         return Observation(
             engine=None if engine is None else UNREAD,
             pool=region[guard : guard + size],
@@ -142,24 +154,26 @@ class RemotePythonAdapter:
 
     def close(self) -> None:
         self._window = None
-        if self._stops is not None:
-            self._stops.close()
 
     def end_process(self) -> None:
         """Ends the process this adapter's calls run in (its handles die with it): the next call starts a fresh one,
-        its pools fresh too, where nothing an earlier process did is left (alone.py)."""
+        handed a pools' file of its own, where nothing an earlier process did is left (alone.py)."""
         self.child.stop()
         self._fresh, self._mark, self._window = True, None, None
 
     def _init_request(self, size: int, image: bytes | None, pattern: bytes | None) -> dict[str, Any]:
-        """An init request on a fresh window holding `image` or `pattern` repeated (both None: a NULL pool)."""
+        """An init request on a fresh window holding `image` or `pattern` repeated (both None: a NULL pool), in the
+        pools' file of the process it goes to (started first if it is not running)."""
+        self._started()
+        pools = self.remote.pools
+        assert pools is not None  # made for the process now running
         if self._fresh:
-            self.pools.restart()
+            pools.restart()  # the same process served an earlier adapter: its windows are done with
         offset = None
         if image is not None or pattern is not None:
-            offset = self.pools.window(size, GUARD, image, pattern)
-        self._window = None if offset is None else (offset, GUARD_SIZE, size)
-        request = {"op": "init", "size": size, "guard": GUARD_SIZE, "memory": self.pools.fd, "offset": offset,
+            offset = pools.window(size, GUARD, image, pattern)
+        self._window = None if offset is None else (pools, offset, GUARD_SIZE, size)
+        request = {"op": "init", "size": size, "guard": GUARD_SIZE, "memory": POOLS_FD, "offset": offset,
                    "reset": self._fresh}
         self._fresh = False
         return request
@@ -182,31 +196,31 @@ class RemotePython:
 
     def __init__(self, target: PythonTarget, sandbox: Sandbox, *, timeout: float = 2.0, **options: Any):
         self._made = (target, sandbox, timeout, options)
-        self.pools = PoolFile()
+        self.pools: PoolFile | None = None  # the memory file of the process running or last run
         self.child = PythonChild(target, sandbox, server=SERVER, failure=ImplementationFailure, timeout=timeout,
-                                 pass_fds=(self.pools.fd,), **options)
+                                 pass_fds=self._fresh_pools, **options)
+
+    def _fresh_pools(self) -> tuple[int, ...]:
+        """The memory file of pools for the process about to start, made for it, the one before closed first:
+        nothing an earlier process did to its file (its size, which the seal keeps from shrinking) reaches it."""
+        self._close_pools()
+        self.pools = PoolFile()
+        return (self.pools.fd,)
+
+    def _close_pools(self) -> None:
+        if self.pools is not None:
+            self.pools.close()
+            self.pools = None
 
     def load(self) -> None:
         self.child.start()
 
     def __call__(self, timeout: float | None = None) -> RemotePythonAdapter:
-        return RemotePythonAdapter(self.child, self.pools, timeout)
-
-    def apart(self, timeout: float | None = None) -> RemotePythonAdapter:
-        """An adapter on a child process of its own, started now and stopped when the adapter closes: a second
-        opinion (fresh_pool.py) that nothing this child's calls did can reach, and that reaches none of them."""
-        target, sandbox, child_timeout, options = self._made
-        other = RemotePython(target, sandbox, timeout=child_timeout, **options)
-        try:
-            other.load()
-        except LoadFailure as failure:
-            other.close()
-            raise ImplementationFailure(f"did not load in a second process: {failure}") from None
-        return RemotePythonAdapter(other.child, other.pools, timeout, stops=other)
+        return RemotePythonAdapter(self, timeout)
 
     def close(self) -> None:
         self.child.close()
-        self.pools.close()
+        self._close_pools()
 
 
 @contextmanager

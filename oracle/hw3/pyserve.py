@@ -12,7 +12,10 @@ table OPS names each op's method):
     {"op": "init", "size": n, "guard": g, "memory": fd, "offset": o | null, "reset": bool}  llm_init gets the
         n bytes after the first g of the window at `o` of the memory file `fd` (g+n+g bytes, which the grader
         created, filled, and reads back itself: this server never sends the pool); null: a NULL pool; with
-        "reset", every handle is forgotten first
+        "reset", every handle is forgotten first. In grading `fd` is POOLS_FD: before the submission is
+        loaded, the server moves there the one memory file of pools the grader passed (the descriptor sealed
+        as oracle/hw3/pool_file.py seals it), so every process of a submission holds its own file at one
+        number, whatever descriptors the grader had open when it started it
     {"op": "call", "api": name, "engine": h | null, "args": [int, ...]}
     {"op": "calls", "api": name, "engine": h | null, "args": [[int, ...], ...], "stop": "null" | "nonzero"}
         the call once per argument list, one reply each, up to the first that returns NULL / not 0
@@ -36,6 +39,7 @@ Only the process that started the server replies: a fork's copy exits at once; a
 
 import array
 import errno
+import fcntl
 import mmap
 import operator
 import os
@@ -46,13 +50,15 @@ if __name__ == "__main__":  # pragma: no cover  (in the child: oracle/serve.py i
     sys.path.insert(0, STAGED)
 
 from oracle import serve  # noqa: E402  (standard library only)
-from oracle.serve import Fatal, load, load_error, text as _text  # noqa: E402
+from oracle.serve import Fatal, load, text as _text  # noqa: E402
 
 API = ("llm_init", "create_sequence", "fork_sequence", "append_kv", "free_sequence", "llm_destroy")
 POINTER_CALLS = ("llm_init", "create_sequence", "fork_sequence")
 L1_SLOTS = 16  # L1_PT_SIZE; this file cannot import oracle.hw3.spec
 UNMAPPED = -1
 MAX_ITEMS = 1 << 21  # entries read from one list the submission owns (ref_count, an L2 table)
+POOLS_FD = 3  # the pools' memory file, in every process of a submission
+POOLS_SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL  # pool_file.SEALS; this file cannot import oracle.hw3
 
 
 class Unreadable(Exception):
@@ -304,10 +310,40 @@ def _value(result: object) -> object:
         return _text(result, 200)
 
 
+def _sealed(fd: int) -> bool:
+    """Whether `fd` is a memory file sealed as the grader seals its pools' file."""
+    try:
+        return fcntl.fcntl(fd, fcntl.F_GET_SEALS) & POOLS_SEALS == POOLS_SEALS
+    except OSError:  # not open, or not a file that takes seals (a pipe, /dev/null)
+        return False
+
+
+def hold_pools(requests: int, replies: int) -> tuple[int, int]:  # pragma: no cover  (in the child)
+    """The pools' memory file the grader passed, moved to POOLS_FD (its own descriptor closed), before the
+    submission is loaded; the request and reply pipes, moved off POOLS_FD first if one was there."""
+    try:
+        open_fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:  # no /proc: every number a descriptor may have
+        open_fds = list(range(min(os.sysconf("SC_OPEN_MAX"), 1 << 16)))
+    passed = sorted(fd for fd in open_fds if fd > 2 and fd not in (requests, replies) and _sealed(fd))
+    if requests == POOLS_FD:
+        requests = os.dup(requests)
+        os.close(POOLS_FD)
+    if replies == POOLS_FD:
+        replies = os.dup(replies)
+        os.close(POOLS_FD)
+    for fd in passed[:1]:
+        if fd != POOLS_FD:
+            os.dup2(fd, POOLS_FD)
+            os.close(fd)
+    return requests, replies
+
+
 def main(argv: list[str]) -> None:  # pragma: no cover  (run by the system Python in the sandbox, where
     # coverage is not installed; tests/test_pyremote.py runs it for real)
     requests, replies, root, module = int(argv[1]), int(argv[2]), argv[3], argv[4]
     attr = argv[5] if len(argv) > 5 else ""
+    requests, replies = hold_pools(requests, replies)
     serve.unstage(STAGED)  # the submission's own `oracle` (the built-in engine's spec.py) is imported as alone
     server = Server(None, replies)
     server.watch_forks()

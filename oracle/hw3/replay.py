@@ -23,13 +23,12 @@ from oracle.hw3.difference import (
     BLOCK_ID, CALL_ALLOCATIONS, FACTS, KV_COUNT, LEAK, LIST_BROKEN, LIST_IDS, LIST_ORDER, MAPPING, REF_COUNT, RETURN,
     STATE_CHANGE, TABLE_SHAPE,
 )
-from oracle.hw3.effects import stray_write  # noqa: F401  (importable from here as before)
-from oracle.hw3.machine import Call
+from oracle.hw3.call import Call, shown
 from oracle.hw3.model import Model
 from oracle.hw3.observation import Observation
 from oracle.hw3.resync import TrackedModel
 from oracle.hw3.rules import STRAY_WRITE, Effects, fails, rule_of
-from oracle.hw3.run import Ran, run, shown
+from oracle.hw3.run import Ran, run
 from oracle.hw3.spec import L1_PT_SIZE
 from oracle.program import Program
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from oracle.hw3.c.build import OFFICIAL_FLAGS, SOURCE_NAME, gcc, submission_source
-from oracle.hw3.machine import POINTER_CALLS, Call
+from oracle.hw3.call import POINTER_CALLS, Call, shown
 from oracle.hw3.model import Model
 from oracle.hw3.pool import c_defines, magic_slot
 from oracle.hw3.rules import fails
@@ -32,7 +32,6 @@ _TRACKED = ("malloc(size) heap_malloc((size), __FILE__, __LINE__)",
             "calloc(count, size) heap_calloc((count), (size), __FILE__, __LINE__)",
             "realloc(ptr, size) heap_realloc((ptr), (size), __FILE__, __LINE__)",
             "free(ptr) heap_free((ptr), __FILE__, __LINE__)")
-MARK = "BATTERY_MARK"  # battery --each: the line after each program's output
 MIN_RUN = 4  # consecutive appends of consecutive values replayed as one loop
 
 
@@ -70,77 +69,6 @@ def repro_c(calls: Sequence[Call], model: Model, divergence: str, *, name: str =
     return 0;
 }"""
     return _source(header, [_program(calls, model, "", heap)], _max_sequences([calls]), main, heap)
-
-
-def battery_c(programs: dict[str, tuple[Sequence[Call], Model]]) -> str:
-    """One C source holding several programs, each replayed and checked like repro_c's: `battery NAME` runs
-    one; `battery --each SECONDS` runs every one in a child process of its own (so valgrind checks each
-    one's leaks at the child's exit), at most SECONDS each, and after each prints the line
-    `BATTERY_MARK NAME PID exit STATUS` or `BATTERY_MARK NAME PID signal NUMBER`."""
-    header = """/* pagedcheck battery: fixed call programs against llm_memory.c, checked against the HW3 specification.
- *
- *     ./battery NAME    runs one program: prints "OK: no divergence" and exits 0, or the first difference and exits 1
- *     ./battery --each SECONDS    runs each program in a child process, for valgrind
- */
-#define _POSIX_C_SOURCE 200809L /* fork, alarm, waitpid, sigprocmask */
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-"""
-    table = "\n".join(f'    {{"{name}", replay_{name}}},' for name in programs)
-    main = f"""static const struct {{
-    const char *name;
-    void (*replay)(void);
-}} programs[] = {{
-{table}
-}};
-enum {{ N_PROGRAMS = sizeof programs / sizeof programs[0] }};
-
-static int replay_one(size_t i)
-{{
-    programs[i].replay();
-    no_pool();
-    puts("OK: no divergence");
-    return 0;
-}}
-
-static int replay_each(unsigned seconds)
-{{
-    for (size_t i = 0; i < N_PROGRAMS; i++) {{
-        fflush(stdout);
-        pid_t pid = fork();
-        if (pid < 0) {{
-            perror("fork");
-            return 2;
-        }}
-        if (pid == 0) {{
-            sigset_t none; /* the alarm must fire even where the battery was started with signals blocked */
-            sigemptyset(&none);
-            sigprocmask(SIG_SETMASK, &none, NULL);
-            signal(SIGALRM, SIG_DFL);
-            alarm(seconds);
-            exit(replay_one(i));
-        }}
-        int status;
-        waitpid(pid, &status, 0);
-        printf("\\n{MARK} %s %d %s %d\\n", programs[i].name, (int)pid, WIFSIGNALED(status) ? "signal" : "exit",
-               WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-    }}
-    return 0;
-}}
-
-int main(int argc, char **argv)
-{{
-    if (argc == 3 && strcmp(argv[1], "--each") == 0)
-        return replay_each((unsigned)atoi(argv[2]));
-    for (size_t i = 0; argc == 2 && i < N_PROGRAMS; i++)
-        if (strcmp(argv[1], programs[i].name) == 0)
-            return replay_one(i);
-    puts("usage: battery NAME | battery --each SECONDS, NAME one of the programs listed above");
-    return 2;
-}}"""
-    parts = [_program(calls, model, name) for name, (calls, model) in programs.items()]
-    return _source(header, parts, _max_sequences(calls for calls, _ in programs.values()), main)
 
 
 def build_repro(
@@ -267,12 +195,7 @@ static void {function}(void)
 """
     (call,) = run
     function = f"{prefix}step_{number}"
-    shown = str(call)
-    if call.api in POINTER_CALLS:
-        what = POINTER_CALLS[call.api]
-        expectation = what if call.expected else "NULL"
-    else:
-        expectation = str(call.expected)
+    text, what = str(call), POINTER_CALLS.get(call.api, "")
     engine = "NULL" if call.null else "engine"
     args = ", ".join(_c_int(a) for a in call.args)
     if call.api == "llm_init":
@@ -282,25 +205,25 @@ static void {function}(void)
             if call.null
             else f"    engine = llm_init(new_pool({size}), {size});\n"
         )
-        body += f'    check_pointer({number}, "{shown}", engine, {int(bool(call.expected))}, "{what}");\n'
+        body += f'    check_pointer({number}, "{text}", engine, {int(bool(call.expected))}, "{what}");\n'
     elif call.api in POINTER_CALLS:
         body = (
             f"    Sequence *seq = remember({call.api}({engine}, {args}));\n"
-            f'    check_pointer({number}, "{shown}", seq, {int(bool(call.expected))}, "{what}");\n'
+            f'    check_pointer({number}, "{text}", seq, {int(bool(call.expected))}, "{what}");\n'
         )
     elif call.api == "llm_destroy":
         body = f"    int ret = llm_destroy({engine});\n"
         if not call.null:
             body += "    engine = NULL; /* destroyed: never used again */\n"
-        body += f'    check_int({number}, "{shown}", ret, {call.expected});\n'
+        body += f'    check_int({number}, "{text}", ret, {call.expected});\n'
     else:
-        body = f'    check_int({number}, "{shown}", {call.api}({engine}, {args}), {call.expected});\n'
+        body = f'    check_int({number}, "{text}", {call.api}({engine}, {args}), {call.expected});\n'
     if heap and fails(call.api, call.expected):
         body = f"    unsigned long allocated = heap_allocations;\n{body}" \
-               f'    heap_check_no_allocation({number}, "{shown}", allocated);\n'
+               f'    heap_check_no_allocation({number}, "{text}", allocated);\n'
     if heap:
         body = f"    heap_step = {number};\n{body}"
-    return function, f"""/* step {number}: {shown} must return {expectation} */
+    return function, f"""/* step {number}: {text} must return {shown(call.api, call.expected)} */
 static void {function}(void)
 {{
 {body}}}

@@ -10,7 +10,7 @@ from oracle.hw3.difference import (
     BLOCK_ID, BLOCKS_TAKEN, CALL_ALLOCATIONS, CONTENTS, CRASH, ENGINE, FREE_COUNT, GUARD, HEAP_CORRUPTED, KV_COUNT, LEAK,
     LIST_BROKEN, LIST_IDS, LIST_ORDER, MAPPING, POOL, POOL_SIZE, REF_COUNT, RETURN, STATE_CHANGE, TABLE_SHAPE, TOTAL,
 )
-from oracle.hw3.machine import POINTER_CALLS, Call
+from oracle.hw3.call import POINTER_CALLS, Call
 
 TASKS = {
     "llm_init": "Task 1: Engine Initialization",

@@ -25,7 +25,7 @@ from oracle.hw3.difference import LIST_ORDER, RETURN, crash
 from oracle.hw3.effects import effects_of
 from oracle.hw3.fork_witness import fork_shown_wrong
 from oracle.hw3.fresh_pool import refused_for_want_of_blocks, search_failed
-from oracle.hw3.machine import POINTER_CALLS, Call
+from oracle.hw3.call import Call, returned_value, shown
 from oracle.hw3.observation import UNREAD, ImplementationFailure, Observation
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
 from oracle.hw3.rules import WALKS, Effects, fails
@@ -117,7 +117,7 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
         try:
             engine, returned = call_on(implementation, step, engine)
             returned_normally = True
-            got = returned is not None if step.op in POINTER_CALLS else returned
+            got = returned_value(step.op, returned)
             if got != expected.returned:
                 ran.found.append(Difference(RETURN, "return value", shown(step.op, expected.returned), shown(step.op, got)))
             failed = fails(step.op, expected.returned) and got == expected.returned  # Constraint 2 binds a failing call
@@ -140,8 +140,9 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
             ran.effects = dataclasses.replace(ran.effects, reordered_only=False)
         if (ran.effects is not None and fresh is not None and step.op in ("create_sequence", "append_kv")
                 and step.args[0] in model.sequences
-                and search_failed(aside.fresh, ran.found, program.steps[:number], len(model.sequences[step.args[0]].values),
-                                  "cow_copy" in expected.events, len(ran.effects.picked or ()), len(ran.effects.taken))):
+                and search_failed(aside.fresh, ran.found, program.steps[:number],
+                                  len(model.sequences[step.args[0]].values), "cow_copy" in expected.events,
+                                  len(ran.effects.picked or ()), len(ran.effects.taken))):
             ran.effects = dataclasses.replace(ran.effects, search_failed=True)
         if (ran.effects is not None and fresh is not None and was is not None and ran.effects.picked and ran.found
                 and ran.found[0].aspect == RETURN and fails(step.op, got)
@@ -183,12 +184,7 @@ def _unjudged(implementation: Any, step: Step, engine: object, calls: list[Call]
         seen = implementation.observe(engine) if observe else None
     except ImplementationFailure:
         return engine, False, None
-    got = returned is not None if step.op in POINTER_CALLS else returned
+    got = returned_value(step.op, returned)
     calls.append(Call(step.op, step.args, False, got, judged=False))
     return engine, True, seen
 
-
-def shown(api: str, value: bool | int) -> str:
-    if api in POINTER_CALLS:
-        return POINTER_CALLS[api] if value else "NULL"
-    return str(value)

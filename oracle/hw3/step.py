@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from oracle.hw3.machine import Call
+from oracle.hw3.call import Call
 from oracle.hw3.model import Model, Outcome
 from oracle.program import Program, Step
 

@@ -11,14 +11,13 @@ from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outc
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.c.build import BuildResult, OFFICIAL_FLAGS
 from oracle.hw3.c.stray import Stray
-from oracle.hw3.feedback import student_text
+from oracle.hw3.feedback import printed, student_text
 from oracle.hw3.machine import Divergence
 from oracle.hw3.replay import Finding, Reading, listing, replay
 from oracle.program import Program
 from oracle.sandbox import Sandbox
 
 LENIENT = frozenset({"block_ids"})  # every item but first_fit compares block ids up to a renaming
-OUTPUT_SHOWN = 2000  # characters of what the submission printed, in a failed item's details
 
 
 @dataclass
@@ -48,10 +47,10 @@ class Submission:
         return built(self)()
 
     def witness(self) -> Adapter:
-        """An adapter for a second opinion (fresh_pool.py) in a process of its own: a Python submission's
-        adapters otherwise share one child, where a witness's llm_init would end the program it judges."""
-        factory = built(self)
-        return getattr(factory, "apart", factory)()
+        """An adapter for a second opinion (fresh_pool.py) on an implementation that runs in this process; one
+        that runs in a process of its own (a child, a driver) is ended for it, and the witness runs in a fresh
+        process of the graded run's own adapter (alone.py)."""
+        return built(self)()
 
     def probes(self) -> dict[str, Any]:
         """The white-box probes' results by name, run once per submission."""
@@ -135,9 +134,7 @@ def failed(sub: Submission, item: str, finding: Finding, program: str = "") -> O
     sub.findings[item] = finding
     details = [f"The calls ({finding.program}):", listing(finding.calls, finding.step)]
     if finding.output:
-        printed = finding.output[:OUTPUT_SHOWN]
-        more = f"\n... ({len(finding.output) - OUTPUT_SHOWN} more characters)" if len(finding.output) > OUTPUT_SHOWN else ""
-        details += ["Your code printed:", printed + more]
+        details += ["Your code printed:", printed(finding.output)]
     if sub.kind != "c":
         return Outcome(False, finding.message, "\n".join(details), program, student=student_text(finding, sub.kind))
     repro, note, command, built_ok = _write_repro(sub, item, finding)

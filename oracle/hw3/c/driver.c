@@ -492,8 +492,9 @@ static int fence_fault(uintptr_t addr)
 }
 
 /* A probe's run is served as a graded run is, from its first request to its last: the fence's blocks, the
- * grader's ledger, the same stray accesses let go on (the grader notices them after each probe operation and
- * leaves the probe to memory_safety, c/probe_adapter.py). Nothing the submission can see tells the two apart. */
+ * grader's ledger, the same stray accesses let go on (the grader counts them after each probe operation and
+ * leaves them to memory_safety: c/probe_adapter.py, probes.py). Nothing the submission can see tells the two
+ * apart. */
 static int fenced(void) { return fence.on && heap.counting; }
 
 /* Failure injection where the grader's ledger cannot fail a grant: under valgrind, without the filter, or for a

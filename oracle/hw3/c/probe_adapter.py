@@ -19,8 +19,9 @@ A probe's driver is served as a graded run's is (adapter.py): natively every blo
 mapping call answered by the grader's ledger, a stray read or write let go on. Nothing the submission can see
 tells a probe from a graded program (tests/submissions/hostile/review4/probe_spotted.patch looked at a block's
 address). The probes judge no heap count; after each operation the adapter reads the grader's count of stray
-pages, and keeps the first stray as `memory_error`, whose probe probes.judge leaves to memory_safety (the stray
-is charged there through the adapter's Watch, c/stray.py).
+pages, and keeps the first stray as `memory_error`. A stray stops nothing (probes.judge): a read changes no state,
+a write lands on a page the driver maps for it, in no live block, so the probe goes on judging what the grader reads
+and its verdict stands; the stray is charged to memory_safety alone, through the adapter's Watch (c/stray.py).
 """
 
 import os

@@ -12,19 +12,22 @@ memory_safety). Only the grader's own count is read, never the driver's word.
 from dataclasses import dataclass, field
 from typing import Any
 
+from oracle.hw3.call import c_text
+
 # adapter.py's requests, as the C calls they make: the arguments after the engine
 _ARGS = {"C": ("create_sequence", 2), "F": ("fork_sequence", 2), "A": ("append_kv", 2), "R": ("free_sequence", 1),
          "D": ("llm_destroy", 0)}
 
 
 def c_call(op: str, target: int, a: int, b: int) -> str:
-    """One request of adapter.py's, in C terms: `create_sequence(engine, 1, 4097)`, `llm_init(pool, 19200)`."""
+    """One request of adapter.py's, in C terms (call.c_text): `create_sequence(engine, 1, 4097)`,
+    `llm_init(pool, 19200)`."""
     if op == "I":  # target: the pool's size; b: a NULL pool
-        return f"llm_init({'NULL' if b else 'pool'}, {target})"
+        return c_text("llm_init", (target,), bool(b))
     if op not in _ARGS:
         return f"the grader's request {op!r}"
     api, count = _ARGS[op]
-    return f"{api}({', '.join(['engine' if target else 'NULL', *map(str, (a, b)[:count])])})"
+    return c_text(api, (a, b)[:count], not target)
 
 
 @dataclass(frozen=True)
@@ -62,16 +65,16 @@ class Watch:
     strays: list[Stray]
     program: str = ""
     calls: list[str] = field(default_factory=list)
-    noted: bool = False  # a stray of this program's is in `strays`
+    stray: Stray | None = None  # this program's stray, once noted (in `strays` too)
 
     def calling(self, op: str, target: int, a: int, b: int) -> None:
         self.calls.append(c_call(op, target, a, b))
 
     def counted(self, before: int, after: int) -> None:
         """The stray pages the grader counted in the driver's run before the last call and after it."""
-        if after > before and self.calls and not self.noted:
-            self.noted = True
-            self.strays.append(Stray(self.program, len(self.calls), tuple(self.calls), after - before))
+        if after > before and self.calls and self.stray is None:
+            self.stray = Stray(self.program, len(self.calls), tuple(self.calls), after - before)
+            self.strays.append(self.stray)
 
 
 def named(adapter: Any, program: str) -> Any:
@@ -79,5 +82,5 @@ def named(adapter: Any, program: str) -> Any:
     Python submission's say, is left as it is)."""
     watch = getattr(adapter, "watch", None)
     if watch is not None:
-        watch.program, watch.calls, watch.noted = program, [], False
+        watch.program, watch.calls, watch.stray = program, [], None
     return adapter

@@ -16,8 +16,8 @@ from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.log_channel import LogChannel
 from oracle.sandbox import Sandbox
 
-VALGRIND = ("valgrind", "--leak-check=full", "--error-exitcode=99", "--track-origins=yes")
 ERROR_EXIT = 99
+VALGRIND = ("valgrind", "--leak-check=full", f"--error-exitcode={ERROR_EXIT}", "--track-origins=yes")
 
 
 @functools.cache

@@ -1,0 +1,229 @@
+"""The driver program of a C submission (built by build.py) as a process: started in the sandbox, lazily and
+again after a failure, with its two dedicated pipes (the protocol: driver_reply.py) and its stdout/stderr going to
+a capped file; natively, every mapping call it makes answered by the grader's ledger (ledger.py, native_heap.py).
+A request is written whole and a reply read within the call's time, judged in the run's CPU seconds
+(oracle/run_cpu.py); a driver that stops answering is failed by how it ended. adapter.py speaks the Adapter
+protocol over it."""
+
+import os
+import select
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Sequence
+
+from oracle.hw3.c.driver_reply import UNREADABLE, BadReply, _drained, readable_within, reply_length
+from oracle.hw3.c.heap_notify import Listener, receive_listener
+from oracle.hw3.c.ledger import Ledger, fence_blocks, max_map_count
+from oracle.hw3.c.log_channel import LogChannel
+from oracle.hw3.c.native_heap import NativeHeap
+from oracle.hw3.observation import ImplementationFailure
+from oracle.run_cpu import RunClock
+from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
+
+
+def failure_label(returncode: int) -> str:
+    """How a driver that stopped answering ended, in words."""
+    return signal_label(-returncode) if returncode < 0 else f"called exit({returncode})"
+
+
+class DriverProcess:
+    """One driver program at a time, in its process group; `close()` kills the whole group. `program`: the
+    executable the driver's process runs (a wrapper's, valgrind's tool, when there is one), by which the grader
+    finds that process in its own process tree; `output` is what the submission printed (capped at output_limit
+    bytes); `generation` counts the drivers started."""
+
+    heap_from_outside = True  # natively, the heap's facts are the grader's: its ledger (or the driver's mappings)
+    blocks_at_start = False  # natively, each block at its first page's start rather than its last page's end
+    LEDGER_START = 60.0  # s the driver may take to hand over its listener (it does so before any submission code)
+
+    def __init__(self, driver: Path | str, *, timeout: float, output_limit: int, cpu_seconds: int, memory_limit: int,
+                 wrapper: Sequence[str], seccomp: bool, close_timeout: float, sandbox: Sandbox | None,
+                 pass_fds: Sequence[int], log_channel: LogChannel | None, program: Path | None):
+        self.driver = Path(driver)
+        if not self.driver.is_file():
+            raise ValueError(f"driver {self.driver} does not exist; build the submission first")
+        self.timeout = timeout
+        self.output_limit = output_limit
+        self.cpu_seconds = cpu_seconds
+        self.memory_limit = memory_limit
+        self.wrapper = tuple(wrapper)
+        self.seccomp = seccomp
+        self.box = sandbox or shared()
+        self.program = program
+        self.pass_fds = tuple(pass_fds)
+        self.close_timeout = close_timeout
+        self.log_channel = log_channel  # valgrind's log: drained whenever the driver is waited for
+        self.generation = 0
+        self.failure: str | None = None  # the label of the last failure, if any
+        self.exit_status: int | None = None  # the driver's exit status after close()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._cmd = self._reply = -1
+        self._output = tempfile.TemporaryFile()
+        self._native: NativeHeap | None = None  # natively: the heap's facts as the grader observes them
+        self._listener: Listener | None = None  # natively: every mapping call of the driver, answered by our ledger
+
+    def _start(self) -> None:
+        self._new_driver()  # before the driver exists: what it is handed is made for it
+        self._output.seek(0)
+        self._output.truncate()
+        cmd_r, cmd_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        args = [str(cmd_r), str(reply_w), str(self.cpu_seconds), str(self.output_limit)]
+        args += [str(self.memory_limit if self.seccomp else 0), str(int(self.seccomp))]
+        # the driver closes valgrind's descriptor before any submission code
+        args.append(str(self.log_channel.child_fd if self.log_channel is not None else -1))
+        ours = theirs = None
+        if self.heap_from_outside and not self.wrapper:  # natively: the kernel hands us its mapping calls
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            args += [str(theirs.fileno()), str(int(self.blocks_at_start))]
+        driver = self.box.expose(self.driver)
+        limits = Limits(cpu_seconds=self.cpu_seconds, memory_bytes=self.memory_limit if self.seccomp else 0,
+                        file_bytes=self.output_limit)
+        try:
+            self._proc = self.box.popen(
+                [*self.wrapper, driver, *args],
+                readable=[driver.parent],
+                limits=limits,
+                stdout=self._output,
+                stderr=self._output,
+                pass_fds=(cmd_r, reply_w, *self.pass_fds, *([self.log_channel.child_fd] if self.log_channel else []),
+                          *([theirs.fileno()] if theirs else [])),
+            )
+        except BaseException:
+            if ours is not None:
+                ours.close()
+            raise
+        finally:
+            os.close(cmd_r)
+            os.close(reply_w)
+            if theirs is not None:
+                theirs.close()
+        self._cmd, self._reply = cmd_w, reply_r
+        self.generation += 1
+        self.failure = None
+        self.exit_status = None
+        self._native = self._listener = None
+        if ours is not None:
+            with ours:
+                fd = receive_listener(ours, self.LEDGER_START)
+            if fd is not None:  # else no seccomp user notification here: the driver's mappings are read instead
+                self._listener = Listener(fd, Ledger(budget=self.memory_limit // 4 if self.seccomp else 1 << 30,
+                                                     max_blocks=fence_blocks(max_map_count())))
+                os.set_blocking(self._cmd, False)
+            self._native = NativeHeap(self._proc, self.box.expose(self.driver), self._listener)
+        self._clock = RunClock(self._proc.pid)  # the run's CPU seconds: what a call's timeout judges
+
+    def _new_driver(self) -> None:
+        """What a new driver process makes stale (the adapter's view of the last one)."""
+
+    def _stop(self, wait: float) -> tuple[int | None, bool]:
+        """Ends the driver and everything in its process group: its exit status, and whether it ended by
+        itself within `wait` s. The driver exits on end of input, closing the reply pipe, and so does a
+        crashed one: waiting for that end of file costs no polling, unlike Popen.wait(timeout)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None, False
+        self._clock.close()
+        os.close(self._cmd)
+        exited = wait > 0 and _drained(self._reply, wait, self.log_channel or self._listener)  # type: ignore[arg-type]
+        if self._native is not None:
+            self._native.close()
+            self._native = self._listener = None
+        os.close(self._reply)
+        self._cmd = self._reply = -1
+        # also whatever the submission left in its group or pid namespace; a driver that closed its end has
+        # ended or is ending: let bwrap report how before the kill
+        status = self.box.stop(proc, grace=1.0 if exited else 0.0)
+        return status, exited
+
+    def _fail(self, label: str, wait: float = 1.0) -> ImplementationFailure:
+        status, exited = self._stop(wait)
+        if label == "":
+            killed = status == -signal.SIGKILL and not exited
+            label = "stopped answering and did not exit" if killed or status is None else failure_label(status)
+        self.failure = label
+        return ImplementationFailure(label)
+
+    def close(self) -> None:
+        """Stops the driver (letting it exit cleanly on end of input) and kills its process group."""
+        if self._proc is not None:
+            status, exited = self._stop(self.close_timeout)
+            self.exit_status = status if exited else None
+
+    def __del__(self) -> None:
+        if getattr(self, "_proc", None) is not None:
+            self.close()
+
+    @property
+    def output(self) -> str:
+        """What the submission wrote on stdout and stderr since the driver last started."""
+        return os.pread(self._output.fileno(), self.output_limit + 1, 0).decode(errors="replace")
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    # ---- the pipes ----
+
+    def _write_all(self, data: bytes) -> None:
+        """Sends a request; the call's time starts here, in wall-clock and in the run's CPU seconds."""
+        self._clock.call_started()
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self._cmd, view) :]
+            except BlockingIOError:  # the pipe is full (with the ledger, non-blocking): the driver may be waiting
+                assert self._listener is not None  # for an answer to a mapping call (the pool's) before it reads on
+                if select.select([self._listener.fd], [self._cmd], [])[0]:
+                    self._listener.answer_waiting()
+
+    def _read(self, n: int, timeout: float | None, deadline: float | None = None) -> bytes:
+        """n bytes of the reply pipe, all of them by `deadline` (default: `timeout` s from now), or a failure."""
+        if timeout is not None and deadline is None:
+            deadline = time.monotonic() + timeout
+        chunks, have = [], 0
+        while have < n:
+            if timeout is not None and deadline is not None:
+                left = max(deadline - time.monotonic(), 0.0)
+                try:
+                    wait = self.box.wait_limit(left)
+                except DeadlinePassed:
+                    self._fail("the grade's time limit was reached", wait=0)
+                    raise
+                ready = readable_within(self._reply, wait, self.log_channel or self._listener)  # type: ignore[arg-type]
+                # (valgrind's log drained meanwhile, or the driver's mapping calls answered)
+                if not ready and wait < left:  # the grade's deadline, not this call's timeout
+                    self._fail("the grade's time limit was reached", wait=0)
+                    raise DeadlinePassed()
+                if not ready:
+                    owed = self._clock.owed(timeout)
+                    if owed > 0:  # a busy machine delayed it, not its own doing: it has not had its time yet
+                        deadline = time.monotonic() + owed
+                        continue
+                    raise self._fail(f"hung: no answer within {self.timeout} s", wait=0)
+            else:  # no limit: still answer the driver's mapping calls (and drain valgrind's log) while it works
+                while not readable_within(self._reply, 60.0, self.log_channel or self._listener):  # type: ignore[arg-type]
+                    pass
+            chunk = os.read(self._reply, max(n - have, 65536) if have == 0 else n - have)
+            if not chunk:
+                raise self._fail("")
+            chunks.append(chunk)
+            have += len(chunk)
+        return b"".join(chunks)
+
+    def _reply_bytes(self) -> bytes:
+        """One reply, its length checked against REPLY_BOUND before the rest is read."""
+        # one deadline for the whole reply, however it trickles in (none without a time limit)
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        data = self._read(4, self.timeout, deadline)
+        try:
+            length = reply_length(data)
+        except BadReply as bad:
+            raise self._fail(f"{UNREADABLE} ({bad})") from None
+        if len(data) < length:
+            data += self._read(length - len(data), self.timeout, deadline)
+        return data[:length]
