@@ -195,20 +195,10 @@ def test_a_free_queue_second_opinion_cannot_be_told_from_the_graded_run(scene: S
 
 # tests/hostile_review5/free_queue_no_drain.py after free_queue_lie.py: a one-token request right after a free is
 # refused, so the second opinion's drain stops at its first admit (no directed program admits one token right after a
-# free). Honest 4/12.
-NO_DRAIN_BROKEN = (
-    "the drain (oracle/prefix/queue_order.py) asks the pool for something the graded run never does (one-token admits "
-    "right after a free), so a pool can refuse exactly that: the blocks granted before (none) are the queue as far as "
-    "it lets it be seen, that shorter queue is the free's order difference and fails free_queue (4), and "
-    "reverse_order_free, stopped there on another rule's difference, passes with a stopped excuse (settlement.py "
-    "weighs no stopped excuse by points; no fuzz here): 8/12 for an honest 4/12. Fix by construction: judge a "
-    "release order by the graded program's own admits, never by an act of the grader's the program does not make: "
-    "where an admit's table differs from the model's but matches the model whose last free put its blocks back in "
-    "the opposite order (rules.free_order_difference's test, on the tables an admit took), the difference is the "
-    "release order's (rule reverse_order_free), as the shown queue's once was")
-
-
-@pytest.mark.xfail(strict=True, reason=NO_DRAIN_BROKEN)
+# free). Honest 4/12. Once 8/12: the shorter queue was always free_queue's difference, and reverse_order_free, stopped
+# there on another rule's difference, passed. Held by construction (queue_order.py, branch queue-drain): a drain
+# stopped short is judged by the free's rule, the release order's where the free put back more than one block, so
+# reverse_order_free's own four-block free fails it (0/12 here, measured).
 def test_a_pool_that_will_not_drain_its_free_queue_gets_no_more(scene: Scene, reaper: Reaper) -> None:
     problems = _prefix_problems(scene, reaper, ("free_queue_lie", "free_queue_no_drain"))
     assert not problems, "\n".join([f"free_queue_no_drain (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])

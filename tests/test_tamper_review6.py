@@ -43,7 +43,6 @@ def _present(module: str, name: str | None = None) -> bool:
 
 ONE_ALIVE = _present("oracle.hw3.alone")  # branch one-alive
 FORK_IN_PLACE = _present("oracle.hw3.fork_witness", "_writes_in_place")  # branch fork-inplace
-QUEUE_ADMITS = _present("oracle.prefix.queue_order")  # branch queue-admits
 ALLOC_EVERY = _present("oracle.hw3.alloc_failure", "MOST_PER_CALL")  # branch alloc-every
 
 
@@ -244,27 +243,16 @@ def test_a_double_free_only_a_probe_meets_does_not_excuse_the_probed_bug(scene: 
 
 # --- 4. a prefix pool that refuses the drain --------------------------------------------------------------------------
 # tests/hostile_review6/drain_refused.py on forward_order_free (prefix): the pool refuses an admit of one token that is
-# its own request's number (the drain's, `admit(past + i, [past + i])`), which no directed program makes. Honest 4/12
-# under a course's rubric that weighs free_queue 4 and reverse_order_free 8 (review 5's free_queue_lie, whose control
-# queue-admits measured at 4/12).
+# its own request's number (the drain's, once `admit(past + i, [past + i])`), which no directed program makes. Honest
+# 4/12 under a course's rubric that weighs free_queue 4 and reverse_order_free 8 (review 5's free_queue_lie, whose
+# control queue-admits measured at 4/12).
 QUEUE_ITEMS = ("free_queue", "reverse_order_free")
 QUEUE_HONEST, QUEUE_MAX = 4, 12
-DRAIN_BROKEN = (
-    "queue_order.py's drain admits one new token under a new id, the token the id itself, and a drain not granted "
-    "one block each says nothing: the free's order is then judged nowhere (Driver.free compares a queue of None, and "
-    "the model does not take an order over). A pool that refuses exactly that admit (no directed program makes one: "
-    "the pool is not full) keeps its reverse_order_free bug from its own check, and the next admit, which takes the "
-    "blocks in the pool's order, is charged to free_queue (8/12 for an honest 4/12). Fix by construction: a second "
-    "opinion that cannot be had is the pool's failure at that free, never a pass: where the graded run's replay "
-    "agrees and the drain is refused or granted otherwise than one block each while the model holds free blocks, the "
-    "free's order is judged wrong (the pool did not give back blocks it must have), charged to the free's rule; and "
-    "the drain's admits look like the program's (tokens and ids drawn as the program draws them, not one token "
-    "equal to its id)")
 
 
-def _prefix_problems(tmp_path: Path, reaper: Reaper, attack: str) -> list[str]:
+def _prefix_problems(tmp_path: Path, reaper: Reaper, attack: str, score: int) -> list[str]:
     """tests/hostile_review6/<attack>.py as the kv_cache.py of forward_order_free's pool, graded on QUEUE_ITEMS with
-    free_queue worth 4: what its grade got that the honest score does not allow."""
+    free_queue worth 4: what its grade got that `score` (of QUEUE_MAX) does not allow."""
     from tests.test_tamper_prefix import PrefixScene
     from tests.test_tamper_prefix import grade_args as prefix_grade_args
     from tests.test_tamper_prefix import rubric as prefix_rubric
@@ -277,34 +265,47 @@ def _prefix_problems(tmp_path: Path, reaper: Reaper, attack: str) -> list[str]:
         rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", QUEUE_ITEMS)
         _weighted(rubric, "free_queue", 4)
         evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
-        return evidence.problems + check_report(scene.out, QUEUE_HONEST, QUEUE_MAX)
+        return evidence.problems + check_report(scene.out, score, QUEUE_MAX)
     finally:
         scene.close()
 
 
-@pytest.mark.xfail(QUEUE_ADMITS, strict=True, reason=DRAIN_BROKEN)
+# Once 8/12: a drain not granted one block each said nothing, and the free's order was judged nowhere (the refused
+# drain kept reverse_order_free's bug from its own check; the next admit, taking the blocks in the pool's order, was
+# charged to free_queue). Held by construction (queue_order.py): the drain's admits look like the program's (its next
+# request ids, one round token each past every number it names), so this pool grants them and its free is judged on
+# what they take; and a drain stopped short (refused, crashed, hit, granted otherwise than one block each, or its
+# replay answering otherwise than the graded run) is the pool's failure at that free, by the free's rule (drain_spotted
+# below; in this process: tests/test_prefix_queue_order.py).
 def test_a_prefix_pool_that_refuses_the_drain_gets_no_more(tmp_path: Path, reaper: Reaper) -> None:
-    problems = _prefix_problems(tmp_path, reaper, "drain_refused")
+    problems = _prefix_problems(tmp_path, reaper, "drain_refused", QUEUE_HONEST)
     assert not problems, "\n".join([f"drain_refused (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
 
 
+# tests/hostile_review6/drain_spotted.py on forward_order_free: the same refusal, aimed at the drain as it is now (one
+# round token past every token the pool was given, which neither program admits). free_queue's one-block frees and
+# reverse_order_free's four-block free are each judged wrong where their drain is refused: 0/12, no more than the 4/12
+# of forward_order_free alone (a pool that refuses admits it must grant loses the items whose frees it hid).
+def test_a_prefix_pool_that_spots_and_refuses_the_drain_fails_the_frees_it_hid(tmp_path: Path,
+                                                                                reaper: Reaper) -> None:
+    problems = _prefix_problems(tmp_path, reaper, "drain_spotted", 0)
+    assert not problems, "\n".join([f"drain_spotted (expected 0/{QUEUE_MAX}):", *problems])
+
+
 # tests/hostile_review6/fresh_pool_correct.py on forward_order_free: the first pool a process makes frees tail first
-# (correctly), every later one head first. The drain's process is started afresh for it; the graded run's pools are
-# made in the grading's one served process, after free_queue's program's (the rubric's order).
-FRESH_BROKEN = (
-    "the drain replays the program in a process started afresh for it (RemotePrefix.apart), while every graded "
-    "program runs in the grading's one served process, after the programs before it: a pool that counts the pools its "
-    "process has made frees correctly in its first and wrongly after, so the drain sees a correct free, "
-    "reverse_order_free's check passes, and the next admit is charged to free_queue (8/12 for an honest 4/12). Fix by "
-    "construction: no process of a pool is younger than another: each graded program runs in a process started "
-    "afresh for it, as the drain's is (one-alive's alone.py for the prefix family), so the drain's replay is the "
-    "graded run's exactly, to its first call")
-
-
-@pytest.mark.xfail(QUEUE_ADMITS, strict=True, reason=FRESH_BROKEN)
-def test_a_prefix_pool_correct_only_in_a_fresh_process_gets_no_more(tmp_path: Path, reaper: Reaper) -> None:
-    problems = _prefix_problems(tmp_path, reaper, "fresh_pool_correct")
-    assert not problems, "\n".join([f"fresh_pool_correct (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
+# (correctly), every later one head first. Once 8/12 (measured by the review with queue-admits at c719343): the drain
+# ran in a second process started afresh for it (RemotePrefix.apart), and every graded program in the grading's one
+# served process, after the programs before it, so the drain saw a correct free and the graded run a wrong one. Held
+# by construction (queue-admits, c121ad7 and 93a18e4: no process of a pool younger than another): each directed
+# program starts in a fresh process (checks.py, `alone`), the graded run's process is ended before the drain's replay,
+# and goes on in a fresh one that replays its calls, so every pool the grader makes or observes, the graded run's and
+# the drain's, is the first its process makes. This pool frees tail first in every one of them: it is graded as the
+# correct pool it is wherever it runs, 12/12 (a bug only a second pool of one process shows is no directed program's).
+def test_a_prefix_pool_correct_only_in_a_fresh_process_is_correct_wherever_it_is_graded(tmp_path: Path,
+                                                                                         reaper: Reaper) -> None:
+    problems = _prefix_problems(tmp_path, reaper, "fresh_pool_correct", QUEUE_MAX)
+    assert not problems, "\n".join([f"fresh_pool_correct (every pool graded is a first one: {QUEUE_MAX}/{QUEUE_MAX}):",
+                                     *problems])
 
 
 # --- 5. alloc_failure's cost: a correct submission that allocates much in every call ---------------------------------
@@ -349,7 +350,8 @@ def test_a_correct_submission_allocating_much_in_every_call_gets_full_alloc_fail
 
 def test_every_review6_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["double_free_in_probe", "drain_refused", "fork_settled_late", "fresh_pool_correct",
+    assert on_disk == sorted(["double_free_in_probe", "drain_refused", "drain_spotted", "fork_settled_late",
+                              "fresh_pool_correct",
                               "many_scratch_allocations", "pool_file_grown", "proc_not_alone", "refusal_pool_file",
                               "stray_in_probe"])
     table = (PY_ATTACKS / "README.md").read_text()

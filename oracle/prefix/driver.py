@@ -17,13 +17,10 @@ from oracle.prefix.compare import ContentTracker, changed, exact_difference, len
 from oracle.prefix.divergence import Divergence
 from oracle.prefix.model import PrefixModel
 from oracle.prefix.observation import ImplementationFailure, Observation
-from oracle.prefix.queue_order import WHERE
+from oracle.prefix.queue_order import WHERE, QueueOrder, difference
 from oracle.prefix.rules import free_order_difference, hits_difference, rule_of
 from oracle.program import Step
 from oracle.stats import RunStats
-
-# the calls the pool received and how many free blocks the model holds -> the queue's order as admits take it
-QueueOrder = Callable[[list[tuple[Step, Any]], int], tuple[tuple[int, ...], str]]
 
 
 class Driver:
@@ -31,8 +28,9 @@ class Driver:
                  queue: QueueOrder | None = None):
         self.impl, self.stats = adapter, stats if stats is not None else RunStats()
         self.queue = queue  # a free's order from what admits take (None: from the queue the pool shows)
-        # after a free with a second opinion (`witnessed`), the queue's order as admits took it, and how it was seen
-        self.witnessed, self.taken, self.seen_as = False, (), ""
+        # after a free with a second opinion (`witnessed`), the queue's order as admits took it, and what stopped the
+        # admits short of the model's free blocks ("": nothing; else the pool's failure at the free)
+        self.witnessed, self.taken, self.stop = False, (), ""
         self.model: PrefixModel | None = None
         self.follow = follow  # under a policy that is not exact, the model follows the pool
         self.content = ContentTracker()
@@ -90,10 +88,13 @@ class Driver:
                      universal_difference(self.model, seen, taken))
         self._expect(self.content.after(self.model, seen, rid, hits, held))
         if self.model.policy.exact:
-            problem = exact_difference(self.model, replace(seen, free=self.taken) if self.witnessed else seen)
-            if problem and problem.aspect == "free order":
-                problem = free_order_difference(replace(problem, note=self.seen_as) if self.witnessed else problem,
-                                                released)
+            stopped = self.witnessed and self.stop
+            problem = exact_difference(self.model, replace(seen, free=None if stopped else self.taken)
+                                       if self.witnessed else seen)
+            if stopped and (problem is None or problem.aspect != "block_table"):  # where the free order is judged
+                problem = difference(self.model.free, (self.taken, self.stop), released)
+            elif problem and problem.aspect == "free order":
+                problem = free_order_difference(replace(problem, note=WHERE) if self.witnessed else problem, released)
             self._expect(problem)
         if self.following:
             following.adopt(self.model, seen)
@@ -104,7 +105,7 @@ class Driver:
     def take_over_free_order(self) -> bool:
         """The model reads on in the implementation's free order, when it holds the same blocks."""
         seen = self.taken if self.witnessed else self.impl.observe().free
-        if seen is None or sorted(seen) != sorted(self.model.free):
+        if seen is None or self.witnessed and self.stop or sorted(seen) != sorted(self.model.free):
             return False
         self.model.free = list(seen)
         return True
@@ -248,8 +249,8 @@ class Driver:
         released = len(self.model.free) - free_before
         if self.queue is not None and released and self.model.policy.exact:
             try:
-                self.taken, stop = self.queue(list(self.made), len(self.model.free))
-                self.witnessed, self.seen_as = True, f"{WHERE}; {stop}" if stop else WHERE
+                self.taken, self.stop = self.queue(list(self.made), len(self.model.free), self.next_rid)
+                self.witnessed = True
             except ImplementationFailure as failure:  # the graded run's calls, replayed to go on, crashed
                 self._failed(failure)
         self._check(released=released)

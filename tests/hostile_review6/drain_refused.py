@@ -9,7 +9,10 @@ then not judged at the free.
 No directed program admits a request whose one token is its own number, so only the drain meets this pool's
 refusal: it refuses that admit as a full pool would (the pool has free blocks). The second opinion then says
 nothing, the release order is judged nowhere, and what the wrong order breaks later (the next admit takes the
-blocks in the pool's order, not the model's) is charged to free_queue."""
+blocks in the pool's order, not the model's) is charged to free_queue.
+
+Held since (branch queue-drain): the drain's admits look like the program's (its next request ids, one round token
+each), so this pool grants them; and a drain refused is the pool's failure at that free (drain_spotted.py)."""
 
 from labsol import KVCacheManager as _Base, Request  # noqa: F401
 

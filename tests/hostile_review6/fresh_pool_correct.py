@@ -5,7 +5,10 @@ by another tell than drain_refused.py's: the age of the process. The drain repla
 afresh for it (RemotePrefix.apart), whose pool is the first that process ever made; a graded run's pool is made in
 the one process that serves every program of the grading, after the pools of the programs before it. So the first
 pool a process makes frees in the right order, and every later one in the wrong order: the drain sees a correct
-free, the free's check passes, and what the wrong order breaks later is charged to free_queue."""
+free, the free's check passes, and what the wrong order breaks later is charged to free_queue.
+
+Held since queue-admits's c121ad7 and 93a18e4: each directed program starts in a fresh process, ended before the
+drain's replay and replayed in a fresh one after it, so every pool graded is the first its process makes."""
 
 from labsol import KVCacheManager as _Base, Request  # noqa: F401
 
