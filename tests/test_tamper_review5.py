@@ -46,9 +46,9 @@ FREE_HONEST, FREE_MAX = 8, 18
 # create refused (against a control without the fork), and a greedy free fails that too, so the create granted a
 # block the child still held was charged to the fork (rules AFTER_WRONG_FORK -> Task 3), weighed 2, not to
 # create_free (10). Fair by construction: the witness shows the fork wrong only by what a fork without references
-# does that a correct fork with a greedy free does not: after the fork, an append to the block the child shares
-# with the parent writes in place (the pool's bytes, read by the grader), where a fork that took its references
-# leaves the block shared and the append copies it; no append in place, no blame on the fork.
+# does that a correct fork with a greedy free does not: after the fork, an append of the graded run to a block the
+# fork's parent and child share wrote in place (the pool's bytes, read by the grader), where a fork that took its
+# references leaves the block shared and the append copies it; no append in place, no blame on the fork.
 
 
 def _free_drops_shared(scene: Scene) -> Path:
