@@ -22,8 +22,8 @@ from tests.conftest import REFERENCE_C
 from tests.test_fresh_pool import FIRST_FIT_LOOP
 from tests.test_tamper_review import python_module
 
-# a parent of two blocks forked, the child's append (in place when the fork took no reference: a second opinion on
-# the fork), then calls after it
+# a parent of two blocks forked, the child's append (in place when the fork took no reference: the graded run's own
+# evidence, and a second opinion on the fork's references), then calls after it
 FORKED = (Step("llm_init", (640,)), Step("create_sequence", (1, 20)), Step("append_kv", (1, 7)),
           Step("fork_sequence", (1, 2)), Step("append_kv", (2, 8)), Step("free_sequence", (2,)),
           Step("create_sequence", (3, 16)))
@@ -46,9 +46,9 @@ def test_a_python_runs_process_is_ended_for_each_second_opinion_and_its_calls_re
         started = remote.child.generation
         trace = run(Program("forked", FORKED), remote(), TrackedModel(), fresh=remote)
         generations = remote.child.generation - started
-    # the graded run's fresh process, the fork's three second opinions (its in-place append, its references and
-    # their control: fork_witness.py), then the graded run's replay
-    assert generations == 5
+    # the graded run's fresh process, the fork's two second opinions (its references and their control: the append
+    # in place is the graded run's own, fork_witness.py), then the graded run's replay
+    assert generations == 4
     shown = trace.steps[4]
     assert shown.effects is not None and shown.effects.wrong_fork
     # the calls after it made (unjudged: the engine's state unread, and its append not the model's) and returning

@@ -51,7 +51,8 @@ BROKEN_ITEMS = [
     ("oom_append_l2", "check_before_allocate", "step 3 append_kv(engine, 1, 7): seq 1 block_table[1]: expected NULL, got an L2 table"),
     ("first_fit", "first_fit", "[rule: Constraint 3: First-Fit Allocation]"),
     ("no_premature_writes", "no_premature_writes", "[rule: Constraint 4: No Premature Memory Modification]"),
-    ("free_count", "free_count", "free_sequence(engine, 1): free_local_blocks: expected 8, got 10"),
+    # the copy-on-write drops the shared block's reference: counted free though the parent still holds it
+    ("free_count", "free_count", "append_kv(engine, 2, 1): free_local_blocks: expected 7, got 8"),
     ("l1_traversal", "l1_traversal", "l1_gap_free"),
     ("tail_insertion", "tail_insertion", "active list: expected [3, 1], got [1, 3]"),
     ("fuzz", "fuzz", "create_sequence(engine, -"),  # a negative id (shrinking may stop before -1)

@@ -46,9 +46,9 @@ FREE_HONEST, FREE_MAX = 8, 18
 # create refused (against a control without the fork), and a greedy free fails that too, so the create granted a
 # block the child still held was charged to the fork (rules AFTER_WRONG_FORK -> Task 3), weighed 2, not to
 # create_free (10). Fair by construction: the witness shows the fork wrong only by what a fork without references
-# does that a correct fork with a greedy free does not: after the fork, an append to the block the child shares
-# with the parent writes in place (the pool's bytes, read by the grader), where a fork that took its references
-# leaves the block shared and the append copies it; no append in place, no blame on the fork.
+# does that a correct fork with a greedy free does not: after the fork, an append of the graded run to a block the
+# fork's parent and child share wrote in place (the pool's bytes, read by the grader), where a fork that took its
+# references leaves the block shared and the append copies it; no append in place, no blame on the fork.
 
 
 def _free_drops_shared(scene: Scene) -> Path:
@@ -68,20 +68,26 @@ def test_a_free_that_drops_shared_references_is_not_charged_to_a_fork_weighed_lo
     assert not problems, "\n".join([f"free_drops_shared (honest score {FREE_HONEST}/{FREE_MAX}):", *problems])
 
 
-def test_the_fork_witness_does_not_call_a_correct_fork_wrong_for_a_greedy_free(tmp_path: Path,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """The mechanism alone, in this process: fork_references.txt's calls up to the create the model refuses, on
-    free_drops_shared's engine (its fork takes its references; its free gives back every one)."""
-    from oracle.hw3 import load_adapter
+def test_the_fork_witness_does_not_call_a_correct_fork_wrong_for_a_greedy_free(tmp_path: Path) -> None:
+    """The mechanism alone: the fork item's programs graded on free_drops_shared's engine (its fork takes its
+    references; its free gives back every one): no difference is the fork's (the create granted in fork_references.txt
+    keeps its rule, as does the append in place after the first parent's free in fork_sequence.txt)."""
     from oracle.hw3 import programs
-    from oracle.hw3.fork_witness import fork_shown_wrong
+    from oracle.hw3.pyremote import served
+    from oracle.hw3.resync import TrackedModel
+    from oracle.hw3.run import run
 
     engine = (ROOT / "engine" / "llm_memory.py").read_text()
-    (tmp_path / "review5_greedy_free.py").write_text(f"{engine}\n\n{(PY_ATTACKS / 'free_drops_shared.py').read_text()}")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    steps = programs.load("fork_references").steps
-    refused = next(at for at, step in enumerate(steps) if step.op == "create_sequence" and step.args == (4, 1))
-    assert not fork_shown_wrong(load_adapter("review5_greedy_free"), steps[: refused + 1])
+    module = tmp_path / "review5_greedy_free.py"
+    module.write_text(f"{engine}\n\n{(PY_ATTACKS / 'free_drops_shared.py').read_text()}")
+    blamed, found = {}, {}
+    for name in programs.BY_ITEM["fork"]:
+        with served(str(module)) as remote:
+            trace = run(programs.load(name), remote(), TrackedModel(), fresh=remote.apart)
+        blamed[name] = [ran.number for ran in trace.steps if ran.effects is not None and ran.effects.wrong_fork]
+        found[name] = any(ran.found for ran in trace.steps)
+    assert blamed == {name: [] for name in programs.BY_ITEM["fork"]}
+    assert found == {"fork_sequence": True, "fork_references": True, "fork_shares_blocks": False}
 
 
 # --- 1b. the witness's fresh process telling itself from the graded run ------------------------------------------

@@ -42,7 +42,6 @@ def _present(module: str, name: str | None = None) -> bool:
 
 
 ONE_ALIVE = _present("oracle.hw3.alone")  # branch one-alive
-FORK_IN_PLACE = _present("oracle.hw3.fork_witness", "_writes_in_place")  # branch fork-inplace
 ALLOC_EVERY = _present("oracle.hw3.alloc_failure", "MOST_PER_CALL")  # branch alloc-every
 
 
@@ -146,37 +145,34 @@ def test_a_fork_witness_finds_no_other_process_of_the_submission_in_proc(tmp_pat
 # tests/hostile_review6/fork_settled_late.py on fork_no_incref: the fork takes its references, and drops them at the
 # next call unless that call is an append to the child of the program's last record (or it ^ 1): the in-place
 # witness's append. Every graded program of these items is fork_no_incref's; the witness sees a correct fork.
-LATE_BROKEN = (
-    "the in-place witness (fork_witness._writes_in_place) appends to the child right after the fork, and the record "
-    "it appends is the program's last (or it ^ 1): a Python engine's references are its own word, so a fork may take "
-    "them and settle them at the next call, keeping them only for that very append. The append then copies, the fork "
-    "is never blamed, and the in-place append of the graded run is charged to append_cow (14/16 for an honest 8/16). "
-    "Fix by construction: ask the question where the graded run met the difference, not at the fork: replay the "
-    "graded run's own calls up to the difference (the fork already settled by every call after it) and make the "
-    "in-place append there, to a block the child still shares with its parent by the model; a fork that keeps its "
-    "references only while nothing else is called then shows what it is")
+# Once 14/16: the in-place witness (fork_witness._writes_in_place, branch fork-inplace) replayed the program to the
+# fork and appended to the child at once, the program's last record: the fork kept its references for that very
+# append, the fork was never blamed, and the graded run's in-place append went to append_cow. Held by construction
+# (branch fork-graded): the in-place evidence is the graded run's own (an append of the graded program that wrote its
+# record in place into a block the fork's parent and child share, effects.wrote_in_place), and no call of the
+# grader's follows a fork; the second opinions that remain (the references and their control) begin with a free of
+# the parent, where this fork drops its references as fork_no_incref's does. Every graded program of these items
+# sees fork_no_incref: 8/16.
 
 
-@pytest.mark.xfail(FORK_IN_PLACE, strict=True, reason=LATE_BROKEN)
-def test_a_fork_that_settles_its_references_late_is_still_shown_wrong(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """The mechanism alone, in this process: fork_references.txt's calls up to the create the model refuses (which
-    fork_no_incref grants), on fork_settled_late's engine and, as the control, on fork_no_incref's."""
-    from oracle.hw3 import load_adapter, programs
-    from oracle.hw3.fork_witness import fork_shown_wrong
+def test_a_fork_that_settles_its_references_late_is_still_shown_wrong(tmp_path: Path) -> None:
+    """The mechanism alone: fork_shares_blocks.txt (the fork item's program of an append to a shared block right
+    after the fork) graded on fork_settled_late's engine and, as the control, on fork_no_incref's: the same append
+    writes in place, and the fork takes it."""
+    from oracle.hw3 import programs
+    from oracle.hw3.pyremote import served
+    from oracle.hw3.resync import TrackedModel
+    from oracle.hw3.run import run
 
-    (tmp_path / "review6_plain.py").write_text(python_module("fork_no_incref", ""))
-    (tmp_path / "review6_late.py").write_text(
-        python_module("fork_no_incref", (PY_ATTACKS / "fork_settled_late.py").read_text()))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    steps = programs.load("fork_references").steps
-    refused = next(at for at, step in enumerate(steps) if step.op == "create_sequence" and step.args == (4, 1))
-    shown = {name: fork_shown_wrong(load_adapter(name), steps[: refused + 1])
-             for name in ("review6_plain", "review6_late")}
-    assert shown == {"review6_plain": True, "review6_late": True}
+    blamed = {}
+    for name, attack in (("plain", ""), ("late", (PY_ATTACKS / "fork_settled_late.py").read_text())):
+        (tmp_path / f"review6_{name}.py").write_text(python_module("fork_no_incref", attack))
+        with served(str(tmp_path / f"review6_{name}.py")) as remote:
+            trace = run(programs.load("fork_shares_blocks"), remote(), TrackedModel(), fresh=remote.apart)
+        blamed[name] = [ran.number for ran in trace.steps if ran.effects is not None and ran.effects.wrong_fork]
+    assert blamed == {"plain": [5], "late": [5]}
 
 
-@pytest.mark.xfail(FORK_IN_PLACE, strict=True, reason=LATE_BROKEN)
 def test_a_fork_settled_late_gets_no_more_than_its_honest_score(scene: Scene, reaper: Reaper) -> None:
     problems = _python_problems(scene, reaper, "fork_no_incref", "fork_settled_late", FORK_ITEMS, "append_cow",
                                 FORK_HONEST, FORK_MAX)

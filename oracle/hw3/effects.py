@@ -61,6 +61,26 @@ def _held(landed: tuple[set[int], int], call: Call, was: Model | None, model: Mo
     return bool(written & (was.mapped() - {model.sequences[call.args[0]].blocks[logical]}))
 
 
+def wrote_in_place(call: Call, was: Model | None, before: Observation | None, seen: Observation | None) -> frozenset[int]:
+    """The sequences that share, by the model before an append (`was`), the block its record goes into, when the
+    append wrote the record there, at its offset (the pool's bytes): in place, where the model copies the block
+    first (or refuses the append, no block being free for the copy). Empty when the block is not shared, the
+    record did not land there, or the pools cannot be compared. The evidence fork_witness.py asks of a fork."""
+    if (call.api != "append_kv" or call.null or was is None or before is None or seen is None or before.pool is None
+            or seen.pool is None or len(before.pool) != len(seen.pool)):
+        return frozenset()
+    seq = was.sequences.get(call.args[0])
+    logical, offset = divmod(len(seq.values), KV_PER_BLOCK) if seq is not None else (0, 0)
+    if seq is None or logical >= len(seq.blocks):
+        return frozenset()
+    block = seq.blocks[logical]
+    sharers = frozenset(seq_id for seq_id, other in was.sequences.items() if block in other.blocks)
+    at = (block * KV_PER_BLOCK + offset) * KV_SIZE
+    record = struct.pack("<i", call.args[1])
+    landed = seen.pool[at : at + KV_SIZE] == record != before.pool[at : at + KV_SIZE]
+    return sharers if landed and len(sharers) > 1 else frozenset()
+
+
 def _landed(call: Call, model: Model, before: Observation, seen: Observation) -> tuple[set[int], int] | None:
     """The blocks an append newly wrote its record into, at its offset, and the logical block the record is in
     (`model`: after the call); None when it is no append of a live sequence or the pools cannot be compared."""

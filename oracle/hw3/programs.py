@@ -30,7 +30,7 @@ POOL_RANGE = (0, 2**26)  # llm_init's bytes: up to a 64 MiB pool (the model hold
 BY_ITEM: dict[str, tuple[str, ...]] = {
     "llm_init": ("llm_init_refuses", "llm_init"),
     "create_free": ("create_sequence", "create_sequence_cap"),
-    "fork": ("fork_sequence", "fork_references"),
+    "fork": ("fork_sequence", "fork_references", "fork_shares_blocks"),
     "append_cow": ("append_kv", "append_kv_shared_by_four", "append_kv_oom_cow", "append_kv_cap"),
     "llm_destroy": ("llm_destroy", "llm_destroy_empty", "llm_destroy_after_free"),
     "null_engine": ("null_engine",),

@@ -7,8 +7,9 @@ A free bug (Task 2: Sequence Creation & Deletion), shown only after a fork: a la
 the fork's child still holds. The fork witness (oracle/hw3/fork_witness.py) once replayed the fork, freed its parent
 and filled the pool only: the one-block create it must be refused succeeded, its control without the fork agreed,
 so the witness called the fork wrong and the difference went to Task 3 (fork), which a course may weigh less than
-create_free. Held now: the witness also asks an append to the block the child shares, which copies it here (the
-fork took its references), and no append in place is no blame on the fork."""
+create_free. Held now: a fork is blamed only where an append of the graded run to a block the fork's parent and child
+share wrote in place, and here such appends copy (the fork took its references): no append in place, no blame on
+the fork."""
 
 
 def free_sequence(engine, seq_id):
