@@ -35,7 +35,7 @@ def _graded(spec: str, steps: list[Step]) -> Trace:
     """`steps` run as a graded item runs a Python submission (`spec`: a module or a .py file): served in its child
     process, its objects unread, beside the model, a fresh process of it for each second opinion."""
     with served(spec) as remote:
-        return run(Program("graded", steps), remote(), TrackedModel(), fresh=remote.apart)
+        return run(Program("graded", steps), remote(), TrackedModel(), fresh=remote)
 
 
 def _blamed(trace: Trace) -> list[int]:

@@ -83,7 +83,7 @@ def test_the_fork_witness_does_not_call_a_correct_fork_wrong_for_a_greedy_free(t
     blamed, found = {}, {}
     for name in programs.BY_ITEM["fork"]:
         with served(str(module)) as remote:
-            trace = run(programs.load(name), remote(), TrackedModel(), fresh=remote.apart)
+            trace = run(programs.load(name), remote(), TrackedModel(), fresh=remote)
         blamed[name] = [ran.number for ran in trace.steps if ran.effects is not None and ran.effects.wrong_fork]
         found[name] = any(ran.found for ran in trace.steps)
     assert blamed == {name: [] for name in programs.BY_ITEM["fork"]}

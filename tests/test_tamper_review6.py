@@ -168,7 +168,7 @@ def test_a_fork_that_settles_its_references_late_is_still_shown_wrong(tmp_path: 
     for name, attack in (("plain", ""), ("late", (PY_ATTACKS / "fork_settled_late.py").read_text())):
         (tmp_path / f"review6_{name}.py").write_text(python_module("fork_no_incref", attack))
         with served(str(tmp_path / f"review6_{name}.py")) as remote:
-            trace = run(programs.load("fork_shares_blocks"), remote(), TrackedModel(), fresh=remote.apart)
+            trace = run(programs.load("fork_shares_blocks"), remote(), TrackedModel(), fresh=remote)
         blamed[name] = [ran.number for ran in trace.steps if ran.effects is not None and ran.effects.wrong_fork]
     assert blamed == {"plain": [5], "late": [5]}
 
