@@ -127,13 +127,14 @@ def test_review2_attack_gets_no_more_than_its_honest_score(name: str, scene: Sce
 
 def attack_problems(scene: Scene, reaper: Reaper, attack: Attack, sub: Path) -> list[str]:
     """What an attack's grade got that its honest score does not allow; a 0-point item it fails honestly
-    (`attack.failing`) is judged by its status and the exit status, which the score cannot show."""
+    (`attack.failing`) is judged by its status (failed, or not run) and the exit status, which the score cannot show."""
     problems = graded(scene, reaper, sub, attack.items, attack.expected, attack.timeout, attack.lang)
     if attack.failing:  # a 0-point item: the score cannot show it, its status and the exit status do
         problems = [p for p in problems if not p.startswith("exit_status")]
         report = json.loads((scene.out / "report.json").read_text())
-        problems += [f"item {i['id']} {i['status']} ({i['message'][:120]}), honestly failed"
-                     for i in report["items"] if i["id"] in attack.failing and i["status"] != "failed"]
+        # not passed: failed, or not run (alloc_failure past its bound of allocations a call, 0 points as a failure)
+        problems += [f"item {i['id']} {i['status']} ({i['message'][:120]}), honestly failed or not run"
+                     for i in report["items"] if i["id"] in attack.failing and i["status"] not in ("failed", "not_run")]
         if report["exit_status"] != 1:
             problems.append(f"exit_status {report['exit_status']}, honestly 1 (an item fails)")
     return problems

@@ -58,11 +58,13 @@ ATTACKS = [
     # the pool's bytes (pool_file.py)
     Attack("pool_file_worked", "c", "check_before_allocate", ("compiles", "check_before_allocate"), 5),
     # honest: alloc_failure (0 points, reported) fails: a failed L2 allocation leaks the half-built Sequence.
-    # Held by construction: alloc_failure fails every allocation of every call in turn (up to MOST_PER_CALL a call;
-    # this one makes 203), whatever was allocated and freed around the call's own
+    # Held by construction: alloc_failure fails every allocation of every call in turn, whatever was allocated and
+    # freed around the call's own; a call making more than MOST_PER_CALL (64: this one's llm_init makes 202) leaves the
+    # item not run, 0 points, as a failure (tests/test_alloc_failure.py finds the same bug among 25 paddings by trying)
     Attack("padded_allocations", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",)),
     # honest as above; the padding kept until llm_destroy (a failing call frees its own, leaving no trace). Held by
-    # construction: alloc_failure fails every allocation of every call in turn, however many others a call keeps
+    # construction: alloc_failure fails every allocation of every call in turn, however many others a call keeps (past
+    # MOST_PER_CALL a call, as here, the item is not run, 0 points)
     Attack("padded_kept_allocations", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",)),
 ]
 ATTACKS += [
