@@ -15,7 +15,7 @@ from oracle.hw3 import load_adapter, programs
 from oracle.hw3.difference import CONTENTS, GUARD, POOL, RETURN
 from oracle.hw3.effects import wrote_elsewhere, wrote_held, wrote_in_place
 from oracle.hw3.fork_witness import INT_MAX, MOST_FILLING, _ids, _references_missed, _with_checks, fork_shown_wrong
-from oracle.hw3.machine import Call
+from oracle.hw3.call import Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import UNREAD, Observation
 from oracle.hw3.pool import initial_pool

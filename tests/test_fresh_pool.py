@@ -11,7 +11,7 @@ from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import build
 from oracle.hw3.difference import BLOCKS_TAKEN, KV_COUNT, MAPPING
 from oracle.hw3.fresh_pool import left_unmapped, maps_on_a_fresh_pool, search_failed
-from oracle.hw3.machine import Call
+from oracle.hw3.call import Call
 from oracle.hw3.rules import FIRST_FIT, TASKS, Effects, rule_of
 from oracle.hw3.programs import parse
 from tests.conftest import REFERENCE_C

@@ -11,7 +11,7 @@ import pytest
 
 from oracle import isolation
 from oracle.hw3.alone import Aside
-from oracle.hw3.machine import Call
+from oracle.hw3.call import Call
 from oracle.child import PythonChild
 from oracle.hw3.pyremote import served
 from oracle.hw3.pyserve import POOLS_FD

@@ -13,7 +13,8 @@ from hypothesis.stateful import run_state_machine_as_test
 from oracle.family import families
 from oracle.hw3 import load_adapter
 from oracle.hw3.c.build import OFFICIAL_FLAGS
-from oracle.hw3.machine import Call, Divergence, machine_for
+from oracle.hw3.call import Call
+from oracle.hw3.machine import Divergence, machine_for
 from oracle.hw3.model import Model
 from oracle.hw3.pool import initial_pool, magic, magic_slot
 from oracle.hw3.repro import _max_sequences, _program, _source, build_repro, repro_c

@@ -5,7 +5,7 @@ from oracle.difference import Difference
 from oracle.hw3.difference import (
     BLOCK_ID, BLOCKS_TAKEN, CONTENTS, CRASH, HEAP_CORRUPTED, LIST_ORDER, POOL, RETURN, TABLE_SHAPE,
 )
-from oracle.hw3.machine import Call
+from oracle.hw3.call import Call
 from oracle.hw3.rules import (
     CHECK_BEFORE_ALLOCATE, FIRST_FIT, L1_TRAVERSAL, MEMORY_SAFETY, NO_PREMATURE_WRITES, TAIL_INSERTION, TASKS, Effects,
     rule_of,

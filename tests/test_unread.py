@@ -13,7 +13,7 @@ import struct
 from oracle.difference import Difference
 from oracle.hw3.difference import CONTENTS, POOL, RETURN
 from oracle.hw3.grade import grade, load
-from oracle.hw3.machine import Call
+from oracle.hw3.call import Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import UNREAD, EngineState, Observation
 from oracle.hw3.pool import initial_pool

@@ -19,7 +19,7 @@ from oracle.hw3.feedback import student_text
 from oracle.hw3.compare import first_difference
 from oracle.difference import Difference
 from oracle.hw3.difference import CRASH, FREE_COUNT, LEAK
-from oracle.hw3.machine import Call
+from oracle.hw3.call import Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3 import programs

@@ -21,7 +21,7 @@ second opinions are `fresh`'s."""
 
 from typing import Any, Callable
 
-from oracle.hw3.machine import Call
+from oracle.hw3.call import Call
 from oracle.hw3.step import call_on
 from oracle.program import Step
 

@@ -43,7 +43,7 @@ from contextlib import closing
 from typing import Callable, Sequence
 
 from oracle.hw3.adapters import Adapter
-from oracle.hw3.machine import POINTER_CALLS
+from oracle.hw3.call import POINTER_CALLS
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.spec import KV_PER_BLOCK, MAX_LOGICAL_BLOCKS

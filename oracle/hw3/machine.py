@@ -18,7 +18,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initial
 
 from oracle.hw3 import strategies as st
 from oracle.hw3.adapters import Adapter
-from oracle.hw3.call import POINTER_CALLS, Call, returned_value, shown  # noqa: F401  (POINTER_CALLS: fork_witness imports it from here)
+from oracle.hw3.call import Call, returned_value, shown
 from oracle.hw3.compare import agrees, first_difference
 from oracle.hw3.unread import filled
 from oracle.difference import Difference

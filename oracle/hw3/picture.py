@@ -11,7 +11,8 @@ import struct
 from dataclasses import dataclass, field
 
 from oracle.hw3.compare import expected_table
-from oracle.hw3.machine import Call, Divergence
+from oracle.hw3.call import Call
+from oracle.hw3.machine import Divergence
 from oracle.hw3.model import Model
 from oracle.hw3.observation import Observation
 from oracle.hw3.pool import GUARD, magic, magic_slot
