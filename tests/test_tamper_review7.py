@@ -1,0 +1,88 @@
+"""Tamper suite, the seventh adversarial review's attacks (issue 17, round 7): hostile submissions written by a
+reviewer who had not seen the defences landed the session before, each aimed at one of them: one process of a
+submission alive at a time and the replay after a second opinion (oracle/hw3/alone.py), a fresh pools' file a process
+(pool_file.py, pyremote.py), the fork witness whose evidence is the graded run's own append and whose second opinion
+checks the references against a control (oracle/hw3/fork_witness.py), a prefix pool's free order from a drain in a
+fresh process (oracle/prefix/queue_order.py), and C probes on the fenced heap where a stray costs memory_safety alone
+and a free of a non-live pointer is a stray (driver.c's stray_free). The table of what each does and how it fared:
+tests/hostile_review7/README.md.
+
+Same shape as tests/test_tamper_review6.py: each submission is graded by a separate `pagedcheck` process in a world
+of its own on the items it concerns, and must get exactly its honest score (a hostile one: no more; a correct one
+written in an unusual way: full marks), leave no process, change no file outside the scratch, and the grader must
+write its report. An attack that breaks the grader is a strict xfail naming the mechanism and a fix by construction;
+one that holds is a plain test saying why.
+"""
+
+import secrets
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.tamper import ROOT, Reaper, Scene
+from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points, reaper, scene  # noqa: F401
+from tests.test_tamper_review import python_module
+from tests.test_tamper_review5 import _weighted
+
+C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review7"
+PY_ATTACKS = Path(__file__).with_name("hostile_review7")
+
+
+def _c_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items: tuple[str, ...], honest: int) -> list[str]:
+    """tests/submissions/hostile/review7/<attack>.patch on broken/<base>.patch, graded on `items`: what its grade got
+    that the honest score does not allow."""
+    from tests.test_grade import small_rubric
+
+    source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{base}.patch")
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / f"{attack}.patch"))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+    return evidence.problems + check_report(scene.out, honest, max_points(items))
+
+
+def _python_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items: tuple[str, ...], weighed: str,
+                     honest: int, full: int) -> list[str]:
+    """tests/hostile_review7/<attack>.py on the broken variant `base`, graded on `items` with `weighed` worth 2: what
+    its grade got that the honest score does not allow. The module's name is drawn afresh."""
+    from tests.test_grade import small_rubric
+
+    module = f"review7_{attack}_{secrets.token_hex(4)}"
+    (scene.mods / f"{module}.py").write_text(python_module(base, (PY_ATTACKS / f"{attack}.py").read_text()))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
+    _weighted(rubric, weighed, 2)
+    evidence = grade_in_scene(scene, reaper, grade_args(Path(module), scene, rubric))
+    return evidence.problems + check_report(scene.out, honest, full)
+
+
+# --- 1. a probe's bug hidden behind a memory error the fence still ends a run for --------------------------------------
+# tests/submissions/hostile/review7/realloc_in_probe.patch and runaway_in_probe.patch on broken/l1_traversal.patch:
+# review 6's stray_in_probe and double_free_in_probe, past their fixes. Where a NULL L1 slot comes before a mapped one
+# (a state only the probe l1_gap_free makes: it edits the table), freeing the table first makes a memory error the
+# fence does not let a call go on past: a realloc of the scratch block an earlier call freed (driver.c's realloc:
+# heap_fatal, "not a live heap block"; its free is a stray since free-stray, its realloc is not), or a read of 65 pages
+# of the span far above every block (fence_fault maps at most MAX_FAULTED = 64 stray pages a call, then heap_fatal).
+# Either ends the probe's driver with "a heap found corrupted" (status 4), which probes._verdict leaves to
+# memory_safety: the probe checks nothing and costs nothing, so l1_traversal passes. Two bugs, each of its own rule:
+# graded on compiles (5), l1_traversal (4) and memory_safety (10), the honest grade is 5/19.
+PROBE_ITEMS = ("compiles", "l1_traversal", "memory_safety")
+PROBE_HONEST = 5
+HEAP_FATAL_BROKEN = (
+    "on the fence a probe whose call ends in heap_fatal (a realloc or malloc_usable_size of a pointer that is no live "
+    "block, or a 65th stray page in one call) is 'left to memory_safety' (probes._verdict, heap_corrupted): it checks "
+    "nothing and costs nothing, so a submission that makes such an error only in a probe's own state keeps the probed "
+    "bug. Fix by construction: on the fence no memory error is a heap found corrupted later (every one is caught at "
+    "the access that makes it), so none need end the run: a realloc or malloc_usable_size of a non-live pointer is a "
+    "stray as its free is (stray_free, then the call goes on: realloc answers NULL), and past 64 stray pages in a call "
+    "every further stray lands on one sink page counted once more; then the only stop in a probe's call is a crash, "
+    "its item's, and heap_corrupted on the fence (and _left_to_memory_safety) is gone")
+
+
+@pytest.mark.xfail(strict=True, reason=HEAP_FATAL_BROKEN)
+@pytest.mark.parametrize("attack", ["realloc_in_probe", "runaway_in_probe"])
+def test_a_memory_error_that_ends_a_probes_run_does_not_excuse_the_probed_bug(attack: str, scene: Scene,
+                                                                             reaper: Reaper) -> None:
+    problems = _c_problems(scene, reaper, "l1_traversal", attack, PROBE_ITEMS, PROBE_HONEST)
+    assert not problems, "\n".join([f"{attack} (honest score {PROBE_HONEST}/{max_points(PROBE_ITEMS)}):", *problems])
