@@ -86,3 +86,56 @@ def test_a_memory_error_that_ends_a_probes_run_does_not_excuse_the_probed_bug(at
                                                                              reaper: Reaper) -> None:
     problems = _c_problems(scene, reaper, "l1_traversal", attack, PROBE_ITEMS, PROBE_HONEST)
     assert not problems, "\n".join([f"{attack} (honest score {PROBE_HONEST}/{max_points(PROBE_ITEMS)}):", *problems])
+
+
+# --- 2. the fork witness's second opinion, seen coming: a fork that keeps its references for a free of its parent ----
+# tests/hostile_review7/fork_kept_for_free.py on fork_no_incref: the fork takes its references and drops them at the
+# next call unless that call frees the fork's parent, the references' witness's first move after the replayed fork
+# (fork_witness._with_checks). Every graded program of these items sees fork_no_incref: its in-place append after the
+# fork is the graded run's own evidence, but the witness then sees a correct fork (the child keeps its blocks, the
+# pool's last block is refused) and never blames it, so the in-place append goes to append_cow. Graded on llm_init
+# (6), fork (8) and append_cow weighed 2, as review 6's fork_settled_late: the fork's bug is honest 8/16 (fork fails),
+# a witness fooled leaves the in-place append to append_cow, 14/16.
+FORK_ITEMS = ("llm_init", "fork", "append_cow")
+FORK_HONEST, FORK_MAX = 8, 16
+WITNESS_BROKEN = (
+    "the references' second opinion (fork_witness._references_missed) always follows the replayed fork with a free of "
+    "its parent, a call the submission sees coming: a fork whose references are its own word keeps them for exactly "
+    "that call and drops them at any other, so the witness sees a correct fork where every graded run sees none, and "
+    "the in-place append is charged to append_cow. Fix by construction: no second opinion whose verdict rests on a "
+    "move the grader chose after the fork; the references' evidence must be a call of the graded program too (the "
+    "graded run's own free of a sharer, then what its later creates or appends are granted, read from the pool), or, "
+    "for a Python engine whose references no answer shows, the fork item not graded on the references at all")
+
+
+def _blamed_forks(tmp_path: Path, attack: str) -> list[int]:
+    """The steps of fork_shares_blocks.txt (the fork item's program of an append to a shared block right after the
+    fork) whose difference the fork witness blamed on the fork, graded on fork_no_incref with `attack` on top."""
+    from oracle.hw3 import programs
+    from oracle.hw3.pyremote import served
+    from oracle.hw3.resync import TrackedModel
+    from oracle.hw3.run import run
+
+    code = "" if attack == "plain" else (PY_ATTACKS / f"{attack}.py").read_text()
+    (tmp_path / f"review7_{attack}.py").write_text(python_module("fork_no_incref", code))
+    with served(str(tmp_path / f"review7_{attack}.py")) as remote:
+        trace = run(programs.load("fork_shares_blocks"), remote(), TrackedModel(), fresh=remote)
+    return [ran.number for ran in trace.steps if ran.effects is not None and ran.effects.wrong_fork]
+
+
+def test_the_fork_witness_blames_fork_no_incref_alone(tmp_path: Path) -> None:
+    """The control of attack 2's mechanism: fork_no_incref's in-place append at step 5 is blamed on the fork."""
+    assert _blamed_forks(tmp_path, "plain") == [5]
+
+
+@pytest.mark.xfail(strict=True, reason=WITNESS_BROKEN)
+def test_a_fork_that_keeps_its_references_for_the_witness_is_still_shown_wrong(tmp_path: Path) -> None:
+    """The mechanism alone: the same program on fork_kept_for_free's engine: the same append writes in place."""
+    assert _blamed_forks(tmp_path, "fork_kept_for_free") == [5]
+
+
+@pytest.mark.xfail(strict=True, reason=WITNESS_BROKEN)
+def test_a_fork_kept_for_the_witness_gets_no_more_than_its_honest_score(scene: Scene, reaper: Reaper) -> None:
+    problems = _python_problems(scene, reaper, "fork_no_incref", "fork_kept_for_free", FORK_ITEMS, "append_cow",
+                                FORK_HONEST, FORK_MAX)
+    assert not problems, "\n".join([f"fork_kept_for_free (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
