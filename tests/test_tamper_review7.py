@@ -139,3 +139,58 @@ def test_a_fork_kept_for_the_witness_gets_no_more_than_its_honest_score(scene: S
     problems = _python_problems(scene, reaper, "fork_no_incref", "fork_kept_for_free", FORK_ITEMS, "append_cow",
                                 FORK_HONEST, FORK_MAX)
     assert not problems, "\n".join([f"fork_kept_for_free (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
+
+
+# --- 3. a prefix pool that grants the drain a correct order ----------------------------------------------------------
+# tests/hostile_review7/drain_regranted.py on forward_order_free (prefix): at the drain's first admit (one round token
+# past every token the pool was given; no directed program makes one) the pool puts the blocks its last free gave
+# back into their places in the queue tail first, then grants the admit: the drain takes one block each, in a correct
+# free's order; every graded run keeps the head-first order. Graded on free_queue weighed 4 and reverse_order_free (8),
+# as review 6's drain attacks: forward_order_free's honest score is 4/12.
+QUEUE_ITEMS = ("free_queue", "reverse_order_free")
+QUEUE_HONEST, QUEUE_MAX = 4, 12
+
+
+def _prefix_problems(tmp_path: Path, reaper: Reaper, attack: str, score: int, without_bwrap: bool = False) -> list[str]:
+    """tests/hostile_review7/<attack>.py as the kv_cache.py of forward_order_free's pool, graded on QUEUE_ITEMS with
+    free_queue worth 4: what its grade got that `score` (of QUEUE_MAX) does not allow."""
+    from tests.test_tamper_prefix import PrefixScene
+    from tests.test_tamper_prefix import grade_args as prefix_grade_args
+    from tests.test_tamper_prefix import rubric as prefix_rubric
+    from tests.test_tamper_prefix import submission as prefix_submission
+
+    scene = PrefixScene(tmp_path, without_bwrap=without_bwrap)
+    try:
+        sub = prefix_submission(scene.mods / "student", "forward_order_free", None)
+        if attack:
+            (sub / "kv_cache.py").write_text((PY_ATTACKS / f"{attack}.py").read_text())
+        rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", QUEUE_ITEMS)
+        _weighted(rubric, "free_queue", 4)
+        evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
+        return evidence.problems + check_report(scene.out, score, QUEUE_MAX)
+    finally:
+        scene.close()
+
+
+DRAIN_BROKEN = (
+    "the drain's admits (queue_order.queue_order: one round token past every number the program names) are calls no "
+    "directed program makes, so a pool sees them coming and can grant them in any order it likes, one block each, "
+    "while every graded run keeps its own order: the free's order passes at the drain and the graded run's next admit, "
+    "taking the blocks in the pool's order, is charged to free_queue. Fix by construction still to find: a drain whose "
+    "calls are the graded program's own (its next admits as written, replayed past the free in a fresh process), so "
+    "nothing tells it from the graded run; where no admit of the program takes the freed blocks, the free's order is "
+    "shown by no program and not judged")
+
+
+def test_forward_order_free_alone_gets_its_honest_score(tmp_path: Path, reaper: Reaper) -> None:
+    """The control of attack 3: forward_order_free with the plain kv_cache.py, graded the same way."""
+    problems = _prefix_problems(tmp_path, reaper, "", QUEUE_HONEST)
+    assert not problems, "\n".join([f"forward_order_free (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
+
+
+@pytest.mark.xfail(strict=True, reason=DRAIN_BROKEN)
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+def test_a_prefix_pool_that_grants_the_drain_a_correct_order_gets_no_more(without_bwrap: bool, tmp_path: Path,
+                                                                          reaper: Reaper) -> None:
+    problems = _prefix_problems(tmp_path, reaper, "drain_regranted", QUEUE_HONEST, without_bwrap)
+    assert not problems, "\n".join([f"drain_regranted (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
