@@ -194,3 +194,45 @@ def test_a_prefix_pool_that_grants_the_drain_a_correct_order_gets_no_more(withou
                                                                           reaper: Reaper) -> None:
     problems = _prefix_problems(tmp_path, reaper, "drain_regranted", QUEUE_HONEST, without_bwrap)
     assert not problems, "\n".join([f"drain_regranted (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
+
+
+# --- 4. alloc_failure fails one allocation at a time: a second try always has it -------------------------------------
+# tests/submissions/hostile/review7/malloc_twice.patch on broken/alloc_failure.patch (create_sequence returns NULL and
+# leaks what it built when an L2 table cannot be had): new_l2_table asks malloc again when it answers NULL. The grader
+# fails the k-th allocation of a call and grants the k+1-th (alloc_failure._inject, the ledger's one failure), so the
+# second try always has its table and the leaking path is never reached, though on a heap that is out of memory (where
+# the next malloc fails too) it is exactly alloc_failure's bug. Graded on compiles (5) and alloc_failure, which a course
+# weighs 5: the bug's honest grade is 5/10.
+ALLOC_ITEMS = ("compiles", "alloc_failure")
+ALLOC_HONEST, ALLOC_MAX = 5, 10
+ONE_FAILURE_BROKEN = (
+    "alloc_failure fails the k-th allocation of a call and grants every later one (the ledger fails one grant), "
+    "which no heap out of memory does: a submission that asks malloc again on NULL never reaches its unchecked path "
+    "and passes with alloc_failure's own bug. Fix by construction: from the k-th allocation of the call on, every "
+    "grant fails (ENOMEM until the call's reply), as memory that has run out stays out; a correct call still fails "
+    "cleanly or succeeds regardless, and a retry meets NULL again")
+
+
+def _alloc_problems(scene: Scene, reaper: Reaper, attack: str | None) -> list[str]:
+    from tests.test_grade import small_rubric
+
+    source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "alloc_failure.patch")
+    sub = scene.root / "submission"
+    sub.mkdir()
+    (sub / "llm_memory.c").write_text(source if attack is None else patched(source, C_ATTACKS / f"{attack}.patch"))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(ALLOC_ITEMS))
+    _weighted(rubric, "alloc_failure", 5)
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+    return evidence.problems + check_report(scene.out, ALLOC_HONEST, ALLOC_MAX)
+
+
+def test_the_alloc_failure_bug_alone_gets_its_honest_score(scene: Scene, reaper: Reaper) -> None:
+    """The control of attack 4: broken/alloc_failure.patch alone, graded the same way."""
+    problems = _alloc_problems(scene, reaper, None)
+    assert not problems, "\n".join([f"alloc_failure (honest score {ALLOC_HONEST}/{ALLOC_MAX}):", *problems])
+
+
+@pytest.mark.xfail(strict=True, reason=ONE_FAILURE_BROKEN)
+def test_an_allocation_asked_for_twice_does_not_hide_the_alloc_failure_bug(scene: Scene, reaper: Reaper) -> None:
+    problems = _alloc_problems(scene, reaper, "malloc_twice")
+    assert not problems, "\n".join([f"malloc_twice (honest score {ALLOC_HONEST}/{ALLOC_MAX}):", *problems])
