@@ -45,12 +45,13 @@ def _c_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items: tup
 
 def _python_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items: tuple[str, ...], weighed: str,
                      honest: int, full: int) -> list[str]:
-    """tests/hostile_review7/<attack>.py on the broken variant `base`, graded on `items` with `weighed` worth 2: what
-    its grade got that the honest score does not allow. The module's name is drawn afresh."""
+    """tests/hostile_review7/<attack>.py (none: "") on the broken variant `base`, graded on `items` with `weighed`
+    worth 2: what its grade got that the honest score does not allow. The module's name is drawn afresh."""
     from tests.test_grade import small_rubric
 
-    module = f"review7_{attack}_{secrets.token_hex(4)}"
-    (scene.mods / f"{module}.py").write_text(python_module(base, (PY_ATTACKS / f"{attack}.py").read_text()))
+    module = f"review7_{attack or 'control'}_{secrets.token_hex(4)}"
+    code = (PY_ATTACKS / f"{attack}.py").read_text() if attack else ""
+    (scene.mods / f"{module}.py").write_text(python_module(base, code))
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
     _weighted(rubric, weighed, 2)
     evidence = grade_in_scene(scene, reaper, grade_args(Path(module), scene, rubric))
@@ -132,6 +133,12 @@ def test_the_fork_witness_blames_fork_no_incref_alone(tmp_path: Path) -> None:
 def test_a_fork_that_keeps_its_references_for_the_witness_is_still_shown_wrong(tmp_path: Path) -> None:
     """The mechanism alone: the same program on fork_kept_for_free's engine: the same append writes in place."""
     assert _blamed_forks(tmp_path, "fork_kept_for_free") == [5]
+
+
+def test_the_fork_bug_alone_gets_its_honest_score(scene: Scene, reaper: Reaper) -> None:
+    """The control of attack 2: fork_no_incref alone, graded the same way."""
+    problems = _python_problems(scene, reaper, "fork_no_incref", "", FORK_ITEMS, "append_cow", FORK_HONEST, FORK_MAX)
+    assert not problems, "\n".join([f"fork_no_incref (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
 
 
 @pytest.mark.xfail(strict=True, reason=WITNESS_BROKEN)
@@ -236,3 +243,36 @@ def test_the_alloc_failure_bug_alone_gets_its_honest_score(scene: Scene, reaper:
 def test_an_allocation_asked_for_twice_does_not_hide_the_alloc_failure_bug(scene: Scene, reaper: Reaper) -> None:
     problems = _alloc_problems(scene, reaper, "malloc_twice")
     assert not problems, "\n".join([f"malloc_twice (honest score {ALLOC_HONEST}/{ALLOC_MAX}):", *problems])
+
+
+# --- 5. the refusal's second opinion, told by its pool's size -------------------------------------------------------
+# tests/hostile_review7/refusal_sized.py on free_count_not_incremented: an engine whose pool is of no size a directed
+# program names (the public programs' llm_init sizes, hard-coded) is a second opinion's, and refuses every create.
+# fresh_pool.witness_pool replays the program over its own size plus two blocks a block its calls can take, a size no
+# directed program names here, so the refusal reads as create_free's. Graded on llm_init (6), free_count (5) and
+# create_free weighed 2, as review 6's refusal_pool_file: the free count's bug is honest 8/13 (review 5's control),
+# the witness fooled gives 11/13.
+REFUSAL_ITEMS = ("llm_init", "free_count", "create_free")
+REFUSAL_HONEST, REFUSAL_MAX = 8, 13
+SIZE_BROKEN = (
+    "refused_for_want_of_blocks replays the program over a pool larger than any directed program's (witness_pool), "
+    "and the directed programs' sizes are public and few: an engine on a pool of another size knows itself a "
+    "second opinion and refuses there, so its refusal is charged to create_free and not to free_count. Fix by "
+    "construction: a witness whose calls are a graded run's, the pool too (the same program over its own pool, "
+    "asked where its engine's free count stands, e.g. the refused call after a free of a sequence of the model's "
+    "that frees exactly the blocks the call needs), or the refusal charged to both rules' items where no such "
+    "witness decides")
+
+
+def test_the_free_count_bug_alone_gets_its_honest_score(scene: Scene, reaper: Reaper) -> None:
+    """The control of attack 5: free_count_not_incremented alone, graded the same way."""
+    problems = _python_problems(scene, reaper, "free_count_not_incremented", "", REFUSAL_ITEMS, "create_free",
+                                REFUSAL_HONEST, REFUSAL_MAX)
+    assert not problems, "\n".join([f"free_count_not_incremented (honest {REFUSAL_HONEST}/{REFUSAL_MAX}):", *problems])
+
+
+@pytest.mark.xfail(strict=True, reason=SIZE_BROKEN)
+def test_a_refusals_second_opinion_cannot_be_told_by_its_pool_size(scene: Scene, reaper: Reaper) -> None:
+    problems = _python_problems(scene, reaper, "free_count_not_incremented", "refusal_sized", REFUSAL_ITEMS,
+                                "create_free", REFUSAL_HONEST, REFUSAL_MAX)
+    assert not problems, "\n".join([f"refusal_sized (honest score {REFUSAL_HONEST}/{REFUSAL_MAX}):", *problems])
