@@ -276,3 +276,37 @@ def test_a_refusals_second_opinion_cannot_be_told_by_its_pool_size(scene: Scene,
     problems = _python_problems(scene, reaper, "free_count_not_incremented", "refusal_sized", REFUSAL_ITEMS,
                                 "create_free", REFUSAL_HONEST, REFUSAL_MAX)
     assert not problems, "\n".join([f"refusal_sized (honest score {REFUSAL_HONEST}/{REFUSAL_MAX}):", *problems])
+
+
+# --- 6. a bug hidden behind a memory error the fence still ends a graded run for --------------------------------------
+# tests/submissions/hostile/review7/heap_error_hides.patch on broken/tail_insertion.patch (a create inserts at the head
+# of the active list): where the list already holds a sequence (where the head insertion shows), create_sequence first
+# reallocs a block it freed, which driver.c's realloc ends the run for (heap_fatal, "a heap found corrupted"). The rules
+# charge such a crash to memory_safety (rules.HEAP_SMASHED, whatever the call), and every item reads past it: the head
+# insertion is never seen. The control, heap_error_at_destroy.patch, makes the same memory error in llm_destroy, where it
+# hides nothing: two bugs, tail_insertion's and memory_safety's. Graded on compiles (5), create_free (10), tail_insertion
+# (3) and memory_safety (10): honest 15/28.
+HIDE_ITEMS = ("compiles", "create_free", "tail_insertion", "memory_safety")
+HIDE_HONEST = 15
+HIDDEN_BROKEN = (
+    "a graded run that ends in heap_fatal on the fence (a realloc or malloc_usable_size of a pointer that is no live "
+    "block, a 65th stray page in a call) is a crash the rules charge to memory_safety (HEAP_SMASHED) and every item "
+    "reads past, passing on the calls before it: a submission that fails memory_safety anyway ends each run just "
+    "before its other bugs show, at no further cost. Fix by construction, as for the probes: on the fence no memory "
+    "error need end a run (each is caught at the access that makes it, never found later in a heap it corrupted): a "
+    "realloc or malloc_usable_size of a non-live pointer counted as a stray as its free is, and past 64 stray pages a "
+    "call a sink page counted once more, so the run goes on and every item sees its own calls")
+
+
+def test_a_memory_error_that_hides_nothing_costs_memory_safety_and_leaves_the_other_bug_seen(scene: Scene,
+                                                                                             reaper: Reaper) -> None:
+    """The control of attack 6: the same memory error in llm_destroy, tail_insertion's bug seen as ever."""
+    problems = _c_problems(scene, reaper, "tail_insertion", "heap_error_at_destroy", HIDE_ITEMS, HIDE_HONEST)
+    assert not problems, "\n".join([f"heap_error_at_destroy (honest score {HIDE_HONEST}/{max_points(HIDE_ITEMS)}):",
+                                    *problems])
+
+
+@pytest.mark.xfail(strict=True, reason=HIDDEN_BROKEN)
+def test_a_memory_error_that_ends_a_graded_run_does_not_hide_the_next_bug(scene: Scene, reaper: Reaper) -> None:
+    problems = _c_problems(scene, reaper, "tail_insertion", "heap_error_hides", HIDE_ITEMS, HIDE_HONEST)
+    assert not problems, "\n".join([f"heap_error_hides (honest score {HIDE_HONEST}/{max_points(HIDE_ITEMS)}):", *problems])
