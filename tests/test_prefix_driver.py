@@ -1,6 +1,6 @@
 """oracle/prefix/driver.py: one checked call at a time, on our engine in this process (no child, no Hypothesis):
 the calls it makes and records, the core's Divergence naming the rule a difference breaks, and the take-over that
-lets a directed program read on past another rule's free order."""
+lets a directed program read on past another rule's free order, as its own takes show it."""
 
 import pytest
 
@@ -53,11 +53,15 @@ def test_a_failing_call_is_a_crash_that_breaks_no_rule():
     assert str(raised.value) == "admit(req 0, 1 tokens): allocate_slots raised KeyError: 7"
 
 
-def test_a_free_order_is_taken_over_only_when_the_pool_holds_the_same_free_blocks():
-    pool = driver(follow=False)
+def test_a_free_order_is_taken_over_only_where_the_pools_takes_showed_it():
+    pool = driver(follow=False, by_takes=True)
     pool.start(6, 4)
-    pool.admit(list(range(1, 9)))
-    pool.model.free.reverse()
-    assert pool.take_over_free_order() and pool.model.free == list(pool.impl.observe().free)
-    pool.model.free.pop()  # a block the pool holds free that the model does not: no take-over
-    assert not pool.take_over_free_order()
+    pool.admit(list(range(1, 9)))  # blocks 1, 2; free 3, 4, 5
+    assert not pool.take_over_free_order()  # no take showed another order
+    pool.model.free.reverse()  # the model now expects another free order: 5, 4, 3
+    with pytest.raises(Divergence) as raised:
+        pool.admit([50])  # the pool takes 3
+    assert raised.value.difference.aspect == "free order" and raised.value.rule == "free_queue"
+    assert pool.take_over_free_order()  # the admit made again on the model, in the queue the take showed
+    assert pool.model.requests[1].table == [3] and pool.model.free == [5, 4]
+    assert not pool.take_over_free_order()  # once

@@ -101,9 +101,10 @@ def test_broken_variant_fails_exactly_its_own_items(variant, broken_engine, tmp_
 def test_a_failing_item_names_the_step_and_values(broken_engine, tmp_path):  # noqa: F811
     report = grade(f"lab:{broken_engine('forward_order_free')}", load(), tmp_path)
     item = next(item for item in report.items if item.id == "reverse_order_free")
-    assert item.message == ("reverse order free: step 3 free(req 0): release order: the blocks the free put back "
-                            "(tail of the free queue): expected [4, 3, 2, 1], got [1, 2, 3, 4] (as one-block admits take them, "
-                            "in a fresh process of the pool) [rule: reverse_order_free]")
+    # the free's order shows where the program's own next admit takes its blocks (oracle/prefix/taken_order.py)
+    assert item.message == ("reverse order free: step 4 admit(req 1, tokens [20..36]): release order: the blocks "
+                            "free(req 0) put back: expected [4, 3, 2, 1], got [1, 2, 3, 4] (in the order this call takes "
+                            "them from the free queue) [rule: reverse_order_free]")
 
 
 # shape -> the items that apply to its test implementation under its own policy (the rest: not applicable);

@@ -181,9 +181,8 @@ def _prefix_problems(scene: Scene, reaper: Reaper, attacks: tuple[str, ...]) -> 
 # `shows` checks only that the shape's fields are there: the lying queue passed reverse_order_free's check, the model
 # took that order over (checks.TAKEN_OVER), and the next admit, which took the real queue's head, was charged to
 # free_queue. Held by construction: a free's order is judged by what the pool does, never by the queue it shows
-# (oracle/prefix/queue_order.py): the program is replayed to the free in a fresh process of the pool and the queue
-# drained with one-block admits; the blocks they are granted, in order, are the queue's order, and that is forward
-# here (a pool that lies in its tables too is a correct pool by every fact the grader can see).
+# (oracle/prefix/taken_order.py): the blocks the program's own later admits are granted, in order, are the queue's
+# order, and that is forward here (a pool that lies in its tables too is a correct pool by every fact the grader can see).
 def test_a_prefix_pool_that_lies_consistently_in_its_free_queue_gets_no_more(scene: Scene, reaper: Reaper) -> None:
     problems = _prefix_problems(scene, reaper, ("free_queue_lie",))
     assert not problems, "\n".join([f"free_queue_lie (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
@@ -192,8 +191,8 @@ def test_a_prefix_pool_that_lies_consistently_in_its_free_queue_gets_no_more(sce
 # tests/hostile_review5/free_queue_not_alone.py after free_queue_lie.py: a process that finds another of the pool's
 # alive (an abstract unix socket's name taken) frees tail first. Were the graded run's process alive during the
 # second opinion, its replay would free correctly there and the lie would go unseen (8/12 without bubblewrap, as
-# witness_not_alone). Held by construction: never two processes of the pool alive at once (queue_order.py: the
-# graded run's process is ended before the replay, and goes on in a fresh one replaying its calls).
+# witness_not_alone). Held by construction: since drain-own there is no second opinion at all (taken_order.py: the
+# graded run's own admits), and one process of the pool serves one program at a time.
 def test_a_free_queue_second_opinion_cannot_be_told_from_the_graded_run(scene: Scene, reaper: Reaper) -> None:
     problems = _prefix_problems(scene, reaper, ("free_queue_lie", "free_queue_not_alone"))
     assert not problems, "\n".join([f"free_queue_not_alone (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
@@ -202,9 +201,8 @@ def test_a_free_queue_second_opinion_cannot_be_told_from_the_graded_run(scene: S
 # tests/hostile_review5/free_queue_no_drain.py after free_queue_lie.py: a one-token request right after a free is
 # refused, so the second opinion's drain stops at its first admit (no directed program admits one token right after a
 # free). Honest 4/12. Once 8/12: the shorter queue was always free_queue's difference, and reverse_order_free, stopped
-# there on another rule's difference, passed. Held by construction (queue_order.py, branch queue-drain): a drain
-# stopped short is judged by the free's rule, the release order's where the free put back more than one block, so
-# reverse_order_free's own four-block free fails it (0/12 here, measured).
+# there on another rule's difference, passed. Held by construction (taken_order.py, branch drain-own): there is no
+# drain, so the admit it refuses is never made; the free's order shows in the program's own admits (4/12).
 def test_a_pool_that_will_not_drain_its_free_queue_gets_no_more(scene: Scene, reaper: Reaper) -> None:
     problems = _prefix_problems(scene, reaper, ("free_queue_lie", "free_queue_no_drain"))
     assert not problems, "\n".join([f"free_queue_no_drain (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])

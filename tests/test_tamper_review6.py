@@ -268,24 +268,22 @@ def _prefix_problems(tmp_path: Path, reaper: Reaper, attack: str, score: int) ->
 
 # Once 8/12: a drain not granted one block each said nothing, and the free's order was judged nowhere (the refused
 # drain kept reverse_order_free's bug from its own check; the next admit, taking the blocks in the pool's order, was
-# charged to free_queue). Held by construction (queue_order.py): the drain's admits look like the program's (its next
-# request ids, one round token each past every number it names), so this pool grants them and its free is judged on
-# what they take; and a drain stopped short (refused, crashed, hit, granted otherwise than one block each, or its
-# replay answering otherwise than the graded run) is the pool's failure at that free, by the free's rule (drain_spotted
-# below; in this process: tests/test_prefix_queue_order.py).
+# charged to free_queue). Held by construction (oracle/prefix/taken_order.py, branch drain-own): there is no drain; a
+# free's order is judged where the graded program's own admits take its blocks, so the admits this pool refuses are
+# never made and it is forward_order_free's pool, graded so (in this process: tests/test_prefix_taken_order.py).
 def test_a_prefix_pool_that_refuses_the_drain_gets_no_more(tmp_path: Path, reaper: Reaper) -> None:
     problems = _prefix_problems(tmp_path, reaper, "drain_refused", QUEUE_HONEST)
     assert not problems, "\n".join([f"drain_refused (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
 
 
-# tests/hostile_review6/drain_spotted.py on forward_order_free: the same refusal, aimed at the drain as it is now (one
-# round token past every token the pool was given, which neither program admits). free_queue's one-block frees and
-# reverse_order_free's four-block free are each judged wrong where their drain is refused: 0/12, no more than the 4/12
-# of forward_order_free alone (a pool that refuses admits it must grant loses the items whose frees it hid).
+# tests/hostile_review6/drain_spotted.py on forward_order_free: the same refusal, aimed at the drain of branch
+# queue-drain (one round token past every token the pool was given, which neither program admits). With the drain, each
+# free was judged wrong where its drain was refused: 0/12. Since drain-own there is no drain (the free's order shows in
+# the program's own admits), the refused admit is never made, and the pool is forward_order_free's: its honest 4/12.
 def test_a_prefix_pool_that_spots_and_refuses_the_drain_fails_the_frees_it_hid(tmp_path: Path,
                                                                                 reaper: Reaper) -> None:
-    problems = _prefix_problems(tmp_path, reaper, "drain_spotted", 0)
-    assert not problems, "\n".join([f"drain_spotted (expected 0/{QUEUE_MAX}):", *problems])
+    problems = _prefix_problems(tmp_path, reaper, "drain_spotted", QUEUE_HONEST)
+    assert not problems, "\n".join([f"drain_spotted (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
 
 
 # tests/hostile_review6/fresh_pool_correct.py on forward_order_free: the first pool a process makes frees tail first
@@ -297,6 +295,7 @@ def test_a_prefix_pool_that_spots_and_refuses_the_drain_fails_the_frees_it_hid(t
 # and goes on in a fresh one that replays its calls, so every pool the grader makes or observes, the graded run's and
 # the drain's, is the first its process makes. This pool frees tail first in every one of them: it is graded as the
 # correct pool it is wherever it runs, 12/12 (a bug only a second pool of one process shows is no directed program's).
+# Since drain-own there is no drain; each directed program still starts in a fresh process (checks.py, `alone`).
 def test_a_prefix_pool_correct_only_in_a_fresh_process_is_correct_wherever_it_is_graded(tmp_path: Path,
                                                                                          reaper: Reaper) -> None:
     problems = _prefix_problems(tmp_path, reaper, "fresh_pool_correct", QUEUE_MAX)

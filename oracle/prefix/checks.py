@@ -23,7 +23,6 @@ from oracle.prefix.divergence import Divergence
 from oracle.prefix.driver import Driver
 from oracle.prefix.observation import ImplementationFailure
 from oracle.prefix.programs import BY_ITEM, program_for
-from oracle.prefix.queue_order import alone, second_opinion
 from oracle.program import Program, Step
 from oracle.prefix.picture import state_tables
 from oracle.prefix.rules import RULES, rule_of
@@ -31,6 +30,15 @@ from oracle.scene import Watch
 
 LOOKUP_RID = 1000  # a look-up on a shape without one admits a request numbered from here, and frees it
 TAKEN_OVER = ("free order", "release order")  # the model takes the implementation's order and goes on
+
+
+def alone(adapter: Any) -> None:
+    """Ends a served pool's process (none in this process: nothing to end): its next call starts a fresh one, so
+    every directed program runs on the first pool its process makes, whatever ran before it
+    (tests/hostile_review6/fresh_pool_correct.py)."""
+    end = getattr(adapter, "end_process", None)
+    if end is not None:
+        end()
 
 
 def describe(step: Step, rid: int, lookup: bool = True) -> str:
@@ -111,8 +119,7 @@ def _details(driver: Driver) -> str:
 
 def directed(item: str) -> Check:
     def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-        factory = sub.adapters()
-        adapter = factory()
+        adapter = sub.adapters()()
         program = program_for(item, adapter.supports)  # its own, or one without the fork the target lacks
         reason = not_applicable(item, program, adapter)
         if reason:
@@ -121,8 +128,8 @@ def directed(item: str) -> Check:
         ungraded = {other for other in BY_ITEM
                     if not_applicable(other, program_for(other, adapter.supports), adapter)}
         watch = Watch(state_tables)  # the failing call's state, for the HTML page (oracle/scene.py)
-        alone(adapter)  # its program starts in a fresh process, as a second opinion's replay does
-        driver = Driver(watch.adapter(adapter), follow=False, queue=second_opinion(adapter, factory))
+        alone(adapter)  # its program starts in a fresh process
+        driver = Driver(watch.adapter(adapter), follow=False, by_takes=True)  # a free's order: by its own takes
         checked, past = False, ""
         watch.machine, lookup = driver, "lookup" in adapter.supports
         try:

@@ -5,9 +5,11 @@ conservation, derived ref counts, no false hit; a refused call changes nothing),
 policy, the exact tables, free order, hashed blocks and index. The first difference raises Divergence.
 
 Under a policy that is not exact (`@any`) the machine's driver follows the pool (following.py); a directed
-program is written for the policy's own choices, so its driver predicts them (`follow=False`), and may judge a
-free's order by what the pool's admits take (`queue`: oracle/prefix/queue_order.py) instead of the queue it shows."""
+program is written for the policy's own choices, so its driver predicts them (`follow=False`), and judges a free's
+order by the blocks the program's own later calls take (`by_takes`: oracle/prefix/taken_order.py), never by the queue
+the pool shows."""
 
+from copy import deepcopy
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -17,20 +19,21 @@ from oracle.prefix.compare import ContentTracker, changed, exact_difference, len
 from oracle.prefix.divergence import Divergence
 from oracle.prefix.model import PrefixModel
 from oracle.prefix.observation import ImplementationFailure, Observation
-from oracle.prefix.queue_order import WHERE, QueueOrder, difference
 from oracle.prefix.rules import free_order_difference, hits_difference, rule_of
+from oracle.prefix.taken_order import Freed, Taken, taken_order
 from oracle.program import Step
 from oracle.stats import RunStats
 
 
 class Driver:
-    def __init__(self, adapter: Any, stats: RunStats | None = None, follow: bool = True,
-                 queue: QueueOrder | None = None):
+    def __init__(self, adapter: Any, stats: RunStats | None = None, follow: bool = True, by_takes: bool = False):
         self.impl, self.stats = adapter, stats if stats is not None else RunStats()
-        self.queue = queue  # a free's order from what admits take (None: from the queue the pool shows)
-        # after a free with a second opinion (`witnessed`), the queue's order as admits took it, and what stopped the
-        # admits short of the model's free blocks ("": nothing; else the pool's failure at the free)
-        self.witnessed, self.taken, self.stop = False, (), ""
+        self.by_takes = by_takes  # a free's order from the blocks later calls take (False: from the queue shown)
+        self.frees: list[Freed] = []  # what each free put back (by_takes), as long as the blocks stay free
+        # the model before the last call that may take free blocks, and that call on it; the pool's takes that
+        # differ from the model's, with the queue they show (by_takes)
+        self.undo: tuple[PrefixModel, Callable[[PrefixModel], Any]] | None = None
+        self.taken: Taken | None = None
         self.model: PrefixModel | None = None
         self.follow = follow  # under a policy that is not exact, the model follows the pool
         self.content = ContentTracker()
@@ -61,7 +64,6 @@ class Driver:
 
     def _run(self, operation: Callable[[], Any], step: Step) -> Any:
         self.made.append((step, None))
-        self.witnessed = False
         try:
             got = operation()
         except ImplementationFailure as failure:
@@ -87,36 +89,60 @@ class Driver:
         self._expect((changed(before, seen) if before is not None else None) or
                      universal_difference(self.model, seen, taken))
         self._expect(self.content.after(self.model, seen, rid, hits, held))
-        if self.model.policy.exact:
-            stopped = self.witnessed and self.stop
-            problem = exact_difference(self.model, replace(seen, free=None if stopped else self.taken)
-                                       if self.witnessed else seen)
-            if stopped and (problem is None or problem.aspect != "block_table"):  # where the free order is judged
-                problem = difference(self.model.free, (self.taken, self.stop), released)
-            elif problem and problem.aspect == "free order":
-                problem = free_order_difference(replace(problem, note=WHERE) if self.witnessed else problem, released)
-            self._expect(problem)
+        if self.model.policy.exact and self.by_takes:
+            self._expect(self._taken_difference(rid, hits, seen) or exact_difference(self.model, replace(seen, free=None)))
+        elif self.model.policy.exact:
+            problem = exact_difference(self.model, seen)
+            self._expect(free_order_difference(problem, released) if problem and problem.aspect == "free order"
+                         else problem)
         if self.following:
             following.adopt(self.model, seen)
         return seen
 
+    def _taken_difference(self, rid: int | None, hits: set[int], seen: Observation) -> Difference | None:
+        """The free blocks request `rid`'s table got from the call just made, against the model's (taken_order.py):
+        where the tables differ only there, and the pool's are free blocks of the model, each once."""
+        self.taken = None
+        if self.undo is None or rid not in self.model.requests or rid not in seen.tables:
+            return None
+        before, mine, table = self.undo[0], self.model.requests[rid].table, seen.tables[rid]
+        slots = [i for i, block in enumerate(mine) if i not in hits and block in before.free]  # the model's takes
+        if len(table) != len(mine) or any(table[i] != mine[i] for i in range(len(mine)) if i not in slots):
+            return None
+        queue = [block for block in before.free if block not in {mine[i] for i in hits}]
+        got = [table[i] for i in slots]
+        if len(set(got)) != len(got) or not set(got) <= set(queue):
+            return None
+        self.taken = taken_order(queue, [mine[i] for i in slots], got, self.frees)
+        return self.taken and self.taken.difference
+
+    def _may_take(self, call: Callable[[PrefixModel], Any]) -> Any:
+        """`call` on the model, which is kept as it was before, for a call that may take free blocks (by_takes)."""
+        self.undo = (deepcopy(self.model), call) if self.by_takes else None
+        return call(self.model)
+
     # -- taking over after another rule's difference (the directed programs) ------------------------------
 
     def take_over_free_order(self) -> bool:
-        """The model reads on in the implementation's free order, when it holds the same blocks."""
-        seen = self.taken if self.witnessed else self.impl.observe().free
-        if seen is None or self.witnessed and self.stop or sorted(seen) != sorted(self.model.free):
+        """The model reads on in the pool's free queue as the last call's takes show it: the call made again on the
+        model as it was before, its queue the pool's."""
+        if self.taken is None or self.undo is None:
             return False
-        self.model.free = list(seen)
+        self.model, call = deepcopy(self.undo[0]), self.undo[1]
+        self.model.free = list(self.taken.queue)
+        call(self.model)
+        self.taken = None
         return True
 
     def take_over_null_block(self) -> bool:
-        """A pool that keeps block 0 free: the model reads on as a pool without a null block."""
+        """A pool that keeps block 0 free (at its start): the model reads on as a pool without a null block, in
+        the order such a pool's free queue starts in (the order it shows is not read: a free order shows in takes)."""
         seen = self.impl.observe().free
         if seen is None or sorted(seen) != sorted([0, *self.model.free]):
             return False
-        self.model.policy = replace(self.model.policy, null_block=False)
-        self.model.free = list(seen)
+        model = self.model
+        model.policy = replace(model.policy, null_block=False)
+        model.free = PrefixModel(model.policy, model.num_blocks, model.block_size).free
         return True
 
     # -- the calls ------------------------------------------------------------------------------------
@@ -143,7 +169,7 @@ class Driver:
             self._check(rid if accepted else None, set(range(hits or 0)), held, None if accepted else before)
             return rid if accepted else None
         expected_hits = self.model.lookup(tokens)
-        request = self.model.admit(rid, tokens)
+        request = self._may_take(lambda model: model.admit(rid, tokens))
         accepted, hits = self._run(lambda: self.impl.admit(rid, tokens), Step("admit", (rid, tokens)))
         if hits is not None:
             self._expect(hits_difference(len(expected_hits), hits, len(tokens), self.model.block_size,
@@ -193,7 +219,7 @@ class Driver:
             expected = got = self._run(lambda: self.impl.append(rid, token), step)
             self._expect(following.append(self.model, rid, token, got, before))
         else:
-            expected = self.model.append(rid, token)
+            expected = self._may_take(lambda model: model.append(rid, token))
             got = self._run(lambda: self.impl.append(rid, token), step)
             if before.lengths is not None:
                 self._expect(length_difference(self.model, self.observe()))
@@ -243,17 +269,14 @@ class Driver:
     def free(self, rid: int) -> None:
         """Free a request, also one that is not live (never admitted, or freed already)."""
         self.call = f"free(req {rid})" if rid in self.model.requests else f"free(req {rid}, not live)"
-        free_before = len(self.model.free)
+        free_before = list(self.model.free)
         self.model.free_request(rid)
         self._run(lambda: self.impl.free(rid), Step("free", (rid,)))
-        released = len(self.model.free) - free_before
-        if self.queue is not None and released and self.model.policy.exact:
-            try:
-                self.taken, self.stop = self.queue(list(self.made), len(self.model.free), self.next_rid)
-                self.witnessed = True
-            except ImplementationFailure as failure:  # the graded run's calls, replayed to go on, crashed
-                self._failed(failure)
-        self._check(released=released)
+        put_back = [block for block in self.model.free if block not in free_before]
+        if self.by_takes and put_back:
+            self.frees = [(other, [b for b in blocks if b not in put_back]) for other, blocks in self.frees]
+            self.frees.append((rid, put_back))
+        self._check(released=len(put_back))
 
     def reset(self) -> None:
         self.call = "reset()"

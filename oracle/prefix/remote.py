@@ -90,7 +90,7 @@ class RemoteAdapter:
 
     def end_process(self) -> None:
         """Ends the process this adapter's calls run in: the next call starts a fresh one, where nothing an earlier
-        process did is left (queue_order.py: never two processes of a submission alive at once)."""
+        process did is left (checks.py's alone: each directed program runs on the first pool its process makes)."""
         self.child.stop()
 
     def _unreadable(self, why: str) -> ImplementationFailure:

@@ -1,0 +1,58 @@
+"""A free's order as the graded program's own calls take it (oracle/prefix/driver.py, for the directed programs).
+
+The free queue a pool shows is never read for its order: a served pool's observe() runs in its own interpreter, so
+the queue it shows may be made up, and made up consistently (tests/hostile_review5/free_queue_lie.py). Nor is a
+second run asked: any call the program does not make (a drain of one-block admits, say) is a call the pool can
+recognise, and answer as a correct pool would while the graded run keeps its own order
+(tests/hostile_review7/drain_regranted.py). The order shows where the program's own calls take free blocks: an
+admit (an append, a fork) is granted blocks from the queue's head, and which of the free blocks it gets, in the
+order its table holds them, is the queue's head as the pool keeps it. So a free's order is judged at the first call
+of the program that takes its blocks, in the graded run itself; where no call of the program takes them, no
+program shows that order, and it is not judged (the directed programs of free_queue and reverse_order_free take
+every block their frees put back).
+
+A call that takes other free blocks than the model's is a free-queue difference, by the rule whose bug explains
+it: where the blocks of some free (of more than one block) taken in the opposite order make the pool's takes, the
+release order's (reverse_order_free); else the free queue's (free_queue). The model reads on in the pool's queue as
+far as the takes show it (`Taken.queue`)."""
+
+from dataclasses import dataclass
+
+from oracle.difference import Difference
+
+Freed = tuple[int, list[int]]  # a free's request and the blocks it put back, still free, in the model's queue order
+
+
+@dataclass(frozen=True)
+class Taken:
+    difference: Difference
+    queue: list[int]  # the free queue the model reads on in: the pool's, as far as its takes show it
+
+
+def taken_order(queue: list[int], expected: list[int], got: list[int], frees: list[Freed]) -> Taken | None:
+    """The difference between the blocks a call was granted from the free queue (`got`, each free in the model, in
+    its table's order) and the model's (`expected`), `queue` the model's free queue when the call took them and
+    `frees` what each earlier free put back; None when they agree."""
+    if got == expected:
+        return None
+    seen = range(len(got))
+    revised, flipped = list(queue), []
+    for rid, blocks in frees:
+        slots = [i for i, block in enumerate(queue) if block in blocks]
+        if len(slots) < 2:
+            continue
+        backwards = list(revised)
+        for i, block in zip(slots, reversed([queue[i] for i in slots])):
+            backwards[i] = block
+        shown = [i for i in slots if i in seen]
+        if any(revised[i] != got[i] for i in shown) and all(backwards[i] == got[i] for i in shown):
+            revised = backwards
+            flipped.append((rid, shown))
+    if flipped and revised[: len(got)] == got:
+        rid, shown = flipped[0]
+        return Taken(Difference("release order", f"the blocks free(req {rid}) put back", [queue[i] for i in shown],
+                                [got[i] for i in shown], note="in the order this call takes them from the free queue"),
+                     revised)
+    return Taken(Difference("free order", "the free queue's head", list(expected), list(got),
+                            note="the blocks this call takes from it, in its table's order"),
+                 list(got) + [block for block in queue if block not in got])
