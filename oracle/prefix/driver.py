@@ -90,7 +90,8 @@ class Driver:
                      universal_difference(self.model, seen, taken))
         self._expect(self.content.after(self.model, seen, rid, hits, held))
         if self.model.policy.exact and self.by_takes:
-            self._expect(self._taken_difference(rid, hits, seen) or exact_difference(self.model, replace(seen, free=None)))
+            self._expect(self._taken_difference(rid, hits, seen) or
+                         exact_difference(self.model, replace(seen, free=None)))  # the shown order is not read
         elif self.model.policy.exact:
             problem = exact_difference(self.model, seen)
             self._expect(free_order_difference(problem, released) if problem and problem.aspect == "free order"
@@ -128,7 +129,7 @@ class Driver:
         model as it was before, its queue the pool's."""
         if self.taken is None or self.undo is None:
             return False
-        self.model, call = deepcopy(self.undo[0]), self.undo[1]
+        self.model, call = self.undo
         self.model.free = list(self.taken.queue)
         call(self.model)
         self.taken = None
