@@ -11,22 +11,32 @@ Same shape as tests/test_tamper_review6.py: each submission is graded by a separ
 of its own on the items it concerns, and must get exactly its honest score (a hostile one: no more; a correct one
 written in an unusual way: full marks), leave no process, change no file outside the scratch, and the grader must
 write its report. An attack that breaks the grader is a strict xfail naming the mechanism and a fix by construction;
-one that holds is a plain test saying why.
+one that holds is a plain test saying why. Each grading test runs under bubblewrap and without it (the `scene` below).
 """
 
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import ROOT, Reaper, Scene
-from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points, reaper, scene  # noqa: F401
+from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points, reaper  # noqa: F401
 from tests.test_tamper_review import python_module
 from tests.test_tamper_review5 import _weighted
 
 C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review7"
 PY_ATTACKS = Path(__file__).with_name("hostile_review7")
+
+
+@pytest.fixture(params=[False, True], ids=["bwrap", "without-bwrap"])
+def scene(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Scene]:
+    """Each attack's world, under bubblewrap and without it (the Landlock fallback): none of these mechanisms rests
+    on the isolation, and each is measured under both."""
+    world = Scene(tmp_path, without_bwrap=request.param)
+    yield world
+    world.close()
 
 
 def _c_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items: tuple[str, ...], honest: int) -> list[str]:
@@ -189,9 +199,10 @@ DRAIN_BROKEN = (
     "shown by no program and not judged")
 
 
-def test_forward_order_free_alone_gets_its_honest_score(tmp_path: Path, reaper: Reaper) -> None:
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+def test_forward_order_free_alone_gets_its_honest_score(without_bwrap: bool, tmp_path: Path, reaper: Reaper) -> None:
     """The control of attack 3: forward_order_free with the plain kv_cache.py, graded the same way."""
-    problems = _prefix_problems(tmp_path, reaper, "", QUEUE_HONEST)
+    problems = _prefix_problems(tmp_path, reaper, "", QUEUE_HONEST, without_bwrap)
     assert not problems, "\n".join([f"forward_order_free (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
 
 
@@ -310,3 +321,11 @@ def test_a_memory_error_that_hides_nothing_costs_memory_safety_and_leaves_the_ot
 def test_a_memory_error_that_ends_a_graded_run_does_not_hide_the_next_bug(scene: Scene, reaper: Reaper) -> None:
     problems = _c_problems(scene, reaper, "tail_insertion", "heap_error_hides", HIDE_ITEMS, HIDE_HONEST)
     assert not problems, "\n".join([f"heap_error_hides (honest score {HIDE_HONEST}/{max_points(HIDE_ITEMS)}):", *problems])
+
+
+def test_every_review7_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
+    assert on_disk == sorted(["drain_regranted", "fork_kept_for_free", "heap_error_at_destroy", "heap_error_hides",
+                              "malloc_twice", "realloc_in_probe", "refusal_sized", "runaway_in_probe"])
+    table = (PY_ATTACKS / "README.md").read_text()
+    assert all(f"`{name}" in table or f"review7/{name}" in table for name in on_disk)
