@@ -14,7 +14,13 @@ write its report. An attack that breaks the grader is a strict xfail naming the 
 one that holds is a plain test saying why. Each grading test runs under bubblewrap and without it (the `scene` below).
 """
 
+import os
 import secrets
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -323,9 +329,101 @@ def test_a_memory_error_that_ends_a_graded_run_does_not_hide_the_next_bug(scene:
     assert not problems, "\n".join([f"heap_error_hides (honest score {HIDE_HONEST}/{max_points(HIDE_ITEMS)}):", *problems])
 
 
+
+# --- 7. what a process finds of the one before it: its standard output's extended attributes ------------------------
+# tests/hostile_review7/fork_told_by_output.py on fork_no_incref: every process of a grading writes what it prints to
+# one file of the grader's (oracle/child.py's output: truncated when a process starts, never replaced), its standard
+# output. Each process keeps its calls so far in an extended attribute of that file (user.review7), which truncating
+# leaves, and reads at import what the process before it left. A process whose calls, a fork included, are a strict
+# prefix of the calls before it is replaying a program that went on past there: a second opinion (the fork witness's
+# references), where the fork takes its references. As root (every run a uid of its own, which may not set an
+# attribute of the grader's file: measured, EACCES) it holds: 8/16, under bubblewrap and without. Where the grader is
+# not root (the runs are its own uid: a course's own machine), it breaks: 14/16 for the honest 8/16, measured under
+# bubblewrap and in the Landlock fallback (the control, fork_no_incref alone, 8/16 both ways):
+#     setpriv --reuid=65534 --regid=65534 --clear-groups env PYTHONPATH=<venv site-packages>:<repo> /usr/bin/python3 \
+#         -c 'from oracle.cli import main; ...' grade r7_attack --rubric rubric.toml --json out.json -q
+NOBODY = 65534
+OUTPUT_BROKEN = (
+    "every process of a Python submission writes its output to one file of the grader's (oracle/child.py's, "
+    "truncated when a process starts), whose extended attributes and mode a process of the grader's own uid may set "
+    "and the next process read: a channel from each process to the next, so a second opinion knows itself one "
+    "(its calls a strict prefix of the calls before it). Fix by construction: a fresh output file for every process "
+    "(made when it starts, as its pools' file is: pyremote._fresh_pools), or output through a pipe the grader drains; "
+    "nothing of a process's descriptors then outlives it")
+
+
+def test_a_second_opinion_cannot_be_told_by_the_output_file_as_root(scene: Scene, reaper: Reaper) -> None:
+    """Held where the grader is root: each run is a uid of its own, and may not set an attribute of the grader's
+    output file, so every process finds nothing left and forks as fork_no_incref: 8/16."""
+    if os.geteuid() != 0:
+        pytest.skip("the grader is not root here: test_..._as_the_graders_uid is this case")
+    problems = _python_problems(scene, reaper, "fork_no_incref", "fork_told_by_output", FORK_ITEMS, "append_cow",
+                                FORK_HONEST, FORK_MAX)
+    assert not problems, "\n".join([f"fork_told_by_output as root (honest {FORK_HONEST}/{FORK_MAX}):", *problems])
+
+
+def _graded_as_nobody(folder: Path, module: str, without_bwrap: bool) -> list[str]:
+    """`module` (a file in `folder`) graded on FORK_ITEMS, append_cow worth 2, by a `pagedcheck` of uid NOBODY (the
+    system's Python, this environment's packages): what its report says that the honest score does not allow."""
+    env = {"HOME": str(folder), "PATH": os.environ["PATH"],
+           "PYTHONPATH": os.pathsep.join([sysconfig.get_paths()["purelib"], str(ROOT)])}
+    if without_bwrap:
+        failing = folder / "failing-bin"
+        failing.mkdir()
+        (failing / "bwrap").write_text("#!/bin/sh\nexit 1\n")
+        (failing / "bwrap").chmod(0o755)
+        env["PATH"] = f"{failing}{os.pathsep}{env['PATH']}"
+    out = folder / "out"
+    out.mkdir()
+    for path in [folder, *folder.rglob("*")]:
+        os.chown(path, NOBODY, NOBODY)
+    main = "import sys; from oracle.cli import main; sys.argv[0] = 'pagedcheck'; sys.exit(main())"
+    subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", SYSTEM_PYTHON, "-c", main,
+                    "grade", module, "--rubric", str(folder / "rubric.toml"), "--json", str(out / "report.json"),
+                    "--gradescope", str(out / "results.json"), "--out", str(out), "-q"],
+                   cwd=folder, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=600)
+    return check_report(out, FORK_HONEST, FORK_MAX)
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def _nobody_can_grade() -> str | None:
+    """Why this machine cannot run the grader as uid NOBODY (None: it can)."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return "needs root and setpriv to run the grader as another uid"
+    found = subprocess.run([SYSTEM_PYTHON, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True,
+                           text=True) if os.path.exists(SYSTEM_PYTHON) else None
+    if found is None or found.stdout.strip() != str(sys.version_info[:2]):
+        return f"needs {SYSTEM_PYTHON} of this Python's version, to load this environment's packages as another uid"
+    return None
+
+
+@pytest.mark.skipif(_nobody_can_grade() is not None, reason=str(_nobody_can_grade()))
+@pytest.mark.parametrize("attack", ["", "fork_told_by_output"], ids=["control", "attack"])
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+def test_a_second_opinion_cannot_be_told_by_the_output_file_as_the_graders_uid(attack: str, without_bwrap: bool,
+                                                                              request: pytest.FixtureRequest) -> None:
+    if attack:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=OUTPUT_BROKEN))
+    from tests.test_grade import small_rubric
+
+    folder = Path(tempfile.mkdtemp(prefix="review7-", dir="/tmp"))  # pytest's folders are root's alone (0700)
+    try:
+        folder.chmod(0o755)
+        module = f"review7_{attack or 'control'}"
+        code = (PY_ATTACKS / f"{attack}.py").read_text() if attack else ""
+        (folder / f"{module}.py").write_text(python_module("fork_no_incref", code))
+        _weighted(small_rubric(folder / "rubric.toml", list(FORK_ITEMS)), "append_cow", 2)
+        problems = _graded_as_nobody(folder, module, without_bwrap)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert not problems, "\n".join([f"{module} graded as uid {NOBODY} (honest {FORK_HONEST}/{FORK_MAX}):", *problems])
+
+
 def test_every_review7_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["drain_regranted", "fork_kept_for_free", "heap_error_at_destroy", "heap_error_hides",
+    assert on_disk == sorted(["drain_regranted", "fork_kept_for_free", "fork_told_by_output", "heap_error_at_destroy", "heap_error_hides",
                               "malloc_twice", "realloc_in_probe", "refusal_sized", "runaway_in_probe"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"review7/{name}" in table for name in on_disk)
