@@ -1,6 +1,6 @@
 """Tamper suite, the seventh adversarial review's attacks (issue 17, round 7): hostile submissions written by a
 reviewer who had not seen the defences landed the session before, each aimed at one of them: one process of a
-submission alive at a time and the replay after a second opinion (oracle/hw3/alone.py), a fresh pools' file a process
+submission alive at a time and the replay after a second opinion (oracle/hw3/alone.py), a fresh pools' file for each
 (pool_file.py, pyremote.py), the fork witness whose evidence is the graded run's own append and whose second opinion
 checks the references against a control (oracle/hw3/fork_witness.py), a prefix pool's free order from a drain in a
 fresh process (oracle/prefix/queue_order.py), and C probes on the fenced heap where a stray costs memory_safety alone
@@ -17,15 +17,13 @@ one that holds is a plain test saying why. Each grading test runs under bubblewr
 import os
 import secrets
 import shutil
-import subprocess
-import sys
-import sysconfig
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.as_nobody import NOBODY, graded_as_nobody, nobody_cannot_grade
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import ROOT, Reaper, Scene
 from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points, reaper  # noqa: F401
@@ -342,7 +340,6 @@ def test_a_memory_error_that_ends_a_graded_run_does_not_hide_the_next_bug(scene:
 # bubblewrap and in the Landlock fallback (the control, fork_no_incref alone, 8/16 both ways):
 #     setpriv --reuid=65534 --regid=65534 --clear-groups env PYTHONPATH=<venv site-packages>:<repo> /usr/bin/python3 \
 #         -c 'from oracle.cli import main; ...' grade r7_attack --rubric rubric.toml --json out.json -q
-NOBODY = 65534
 OUTPUT_BROKEN = (
     "every process of a Python submission writes its output to one file of the grader's (oracle/child.py's, "
     "truncated when a process starts), whose extended attributes and mode a process of the grader's own uid may set "
@@ -362,44 +359,7 @@ def test_a_second_opinion_cannot_be_told_by_the_output_file_as_root(scene: Scene
     assert not problems, "\n".join([f"fork_told_by_output as root (honest {FORK_HONEST}/{FORK_MAX}):", *problems])
 
 
-def _graded_as_nobody(folder: Path, module: str, without_bwrap: bool) -> list[str]:
-    """`module` (a file in `folder`) graded on FORK_ITEMS, append_cow worth 2, by a `pagedcheck` of uid NOBODY (the
-    system's Python, this environment's packages): what its report says that the honest score does not allow."""
-    env = {"HOME": str(folder), "PATH": os.environ["PATH"],
-           "PYTHONPATH": os.pathsep.join([sysconfig.get_paths()["purelib"], str(ROOT)])}
-    if without_bwrap:
-        failing = folder / "failing-bin"
-        failing.mkdir()
-        (failing / "bwrap").write_text("#!/bin/sh\nexit 1\n")
-        (failing / "bwrap").chmod(0o755)
-        env["PATH"] = f"{failing}{os.pathsep}{env['PATH']}"
-    out = folder / "out"
-    out.mkdir()
-    for path in [folder, *folder.rglob("*")]:
-        os.chown(path, NOBODY, NOBODY)
-    main = "import sys; from oracle.cli import main; sys.argv[0] = 'pagedcheck'; sys.exit(main())"
-    subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", SYSTEM_PYTHON, "-c", main,
-                    "grade", module, "--rubric", str(folder / "rubric.toml"), "--json", str(out / "report.json"),
-                    "--gradescope", str(out / "results.json"), "--out", str(out), "-q"],
-                   cwd=folder, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=600)
-    return check_report(out, FORK_HONEST, FORK_MAX)
-
-
-SYSTEM_PYTHON = "/usr/bin/python3"
-
-
-def _nobody_can_grade() -> str | None:
-    """Why this machine cannot run the grader as uid NOBODY (None: it can)."""
-    if os.geteuid() != 0 or shutil.which("setpriv") is None:
-        return "needs root and setpriv to run the grader as another uid"
-    found = subprocess.run([SYSTEM_PYTHON, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True,
-                           text=True) if os.path.exists(SYSTEM_PYTHON) else None
-    if found is None or found.stdout.strip() != str(sys.version_info[:2]):
-        return f"needs {SYSTEM_PYTHON} of this Python's version, to load this environment's packages as another uid"
-    return None
-
-
-@pytest.mark.skipif(_nobody_can_grade() is not None, reason=str(_nobody_can_grade()))
+@pytest.mark.skipif(nobody_cannot_grade() is not None, reason=str(nobody_cannot_grade()))
 @pytest.mark.parametrize("attack", ["", "fork_told_by_output"], ids=["control", "attack"])
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 def test_a_second_opinion_cannot_be_told_by_the_output_file_as_the_graders_uid(attack: str, without_bwrap: bool,
@@ -415,7 +375,8 @@ def test_a_second_opinion_cannot_be_told_by_the_output_file_as_the_graders_uid(a
         code = (PY_ATTACKS / f"{attack}.py").read_text() if attack else ""
         (folder / f"{module}.py").write_text(python_module("fork_no_incref", code))
         _weighted(small_rubric(folder / "rubric.toml", list(FORK_ITEMS)), "append_cow", 2)
-        problems = _graded_as_nobody(folder, module, without_bwrap)
+        graded_as_nobody(folder, module, without_bwrap)
+        problems = check_report(folder / "out", FORK_HONEST, FORK_MAX)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     assert not problems, "\n".join([f"{module} graded as uid {NOBODY} (honest {FORK_HONEST}/{FORK_MAX}):", *problems])
