@@ -28,12 +28,13 @@ def nobody_cannot_grade() -> str | None:
     return None
 
 
-def graded_as_nobody(folder: Path, submission: str, without_bwrap: bool) -> subprocess.CompletedProcess[str]:
+def graded_as_nobody(folder: Path, submission: str, without_bwrap: bool,
+                     environment: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`pagedcheck grade <submission> --rubric <folder>/rubric.toml` as uid NOBODY, in `folder` (given to NOBODY),
     its reports in `folder`/out; without bubblewrap (a bwrap that fails first on PATH: the Landlock fallback) when
-    `without_bwrap`."""
+    `without_bwrap`; `environment`: more variables of the grader's."""
     env = {"HOME": str(folder), "PATH": os.environ["PATH"],
-           "PYTHONPATH": os.pathsep.join([sysconfig.get_paths()["purelib"], str(ROOT)])}
+           "PYTHONPATH": os.pathsep.join([sysconfig.get_paths()["purelib"], str(ROOT)]), **(environment or {})}
     if without_bwrap:
         failing = folder / "failing-bin"
         failing.mkdir()

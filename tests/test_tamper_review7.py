@@ -382,9 +382,38 @@ def test_a_second_opinion_cannot_be_told_by_the_output_file_as_the_graders_uid(a
     assert not problems, "\n".join([f"{module} graded as uid {NOBODY} (honest {FORK_HONEST}/{FORK_MAX}):", *problems])
 
 
+
+# tests/hostile_review7/grader_environ.py on fork_no_incref, graded as uid NOBODY: every process above the
+# submission's has its environment read (/proc/PID/environ, which a process of the same uid may read where no Yama
+# forbids it, as here) and what was read put into a failing call's message, which the report shows. Held: under
+# bubblewrap the processes above it are the run's own shells (a pid namespace), and in the Landlock fallback Landlock
+# keeps a sandboxed process from the ptrace access /proc/PID/environ and /proc/PID/mem need of any process outside its
+# domain, the grader's ("Permission denied", measured): the grader's secret is in no report.
+@pytest.mark.skipif(nobody_cannot_grade() is not None, reason=str(nobody_cannot_grade()))
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+def test_a_run_of_the_graders_uid_cannot_read_the_graders_environment(without_bwrap: bool) -> None:
+    from tests.test_grade import small_rubric
+
+    folder = Path(tempfile.mkdtemp(prefix="review7-", dir="/tmp"))
+    secret = f"review7-secret-{secrets.token_hex(8)}"
+    try:
+        folder.chmod(0o755)
+        attack = (PY_ATTACKS / "grader_environ.py").read_text()
+        (folder / "review7_environ.py").write_text(python_module("fork_no_incref", attack))
+        small_rubric(folder / "rubric.toml", ["llm_init", "create_free"])
+        done = graded_as_nobody(folder, "review7_environ", without_bwrap, {"PAGEDCHECK_REVIEW7_SECRET": secret})
+        shown = [path.name for path in (folder / "out").rglob("*")
+                 if path.is_file() and secret in path.read_text(errors="replace")]
+        report = (folder / "out" / "report.json").read_text()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert "read:" in report, f"the attack did not run: {done.stderr[-300:]}"
+    assert not shown and secret not in done.stdout + done.stderr, f"the grader's secret reached {shown}"
+
+
 def test_every_review7_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["drain_regranted", "fork_kept_for_free", "fork_told_by_output", "heap_error_at_destroy", "heap_error_hides",
-                              "malloc_twice", "realloc_in_probe", "refusal_sized", "runaway_in_probe"])
+    assert on_disk == sorted(["drain_regranted", "fork_kept_for_free", "fork_told_by_output", "grader_environ",
+                              "heap_error_at_destroy", "heap_error_hides", "malloc_twice", "realloc_in_probe", "refusal_sized", "runaway_in_probe"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"review7/{name}" in table for name in on_disk)
