@@ -383,6 +383,57 @@ def test_a_second_opinion_cannot_be_told_by_the_output_file_as_the_graders_uid(a
 
 
 
+
+# tests/submissions/hostile/review7/floor_told_by_output.patch on broken/create_floor_blocks.patch (a create maps
+# floor(records / 16) blocks), with the control floor_at_least_one.patch (the same, at least one block): the same
+# channel for C, every driver process of an adapter writing to one output file (driver_process.py), aimed at the
+# second opinion on a block left unmapped (fresh_pool.search_failed: the call's count, create_free's, or its search,
+# first_fit's). Its first witness is told by its pool, FRESH_BLOCKS (4096) blocks, a size no directed program uses;
+# its third (the program replayed to the call, then one-record creates that must map as many blocks as the call took)
+# by the calls an earlier process left in the output file's attribute. Graded on compiles (5), create_free (10),
+# first_fit (5) and free_count (5): the count bug's honest grade is 15/25 (create_free fails at its first
+# create of 17 records). As root it holds (15/25, the attribute refused). As uid NOBODY the witness is steered, and
+# the count bug's step is charged to first_fit; the same bug then shows in create_free's returns anyway: 10/25, a bug
+# costing two items (measured under bubblewrap and in the Landlock fallback).
+FLOOR_ITEMS = ("compiles", "create_free", "first_fit", "free_count")
+FLOOR_HONEST = 15
+STEERED_BROKEN = (
+    OUTPUT_BROKEN + "; the same for a C driver's output file (driver_process.py), and fresh_pool.maps_on_a_fresh_pool's "
+    "pool of FRESH_BLOCKS (4096) blocks is a size no directed program uses, which a count bug can read as its cue "
+    "(fix: a size derived from the program, as witness_pool's)")
+
+
+@pytest.mark.parametrize("attack", ["floor_at_least_one", "floor_told_by_output"])
+def test_a_count_bugs_second_opinion_is_not_steered_as_root(attack: str, scene: Scene, reaper: Reaper) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the grader is not root here: test_..._as_the_graders_uid is this case")
+    problems = _c_problems(scene, reaper, "create_floor_blocks", attack, FLOOR_ITEMS, FLOOR_HONEST)
+    assert not problems, "\n".join([f"{attack} (honest score {FLOOR_HONEST}/{max_points(FLOOR_ITEMS)}):", *problems])
+
+
+@pytest.mark.skipif(nobody_cannot_grade() is not None, reason=str(nobody_cannot_grade()))
+@pytest.mark.parametrize("attack", ["floor_at_least_one", "floor_told_by_output"])
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+def test_a_count_bugs_second_opinion_is_not_steered_as_the_graders_uid(attack: str, without_bwrap: bool,
+                                                                      request: pytest.FixtureRequest) -> None:
+    if attack == "floor_told_by_output":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=STEERED_BROKEN))
+    from tests.test_grade import small_rubric
+
+    folder = Path(tempfile.mkdtemp(prefix="review7-", dir="/tmp"))
+    try:
+        folder.chmod(0o755)
+        sub = folder / "submission"
+        sub.mkdir()
+        source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "create_floor_blocks.patch")
+        (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / f"{attack}.patch"))
+        small_rubric(folder / "rubric.toml", list(FLOOR_ITEMS))
+        graded_as_nobody(folder, str(sub), without_bwrap)
+        problems = check_report(folder / "out", FLOOR_HONEST, max_points(FLOOR_ITEMS))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert not problems, "\n".join([f"{attack} graded as uid {NOBODY} (honest {FLOOR_HONEST}/25):", *problems])
+
 # tests/hostile_review7/grader_environ.py on fork_no_incref, graded as uid NOBODY: every process above the
 # submission's has its environment read (/proc/PID/environ, which a process of the same uid may read where no Yama
 # forbids it, as here) and what was read put into a failing call's message, which the report shows. Held: under
@@ -413,7 +464,8 @@ def test_a_run_of_the_graders_uid_cannot_read_the_graders_environment(without_bw
 
 def test_every_review7_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["drain_regranted", "fork_kept_for_free", "fork_told_by_output", "grader_environ",
-                              "heap_error_at_destroy", "heap_error_hides", "malloc_twice", "realloc_in_probe", "refusal_sized", "runaway_in_probe"])
+    assert on_disk == sorted(["drain_regranted", "floor_at_least_one", "floor_told_by_output", "fork_kept_for_free",
+                              "fork_told_by_output", "grader_environ", "heap_error_at_destroy", "heap_error_hides",
+                              "malloc_twice", "realloc_in_probe", "refusal_sized", "runaway_in_probe"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"review7/{name}" in table for name in on_disk)
