@@ -41,15 +41,16 @@ def scene(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Scene]:
     world.close()
 
 
-def _c_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items: tuple[str, ...], honest: int) -> list[str]:
-    """tests/submissions/hostile/review7/<attack>.patch on broken/<base>.patch, graded on `items`: what its grade got
-    that the honest score does not allow."""
+def _c_problems(scene: Scene, reaper: Reaper, base: str, attack: str | None, items: tuple[str, ...],
+                honest: int) -> list[str]:
+    """tests/submissions/hostile/review7/<attack>.patch (None: none) on broken/<base>.patch, graded on `items`: what
+    its grade got that the honest score does not allow."""
     from tests.test_grade import small_rubric
 
     source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{base}.patch")
     sub = scene.root / "submission"
     sub.mkdir()
-    (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / f"{attack}.patch"))
+    (sub / "llm_memory.c").write_text(source if attack is None else patched(source, C_ATTACKS / f"{attack}.patch"))
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
     evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
     return evidence.problems + check_report(scene.out, honest, max_points(items))
@@ -90,7 +91,9 @@ HEAP_FATAL_BROKEN = (
     "the access that makes it), so none need end the run: a realloc or malloc_usable_size of a non-live pointer is a "
     "stray as its free is (stray_free, then the call goes on: realloc answers NULL), and past 64 stray pages in a call "
     "every further stray lands on one sink page counted once more; then the only stop in a probe's call is a crash, "
-    "its item's, and heap_corrupted on the fence (and _left_to_memory_safety) is gone")
+    "its item's, and heap_corrupted on the fence (and _left_to_memory_safety) is gone. It must go whatever the reply "
+    "says: status 4 is the driver's reply, which code in the call can forge on the reply pipe and then end the process "
+    "(forged_heap_reply): heap corruption is a fact only where the grader saw it (its ledger's strays, valgrind's log)")
 
 
 @pytest.mark.xfail(strict=True, reason=HEAP_FATAL_BROKEN)
@@ -100,6 +103,28 @@ def test_a_memory_error_that_ends_a_probes_run_does_not_excuse_the_probed_bug(at
     problems = _c_problems(scene, reaper, "l1_traversal", attack, PROBE_ITEMS, PROBE_HONEST)
     assert not problems, "\n".join([f"{attack} (honest score {PROBE_HONEST}/{max_points(PROBE_ITEMS)}):", *problems])
 
+
+
+# tests/submissions/hostile/review7/forged_heap_reply.patch on broken/l1_traversal.patch: the same with no memory error
+# at all. In the same probe-only state, a reply of status 4 ("heap corrupted") is written on the driver's reply pipe
+# (its number is on the driver's command line, /proc/self/cmdline), and the process ends. The grader takes the status
+# for a fact: the probe is left to memory_safety, l1_traversal passes unchecked and memory_safety fails on the process's
+# word, 9/19. Its honest grade is l1_traversal's bug alone (the forged reply a crash of the probed call, its item's):
+# 15/19. It scores less than that here, but both verdicts are wrong, and under a course's weights (l1_traversal worth
+# more than memory_safety) or on a submission failing memory_safety anyway it scores more.
+FORGED_HONEST = 15
+
+
+def test_the_l1_traversal_bug_alone_gets_its_honest_score(scene: Scene, reaper: Reaper) -> None:
+    """The control of forged_heap_reply: broken/l1_traversal.patch alone, graded the same way."""
+    problems = _c_problems(scene, reaper, "l1_traversal", None, PROBE_ITEMS, FORGED_HONEST)
+    assert not problems, "\n".join([f"l1_traversal (honest score {FORGED_HONEST}/19):", *problems])
+
+
+@pytest.mark.xfail(strict=True, reason=HEAP_FATAL_BROKEN)
+def test_a_forged_heap_reply_is_not_taken_for_a_memory_error(scene: Scene, reaper: Reaper) -> None:
+    problems = _c_problems(scene, reaper, "l1_traversal", "forged_heap_reply", PROBE_ITEMS, FORGED_HONEST)
+    assert not problems, "\n".join([f"forged_heap_reply (honest score {FORGED_HONEST}/19):", *problems])
 
 # --- 2. the fork witness's second opinion, seen coming: a fork that keeps its references for a free of its parent ----
 # tests/hostile_review7/fork_kept_for_free.py on fork_no_incref: the fork takes its references and drops them at the
@@ -329,8 +354,9 @@ def test_a_memory_error_that_ends_a_graded_run_does_not_hide_the_next_bug(scene:
 
 def test_every_review7_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["drain_regranted", "floor_at_least_one", "floor_told_by_output", "fork_kept_for_free",
-                              "fork_told_by_output", "grader_environ", "heap_error_at_destroy", "heap_error_hides",
-                              "malloc_twice", "realloc_in_probe", "refusal_sized", "runaway_in_probe"])
+    assert on_disk == sorted(["drain_regranted", "floor_at_least_one", "floor_told_by_output", "forged_heap_reply",
+                              "fork_kept_for_free", "fork_told_by_output", "grader_environ", "heap_error_at_destroy",
+                              "heap_error_hides", "malloc_twice", "realloc_in_probe", "refusal_sized",
+                              "runaway_in_probe"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"review7/{name}" in table for name in on_disk)
