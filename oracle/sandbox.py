@@ -44,6 +44,7 @@ from typing import Any, Sequence
 from oracle import landlock, seccomp
 from oracle.isolation import RUN_PATH, bwrap_problem, supervised, system_paths
 from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
+from oracle.runtime import PYTHON, Runtime, freeze, python_runtime
 
 _PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -138,6 +139,7 @@ class Sandbox:
         self._private_tmp: dict[subprocess.Popen, Path] = {}  # each run's $TMPDIR under Landlock
         self._run_uid: dict[subprocess.Popen, int] = {}  # each run's own uid, outside bubblewrap
         self._lock = threading.Lock()
+        self._runtime: Runtime | None = None
 
     @property
     def description(self) -> str:
@@ -183,6 +185,15 @@ class Sandbox:
             self._exposed[key] = copy
         return self._exposed[key]
 
+    def python_runtime(self) -> Runtime:
+        """The frozen copy of the system Python that Python runs read under Landlock (oracle/runtime.py): the
+        user's cached one, linked into this sandbox's folder (which every run's uid may pass through) the
+        first time a Python run starts."""
+        with self._lock:
+            if self._runtime is None:
+                self._runtime = python_runtime().linked(self.root / "runtime")
+            return self._runtime
+
     # ---- running ---------------------------------------------------------------------------------------
 
     def popen(self, argv: Sequence[str | Path], *, readable: Sequence[Path] = (), writable: Sequence[Path] = (),
@@ -196,13 +207,20 @@ class Sandbox:
         bubblewrap = self.isolation == "bubblewrap"
         uid = fresh_uid() if self.as_root else None
         env = dict(_ENV if env is None else env)
-        ruleset, tmp = None, None
+        ruleset, tmp, runtime = None, None, None
         if self.isolation == "landlock":  # a private $TMPDIR (gcc and valgrind need one), then the allow-list
             tmp = self._scratch() if private_tmp else None
             env.pop("TMPDIR", None)
             env.update({"TMPDIR": str(tmp)} if tmp else {})
             write = [*writable, *([tmp] if tmp else [])]
-            ruleset = landlock.Ruleset.build(read=[*system_paths(), *readable], write=write)
+            system: list[Path] = system_paths()
+            if str(argv[0]) == PYTHON:  # the system Python's private copy, with the run's supervisor: no host file
+                runtime = self.python_runtime()
+                runtime.before_run()
+                argv = [*runtime.command("python"), *argv[1:]]
+                system = [runtime.root]
+            freeze(readable)  # access times no run can change (oracle/runtime.py), put back before every process
+            ruleset = landlock.Ruleset.build(read=[*system, *readable], write=write)
 
         def before_exec() -> None:  # pragma: no cover  (in the child, after the uid change, before exec: coverage
             # does not follow a child between fork and exec; tests/test_sandbox.py checks each limit's effect)
@@ -227,7 +245,7 @@ class Sandbox:
                 ruleset.enforce()
 
         cmd = supervised(argv, self.isolation, self.as_root, self._lifeline[0], readable=readable, writable=writable,
-                         cwd=cwd, tmp_bytes=limits.tmp_bytes)
+                         cwd=cwd, tmp_bytes=limits.tmp_bytes, tools=runtime.command if runtime else None)
         if uid is not None:
             for path in [*writable, *([tmp] if tmp else [])]:
                 os.chown(path, uid, uid)
