@@ -27,6 +27,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -136,7 +137,7 @@ def python_runtime(folder: Path | None = None) -> Runtime:
     root = folder / f"python{version}-{key}"
     if not (root / "complete").exists():
         _build(folder, root, python, version)
-    os.utime(root)  # its mtime says when it was last used: the least recent goes first
+    os.utime(root, ns=(FROZEN_NS, time.time_ns()))  # its mtime: when it was last used (the least recent goes first)
     _bound(folder, keep=root)
     return Runtime(root, root / "bin" / python.name)
 
