@@ -157,7 +157,8 @@ def _build(folder: Path, root: Path, python: Path, version: str) -> None:
         shutil.copytree(stdlib, work / "lib" / stdlib.name, symlinks=False,
                         ignore=lambda at, names: [n for n in names if n.endswith(".a")
                                                   or (Path(at) == stdlib and n in _SKIPPED)])
-        for site in (prefix / "lib" / "python3" / "dist-packages", prefix / "local" / "lib" / stdlib.name / "dist-packages"):
+        for site in (prefix / "lib" / "python3" / "dist-packages",
+                     prefix / "local" / "lib" / stdlib.name / "dist-packages"):
             if site.is_dir():
                 shutil.copytree(site, work / site.relative_to(prefix), symlinks=False, ignore_dangling_symlinks=True)
         loader = _copy_libraries(work)

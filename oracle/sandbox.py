@@ -10,13 +10,14 @@ Isolation, strongest first (`Sandbox.isolation`, and one line for reports in `de
   each at its own path; the in-memory root and /dev are read-only.
   When the grader is root, each run also gets an unprivileged uid of its own, used by nothing else.
 - "landlock": no working bwrap (a container that cannot create namespaces), Linux Landlock available
-  (oracle/landlock.py): each run may read only /usr (less our own packages), the paths it names, /proc and a
-  few devices, and write only its `writable` paths and a private temporary folder of its own ($TMPDIR, removed
-  when the run ends); no internet socket (the system call filter); signals and abstract unix sockets stay
-  inside the run. Our package, the
-  reference solutions, the rubric, other runs' areas, /etc and the host's /tmp and /dev/shm are unreachable by
-  construction (an allow-list, whatever the files' modes). When the grader is root, each run also gets an
-  unprivileged uid of its own. No pid or network namespace: other processes' command lines show in /proc.
+  (oracle/landlock.py): each run may read only a frozen copy of the system Python (a Python run, whose access
+  times no run can change: oracle/runtime.py) or /usr less our own packages (gcc, a driver, valgrind), the paths
+  it names, /proc and a few devices, and write only its `writable` paths and a private temporary folder of its own
+  ($TMPDIR, removed when the run ends); no internet socket (the system call filter); signals and abstract unix
+  sockets stay inside the run. Our package, the reference solutions, the rubric, other runs' areas, /etc and the
+  host's /tmp and /dev/shm are unreachable by construction (an allow-list, whatever the files' modes). When the
+  grader is root, each run also gets an unprivileged uid of its own. No pid or network namespace: other processes'
+  command lines show in /proc.
 - "uid": neither bwrap nor Landlock, grader is root: a fresh unprivileged uid per run, rlimits, a session of
   its own. The file system is visible as that uid sees it.
 - "none": none of these: rlimits and a session only.
@@ -148,8 +149,9 @@ class Sandbox:
             return f"bubblewrap (no network, own pid namespace, only its own files visible), {who}, rlimits"
         why = f" ({self.problem})" if self.problem else ""
         if self.isolation == "landlock":
-            return (f"landlock (Landlock ABI {self.landlock}: only /usr and its own files reachable, no internet socket, "
-                    f"signals kept inside the run; no pid or network namespace), {who}, rlimits, own session{why}")
+            return (f"landlock (Landlock ABI {self.landlock}: only its own files and a frozen copy of the system Python "
+                    f"(C runs: /usr) reachable, no internet socket, signals kept inside the run; no pid or network "
+                    f"namespace), {who}, rlimits, own session{why}")
         return f"{self.isolation}: {who}, rlimits, own session; the file system is not hidden{why}"
 
     # ---- areas -----------------------------------------------------------------------------------------

@@ -131,7 +131,8 @@ def test_no_run_may_set_a_files_times(tmp_path: Path) -> None:
         out = box.area("out")
         script = ("import os, sys\nopen(sys.argv[1], 'w').close()\n"
                   "for call in (lambda: os.utime(sys.argv[1], (1, 1)), lambda: os.utime(sys.argv[1])):\n"
-                  "    try:\n        call(); print('set')\n    except OSError as error:\n        print('refused', error.errno)\n")
+                  "    try:\n        call(); print('set')\n"
+                  "    except OSError as error:\n        print('refused', error.errno)\n")
         done = box.run(["/usr/bin/python3", "-I", "-c", script, str(out / "mine")], writable=[out], timeout=30)
         assert done.output.split() == ["refused", "1", "refused", "1"], done.output
         assert (out / "mine").stat().st_atime_ns != 10**9
