@@ -197,8 +197,10 @@ def _copy_libraries(work: Path) -> str:
 
 
 def _bound(folder: Path, keep: Path) -> None:
-    """Removes the least recently used runtimes beyond KEEP (never `keep`), and builds left by a dead grader."""
+    """Removes the least recently used runtimes beyond KEEP (never `keep`), and builds a dead grader left (an hour
+    old)."""
     runtimes = sorted((p for p in folder.iterdir() if p.name.startswith("python") and p != keep),
                       key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in runtimes[KEEP - 1:]:
+    left = [p for p in folder.iterdir() if p.name.startswith(".build-") and p.stat().st_mtime < time.time() - 3600]
+    for old in runtimes[KEEP - 1:] + left:
         shutil.rmtree(old, ignore_errors=True)

@@ -30,6 +30,7 @@ command ends (as bwrap's pid namespace ends with its first process) and again wh
 """
 
 import ctypes
+import errno
 import os
 import resource
 import shutil
@@ -193,7 +194,13 @@ class Sandbox:
         first time a Python run starts."""
         with self._lock:
             if self._runtime is None:
-                self._runtime = python_runtime().linked(self.root / "runtime")
+                try:
+                    cached = python_runtime()
+                except OSError as exc:  # a cache we may not use (another's, others may write it): one of our own
+                    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                        raise
+                    cached = python_runtime(self.root / "runtime-cache")
+                self._runtime = cached.linked(self.root / "runtime")
             return self._runtime
 
     # ---- running ---------------------------------------------------------------------------------------

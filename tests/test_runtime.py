@@ -138,6 +138,19 @@ def test_no_run_may_set_a_files_times(tmp_path: Path) -> None:
         assert (out / "mine").stat().st_atime_ns != 10**9
 
 
+
+@needs_landlock
+def test_a_sandbox_whose_user_cache_others_may_write_builds_a_runtime_of_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fallback: Sandbox) -> None:
+    """A cache another user could have filled is never run from: the sandbox makes its own copy, in its folder."""
+    (tmp_path / "pagedcheck" / "runtime").mkdir(parents=True)
+    (tmp_path / "pagedcheck" / "runtime").chmod(0o777)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    done = fallback.run(["/usr/bin/python3", "-I", "-c", "import sys; print(sys.prefix)"], timeout=60)
+    assert done.output.strip() == str(fallback.root / "runtime"), done.output
+    assert list((tmp_path / "pagedcheck" / "runtime").iterdir()) == []
+    assert (fallback.root / "runtime-cache").is_dir()
+
 @needs_landlock
 @pytest.mark.skipif(atime_mode(Path("/usr/share")) != "relatime", reason="needs /usr on a relatime mount")
 @pytest.mark.xfail(strict=True, reason=(
