@@ -113,8 +113,8 @@ def supervised(argv: Sequence[str | Path], isolation: str, as_root: bool, lifeli
         # kills its parent ends itself, and a chain of death signals reaches it from the grader. The watcher
         # then outlives the supervisor: it closes every descriptor but the lifeline first (bash can, sh not
         # above 9), so that it holds none of the run's pipes, whose end of file the grader waits for.
-        setpriv = tools("setpriv") if tools else [found] if (found := shutil.which("setpriv", path=RUN_PATH)) else None
-        bash = tools("bash") if tools else [found] if (found := shutil.which("bash", path=RUN_PATH)) else None
+        setpriv, bash = (tools(name) if tools else [found] if (found := shutil.which(name, path=RUN_PATH)) else None
+                         for name in ("setpriv", "bash"))
         if setpriv and bash:
             argv = [*setpriv, "--pdeathsig", "KILL", "--", *argv]
             watch = f"exec {shlex.join(bash)} -c {shlex.quote(_BASH_WATCHER.format(lifeline=lifeline, kill=kill))}"
