@@ -26,11 +26,11 @@ from typing import Any, Callable
 
 from oracle.reply import Unreadable, decode
 from oracle.run_cpu import RunClock
+from oracle.runtime import PYTHON
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, environment, signal_label
 from oracle.site import VARIABLE, missing_module_hint
 
 ORACLE = Path(__file__).resolve().parent
-PYTHON = "/usr/bin/python3"
 MAX_LABEL = 2000  # characters of a load error the server words
 MAX_REPLY = 16 << 20  # bytes in one reply (a 64 MiB pool's ref_count is 2 to 8 MiB of JSON)
 _LENGTH = struct.Struct("<I")

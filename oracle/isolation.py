@@ -7,7 +7,7 @@ import shlex
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from oracle.run_uid import fresh_uid
 
@@ -99,9 +99,10 @@ def bwrap_problem(as_other_uid: bool) -> str | None:
 
 def supervised(argv: Sequence[str | Path], isolation: str, as_root: bool, lifeline: int, *,
                readable: Sequence[Path] = (), writable: Sequence[Path] = (), cwd: Path | None = None,
-               tmp_bytes: int = 16 << 20) -> list[str]:
+               tmp_bytes: int = 16 << 20, tools: Callable[[str], list[str]] | None = None) -> list[str]:
     """The command line that runs argv under `isolation` (each run as a uid of its own when `as_root`), under
-    the supervisor, which ends the run when the grader's end of the `lifeline` pipe closes."""
+    the supervisor, which ends the run when the grader's end of the `lifeline` pipe closes. `tools` gives the
+    command that runs sh, bash or setpriv (a private copy's, oracle/runtime.py), instead of the system's."""
     argv = [str(part) for part in argv]
     alone = isolation == "bubblewrap" or as_root  # a pid namespace or a uid of the run's own
     kill = "kill -KILL -1" if alone else "kill -KILL 0"  # -1: its pid namespace, or its uid
@@ -112,14 +113,14 @@ def supervised(argv: Sequence[str | Path], isolation: str, as_root: bool, lifeli
         # kills its parent ends itself, and a chain of death signals reaches it from the grader. The watcher
         # then outlives the supervisor: it closes every descriptor but the lifeline first (bash can, sh not
         # above 9), so that it holds none of the run's pipes, whose end of file the grader waits for.
-        setpriv = shutil.which("setpriv", path=RUN_PATH)
-        bash = shutil.which("bash", path=RUN_PATH)
+        setpriv, bash = (tools(name) if tools else [found] if (found := shutil.which(name, path=RUN_PATH)) else None
+                         for name in ("setpriv", "bash"))
         if setpriv and bash:
-            argv = [setpriv, "--pdeathsig", "KILL", "--", *argv]
-            watch = f"exec {bash} -c {shlex.quote(_BASH_WATCHER.format(lifeline=lifeline, kill=kill))}"
+            argv = [*setpriv, "--pdeathsig", "KILL", "--", *argv]
+            watch = f"exec {shlex.join(bash)} -c {shlex.quote(_BASH_WATCHER.format(lifeline=lifeline, kill=kill))}"
     script = _SUPERVISOR.format(watch=watch, end=end)
     if isolation != "bubblewrap":
-        return ["/bin/sh", "-c", script, "supervisor", *argv]
+        return [*(tools("sh") if tools else ["/bin/sh"]), "-c", script, "supervisor", *argv]
     cmd = _bwrap_prefix(tmp_bytes)
     for path in readable:
         cmd += ["--ro-bind", str(path), str(path)]

@@ -10,13 +10,14 @@ Isolation, strongest first (`Sandbox.isolation`, and one line for reports in `de
   each at its own path; the in-memory root and /dev are read-only.
   When the grader is root, each run also gets an unprivileged uid of its own, used by nothing else.
 - "landlock": no working bwrap (a container that cannot create namespaces), Linux Landlock available
-  (oracle/landlock.py): each run may read only /usr (less our own packages), the paths it names, /proc and a
-  few devices, and write only its `writable` paths and a private temporary folder of its own ($TMPDIR, removed
-  when the run ends); no internet socket (the system call filter); signals and abstract unix sockets stay
-  inside the run. Our package, the
-  reference solutions, the rubric, other runs' areas, /etc and the host's /tmp and /dev/shm are unreachable by
-  construction (an allow-list, whatever the files' modes). When the grader is root, each run also gets an
-  unprivileged uid of its own. No pid or network namespace: other processes' command lines show in /proc.
+  (oracle/landlock.py): each run may read only a frozen copy of the system Python (a Python run, whose access
+  times no run can change: oracle/runtime.py) or /usr less our own packages (gcc, a driver, valgrind), the paths
+  it names, /proc and a few devices, and write only its `writable` paths and a private temporary folder of its own
+  ($TMPDIR, removed when the run ends); no internet socket (the system call filter); signals and abstract unix
+  sockets stay inside the run. Our package, the reference solutions, the rubric, other runs' areas, /etc and the
+  host's /tmp and /dev/shm are unreachable by construction (an allow-list, whatever the files' modes). When the
+  grader is root, each run also gets an unprivileged uid of its own. No pid or network namespace: other processes'
+  command lines show in /proc.
 - "uid": neither bwrap nor Landlock, grader is root: a fresh unprivileged uid per run, rlimits, a session of
   its own. The file system is visible as that uid sees it.
 - "none": none of these: rlimits and a session only.
@@ -29,6 +30,7 @@ command ends (as bwrap's pid namespace ends with its first process) and again wh
 """
 
 import ctypes
+import errno
 import os
 import resource
 import shutil
@@ -44,6 +46,7 @@ from typing import Any, Sequence
 from oracle import landlock, seccomp
 from oracle.isolation import RUN_PATH, bwrap_problem, supervised, system_paths
 from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
+from oracle.runtime import PYTHON, Runtime, freeze, python_runtime
 
 _PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -138,6 +141,7 @@ class Sandbox:
         self._private_tmp: dict[subprocess.Popen, Path] = {}  # each run's $TMPDIR under Landlock
         self._run_uid: dict[subprocess.Popen, int] = {}  # each run's own uid, outside bubblewrap
         self._lock = threading.Lock()
+        self._runtime: Runtime | None = None
 
     @property
     def description(self) -> str:
@@ -146,8 +150,9 @@ class Sandbox:
             return f"bubblewrap (no network, own pid namespace, only its own files visible), {who}, rlimits"
         why = f" ({self.problem})" if self.problem else ""
         if self.isolation == "landlock":
-            return (f"landlock (Landlock ABI {self.landlock}: only /usr and its own files reachable, no internet socket, "
-                    f"signals kept inside the run; no pid or network namespace), {who}, rlimits, own session{why}")
+            return (f"landlock (Landlock ABI {self.landlock}: only its own files and a frozen copy of the system Python "
+                    f"(C runs: /usr) reachable, no internet socket, signals kept inside the run; no pid or network "
+                    f"namespace), {who}, rlimits, own session{why}")
         return f"{self.isolation}: {who}, rlimits, own session; the file system is not hidden{why}"
 
     # ---- areas -----------------------------------------------------------------------------------------
@@ -183,6 +188,21 @@ class Sandbox:
             self._exposed[key] = copy
         return self._exposed[key]
 
+    def python_runtime(self) -> Runtime:
+        """The frozen copy of the system Python that Python runs read under Landlock (oracle/runtime.py): the
+        user's cached one, linked into this sandbox's folder (which every run's uid may pass through) the
+        first time a Python run starts."""
+        with self._lock:
+            if self._runtime is None:
+                try:
+                    cached = python_runtime()
+                except OSError as exc:  # a cache we may not use (another's, others may write it): one of our own
+                    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                        raise
+                    cached = python_runtime(self.root / "runtime-cache")
+                self._runtime = cached.linked(self.root / "runtime")
+            return self._runtime
+
     # ---- running ---------------------------------------------------------------------------------------
 
     def popen(self, argv: Sequence[str | Path], *, readable: Sequence[Path] = (), writable: Sequence[Path] = (),
@@ -196,13 +216,20 @@ class Sandbox:
         bubblewrap = self.isolation == "bubblewrap"
         uid = fresh_uid() if self.as_root else None
         env = dict(_ENV if env is None else env)
-        ruleset, tmp = None, None
+        ruleset, tmp, runtime = None, None, None
         if self.isolation == "landlock":  # a private $TMPDIR (gcc and valgrind need one), then the allow-list
             tmp = self._scratch() if private_tmp else None
             env.pop("TMPDIR", None)
             env.update({"TMPDIR": str(tmp)} if tmp else {})
             write = [*writable, *([tmp] if tmp else [])]
-            ruleset = landlock.Ruleset.build(read=[*system_paths(), *readable], write=write)
+            system: list[Path] = system_paths()
+            if str(argv[0]) == PYTHON:  # the system Python's private copy, with the run's supervisor: no host file
+                runtime = self.python_runtime()
+                runtime.before_run()
+                argv = [*runtime.command("python"), *argv[1:]]
+                system = [runtime.root]
+            freeze(readable)  # access times no run can change (oracle/runtime.py), put back before every process
+            ruleset = landlock.Ruleset.build(read=[*system, *readable], write=write)
 
         def before_exec() -> None:  # pragma: no cover  (in the child, after the uid change, before exec: coverage
             # does not follow a child between fork and exec; tests/test_sandbox.py checks each limit's effect)
@@ -227,7 +254,7 @@ class Sandbox:
                 ruleset.enforce()
 
         cmd = supervised(argv, self.isolation, self.as_root, self._lifeline[0], readable=readable, writable=writable,
-                         cwd=cwd, tmp_bytes=limits.tmp_bytes)
+                         cwd=cwd, tmp_bytes=limits.tmp_bytes, tools=runtime.command if runtime else None)
         if uid is not None:
             for path in [*writable, *([tmp] if tmp else [])]:
                 os.chown(path, uid, uid)

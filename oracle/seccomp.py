@@ -16,7 +16,9 @@ the fault the grader's heap fence counts (and valgrind does not check their buff
 for a later run of the same submission to find (a second opinion must look like the graded run's first process,
 oracle/hw3/alone.py): the kernel's keyrings (add_key, request_key, keyctl: a session keyring outlives the run, a
 user keyring is shared by every run of the grader's uid) and POSIX message queues (mq_open; RLIMIT_MSGQUEUE is
-0 too) are refused as well. Where no pid namespace
+0 too) are refused as well, and so is setting a file's times (utime, utimes, futimesat, utimensat): a run that owns a file
+it may read (a grader not root runs it as its own uid) could otherwise write an access time, a mark the
+frozen atimes of oracle/runtime.py keep out. Where no pid namespace
 holds a run (outside bubblewrap), setsid and
 setpgid are refused as well: the run ends by killing its process group, which nothing it starts can leave.
 
@@ -33,10 +35,11 @@ _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
 _X32_BIT = 0x40000000
 # (audit arch, socket, (shmget, msgget, semget, process_vm_readv, process_vm_writev, io_uring_setup,
-#  io_uring_enter, io_uring_register, add_key, request_key, keyctl, mq_open), (setsid, setpgid)) by machine
+#  io_uring_enter, io_uring_register, add_key, request_key, keyctl, mq_open, utimensat, [utime, utimes,
+#  futimesat]), (setsid, setpgid)) by machine
 _URING = (425, 426, 427)  # the same numbers on both machines
-_NATIVE = {"x86_64": (0xC000003E, 41, (29, 68, 64, 310, 311, *_URING, 248, 249, 250, 240), (112, 109)),
-           "aarch64": (0xC00000B7, 198, (194, 186, 190, 270, 271, *_URING, 217, 218, 219, 180), (157, 154))}
+_NATIVE = {"x86_64": (0xC000003E, 41, (29, 68, 64, 310, 311, *_URING, 248, 249, 250, 240, 280, 132, 235, 261), (112, 109)),
+           "aarch64": (0xC00000B7, 198, (194, 186, 190, 270, 271, *_URING, 217, 218, 219, 180, 88), (157, 154))}
 _INTERNET = (2, 10)  # AF_INET, AF_INET6: socket()'s first argument
 _ARG0 = 16  # offset of seccomp_data.args[0] (its low 32 bits, little-endian)
 _LIBC = ctypes.CDLL(None, use_errno=True)

@@ -15,25 +15,19 @@ from tests.test_tamper_review import reaper  # noqa: F401  (fixture)
 from tests.test_tamper_review5 import ALONE_HONEST, ALONE_ITEMS, ALONE_MAX, _weighted
 
 ATTACKS = Path(__file__).with_name("hostile_alone")
+C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "alone"
 
 # tests/hostile_alone/witness_by_atime.py on fork_no_incref: graded as witness_not_alone (llm_init 6, fork 8,
-# append_cow weighed 2: honest 8/16). It marks each fork's prefix of calls in a file's access time under /usr.
-# Without bubblewrap the grade moves off the honest one (a witness fooled), so the test fails: a strict xfail.
-ATIME_BROKEN = (
-    "without bubblewrap /usr is the host's own mount, where reading a file updates its access time (relatime, for "
-    "a file unread for a day): the graded run's process marks a file its calls so far (and the grader's pid) "
-    "name, and a witness, which replays those calls, finds it marked, knows itself a second opinion and forks "
-    "correctly there; the in-place append of append_cow's program is left to append_cow while fork still fails "
-    "on its own (measured: 6/16 for an honest 8/16, one bug charged twice). Held under "
-    "bubblewrap, whose /usr is a read-only mount (no atime is written). Not closed by alone.py: marks outlive "
-    "processes. A fix by construction needs runs that cannot write an atime anywhere they read: a read-only or "
-    "noatime view of /usr (a mount namespace: bubblewrap), or a private copy of what a run reads (its "
-    "interpreter's library, per run); `--require-sandbox` refuses to grade without bubblewrap meanwhile")
+# append_cow weighed 2: honest 8/16). It marks each fork's prefix of calls in a file's access time (a stdlib source,
+# or a copyright file of /usr/share/doc). Under bubblewrap /usr is a read-only mount (no atime is written); under
+# the Landlock fallback a Python run reads only a private copy of the system Python whose atimes lie in the future,
+# which relatime never updates (oracle/runtime.py). Measured with that copy left out (the host's /usr readable):
+# 6/16, the in-place append of append_cow's program left to append_cow while fork still fails on its own.
 
 
 @pytest.mark.parametrize("without_bwrap", [
     pytest.param(False, id="bwrap"),
-    pytest.param(True, id="without-bwrap", marks=pytest.mark.xfail(strict=True, reason=ATIME_BROKEN))])
+    pytest.param(True, id="without-bwrap")])
 def test_a_witness_cannot_tell_itself_by_a_mark_an_earlier_process_left(without_bwrap: bool, tmp_path: Path,
                                                                        reaper: Reaper) -> None:
     from tests.test_grade import small_rubric
@@ -50,3 +44,29 @@ def test_a_witness_cannot_tell_itself_by_a_mark_an_earlier_process_left(without_
     finally:
         scene.close()
     assert not problems, "\n".join([f"witness_by_atime (honest score {ALONE_HONEST}/{ALONE_MAX}):", *problems])
+
+
+# tests/submissions/hostile/alone/witness_by_atime.patch: the same attack in C, on fork_no_incref.patch's bug (the
+# fork takes no reference of the shared blocks unless its engine state was forked before in this grading), marking
+# a copyright file of /usr/share/doc by reading it. Under the Landlock fallback a C driver still reads the host's
+# /usr (oracle/SANDBOX.md, "Access times"; tests/test_runtime.py's strict xfail shows a C run's mark), and the mark
+# is made: yet a C fork is judged at the fork from the engine's own memory (its ref_count), never by a second opinion
+# (oracle/hw3/fork_witness.py is for engines whose objects the grader does not read), so the attack gains nothing:
+# honest 8/16 (fork fails; append_cow's in-place append is the fork's). Without bubblewrap only: under it the
+# attack finds no grader in its pid namespace and is the plain bug.
+def test_a_c_fork_without_references_gains_nothing_by_marking_access_times(tmp_path: Path, reaper: Reaper) -> None:
+    from tests.conftest import REFERENCE_C, patched
+    from tests.test_grade import small_rubric
+
+    scene = Scene(tmp_path, without_bwrap=True)
+    try:
+        sub = scene.root / "submission"
+        sub.mkdir()
+        (sub / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), C_ATTACKS / "witness_by_atime.patch"))
+        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(ALONE_ITEMS))
+        _weighted(rubric, "append_cow", 2)
+        evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+        problems = evidence.problems + check_report(scene.out, ALONE_HONEST, ALONE_MAX)
+    finally:
+        scene.close()
+    assert not problems, "\n".join([f"C witness_by_atime (honest score {ALONE_HONEST}/{ALONE_MAX}):", *problems])

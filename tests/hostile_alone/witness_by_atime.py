@@ -7,14 +7,20 @@ No two processes of a submission are alive at once (oracle/hw3/alone.py), so the
 a file's access time. Without bubblewrap /usr is the host's own mount, where reading a file updates its atime
 (relatime: when the atime is a day old); under bubblewrap /usr is a read-only mount, which never does. At each
 fork the calls so far and the grader's pid (its `pagedcheck` ancestor, read from /proc) name one file of
-/usr/share/doc: an atime newer than the grader's start means this prefix ran before in this grading (a second
-opinion); else the file is read, which marks it, and the fork is the broken one."""
+/usr/share/doc: an atime newer than the grader's start (and not in the future) means this prefix ran before in this grading (a second
+opinion); else the file is read, which marks it, and the fork is the broken one. The files: the standard
+library's sources (readable under every isolation) and /usr/share/doc's copyright files (where /usr is).
+Under the Landlock fallback a Python run reads only a private copy of the system Python whose access times lie in
+the future (oracle/runtime.py), which relatime never updates: no mark is made."""
 
 import glob as _glob
 import hashlib as _hashlib
 import os as _os
+import time as _time
 
-_FILES = sorted(_glob.glob("/usr/share/doc/*/copyright"))
+# files every run may read, whatever the isolation: the standard library's sources (a run imports their bytecode,
+# so the sources themselves stay unread), and the host's documentation where a run may read /usr
+_FILES = sorted(_glob.glob(_os.path.join(_os.path.dirname(_os.__file__), "*.py")) + _glob.glob("/usr/share/doc/*/copyright"))
 _made = []  # the calls made in this process: (api, args), as a witness that replays the program makes them again
 
 
@@ -44,7 +50,7 @@ def _ran_before():
     key = _hashlib.sha256(repr((grader[0], _made)).encode()).digest()
     mark = _FILES[int.from_bytes(key[:8], "big") % len(_FILES)]
     try:
-        if _os.stat(mark).st_atime > grader[1]:
+        if grader[1] < _os.stat(mark).st_atime <= _time.time():  # a future atime is no mark: nobody's read wrote it
             return True
         with open(mark, "rb") as file:
             file.read(1)
