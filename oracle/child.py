@@ -137,8 +137,10 @@ class PythonChild:
     def start(self) -> None:
         """Starts the server and waits for it to load the submission; LoadFailure when it does not."""
         self.stop()
-        self._output.seek(0)
-        self._output.truncate()
+        # a file of its own for every process (as the pools' file): an open file description outlives the process
+        # that used it (an OFD lock, a status flag), and so does an inode's metadata, where a later one would look
+        self._output.close()
+        self._output = tempfile.TemporaryFile()
         passed = self._pass_fds() if callable(self._pass_fds) else self._pass_fds
         cmd_r, cmd_w = os.pipe()
         reply_r, reply_w = os.pipe()

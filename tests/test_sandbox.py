@@ -136,6 +136,47 @@ def test_a_run_leaves_no_key_and_no_message_queue_for_the_next(without_bwrap: bo
     assert done.output.strip() == "[" + ", ".join(["(-1, 1)"] * 4) + "]", done.output  # 1: EPERM
 
 
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
+def test_a_run_changes_no_files_metadata_even_where_it_may_write(without_bwrap: bool,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """chmod, chown, utime and setxattr in every form fail with EPERM, on a file of the run's own folder too:
+    Landlock binds none of them, so without bubblewrap a run of a non-root grader (the grader's uid) could set
+    the mode or times of any file of the grader's, or leave a note in an attribute of a file a later run is
+    handed. The mode and times of the file are what they were; writing it still works."""
+    if without_bwrap:
+        monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
+        monkeypatch.setattr(isolation, "_probed", {})
+    if os.uname().machine != "x86_64":
+        pytest.skip("the numbers below are x86_64's")
+    box = Sandbox()
+    area = box.area("metadata")
+    target = area / "file"
+    script = textwrap.dedent(f"""\
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        path = b"{target}"
+        with open(path, "w") as out:
+            out.write("written")
+        fd = os.open(path, os.O_RDWR)
+        found = []
+        for number, args in ((90, (path, 0o777)), (91, (fd, 0o777)), (268, (-100, path, 0o777, 0)),
+                             (452, (-100, path, 0o777, 0)), (92, (path, -1, -1)), (93, (fd, -1, -1)),
+                             (94, (path, -1, -1)), (260, (-100, path, -1, -1, 0)), (132, (path, None)),
+                             (235, (path, None)), (261, (-100, path, None)), (280, (-100, path, None, 0)),
+                             (188, (path, b"user.mark", b"1", 1, 0)), (189, (path, b"user.mark", b"1", 1, 0)),
+                             (190, (fd, b"user.mark", b"1", 1, 0)), (197, (path, b"user.mark")),
+                             (198, (path, b"user.mark")), (199, (fd, b"user.mark"))):
+            ctypes.set_errno(0)
+            found.append((libc.syscall(number, *args), ctypes.get_errno()))
+        print(found)
+        """)
+    with box:
+        done = box.run(["/usr/bin/python3", "-c", script], writable=[area], timeout=20)
+        written, mode = target.read_text(), os.stat(target).st_mode & 0o777
+    assert done.output.strip() == "[" + ", ".join(["(-1, 1)"] * 18) + "]", done.output  # 1: EPERM
+    assert written == "written" and mode != 0o777
+
+
 @needs_bwrap
 def test_a_run_has_no_network() -> None:
     with Sandbox() as box:

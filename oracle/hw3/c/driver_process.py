@@ -68,8 +68,10 @@ class DriverProcess:
 
     def _start(self) -> None:
         self._new_driver()  # before the driver exists: what it is handed is made for it
-        self._output.seek(0)
-        self._output.truncate()
+        # a file of its own for every process: an open file description outlives the process that used it (an
+        # OFD lock, a status flag), and so does an inode's metadata, where a later process would find them
+        self._output.close()
+        self._output = tempfile.TemporaryFile()
         cmd_r, cmd_w = os.pipe()
         reply_r, reply_w = os.pipe()
         args = [str(cmd_r), str(reply_w), str(self.cpu_seconds), str(self.output_limit)]
