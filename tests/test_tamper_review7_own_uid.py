@@ -34,6 +34,7 @@ from tests.test_tamper_review7 import (  # noqa: F401
 # bubblewrap and in the Landlock fallback (the control, fork_no_incref alone, 8/16 both ways):
 #     setpriv --reuid=65534 --regid=65534 --clear-groups env PYTHONPATH=<venv site-packages>:<repo> /usr/bin/python3 \
 #         -c 'from oracle.cli import main; ...' grade r7_attack --rubric rubric.toml --json out.json -q
+# what broke before the fix (a fresh output file a process, no metadata a run may set): kept as the record
 OUTPUT_BROKEN = (
     "every process of a Python submission writes its output to one file of the grader's (oracle/child.py's, "
     "truncated when a process starts), whose extended attributes and mode a process of the grader's own uid may set "
@@ -56,10 +57,10 @@ def test_a_second_opinion_cannot_be_told_by_the_output_file_as_root(scene: Scene
 @pytest.mark.skipif(nobody_cannot_grade() is not None, reason=str(nobody_cannot_grade()))
 @pytest.mark.parametrize("attack", ["", "fork_told_by_output"], ids=["control", "attack"])
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
-def test_a_second_opinion_cannot_be_told_by_the_output_file_as_the_graders_uid(attack: str, without_bwrap: bool,
-                                                                              request: pytest.FixtureRequest) -> None:
-    if attack:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=OUTPUT_BROKEN))
+def test_a_second_opinion_cannot_be_told_by_the_output_file_as_the_graders_uid(attack: str,
+                                                                              without_bwrap: bool) -> None:
+    # held since every process writes to an output file of its own and no run may set an attribute or a mode
+    # (oracle/seccomp.py): OUTPUT_BROKEN says what broke before
     from tests.test_grade import small_rubric
 
     folder = Path(tempfile.mkdtemp(prefix="review7-", dir="/tmp"))  # pytest's folders are root's alone (0700)
@@ -91,6 +92,7 @@ def test_a_second_opinion_cannot_be_told_by_the_output_file_as_the_graders_uid(a
 # costing two items (measured under bubblewrap and in the Landlock fallback).
 FLOOR_ITEMS = ("compiles", "create_free", "first_fit", "free_count")
 FLOOR_HONEST = 15
+# what broke before the same fix, kept as the record
 STEERED_BROKEN = (
     OUTPUT_BROKEN + "; the same for a C driver's output file (driver_process.py), and "
     "fresh_pool.maps_on_a_fresh_pool's "
@@ -109,10 +111,9 @@ def test_a_count_bugs_second_opinion_is_not_steered_as_root(attack: str, scene: 
 @pytest.mark.skipif(nobody_cannot_grade() is not None, reason=str(nobody_cannot_grade()))
 @pytest.mark.parametrize("attack", ["floor_at_least_one", "floor_told_by_output"])
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
-def test_a_count_bugs_second_opinion_is_not_steered_as_the_graders_uid(attack: str, without_bwrap: bool,
-                                                                      request: pytest.FixtureRequest) -> None:
-    if attack == "floor_told_by_output":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=STEERED_BROKEN))
+def test_a_count_bugs_second_opinion_is_not_steered_as_the_graders_uid(attack: str, without_bwrap: bool) -> None:
+    # held since every driver process writes to an output file of its own and no run may set an attribute or a
+    # mode (oracle/seccomp.py): STEERED_BROKEN says what broke before
     from tests.test_grade import small_rubric
 
     folder = Path(tempfile.mkdtemp(prefix="review7-", dir="/tmp"))
