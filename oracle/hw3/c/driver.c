@@ -831,9 +831,9 @@ static void on_fault(int sig, siginfo_t *info, void *context)
     (void)context;
     if (in_fence((uintptr_t)info->si_addr) && fence_fault((uintptr_t)info->si_addr))
         return; /* the access goes on, on a page the grader counts from outside as a memory error */
-    if (in_fence((uintptr_t)info->si_addr)) /* the grader refused the page (the driver's records rewritten): a crash */
+    if (in_fence((uintptr_t)info->si_addr)) /* the page refused (the driver's records rewritten): a crash, its item's */
         fatal("SIG%s: an invalid read or write at %p, in the heap but in no live block (past a block's end, before "
-              "its start, or in a freed block), on a page the grader refused to map", sigabbrev_np(sig), info->si_addr);
+              "its start, or in a freed block), on a page that could not be mapped", sigabbrev_np(sig), info->si_addr);
     signal(sig, SIG_DFL);
     raise(sig);
 }
