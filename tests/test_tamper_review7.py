@@ -1,6 +1,6 @@
 """Tamper suite, the seventh adversarial review's attacks (issue 17, round 7): hostile submissions written by a
 reviewer who had not seen the defences landed the session before, each aimed at one of them: one process of a
-submission alive at a time and the replay after a second opinion (oracle/hw3/alone.py), a fresh pools' file a process
+submission alive at a time and the replay after a second opinion (oracle/hw3/alone.py), a fresh pools' file for each
 (pool_file.py, pyremote.py), the fork witness whose evidence is the graded run's own append and whose second opinion
 checks the references against a control (oracle/hw3/fork_witness.py), a prefix pool's free order from a drain in a
 fresh process (oracle/prefix/queue_order.py), and C probes on the fenced heap where a stray costs memory_safety alone
@@ -11,17 +11,20 @@ Same shape as tests/test_tamper_review6.py: each submission is graded by a separ
 of its own on the items it concerns, and must get exactly its honest score (a hostile one: no more; a correct one
 written in an unusual way: full marks), leave no process, change no file outside the scratch, and the grader must
 write its report. An attack that breaks the grader is a strict xfail naming the mechanism and a fix by construction;
-one that holds is a plain test saying why.
+one that holds is a plain test saying why. Each grading test runs under bubblewrap and without it (the `scene` below).
+The attacks that hold as root and break where the grader runs as the runs' own uid:
+tests/test_tamper_review7_own_uid.py.
 """
 
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import ROOT, Reaper, Scene
-from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points, reaper, scene  # noqa: F401
+from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points, reaper  # noqa: F401
 from tests.test_tamper_review import python_module
 from tests.test_tamper_review5 import _weighted
 
@@ -29,15 +32,25 @@ C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review7"
 PY_ATTACKS = Path(__file__).with_name("hostile_review7")
 
 
-def _c_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items: tuple[str, ...], honest: int) -> list[str]:
-    """tests/submissions/hostile/review7/<attack>.patch on broken/<base>.patch, graded on `items`: what its grade got
-    that the honest score does not allow."""
+@pytest.fixture(params=[False, True], ids=["bwrap", "without-bwrap"])
+def scene(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Scene]:
+    """Each attack's world, under bubblewrap and without it (the Landlock fallback): none of these mechanisms rests
+    on the isolation, and each is measured under both."""
+    world = Scene(tmp_path, without_bwrap=request.param)
+    yield world
+    world.close()
+
+
+def _c_problems(scene: Scene, reaper: Reaper, base: str, attack: str | None, items: tuple[str, ...],
+                honest: int) -> list[str]:
+    """tests/submissions/hostile/review7/<attack>.patch (None: none) on broken/<base>.patch, graded on `items`: what
+    its grade got that the honest score does not allow."""
     from tests.test_grade import small_rubric
 
     source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{base}.patch")
     sub = scene.root / "submission"
     sub.mkdir()
-    (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / f"{attack}.patch"))
+    (sub / "llm_memory.c").write_text(source if attack is None else patched(source, C_ATTACKS / f"{attack}.patch"))
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
     evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
     return evidence.problems + check_report(scene.out, honest, max_points(items))
@@ -58,7 +71,7 @@ def _python_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items
     return evidence.problems + check_report(scene.out, honest, full)
 
 
-# --- 1. a probe's bug hidden behind a memory error the fence still ends a run for --------------------------------------
+# --- 1. a probe's bug hidden behind a memory error the fence still ends a run for ---------------------------------
 # tests/submissions/hostile/review7/realloc_in_probe.patch and runaway_in_probe.patch on broken/l1_traversal.patch:
 # review 6's stray_in_probe and double_free_in_probe, past their fixes. Where a NULL L1 slot comes before a mapped one
 # (a state only the probe l1_gap_free makes: it edits the table), freeing the table first makes a memory error the
@@ -78,7 +91,9 @@ HEAP_FATAL_BROKEN = (
     "the access that makes it), so none need end the run: a realloc or malloc_usable_size of a non-live pointer is a "
     "stray as its free is (stray_free, then the call goes on: realloc answers NULL), and past 64 stray pages in a call "
     "every further stray lands on one sink page counted once more; then the only stop in a probe's call is a crash, "
-    "its item's, and heap_corrupted on the fence (and _left_to_memory_safety) is gone")
+    "its item's, and heap_corrupted on the fence (and _left_to_memory_safety) is gone. It must go whatever the reply "
+    "says: status 4 is the driver's reply, which code in the call can forge on the reply pipe and then end the process "
+    "(forged_heap_reply): heap corruption is a fact only where the grader saw it (its ledger's strays, valgrind's log)")
 
 
 @pytest.mark.xfail(strict=True, reason=HEAP_FATAL_BROKEN)
@@ -88,6 +103,28 @@ def test_a_memory_error_that_ends_a_probes_run_does_not_excuse_the_probed_bug(at
     problems = _c_problems(scene, reaper, "l1_traversal", attack, PROBE_ITEMS, PROBE_HONEST)
     assert not problems, "\n".join([f"{attack} (honest score {PROBE_HONEST}/{max_points(PROBE_ITEMS)}):", *problems])
 
+
+
+# tests/submissions/hostile/review7/forged_heap_reply.patch on broken/l1_traversal.patch: the same with no memory error
+# at all. In the same probe-only state, a reply of status 4 ("heap corrupted") is written on the driver's reply pipe
+# (its number is on the driver's command line, /proc/self/cmdline), and the process ends. The grader takes the status
+# for a fact: the probe is left to memory_safety, l1_traversal passes unchecked and memory_safety fails on the process's
+# word, 9/19. Its honest grade is l1_traversal's bug alone (the forged reply a crash of the probed call, its item's):
+# 15/19. It scores less than that here, but both verdicts are wrong, and under a course's weights (l1_traversal worth
+# more than memory_safety) or on a submission failing memory_safety anyway it scores more.
+FORGED_HONEST = 15
+
+
+def test_the_l1_traversal_bug_alone_gets_its_honest_score(scene: Scene, reaper: Reaper) -> None:
+    """The control of forged_heap_reply: broken/l1_traversal.patch alone, graded the same way."""
+    problems = _c_problems(scene, reaper, "l1_traversal", None, PROBE_ITEMS, FORGED_HONEST)
+    assert not problems, "\n".join([f"l1_traversal (honest score {FORGED_HONEST}/19):", *problems])
+
+
+@pytest.mark.xfail(strict=True, reason=HEAP_FATAL_BROKEN)
+def test_a_forged_heap_reply_is_not_taken_for_a_memory_error(scene: Scene, reaper: Reaper) -> None:
+    problems = _c_problems(scene, reaper, "l1_traversal", "forged_heap_reply", PROBE_ITEMS, FORGED_HONEST)
+    assert not problems, "\n".join([f"forged_heap_reply (honest score {FORGED_HONEST}/19):", *problems])
 
 # --- 2. the fork witness's second opinion, seen coming: a fork that keeps its references for a free of its parent ----
 # tests/hostile_review7/fork_kept_for_free.py on fork_no_incref: the fork takes its references and drops them at the
@@ -189,9 +226,10 @@ DRAIN_BROKEN = (
     "shown by no program and not judged")
 
 
-def test_forward_order_free_alone_gets_its_honest_score(tmp_path: Path, reaper: Reaper) -> None:
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+def test_forward_order_free_alone_gets_its_honest_score(without_bwrap: bool, tmp_path: Path, reaper: Reaper) -> None:
     """The control of attack 3: forward_order_free with the plain kv_cache.py, graded the same way."""
-    problems = _prefix_problems(tmp_path, reaper, "", QUEUE_HONEST)
+    problems = _prefix_problems(tmp_path, reaper, "", QUEUE_HONEST, without_bwrap)
     assert not problems, "\n".join([f"forward_order_free (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
 
 
@@ -283,9 +321,9 @@ def test_a_refusals_second_opinion_cannot_be_told_by_its_pool_size(scene: Scene,
 # of the active list): where the list already holds a sequence (where the head insertion shows), create_sequence first
 # reallocs a block it freed, which driver.c's realloc ends the run for (heap_fatal, "a heap found corrupted"). The rules
 # charge such a crash to memory_safety (rules.HEAP_SMASHED, whatever the call), and every item reads past it: the head
-# insertion is never seen. The control, heap_error_at_destroy.patch, makes the same memory error in llm_destroy, where it
-# hides nothing: two bugs, tail_insertion's and memory_safety's. Graded on compiles (5), create_free (10), tail_insertion
-# (3) and memory_safety (10): honest 15/28.
+# insertion is never seen. The control, heap_error_at_destroy.patch, makes the same memory error in llm_destroy,
+# where it hides nothing: two bugs, tail_insertion's and memory_safety's. Graded on compiles (5), create_free (10),
+# tail_insertion (3) and memory_safety (10): honest 15/28.
 HIDE_ITEMS = ("compiles", "create_free", "tail_insertion", "memory_safety")
 HIDE_HONEST = 15
 HIDDEN_BROKEN = (
@@ -309,4 +347,16 @@ def test_a_memory_error_that_hides_nothing_costs_memory_safety_and_leaves_the_ot
 @pytest.mark.xfail(strict=True, reason=HIDDEN_BROKEN)
 def test_a_memory_error_that_ends_a_graded_run_does_not_hide_the_next_bug(scene: Scene, reaper: Reaper) -> None:
     problems = _c_problems(scene, reaper, "tail_insertion", "heap_error_hides", HIDE_ITEMS, HIDE_HONEST)
-    assert not problems, "\n".join([f"heap_error_hides (honest score {HIDE_HONEST}/{max_points(HIDE_ITEMS)}):", *problems])
+    assert not problems, "\n".join([f"heap_error_hides (honest score {HIDE_HONEST}/{max_points(HIDE_ITEMS)}):",
+                                    *problems])
+
+
+
+def test_every_review7_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
+    assert on_disk == sorted(["drain_regranted", "floor_at_least_one", "floor_told_by_output", "forged_heap_reply",
+                              "fork_kept_for_free", "fork_told_by_output", "grader_environ", "heap_error_at_destroy",
+                              "heap_error_hides", "malloc_twice", "realloc_in_probe", "refusal_sized",
+                              "runaway_in_probe"])
+    table = (PY_ATTACKS / "README.md").read_text()
+    assert all(f"`{name}" in table or f"review7/{name}" in table for name in on_disk)
