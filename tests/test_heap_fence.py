@@ -186,6 +186,43 @@ def test_a_runaway_write_is_counted_past_64_pages_and_the_call_goes_on(workdir: 
         adapter.close()
 
 
+FORGED_HEAP_REPLY = """int llm_destroy(LLMEngine *engine)
+{
+    char args[512] = {0}; /* the driver's command line: its path, its command pipe, its reply pipe */
+    int fd = open("/proc/self/cmdline", O_RDONLY);
+    if (fd >= 0 && read(fd, args, sizeof args - 1) > 0) {
+        const char *arg = args + strlen(args) + 1;
+        arg += strlen(arg) + 1;
+        static const char text[] = "free(): double free detected in tcache 2";
+        unsigned char msg[4 + 1 + 2 + sizeof text - 1];
+        uint32_t len = sizeof msg; /* the whole reply's length, these 4 bytes too */
+        uint16_t text_len = sizeof text - 1;
+        memcpy(msg, &len, 4);
+        msg[4] = 4; /* status 4: "a heap found corrupted" */
+        memcpy(msg + 5, &text_len, 2);
+        memcpy(msg + 7, text, sizeof text - 1);
+        if (write(atoi(arg), msg, sizeof msg) == (ssize_t)sizeof msg)
+            _exit(0);
+    }"""
+
+
+def test_a_reply_saying_the_heap_was_found_corrupted_is_a_crash_natively(workdir: Path) -> None:
+    """Natively no memory error ends a call on the fence, so a reply of status 4 ("a heap found corrupted") is the
+    process's word: here llm_destroy writes one on the driver's reply pipe and ends (review 7's forged_heap_reply,
+    in a graded run). The grader takes it for a crash of the call, the call's item's, never for a memory error
+    (which rules.py would charge to memory_safety, whatever the call, every item reading past it)."""
+    source = _on("").replace("int llm_destroy(LLMEngine *engine)\n{", FORGED_HEAP_REPLY, 1)
+    source = "#define _POSIX_C_SOURCE 200809L\n#include <fcntl.h>\n#include <stdint.h>\n#include <unistd.h>\n" + source
+    adapter = CAdapter(_driver(source, workdir, "forged_heap_reply"))
+    try:
+        engine = adapter.llm_init(4096)
+        with pytest.raises(ImplementationFailure) as failure:
+            adapter.llm_destroy(engine)
+        assert "double free detected" in str(failure.value) and not failure.value.heap_corrupted, failure.value
+    finally:
+        adapter.close()
+
+
 def test_the_region_is_where_the_grader_looks(workdir: Path) -> None:
     """driver.c's FENCE_BASE and heap_maps.REGION_BASE are one address."""
     driver_c = (Path(__file__).resolve().parents[1] / "oracle" / "hw3" / "c" / "driver.c").read_text()
