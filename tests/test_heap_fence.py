@@ -114,6 +114,36 @@ def test_a_free_of_a_block_an_earlier_call_freed_is_a_stray_access_and_the_call_
         adapter.close()
 
 
+def test_a_realloc_or_usable_size_of_a_freed_block_is_a_stray_access_and_the_call_goes_on(workdir: Path) -> None:
+    """create_sequence reallocs a block it freed (review 7's heap_error_hides), then asks malloc_usable_size of it: on
+    the fence neither pointer is a live block nor can be a later one, so each is a stray access the grader counts
+    (one page each, from outside), realloc answers NULL as a failed realloc and the usable size is 0, and the call
+    goes on to its own answer: once the run ended there as a heap found corrupted. 70 such reallocs in one call pass
+    the 64 stray pages kept a call and go on too (the sink's, counted)."""
+    source = _on("").replace("Sequence *create_sequence(LLMEngine *engine, int seq_id, int initial_kv_len)\n{",
+                             """Sequence *create_sequence(LLMEngine *engine, int seq_id, int initial_kv_len)
+{
+    for (int k = 0; k < (seq_id == 2 ? 70 : 1); k++) {
+        void *volatile scratch = malloc(1); /* volatile: gcc would refuse the use after free */
+        free(scratch);
+        if (realloc(scratch, 2) != NULL || malloc_usable_size(scratch) != 0)
+            return NULL;
+    }""", 1).replace("#include <string.h>\n", "#include <string.h>\n#include <malloc.h>\n", 1)
+    assert "realloc(scratch, 2)" in source and "<malloc.h>" in source
+    adapter = CAdapter(_driver(source, workdir, "realloc_freed"))
+    try:
+        engine = adapter.llm_init(4096)
+        assert adapter.create_sequence(engine, 1, 1) is not None
+        heap = adapter.observe(engine).heap
+        assert heap.faulted == 2 and heap.live_blocks == 5, heap  # the realloc's page, the usable size's
+        assert adapter.create_sequence(engine, 2, 1) is not None  # 140 strays in one call
+        heap = adapter.observe(engine).heap
+        assert heap.faulted == 142 and heap.live_blocks == 8, heap
+        assert adapter.llm_destroy(engine) == 0
+    finally:
+        adapter.close()
+
+
 def test_a_heap_overflow_by_one_int_is_seen_natively_from_outside(workdir: Path) -> None:
     """fork_l2_malloc_bytes mallocs 16 bytes for 16 ints: the copy runs onto the guard page after them."""
     adapter = CAdapter(_driver(_on("fork_l2_malloc_bytes"), workdir, "overflow"))
@@ -126,9 +156,12 @@ def test_a_heap_overflow_by_one_int_is_seen_natively_from_outside(workdir: Path)
         adapter.close()
 
 
-def test_a_runaway_write_ends_the_process_as_a_memory_error(workdir: Path) -> None:
-    """Past 64 pages touched outside any block the driver stops mapping them: the call ends with a memory
-    error (the heap's, memory_safety's to judge), not a crash of another item's call."""
+def test_a_runaway_write_is_counted_past_64_pages_and_the_call_goes_on(workdir: Path) -> None:
+    """A write 1 MiB past the engine, every 512 bytes, in llm_destroy: 256 pages, the ref_count block's among them
+    (live: no fault), the rest guard or fresh pages. Past 64 stray pages in the call the driver maps each on the sink
+    (at most four mapped at once, the oldest unmapped first): no memory error ends a call on the fence, so the call
+    goes on and returns 0 (memory_safety's bug alone, not a crash of llm_destroy's), and the grader counted every
+    page past the 64 too (ledger.py's sunk). The next call's strays are counted as ever."""
     source = _on("").replace("int llm_destroy(LLMEngine *engine)\n{", """int llm_destroy(LLMEngine *engine)
 {
     if (engine != NULL) { /* BUG: writes 1 MiB past the engine */
@@ -139,10 +172,53 @@ def test_a_runaway_write_ends_the_process_as_a_memory_error(workdir: Path) -> No
     adapter = CAdapter(_driver(source, workdir, "runaway"))
     try:
         engine = adapter.llm_init(4096)
+        assert adapter.observe(None).heap.faulted == 0
+        assert adapter.llm_destroy(engine) == 0
+        heap = adapter.observe(None).heap
+        assert 200 < heap.faulted <= 256 and heap.live_blocks == 0, heap
+        ledger = adapter._native.listener.ledger if adapter._native and adapter._native.listener else None
+        if ledger is not None:  # with the listener: the count past the 64 is the sink's, at most four mapped
+            assert len(ledger.faulted) == 64 and ledger.sunk == heap.faulted - 64 and len(ledger.sink) == 4, ledger.sink
+        engine = adapter.llm_init(4096)  # a run that goes on: its next engine is built and destroyed
+        assert adapter.llm_destroy(engine) == 0
+        assert adapter.observe(None).heap.faulted > heap.faulted
+    finally:
+        adapter.close()
+
+
+FORGED_HEAP_REPLY = """int llm_destroy(LLMEngine *engine)
+{
+    char args[512] = {0}; /* the driver's command line: its path, its command pipe, its reply pipe */
+    int fd = open("/proc/self/cmdline", O_RDONLY);
+    if (fd >= 0 && read(fd, args, sizeof args - 1) > 0) {
+        const char *arg = args + strlen(args) + 1;
+        arg += strlen(arg) + 1;
+        static const char text[] = "free(): double free detected in tcache 2";
+        unsigned char msg[4 + 1 + 2 + sizeof text - 1];
+        uint32_t len = sizeof msg; /* the whole reply's length, these 4 bytes too */
+        uint16_t text_len = sizeof text - 1;
+        memcpy(msg, &len, 4);
+        msg[4] = 4; /* status 4: "a heap found corrupted" */
+        memcpy(msg + 5, &text_len, 2);
+        memcpy(msg + 7, text, sizeof text - 1);
+        if (write(atoi(arg), msg, sizeof msg) == (ssize_t)sizeof msg)
+            _exit(0);
+    }"""
+
+
+def test_a_reply_saying_the_heap_was_found_corrupted_is_a_crash_natively(workdir: Path) -> None:
+    """Natively no memory error ends a call on the fence, so a reply of status 4 ("a heap found corrupted") is the
+    process's word: here llm_destroy writes one on the driver's reply pipe and ends (review 7's forged_heap_reply,
+    in a graded run). The grader takes it for a crash of the call, the call's item's, never for a memory error
+    (which rules.py would charge to memory_safety, whatever the call, every item reading past it)."""
+    source = _on("").replace("int llm_destroy(LLMEngine *engine)\n{", FORGED_HEAP_REPLY, 1)
+    source = "#define _POSIX_C_SOURCE 200809L\n#include <fcntl.h>\n#include <stdint.h>\n#include <unistd.h>\n" + source
+    adapter = CAdapter(_driver(source, workdir, "forged_heap_reply"))
+    try:
+        engine = adapter.llm_init(4096)
         with pytest.raises(ImplementationFailure) as failure:
             adapter.llm_destroy(engine)
-        assert failure.value.heap_corrupted, str(failure.value)
-        assert "an invalid read or write at 0x2" in str(failure.value) and "in no live block" in str(failure.value)
+        assert "double free detected" in str(failure.value) and not failure.value.heap_corrupted, failure.value
     finally:
         adapter.close()
 

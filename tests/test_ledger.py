@@ -5,7 +5,8 @@ import errno
 
 from oracle.hw3.c.ledger import (
     BRK, BRK_REFUSED, CONTINUE, FULL, MADVISE, MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MMAP, MPROTECT,
-    MREMAP, MREMAP_FIXED, MUNMAP, PAGE, PKEY_MPROTECT, PROT_EXEC, PROT_READ, PROT_WRITE, SHMAT, SPAN_START, STRAYS_PER_CALL, Ledger,
+    MREMAP, MREMAP_FIXED, MUNMAP, PAGE, PKEY_MPROTECT, PROT_EXEC, PROT_READ, PROT_WRITE, SHMAT, SINK_PAGES, SPAN_START, STRAYS_PER_CALL,
+    Ledger,
     fence_blocks,
 )
 
@@ -78,19 +79,46 @@ def test_a_page_made_accessible_outside_a_grant_is_a_stray_access_counted_once()
     assert grant(ledger, 3) == CONTINUE  # a faulted guard is no live block
 
 
-def test_stray_pages_are_at_most_64_a_call_so_the_ledger_stays_bounded() -> None:
+def test_stray_pages_are_at_most_64_a_call_and_the_sinks_so_the_ledger_stays_bounded() -> None:
     """However many pages a call asks to make accessible (review4's stray_page_flood: 40,000 requests a call), the
-    ledger keeps at most STRAYS_PER_CALL of them a call and refuses the rest; a page already counted costs nothing."""
+    ledger keeps at most STRAYS_PER_CALL of them a call, then SINK_PAGES more (the sink's, none unmapped here), and
+    refuses the rest; a page already counted costs nothing."""
     ledger = Ledger()
     ledger.call_started()
     answers = [ledger.answer(MPROTECT, (page(100 + 2 * n), PAGE, PROT_READ, 0, 0, 0)) for n in range(1000)]
-    assert answers == [CONTINUE] * STRAYS_PER_CALL + [errno.EPERM] * (1000 - STRAYS_PER_CALL)
-    assert len(ledger.faulted) == STRAYS_PER_CALL
+    kept = STRAYS_PER_CALL + SINK_PAGES
+    assert answers == [CONTINUE] * kept + [errno.EPERM] * (1000 - kept)
+    assert (len(ledger.faulted), len(ledger.sink), ledger.strays) == (STRAYS_PER_CALL, SINK_PAGES, kept)
     assert ledger.answer(MPROTECT, (page(100), PAGE, PROT_READ, 0, 0, 0)) == CONTINUE  # counted already
     ledger.call_started()
     assert ledger.answer(MPROTECT, (page(5000), 64 * PAGE, PROT_READ, 0, 0, 0)) == CONTINUE  # a new call's 64
-    assert ledger.answer(MPROTECT, (page(6000), PAGE, PROT_READ, 0, 0, 0)) == errno.EPERM
+    assert ledger.answer(MPROTECT, (page(6000), PAGE, PROT_READ, 0, 0, 0)) == errno.EPERM  # the sink is full
     assert len(ledger.faulted) == 2 * STRAYS_PER_CALL
+
+
+def test_past_64_a_call_each_stray_page_is_the_sinks_counted_while_the_oldest_is_unmapped_first() -> None:
+    """A runaway loop (driver.c's sink_make_room): past STRAYS_PER_CALL each new page is counted and kept among at
+    most SINK_PAGES; an unmap of the oldest makes room for the next, a page of the sink is counted once while mapped,
+    and a grant over one is refused (the kernel would: it is mapped) until it is unmapped."""
+    ledger = Ledger()
+    ledger.call_started()
+    assert ledger.answer(MPROTECT, (page(1000), 64 * PAGE, PROT_READ, 0, 0, 0)) == CONTINUE
+    for n in range(100):  # 100 pages past the 64, the oldest sink page unmapped before each new one
+        if len(ledger.sink) == SINK_PAGES:
+            assert ledger.answer(MUNMAP, (ledger.sink[0] * PAGE, PAGE, 0, 0, 0, 0)) == CONTINUE
+        stray = page(2000 + 2 * n)
+        assert ledger.answer(MPROTECT, (stray, PAGE, PROT_READ, 0, 0, 0)) == CONTINUE
+        assert ledger.answer(MMAP, (stray, PAGE, RW, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, 0, 0)) == CONTINUE
+    assert (len(ledger.faulted), ledger.sunk, ledger.strays) == (64, 100, 164)
+    assert ledger.sink == [page(2000 + 2 * n) // PAGE for n in range(96, 100)]
+    assert ledger.answer(MPROTECT, (page(2198), PAGE, PROT_READ, 0, 0, 0)) == CONTINUE  # mapped: counted once
+    assert ledger.answer(MPROTECT, (page(5000), PAGE, PROT_READ, 0, 0, 0)) == errno.EPERM  # no room: not unmapped
+    assert ledger.strays == 164
+    assert grant(ledger, 2198) == errno.EEXIST  # a sink page is mapped
+    assert grant(ledger, 2199) == CONTINUE
+    ledger.call_started()  # a new call's strays are kept again, the sink's pages stay the sink's
+    assert ledger.answer(MPROTECT, (page(3000), PAGE, PROT_READ, 0, 0, 0)) == CONTINUE
+    assert (len(ledger.faulted), len(ledger.sink)) == (65, SINK_PAGES)
 
 
 def test_a_grant_over_a_stray_page_is_refused_as_the_kernel_would() -> None:

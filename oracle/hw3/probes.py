@@ -93,8 +93,8 @@ def judge(name: str, target: ProbeTarget) -> ProbeResult:
     reads of the state after it is the submission's doing as before it. The probe's verdict stands as it would
     without the stray (a failure of its rule is its item's, another item's bug met is that item's), and the stray is
     charged to memory_safety where the grader saw it (stray_charge.py): each bug costs its own item, once. A rule
-    found holding with no other item's bug met says memory_safety's was met on the way. Only a crash or a heap the
-    C library calls corrupt stops a probe (_verdict)."""
+    found holding with no other item's bug met says memory_safety's was met on the way. Only a crash stops a probe
+    (_verdict)."""
     rule = PROBES[name]
     try:
         result = _verdict(name, rule, target)
@@ -122,18 +122,12 @@ def _verdict(name: str, rule: str, target: ProbeTarget) -> ProbeResult:
                            checked=False)
     except ProbeFailed as failure:
         return ProbeResult(name, rule, False, str(failure))
-    except ImplementationFailure as failure:  # it crashed, hung, raised or left a state that cannot be read
-        if failure.heap_corrupted:  # a memory error made before, in whichever call: memory_safety's to judge
-            return _left_to_memory_safety(name, rule, target.stopped(failure))
+    except ImplementationFailure as failure:  # it crashed, hung, raised or left a state that cannot be read: on the
+        # fence no memory error ends a call (each is a stray the run goes on past, driver.c), so a heap the C library
+        # found corrupted (its blocks only past the fence's room) is a crash like any other, the probe's item's
         return ProbeResult(name, rule, False, target.stopped(failure), target.entered)
     except Exception as exc:  # what was observed has a shape no probe step expects (a short ref_count)
         return ProbeResult(name, rule, False, f"raised {type(exc).__name__}: {exc}")
-
-
-def _left_to_memory_safety(name: str, rule: str, why: str) -> ProbeResult:
-    """Probe `name` met a memory error, which memory_safety judges: it checked nothing, and costs nothing."""
-    return ProbeResult(name, rule, True, f"not checked: {why} (item {MEMORY_SAFETY_ITEM})", owner=MEMORY_SAFETY_ITEM,
-                       checked=False)
 
 
 def not_graded_result(name: str, kind: str) -> ProbeResult:

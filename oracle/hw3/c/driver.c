@@ -346,14 +346,15 @@ static void table_remove(struct live *entry)
  * (b) a read or write past a block's end or into a freed block faults, with or without valgrind. on_fault then
  *     maps that one page, shared, with the bytes it held, and lets the access go on: the call goes on as it would
  *     have on an ordinary heap (so a memory error costs memory_safety, not the items of the calls that follow),
- *     and the grader counts the page as a stray access (memory_safety). Past MAX_FAULTED pages in one call the
- *     process ends (REPLY_HEAP).
+ *     and the grader counts the page as a stray access (memory_safety). Past MAX_FAULTED pages in one call (a
+ *     runaway loop) the pages it maps are the sink's: at most SINK_PAGES of them mapped at once, the oldest
+ *     unmapped first, each still counted by the grader; so no memory error ends a call on the fence.
  * A block the fence cannot serve (its budget, a quarter of the address-space limit, or vm.max_map_count spent:
  * a design that keeps tens of thousands of blocks live) comes from the C library's heap instead, never NULL.
  * Under valgrind the blocks come from valgrind's own allocator (through __libc_malloc), which checks them. */
 #define FENCE_BASE ((uintptr_t)0x200000000000ull) /* ledger.py's SPAN_START, heap_maps.py's REGION_BASE */
 #define FENCE_SPAN ((uintptr_t)1 << 40)
-enum { PAGE = 4096, MAX_FAULTED = 64, QUARANTINE_BLOCKS = 1024, QUARANTINE_PAGES = 16384 };
+enum { PAGE = 4096, MAX_FAULTED = 64, SINK_PAGES = 4, QUARANTINE_BLOCKS = 1024, QUARANTINE_PAGES = 16384 };
 
 static struct {
     int on, at_start, ledgered; /* ledgered: the grader answers every mapping call (the filter is installed) */
@@ -363,7 +364,9 @@ static struct {
     int full;                      /* the last fence_alloc failed for want of room: serve from the C library */
     struct { size_t first, pages; } quarantine[QUARANTINE_BLOCKS];
     size_t q_oldest, q_count, q_pages;
-    unsigned faulted; /* pages faulted in the current request: a runaway loop ends at MAX_FAULTED */
+    unsigned faulted; /* pages faulted in the current request: past MAX_FAULTED they are the sink's */
+    uintptr_t sink[SINK_PAGES]; /* the sink's pages mapped now (ledger.py's Ledger.sink), the oldest at sink_oldest */
+    unsigned sink_count, sink_oldest;
 } fence;
 
 static int in_fence(uintptr_t addr) { return fence.on && addr >= FENCE_BASE && addr - FENCE_BASE < FENCE_SPAN; }
@@ -468,16 +471,29 @@ static void fence_release(size_t first, size_t n)
     }
 }
 
+/* Past MAX_FAULTED pages in a call, the room for one more sink page: the oldest unmapped when SINK_PAGES are
+ * (its bytes, a freed block's kept ones, go with it). An instruction touches at most four pages (a string move's
+ * two operands, each across a page's edge), so SINK_PAGES of them let every access go on. */
+static void sink_make_room(void)
+{
+    if (fence.sink_count < SINK_PAGES)
+        return;
+    munmap((void *)fence.sink[fence.sink_oldest], PAGE);
+    fence.sink_oldest = (fence.sink_oldest + 1) % SINK_PAGES;
+    fence.sink_count--;
+}
+
 /* A read or write of the submission's faulted in the span, outside any live block: the page is mapped again,
  * shared, with the bytes it held (none for a guard page, never mapped), and the access goes on (the grader
- * counts the page as a stray access). 0 when it cannot be (then the caller ends the process with a memory
- * error). */
+ * counts the page as a stray access). Past MAX_FAULTED pages in the call, the page is the sink's (above). 0 when
+ * it cannot be (the grader refused it: then the caller ends the call as a crash). */
 static int fence_fault(uintptr_t addr)
 {
     static unsigned char copy[PAGE];
     unsigned char *page = (unsigned char *)(addr & ~(uintptr_t)(PAGE - 1));
-    if (fence.faulted >= MAX_FAULTED)
-        return 0;
+    int sunk = fence.faulted >= MAX_FAULTED;
+    if (sunk)
+        sink_make_room();
     if (mprotect(page, PAGE, PROT_READ) == 0) { /* a freed block's page, its bytes kept */
         memcpy(copy, page, PAGE);
         if (mmap(page, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
@@ -486,6 +502,10 @@ static int fence_fault(uintptr_t addr)
     } else if (mmap(page, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0)
                != page) { /* a guard page, or a freed block's unmapped since */
         return 0;
+    }
+    if (sunk) {
+        fence.sink[(fence.sink_oldest + fence.sink_count) % SINK_PAGES] = (uintptr_t)page;
+        fence.sink_count++;
     }
     fence.faulted++;
     return 1;
@@ -594,12 +614,10 @@ static int freed_in_this_call(uintptr_t addr)
  * ever given (the next above every block), which faults, and on_fault maps it (fence_fault): a page of the span
  * made accessible outside any block, which the ledger counts (memory_safety's). The page is the driver's choice,
  * never the submission's pointer's (a freed block's page already mapped by an earlier stray would not fault).
- * 0 when no page faulted (the caller then ends the process with a memory error). */
+ * Past MAX_FAULTED pages in the call, a sink page (fence_fault). 0 when no page faulted (the grader refused it). */
 static int stray_free(void)
 {
     unsigned before = fence.faulted;
-    if (before >= MAX_FAULTED) /* fence_fault would map no page: a runaway, ended as one */
-        return 0;
     for (int tries = 0; tries < 8 && fence.faulted == before; tries++) {
         size_t first = fence.cursor;
         if (first + 2 > FENCE_SPAN / PAGE)
@@ -611,6 +629,18 @@ static int stray_free(void)
     return fence.faulted != before;
 }
 
+/* `what` (free, realloc, malloc_usable_size) given a pointer that is no live block, nor one this call freed. On the
+ * fence a stray access (stray_free) and the call goes on; the caller then answers as for no block. Off the fence
+ * (valgrind's blocks, or before main) the heap found corrupted, memory_safety's. */
+static void not_live(const char *what, void *ptr)
+{
+    if (fenced() && stray_free())
+        return; /* a stray access the grader counted: the call goes on */
+    if (fenced()) /* the grader refused the page (a program that rewrote the driver's records): a crash */
+        fatal("%s(%p): not a live heap block, and the stray access could not be counted", what, ptr);
+    heap_fatal("%s(%p): not a live heap block (freed, or a pointer malloc did not return)", what, ptr);
+}
+
 void free(void *ptr)
 {
     if (ptr == NULL || probe_pool_freed(ptr))
@@ -620,10 +650,10 @@ void free(void *ptr)
         fatal("free(%p): a double free: this call already freed that block", ptr);
     if (entry == NULL && in_a_pool((uintptr_t)ptr))
         fatal("free(%p): not a live heap block: the caller's pool, which malloc did not return", ptr);
-    if (entry == NULL && fenced() && stray_free())
-        return; /* a stray access the grader counted: the call goes on */
-    if (entry == NULL)
-        heap_fatal("free(%p): not a live heap block (double free, or a pointer malloc did not return)", ptr);
+    if (entry == NULL) {
+        not_live("free", ptr);
+        return;
+    }
     if (n_freed_this_call < 64)
         freed_this_call[n_freed_this_call] = (uintptr_t)ptr;
     n_freed_this_call++;
@@ -648,8 +678,10 @@ void *realloc(void *ptr, size_t size)
     if (ptr == NULL)
         return malloc(size);
     struct live *entry = table_find((uintptr_t)ptr);
-    if (entry == NULL)
-        heap_fatal("realloc(%p): not a live heap block (freed, or a pointer malloc did not return)", ptr);
+    if (entry == NULL) { /* no block to resize: as a failed realloc (a correct program makes none such) */
+        not_live("realloc", ptr);
+        return errno = ENOMEM, NULL;
+    }
     if (size == 0) { /* glibc frees and returns NULL */
         free(ptr);
         return NULL;
@@ -694,8 +726,10 @@ size_t malloc_usable_size(void *ptr)
     if (ptr == NULL)
         return 0;
     struct live *entry = table_find((uintptr_t)ptr);
-    if (entry == NULL)
-        heap_fatal("malloc_usable_size(%p): not a live heap block (freed, or a pointer malloc did not return)", ptr);
+    if (entry == NULL) { /* no block: no usable byte */
+        not_live("malloc_usable_size", ptr);
+        return 0;
+    }
     return entry->size;
 }
 
@@ -797,9 +831,9 @@ static void on_fault(int sig, siginfo_t *info, void *context)
     (void)context;
     if (in_fence((uintptr_t)info->si_addr) && fence_fault((uintptr_t)info->si_addr))
         return; /* the access goes on, on a page the grader counts from outside as a memory error */
-    if (in_fence((uintptr_t)info->si_addr)) /* a guard page or a freed block's: a memory error, memory_safety's */
-        heap_fatal("SIG%s: an invalid read or write at %p, in the heap but in no live block (past a block's end, "
-                   "before its start, or in a freed block)", sigabbrev_np(sig), info->si_addr);
+    if (in_fence((uintptr_t)info->si_addr)) /* the page refused (the driver's records rewritten): a crash, its item's */
+        fatal("SIG%s: an invalid read or write at %p, in the heap but in no live block (past a block's end, before "
+              "its start, or in a freed block), on a page that could not be mapped", sigabbrev_np(sig), info->si_addr);
     signal(sig, SIG_DFL);
     raise(sig);
 }

@@ -11,9 +11,10 @@ Protocol (little-endian, over two dedicated pipes; the submission's stdout/stder
             ledger fails the grant itself, and the submission, which can read the request, is not told which).
     reply    = length:u32  status:u8  ...
         status 2 (fatal): text; the driver then exits (e.g. it cannot map the pool asked for);
-        status 4 (fatal, heap): likewise, for a memory error: a read or write that faulted in the heap's guard
-        pages or a freed block, a free of a pointer that is not live, or glibc's malloc aborting on its own
-        corrupted lists (3 is a probe's reply, driver_probes.c).
+        status 4 (fatal, heap): likewise, for a heap found corrupted: under valgrind a free, realloc or usable
+        size of a pointer that is not live, or glibc's malloc aborting on its own corrupted lists (natively no
+        memory error ends a call on the fence, so there it is the process's word: a crash, c/adapter.py)
+        (3 is a probe's reply, driver_probes.c).
         status 0: ret:i64  call_allocations:u32  call_frees:u32  fault_fired:u8
                   allocations:u64  live_blocks:u64  live_bytes:u64  (the process's own counts: natively the
                   grader reads the live blocks from the driver's mappings instead, heap_maps.py)

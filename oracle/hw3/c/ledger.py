@@ -59,6 +59,7 @@ def fence_blocks(max_map_count: int) -> int:
     return max_map_count - QUARANTINE_BLOCKS - 8192 if max_map_count > QUARANTINE_BLOCKS + 9216 else 1024
 _U64 = (1 << 64) - 1
 STRAYS_PER_CALL = 64  # pages stray accesses may make accessible in one call: a memory error is shown by one
+SINK_PAGES = 4  # driver.c's: past STRAYS_PER_CALL, the pages a call's strays land on, at most these mapped at once
 
 
 @dataclass
@@ -80,6 +81,8 @@ class Ledger:
     granted_to: int = 0  # one past the last page ever granted: a grant lies above it, with a page between
     faulted: list[int] = field(default_factory=list)  # pages stray accesses made accessible, sorted
     call_strays: int = 0  # pages the current call's stray accesses made accessible (at most STRAYS_PER_CALL)
+    sink: list[int] = field(default_factory=list)  # past that, the pages mapped now (at most SINK_PAGES), oldest first
+    sunk: int = 0  # stray pages counted past a call's STRAYS_PER_CALL (the sink's, each counted as it is mapped)
     grants: int = 0  # in the current call (since call_started)
     frees: int = 0
     injected: bool = False  # the current call had an allocation failed by the grader
@@ -99,6 +102,11 @@ class Ledger:
     def live_bytes(self) -> int:
         return (self.live_pages + self.outside_pages) * PAGE
 
+    @property
+    def strays(self) -> int:
+        """The stray pages counted in the run: those kept, and the sink's."""
+        return len(self.faulted) + self.sunk
+
     def answer(self, nr: int, args: tuple[int, ...], site: int = 0) -> int:
         """The answer to one system call made at instruction `site`: CONTINUE, the errno it fails with, or
         BRK_REFUSED; the ledger updated. The first mapping call is the driver's own, before any submission code
@@ -115,7 +123,11 @@ class Ledger:
         if nr == MUNMAP:
             if not _in_span(args[0], args[1]):
                 return CONTINUE if own else errno.EPERM
-            return errno.EPERM if self._touches_live(*_pages(args[0], args[1])) else CONTINUE
+            first, end = _pages(args[0], args[1])
+            if self._touches_live(first, end):
+                return errno.EPERM
+            self.sink = [page for page in self.sink if not first <= page < end]  # room for the sink's next page
+            return CONTINUE
         if nr == MREMAP:  # the driver's own memory and the C library's, never the span's
             old, old_len, new_len, flags, new = args[:5]
             into_span = flags & MREMAP_FIXED and _in_span(new, new_len)
@@ -177,15 +189,20 @@ class Ledger:
 
     def _protect(self, first: int, end: int, prot: int) -> int:
         """Any other change to pages of the span: refused on a live block's pages; inaccessible is harmless;
-        accessible is a stray access, each page counted once, at most STRAYS_PER_CALL pages in a call (the
-        driver's fault handler asks for one page at a time): past that refused, so what the ledger keeps is
-        bounded by the calls the grader makes, not by what the submission asks."""
+        accessible is a stray access, each page counted once, at most STRAYS_PER_CALL pages kept a call (the
+        driver's fault handler asks for one page at a time). Past that, one page at a time is the sink's, counted,
+        while fewer than SINK_PAGES are mapped (the driver unmaps the oldest first), else refused: what the ledger
+        keeps is bounded by the calls the grader makes, not by what the submission asks."""
         if self._touches_live(first, end) or (prot != 0 and end - first > STRAYS_PER_CALL):
             return errno.EPERM
         if prot != 0:
             new = [page for page in range(first, end) if not self._faulted_in(page, page + 1)]
             if self.call_strays + len(new) > STRAYS_PER_CALL:
-                return errno.EPERM
+                if len(new) != 1 or len(self.sink) >= SINK_PAGES:
+                    return errno.EPERM
+                self.sink.append(new[0])
+                self.sunk += 1
+                return CONTINUE
             self.call_strays += len(new)
             for page in new:
                 bisect.insort(self.faulted, page)
@@ -200,7 +217,7 @@ class Ledger:
 
     def _faulted_in(self, first: int, end: int) -> bool:
         at = bisect.bisect_left(self.faulted, first)
-        return at < len(self.faulted) and self.faulted[at] < end
+        return (at < len(self.faulted) and self.faulted[at] < end) or any(first <= page < end for page in self.sink)
 
 
 def _pages(addr: int, length: int) -> tuple[int, int]:

@@ -43,7 +43,7 @@ class NativeHeap:
             ledger = self.listener.ledger
             return HeapFacts(max(said.allocations, ledger.grants), max(said.frees, ledger.frees), ledger.injected,
                              max(said.live_blocks, ledger.live_blocks), max(said.live_bytes, ledger.live_bytes),
-                             len(ledger.faulted))
+                             ledger.strays)
         if (seen := self._mappings()) is None:
             return None
         allocations = max(said.allocations, seen.blocks - live_before)  # a count written down cannot hide a block
@@ -54,7 +54,7 @@ class NativeHeap:
         """The pages stray accesses have touched in the run so far, by the grader's count alone (a probe operation's
         reply says nothing of the heap); None when the driver is gone before the grader could look."""
         if self.listener is not None:
-            return len(self.listener.ledger.faulted)
+            return self.listener.ledger.strays
         seen = self._mappings()
         return None if seen is None else seen.faulted
 
