@@ -96,7 +96,8 @@ HEAP_FATAL_BROKEN = (
     "(forged_heap_reply): heap corruption is a fact only where the grader saw it (its ledger's strays, valgrind's log)")
 
 
-@pytest.mark.xfail(strict=True, reason=HEAP_FATAL_BROKEN)
+# held since on the fence no memory error ends a run and a status-4 reply is a crash (heap-nonfatal): HEAP_FATAL_BROKEN
+# is what broke before
 @pytest.mark.parametrize("attack", ["realloc_in_probe", "runaway_in_probe"])
 def test_a_memory_error_that_ends_a_probes_run_does_not_excuse_the_probed_bug(attack: str, scene: Scene,
                                                                              reaper: Reaper) -> None:
@@ -121,8 +122,10 @@ def test_the_l1_traversal_bug_alone_gets_its_honest_score(scene: Scene, reaper: 
     assert not problems, "\n".join([f"l1_traversal (honest score {FORGED_HONEST}/19):", *problems])
 
 
-@pytest.mark.xfail(strict=True, reason=HEAP_FATAL_BROKEN)
-def test_a_forged_heap_reply_is_not_taken_for_a_memory_error(scene: Scene, reaper: Reaper) -> None:
+# held since on the fence no memory error ends a run and a status-4 reply is a crash (heap-nonfatal): HEAP_FATAL_BROKEN
+# is what broke before
+# (named without the word check_report looks for in a report: the scratch folder takes the test's name)
+def test_a_heap_reply_the_call_wrote_itself_is_not_taken_for_a_memory_error(scene: Scene, reaper: Reaper) -> None:
     problems = _c_problems(scene, reaper, "l1_traversal", "forged_heap_reply", PROBE_ITEMS, FORGED_HONEST)
     assert not problems, "\n".join([f"forged_heap_reply (honest score {FORGED_HONEST}/19):", *problems])
 
@@ -345,7 +348,7 @@ def test_a_memory_error_that_hides_nothing_costs_memory_safety_and_leaves_the_ot
                                     *problems])
 
 
-@pytest.mark.xfail(strict=True, reason=HIDDEN_BROKEN)
+# held since on the fence no memory error ends a run (heap-nonfatal): HIDDEN_BROKEN is what broke before
 def test_a_memory_error_that_ends_a_graded_run_does_not_hide_the_next_bug(scene: Scene, reaper: Reaper) -> None:
     problems = _c_problems(scene, reaper, "tail_insertion", "heap_error_hides", HIDE_ITEMS, HIDE_HONEST)
     assert not problems, "\n".join([f"heap_error_hides (honest score {HIDE_HONEST}/{max_points(HIDE_ITEMS)}):",
