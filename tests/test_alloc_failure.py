@@ -80,17 +80,21 @@ def test_a_call_that_crashes_when_its_malloc_fails_is_caught_at_that_allocation(
 
 
 def test_a_call_that_succeeds_in_spite_of_a_failed_malloc_must_still_leave_nothing_after_llm_destroy(tmp_path: Path) -> None:
-    """new_sequence tries its L1 table's malloc again, and sets aside a block nothing ever frees."""
-    undo = "    if (seq->block_table == NULL) {\n        free(seq);\n        return NULL;\n    }\n"
-    retry = ("    if (seq->block_table == NULL) {\n        lost_block = malloc(1);\n"
-             "        seq->block_table = malloc(L1_PT_SIZE * sizeof *seq->block_table);\n    }\n"
-             "    if (seq->block_table == NULL) {\n        free(seq);\n        return NULL;\n    }\n")
+    """create_sequence ends by asking for a block it can do without (a cache it skips when malloc says no), and
+    frees the block it set aside before only when that one came: where the optional malloc fails (and every one
+    after it in the call), the call still succeeds, and the block set aside is never freed."""
+    done = "    list_add_tail(&seq->node, &engine->active_seqs);\n    return seq;\n"
+    optional = ("    list_add_tail(&seq->node, &engine->active_seqs);\n    set_aside = malloc(1);\n"
+                "    void *cache = malloc(1); /* optional: done without when there is no memory */\n"
+                "    if (cache != NULL) {\n        free(set_aside);\n        free(cache);\n    }\n    return seq;\n")
     reference = REFERENCE_C.read_text()
-    assert undo in reference
-    leaky = reference.replace(undo, retry).replace("static Sequence *new_sequence(", "void *lost_block; /* global: kept, never freed */\nstatic Sequence *new_sequence(")
+    assert done in reference
+    leaky = reference.replace(done, optional).replace(
+        "static Sequence *new_sequence(", "void *set_aside; /* global: kept, never freed */\nstatic Sequence *new_sequence(")
     status, message = _alloc_failure(tmp_path, leaky)
     assert status == "failed"
-    assert message.startswith("allocation_failure (allocation 2 of step 2 failing)"), message
+    # seq, its L1 table, one L2 table (20 records), set_aside, cache
+    assert message.startswith("allocation_failure (allocation 5 of step 2 failing)"), message
     assert "llm_destroy afterwards: its status and the heap blocks left: expected 0 and 0, got 0 and 1" in message, message
 
 

@@ -141,15 +141,18 @@ def test_a_live_blocks_pages_cannot_be_changed_otherwise() -> None:
     assert (ledger.live_blocks, ledger.live_bytes, ledger.faulted) == (1, 3 * PAGE, [])
 
 
-def test_injection_fails_the_kth_grant_and_says_so() -> None:
+def test_injection_fails_the_kth_grant_and_every_later_one_of_the_call_and_says_so() -> None:
+    """Memory that ran out stays out for the rest of the call: a call that asks again gets ENOMEM again (review
+    7's malloc_twice asked malloc twice and so never met its unchecked path); the next call is granted."""
     ledger = Ledger()
     ledger.call_started(fail_at=2)
     assert grant(ledger, 1) == CONTINUE and not ledger.injected
     assert grant(ledger, 3) == errno.ENOMEM and ledger.injected
+    assert grant(ledger, 3) == errno.ENOMEM and grant(ledger, 5) == errno.ENOMEM  # asked again: out still
     assert (ledger.grants, ledger.live_blocks) == (1, 1)
-    assert grant(ledger, 3) == CONTINUE  # once only
     ledger.call_started()
     assert not ledger.injected
+    assert grant(ledger, 3) == CONTINUE and (ledger.grants, ledger.live_blocks) == (1, 2)
 
 
 def test_the_budget_spent_sends_the_block_elsewhere_uncounted() -> None:

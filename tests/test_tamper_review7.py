@@ -281,7 +281,8 @@ def test_the_alloc_failure_bug_alone_gets_its_honest_score(scene: Scene, reaper:
     assert not problems, "\n".join([f"alloc_failure (honest score {ALLOC_HONEST}/{ALLOC_MAX}):", *problems])
 
 
-@pytest.mark.xfail(strict=True, reason=ONE_FAILURE_BROKEN)
+# held since from the k-th allocation of a call on every grant fails (ledger.py, driver.c injected_failure):
+# ONE_FAILURE_BROKEN is what broke before
 def test_an_allocation_asked_for_twice_does_not_hide_the_alloc_failure_bug(scene: Scene, reaper: Reaper) -> None:
     problems = _alloc_problems(scene, reaper, "malloc_twice")
     assert not problems, "\n".join([f"malloc_twice (honest score {ALLOC_HONEST}/{ALLOC_MAX}):", *problems])

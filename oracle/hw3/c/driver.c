@@ -518,11 +518,15 @@ static int fence_fault(uintptr_t addr)
 static int fenced(void) { return fence.on && heap.counting; }
 
 /* Failure injection where the grader's ledger cannot fail a grant: under valgrind, without the filter, or for a
- * block the fence cannot hold. With the ledger, the grader fails the k-th grant itself (ENOMEM). */
+ * block the fence cannot hold. With the ledger, the grader fails the k-th grant itself (ENOMEM). From the k-th on,
+ * every allocation of the call fails, as memory that has run out stays out: a call that asks again gets NULL
+ * again (review 7's malloc_twice). */
 static int injected_failure(void)
 {
     if (fence.ledgered && fenced())
         return 0;
+    if (heap.fault_fired)
+        return 1;
     if (heap.fail_countdown > 0 && --heap.fail_countdown == 0) {
         heap.fault_fired = 1;
         return 1;

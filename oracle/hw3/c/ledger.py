@@ -66,7 +66,7 @@ SINK_PAGES = 4  # driver.c's: past STRAYS_PER_CALL, the pages a call's strays la
 class Ledger:
     """One run's ledger. `budget` bounds the bytes of live blocks (the driver's address-space limit allows
     them), `max_blocks` their number (the map count allows them); `fail_at`: the k-th grant from now is refused
-    with ENOMEM (0: none)."""
+    with ENOMEM (0: none), and every later grant of the same call too."""
 
     budget: int = 1 << 28
     max_blocks: int = 1 << 40
@@ -175,6 +175,8 @@ class Ledger:
         if (end - first) * PAGE + self.live_bytes > self.budget or len(self.live) >= self.max_blocks:
             self.spent = True
             return FULL
+        if self.injected:  # from the k-th on every grant of the call fails: memory that ran out stays out
+            return errno.ENOMEM
         if self.fail_at > 0:
             self.fail_at -= 1
             if self.fail_at == 0:
