@@ -115,9 +115,40 @@ def sampled(cases: list, default: set[str]) -> list:
     return out
 
 
+# A tamper test's isolation parameter (tests/tamper.py's Scene): its name and the values that grade with bubblewrap
+# and without it (a failing `bwrap` first on PATH: the fallback isolation).
+ISOLATION_PARAMS = ("scene", "without_bwrap", "mode")
+WITH_BUBBLEWRAP, WITHOUT_BUBBLEWRAP = (False, "bwrap", "bubblewrap"), (True, "fallback")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "bwrap_repeat: a tamper test whose defence does not depend on the isolation "
+                                       "(a refusal at build, the grader's own reading of the evidence, a bounded "
+                                       "reply, its own text): its bubblewrap case repeats the fallback's and is slow")
+
+
+def with_bubblewrap(item: pytest.Item) -> bool | None:
+    """Whether a parametrized tamper test's case grades with bubblewrap; None when no parameter names the isolation."""
+    params = getattr(item, "callspec", None)
+    for name in ISOLATION_PARAMS:
+        value = params.params.get(name, None) if params else None
+        if value in WITH_BUBBLEWRAP or value in WITHOUT_BUBBLEWRAP:
+            return value in WITH_BUBBLEWRAP
+    return None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked `slow` are the long profile's (README, Development): skipped, with the command that runs
-    them, unless PAGEDCHECK_PROFILE=long."""
+    them, unless PAGEDCHECK_PROFILE=long. So is the bubblewrap case of a test marked `bwrap_repeat` (issue 17 asks
+    for the run without bubblewrap; where the defence is the same in both, CI runs that one). UsageError for a
+    `bwrap_repeat` test with no isolation parameter: its one run must not leave CI."""
+    for item in items:
+        if item.get_closest_marker("bwrap_repeat"):
+            isolation = with_bubblewrap(item)
+            if isolation is None:
+                raise pytest.UsageError(f"{item.nodeid}: marked bwrap_repeat, but no parameter names its isolation")
+            if isolation:
+                item.add_marker(pytest.mark.slow)
     if LONG_PROFILE:
         return
     skip = pytest.mark.skip(reason="a long profile: PAGEDCHECK_PROFILE=long python -m pytest -m slow runs it")

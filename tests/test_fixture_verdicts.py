@@ -3,8 +3,9 @@ rubric (a small fuzz budget), fails exactly the items tests/fixture_items.py nam
 and no other; the items that read past another rule's bug say which item owns it.
 
 Each grade takes half a minute under coverage: the default suite grades a sample of the C fixtures (DEFAULT_FIXTURES:
-one per rubric item, and each fixture whose verdict has a pinned exception) and of the unseen submissions; the
-long profile (`PAGEDCHECK_PROFILE=long python -m pytest -m slow tests/test_fixture_verdicts.py`) grades every one."""
+one per rubric item, and each fixture whose verdict has a pinned exception), of the unseen submissions and of the
+Python variants (DEFAULT_UNSEEN, DEFAULT_PYTHON); the long profile
+(`PAGEDCHECK_PROFILE=long python -m pytest -m slow tests/test_fixture_verdicts.py`) grades every one."""
 
 from collections.abc import Callable
 from pathlib import Path
@@ -140,7 +141,15 @@ PYTHON_OWN_ITEMS: dict[str, set[str]] = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(PYTHON_OWN_ITEMS))
+# The default suite's sample: one variant per item the variants cost (no_cow and cow_no_oom_check: append_cow by the
+# pool's bytes and by the append's return value), and one of each reason a variant costs nothing (the list's order,
+# an L1 gap, an L2 table: none graded for Python); the long profile grades every one.
+DEFAULT_PYTHON = {"no_cow", "cow_no_oom_check", "destroy_returns_minus_one", "fork_no_incref",
+                  "free_count_not_incremented", "last_fit", "zero_on_create", "create_at_head", "fork_breaks_at_null_l1",
+                  "oom_append_allocates_l2"}
+
+
+@pytest.mark.parametrize("name", sampled(sorted(PYTHON_OWN_ITEMS), DEFAULT_PYTHON))
 def test_a_broken_python_variant_fails_exactly_its_own_items(name: str, tmp_path: Path) -> None:
     report = grade(f"tests.broken.{name}", load(small_rubric(tmp_path / "rubric.toml")), tmp_path, timeout=1.0)
     failed = {item.id for item in report.items if item.status == "failed"}

@@ -3,6 +3,7 @@ adapter shape's test implementation, and the CLI's reports and usage errors."""
 
 import builtins
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -45,6 +46,23 @@ def statuses(report) -> dict[str, str]:
     return {item.id: item.status for item in report.items}
 
 
+DEFAULT_RUBRIC = ROOT / "oracle" / "prefix" / "rubric.toml"
+
+
+def small_rubric(path: Path, prefix: str = "") -> Path:
+    """The default rubric, every item, with a small fuzz budget (30 programs of 30 calls for 600 of 50: the fuzz item
+    took 104 s of our engine's 115 s grade on a loaded machine), `prefix` on top; for a test whose subject is not what
+    the fuzz item finds (as tests/test_grade.py's for hw3)."""
+    text = DEFAULT_RUBRIC.read_text()
+    small = re.sub(r"^examples = \d+", "examples = 30", text, count=1, flags=re.M)
+    small = re.sub(r"^steps = \d+", "steps = 30", small, count=1, flags=re.M)
+    if small.count("examples = 30") != 1 or "steps = 30" not in small:
+        raise RuntimeError(f"small_rubric: {DEFAULT_RUBRIC}'s fuzz item no longer has `examples` and `steps`")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(prefix + small)
+    return path
+
+
 def test_every_rule_of_the_rubric_has_a_program_and_every_variant_an_expectation():
     assert set(BY_ITEM) | {"fuzz"} == set(RULES) == {item.id for item in load().items}
     assert FAILED_ITEMS.keys() == EXPECTED.keys()
@@ -62,7 +80,8 @@ def test_the_submission_runs_in_its_own_sandboxed_process_never_in_the_graders(t
     student = with_lab_package(tmp_path) / "imported_here.py"
     student.write_text("import builtins\nbuiltins.PAGEDCHECK_IMPORTED_HERE = True\n"
                        "from labsol import KVCacheManager, Request\n")
-    report = grade(str(student), load(), tmp_path / "out", require_sandbox=True)
+    rubric = small_rubric(tmp_path / "course" / "rubric.toml")  # beside the student's folder, not in it
+    report = grade(str(student), load(rubric), tmp_path / "out", require_sandbox=True)
     assert report.exit_status == 0, report.items
     assert not hasattr(builtins, "PAGEDCHECK_IMPORTED_HERE")
 
@@ -147,7 +166,7 @@ def test_under_the_universal_invariants_only_the_exact_rules_do_not_apply(tmp_pa
 def test_a_py_file_of_the_labs_shape_is_graded(tmp_path):
     student = with_lab_package(tmp_path / "student") / "my_cache.py"
     student.write_text("from labsol import KVCacheManager, Request\n")
-    report = grade(str(student), load(), tmp_path / "out")
+    report = grade(str(student), load(small_rubric(tmp_path / "rubric.toml")), tmp_path / "out")
     assert report.exit_status == 0, report.items
 
 
@@ -171,7 +190,7 @@ def test_what_cannot_be_graded_is_a_grader_error(submission, words, tmp_path):
 
 def test_cli_grades_prefix_with_json_and_gradescope(tmp_path, capsys):
     code = main(["grade", "--family", "prefix", "engine", "--json", str(tmp_path / "r.json"),
-                 "--gradescope", str(tmp_path / "g.json"), "-q"])
+                 "--gradescope", str(tmp_path / "g.json"), "--rubric", str(small_rubric(tmp_path / "rubric.toml")), "-q"])
     out = capsys.readouterr().out
     assert code == 0 and "100/100" in out and "submission code ran in: bubblewrap" in out
     report = json.loads((tmp_path / "r.json").read_text())
@@ -197,7 +216,8 @@ def test_grade_all_grades_prefix_folders(tmp_path):
     (classroom / "alice" / "kv_cache.py").write_text("from labsol import KVCacheManager, Request\n")
     (classroom / "bob").mkdir()
     (classroom / "bob" / "kv_cache.py").write_text("KVCacheManager = None\n")
-    assert main(["grade-all", "--family", "prefix", str(classroom), "-q"]) == 1
+    rubric = small_rubric(tmp_path / "rubric.toml")
+    assert main(["grade-all", "--family", "prefix", str(classroom), "--rubric", str(rubric), "-q"]) == 1
     rows = (tmp_path / "class-grades" / "scores.csv").read_text().splitlines()
     assert rows[1].startswith("alice,100,100,passed") and rows[2].startswith("bob,0,")
     assert json.loads((tmp_path / "class-grades" / "alice" / "report.json").read_text())["family"] == "prefix"
@@ -242,7 +262,7 @@ def test_a_package_folder_named_like_a_grader_module_changes_nothing_in_the_grad
     (tmp_path / "oracle" / "__init__.py").write_text("from labsol import KVCacheManager, Request\n")
     (tmp_path / "xml.py").write_text("raise SystemExit('the grader imported the submission')\n")
     path = list(sys.path)
-    report = grade(str(tmp_path / "oracle"), load(), tmp_path / "out")
+    report = grade(str(tmp_path / "oracle"), load(small_rubric(tmp_path / "rubric.toml")), tmp_path / "out")
     assert sys.path == path and str(tmp_path) not in sys.path
     assert report.items and all("the grader imported" not in item.message for item in report.items)
 

@@ -16,6 +16,7 @@ from oracle.hw3.grade import grade, load
 from oracle.child import LoadFailure
 from oracle.hw3.observation import UNREAD
 from oracle.hw3.pyremote import served
+from tests.test_grade import small_rubric
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -177,7 +178,10 @@ def llm_destroy(engine):
 
 
 def test_the_builtin_engine_gets_full_marks_through_the_child(tmp_path: Path) -> None:
-    status = main(["grade", "engine", "--json", str(tmp_path / "report.json"), "-q"])
+    """Every item, with a small fuzz budget: the default rubric's full marks for this engine are
+    tests/test_engine_standalone.py's."""
+    rubric = small_rubric(tmp_path / "rubric.toml")
+    status = main(["grade", "engine", "--rubric", str(rubric), "--json", str(tmp_path / "report.json"), "-q"])
     report = json.loads((tmp_path / "report.json").read_text())
     assert (report["score"], report["max_score"], status) == (76, 76, 0)  # l1_traversal and tail_insertion
     assert report["kind"] == "python"  # are not graded for Python (oracle/hw3/evidence.py ITEMS)

@@ -16,7 +16,7 @@ from oracle.grading.grader import GraderError
 from oracle.prefix.grade import grade, load
 from oracle.site import missing_module_hint, site_folder
 from tests.conftest import ROOT
-from tests.test_prefix_grade import statuses, with_lab_package
+from tests.test_prefix_grade import small_rubric, statuses, with_lab_package
 
 
 @pytest.fixture
@@ -49,8 +49,8 @@ def student_needing_marker(folder: Path) -> Path:
 
 
 def test_a_site_folder_gives_the_submission_its_package(shared_tmp, tmp_path):
-    report = grade(str(student_needing_marker(shared_tmp)), load(), tmp_path, site=site_with_marker(shared_tmp),
-                   require_sandbox=True)
+    report = grade(str(student_needing_marker(shared_tmp)), load(small_rubric(tmp_path / "rubric.toml")), tmp_path,
+                   site=site_with_marker(shared_tmp), require_sandbox=True)
     assert report.exit_status == 0 and report.score == report.max_score, report.items
 
 
@@ -104,8 +104,8 @@ def test_the_fallback_isolation_gives_the_site_folder_too(shared_tmp):
            "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-m", "oracle.cli", "grade", "--family", "prefix",
                            str(student_needing_marker(shared_tmp)), "--site", str(site_with_marker(shared_tmp)),
-                           "--json", str(out / "report.json"), "-q"], capture_output=True, text=True, env=env,
-                          timeout=600)
+                           "--rubric", str(small_rubric(out / "rubric.toml")), "--json", str(out / "report.json"),
+                           "-q"], capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "submission code ran in: landlock" in done.stdout or "submission code ran in: uid" in done.stdout
 
@@ -174,9 +174,10 @@ def test_grade_all_gives_every_submission_the_site_folder(shared_tmp):
     for path in [classroom, *classroom.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     site = site_with_marker(shared_tmp)
+    rubric = small_rubric(shared_tmp / "course" / "rubric.toml")
     done = subprocess.run([sys.executable, "-m", "oracle.cli", "grade-all", "--family", "prefix", str(classroom),
-                           "--site", str(site), "--jobs", "2", "-q"], capture_output=True, text=True, cwd=ROOT,
-                          timeout=900)
+                           "--site", str(site), "--rubric", str(rubric), "--jobs", "2", "-q"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     rows = (shared_tmp / "class-grades" / "scores.csv").read_text().splitlines()
     assert rows[1].startswith("alice,100,100,passed") and rows[2].startswith("bob,100,100,passed")
@@ -203,8 +204,7 @@ def test_a_rubric_names_the_site_folder_for_a_course(shared_tmp, tmp_path):
     """`site = "..."` in a rubric, beside it: every grade and grade-all with that rubric gives it to the child;
     --site wins; a Gradescope bundle refuses it (it would not carry the folder)."""
     site_with_marker(shared_tmp)
-    rubric = shared_tmp / "course.toml"
-    rubric.write_text('site = "site"\n' + (ROOT / "oracle" / "prefix" / "rubric.toml").read_text())
+    rubric = small_rubric(shared_tmp / "course.toml", prefix='site = "site"\n')
     student = student_needing_marker(shared_tmp)
     done = subprocess.run([sys.executable, "-m", "oracle.cli", "grade", "--family", "prefix", str(student),
                            "--rubric", str(rubric), "-q"], capture_output=True, text=True, cwd=ROOT, timeout=600)

@@ -78,6 +78,10 @@ def test_attack_table_names_every_patch_once() -> None:
             f"/* Hostile test submission (tamper suite 2), on top of tests/submissions/broken/{attack.base}.patch: ")
 
 
+# Every defence here is the grader's own reading of the evidence (the ledger, the driver's mappings read from outside,
+# valgrind's run against the native one) or a refusal at build, the same in both isolations: CI runs each attack
+# without bubblewrap, the long profile with it too (tests/conftest.py, bwrap_repeat)
+@pytest.mark.bwrap_repeat
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "no-bwrap"])
 @pytest.mark.parametrize("name", sorted(BY_NAME))
 def test_c_attack_on_the_evidence_scores_no_more_than_its_bug(name: str, without_bwrap: bool, tmp_path: Path,

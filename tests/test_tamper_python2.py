@@ -196,6 +196,10 @@ def scene(request: pytest.FixtureRequest, tmp_path: Path):
     world.close()
 
 
+# every attack here is held by the grader whatever the isolation (replies bounded and checked, the pool read from its
+# own memory file, no parser, no probe left out): CI grades each without bubblewrap, the long profile with it too
+# (bwrap_repeat, tests/conftest.py); the base bugs and the "none" baseline are graded in both
+@pytest.mark.bwrap_repeat
 @pytest.mark.parametrize("name", sorted(HW3_BY_NAME))
 def test_hw3_python_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:  # noqa: F811
     attack = HW3_BY_NAME[name]
@@ -304,7 +308,8 @@ def prefix_args(package: str, scene: Scene) -> list[str]:
             "--out", str(scene.out), "-q"]
 
 
-@pytest.mark.parametrize("name", [*sorted(PREFIX_BY_NAME), "none"])
+@pytest.mark.parametrize("name", [*(pytest.param(name, marks=pytest.mark.bwrap_repeat) for name in sorted(PREFIX_BY_NAME)),
+                                  "none"])
 def test_prefix_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:  # noqa: F811
     """"none" is the baseline: the known bug with no attack."""
     attack = PREFIX_BY_NAME.get(name, PrefixAttack("none", PREFIX_HONEST, "the bug's honest score", ""))

@@ -117,6 +117,19 @@ ATTACKS += [
     Attack("html_label", "python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 0),  # held; see below
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
+# The attacks the isolation itself holds (a process, the network, what /proc shows): CI grades them in both. Every
+# other one is held by the grader whatever the isolation (a refusal at build, the evidence it reads, a bounded reply,
+# its own text): CI grades it without bubblewrap, the long profile with it too (bwrap_repeat, tests/conftest.py)
+BY_ISOLATION = {"spawn_daemon", "udp_datagram", "proc_cmdlines"}
+
+
+def attack_params(attacks: list[Attack]) -> list:
+    """The attacks' names as params: an xfail for each one `broken`, bwrap_repeat for each one not BY_ISOLATION."""
+    return [pytest.param(a.name, marks=[*([pytest.mark.xfail(strict=True, reason=a.broken)] if a.broken else []),
+                                        *([] if a.name in BY_ISOLATION else [pytest.mark.bwrap_repeat])])
+            for a in attacks]
+
+
 HONEST = [("c", "l1_traversal", ("compiles", "l1_traversal"), 5),
           ("c", "append_cow", ("compiles", "null_engine", "append_cow"), 10),
           ("c", "memory_safety", ("compiles", "memory_safety"), 5),
@@ -181,8 +194,7 @@ def test_each_base_bug_scores_its_honest_score(lang: str, base: str, items: tupl
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
-                                  if a.broken else a.name for a in ATTACKS if a.lang != "prefix"])
+@pytest.mark.parametrize("name", attack_params([a for a in ATTACKS if a.lang != "prefix"]))
 def test_review_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
     attack = BY_NAME[name]
     problems = graded(scene, reaper, submission(scene, attack.lang, attack.base, name), attack.items,
@@ -207,6 +219,7 @@ def test_every_fixture_is_in_the_table() -> None:
 
 # held since printable() spells a byte that is not UTF-8 as that byte: the CSV's encoder raised on the lone
 # surrogates os.fsdecode made of it, a traceback, and the classmates after it had no row
+@pytest.mark.bwrap_repeat
 def test_grade_all_with_a_folder_name_that_is_not_utf8_spares_the_classmates(scene: Scene, reaper: Reaper) -> None:
     import os
 
@@ -274,6 +287,7 @@ TERMINAL_CASES = [
 ]
 
 
+@pytest.mark.bwrap_repeat  # what the grader prints
 @pytest.mark.parametrize("lang, base, attack, items", TERMINAL_CASES)
 def test_the_submission_writes_no_line_of_its_own_on_the_terminal(lang: str, base: str, attack: str,
                                                                   items: tuple[str, ...], scene: Scene,
@@ -381,8 +395,7 @@ def test_another_process_command_line_reaches_no_report(scene: Scene, reaper: Re
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
-                                  if a.broken else a.name for a in ATTACKS if a.lang == "prefix"])
+@pytest.mark.parametrize("name", attack_params([a for a in ATTACKS if a.lang == "prefix"]))
 def test_prefix_review_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
     """The prefix family's whole rubric; the student's folder holds the package (engine/prefix with the known
     bug, tests/test_tamper_prefix.py's `labsol`) and the attack's files beside it; the package is graded."""
@@ -415,6 +428,7 @@ def test_the_prefix_base_bug_scores_its_honest_score(scene: Scene, reaper: Reape
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.bwrap_repeat  # the page the grader writes
 def test_a_label_of_the_submissions_is_text_in_report_html(scene: Scene, reaper: Reaper) -> None:
     sub = submission(scene, "python", "fork_breaks_at_null_l1", "html_label")
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", ["llm_init", "l1_traversal"])

@@ -117,6 +117,9 @@ def test_each_python_base_scores_its_honest_score(lang: str, base: str, items: t
     assert not problems, "\n".join(problems)
 
 
+# each held by the grader's own reading of the evidence (the ledger, the pool it reads back, Python's answers), the
+# same in both isolations: CI grades it without bubblewrap, the long profile with it too (tests/conftest.py)
+@pytest.mark.bwrap_repeat
 @pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
                                   if a.broken else a.name for a in ATTACKS])
 def test_review2_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
@@ -197,6 +200,7 @@ def test_a_correct_unusual_implementation_gets_full_marks(name: str, scene: Scen
     assert not problems, "\n".join([f"{name} (correct, full marks {full}):", *problems])
 
 
+@pytest.mark.bwrap_repeat  # the grader's own text
 def test_what_the_code_printed_stays_inside_its_code_block(scene: Scene, reaper: Reaper) -> None:
     """markdown_fence (on append_cow, honest 10 here) prints ``` then ~~~~ then a marked line: in results.json
     every line holding the mark must lie inside a fenced code block, as CommonMark reads the fences."""

@@ -113,6 +113,10 @@ ATTACKS = [
     Attack("daemon_at_import", "watermark_ignored", TWO_ITEMS, 10),
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS}
+# The attacks the isolation itself holds (what the child can read, its processes): CI grades them in both. The others
+# are held by the grader whatever the isolation (the model, the settlement, the shapes of answers): CI grades them
+# without bubblewrap, the long profile with it too (bwrap_repeat, tests/conftest.py)
+BY_ISOLATION = {"reference_borrowed", "daemon_at_import"}
 HONEST = sorted({(a.base or "watermark_ignored", tuple(a.points.items()), a.expected) for a in ATTACKS} |
                 {("watermark_ignored", (("watermark", 10),), 0), ("watermark_ignored", (("fuzz", 25),), 0)})
 
@@ -125,8 +129,9 @@ def test_each_blockspace_base_scores_its_honest_score(base: str, points: tuple, 
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
-                                  if a.broken else a.name for a in ATTACKS])
+@pytest.mark.parametrize("name", [pytest.param(a.name, marks=[
+    *([pytest.mark.xfail(strict=True, reason=a.broken)] if a.broken else []),
+    *([] if a.name in BY_ISOLATION else [pytest.mark.bwrap_repeat])]) for a in ATTACKS])
 def test_review3a_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
     attack = BY_NAME[name]
     honest = attack.expected if attack.planted is None else attack.planted
@@ -141,6 +146,7 @@ def test_every_review3a_fixture_is_in_the_table() -> None:
 
 
 # held: the page escapes every cell (oracle/page_html.py)
+@pytest.mark.bwrap_repeat
 def test_a_block_id_the_submission_words_is_text_on_report_html(scene: Scene, reaper: Reaper) -> None:
     """html_cell (on watermark_ignored, honest 0/25 on the fuzz item): the page is written, the script is text."""
     problems = graded(scene, reaper, submission(scene, "watermark_ignored", "html_cell"), {"fuzz": 25}, 0)
@@ -174,6 +180,7 @@ def markdown_submission(scene: Scene, family: str) -> tuple[Path, Path]:
 
 # held: a failed item's message and details reach a student only inside one fenced block, its fence longer than any
 # backtick run in them (oracle/markdown.py fenced, ItemResult.for_student)
+@pytest.mark.bwrap_repeat
 @pytest.mark.parametrize("family", ["blockspace", "prefix"])
 def test_words_the_submission_chose_stay_inside_a_code_block(family: str, scene: Scene, reaper: Reaper) -> None:
     """Every line of results.json's Markdown holding the attack's mark lies inside a fenced code block, as CommonMark
@@ -265,7 +272,8 @@ def correct_folder(folder: Path, family: str) -> Path:
 
 
 # held: a module file given by its path that is a link (or resolves out of its folder) is refused with a one-line
-# reason (oracle/pylocate.py locate), and the folder's row gets nothing
+# reason (oracle/pylocate.py locate), and the folder's row gets nothing: by the grader, before any run
+@pytest.mark.bwrap_repeat
 @pytest.mark.parametrize("family", ["blockspace", "prefix"])
 def test_an_upload_whose_module_links_to_a_classmates_gets_nothing_of_it(family: str, scene: Scene,
                                                                          reaper: Reaper) -> None:

@@ -105,6 +105,9 @@ def submission(scene: Scene, attack: Attack) -> Path:
     return sub
 
 
+# each held by the grader's own reading of the evidence (the ledger, the sealed pool file, the second opinion's
+# pool), the same in both isolations: CI grades it without bubblewrap, the long profile with it too (tests/conftest.py)
+@pytest.mark.bwrap_repeat
 @pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
                                   if a.broken else a.name for a in ATTACKS])
 def test_review3b_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:

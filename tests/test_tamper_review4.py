@@ -150,6 +150,9 @@ def test_a_socket_made_by_io_uring_reaches_no_one(name: str, without_bwrap: bool
     assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
 
 
+# each held by the grader whatever the isolation (one ledger for probes and graded runs, every run's system call
+# filter, the server's numbering of returned objects): CI grades it without bubblewrap, the long profile with it too
+@pytest.mark.bwrap_repeat
 @pytest.mark.parametrize("name", [pytest.param(a.name, marks=pytest.mark.xfail(strict=True, reason=a.broken))
                                   if a.broken else a.name for a in ATTACKS
                                   if a not in (*URING, HIDDEN_PROGRAM_SHOWN, FREE_QUEUE_UNSEEN, STRAY_PAGE_FLOOD)])
@@ -189,6 +192,7 @@ programs = ["tail_insertion", "our_secret_order"]
 """
 
 
+@pytest.mark.bwrap_repeat  # what the grader writes into results.json
 def test_a_hidden_items_program_reaches_no_visible_output(scene: Scene, reaper: Reaper) -> None:
     (scene.rubric_dir / "programs").mkdir()
     (scene.rubric_dir / "programs" / "our_secret_order.txt").write_text(SECRET_PROGRAM)
@@ -228,6 +232,7 @@ def test_forward_order_free_alone_scores_4_of_12_on_the_weighted_rubric(scene: S
     assert not problems, "\n".join(["forward_order_free alone:", *problems])
 
 
+@pytest.mark.bwrap_repeat  # the shape's `shows`, read in the grader's own process
 def test_a_prefix_pool_that_hides_its_free_queue_gets_no_more(scene: Scene, reaper: Reaper) -> None:
     problems = _prefix_weighted_problems(scene, reaper, attacked=True)
     assert not problems, "\n".join([f"free_queue_unseen (honest score {FREE_QUEUE_UNSEEN.expected}/12):", *problems])

@@ -57,6 +57,7 @@ def _free_drops_shared(scene: Scene) -> Path:
     return Path("review5_attack")
 
 
+@pytest.mark.bwrap_repeat  # the fork witness's verdict, the same in both isolations
 def test_a_free_that_drops_shared_references_is_not_charged_to_a_fork_weighed_low(scene: Scene,
                                                                                   reaper: Reaper) -> None:
     from tests.test_grade import small_rubric
@@ -183,6 +184,7 @@ def _prefix_problems(scene: Scene, reaper: Reaper, attacks: tuple[str, ...]) -> 
 # free_queue. Held by construction: a free's order is judged by what the pool does, never by the queue it shows
 # (oracle/prefix/taken_order.py): the blocks the program's own later admits are granted, in order, are the queue's
 # order, and that is forward here (a pool that lies in its tables too is a correct pool by every fact the grader can see).
+@pytest.mark.bwrap_repeat  # the program's own takes are judged, in both isolations
 def test_a_prefix_pool_that_lies_consistently_in_its_free_queue_gets_no_more(scene: Scene, reaper: Reaper) -> None:
     problems = _prefix_problems(scene, reaper, ("free_queue_lie",))
     assert not problems, "\n".join([f"free_queue_lie (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
@@ -203,6 +205,7 @@ def test_a_free_queue_second_opinion_cannot_be_told_from_the_graded_run(scene: S
 # free). Honest 4/12. Once 8/12: the shorter queue was always free_queue's difference, and reverse_order_free, stopped
 # there on another rule's difference, passed. Held by construction (taken_order.py, branch drain-own): there is no
 # drain, so the admit it refuses is never made; the free's order shows in the program's own admits (4/12).
+@pytest.mark.bwrap_repeat  # as above
 def test_a_pool_that_will_not_drain_its_free_queue_gets_no_more(scene: Scene, reaper: Reaper) -> None:
     problems = _prefix_problems(scene, reaper, ("free_queue_lie", "free_queue_no_drain"))
     assert not problems, "\n".join([f"free_queue_no_drain (honest score {QUEUE_HONEST}/{QUEUE_MAX}):", *problems])
@@ -280,6 +283,7 @@ def test_an_unchecked_malloc_where_the_sample_never_looks_still_fails_alloc_fail
 # Held (5/15, measured, with and without bubblewrap): valgrind checks a system call's buffers before the call
 # ("Syscall param write(buf) points to unaddressable byte(s) at llm_memory.c:101"); only calls whose buffers it
 # does not check (process_vm_readv, review 4) needed the filter
+@pytest.mark.bwrap_repeat  # valgrind's check, in both isolations
 def test_an_overread_made_by_the_kernel_through_write_still_fails_memory_safety(scene: Scene, reaper: Reaper) -> None:
     from tests.conftest import SUBMISSIONS
     from tests.test_grade import small_rubric
