@@ -1,7 +1,7 @@
 """oracle/hw3/refusal.py and run.py: whose rule a create refused where the model had the blocks is, for an engine whose
-free count the grader does not read (a Python submission's), decided by graded runs alone: with no block given back
-since llm_init, the call's own; after frees, the free count's unless the create's own item's programs, run as that
-item runs them, show a create refused with no block given back."""
+free count the grader does not read (a Python submission's), decided by graded runs alone: before any call since
+llm_init moved the free count, the call's own; after such calls, the free count's unless the create's own item's
+programs, run as that item runs them, show a create refused before any call moved the count."""
 
 from typing import Any
 
@@ -46,26 +46,36 @@ def _refusal(trace: Trace) -> Ran:
 def test_a_refusal_after_frees_is_the_free_counts_when_the_creates_own_programs_refuse_nothing_alone() -> None:
     asked: list[str] = []
     ran = _refusal(_graded("tests.broken.free_count_not_incremented", FREE_COUNT[:REFUSED_AT], asked))
-    assert ran.number == REFUSED_AT and ran.after_frees and ran.effects is not None and ran.effects.short
+    assert ran.number == REFUSED_AT and ran.counted and ran.effects is not None and ran.effects.short
     assert rule_of(ran.found[0], ran.call, ran.effects) == FREE_BLOCK_CONSISTENCY
     assert asked == ["create_sequence"]
 
 
-def test_a_refusal_after_frees_is_the_creates_own_when_its_programs_show_it_refused_with_none_given_back() -> None:
+def test_a_refusal_after_frees_is_the_creates_own_when_its_programs_show_it_refused_before_the_count_moved() -> None:
     asked: list[str] = []
     ran = _refusal(_graded("tests.refusal_bugs:refuses_long_creates", FREE_COUNT[:REFUSED_AT], asked))
-    assert ran.number == REFUSED_AT and ran.after_frees and ran.effects is not None and not ran.effects.short
+    assert ran.number == REFUSED_AT and ran.counted and ran.effects is not None and not ran.effects.short
     assert rule_of(ran.found[0], ran.call, ran.effects) == CREATE
-    assert asked == ["create_sequence"]  # create_sequence_cap's 4096-record create, on 300 blocks, none freed
+    assert asked == ["create_sequence"]  # create_sequence_cap's 4096-record create, on 300 blocks, the first granted
 
 
-def test_a_refusal_with_no_block_given_back_is_the_calls_own_and_asks_nothing() -> None:
+def test_a_refusal_before_any_call_moved_the_count_is_the_calls_own_and_asks_nothing() -> None:
     asked: list[str] = []
-    steps = [Step("llm_init", (640,)), Step("create_sequence", (1, 16)), Step("free_sequence", (7,)),
-             Step("create_sequence", (2, 144))]  # a free that gives nothing back (no such id), then 9 of 9 free blocks
+    steps = [Step("llm_init", (640,)), Step("create_sequence", (1, 0)), Step("free_sequence", (7,)),
+             Step("create_sequence", (2, 144))]  # a create and a free that must fail (moving nothing), then 9 of 10 blocks
     ran = _refusal(_graded("tests.refusal_bugs:refuses_long_creates", steps, asked))
-    assert ran.number == 4 and not ran.after_frees and ran.effects is not None and not ran.effects.short
+    assert ran.number == 4 and not ran.counted and ran.effects is not None and not ran.effects.short
     assert rule_of(ran.found[0], ran.call, ran.effects) == CREATE and asked == []
+
+
+def test_a_refusal_after_a_create_that_miscounted_is_the_free_counts() -> None:
+    """probe_bugs' create_miscounts counts one block more than each create takes: with no free at all, the refusal
+    its count makes is Constraint 5's, as a C engine's count itself would show (it refuses no create alone)."""
+    asked: list[str] = []
+    steps = [Step("llm_init", (640,)), Step("create_sequence", (1, 16)), Step("create_sequence", (2, 144))]
+    ran = _refusal(_graded("tests.broken.probe_bugs:create_miscounts", steps, asked))
+    assert ran.number == 3 and ran.counted and ran.effects is not None and ran.effects.short
+    assert rule_of(ran.found[0], ran.call, ran.effects) == FREE_BLOCK_CONSISTENCY and asked == ["create_sequence"]
 
 
 def test_the_creates_own_programs_decide_for_each_engine() -> None:
@@ -73,7 +83,7 @@ def test_the_creates_own_programs_decide_for_each_engine() -> None:
         assert not _decided(remote, "create_sequence")  # it refuses only after frees (create 6 576)
     with served("tests.refusal_bugs:refuses_long_creates") as remote:
         assert _decided(remote, "create_sequence")
-    for spec in ("engine.llm_memory", "tests.broken.last_fit"):
+    for spec in ("engine.llm_memory", "tests.broken.last_fit", "tests.broken.probe_bugs:init_free_one_short"):
         with served(spec) as remote:
             assert not _decided(remote, "create_sequence") and not _decided(remote, "append_kv")
 

@@ -51,7 +51,7 @@ class Ran:
     return_only: bool = False  # the state could not be read since an earlier step: the return value alone was compared
     walk: bool = False  # a free or fork of blocks in two L1 slots or more: one that skips a slot can show
     refused: bool = False  # a create or append refused where the model took blocks it had free (free count unread)
-    after_frees: bool = False  # a call since the last llm_init gave blocks back to the pool, in the model
+    counted: bool = False  # a call before it since the last llm_init moved the free count, in the model
 
 
 @dataclass
@@ -72,15 +72,16 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
     left a block unmapped (fresh_pool.py), or, for an engine whose objects are not read, on a difference that
     follows a fork (fork_witness.py), never while the run's own process is alive (alone.py); `judge` may stop the
     run after a step. `refuses_alone(op, fresh)`, for an engine whose free count is not read, says whether the
-    graded runs of `op`'s own item show it refused with no block given back (refusal.py): a refusal after frees
-    is then the call's own, else the free count's (without it, or without `fresh`, the free count's)."""
+    graded runs of `op`'s own item show it refused before any call moved the free count (refusal.py): a refusal
+    after such calls is then the call's own, else the free count's (without it, or without `fresh`, the free
+    count's)."""
     trace, engine, aside = Trace(), None, Aside(implementation, fresh)
     before: Observation | None = None
     carried: set[str] = set()  # differences the model could not take over
     blind = False  # the model lost the counts, then a state it could not take over: NULL-engine calls only
     unreadable = False  # a call returned, but its state could not be read: return values alone are compared
     unread = False  # the engine's objects are not read (a Python submission's, unread.py): its calls' returns say
-    freed = False  # what they did; a call since the last llm_init gave blocks back to the pool, in the model
+    counted = False  # what they did; a call since the last llm_init moved the free count, in the model
     forks: dict[int, bool] = {}  # the forks' second opinions so far (fork_witness.py)
     in_place: list[tuple[int, frozenset[int]]] = []  # the appends that wrote a shared block in place, and its sharers
     for number, step in enumerate(program.steps, 1):
@@ -117,8 +118,8 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
             return trace
         call = Call(step.op, step.args, null_engine, expected.returned)
         trace.calls.append(call)
-        freed = step.op != "llm_init" and (freed or model.free_count() > free_before)
-        ran = Ran(number, call, list(trace.calls), [], walk=walk, after_frees=freed)
+        ran = Ran(number, call, list(trace.calls), [], walk=walk, counted=counted)
+        counted = step.op != "llm_init" and (counted or model.free_count() != free_before)
         trace.steps.append(ran)
         failed, returned_normally, got = False, False, None
         try:
@@ -153,7 +154,7 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
             ran.effects = dataclasses.replace(ran.effects, search_failed=True)
         ran.refused = (ran.effects is not None and was is not None and bool(ran.effects.picked) and bool(ran.found)
                        and ran.found[0].aspect == RETURN and fails(step.op, got))  # its free count unread
-        if (ran.refused and freed and ran.effects is not None
+        if (ran.refused and ran.counted and ran.effects is not None
                 and (refuses_alone is None or fresh is None or not refuses_alone(step.op, aside.fresh))):
             ran.effects = dataclasses.replace(ran.effects, short=True)
         if was is not None and (sharers := wrote_in_place(call, was, before, ran.seen)):
