@@ -1,4 +1,4 @@
-"""The engine with a create that refuses of its own accord, for tests/test_refusal.py: a namespace of the six calls
+"""The engine with a create that refuses of its own accord, for tests/test_refusal_rule.py: a namespace of the six calls
 (graded submissions run in a child process, so the variant lives in a file: `tests.refusal_bugs:NAME`)."""
 
 from engine import llm_memory as base

@@ -1,6 +1,6 @@
 """oracle/hw3/fresh_pool.py's witnesses on the Python engine, in process: a call maps what it must on an empty pool
 of FRESH_BLOCKS blocks, and one-record creates after a program each map a block (a refusal's rule is decided by
-graded runs alone: tests/test_refusal.py)."""
+graded runs alone: tests/test_refusal_rule.py)."""
 
 from oracle.hw3 import load_adapter
 from oracle.hw3.fresh_pool import _one_block_creates, maps_on_a_fresh_pool

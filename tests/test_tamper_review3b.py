@@ -68,16 +68,16 @@ ATTACKS = [
     Attack("padded_kept_allocations", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",)),
 ]
 ATTACKS += [
-    # honest 6 (llm_init; free_count fails: a create refused after frees gave blocks back, oracle/hw3/refusal.py).
+    # honest 6 (llm_init; free_count fails: a create refused after frees, oracle/hw3/refusal_rule.py).
     # Once 11/11 on the items it concerns: the second opinion's pool was a fixed 4096 blocks no program of the
     # rubric uses, so the engine knew it and refused there too, deciding which item its bug cost. Held since no
     # second opinion decides a refusal: only runs of the fixed programs, graded or run as graded
     Attack("second_opinion_spotted", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6),
     # honest 6, as above; the same act on any pool the rubric's fixed programs do not use (their sizes are public).
     # Once 11/11: the second opinion's pool, derived from the program's, was no fixed program's size. Held by
-    # construction since no second opinion decides a refusal (oracle/hw3/refusal.py): after frees it is the free
-    # count's unless the create's own item's programs, run as graded on their own pools, show a create refused with
-    # no block given back
+    # construction since no second opinion decides a refusal (oracle/hw3/refusal_rule.py): after calls that moved
+    # the free count it is the count's unless the create's own item's programs, run as graded on their own pools,
+    # show a create refused before any call moved it
     Attack("second_opinion_by_table", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6),
 ]
 ATTACKS += [

@@ -69,7 +69,7 @@ def replay(
     the calls it checked for a rule `owns` accepts, and whether another rule's crash or hang (or a state the model
     cannot take over) stopped it before its last call. `fresh` opens another adapter on the implementation, for a
     second opinion on a create or append that left a block unmapped (fresh_pool.py); `refuses_alone` says whose
-    rule a refusal is where the free count is not read (run.py, refusal.py)."""
+    rule a refusal is where the free count is not read (run.py, refusal_rule.py)."""
     model, found = TrackedModel(), []
 
     def finding(ran: Ran, difference: Difference) -> Finding:

@@ -72,9 +72,9 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
     left a block unmapped (fresh_pool.py), or, for an engine whose objects are not read, on a difference that
     follows a fork (fork_witness.py), never while the run's own process is alive (alone.py); `judge` may stop the
     run after a step. `refuses_alone(op, fresh)`, for an engine whose free count is not read, says whether the
-    graded runs of `op`'s own item show it refused before any call moved the free count (refusal.py): a refusal
-    after such calls is then the call's own, else the free count's (without it, or without `fresh`, the free
-    count's)."""
+    graded runs of `op`'s own item show it refused before any call moved the free count (refusal_rule.py): a
+    refusal after such calls is then the call's own, else the free count's (without it, or without `fresh`, the
+    free count's)."""
     trace, engine, aside = Trace(), None, Aside(implementation, fresh)
     before: Observation | None = None
     carried: set[str] = set()  # differences the model could not take over

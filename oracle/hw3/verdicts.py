@@ -55,11 +55,11 @@ class Submission:
 
     def refuses_alone(self, op: str, fresh: Callable[[], Adapter]) -> bool:
         """Whether the programs of `op`'s own item, run as that item runs them in implementations `fresh` opens,
-        show `op` refused where the model had the blocks before any call moved the free count (refusal.py): whose
-        rule a later refusal is, where the free count is not read. Asked once per call per submission."""
+        show `op` refused where the model had the blocks before any call moved the free count (refusal_rule.py):
+        whose rule a later refusal is, where the free count is not read. Asked once per call per submission."""
         if op not in self._refusals:
             from oracle.hw3 import programs
-            from oracle.hw3.refusal import refuses_alone
+            from oracle.hw3.refusal_rule import refuses_alone
             from oracle.hw3.rules import TASKS
 
             item = item_of(TASKS[op])

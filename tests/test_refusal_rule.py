@@ -1,5 +1,5 @@
-"""oracle/hw3/refusal.py and run.py: whose rule a create refused where the model had the blocks is, for an engine whose
-free count the grader does not read (a Python submission's), decided by graded runs alone: before any call since
+"""oracle/hw3/refusal_rule.py and run.py: whose rule a create refused where the model had the blocks is, for an engine
+whose free count the grader does not read (a Python submission's), decided by graded runs alone: before any call since
 llm_init moved the free count, the call's own; after such calls, the free count's unless the create's own item's
 programs, run as that item runs them, show a create refused before any call moved the count."""
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from oracle.hw3 import programs
 from oracle.hw3.pyremote import served
-from oracle.hw3.refusal import refuses_alone
+from oracle.hw3.refusal_rule import refuses_alone
 from oracle.hw3.resync import TrackedModel
 from oracle.hw3.rules import FREE_BLOCK_CONSISTENCY, TASKS, rule_of
 from oracle.hw3.run import Ran, Trace, run
@@ -62,7 +62,7 @@ def test_a_refusal_after_frees_is_the_creates_own_when_its_programs_show_it_refu
 def test_a_refusal_before_any_call_moved_the_count_is_the_calls_own_and_asks_nothing() -> None:
     asked: list[str] = []
     steps = [Step("llm_init", (640,)), Step("create_sequence", (1, 0)), Step("free_sequence", (7,)),
-             Step("create_sequence", (2, 144))]  # a create and a free that must fail (moving nothing), then 9 of 10 blocks
+             Step("create_sequence", (2, 144))]  # two calls that must fail, moving nothing; then 9 of 10 blocks
     ran = _refusal(_graded("tests.refusal_bugs:refuses_long_creates", steps, asked))
     assert ran.number == 4 and not ran.counted and ran.effects is not None and not ran.effects.short
     assert rule_of(ran.found[0], ran.call, ran.effects) == CREATE and asked == []
