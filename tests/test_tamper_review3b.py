@@ -68,18 +68,17 @@ ATTACKS = [
     Attack("padded_kept_allocations", "c", "alloc_failure", ("compiles", "alloc_failure"), 5, failing=("alloc_failure",)),
 ]
 ATTACKS += [
-    # honest 6 (llm_init; free_count fails: a create refused that more free blocks undo, in a second opinion).
+    # honest 6 (llm_init; free_count fails: a create refused after frees, oracle/hw3/refusal_rule.py).
     # Once 11/11 on the items it concerns: the second opinion's pool was a fixed 4096 blocks no program of the
-    # rubric uses, so the engine knew it and refused there too, deciding which item its bug cost. Held since the
-    # pool is derived from the program's own (fresh_pool.witness_pool: its size plus twice the blocks its calls
-    # can take), so no one size marks the second opinion
+    # rubric uses, so the engine knew it and refused there too, deciding which item its bug cost. Held since no
+    # second opinion decides a refusal: only runs of the fixed programs, graded or run as graded
     Attack("second_opinion_spotted", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6),
-    # honest 6, as above; the same act on any pool the rubric's fixed programs do not use (their sizes are public)
-    Attack("second_opinion_by_table", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6,
-           broken="fresh_pool.witness_pool is derived from the program's own pool, never one of the fixed programs' "
-           "sizes: an engine holding the table of those sizes refuses every create after a free on any other pool, "
-           "and the free count's refusal reads as the create's own (fuzz's pools range over sizes too, so on the "
-           "whole rubric it costs fuzz and create_free; a run indistinguishable from a graded one is still to do)"),
+    # honest 6, as above; the same act on any pool the rubric's fixed programs do not use (their sizes are public).
+    # Once 11/11: the second opinion's pool, derived from the program's, was no fixed program's size. Held by
+    # construction since no second opinion decides a refusal (oracle/hw3/refusal_rule.py): after calls that moved
+    # the free count it is the count's unless the create's own item's programs, run as graded on their own pools,
+    # show a create refused before any call moved it
+    Attack("second_opinion_by_table", "python", "free_count_not_incremented", ("llm_init", "free_count"), 6),
 ]
 ATTACKS += [
     # honest 6, as above: the Python pools' memory file truncated from inside a call (pool_file_truncated's act);

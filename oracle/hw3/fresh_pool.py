@@ -96,39 +96,6 @@ def _one_block_creates(fresh: Callable[[], Adapter], steps: Sequence[Step], coun
     return [ok and bool(entry) and 0 <= entry[0] < after.total_local_blocks for ok, entry in zip(made, entries)]
 
 
-def refused_for_want_of_blocks(fresh: Callable[[], Adapter], steps: Sequence[Step]) -> bool:
-    """Whether the last of `steps`, a create or append the implementation refused where the model's call took a
-    block it had free, succeeds when the program since its last llm_init runs again in a fresh process over an
-    empty pool of more blocks (witness_pool): then nothing in the call itself refuses it (an id, a length, the
-    cap), only how many blocks the engine believed free. `steps`: the calls that did something in the model (a
-    call that failed there would do something on the larger pool). For an engine whose free count the grader does
-    not read (unread.py); the count, where it is read, says so itself."""
-    start = max((i for i, step in enumerate(steps) if step.op == "llm_init"), default=None)
-    if start is None or steps[start].null or steps[-1].op not in ("create_sequence", "append_kv"):
-        return False
-    program = [Step("llm_init", (witness_pool(steps[start:]),)), *steps[start + 1 :]]
-    with closing(fresh()) as adapter:
-        try:
-            engine: object = None
-            for step in program:
-                engine, returned = call_on(adapter, step, engine)
-        except ImplementationFailure:
-            return False
-    return returned is not None if steps[-1].op == "create_sequence" else returned == 0
-
-
-def witness_pool(steps: Sequence[Step]) -> int:
-    """The pool size, in bytes, refused_for_want_of_blocks replays `steps` (an llm_init and the calls after it)
-    over: the program's own, with twice as many blocks more as its calls can take (a create its records' blocks,
-    an append one, a new page or a copy), its odd bytes kept. Derived from the program, so no size tells the
-    second opinion from a graded run (a fixed size no program uses would: the engine could refuse there too and
-    so choose which rule its refusal is charged to); large enough for a free count that drifted by up to one
-    per block taken and one per block freed."""
-    taken = sum(-(-max(step.args[1], 0) // KV_PER_BLOCK) if step.op == "create_sequence" else step.op == "append_kv"
-                for step in steps[1:])
-    return steps[0].args[0] + 2 * max(taken, 1) * BLOCK_SIZE
-
-
 def _entries(engine: EngineState | None, seq_id: int) -> list[int]:
     """The L2 entries of sequence `seq_id`, in logical order (-1 for a NULL L2 table); empty when it is not live."""
     state = next((s for s in engine.sequences if s.seq_id == seq_id), None) if engine is not None else None

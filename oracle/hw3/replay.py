@@ -61,13 +61,15 @@ def replay(
     owns: Callable[[str], bool] | None = None,
     reading: "Reading | None" = None,
     fresh: Callable[[], Adapter] | None = None,
+    refuses_alone: Callable[[str, Callable[[], Adapter]], bool] | None = None,
 ) -> Finding | None:
     """Runs a scenario through the adapter and the model (run.py), comparing after every call (leniently on the
     aspects in `modulo`); the first difference of a rule `owns` accepts (every rule when None). What else it
     met goes into `reading` (given with `owns`): differences of other rules (read past, the model re-synchronised),
     the calls it checked for a rule `owns` accepts, and whether another rule's crash or hang (or a state the model
     cannot take over) stopped it before its last call. `fresh` opens another adapter on the implementation, for a
-    second opinion on a create or append that left a block unmapped (fresh_pool.py)."""
+    second opinion on a create or append that left a block unmapped (fresh_pool.py); `refuses_alone` says whose
+    rule a refusal is where the free count is not read (run.py, refusal_rule.py)."""
     model, found = TrackedModel(), []
 
     def finding(ran: Ran, difference: Difference) -> Finding:
@@ -97,7 +99,7 @@ def replay(
             reading.passed_over.append(finding(ran, ran.found[0]))
         return False
 
-    trace = run(scenario, named(adapter, scenario.name), model, modulo, fresh, judge)  # each step one call
+    trace = run(scenario, named(adapter, scenario.name), model, modulo, fresh, judge, refuses_alone)  # each step one call
     if found:
         return found[0]
     if trace.cut and reading is not None and reading.passed_over:

@@ -24,7 +24,7 @@ from oracle.hw3.compare import differences, state_changes
 from oracle.hw3.difference import LIST_ORDER, RETURN, crash
 from oracle.hw3.effects import effects_of, wrote_in_place
 from oracle.hw3.fork_witness import fork_shown_wrong
-from oracle.hw3.fresh_pool import refused_for_want_of_blocks, search_failed
+from oracle.hw3.fresh_pool import search_failed
 from oracle.hw3.call import Call, returned_value, shown
 from oracle.hw3.observation import UNREAD, ImplementationFailure, Observation
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
@@ -50,6 +50,8 @@ class Ran:
     stopped: bool = False  # the call, or the observation after it, crashed or hung
     return_only: bool = False  # the state could not be read since an earlier step: the return value alone was compared
     walk: bool = False  # a free or fork of blocks in two L1 slots or more: one that skips a slot can show
+    refused: bool = False  # a create or append refused where the model took blocks it had free (free count unread)
+    counted: bool = False  # a call before it since the last llm_init moved the free count, in the model
 
 
 @dataclass
@@ -63,19 +65,23 @@ class Trace:
 
 
 def run(program: Program, implementation: Any, model: TrackedModel, modulo: frozenset[str] = frozenset(),
-        fresh: Callable[[], Any] | None = None, judge: Callable[[Ran], bool] | None = None) -> Trace:
+        fresh: Callable[[], Any] | None = None, judge: Callable[[Ran], bool] | None = None,
+        refuses_alone: Callable[[str, Callable[[], Any]], bool] | None = None) -> Trace:
     """Applies `program` to `implementation` and `model` together, comparing after every call (leniently on the
     aspects in `modulo`). `fresh` opens another implementation, for a second opinion on a create or append that
     left a block unmapped (fresh_pool.py), or, for an engine whose objects are not read, on a difference that
     follows a fork (fork_witness.py), never while the run's own process is alive (alone.py); `judge` may stop the
-    run after a step."""
+    run after a step. `refuses_alone(op, fresh)`, for an engine whose free count is not read, says whether the
+    graded runs of `op`'s own item show it refused before any call moved the free count (refusal_rule.py): a
+    refusal after such calls is then the call's own, else the free count's (without it, or without `fresh`, the
+    free count's)."""
     trace, engine, aside = Trace(), None, Aside(implementation, fresh)
     before: Observation | None = None
     carried: set[str] = set()  # differences the model could not take over
     blind = False  # the model lost the counts, then a state it could not take over: NULL-engine calls only
     unreadable = False  # a call returned, but its state could not be read: return values alone are compared
     unread = False  # the engine's objects are not read (a Python submission's, unread.py): its calls' returns say
-    made: list[Step] = []  # what they did; the calls since the last llm_init that did something, in the model
+    counted = False  # what they did; a call since the last llm_init moved the free count, in the model
     forks: dict[int, bool] = {}  # the forks' second opinions so far (fork_witness.py)
     in_place: list[tuple[int, frozenset[int]]] = []  # the appends that wrote a shared block in place, and its sharers
     for number, step in enumerate(program.steps, 1):
@@ -89,6 +95,7 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
         mapped = model.mapped()
         walked = model.sequences.get(step.args[0]) if step.op in WALKS and not null_engine else None
         walk = walked is not None and len({i // L2_PT_SIZE for i, block in enumerate(walked.blocks) if block != UNMAPPED}) > 1
+        free_before = model.free_count()
         try:
             if step.op == "llm_init":
                 blind, unreadable, expected = False, False, model.llm_init(step.args[0], step.null)
@@ -111,8 +118,8 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
             return trace
         call = Call(step.op, step.args, null_engine, expected.returned)
         trace.calls.append(call)
-        made = [step] if step.op == "llm_init" else made + ([step] if not null_engine and not fails(step.op, expected.returned) else [])
-        ran = Ran(number, call, list(trace.calls), [], walk=walk)
+        ran = Ran(number, call, list(trace.calls), [], walk=walk, counted=counted)
+        counted = step.op != "llm_init" and (counted or model.free_count() != free_before)
         trace.steps.append(ran)
         failed, returned_normally, got = False, False, None
         try:
@@ -145,9 +152,10 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
                                   len(model.sequences[step.args[0]].values), "cow_copy" in expected.events,
                                   len(ran.effects.picked or ()), len(ran.effects.taken))):
             ran.effects = dataclasses.replace(ran.effects, search_failed=True)
-        if (ran.effects is not None and fresh is not None and was is not None and ran.effects.picked and ran.found
-                and ran.found[0].aspect == RETURN and fails(step.op, got)
-                and refused_for_want_of_blocks(aside.fresh, made)):  # its free count unread
+        ran.refused = (ran.effects is not None and was is not None and bool(ran.effects.picked) and bool(ran.found)
+                       and ran.found[0].aspect == RETURN and fails(step.op, got))  # its free count unread
+        if (ran.refused and ran.counted and ran.effects is not None
+                and (refuses_alone is None or fresh is None or not refuses_alone(step.op, aside.fresh))):
             ran.effects = dataclasses.replace(ran.effects, short=True)
         if was is not None and (sharers := wrote_in_place(call, was, before, ran.seen)):
             in_place.append((number - 1, sharers))  # the graded run's own evidence of a fork's references

@@ -42,6 +42,7 @@ class Submission:
     findings: dict[str, "Finding"] = field(default_factory=dict)  # item id -> where it failed (its HTML picture)
     strays: list[Stray] = field(default_factory=list)  # natively, every stray access the grader counted (C only)
     _probes: dict[str, Any] | None = None
+    _refusals: dict[str, bool] = field(default_factory=dict)  # refuses_alone's answers, by call
 
     def adapter(self) -> Adapter:
         return built(self)()
@@ -51,6 +52,20 @@ class Submission:
         that runs in a process of its own (a child, a driver) is ended for it, and the witness runs in a fresh
         process of the graded run's own adapter (alone.py)."""
         return built(self)()
+
+    def refuses_alone(self, op: str, fresh: Callable[[], Adapter]) -> bool:
+        """Whether the programs of `op`'s own item, run as that item runs them in implementations `fresh` opens,
+        show `op` refused where the model had the blocks before any call moved the free count (refusal_rule.py):
+        whose rule a later refusal is, where the free count is not read. Asked once per call per submission."""
+        if op not in self._refusals:
+            from oracle.hw3 import programs
+            from oracle.hw3.refusal_rule import refuses_alone
+            from oracle.hw3.rules import TASKS
+
+            item = item_of(TASKS[op])
+            shown = item is not None and refuses_alone(fresh, op, programs.for_item(item, {}), TASKS[op], LENIENT)
+            self._refusals[op] = shown
+        return self._refusals[op]
 
     def probes(self) -> dict[str, Any]:
         """The white-box probes' results by name, run once per submission."""
@@ -85,7 +100,8 @@ def run_scenarios(sub: Submission, item: str, scenarios: list[Program], modulo: 
     reading = Reading()
     for scenario in scenarios:
         with closing(sub.adapter()) as adapter:
-            finding = replay(adapter, scenario, modulo, owns=lambda r: r == rule, reading=reading, fresh=sub.witness)
+            finding = replay(adapter, scenario, modulo, owns=lambda r: r == rule, reading=reading, fresh=sub.witness,
+                             refuses_alone=sub.refuses_alone)
         if finding:
             return failed(sub, item, finding)
     if not reading.passed_over:

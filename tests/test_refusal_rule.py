@@ -1,0 +1,125 @@
+"""oracle/hw3/refusal_rule.py and run.py: whose rule a create refused where the model had the blocks is, for an engine
+whose free count the grader does not read (a Python submission's), decided by graded runs alone: before any call since
+llm_init moved the free count, the call's own; after such calls, the free count's unless the create's own item's
+programs, run as that item runs them, show a create refused before any call moved the count."""
+
+from typing import Any
+
+from oracle.hw3 import programs
+from oracle.hw3.pyremote import served
+from oracle.hw3.refusal_rule import refuses_alone
+from oracle.hw3.resync import TrackedModel
+from oracle.hw3.rules import FREE_BLOCK_CONSISTENCY, TASKS, rule_of
+from oracle.hw3.run import Ran, Trace, run
+from oracle.hw3.verdicts import LENIENT
+from oracle.program import Program, Step
+
+CREATE = TASKS["create_sequence"]
+CREATE_PROGRAMS = programs.for_item("create_free", {})
+FREE_COUNT = list(programs.load("free_count").steps)
+REFUSED_AT = FREE_COUNT.index(Step("create_sequence", (4, 160))) + 1  # 10 blocks, after frees gave back 4
+
+
+def _decided(fresh: Any, op: str) -> bool:
+    return refuses_alone(fresh, op, CREATE_PROGRAMS if op == "create_sequence" else programs.for_item("append_cow", {}),
+                         TASKS[op], LENIENT)
+
+
+def _graded(spec: str, steps: list[Step], asked: list[str]) -> Trace:
+    """`steps` run as a graded item runs a Python submission: served in its child process, unread, a fresh process of it
+    for each second opinion, refusals after frees decided by refuses_alone (each call it was asked of in `asked`)."""
+
+    def decide(op: str, fresh: Any) -> bool:
+        asked.append(op)
+        return _decided(fresh, op)
+
+    with served(spec) as remote:
+        return run(Program("graded", steps), remote(), TrackedModel(), fresh=remote, refuses_alone=decide)
+
+
+def _refusal(trace: Trace) -> Ran:
+    refused = [ran for ran in trace.steps if ran.refused]
+    assert len(refused) == 1, [(ran.number, ran.call, ran.found) for ran in trace.steps]
+    return refused[0]
+
+
+def test_a_refusal_after_frees_is_the_free_counts_when_the_creates_own_programs_refuse_nothing_alone() -> None:
+    asked: list[str] = []
+    ran = _refusal(_graded("tests.broken.free_count_not_incremented", FREE_COUNT[:REFUSED_AT], asked))
+    assert ran.number == REFUSED_AT and ran.counted and ran.effects is not None and ran.effects.short
+    assert rule_of(ran.found[0], ran.call, ran.effects) == FREE_BLOCK_CONSISTENCY
+    assert asked == ["create_sequence"]
+
+
+def test_a_refusal_after_frees_is_the_creates_own_when_its_programs_show_it_refused_before_the_count_moved() -> None:
+    asked: list[str] = []
+    ran = _refusal(_graded("tests.refusal_bugs:refuses_long_creates", FREE_COUNT[:REFUSED_AT], asked))
+    assert ran.number == REFUSED_AT and ran.counted and ran.effects is not None and not ran.effects.short
+    assert rule_of(ran.found[0], ran.call, ran.effects) == CREATE
+    assert asked == ["create_sequence"]  # create_sequence_cap's 4096-record create, on 300 blocks, the first granted
+
+
+def test_a_refusal_before_any_call_moved_the_count_is_the_calls_own_and_asks_nothing() -> None:
+    asked: list[str] = []
+    steps = [Step("llm_init", (640,)), Step("create_sequence", (1, 0)), Step("free_sequence", (7,)),
+             Step("create_sequence", (2, 144))]  # two calls that must fail, moving nothing; then 9 of 10 blocks
+    ran = _refusal(_graded("tests.refusal_bugs:refuses_long_creates", steps, asked))
+    assert ran.number == 4 and not ran.counted and ran.effects is not None and not ran.effects.short
+    assert rule_of(ran.found[0], ran.call, ran.effects) == CREATE and asked == []
+
+
+def test_a_refusal_after_a_create_that_miscounted_is_the_free_counts() -> None:
+    """probe_bugs' create_miscounts counts one block more than each create takes: with no free at all, the refusal
+    its count makes is Constraint 5's, as a C engine's count itself would show (it refuses no create alone)."""
+    asked: list[str] = []
+    steps = [Step("llm_init", (640,)), Step("create_sequence", (1, 16)), Step("create_sequence", (2, 144))]
+    ran = _refusal(_graded("tests.broken.probe_bugs:create_miscounts", steps, asked))
+    assert ran.number == 3 and ran.counted and ran.effects is not None and ran.effects.short
+    assert rule_of(ran.found[0], ran.call, ran.effects) == FREE_BLOCK_CONSISTENCY and asked == ["create_sequence"]
+
+
+def test_the_creates_own_programs_decide_for_each_engine() -> None:
+    with served("tests.broken.free_count_not_incremented") as remote:
+        assert not _decided(remote, "create_sequence")  # it refuses only after frees (create 6 576)
+    with served("tests.refusal_bugs:refuses_long_creates") as remote:
+        assert _decided(remote, "create_sequence")
+    for spec in ("engine.llm_memory", "tests.broken.last_fit", "tests.broken.probe_bugs:init_free_one_short"):
+        with served(spec) as remote:
+            assert not _decided(remote, "create_sequence") and not _decided(remote, "append_kv")
+
+
+class _Recording:
+    """An adapter that notes every call made on it (op and arguments, the engine left out)."""
+
+    def __init__(self, adapter: Any, calls: list[tuple[str, tuple[int, ...]]]):
+        self._adapter, self.calls = adapter, calls
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._adapter, name)
+        if name not in programs.SIGNATURES:
+            return found
+
+        def noted(*args: Any) -> Any:
+            self.calls.append((name, tuple(args[:1]) if name == "llm_init" else tuple(args[1:])))
+            return found(*args)
+
+        return noted
+
+
+def test_the_creates_own_programs_are_run_as_graded_their_pools_and_calls_each_in_a_fresh_implementation() -> None:
+    """Nothing tells these runs from the create_free item's: each is one of its programs, from its first call, on a
+    fresh implementation, stopping no later than the program does."""
+    opened: list[list[tuple[str, tuple[int, ...]]]] = []
+    with served("tests.refusal_bugs:refuses_long_creates") as remote:
+
+        def fresh() -> _Recording:
+            opened.append([])
+            return _Recording(remote(), opened[-1])
+
+        assert _decided(fresh, "create_sequence")
+    made = [calls for calls in opened if calls]
+    assert len(made) == 2  # create_sequence shows no refusal alone; create_sequence_cap does, at its third call
+    for calls, program in zip(made, CREATE_PROGRAMS):
+        steps = [(step.op, step.args) for step in program.steps]
+        assert calls == steps[: len(calls)] and calls[0] == steps[0]
+    assert made[1] == [(step.op, step.args) for step in CREATE_PROGRAMS[1].steps[:3]]
