@@ -314,7 +314,8 @@ def test_the_free_count_bug_alone_gets_its_honest_score(scene: Scene, reaper: Re
     assert not problems, "\n".join([f"free_count_not_incremented (honest {REFUSAL_HONEST}/{REFUSAL_MAX}):", *problems])
 
 
-@pytest.mark.xfail(strict=True, reason=SIZE_BROKEN)
+# held since a refusal's rule is decided by graded runs only (oracle/hw3/refusal_rule.py, no bigger-pool second
+# opinion): SIZE_BROKEN is what broke before
 def test_a_refusals_second_opinion_cannot_be_told_by_its_pool_size(scene: Scene, reaper: Reaper) -> None:
     problems = _python_problems(scene, reaper, "free_count_not_incremented", "refusal_sized", REFUSAL_ITEMS,
                                 "create_free", REFUSAL_HONEST, REFUSAL_MAX)
