@@ -21,7 +21,9 @@ modification times set by hand, and its extended attributes (chmod, chown, utime
 forms). Landlock binds none of them, so without bubblewrap a run of a grader that is not root (the run then has
 the grader's uid) could otherwise set the mode or times of any file of the grader's, or leave a note in an
 attribute of a file a later run is handed (or write an access time, a mark the frozen atimes of
-oracle/runtime.py keep out). No run needs them: the linker's chmod of its output is refused and
+oracle/runtime.py keep out). No run may watch a file either (inotify, fanotify): the grader reads and writes the
+pools' file a run holds, and when it does must tell a run nothing (tests/hostile_review8/fork_unwatched_inotify.py).
+No run needs them: the linker's chmod of its output is refused and
 ignored, and the grader makes the driver it copies executable itself. Where no pid namespace
 holds a run (outside bubblewrap), setsid and
 setpgid are refused as well: the run ends by killing its process group, which nothing it starts can leave.
@@ -46,10 +48,12 @@ _URING = (425, 426, 427)  # the same numbers on both machines
 _METADATA_NEW = (452, 463, 466)  # fchmodat2, setxattrat, removexattrat: the same numbers on both machines
 _METADATA = {"x86_64": (90, 91, 268, 92, 93, 94, 260, 132, 235, 261, 280, 188, 189, 190, 197, 198, 199, *_METADATA_NEW),
              "aarch64": (52, 53, 55, 54, 88, 5, 6, 7, 14, 15, 16, *_METADATA_NEW)}
-_NATIVE = {"x86_64": (0xC000003E, 41, (29, 68, 64, 310, 311, *_URING, 248, 249, 250, 240, *_METADATA["x86_64"]),
-                      (112, 109)),
-           "aarch64": (0xC00000B7, 198, (194, 186, 190, 270, 271, *_URING, 217, 218, 219, 180, *_METADATA["aarch64"]),
-                       (157, 154))}
+# watching files: inotify (every form) and fanotify (a run could learn when the grader reads or writes a file it holds)
+_WATCH = {"x86_64": (253, 294, 254, 300, 301), "aarch64": (26, 27, 262, 263)}
+_NATIVE = {"x86_64": (0xC000003E, 41, (29, 68, 64, 310, 311, *_URING, 248, 249, 250, 240, *_METADATA["x86_64"],
+                                       *_WATCH["x86_64"]), (112, 109)),
+           "aarch64": (0xC00000B7, 198, (194, 186, 190, 270, 271, *_URING, 217, 218, 219, 180, *_METADATA["aarch64"],
+                                        *_WATCH["aarch64"]), (157, 154))}
 _INTERNET = (2, 10)  # AF_INET, AF_INET6: socket()'s first argument
 _ARG0 = 16  # offset of seccomp_data.args[0] (its low 32 bits, little-endian)
 _LIBC = ctypes.CDLL(None, use_errno=True)

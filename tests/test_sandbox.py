@@ -177,6 +177,27 @@ def test_a_run_changes_no_files_metadata_even_where_it_may_write(without_bwrap: 
     assert written == "written" and mode != 0o777
 
 
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
+def test_a_run_cannot_watch_a_file(without_bwrap: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """inotify_init, inotify_init1, inotify_add_watch, fanotify_init and fanotify_mark fail with EPERM: the grader
+    reads and writes the pools' file a run holds, and a watch would tell the run when (review 8's
+    fork_unwatched_inotify told a second opinion's replay, which reads less, from a graded run)."""
+    if without_bwrap:
+        monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
+        monkeypatch.setattr(isolation, "_probed", {})
+    if os.uname().machine != "x86_64":
+        pytest.skip("the numbers below are x86_64's")
+    script = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nfound = []\n"
+              "for number, args in ((253, ()), (294, (0,)), (254, (0, b'/tmp', 0x1)), (300, (0, 0)),\n"
+              "                     (301, (0, 1, 0x1, -100, b'/tmp'))):\n"
+              "    ctypes.set_errno(0)\n"
+              "    found.append((libc.syscall(number, *args), ctypes.get_errno()))\n"
+              "print(found)\n")
+    with Sandbox() as box:
+        done = box.run(["/usr/bin/python3", "-c", script], timeout=20)
+    assert done.output.strip() == "[" + ", ".join(["(-1, 1)"] * 5) + "]", done.output  # 1: EPERM
+
+
 @needs_bwrap
 def test_a_run_has_no_network() -> None:
     with Sandbox() as box:

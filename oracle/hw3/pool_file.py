@@ -14,7 +14,8 @@ its descriptor can take a window from the grader:
   submission only up to its own file size limit, and the grader reads nothing past its windows.
 - the grader reads and writes through an open file description of its own (`self.fd` is the one passed on), so
   the flags a submission may set on the description it holds (O_APPEND, O_NONBLOCK) never reach the grader's
-  reads and writes.
+  reads and writes; its reads write no access time (O_NOATIME), so a run cannot tell by the file whether the
+  grader read its pool (review 8's fork_unwatched).
 Whatever bytes a submission's process puts in a window (its writes, through the mapping or the descriptor, or
 a hole punched, which reads as zeros) are the pool's contents, judged as the pool. A window the grader still
 cannot read in full is the failure of the submission's call that made it so (PoolUnreadable), never the
@@ -53,7 +54,9 @@ def _sealed() -> tuple[int, int]:
     fd = os.memfd_create("pagedcheck-pools", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     try:
         fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
-        return fd, os.open(f"/proc/self/fd/{fd}", os.O_RDWR | os.O_CLOEXEC)
+        # O_NOATIME: the grader's reads write no access time a run could read off the file it holds (it may not
+        # watch it either: oracle/seccomp.py), so nothing tells a run whether the grader read its pool
+        return fd, os.open(f"/proc/self/fd/{fd}", os.O_RDWR | os.O_CLOEXEC | os.O_NOATIME)
     except BaseException:
         os.close(fd)
         raise
