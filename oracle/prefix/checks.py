@@ -179,8 +179,9 @@ def directed(item: str) -> Check:
 
 
 CHECKS = {item: directed(item) for item in BY_ITEM}
-# the rule: the divergence's (driver.py); its item fails too where it passed, but for an order put back (either of two
-# rules may make it: it charges no one, as a directed item's reading past it does)
+# the rule: the divergence's (driver.py); its item fails too where it passed, but for a free or release order (the fuzz
+# reads the order of the queue the pool shows, by one shape: either of two rules may make it, it charges no one; a
+# directed item's reading past one, named by the program's own takes (taken_order.py), charges its rule's item)
 CHECKS["fuzz"] = fuzz_check("prefix", RULES["fuzz"], sure=lambda failure: getattr(
     getattr(failure, "difference", None), "aspect", "") not in TAKEN_OVER)
 DEFAULT_RUBRIC = Path(__file__).with_name("rubric.toml")
