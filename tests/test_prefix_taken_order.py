@@ -133,3 +133,27 @@ def test_the_free_queues_own_order_is_charged_to_free_queue(broken_engine):  # n
         graded.admit(list(range(30, 42)))
     assert raised.value.rule == "free_queue" and raised.value.difference.aspect == "free order"
     assert raised.value.difference.expected == [4, 5, 2] and raised.value.difference.got == [1, 2, 4]
+
+
+def test_a_free_put_back_in_any_other_order_is_the_release_orders():
+    """release_swapped (review 8): head first with the first two swapped, never exactly the opposite order."""
+    taken = taken_order([5, 4, 3, 2, 1], [5, 4, 3, 2, 1], [5, 2, 1, 3, 4], [(0, [4, 3, 2, 1])])
+    assert taken.difference.aspect == "release order" and taken.queue == [5, 2, 1, 3, 4]
+    assert taken.difference.expected == [4, 3, 2, 1] and taken.difference.got == [2, 1, 3, 4]
+
+
+def test_a_partly_shown_permutation_reads_on_in_the_models_order_for_the_rest():
+    taken = taken_order([9, 4, 3, 2, 1], [9, 4, 3], [9, 3, 4], [(0, [4, 3, 2, 1])])
+    assert taken.difference.aspect == "release order" and taken.difference.got == [3, 4]
+    assert taken.queue == [9, 3, 4, 2, 1]
+
+
+def test_another_frees_block_first_is_the_free_queues():
+    # the queue's head is free 1's block, the call takes free 0's first: no reordering within a free explains it
+    taken = taken_order([7, 4, 3], [7, 4], [4, 7], [(1, [7]), (0, [4, 3])])
+    assert taken.difference.aspect == "free order"
+
+
+def test_a_block_from_the_wrong_end_of_the_queue_is_the_free_queues():
+    taken = taken_order([5, 4, 3, 2, 1], [5, 4], [1, 4], [(0, [4, 3, 2, 1])])
+    assert taken.difference.aspect == "free order"

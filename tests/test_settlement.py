@@ -117,3 +117,14 @@ def test_a_catch_alls_charge_is_spared_where_another_rule_that_may_have_made_it_
     dearer = {"watermark": 20, "table": 10}  # a cheaper failure does not buy off a dearer charge
     assert settle(statuses(table="failed", watermark="passed", fuzz="failed"), either, ["fuzz"], dearer) == {
         "watermark": Verdict(SAW, "fuzz")}
+
+
+def test_a_read_past_failure_another_rule_that_failed_may_have_made_is_paid_for_its_reader_too() -> None:
+    """A prefix release order read past: reverse_order_free's, unless free_queue's item (whose bug may make one) failed,
+    worth as much: then no one is charged, and the reader's excuse holds (it does not fail for it either)."""
+    read = {"eviction": [Excuse(frozenset({"reverse_order_free"}), SAW, unless=frozenset({"free_queue"}))]}
+    worth = {"reverse_order_free": 8, "free_queue": 8, "eviction": 8}
+    assert settle(statuses(free_queue="failed", reverse_order_free="passed", eviction="passed"), read,
+                  points=worth) == {}
+    assert settle(statuses(free_queue="passed", reverse_order_free="passed", eviction="passed"), read,
+                  points=worth) == {"reverse_order_free": Verdict(SAW, "eviction")}

@@ -195,7 +195,8 @@ def _prefix_problems(tmp_path: Path, reaper: Reaper, attack: str, without_bwrap:
         scene.close()
 
 
-@pytest.mark.xfail(strict=True, reason=RELEASE_SHAPE_BROKEN)
+# held (branch taken-settle): taken_order names the rule by what the takes show, each free's own blocks in another
+# order the release order's whatever the permutation; RELEASE_SHAPE_BROKEN is what broke it, kept as the record
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 def test_a_release_order_of_another_shape_is_still_the_release_orders(without_bwrap: bool, tmp_path: Path,
                                                                       reaper: Reaper) -> None:

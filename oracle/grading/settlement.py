@@ -19,7 +19,8 @@ once. Once every item has run, `settle` decides, for each excuse:
 - an item that names itself, or an excuse that does not hold: the item fails with what it saw.
 An item that failed of its own may name the items of the rule its failure breaks too (a catch-all's failure): an
 owner that passed takes it, once, and the item's own failure stands; not where items of another rule that may have
-made it (`unless`) failed, worth at least the owner's points.
+made it (`unless`) failed, worth at least the owner's points, and then the excuse holds for its reader too (the
+failure is paid). A directed item that read past another rule's difference names that rule's item the same way.
 An excuse `aside` is a failure an item met on the way that stopped nothing of its own (a memory error the grader
 counted while the item's programs ran, which a family leaves to its memory item): it is settled as any named one, but never said to be why its reader was not
 run.
@@ -117,14 +118,15 @@ def settle(status: Mapping[str, str], excuses: Mapping[str, Sequence[Excuse]],
     for item in status:
         if item in charged or status[item] == "failed":
             continue  # a failed item's own failure stands
-        broken = next((e for e in excuses.get(item, ()) if not _holds(item, e, settled, spared)), None)
+        broken = next((e for e in excuses.get(item, ()) if not _holds(item, e, settled, spared, worth)), None)
         if broken is not None:
             verdicts[item] = Verdict(broken.failure)
             continue
     return verdicts
 
 
-def _holds(item: str, excuse: Excuse, status: Mapping[str, str], spared: frozenset[str]) -> bool:
+def _holds(item: str, excuse: Excuse, status: Mapping[str, str], spared: frozenset[str],
+           points: Mapping[str, float]) -> bool:
     if item in excuse.owners:
         return False  # it names itself
     if ANY_OTHER in excuse.owners:
@@ -137,7 +139,8 @@ def _holds(item: str, excuse: Excuse, status: Mapping[str, str], spared: frozens
         return False  # an owner it names is not graded here: the failure is this item's
     if ANY_OTHER in excuse.owners:
         return any(status[o] != PASSED for o in others)
-    return all(status[o] != PASSED for o in others)  # each failure it read past costs its own item
+    # each failure it read past costs its own item: one that passed, not charged as the `unless` items explain it
+    return all(status[o] != PASSED or _explained(excuse, o, status, points) for o in others)
 
 
 def _explained(excuse: Excuse, owner: str, status: Mapping[str, str], points: Mapping[str, float]) -> bool:

@@ -5,7 +5,9 @@ A directed item fails on the first difference of its own rule (oracle/prefix/rul
 difference goes to the item of its rule through the rules' table, settled once every item has run
 (oracle/grading/settlement.py): that item, if it passed, fails with it; if the rubric does not grade that
 item, the difference is the reader's. A free order another rule's (the model reads on in the
-implementation's order) is left to its item and the program goes on. Any other difference stops the
+implementation's order) is left to its item and the program goes on: an excuse naming its rule's item, which,
+if it passed, fails with it, once (a release order not where free_queue's item, whose bug may make one too, failed);
+an item never reads past a difference its own rule may have made (MAY_MAKE), it fails with it. Any other difference stops the
 program: the item passes with a note naming that step and the item whose rule it is, or, when none of its
 own steps had run yet, is not run (it checked nothing of its own rule, so it earns nothing); a crash in a
 step it does not judge, which no rule's item owns, fails the item once it has checked something.
@@ -30,6 +32,10 @@ from oracle.scene import Watch
 
 LOOKUP_RID = 1000  # a look-up on a shape without one admits a request numbered from here, and frees it
 TAKEN_OVER = ("free order", "release order")  # the model takes the implementation's order and goes on
+# the items whose rule's bug may make a difference of that aspect too, besides its own rule's: a free queue that takes
+# from the end it frees to gives a free of several blocks, the only free ones, back in the opposite order. A free
+# order (taken_order.py: no reordering within each free explains it) no release order makes.
+MAY_MAKE = {"release order": frozenset({"free_queue"})}
 
 
 def alone(adapter: Any) -> None:
@@ -130,7 +136,7 @@ def directed(item: str) -> Check:
         watch = Watch(state_tables)  # the failing call's state, for the HTML page (oracle/scene.py)
         alone(adapter)  # its program starts in a fresh process
         driver = Driver(watch.adapter(adapter), follow=False, by_takes=True)  # a free's order: by its own takes
-        checked, past = False, ""
+        checked, past, read = False, "", []  # read: an excuse for each other rule's difference read past
         watch.machine, lookup = driver, "lookup" in adapter.supports
         try:
             for number, step in enumerate(program.steps, 1):
@@ -142,18 +148,20 @@ def directed(item: str) -> Check:
                     continue
                 except Divergence as divergence:
                     broke = finding(program, number, call, op, step.judge, divergence.difference, item)
-                if broke.rule == item:
-                    sub.evidence[item] = watch.scene(call)
-                    return Outcome(False, broke.message, _details(driver))
+                if broke.rule == item or item in MAY_MAKE.get(broke.difference.aspect, ()):  # never read past
+                    sub.evidence[item] = watch.scene(call)  # a difference its own rule may have made
+                    return Outcome(False, broke.message, _details(driver), excuse=tuple(read) or None)
                 why = f"{broke.where}: {broke.problem} (that is item {broke.rule}'s to judge)"
                 if broke.rule not in BY_ITEM:  # a crash in a step it does not judge: no rule's item owns it
                     if checked:
-                        return Outcome(False, broke.message, _details(driver))
+                        return Outcome(False, broke.message, _details(driver), excuse=tuple(read) or None)
                     raise NotRun(f"checked nothing of its own rule: {why}")
                 if _taken_over(driver, op, broke.difference):  # another rule's free order: read on in the
-                    past = past or f"read past {why}"  # implementation's, hiding nothing (and a free order put back
-                    checked = checked or step.judge  # whole in the opposite order may be either rule's: it charges
-                    continue  # no one)
+                    past = past or f"read past {why}"  # implementation's, hiding nothing; its rule's item, if it
+                    read.append(Excuse(frozenset({broke.rule}), Seen(broke.message, _details(driver)),  # passed,
+                                       unless=MAY_MAKE.get(broke.difference.aspect, frozenset())))  # fails with it
+                    checked = checked or step.judge  # (not where an item whose rule may make it too failed)
+                    continue
                 # the program stops here, and what follows may hide a failure of its own rule: the difference
                 # goes to its rule's item, or back to this one where the rubric or the policy grades no such item,
                 # and to this one too where that item is worth fewer points (settlement.py: a stopped excuse)
@@ -161,9 +169,9 @@ def directed(item: str) -> Check:
                 stopped = Excuse(frozenset({owner}), Seen(broke.message, _details(driver)), absent_holds=False,
                                  stopped=True)
                 if checked:
-                    return Outcome(True, f"not checked past {why}", excuse=stopped)
-                raise NotRun(f"checked nothing of its own rule: {why}", stopped)
-            return Outcome(True, past)
+                    return Outcome(True, f"not checked past {why}", excuse=(*read, stopped))
+                raise NotRun(f"checked nothing of its own rule: {why}", (*read, stopped))
+            return Outcome(True, past, excuse=tuple(read) or None)
         finally:
             driver.impl.close()
 
@@ -171,8 +179,9 @@ def directed(item: str) -> Check:
 
 
 CHECKS = {item: directed(item) for item in BY_ITEM}
-# the rule: the divergence's (driver.py); its item fails too where it passed, but for an order put back (either of two
-# rules may make it: it charges no one, as a directed item's reading past it does)
+# the rule: the divergence's (driver.py); its item fails too where it passed, but for a free or release order (the fuzz
+# reads the order of the queue the pool shows, by one shape: either of two rules may make it, it charges no one; a
+# directed item's reading past one, named by the program's own takes (taken_order.py), charges its rule's item)
 CHECKS["fuzz"] = fuzz_check("prefix", RULES["fuzz"], sure=lambda failure: getattr(
     getattr(failure, "difference", None), "aspect", "") not in TAKEN_OVER)
 DEFAULT_RUBRIC = Path(__file__).with_name("rubric.toml")

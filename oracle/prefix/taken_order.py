@@ -11,10 +11,13 @@ of the program that takes its blocks, in the graded run itself; where no call of
 program shows that order, and it is not judged (the directed programs of free_queue and reverse_order_free take
 every block their frees put back).
 
-A call that takes other free blocks than the model's is a free-queue difference, by the rule whose bug explains
-it: where the blocks of some free (of more than one block) taken in the opposite order make the pool's takes, the
-release order's (reverse_order_free); else the free queue's (free_queue). The model reads on in the pool's queue as
-far as the takes show it (`Taken.queue`)."""
+A call that takes other free blocks than the model's is a free-queue difference, named by what the takes show, not
+by one shape of bug: where every block the call takes sits where the model has a block of the same free (each free's
+own blocks, in an order other than that free's), it is the release order's (reverse_order_free), whatever the
+permutation (tests/hostile_review8/release_swapped.py: head first with the first two swapped); only where no
+reordering within each free explains the takes (a block taken from the wrong end of the queue, another free's first,
+a block no free put back) is it the free queue's (free_queue). The model reads on in the pool's queue as far as the
+takes show it (`Taken.queue`)."""
 
 from dataclasses import dataclass
 
@@ -35,24 +38,40 @@ def taken_order(queue: list[int], expected: list[int], got: list[int], frees: li
     `frees` what each earlier free put back; None when they agree."""
     if got == expected:
         return None
+    owner = {block: n for n, (_, blocks) in enumerate(frees) for block in blocks}
     seen = range(len(got))
-    revised, flipped = list(queue), []
-    for rid, blocks in frees:
-        slots = [i for i, block in enumerate(queue) if block in blocks]
-        if len(slots) < 2:
-            continue
-        backwards = list(revised)
-        for i, block in zip(slots, reversed([queue[i] for i in slots])):
-            backwards[i] = block
-        shown = [i for i in slots if i in seen]
-        if any(revised[i] != got[i] for i in shown) and all(backwards[i] == got[i] for i in shown):
-            revised = backwards
-            flipped.append((rid, shown))
-    if flipped and revised[: len(got)] == got:
-        rid, shown = flipped[0]
-        return Taken(Difference("release order", f"the blocks free(req {rid}) put back", [queue[i] for i in shown],
-                                [got[i] for i in shown], note="in the order this call takes them from the free queue"),
-                     revised)
+    if all(owner.get(got[i], -1) == owner.get(queue[i], -2) or got[i] == queue[i] for i in seen):
+        released = _released(queue, got, frees, owner)
+        if released is not None:
+            return released
     return Taken(Difference("free order", "the free queue's head", list(expected), list(got),
                             note="the blocks this call takes from it, in its table's order"),
                  list(got) + [block for block in queue if block not in got])
+
+
+def _released(queue: list[int], got: list[int], frees: list[Freed], owner: dict[int, int]) -> Taken | None:
+    """Takes that each free's own blocks explain, in another order than that free's: the release order's, whatever
+    the permutation (the first free whose order differs is named). The model reads on in the pool's queue: each such
+    free's blocks the takes do not show follow in the opposite order where the shown ones agree with it (the common
+    bug), else in the model's."""
+    revised, named = list(queue), None
+    for n, (rid, blocks) in enumerate(frees):
+        slots = [i for i, block in enumerate(queue) if owner.get(block) == n]
+        shown = [i for i in slots if i < len(got)]
+        if all(queue[i] == got[i] for i in shown):
+            continue
+        named = named or (rid, shown)
+        backwards = list(reversed([queue[i] for i in slots]))
+        if all(backwards[k] == got[i] for k, i in enumerate(slots) if i < len(got)):
+            order = backwards
+        else:
+            taken = [got[i] for i in shown]
+            order = taken + [block for block in (queue[i] for i in slots) if block not in taken]
+        for i, block in zip(slots, order):
+            revised[i] = block
+    if named is None:
+        return None
+    rid, shown = named
+    return Taken(Difference("release order", f"the blocks free(req {rid}) put back", [queue[i] for i in shown],
+                            [got[i] for i in shown], note="in the order this call takes them from the free queue"),
+                 revised)
