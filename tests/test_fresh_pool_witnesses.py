@@ -29,8 +29,8 @@ def test_one_block_creates_after_a_program_each_map_a_block_or_ask_nothing():
 
 def test_the_witness_pool_is_the_programs_own_with_twice_the_blocks_its_calls_can_take():
     steps = list(programs.load("free_count").steps)
-    # creates of 31 and 160 records (2 and 10 blocks), two appends (a block each)
-    assert witness_pool(steps) == 640 + 2 * (2 + 10 + 2) * BLOCK_SIZE
+    # creates of 31, 144 and 160 records (2, 9 and 10 blocks; the 144 refused, counted all the same), two appends
+    assert witness_pool(steps) == 640 + 2 * (2 + 9 + 10 + 2) * BLOCK_SIZE
     assert witness_pool([Step("llm_init", (703,)), Step("create_sequence", (1, 17))]) == 703 + 2 * 2 * BLOCK_SIZE  # odd bytes kept
     assert witness_pool([Step("llm_init", (640,))]) == 640 + 2 * BLOCK_SIZE  # a program of no calls: still more blocks
     sizes = {witness_pool(steps[: n + 1]) for n in range(1, len(steps))}
