@@ -7,8 +7,7 @@ from oracle.hw3.difference import (
 )
 from oracle.hw3.call import Call
 from oracle.hw3.rules import (
-    CHECK_BEFORE_ALLOCATE, FIRST_FIT, FREE_BLOCK_CONSISTENCY, L1_TRAVERSAL, MEMORY_SAFETY, NO_PREMATURE_WRITES,
-    TAIL_INSERTION, TASKS, Effects,
+    CHECK_BEFORE_ALLOCATE, FIRST_FIT, L1_TRAVERSAL, MEMORY_SAFETY, NO_PREMATURE_WRITES, TAIL_INSERTION, TASKS, Effects,
     rule_of,
 )
 
@@ -140,14 +139,3 @@ def test_a_null_engine_is_pointer_safetys_whatever_differs() -> None:
 
     for aspect in (FREE_COUNT, GUARD, POOL, RETURN, CRASH):
         assert rule_of(Difference(aspect, "", 1, 2), Call("free_sequence", (1,), True, -1)) == POINTER_SAFETY, aspect
-
-
-def test_a_grant_the_engines_own_free_count_allowed_is_the_counts() -> None:
-    """A create or append granted where the model has no block free, the engine's free count (read before the call)
-    saying it had them: the call checked the count it was given, the count is wrong (Constraint 5)."""
-    granted = Difference(RETURN, "return value", "NULL", "a Sequence")
-    create, append = Call("create_sequence", (7, 608), False, False), Call("append_kv", (2, 5), False, -1)
-    counted = Effects(frozenset(), frozenset(), True, counted=True)
-    assert rule_of(granted, create, counted) == FREE_BLOCK_CONSISTENCY
-    assert rule_of(Difference(RETURN, "return value", -1, 0), append, counted) == FREE_BLOCK_CONSISTENCY
-    assert rule_of(granted, create, Effects(frozenset(), frozenset(), True)) == TASKS["create_sequence"]

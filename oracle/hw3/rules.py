@@ -62,8 +62,6 @@ class Effects:
     held: bool = False  # an append wrote its record into a block the model holds, not its own: shared, or held
     # by a sequence (unread.py: seen in the pool)
     wrong_fork: bool = False  # a fork before the call is shown wrong by a second opinion (fork_witness.py)
-    counted: bool = False  # a create or append granted where the model has no block free, the engine's own free
-    # count (read before the call: C) saying it had the blocks
 
 
 STRAY_WRITE = Effects(frozenset(), frozenset(), stray=True)  # all that is known of an append: it wrote astray
@@ -84,7 +82,6 @@ REORDERED_ONLY = "reordered only"  # the list's order is all that differs after 
 WROTE_ELSEWHERE = "wrote elsewhere"  # an append wrote its record into a block the model holds free, not its own
 SHORT_OF_BLOCKS = "short of blocks"  # refused though the model had the blocks, and succeeds with plenty free
 AFTER_WRONG_FORK = "after a wrong fork"  # a block held or a refusal missed, after a fork a witness shows wrong
-COUNTED_FREE = "counted free"  # granted for want of blocks the model has, as the engine's own free count allowed
 MOVED_ANOTHER = "moved another sequence"  # it changed another sequence's table: a fork shared an L2 table
 NOTHING = ""  # none of these: the aspect and the call decide
 
@@ -127,9 +124,6 @@ RULES: dict[tuple[str, str, str], str] = {
     # blocks undo is the engine's belief of how many are free, its free count's
     **{(aspect, "append_kv", WROTE_ELSEWHERE): FIRST_FIT for aspect in (POOL, CONTENTS)},
     **{(RETURN, api, SHORT_OF_BLOCKS): FREE_BLOCK_CONSISTENCY for api in _PICKS_BLOCKS},
-    # ... and a grant of blocks the model has not, which the engine's free count (read: C) said it had, is that
-    # count's: the call checked the count it was given (a free that counted a shared block free, say)
-    **{(RETURN, api, COUNTED_FREE): FREE_BLOCK_CONSISTENCY for api in _PICKS_BLOCKS},
     # ... and a record written into a block the model holds (shared, or a sequence's), or a create or append
     # granted where the model had no block free, after a fork its second opinion shows giving the child no
     # reference of its blocks (fork_witness.py), is the fork's: the block was never held twice
@@ -162,7 +156,6 @@ _FACTS: tuple[tuple[str, Callable[[Difference, Call, Effects | None], bool]], ..
     (AFTER_WRONG_FORK, lambda d, call, e: e is not None and e.wrong_fork),
     (WROTE_ELSEWHERE, lambda d, call, e: e is not None and e.elsewhere),
     (SHORT_OF_BLOCKS, lambda d, call, e: e is not None and e.short),
-    (COUNTED_FREE, lambda d, call, e: e is not None and e.counted),
     (REORDERED_ONLY, lambda d, call, e: e is None or e.reordered_only),
     (MOVED_ANOTHER, _moved_another),
     (NOTHING, lambda d, call, e: True),

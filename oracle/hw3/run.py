@@ -29,7 +29,7 @@ from oracle.hw3.call import Call, returned_value, shown
 from oracle.hw3.observation import UNREAD, ImplementationFailure, Observation
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
 from oracle.hw3.rules import WALKS, Effects, fails
-from oracle.hw3.spec import KV_PER_BLOCK, L2_PT_SIZE, UNMAPPED
+from oracle.hw3.spec import L2_PT_SIZE, UNMAPPED
 from oracle.hw3.step import call_on
 from oracle.hw3.unread import filled
 from oracle.program import Program, Step
@@ -152,9 +152,6 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
         if was is not None and (sharers := wrote_in_place(call, was, before, ran.seen)):
             in_place.append((number - 1, sharers))  # the graded run's own evidence of a fork's references
         granted = bool(ran.found) and ran.found[0].aspect == RETURN and "oom_refusal" in expected.events and not fails(step.op, got)
-        if (granted and ran.effects is not None and before is not None and before.engine not in (None, UNREAD)
-                and before.engine.free_local_blocks >= _asked(step)):  # its own count said the blocks were free
-            ran.effects = dataclasses.replace(ran.effects, counted=True)
         if (ran.effects is not None and forks is not None and was is not None and ran.found
                 and (ran.effects.held or ran.effects.elsewhere or granted)
                 and forks.shown_wrong(number - 1, in_place)):  # its references unread
@@ -178,11 +175,6 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
         carried |= {str(d) for d in differences(model, ran.seen, failed, modulo=modulo)}
         before = ran.seen
     return trace
-
-
-def _asked(step: Step) -> int:
-    """The blocks a create (its records') or an append (one: a new page or a copy) asks for."""
-    return -(-step.args[1] // KV_PER_BLOCK) if step.op == "create_sequence" else 1
 
 
 def _unjudged(implementation: Any, step: Step, engine: object, calls: list[Call],
