@@ -206,10 +206,12 @@ def test_a_count_bug_that_shows_without_the_fork_is_not_the_forks() -> None:
     assert not references_missed(early, program_returns(load_adapter("tests.broken.probe_bugs:create_takes_no_block"), early), 3)
 
 
-def test_a_program_cut_short_by_a_crash_gives_no_opinion() -> None:
+def test_a_crash_before_the_create_gives_no_opinion_and_one_at_it_is_no_refusal() -> None:
     returns = program_returns(load_adapter("tests.broken.fork_no_incref"), FORKED)
     assert references_missed(FORKED, returns, 3)
-    assert not references_missed(FORKED, returns[:6], 3)  # the create never returned
+    assert not references_missed(FORKED, returns[:6], 3)  # the create never made
+    assert not references_missed(FORKED, [*returns[:5], None], 3)  # the free crashed: nothing after it
+    assert references_missed(FORKED, [*returns[:6], None], 3)  # the create crashed on its way past the refusal
 
 
 def test_only_the_forks_of_the_engine_now_live_are_asked() -> None:

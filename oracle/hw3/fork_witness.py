@@ -77,7 +77,7 @@ class ForkWitness:
 
     def __init__(self, fresh: Callable[[], Adapter], steps: Sequence[Step]):
         self._fresh, self._steps = fresh, list(steps)
-        self._returns: list[bool | int] | None = None  # the program's returns in a fresh process, once asked
+        self._returns: list[bool | int | None] | None = None  # the program's returns in a fresh process, once asked
         self.known: dict[int, bool] = {}  # each fork's references' verdict, by its index in the program
 
     def shown_wrong(self, at: int, in_place: Sequence[tuple[int, frozenset[int]]]) -> bool:
@@ -94,41 +94,43 @@ class ForkWitness:
                 return True
         return False
 
-    def _replayed(self) -> list[bool | int]:
+    def _replayed(self) -> list[bool | int | None]:
         if self._returns is None:
             self._returns = program_returns(self._fresh, self._steps)
         return self._returns
 
 
-def references_missed(steps: Sequence[Step], returns: Sequence[bool | int], fork: int) -> bool:
-    """Whether the program's `returns` (of `steps`, from the first; fewer when a call crashed or hung) first differ
-    from AppendsInPlace's at a create or append it refuses for want of blocks, granted, after the fork at index
-    `fork` and a free of its parent or child while the other lived."""
+def references_missed(steps: Sequence[Step], returns: Sequence[bool | int | None], fork: int) -> bool:
+    """Whether the program's `returns` (of `steps`, from the first; the last None when that call crashed or hung)
+    first differ from AppendsInPlace's at a create or append it refuses for want of blocks, granted (or crashed or
+    hung on its way past the refusal), after the fork at index `fork` and a free of its parent or child while the
+    other lived."""
     parent, child = steps[fork].args
     model, live, freed = AppendsInPlace(), False, False
     for at, (step, got) in enumerate(zip(steps, returns)):
         if at > fork and step.op == "llm_init":
             return False  # the fork's engine is gone
         call, outcome = predict(model, step, live)
-        if got != outcome.returned:
+        if got != outcome.returned:  # granted, or crashed or hung on its way past the refusal (None)
             return (freed and step.op in GRANTS and "oom_refusal" in outcome.events
-                    and not fails(step.op, got))
+                    and (got is None or not fails(step.op, got)))
         if at > fork and step.op == "free_sequence" and not call.null and step.args[0] in (parent, child):
             freed = freed or (outcome.returned == 0 and {parent, child} - {step.args[0]} <= set(model.sequences))
         live = _live(step, call.null, outcome.returned, live)
     return False
 
 
-def program_returns(fresh: Callable[[], Adapter], steps: Sequence[Step]) -> list[bool | int]:
+def program_returns(fresh: Callable[[], Adapter], steps: Sequence[Step]) -> list[bool | int | None]:
     """What each of `steps`, from the first, returns in a fresh process of the implementation (as the model
-    states it: whether a pointer came back, else the int), up to a call that crashes or hangs."""
-    returns: list[bool | int] = []
+    states it: whether a pointer came back, else the int), up to a call that crashes or hangs (None, the last)."""
+    returns: list[bool | int | None] = []
     try:
         with closing(fresh()) as adapter:
             engine: object = None
             for step in steps:
+                returns.append(None)
                 engine, returned = call_on(adapter, step, engine)
-                returns.append(returned_value(step.op, returned))
+                returns[-1] = returned_value(step.op, returned)
     except ImplementationFailure:
         pass
     return returns
