@@ -23,10 +23,11 @@ from tests.test_fresh_pool import FIRST_FIT_LOOP
 from tests.test_tamper_review import python_module
 
 # a parent of two blocks forked, the child's append (in place when the fork took no reference: the graded run's own
-# evidence, and a second opinion on the fork's references), then calls after it
+# evidence), then the child freed and a create of more blocks than are free (granted when the fork took no reference:
+# the program's own evidence of its references, which a second opinion replays)
 FORKED = (Step("llm_init", (640,)), Step("create_sequence", (1, 20)), Step("append_kv", (1, 7)),
           Step("fork_sequence", (1, 2)), Step("append_kv", (2, 8)), Step("free_sequence", (2,)),
-          Step("create_sequence", (3, 16)))
+          Step("create_sequence", (3, 144)))
 WITNESS_NOT_ALONE = Path(__file__).with_name("hostile_review5") / "witness_not_alone.py"
 
 
@@ -46,9 +47,9 @@ def test_a_python_runs_process_is_ended_for_each_second_opinion_and_its_calls_re
         started = remote.child.generation
         trace = run(Program("forked", FORKED), remote(), TrackedModel(), fresh=remote)
         generations = remote.child.generation - started
-    # the graded run's fresh process, the fork's two second opinions (its references and their control: the append
-    # in place is the graded run's own, fork_witness.py), then the graded run's replay
-    assert generations == 4
+    # the graded run's fresh process, the one second opinion (the whole program replayed for its later calls: the
+    # append in place is the graded run's own, fork_witness.py), then the graded run's replay
+    assert generations == 3
     shown = trace.steps[4]
     assert shown.effects is not None and shown.effects.wrong_fork
     # the calls after it made (unjudged: the engine's state unread, and its append not the model's) and returning

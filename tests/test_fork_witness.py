@@ -1,8 +1,8 @@
-"""oracle/hw3/fork_witness.py: a fork whose references are wrong, told from the pool and the returns: an append of the
-graded run to a block the fork's parent and child share wrote its record in place (effects.wrote_in_place, read by
-run.py from the graded step), and the checks of its references, replayed in a fresh process (the parent freed, the pool
-filled, one create that must be refused), fail where a control without the fork passes; and rules.py charging what
-follows such a fork to the fork."""
+"""oracle/hw3/fork_witness.py: a fork whose references are wrong, told from calls of the graded program only: an
+append of the graded run to a block the fork's parent and child share wrote its record in place
+(effects.wrote_in_place, read by run.py from the graded step), and the same program's later calls, as written, show
+a free of the parent or child followed by a grant that an engine whose references hold must refuse; and rules.py
+charging what follows such a fork to the fork."""
 
 import copy
 import struct
@@ -14,7 +14,7 @@ from oracle.difference import Difference
 from oracle.hw3 import load_adapter, programs
 from oracle.hw3.difference import CONTENTS, GUARD, POOL, RETURN
 from oracle.hw3.effects import wrote_elsewhere, wrote_held, wrote_in_place
-from oracle.hw3.fork_witness import INT_MAX, MOST_FILLING, _ids, _references_missed, _with_checks, fork_shown_wrong
+from oracle.hw3.fork_witness import AppendsInPlace, ForkWitness, program_returns, references_missed
 from oracle.hw3.call import Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import UNREAD, Observation
@@ -23,12 +23,15 @@ from oracle.hw3.pyremote import served
 from oracle.hw3.resync import TrackedModel
 from oracle.hw3.rules import FIRST_FIT, MEMORY_SAFETY, TASKS, Effects, rule_of
 from oracle.hw3.run import Trace, run
+from oracle.hw3.step import predict
 from oracle.program import Program, Step
 
-# a parent of two blocks forked, then the child's append (in place when the fork took no reference)
+# a parent of two blocks forked, the child's append (in place when the fork took no reference), then the parent
+# freed and a create of 9 blocks of the 10, which must be refused (the child still holds blocks 0 and 1, or 0 and 2)
 FORKED = [Step("llm_init", (640,)), Step("create_sequence", (1, 20)), Step("append_kv", (1, 7)),
-          Step("fork_sequence", (1, 2)), Step("append_kv", (2, 8))]
-IN_PLACE = [(4, frozenset({1, 2}))]  # FORKED's last append, in place into block 1, which 1 and 2 share
+          Step("fork_sequence", (1, 2)), Step("append_kv", (2, 8)), Step("free_sequence", (1,)),
+          Step("create_sequence", (3, 144))]
+IN_PLACE = [(4, frozenset({1, 2}))]  # FORKED's append, in place into block 1, which 1 and 2 share
 
 
 def _graded(spec: str, steps: list[Step]) -> Trace:
@@ -46,25 +49,70 @@ def _blamed(trace: Trace) -> list[int]:
 @pytest.mark.parametrize("impl", ["tests.broken.fork_no_incref", "tests.broken.probe_bugs:fork_shares_no_block"])
 def test_a_fork_that_takes_no_reference_is_shown_wrong_at_the_append_that_wrote_in_place(impl: str) -> None:
     assert _blamed(_graded(impl, FORKED)) == [5]
-    assert fork_shown_wrong(load_adapter(impl), FORKED, IN_PLACE)
+    assert ForkWitness(load_adapter(impl), FORKED).shown_wrong(5, IN_PLACE)
 
 
 @pytest.mark.parametrize("impl", ["engine.llm_memory", "tests.broken.no_cow", "tests.broken.last_fit", "tests.broken.cow_copies_written_only"])
 def test_a_fork_that_takes_its_references_is_not_shown_wrong(impl: str) -> None:
     assert _blamed(_graded(impl, FORKED)) == []  # their bugs are the append's or first fit's
-    assert not fork_shown_wrong(load_adapter(impl), FORKED, IN_PLACE)  # even were the append in place: references held
+    assert not ForkWitness(load_adapter(impl), FORKED).shown_wrong(5, IN_PLACE)  # even were the append in place
 
 
 def test_without_an_append_in_place_in_the_graded_run_no_fork_is_shown_wrong() -> None:
     fresh = load_adapter("tests.broken.fork_no_incref")
-    assert not fork_shown_wrong(fresh, FORKED, [])  # the references alone never blame the fork
-    assert not fork_shown_wrong(fresh, FORKED, [(2, frozenset({1, 2}))])  # before the fork
-    assert not fork_shown_wrong(fresh, FORKED, [(4, frozenset({2, 3}))])  # a block the fork's two do not both hold
+    assert not ForkWitness(fresh, FORKED).shown_wrong(5, [])  # the references alone never blame the fork
+    assert not ForkWitness(fresh, FORKED).shown_wrong(5, [(2, frozenset({1, 2}))])  # before the fork
+    assert not ForkWitness(fresh, FORKED).shown_wrong(5, [(4, frozenset({2, 3}))])  # a block the fork's two do not both hold
     # fork_references.txt shows the missing references only by a create granted after the parent's free, which a
     # greedy free after a correct fork shows as well: the create keeps its own rule there
     steps = programs.load("fork_references").steps
     refused = next(at for at, step in enumerate(steps) if step.op == "create_sequence" and step.args == (4, 1))
     assert _blamed(_graded("tests.broken.fork_no_incref", steps[: refused + 1])) == []
+
+
+def test_without_the_programs_own_free_and_grant_no_fork_is_shown_wrong() -> None:
+    """The references are seen in the graded program's calls only: a program that frees neither of the fork's two
+    after the append, or asks nothing of the blocks a free gave back, shows nothing, and the in-place append keeps
+    append_cow's rule (no call the grader chose follows the fork)."""
+    assert _blamed(_graded("tests.broken.fork_no_incref", FORKED[:5])) == []
+    assert _blamed(_graded("tests.broken.fork_no_incref", FORKED[:6])) == []
+    unrelated = [*FORKED[:4], Step("create_sequence", (4, 1)), FORKED[4], Step("free_sequence", (4,)),
+                 Step("create_sequence", (3, 144))]  # a free of a third sequence, then the same create: refused
+    assert _blamed(_graded("tests.broken.fork_no_incref", unrelated)) == []
+
+
+class _Logged:
+    """An adapter factory whose adapters record every API call they are made, one list per adapter."""
+
+    def __init__(self, impl: str):
+        self.factory, self.runs = load_adapter(impl), []
+
+    def __call__(self) -> "_LoggedAdapter":
+        return _LoggedAdapter(self.factory(), self.runs)
+
+
+class _LoggedAdapter:
+    def __init__(self, adapter, runs: list) -> None:
+        self._adapter, self.calls = adapter, []
+        runs.append(self.calls)
+
+    def __getattr__(self, name: str):
+        found = getattr(self._adapter, name)
+        if name not in programs.SIGNATURES:
+            return found
+
+        def call(*args):
+            self.calls.append((name, args[:1] if name == "llm_init" else args[1:]))
+            return found(*args)
+        return call
+
+
+def test_the_witness_makes_the_programs_calls_as_written_and_no_other() -> None:
+    """By construction: the witness's process sees the program from its first call to its last, nothing of the
+    grader's own, so it is a graded run of that program to the submission."""
+    fresh = _Logged("tests.broken.fork_no_incref")
+    assert ForkWitness(fresh, FORKED).shown_wrong(5, IN_PLACE)
+    assert fresh.runs == [[(step.op, step.args) for step in FORKED]]
 
 
 def _greedy_free(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str = "greedy_free", more: str = "") -> str:
@@ -79,13 +127,13 @@ def _greedy_free(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str = "g
 
 def test_a_greedy_free_after_a_correct_fork_is_not_the_forks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     name = _greedy_free(tmp_path, monkeypatch)
-    fresh, forked, spec = load_adapter(name), FORKED[:4], str(tmp_path / f"{name}.py")
-    # the references' checks alone would blame the fork: the freed parent gives back the blocks the child holds ...
-    assert _references_missed(fresh, forked, forked[:3], 1, _ids(FORKED))
+    spec = str(tmp_path / f"{name}.py")
+    # the references' calls alone would blame the fork: the freed parent gives back the blocks the child holds ...
+    assert references_missed(FORKED, program_returns(load_adapter(name), FORKED), 3)
     # ... but the fork took its references: the child's append copies the block they share, in the graded run
     assert _blamed(_graded(spec, FORKED)) == []
     # fork_sequence.txt: two forks, the first parent freed (every reference of its blocks dropped), then an append
-    # to a block the second fork's two share, in place: the control without that fork fails the same way
+    # to a block the second fork's two share, in place: nothing of the program shows that fork's references
     assert _blamed(_graded(spec, programs.load("fork_sequence").steps)) == []
 
 
@@ -127,17 +175,18 @@ def test_an_append_in_place_planted_where_only_a_witness_would_look_does_not_bla
 def test_an_append_that_never_copies_writes_in_place_but_the_references_hold() -> None:
     trace = _graded("tests.broken.no_cow", FORKED)
     assert trace.steps[4].found and _blamed(trace) == []  # in place, the append's own bug
-    fresh, forked = load_adapter("tests.broken.no_cow"), FORKED[:4]
-    assert not _references_missed(fresh, forked, forked[:3], 1, _ids(FORKED))
+    assert not references_missed(FORKED, program_returns(load_adapter("tests.broken.no_cow"), FORKED), 3)
 
 
 def test_in_a_full_pool_the_append_the_model_refuses_is_in_place_after_a_fork_without_references() -> None:
     # failing_calls.txt's end: no block free for the copy, so the model refuses the child's append; a fork that took
-    # no reference lets it write in place, and return 0
+    # no reference lets it write in place, and return 0; the parent's free then gives blocks back
     full = [Step("llm_init", (640,)), Step("create_sequence", (1, 20)), Step("create_sequence", (2, 128)),
-            Step("fork_sequence", (1, 3)), Step("append_kv", (3, 5))]
+            Step("fork_sequence", (1, 3)), Step("append_kv", (3, 5)), Step("free_sequence", (1,)),
+            Step("create_sequence", (4, 1))]
     assert _blamed(_graded("tests.broken.fork_no_incref", full)) == [5]
     assert _blamed(_graded("engine.llm_memory", full)) == []
+    assert _blamed(_graded("tests.broken.no_cow", full)) == []
 
 
 def test_the_fork_item_shows_a_fork_without_references_in_the_graded_run() -> None:
@@ -149,52 +198,51 @@ def test_the_fork_item_shows_a_fork_without_references_in_the_graded_run() -> No
 
 
 def test_a_count_bug_that_shows_without_the_fork_is_not_the_forks() -> None:
-    # a free that never raises the free count, before the fork: the pool filled after the fork is refused a
-    # create, and so is the control's without the fork
-    freed_first = [FORKED[0], Step("create_sequence", (5, 16)), Step("free_sequence", (5,)), *FORKED[1:]]
-    assert not fork_shown_wrong(load_adapter("tests.broken.free_count_not_incremented"), freed_first, [(6, frozenset({1, 2}))])
+    # a free that never raises the free count: the create after the parent's free is refused, as it must be
+    fresh = load_adapter("tests.broken.free_count_not_incremented")
+    assert not ForkWitness(fresh, FORKED).shown_wrong(5, IN_PLACE)
+    # a create that counts a block free again grants what it must refuse, but before any sharer's free: not the fork's
+    early = [*FORKED[:5], Step("create_sequence", (3, 144)), FORKED[5]]
+    assert not references_missed(early, program_returns(load_adapter("tests.broken.probe_bugs:create_takes_no_block"), early), 3)
 
 
-def test_a_witness_that_crashes_gives_no_opinion() -> None:
-    # each create counts a block free again: the fork's checks ask the engine for a block it has not, and it
-    # raises (a crash in a witness shows nothing of the fork)
-    assert not fork_shown_wrong(load_adapter("tests.broken.probe_bugs:create_takes_no_block"), FORKED, IN_PLACE)
+def test_a_crash_before_the_create_gives_no_opinion_and_one_at_it_is_no_refusal() -> None:
+    returns = program_returns(load_adapter("tests.broken.fork_no_incref"), FORKED)
+    assert references_missed(FORKED, returns, 3)
+    assert not references_missed(FORKED, returns[:6], 3)  # the create never made
+    assert not references_missed(FORKED, [*returns[:5], None], 3)  # the free crashed: nothing after it
+    assert references_missed(FORKED, [*returns[:6], None], 3)  # the create crashed on its way past the refusal
 
 
 def test_only_the_forks_of_the_engine_now_live_are_asked() -> None:
     fresh = load_adapter("tests.broken.fork_no_incref")
-    assert not fork_shown_wrong(fresh, FORKED[:3], IN_PLACE)  # no fork yet
-    again = [*FORKED, Step("llm_init", (640,)), Step("create_sequence", (1, 3))]
-    assert not fork_shown_wrong(fresh, again, IN_PLACE)
-    refused = [FORKED[0], FORKED[1], Step("fork_sequence", (5, 2))]  # an unknown parent: no fork made
-    assert not fork_shown_wrong(fresh, refused, [(3, frozenset({5, 2}))])
+    assert not ForkWitness(fresh, FORKED).shown_wrong(3, IN_PLACE)  # no fork yet
+    again = [*FORKED[:5], Step("llm_init", (640,)), Step("create_sequence", (1, 3)), *FORKED[5:]]
+    assert not ForkWitness(fresh, again).shown_wrong(7, IN_PLACE)
+    assert not references_missed(again, program_returns(fresh, again), 3)  # its engine gone before the free
+    refused = [FORKED[0], FORKED[1], Step("fork_sequence", (5, 2)), *FORKED[4:]]  # an unknown parent: no fork made
+    assert not ForkWitness(fresh, refused).shown_wrong(4, [(3, frozenset({5, 2}))])
 
 
 def test_each_forks_verdict_is_kept_for_the_program() -> None:
-    known: dict[int, bool] = {}
-    assert fork_shown_wrong(load_adapter("tests.broken.fork_no_incref"), FORKED, IN_PLACE, known)
-    assert known == {3: True}
-    known[3] = False  # a verdict kept is not asked again
-    assert not fork_shown_wrong(load_adapter("tests.broken.fork_no_incref"), FORKED, IN_PLACE, known)
+    witness = ForkWitness(load_adapter("tests.broken.fork_no_incref"), FORKED)
+    assert witness.shown_wrong(5, IN_PLACE)
+    assert witness.known == {3: True}
+    witness.known[3] = False  # a verdict kept is not asked again
+    assert not witness.shown_wrong(5, IN_PLACE)
 
 
-def test_the_checks_free_the_parent_fill_the_pool_and_make_one_create_that_must_be_refused() -> None:
-    steps, checks = _with_checks(FORKED[:4], 1, _ids(FORKED))
-    assert steps[:4] == FORKED[:4] and checks == 3  # 10 blocks, 8 free once the parent is: ids past 2
-    assert steps[4:] == [Step("free_sequence", (1,)), Step("create_sequence", (3, 128)), Step("create_sequence", (4, 1))]
-
-
-def test_the_checks_follow_the_programs_pool_and_ids() -> None:
-    big = [Step("llm_init", (64 * 600,)), Step("create_sequence", (40, 1)), Step("fork_sequence", (40, 41))]
-    steps, checks = _with_checks(big, 40, _ids(big))
-    assert steps[3:] == [Step("free_sequence", (40,)), Step("create_sequence", (42, 256 * 16)),
-                         Step("create_sequence", (43, 256 * 16)), Step("create_sequence", (44, 87 * 16)),
-                         Step("create_sequence", (45, 1))]
-    assert _ids([Step("create_sequence", (INT_MAX, 1))])[:2] == [INT_MAX - 1, INT_MAX - 2]  # not past an int's end
-    ends = [Step("create_sequence", (INT_MAX, 1)), Step("fork_sequence", (INT_MAX, -INT_MAX - 1)), Step("append_kv", (1, 0))]
-    assert _ids(ends)[:3] == [0, 2, 3]  # both ends named: the first ids it does not name
-    huge = [Step("llm_init", (64 * 256 * (MOST_FILLING + 1),)), *big[1:]]
-    assert _with_checks(huge, 40, _ids(huge))[1] == 0  # too large a pool to fill: no second opinion
+def test_appends_in_place_never_copy_and_hold_no_more_blocks_than_the_model() -> None:
+    for name in ("fork_shares_blocks", "append_kv", "append_kv_shared_by_four", "append_kv_oom_cow", "fork_sequence"):
+        model, in_place, live = Model(), AppendsInPlace(), False
+        for step in programs.load(name).steps:
+            call, outcome = predict(model, step, live)
+            _, theirs = predict(in_place, step, live)
+            assert "cow_copy" not in theirs.events, (name, step)
+            assert in_place.free_blocks() >= model.free_blocks(), (name, step)
+            if outcome.returned != theirs.returned:  # only an append the model refuses for want of a block to copy
+                assert "oom_on_cow" in outcome.events and theirs.returned == 0, (name, step)
+            live = bool(outcome.returned) if step.op == "llm_init" else live and not (step.op == "llm_destroy" and not call.null)
 
 
 def _appended_at(pool: bytes, block: int, offset: int, value: int) -> bytes:

@@ -3,36 +3,37 @@ read (a Python submission's, unread.py): did the fork give the child its parent'
 
 Such a fork returns what it must and writes nothing, so at the fork nothing the grader observes differs. Its
 bug shows later, in another call: a write to a block the two sequences share lands in place (the append finds
-it unshared), or a free hands out a block the other sequence still holds (a later create is granted one it
-must be refused, an append writes its record there). RULES would charge that call's rule (append_cow's,
-first fit's, create_free's). So where an append writes its record into a block the model holds or another than
-the model's (rules.Effects held, elsewhere), or a create or append the model refuses for want of blocks
-succeeds, each fork the engine made since its llm_init is asked, earliest first. A fork is shown wrong when
-both hold:
+it unshared), or a free hands out a block the other sequence still holds (a later create or append is granted
+where it must be refused). RULES would charge that call's rule (append_cow's, create_free's). So where an append
+writes its record into a block the model holds or another than the model's (rules.Effects held, elsewhere), or a
+create or append the model refuses for want of blocks succeeds, each fork the engine made since its llm_init is
+asked, earliest first. A fork is shown wrong when both hold, each seen in calls of the graded program as written:
 
-- in place, seen in the graded run itself: after the fork, an append of the graded program wrote its record in
-  place (as the grader read the pool: effects.wrote_in_place) into a block the model says the fork's parent and
-  child still share, where the model copies the block first (or refuses the append, no block being free for the
-  copy). A fork that took its references leaves the block shared, so a copy-on-write append copies it; one that
-  took none leaves it unshared, and the append writes in place. Nothing is asked of the submission for this: the
-  evidence is a call the graded program made, in the history every graded run has;
-- the references, a second opinion in a fresh process: the program replayed up to and including the fork, then
-  the fork's parent freed, the pool filled with new sequences up to the model's last free block, and one more
-  one-block create, which must be refused (the child still holds every block it shares); and the control: the
-  program replayed up to the fork, without it, and the same checks, all agreeing with the model.
+- in place, in the graded run itself: after the fork, an append wrote its record in place (as the grader read the
+  pool: effects.wrote_in_place) into a block the model says the fork's parent and child still share, where the
+  model copies the block first (or refuses the append, no block being free for the copy). A fork that took its
+  references leaves the block shared, so a copy-on-write append copies it; one that took none leaves it unshared,
+  and the append writes in place. An append that never copies does the same after a correct fork;
+- the references, in the same program's later calls: after the fork, the program frees its parent or its child
+  while the other lives, and then a create or append is granted that an engine whose fork took its references
+  must refuse for want of blocks, however its appends copy. The program's returns are compared, step by step from
+  its first, with a model whose forks take their references and whose appends never copy (AppendsInPlace: it
+  holds no more blocks than any engine whose references hold, whatever its appends copy); the first return that
+  differs must be that grant, after that free. A fork that took no reference gives its blocks back with the
+  first sharer's free, and the grant follows; an append that never copies, its references held, agrees with the
+  model throughout.
 
-Each asks what the others cannot: a free that drops every reference of a shared block at once fails the references'
-checks and passes the control (nothing is shared without a fork), but the fork before it took its references,
-and an append to a block its parent and child share copies it (so the fork is not blamed: the free's difference
-keeps its own rule); an append that never copies writes in place after a correct fork, but the references hold;
-a free, create or free-count bug that shows without the fork fails the control. A block shared by the parent and
-child is in place evidence only while both hold it: once a free of one of them (or of a third sharer) came
-between, a free that drops every reference writes the same bytes as a fork that took none. Not told apart: an
-append that never copies together with a free that drops every reference (two bugs that, by the pool and the
-returns, do what a fork without references does).
+Those later calls are the graded program's own, as written: they are read from a replay of the whole program in
+a fresh process (alone.py), a run no different from a graded one of that program, since the graded run itself
+may stop at the append (an item stops at its own rule's first difference). No call the grader chose follows the
+fork, so a submission cannot tell a witness from a graded run and keep its references for the witness alone:
+the references it shows the witness it shows every graded run of the program. A program shows the references
+only when it makes such a free and such a grant after its in-place append (programs/README.md); elsewhere the
+difference keeps the rule it had.
 
-The references' ids and sizes follow the program (ids past the largest it names, the pool it chose), so they look
-like any other replay of it.
+Not told apart: an append that never copies together with a free that drops every reference, or a create or free
+count that grants too much after a sharer's free (two bugs that, by the pool and the returns, do what a fork
+without references does): charged to the fork once.
 
 A witness can only add the fork's rule to a difference (rules.py AFTER_WRONG_FORK), never excuse one: when it
 shows nothing, the difference keeps the rule it had; when it shows the fork wrong, the item reading past it
@@ -43,33 +44,96 @@ from contextlib import closing
 from typing import Callable, Sequence
 
 from oracle.hw3.adapters import Adapter
-from oracle.hw3.call import POINTER_CALLS
-from oracle.hw3.model import Model
+from oracle.hw3.call import returned_value
+from oracle.hw3.model import Model, Outcome
 from oracle.hw3.observation import ImplementationFailure
-from oracle.hw3.spec import KV_PER_BLOCK, MAX_LOGICAL_BLOCKS
+from oracle.hw3.rules import fails
+from oracle.hw3.spec import KV_PER_BLOCK
 from oracle.hw3.step import call_on, predict
 from oracle.program import Step
 
-MOST_FILLING = 16  # the most creates a fill may take (16 x 256 blocks): a larger pool gets no second opinion
-INT_MAX = 2**31 - 1
+GRANTS = ("create_sequence", "append_kv")  # the calls a free's blocks can be granted to
 
 
-def fork_shown_wrong(fresh: Callable[[], Adapter], steps: Sequence[Step],
-                     in_place: Sequence[tuple[int, frozenset[int]]], known: dict[int, bool] | None = None) -> bool:
-    """Whether one of the forks the model made among `steps` since their last llm_init is shown wrong, as above.
-    `in_place`: the graded run's appends that wrote in place into a shared block, each as its index in the program
-    and the sequences that share the block by the model (effects.wrote_in_place). `known` keeps each fork's
-    references' verdict (by its index in `steps`) across calls of one program."""
-    known = {} if known is None else known
-    for at in _forks(steps):
-        parent, child = steps[at].args
-        if not any(index > at and {parent, child} <= sharers for index, sharers in in_place):
-            continue  # no append of the graded run found the block the two share unshared
-        if at not in known:
-            known[at] = _references_missed(fresh, steps[: at + 1], steps[:at], parent, _ids(steps))
-        if known[at]:
-            return True
+class AppendsInPlace(Model):
+    """The model of an engine whose forks take their references and whose appends never copy a shared block (they
+    write in place): it holds no more blocks than any engine whose references hold, so what it refuses for want of
+    blocks, every such engine refuses."""
+
+    def append_kv(self, null_engine: bool, seq_id: int, kv_data: int) -> Outcome:
+        seq = self.sequences.get(seq_id) if self.live and not null_engine else None
+        logical = len(seq.values) // KV_PER_BLOCK if seq is not None else 0
+        if seq is None or logical >= len(seq.blocks):
+            return super().append_kv(null_engine, seq_id, kv_data)
+        # its own block: written where it is, shared or not
+        self.write(seq.blocks[logical] * KV_PER_BLOCK + len(seq.values) % KV_PER_BLOCK, kv_data)
+        seq.values.append(kv_data)
+        return Outcome(0)
+
+
+class ForkWitness:
+    """The forks of one graded program, asked as above: `fresh` opens a fresh process of the implementation (the
+    graded run's own process ended first, alone.py), `steps` is the whole program as written."""
+
+    def __init__(self, fresh: Callable[[], Adapter], steps: Sequence[Step]):
+        self._fresh, self._steps = fresh, list(steps)
+        self._returns: list[bool | int | None] | None = None  # the program's returns in a fresh process, once asked
+        self.known: dict[int, bool] = {}  # each fork's references' verdict, by its index in the program
+
+    def shown_wrong(self, at: int, in_place: Sequence[tuple[int, frozenset[int]]]) -> bool:
+        """Whether one of the forks the model made before step `at` (an index) since their last llm_init is shown
+        wrong. `in_place`: the graded run's appends so far that wrote in place into a shared block, each as its
+        index in the program and the sequences that share the block by the model (effects.wrote_in_place)."""
+        for fork in _forks(self._steps[:at]):
+            parent, child = self._steps[fork].args
+            if not any(index > fork and {parent, child} <= sharers for index, sharers in in_place):
+                continue  # no append of the graded run found the block the two share unshared
+            if fork not in self.known:
+                self.known[fork] = references_missed(self._steps, self._replayed(), fork)
+            if self.known[fork]:
+                return True
+        return False
+
+    def _replayed(self) -> list[bool | int | None]:
+        if self._returns is None:
+            self._returns = program_returns(self._fresh, self._steps)
+        return self._returns
+
+
+def references_missed(steps: Sequence[Step], returns: Sequence[bool | int | None], fork: int) -> bool:
+    """Whether the program's `returns` (of `steps`, from the first; the last None when that call crashed or hung)
+    first differ from AppendsInPlace's at a create or append it refuses for want of blocks, granted (or crashed or
+    hung on its way past the refusal), after the fork at index `fork` and a free of its parent or child while the
+    other lived."""
+    parent, child = steps[fork].args
+    model, live, freed = AppendsInPlace(), False, False
+    for at, (step, got) in enumerate(zip(steps, returns)):
+        if at > fork and step.op == "llm_init":
+            return False  # the fork's engine is gone
+        call, outcome = predict(model, step, live)
+        if got != outcome.returned:  # granted, or crashed or hung on its way past the refusal (None)
+            return (freed and step.op in GRANTS and "oom_refusal" in outcome.events
+                    and (got is None or not fails(step.op, got)))
+        if at > fork and step.op == "free_sequence" and not call.null and step.args[0] in (parent, child):
+            freed = freed or (outcome.returned == 0 and {parent, child} - {step.args[0]} <= set(model.sequences))
+        live = _live(step, call.null, outcome.returned, live)
     return False
+
+
+def program_returns(fresh: Callable[[], Adapter], steps: Sequence[Step]) -> list[bool | int | None]:
+    """What each of `steps`, from the first, returns in a fresh process of the implementation (as the model
+    states it: whether a pointer came back, else the int), up to a call that crashes or hangs (None, the last)."""
+    returns: list[bool | int | None] = []
+    try:
+        with closing(fresh()) as adapter:
+            engine: object = None
+            for step in steps:
+                returns.append(None)
+                engine, returned = call_on(adapter, step, engine)
+                returns[-1] = returned_value(step.op, returned)
+    except ImplementationFailure:
+        pass
+    return returns
 
 
 def _forks(steps: Sequence[Step]) -> list[int]:
@@ -80,81 +144,6 @@ def _forks(steps: Sequence[Step]) -> list[int]:
         live = _live(step, call.null, outcome.returned, live)
         forks = [] if step.op == "llm_init" else forks + ([at] if step.op == "fork_sequence" and outcome.returned else [])
     return forks
-
-
-def _references_missed(fresh: Callable[[], Adapter], forked: Sequence[Step], control: Sequence[Step], parent: int,
-                       ids: list[int]) -> bool:
-    """Whether the checks after `forked` (ending with the fork) disagree with the model, `forked` itself agreeing,
-    while the same checks after `control` (the same without the fork) agree."""
-    witness, checks = _with_checks(forked, parent, ids)
-    if checks == 0 or _agreeing(fresh, witness) not in range(len(forked), len(witness)):
-        return False
-    against, checks = _with_checks(control, parent, ids)
-    return checks > 0 and _agreeing(fresh, against) == len(against)
-
-
-def _with_checks(prefix: Sequence[Step], parent: int, ids: list[int]) -> tuple[list[Step], int]:
-    """`prefix`, then the checks of the references: the parent freed, the pool filled to the model's last free
-    block with sequences of new ids, one more one-block create (refused). The steps and how many checks
-    (0: no second opinion, the pool being too large to fill in MOST_FILLING creates)."""
-    model, live = _model_after(prefix)
-    if not live or parent not in model.sequences:
-        return list(prefix), 0
-    model.free_sequence(False, parent)
-    blocks, fill = model.free_blocks(), []
-    while blocks > 0:
-        fill.append(min(blocks, MAX_LOGICAL_BLOCKS))
-        blocks -= fill[-1]
-    if len(fill) > MOST_FILLING:
-        return list(prefix), 0
-    checks = [Step("free_sequence", (parent,))]
-    checks += [Step("create_sequence", (seq_id, count * KV_PER_BLOCK)) for seq_id, count in zip(ids, fill)]
-    checks.append(Step("create_sequence", (ids[len(fill)], 1)))
-    return [*prefix, *checks], len(checks)
-
-
-def _ids(steps: Sequence[Step]) -> list[int]:
-    """MOST_FILLING + 1 sequence ids the program never names: past its largest, else below its smallest, else
-    the first from 0 (a program that names both ends of an int)."""
-    named = {arg for step in steps if step.op != "llm_init" for arg in step.args[:2 if step.op == "fork_sequence" else 1]}
-    top, bottom, count = max(named, default=0), min(named, default=0), MOST_FILLING + 1
-    if top + count <= INT_MAX:
-        return list(range(top + 1, top + 1 + count))
-    if bottom - count >= -INT_MAX - 1:
-        return list(range(bottom - 1, bottom - 1 - count, -1))
-    return [seq_id for seq_id in range(len(named) + count) if seq_id not in named][:count]
-
-
-def _model_after(steps: Sequence[Step]) -> tuple[Model, bool]:
-    """The model after `steps`, and whether its engine is live."""
-    model, live = Model(), False
-    for step in steps:
-        call, outcome = predict(model, step, live)
-        live = _live(step, call.null, outcome.returned, live)
-    return model, live
-
-
-def _agreeing(fresh: Callable[[], Adapter], steps: Sequence[Step]) -> int | None:
-    """How many of `steps`, from the first, return what the model says, in a fresh process of the implementation
-    (all of them: len(steps)); None when the implementation does not load, crashes or hangs there."""
-    try:
-        with closing(fresh()) as adapter:
-            return _replay(adapter, steps)[0]
-    except ImplementationFailure:
-        return None
-
-
-def _replay(adapter: Adapter, steps: Sequence[Step]) -> tuple[int, object, Model]:
-    """`steps` made on `adapter` and the model together, up to the first whose return differs from the model's:
-    how many agreed, the engine handle and the model after them."""
-    model, live, engine = Model(), False, None
-    for at, step in enumerate(steps):
-        call, outcome = predict(model, step, live)
-        engine, returned = call_on(adapter, step, engine)
-        if (returned is not None if step.op in POINTER_CALLS else returned) != outcome.returned:
-            return at, engine, model
-        live = _live(step, call.null, outcome.returned, live)
-    return len(steps), engine, model
 
 
 def _live(step: Step, null: bool, returned: bool | int, live: bool) -> bool:

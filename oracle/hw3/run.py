@@ -23,7 +23,7 @@ from oracle.hw3.alone import Aside
 from oracle.hw3.compare import differences, state_changes
 from oracle.hw3.difference import LIST_ORDER, RETURN, crash
 from oracle.hw3.effects import effects_of, wrote_in_place
-from oracle.hw3.fork_witness import fork_shown_wrong
+from oracle.hw3.fork_witness import ForkWitness
 from oracle.hw3.fresh_pool import search_failed
 from oracle.hw3.call import Call, returned_value, shown
 from oracle.hw3.observation import UNREAD, ImplementationFailure, Observation
@@ -82,7 +82,7 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
     unreadable = False  # a call returned, but its state could not be read: return values alone are compared
     unread = False  # the engine's objects are not read (a Python submission's, unread.py): its calls' returns say
     counted = False  # what they did; a call since the last llm_init moved the free count, in the model
-    forks: dict[int, bool] = {}  # the forks' second opinions so far (fork_witness.py)
+    forks = ForkWitness(aside.fresh, program.steps) if fresh is not None else None  # fork_witness.py
     in_place: list[tuple[int, frozenset[int]]] = []  # the appends that wrote a shared block in place, and its sharers
     for number, step in enumerate(program.steps, 1):
         try:
@@ -160,9 +160,9 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
         if was is not None and (sharers := wrote_in_place(call, was, before, ran.seen)):
             in_place.append((number - 1, sharers))  # the graded run's own evidence of a fork's references
         granted = bool(ran.found) and ran.found[0].aspect == RETURN and "oom_refusal" in expected.events and not fails(step.op, got)
-        if (ran.effects is not None and fresh is not None and was is not None and ran.found
+        if (ran.effects is not None and forks is not None and was is not None and ran.found
                 and (ran.effects.held or ran.effects.elsewhere or granted)
-                and fork_shown_wrong(aside.fresh, program.steps[: number - 1], in_place, forks)):  # its references unread
+                and forks.shown_wrong(number - 1, in_place)):  # its references unread
             ran.effects = dataclasses.replace(ran.effects, wrong_fork=True)
         if judge is not None and judge(ran):
             return trace
