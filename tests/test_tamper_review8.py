@@ -4,7 +4,8 @@ them: alloc_failure's tries as copies of the C driver (branch alloc-tries: oracl
 driver_try.c, alloc_failure._tried), the fork witness that reads the graded program's own calls (branch fork-refs:
 fork_witness.program_returns), and a prefix free's order named by the program's own takes (main:
 oracle/prefix/taken_order.py). alloc-tries was not merged: its attacks hold on main's tries (a fresh driver
-replaying the program each), and are plain tests; heap-nonfatal and refusal-graded were not attacked. The table of what each does and how it fared:
+replaying the program each), and are plain tests; heap-nonfatal and refusal-graded were not attacked. The table
+of what each does and how it fared:
 tests/hostile_review8/README.md.
 
 Same shape as tests/test_tamper_review7.py: each submission is graded by a separate `pagedcheck` process in a world
@@ -76,7 +77,8 @@ def _alloc_problems(scene: Scene, reaper: Reaper, attack: str) -> list[str]:
 
 # held on main: alloc-tries' copies of the driver were not merged (this review broke them); every try is a fresh
 # driver replaying the program (oracle/hw3/alloc_failure.py), holding nothing a try before it could leave, and
-# from the k-th allocation of the call on every grant fails. OUTPUT_SHARED_BROKEN is what broke the copies, kept as the record
+# from the k-th allocation of the call on every grant fails. OUTPUT_SHARED_BROKEN is what broke the copies,
+# kept as the record
 def test_a_try_cannot_count_the_tries_before_it_in_the_output_file(scene: Scene, reaper: Reaper) -> None:
     problems = _alloc_problems(scene, reaper, "try_counted_in_output")
     assert not problems, "\n".join([f"try_counted_in_output (honest score {ALLOC_HONEST}/{ALLOC_MAX}):", *problems])
@@ -102,7 +104,8 @@ DRIVER_MEMORY_BROKEN = (
 
 # held on main: alloc-tries' copies of the driver were not merged (this review broke them); every try is a fresh
 # driver replaying the program (oracle/hw3/alloc_failure.py), holding nothing a try before it could leave, and
-# from the k-th allocation of the call on every grant fails. DRIVER_MEMORY_BROKEN is what broke the copies, kept as the record
+# from the k-th allocation of the call on every grant fails. DRIVER_MEMORY_BROKEN is what broke the copies,
+# kept as the record
 def test_a_try_cannot_count_the_tries_before_it_in_the_drivers_memory(scene: Scene, reaper: Reaper) -> None:
     problems = _alloc_problems(scene, reaper, "try_counted_in_driver")
     assert not problems, "\n".join([f"try_counted_in_driver (honest score {ALLOC_HONEST}/{ALLOC_MAX}):", *problems])
@@ -145,12 +148,16 @@ def _python_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items
     return evidence.problems + check_report(scene.out, honest, full)
 
 
-@pytest.mark.xfail(strict=True, reason=UNWATCHED_BROKEN)
-def test_a_fork_that_takes_references_only_where_the_pool_is_unread_is_still_shown_wrong(scene: Scene,
-                                                                                        reaper: Reaper) -> None:
+# Held since the grader's reads of the pools' file write no access time (O_NOATIME, pool_file.py) and no run may watch
+# a file (oracle/seccomp.py): no process ever sees a read, so this submission takes every process for the witness's
+# and forks correctly in all of them, graded runs included. What it is graded is what every run of it did, a correct
+# fork: FORK_MAX. The break (UNWATCHED_BROKEN, kept as the record) was 14/16: the bug shown to graded runs and hidden
+# from the witness; 8/16 would mean the channel open again and the witness catching it.
+def test_a_fork_that_takes_references_only_where_the_pool_is_unread_is_graded_as_every_run_saw_it(
+        scene: Scene, reaper: Reaper) -> None:
     problems = _python_problems(scene, reaper, "fork_no_incref", "fork_unwatched", FORK_ITEMS, "append_cow",
-                                FORK_HONEST, FORK_MAX)
-    assert not problems, "\n".join([f"fork_unwatched (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
+                                FORK_MAX, FORK_MAX)
+    assert not problems, "\n".join([f"fork_unwatched (no run sees a read: {FORK_MAX}/{FORK_MAX}):", *problems])
 
 
 # --- 4. a release order of another shape, charged to no one (main: oracle/prefix/taken_order.py) -------------------
@@ -225,7 +232,8 @@ PAST_WINDOWS_BROKEN = (
 
 # held on main: alloc-tries' copies of the driver were not merged (this review broke them); every try is a fresh
 # driver replaying the program (oracle/hw3/alloc_failure.py), holding nothing a try before it could leave, and
-# from the k-th allocation of the call on every grant fails. PAST_WINDOWS_BROKEN is what broke the copies, kept as the record
+# from the k-th allocation of the call on every grant fails. PAST_WINDOWS_BROKEN is what broke the copies,
+# kept as the record
 def test_a_try_cannot_count_the_tries_before_it_past_the_pools_windows(scene: Scene, reaper: Reaper) -> None:
     problems = _alloc_problems(scene, reaper, "try_counted_past_the_windows")
     assert not problems, "\n".join([f"try_counted_past_the_windows (honest score {ALLOC_HONEST}/{ALLOC_MAX}):",
@@ -245,11 +253,13 @@ INOTIFY_BROKEN = (
     "its own, which raises no inotify event and writes no access time")
 
 
-@pytest.mark.xfail(strict=True, reason=INOTIFY_BROKEN)
-def test_a_fork_told_by_inotify_where_the_pool_is_unread_is_still_shown_wrong(scene: Scene, reaper: Reaper) -> None:
+# Held as the one above: inotify is refused (oracle/seccomp.py), so no process sees a read and every one forks
+# correctly: FORK_MAX (INOTIFY_BROKEN, the break, kept as the record).
+def test_a_fork_told_by_inotify_where_the_pool_is_unread_is_graded_as_every_run_saw_it(scene: Scene,
+                                                                                       reaper: Reaper) -> None:
     problems = _python_problems(scene, reaper, "fork_no_incref", "fork_unwatched_inotify", FORK_ITEMS, "append_cow",
-                                FORK_HONEST, FORK_MAX)
-    assert not problems, "\n".join([f"fork_unwatched_inotify (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
+                                FORK_MAX, FORK_MAX)
+    assert not problems, "\n".join([f"fork_unwatched_inotify (no run sees a read: {FORK_MAX}/{FORK_MAX}):", *problems])
 
 
 # --- 7. a try that counts the tries before it by swapping files' names (branch alloc-tries) --------------------------
@@ -270,7 +280,8 @@ RENAMES_BROKEN = (
 
 # held on main: alloc-tries' copies of the driver were not merged (this review broke them); every try is a fresh
 # driver replaying the program (oracle/hw3/alloc_failure.py), holding nothing a try before it could leave, and
-# from the k-th allocation of the call on every grant fails. RENAMES_BROKEN is what broke the copies, kept as the record
+# from the k-th allocation of the call on every grant fails. RENAMES_BROKEN is what broke the copies,
+# kept as the record
 def test_a_try_cannot_count_the_tries_before_it_by_swapping_file_names(scene: Scene, reaper: Reaper) -> None:
     problems = _alloc_problems(scene, reaper, "try_counted_by_renames")
     assert not problems, "\n".join([f"try_counted_by_renames (honest score {ALLOC_HONEST}/{ALLOC_MAX}):", *problems])
@@ -294,7 +305,8 @@ PID_BROKEN = (
 
 # held on main: alloc-tries' copies of the driver were not merged (this review broke them); every try is a fresh
 # driver replaying the program (oracle/hw3/alloc_failure.py), holding nothing a try before it could leave, and
-# from the k-th allocation of the call on every grant fails. PID_BROKEN is what broke the copies, kept as the record
+# from the k-th allocation of the call on every grant fails. PID_BROKEN is what broke the copies,
+# kept as the record
 def test_a_try_told_by_its_pid_cannot_refuse_its_way_past_the_failure(scene: Scene, reaper: Reaper) -> None:
     problems = _alloc_problems(scene, reaper, "try_refused_in_copy")
     assert not problems, "\n".join([f"try_refused_in_copy (honest score {ALLOC_HONEST}/{ALLOC_MAX}):", *problems])
