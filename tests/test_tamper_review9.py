@@ -102,3 +102,46 @@ def test_a_fork_marked_in_the_page_cache_for_the_witness_is_still_shown_wrong(sc
                                 "append_cow", FORK_HONEST, FORK_MAX)
     assert not problems, "\n".join([f"fork_marked_in_page_cache (honest score {FORK_HONEST}/{FORK_MAX}):",
                                     *problems])
+
+
+# --- 3. a touch bug whose only trace is the take order (taken_order.py, settlement.py) -----------------------------
+# tests/hostile_review9/touch_rotates_queue.py, the kv_cache.py of a correct engine/prefix: a cache hit on a free
+# block takes it out of the queue by rotating the queue until it is at the head (the touch rule's bug: the others'
+# order changes). Graded on touch alone (8): the rubric leaves free_queue out, the course's choice. Honest 0/8.
+def _prefix_problems(tmp_path: Path, reaper: Reaper, attack: str, items: tuple[str, ...], honest: int, full: int,
+                     without_bwrap: bool) -> list[str]:
+    import shutil
+
+    from tests.test_tamper_prefix import ENGINE, PrefixScene
+    from tests.test_tamper_prefix import grade_args as prefix_grade_args
+    from tests.test_tamper_prefix import rubric as prefix_rubric
+
+    scene = PrefixScene(tmp_path, without_bwrap=without_bwrap)
+    try:
+        sub = scene.mods / "student"
+        shutil.copytree(ENGINE, sub / "labsol", ignore=shutil.ignore_patterns("__pycache__"))
+        (sub / "kv_cache.py").write_text((PY_ATTACKS / f"{attack}.py").read_text())
+        rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", items)
+        evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
+        return evidence.problems + check_report(scene.out, honest, full)
+    finally:
+        scene.close()
+
+
+ROTATES_BROKEN = (
+    "the touch item's program never reads the free queue's order after a hit on a free block that is not at the "
+    "queue's head, so a touch that takes the block out by rotating the queue (the others' order changed) passes it: "
+    "graded on touch alone the bug costs nothing (8/8 for the honest 0/8); graded on every item the fuzz finds it and "
+    "names it free_queue's (80/100, free_queue and fuzz failed, touch passed: the right total, the wrong item). Fix by "
+    "construction: touch's program makes a hit on a free block in the middle of the queue and then takes every free "
+    "block (so the takes read the whole queue's order after the touch), and taken_order names a take order that the "
+    "call's touches explain (the queue as the model's with the touched blocks' predecessors moved) touch's, not "
+    "free_queue's")
+
+
+@pytest.mark.xfail(strict=True, reason=ROTATES_BROKEN)
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+def test_a_touch_that_rotates_the_queue_costs_the_touch_item(without_bwrap: bool, tmp_path: Path,
+                                                             reaper: Reaper) -> None:
+    problems = _prefix_problems(tmp_path, reaper, "touch_rotates_queue", ("touch",), 0, 8, without_bwrap)
+    assert not problems, "\n".join(["touch_rotates_queue (honest score 0/8):", *problems])
