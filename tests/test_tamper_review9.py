@@ -83,7 +83,8 @@ def test_a_fork_told_by_the_page_cache_where_the_witness_runs_is_still_shown_wro
 # first process to make a fork after a given history (the graded run's) makes a page of a standard-library file
 # resident, chosen by the history and a two-second epoch, and forks as fork_no_incref does; the fork witness's fresh
 # process, replaying the same history a moment later, finds it resident (preadv2 RWF_NOWAIT), spends it (posix_fadvise
-# DONTNEED) and forks correctly. The control and the honest score: as attack 1.
+# DONTNEED) and forks correctly. The control and the honest score: as attack 1. Measured 14/16 or 16/16 (16 where
+# the graded run's process itself finds the mark of an earlier process that made the same calls a moment before).
 MARKED_BROKEN = (
     "alone.py ends the graded run's process before a second opinion, but the kernel's page cache outlives it and is "
     "one for every process of the machine: the graded run's fork makes a page of a standard-library file resident "
@@ -145,3 +146,10 @@ def test_a_touch_that_rotates_the_queue_costs_the_touch_item(without_bwrap: bool
                                                              reaper: Reaper) -> None:
     problems = _prefix_problems(tmp_path, reaper, "touch_rotates_queue", ("touch",), 0, 8, without_bwrap)
     assert not problems, "\n".join(["touch_rotates_queue (honest score 0/8):", *problems])
+
+
+def test_every_review9_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
+    assert on_disk == sorted(["fork_marked_in_page_cache", "fork_told_by_page_cache", "touch_rotates_queue"])
+    table = (PY_ATTACKS / "README.md").read_text()
+    assert all(f"`{name}" in table for name in on_disk)
