@@ -1,0 +1,155 @@
+"""Tamper suite, the ninth adversarial review's attacks (issue 17, round 9): hostile submissions written by a
+reviewer who had not seen the defences landed the day before, each on top of a known bug and aimed at one of them
+(oracle/seccomp.py's metadata and watch refusals, oracle/runtime.py's private Python, the pools' file read
+O_NOATIME, refusal_rule.py, heap-nonfatal, alloc_failure's every-grant-fails, taken_order/settlement). The table of
+what each does and how it fared: tests/hostile_review9/README.md.
+
+Same shape as tests/test_tamper_review8.py: each submission is graded by a separate `pagedcheck` process in a world
+of its own on the items it concerns, and must get exactly its honest score, leave no process, change no file outside
+the scratch, and the grader must write its report. An attack that breaks the grader is a strict xfail naming the
+mechanism and a fix by construction; one that holds is a plain test saying why. Each grading test runs under
+bubblewrap and without it (the `scene` below).
+"""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.tamper import ROOT, Reaper, Scene
+from tests.test_tamper import check_report, grade_args, grade_in_scene, reaper  # noqa: F401
+from tests.test_tamper_review5 import _weighted
+
+C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review9"
+PY_ATTACKS = Path(__file__).with_name("hostile_review9")
+
+
+@pytest.fixture(params=[False, True], ids=["bwrap", "without-bwrap"])
+def scene(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Scene]:
+    """Each attack's world, under bubblewrap and without it (the Landlock fallback and the private Python)."""
+    world = Scene(tmp_path, without_bwrap=request.param)
+    yield world
+    world.close()
+
+
+def _python_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items: tuple[str, ...], weighed: str,
+                     honest: int, full: int) -> list[str]:
+    """tests/hostile_review9/<attack>.py on the broken variant `base`, graded on `items` with `weighed` worth 2:
+    what its grade got that the honest score does not allow. The module's name is drawn afresh."""
+    import secrets
+
+    from tests.test_grade import small_rubric
+    from tests.test_tamper_review import python_module
+
+    module = f"review9_{attack}_{secrets.token_hex(4)}"
+    (scene.mods / f"{module}.py").write_text(python_module(base, (PY_ATTACKS / f"{attack}.py").read_text()))
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
+    _weighted(rubric, weighed, 2)
+    evidence = grade_in_scene(scene, reaper, grade_args(Path(module), scene, rubric))
+    return evidence.problems + check_report(scene.out, honest, full)
+
+
+# --- 1. a fork told from the witness's by the page cache (pool_file O_NOATIME, seccomp's watch refusals) ----------
+# tests/hostile_review9/fork_told_by_page_cache.py on fork_no_incref: review 8's fork_unwatched told the graded run
+# by the pools' file's access time, fork_unwatched_inotify by inotify; both are closed. This one reads nothing of the
+# grader's: the kernel's page cache is shared by every process of the machine, and every process of a submission
+# reads the same standard library (one inode). A process drops a page of it (posix_fadvise DONTNEED), waits, and asks
+# whether it is back (preadv2 RWF_NOWAIT); the first process keeps it there with a thread, so a second opinion
+# started while it lives (the fork witness's fresh process) finds it back and forks correctly. Graded on llm_init (6),
+# fork (8) and append_cow weighed 2, as review 8's: honest 8/16.
+FORK_ITEMS = ("llm_init", "fork", "append_cow")
+FORK_HONEST, FORK_MAX = 8, 16
+PAGE_CACHE_BROKEN = (
+    "the fork witness's process is started while the graded run's server lives, and the kernel's page cache is one "
+    "for both: the graded process keeps a page of a standard-library file cached (a thread reading it), a later "
+    "process drops it (posix_fadvise DONTNEED, open to any reader) and finds it back (preadv2 RWF_NOWAIT), so it "
+    "knows it is a second opinion and forks correctly there. Closed by construction on main: no second opinion "
+    "runs while another process of the submission lives (alone.py), so nothing alive can answer it")
+
+
+# held: alone.py ends the graded run's process before any second opinion starts, so no living process keeps the page
+# (8/16 under bubblewrap and in the fallback). PAGE_CACHE_BROKEN is what it would break, kept as the record
+def test_a_fork_told_by_the_page_cache_where_the_witness_runs_is_still_shown_wrong(scene: Scene,
+                                                                                   reaper: Reaper) -> None:
+    problems = _python_problems(scene, reaper, "fork_no_incref", "fork_told_by_page_cache", FORK_ITEMS,
+                                "append_cow", FORK_HONEST, FORK_MAX)
+    assert not problems, "\n".join([f"fork_told_by_page_cache (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
+
+
+# --- 2. a fork marked in the page cache for the witness's replay (alone.py, O_NOATIME, seccomp's watch refusals) ---
+# tests/hostile_review9/fork_marked_in_page_cache.py on fork_no_incref: attack 1 asked a living process, and alone.py
+# ends the graded run's process before a second opinion starts. A page of the page cache outlives its process: the
+# first process to make a fork after a given history (the graded run's) makes a page of a standard-library file
+# resident, chosen by the history and a two-second epoch, and forks as fork_no_incref does; the fork witness's fresh
+# process, replaying the same history a moment later, finds it resident (preadv2 RWF_NOWAIT), spends it (posix_fadvise
+# DONTNEED) and forks correctly. The control and the honest score: as attack 1. Measured 14/16 or 16/16 (16 where
+# the graded run's process itself finds the mark of an earlier process that made the same calls a moment before).
+MARKED_BROKEN = (
+    "alone.py ends the graded run's process before a second opinion, but the kernel's page cache outlives it and is "
+    "one for every process of the machine: the graded run's fork makes a page of a standard-library file resident "
+    "(chosen by the calls before it and the time), and the fork witness's replay of the same calls a moment later "
+    "finds it (preadv2 RWF_NOWAIT) and forks correctly. Fix by construction: no verdict rests on a second opinion "
+    "behaving as the graded run when both run the same calls in turn (a page cache shared with nothing of the "
+    "submission's is not to be had; the Python runs read the standard library through a private copy made per "
+    "process, or the witness's replay runs first, before the graded run, so there is nothing earlier to find); "
+    "or the fork judged from the graded run alone: its in-place append after a fork of a block both still share is "
+    "the fork's if the same program without the fork (the control) writes nothing in place")
+
+
+@pytest.mark.xfail(strict=True, reason=MARKED_BROKEN)
+def test_a_fork_marked_in_the_page_cache_for_the_witness_is_still_shown_wrong(scene: Scene, reaper: Reaper) -> None:
+    problems = _python_problems(scene, reaper, "fork_no_incref", "fork_marked_in_page_cache", FORK_ITEMS,
+                                "append_cow", FORK_HONEST, FORK_MAX)
+    assert not problems, "\n".join([f"fork_marked_in_page_cache (honest score {FORK_HONEST}/{FORK_MAX}):",
+                                    *problems])
+
+
+# --- 3. a touch bug whose only trace is the take order (taken_order.py, settlement.py) -----------------------------
+# tests/hostile_review9/touch_rotates_queue.py, the kv_cache.py of a correct engine/prefix: a cache hit on a free
+# block takes it out of the queue by rotating the queue until it is at the head (the touch rule's bug: the others'
+# order changes). Graded on touch alone (8): the rubric leaves free_queue out, the course's choice. Honest 0/8.
+def _prefix_problems(tmp_path: Path, reaper: Reaper, attack: str, items: tuple[str, ...], honest: int, full: int,
+                     without_bwrap: bool) -> list[str]:
+    import shutil
+
+    from tests.test_tamper_prefix import ENGINE, PrefixScene
+    from tests.test_tamper_prefix import grade_args as prefix_grade_args
+    from tests.test_tamper_prefix import rubric as prefix_rubric
+
+    scene = PrefixScene(tmp_path, without_bwrap=without_bwrap)
+    try:
+        sub = scene.mods / "student"
+        shutil.copytree(ENGINE, sub / "labsol", ignore=shutil.ignore_patterns("__pycache__"))
+        (sub / "kv_cache.py").write_text((PY_ATTACKS / f"{attack}.py").read_text())
+        rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", items)
+        evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
+        return evidence.problems + check_report(scene.out, honest, full)
+    finally:
+        scene.close()
+
+
+ROTATES_BROKEN = (
+    "the touch item's program never reads the free queue's order after a hit on a free block that is not at the "
+    "queue's head, so a touch that takes the block out by rotating the queue (the others' order changed) passes it: "
+    "graded on touch alone the bug costs nothing (8/8 for the honest 0/8); graded on every item the fuzz finds it and "
+    "names it free_queue's (80/100, free_queue and fuzz failed, touch passed: the right total, the wrong item). Fix by "
+    "construction: touch's program makes a hit on a free block in the middle of the queue and then takes every free "
+    "block (so the takes read the whole queue's order after the touch), and taken_order names a take order that the "
+    "call's touches explain (the queue as the model's with the touched blocks' predecessors moved) touch's, not "
+    "free_queue's")
+
+
+@pytest.mark.xfail(strict=True, reason=ROTATES_BROKEN)
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+def test_a_touch_that_rotates_the_queue_costs_the_touch_item(without_bwrap: bool, tmp_path: Path,
+                                                             reaper: Reaper) -> None:
+    problems = _prefix_problems(tmp_path, reaper, "touch_rotates_queue", ("touch",), 0, 8, without_bwrap)
+    assert not problems, "\n".join(["touch_rotates_queue (honest score 0/8):", *problems])
+
+
+def test_every_review9_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
+    assert on_disk == sorted(["fork_marked_in_page_cache", "fork_told_by_page_cache", "touch_rotates_queue"])
+    table = (PY_ATTACKS / "README.md").read_text()
+    assert all(f"`{name}" in table for name in on_disk)
