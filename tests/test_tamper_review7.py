@@ -99,6 +99,7 @@ HEAP_FATAL_BROKEN = (
 # held since on the fence no memory error ends a run and a status-4 reply is a crash (heap-nonfatal): HEAP_FATAL_BROKEN
 # is what broke before
 @pytest.mark.parametrize("attack", ["realloc_in_probe", "runaway_in_probe"])
+@pytest.mark.bwrap_repeat  # the fence and the ledger, the same in both isolations
 def test_a_memory_error_that_ends_a_probes_run_does_not_excuse_the_probed_bug(attack: str, scene: Scene,
                                                                              reaper: Reaper) -> None:
     problems = _c_problems(scene, reaper, "l1_traversal", attack, PROBE_ITEMS, PROBE_HONEST)
@@ -125,6 +126,7 @@ def test_the_l1_traversal_bug_alone_gets_its_honest_score(scene: Scene, reaper: 
 # held since on the fence no memory error ends a run and a status-4 reply is a crash (heap-nonfatal): HEAP_FATAL_BROKEN
 # is what broke before
 # (named without the word check_report looks for in a report: the scratch folder takes the test's name)
+@pytest.mark.bwrap_repeat  # the grader's reading of the reply, the same in both
 def test_a_heap_reply_the_call_wrote_itself_is_not_taken_for_a_memory_error(scene: Scene, reaper: Reaper) -> None:
     problems = _c_problems(scene, reaper, "l1_traversal", "forged_heap_reply", PROBE_ITEMS, FORGED_HONEST)
     assert not problems, "\n".join([f"forged_heap_reply (honest score {FORGED_HONEST}/19):", *problems])
@@ -184,6 +186,7 @@ def test_the_fork_bug_alone_gets_its_honest_score(scene: Scene, reaper: Reaper) 
 
 # held since the fork witness judges the references by the graded program's own calls (fork_witness.py, branch
 # fork-refs): WITNESS_BROKEN is what broke before
+@pytest.mark.bwrap_repeat  # the witness reads the program's own calls, in both
 def test_a_fork_kept_for_the_witness_gets_no_more_than_its_honest_score(scene: Scene, reaper: Reaper) -> None:
     problems = _python_problems(scene, reaper, "fork_no_incref", "fork_kept_for_free", FORK_ITEMS, "append_cow",
                                 FORK_HONEST, FORK_MAX)
@@ -241,6 +244,7 @@ def test_forward_order_free_alone_gets_its_honest_score(without_bwrap: bool, tmp
 # held since a free's order is judged by the graded program's own takes (oracle/prefix/taken_order.py, no drain):
 # DRAIN_BROKEN is what broke before
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+@pytest.mark.bwrap_repeat  # the program's own takes are judged, in both
 def test_a_prefix_pool_that_grants_the_drain_a_correct_order_gets_no_more(without_bwrap: bool, tmp_path: Path,
                                                                           reaper: Reaper) -> None:
     problems = _prefix_problems(tmp_path, reaper, "drain_regranted", QUEUE_HONEST, without_bwrap)
@@ -285,6 +289,7 @@ def test_the_alloc_failure_bug_alone_gets_its_honest_score(scene: Scene, reaper:
 
 # held since from the k-th allocation of a call on every grant fails (ledger.py, driver.c injected_failure):
 # ONE_FAILURE_BROKEN is what broke before
+@pytest.mark.bwrap_repeat  # the ledger fails every later grant, in both
 def test_an_allocation_asked_for_twice_does_not_hide_the_alloc_failure_bug(scene: Scene, reaper: Reaper) -> None:
     problems = _alloc_problems(scene, reaper, "malloc_twice")
     assert not problems, "\n".join([f"malloc_twice (honest score {ALLOC_HONEST}/{ALLOC_MAX}):", *problems])
@@ -318,6 +323,7 @@ def test_the_free_count_bug_alone_gets_its_honest_score(scene: Scene, reaper: Re
 
 # held since a refusal's rule is decided by graded runs only (oracle/hw3/refusal_rule.py, no bigger-pool second
 # opinion): SIZE_BROKEN is what broke before
+@pytest.mark.bwrap_repeat  # graded runs decide the rule, in both
 def test_a_refusals_second_opinion_cannot_be_told_by_its_pool_size(scene: Scene, reaper: Reaper) -> None:
     problems = _python_problems(scene, reaper, "free_count_not_incremented", "refusal_sized", REFUSAL_ITEMS,
                                 "create_free", REFUSAL_HONEST, REFUSAL_MAX)
@@ -353,6 +359,7 @@ def test_a_memory_error_that_hides_nothing_costs_memory_safety_and_leaves_the_ot
 
 
 # held since on the fence no memory error ends a run (heap-nonfatal): HIDDEN_BROKEN is what broke before
+@pytest.mark.bwrap_repeat  # the fence and the ledger, in both
 def test_a_memory_error_that_ends_a_graded_run_does_not_hide_the_next_bug(scene: Scene, reaper: Reaper) -> None:
     problems = _c_problems(scene, reaper, "tail_insertion", "heap_error_hides", HIDE_ITEMS, HIDE_HONEST)
     assert not problems, "\n".join([f"heap_error_hides (honest score {HIDE_HONEST}/{max_points(HIDE_ITEMS)}):",

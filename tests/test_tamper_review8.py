@@ -153,6 +153,7 @@ def _python_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items
 # and forks correctly in all of them, graded runs included. What it is graded is what every run of it did, a correct
 # fork: FORK_MAX. The break (UNWATCHED_BROKEN, kept as the record) was 14/16: the bug shown to graded runs and hidden
 # from the witness; 8/16 would mean the channel open again and the witness catching it.
+@pytest.mark.bwrap_repeat  # O_NOATIME and the filter, the same in both
 def test_a_fork_that_takes_references_only_where_the_pool_is_unread_is_graded_as_every_run_saw_it(
         scene: Scene, reaper: Reaper) -> None:
     problems = _python_problems(scene, reaper, "fork_no_incref", "fork_unwatched", FORK_ITEMS, "append_cow",
@@ -205,6 +206,7 @@ def _prefix_problems(tmp_path: Path, reaper: Reaper, attack: str, without_bwrap:
 # held (branch taken-settle): taken_order names the rule by what the takes show, each free's own blocks in another
 # order the release order's whatever the permutation; RELEASE_SHAPE_BROKEN is what broke it, kept as the record
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+@pytest.mark.bwrap_repeat  # the program's own takes are judged, in both
 def test_a_release_order_of_another_shape_is_still_the_release_orders(without_bwrap: bool, tmp_path: Path,
                                                                       reaper: Reaper) -> None:
     problems = _prefix_problems(tmp_path, reaper, "release_swapped", without_bwrap)
@@ -255,6 +257,7 @@ INOTIFY_BROKEN = (
 
 # Held as the one above: inotify is refused (oracle/seccomp.py), so no process sees a read and every one forks
 # correctly: FORK_MAX (INOTIFY_BROKEN, the break, kept as the record).
+@pytest.mark.bwrap_repeat  # the filter, the same in both
 def test_a_fork_told_by_inotify_where_the_pool_is_unread_is_graded_as_every_run_saw_it(scene: Scene,
                                                                                        reaper: Reaper) -> None:
     problems = _python_problems(scene, reaper, "fork_no_incref", "fork_unwatched_inotify", FORK_ITEMS, "append_cow",
