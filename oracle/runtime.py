@@ -15,10 +15,11 @@ Every file and folder of the copy, and of a run's readable areas, gets one acces
 read writes it, so the grader resets it before each process (`Runtime.before_run`). No run may set a time
 itself (oracle/seccomp.py refuses utime, utimes, futimesat and utimensat).
 
-The copy is built once per interpreter in the user's cache, $XDG_CACHE_HOME/pagedcheck/runtime (mode 0700, at
-most KEEP copies, the least recently used removed first), and each sandbox links it into its own folder
-(`Runtime.linked`: hard links share the frozen inodes; a copy where the cache is on another file system), where
-every run's uid may pass through and which goes when the sandbox closes.
+The copy is built once per interpreter (at most KEEP copies, the least recently used removed first) and read in
+place: in the user's cache, $XDG_CACHE_HOME/pagedcheck/runtime (mode 0700), where every run has the grader's uid;
+for a root grader, whose runs each have a uid of their own, in SHARED (mode 0711: passed through, not listed).
+Never in a sandbox's own folder: that is on the batch's temporary disk, which a submission may fill
+(tests/test_tamper_review3a.py's disk_fill), and the copy is about 185 MB.
 """
 
 import hashlib
@@ -101,32 +102,25 @@ class Runtime:
         """The argv prefix that runs `program` of the copy ("python", or one of the supervisor's tools)."""
         return [*self._loader, str(self.python if program == "python" else self.root / "bin" / str(program))]
 
-    def linked(self, into: Path) -> "Runtime":
-        """The same runtime at `into` (a new folder every user may pass through): hard links of the cache's
-        frozen files, or copies where `into` is on another file system; its folders frozen too."""
-        for folder, dirs, files in os.walk(self.root):
-            here = into / Path(folder).relative_to(self.root)
-            here.mkdir(mode=0o755)
-            here.chmod(0o755)
-            for name in files:
-                try:
-                    os.link(os.path.join(folder, name), here / name)
-                except OSError:
-                    shutil.copy2(os.path.join(folder, name), here / name)
-        freeze([into])
-        return Runtime(into, into / self.python.relative_to(self.root))
-
     def before_run(self) -> None:
         """Puts back the frozen access times where the mount writes one at every read (strictatime)."""
         if atime_mode(self.root) == "strictatime":
             freeze([self.root])
 
 
-def python_runtime(folder: Path | None = None) -> Runtime:
-    """The runtime of the system Python in `folder` (default: the user's cache; made 0700 if missing), built
-    when missing or stale. OSError when another user owns the folder or others may write into it."""
+SHARED = Path("/var/cache/pagedcheck/runtime")  # a root grader's: its runs' uids pass through, on the system's disk
+
+
+def python_runtime(folder: Path | None = None, *, traversable: bool = False) -> Runtime:
+    """The runtime of the system Python in `folder` (default: the user's cache; made 0700 if missing, 0711 if
+    `traversable`: for runs of other uids, which may pass through but not list it), built when missing or stale.
+    OSError when another user owns the folder or others may write into it."""
     folder = cache_home() / "runtime" if folder is None else folder
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder.mkdir(mode=0o711 if traversable else 0o700, parents=True, exist_ok=True)
+    if traversable:
+        for up in (folder, *list(folder.parents)[: len(folder.relative_to(folder.anchor).parts) - 1]):
+            if up.stat().st_uid == os.geteuid():
+                up.chmod(up.stat().st_mode & 0o7777 | 0o111)
     mine = folder.lstat()
     if mine.st_uid != os.geteuid() or mine.st_mode & 0o022 or folder.is_symlink():
         raise OSError(f"the Python runtime's cache {folder} is not this user's alone: refusing to run programs from it")

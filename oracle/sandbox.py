@@ -46,7 +46,7 @@ from typing import Any, Sequence
 from oracle import landlock, seccomp
 from oracle.isolation import RUN_PATH, bwrap_problem, supervised, system_paths
 from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
-from oracle.runtime import PYTHON, Runtime, freeze, python_runtime
+from oracle.runtime import PYTHON, SHARED, Runtime, freeze, python_runtime
 
 _PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -189,18 +189,16 @@ class Sandbox:
         return self._exposed[key]
 
     def python_runtime(self) -> Runtime:
-        """The frozen copy of the system Python that Python runs read under Landlock (oracle/runtime.py): the
-        user's cached one, linked into this sandbox's folder (which every run's uid may pass through) the
-        first time a Python run starts."""
+        """The frozen copy of the system Python that Python runs read under Landlock (oracle/runtime.py), read in
+        place: the user's cached one, or a root grader's shared one (its runs' uids pass through)."""
         with self._lock:
             if self._runtime is None:
                 try:
-                    cached = python_runtime()
+                    self._runtime = python_runtime(SHARED, traversable=True) if self.as_root else python_runtime()
                 except OSError as exc:  # a cache we may not use (another's, others may write it): one of our own
                     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
                         raise
-                    cached = python_runtime(self.root / "runtime-cache")
-                self._runtime = cached.linked(self.root / "runtime")
+                    self._runtime = python_runtime(self.root / "runtime-cache", traversable=True)
             return self._runtime
 
     # ---- running ---------------------------------------------------------------------------------------
