@@ -105,7 +105,7 @@ def test_a_leaks_repro_fails_naming_where_each_block_was_allocated(tmp_path: Pat
     assert built.returncode == 0, built.stderr
     ran = subprocess.run(["./repro"], cwd=tmp_path / "out", capture_output=True, text=True, timeout=30)
     assert ran.returncode == 1
-    assert ran.stdout.startswith("after step 6: heap: expected every allocation freed, got 3 block(s) (120 bytes) still live")
+    assert ran.stdout.startswith("after step 9: heap: expected every allocation freed, got 3 block(s) (120 bytes) still live")
     assert re.findall(r"40 bytes allocated at (llm_memory\.c:\d+)", ran.stdout) == [f"llm_memory.c:{site}"] * 3
     assert "OK: no divergence" not in ran.stdout
     assert "repro-llm_destroy.c" in item.student and "the line of your llm_memory.c that allocated it" in item.student
