@@ -118,7 +118,7 @@ def python_runtime(folder: Path | None = None, *, traversable: bool = False) -> 
     folder = cache_home() / "runtime" if folder is None else folder
     folder.mkdir(mode=0o711 if traversable else 0o700, parents=True, exist_ok=True)
     if traversable:
-        for up in (folder, *list(folder.parents)[: len(folder.relative_to(folder.anchor).parts) - 1]):
+        for up in [folder, *folder.parents][:-1]:  # not the root itself
             if up.stat().st_uid == os.geteuid():
                 up.chmod(up.stat().st_mode & 0o7777 | 0o111)
     mine = folder.lstat()

@@ -71,8 +71,7 @@ def test_a_run_gets_no_system_v_ipc_by_any_abi(without_bwrap: bool, tmp_path: Pa
     """shmget, msgget and semget fail with EPERM, and so does a system call through i386's int 0x80 (whose
     ipc() multiplexes them): memory no rlimit counts is out of reach."""
     if without_bwrap:
-        monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
-        monkeypatch.setattr(isolation, "_probed", {})
+        _without_bwrap(monkeypatch)
     script = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
               "print(libc.shmget(0, 1 << 20, 0o1600), libc.msgget(0, 0o1600), libc.semget(0, 1, 0o1600), "
               "ctypes.get_errno())\n")
@@ -90,26 +89,42 @@ def test_a_run_gets_no_system_v_ipc_by_any_abi(without_bwrap: bool, tmp_path: Pa
             assert ran.status != 0 or int(ran.output) < 0, ran.output  # getpid() through int 0x80 is refused
 
 
+_SYSCALLS = """import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+{setup}found = []
+for number, args in ({calls}):
+    ctypes.set_errno(0)
+    found.append((libc.syscall(number, *args), ctypes.get_errno()))
+print(found)
+"""
+
+
+def _refused_in_a_run(box: Sandbox, calls: str, count: int, setup: str = "", **run: object) -> None:
+    """Runs `count` system calls (`calls`: Python tuples of (number, args), x86_64's numbers) in a run of `box`
+    (after `setup`, Python lines) and asserts each failed with EPERM."""
+    done = box.run(["/usr/bin/python3", "-c", _SYSCALLS.format(setup=setup, calls=calls)], timeout=20, **run)
+    assert done.output.strip() == "[" + ", ".join(["(-1, 1)"] * count) + "]", done.output  # 1: EPERM
+
+
+def _without_bwrap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sandbox made to find no working bubblewrap (its fallback), for this test only."""
+    monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
+    monkeypatch.setattr(isolation, "_probed", {})
+
+
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
 def test_a_run_gets_no_io_uring_and_no_process_vm_copy(without_bwrap: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """io_uring_setup, io_uring_enter and io_uring_register fail with EPERM: a ring's operations (a socket, an
     open) are made by the kernel past the system call filter, so a run gets no ring. So do process_vm_readv and
     process_vm_writev, with which the kernel reads a process's own memory where a guard page would fault."""
     if without_bwrap:
-        monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
-        monkeypatch.setattr(isolation, "_probed", {})
+        _without_bwrap(monkeypatch)
     params = "ctypes.create_string_buffer(120)"  # x86_64's numbers: 425-427 io_uring, 310-311 process_vm
     if os.uname().machine != "x86_64":
         pytest.skip("the numbers below are x86_64's")
-    script = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nfound = []\n"
-              f"for number, args in ((425, (8, {params})), (426, (0, 0, 0, 0, None, 0)), (427, (0, 0, None, 0)),\n"
-              "                     (310, (0, None, 0, None, 0, 0)), (311, (0, None, 0, None, 0, 0))):\n"
-              "    ctypes.set_errno(0)\n"
-              "    found.append((libc.syscall(number, *args), ctypes.get_errno()))\n"
-              "print(found)\n")
     with Sandbox() as box:
-        done = box.run(["/usr/bin/python3", "-c", script], timeout=20)
-    assert done.output.strip() == "[" + ", ".join(["(-1, 1)"] * 5) + "]", done.output  # 1: EPERM
+        _refused_in_a_run(box, f"(425, (8, {params})), (426, (0, 0, 0, 0, None, 0)), (427, (0, 0, None, 0)), "
+                               "(310, (0, None, 0, None, 0, 0)), (311, (0, None, 0, None, 0, 0))", 5)
 
 
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
@@ -119,21 +134,14 @@ def test_a_run_leaves_no_key_and_no_message_queue_for_the_next(without_bwrap: bo
     shares, or a POSIX queue, would outlive the run, and a later run of the submission (a second opinion,
     oracle/hw3/alone.py) could tell itself from the first by finding it."""
     if without_bwrap:
-        monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
-        monkeypatch.setattr(isolation, "_probed", {})
+        _without_bwrap(monkeypatch)
     if os.uname().machine != "x86_64":
         pytest.skip("the numbers below are x86_64's")
-    script = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nfound = []\n"
-              "for number, args in ((248, (b'user', b'pagedcheck-mark', b'x', 1, -3)),\n"  # add_key to @s
-              "                     (249, (b'user', b'pagedcheck-mark', None, 0)),\n"  # request_key
-              "                     (250, (0, -4, 0)),\n"  # keyctl(KEYCTL_GET_KEYRING_ID, @u, 0)
-              "                     (240, (b'/pagedcheck-mark', 0o100 | 2, 0o600, None))):\n"  # mq_open O_CREAT
-              "    ctypes.set_errno(0)\n"
-              "    found.append((libc.syscall(number, *args), ctypes.get_errno()))\n"
-              "print(found)\n")
     with Sandbox() as box:
-        done = box.run(["/usr/bin/python3", "-c", script], timeout=20)
-    assert done.output.strip() == "[" + ", ".join(["(-1, 1)"] * 4) + "]", done.output  # 1: EPERM
+        _refused_in_a_run(box, "(248, (b'user', b'pagedcheck-mark', b'x', 1, -3)), "  # add_key to @s
+                               "(249, (b'user', b'pagedcheck-mark', None, 0)), "  # request_key
+                               "(250, (0, -4, 0)), "  # keyctl(KEYCTL_GET_KEYRING_ID, @u, 0)
+                               "(240, (b'/pagedcheck-mark', 0o100 | 2, 0o600, None))", 4)  # mq_open O_CREAT
 
 
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
@@ -144,36 +152,23 @@ def test_a_run_changes_no_files_metadata_even_where_it_may_write(without_bwrap: 
     the mode or times of any file of the grader's, or leave a note in an attribute of a file a later run is
     handed. The mode and times of the file are what they were; writing it still works."""
     if without_bwrap:
-        monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
-        monkeypatch.setattr(isolation, "_probed", {})
+        _without_bwrap(monkeypatch)
     if os.uname().machine != "x86_64":
         pytest.skip("the numbers below are x86_64's")
     box = Sandbox()
     area = box.area("metadata")
     target = area / "file"
-    script = textwrap.dedent(f"""\
-        import ctypes, os
-        libc = ctypes.CDLL(None, use_errno=True)
-        path = b"{target}"
-        with open(path, "w") as out:
-            out.write("written")
-        fd = os.open(path, os.O_RDWR)
-        found = []
-        for number, args in ((90, (path, 0o777)), (91, (fd, 0o777)), (268, (-100, path, 0o777, 0)),
-                             (452, (-100, path, 0o777, 0)), (92, (path, -1, -1)), (93, (fd, -1, -1)),
-                             (94, (path, -1, -1)), (260, (-100, path, -1, -1, 0)), (132, (path, None)),
-                             (235, (path, None)), (261, (-100, path, None)), (280, (-100, path, None, 0)),
-                             (188, (path, b"user.mark", b"1", 1, 0)), (189, (path, b"user.mark", b"1", 1, 0)),
-                             (190, (fd, b"user.mark", b"1", 1, 0)), (197, (path, b"user.mark")),
-                             (198, (path, b"user.mark")), (199, (fd, b"user.mark"))):
-            ctypes.set_errno(0)
-            found.append((libc.syscall(number, *args), ctypes.get_errno()))
-        print(found)
-        """)
+    setup = (f'path = b"{target}"\nwith open(path, "w") as out:\n    out.write("written")\n'
+             'fd = os.open(path, os.O_RDWR)\n')
+    calls = ('(90, (path, 0o777)), (91, (fd, 0o777)), (268, (-100, path, 0o777, 0)), (452, (-100, path, 0o777, 0)), '
+             '(92, (path, -1, -1)), (93, (fd, -1, -1)), (94, (path, -1, -1)), (260, (-100, path, -1, -1, 0)), '
+             '(132, (path, None)), (235, (path, None)), (261, (-100, path, None)), (280, (-100, path, None, 0)), '
+             '(188, (path, b"user.mark", b"1", 1, 0)), (189, (path, b"user.mark", b"1", 1, 0)), '
+             '(190, (fd, b"user.mark", b"1", 1, 0)), (197, (path, b"user.mark")), (198, (path, b"user.mark")), '
+             '(199, (fd, b"user.mark"))')
     with box:
-        done = box.run(["/usr/bin/python3", "-c", script], writable=[area], timeout=20)
+        _refused_in_a_run(box, calls, 18, setup, writable=[area])
         written, mode = target.read_text(), os.stat(target).st_mode & 0o777
-    assert done.output.strip() == "[" + ", ".join(["(-1, 1)"] * 18) + "]", done.output  # 1: EPERM
     assert written == "written" and mode != 0o777
 
 
@@ -183,19 +178,12 @@ def test_a_run_cannot_watch_a_file(without_bwrap: bool, monkeypatch: pytest.Monk
     reads and writes the pools' file a run holds, and a watch would tell the run when (review 8's
     fork_unwatched_inotify told a second opinion's replay, which reads less, from a graded run)."""
     if without_bwrap:
-        monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
-        monkeypatch.setattr(isolation, "_probed", {})
+        _without_bwrap(monkeypatch)
     if os.uname().machine != "x86_64":
         pytest.skip("the numbers below are x86_64's")
-    script = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nfound = []\n"
-              "for number, args in ((253, ()), (294, (0,)), (254, (0, b'/tmp', 0x1)), (300, (0, 0)),\n"
-              "                     (301, (0, 1, 0x1, -100, b'/tmp'))):\n"
-              "    ctypes.set_errno(0)\n"
-              "    found.append((libc.syscall(number, *args), ctypes.get_errno()))\n"
-              "print(found)\n")
     with Sandbox() as box:
-        done = box.run(["/usr/bin/python3", "-c", script], timeout=20)
-    assert done.output.strip() == "[" + ", ".join(["(-1, 1)"] * 5) + "]", done.output  # 1: EPERM
+        _refused_in_a_run(box, "(253, ()), (294, (0,)), (254, (0, b'/tmp', 0x1)), (300, (0, 0)), "
+                               "(301, (0, 1, 0x1, -100, b'/tmp'))", 5)
 
 
 @needs_bwrap
