@@ -25,13 +25,12 @@ from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3 import programs
 from oracle.hw3.replay import Finding, listing, replay
 from oracle.hw3.step import call_on as _call, expected_calls, predict
-from oracle.hw3.rules import rule_of
+from oracle.hw3.rules import ROBUSTNESS, rule_of
 from oracle.program import Program, Step
 from oracle.hw3.verdicts import LENIENT, Submission, excuse_for, passed_over_note
 
 ANY_ORDER = LENIENT | {"list_order"}  # block ids up to a renaming, the list as a set of ids: others own them
 
-ROBUSTNESS = "Robustness: a failed malloc leaves no trace (no crash, no leak, no half-built sequence)"
 MOST_PER_CALL = 64  # the most allocations of one call the grader fails, each in turn (one replay each): the worst
 # case, six calls of 64, is 384 replays, well inside an item's time on a loaded machine, so the count decides, never the clock
 ALLOCATING = programs.load(programs.ALLOCATING)  # programs/allocation_failure.txt

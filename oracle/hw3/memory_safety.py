@@ -26,7 +26,8 @@ from oracle.hw3.replay import listing
 from oracle.hw3.rules import CHECK_BEFORE_ALLOCATE, MEMORY_SAFETY, TASKS, rule_of
 from oracle.hw3.programs import BATTERY
 from oracle.hw3.trace import TraceStep, first_difference
-from oracle.hw3.verdicts import Submission, built, item_of
+from oracle.hw3.rules import item_of
+from oracle.hw3.verdicts import Submission, built
 
 MEMCHECK_OPTIONS = {"timeout": 20.0}  # s one call may take under valgrind
 MEMCHECK_LIMITS = {"timeout": positive}

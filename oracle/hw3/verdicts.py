@@ -14,6 +14,7 @@ from oracle.hw3.c.stray import Stray
 from oracle.hw3.feedback import printed, student_text
 from oracle.hw3.machine import Divergence
 from oracle.hw3.replay import Finding, Reading, listing, replay
+from oracle.hw3.rules import ITEMS, TASKS, item_of
 from oracle.program import Program
 from oracle.sandbox import Sandbox
 
@@ -60,7 +61,6 @@ class Submission:
         if op not in self._refusals:
             from oracle.hw3 import programs
             from oracle.hw3.refusal_rule import refuses_alone
-            from oracle.hw3.rules import TASKS
 
             item = item_of(TASKS[op])
             shown = item is not None and refuses_alone(fresh, op, programs.for_item(item, {}), TASKS[op], LENIENT)
@@ -96,7 +96,7 @@ def run_scenarios(sub: Submission, item: str, scenarios: list[Program], modulo: 
     bug first, the item reads past it (see replay.py) and its message says, in one line, what it could not
     check and which item owns that rule. An item that checked no call of its own rule (another rule's bug
     stopped every program first) is not run: it earns nothing for what it could not see."""
-    rule = item_rule(item)
+    rule = ITEMS[item]
     reading = Reading()
     for scenario in scenarios:
         with closing(sub.adapter()) as adapter:
@@ -131,18 +131,6 @@ def passed_over_note(finding: Finding) -> str:
     whose = f"item {owner}" if owner else f"rule {finding.rule}"
     return (f"not checked past {finding.program} step {finding.step} {finding.call}: {finding.problem} "
             f"(that is {whose}'s to judge)")
-
-
-def item_rule(item: str) -> str:
-    from oracle.hw3.checks import CHECKS
-
-    return CHECKS[item].rule
-
-
-def item_of(rule: str) -> str | None:
-    from oracle.hw3.checks import CHECKS
-
-    return next((check.id for check in CHECKS.values() if check.rule == rule), None)
 
 
 def failed(sub: Submission, item: str, finding: Finding, program: str = "") -> Outcome:
@@ -203,7 +191,6 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
     for probe in probes:
         result = sub.probes()[probe]
         if not result.passed and result.stopped_in is not None:  # crashed or hung in a call: its item's first
-            from oracle.hw3.rules import TASKS
 
             owner = item_of(TASKS[result.stopped_in]) or ANY_OTHER
             note = f"not checked past {probe}: {result.detail} in {result.stopped_in} (that is item {owner}'s to judge)"
