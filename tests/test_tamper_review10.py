@@ -69,7 +69,9 @@ BUDGET_BROKEN = (
     "not inject is a grader error, never a pass")
 
 
-@pytest.mark.xfail(strict=True, reason=BUDGET_BROKEN)
+# Held since budget-first: the ledger's countdown runs before its budget, on every request for a fresh place
+# (ledger._grant), the driver asks the fence first for every allocation (a C library block's realloc too) and never
+# gives up on a place for want of one; a try passes only on a failure the ledger made (alloc_failure._inject).
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 @pytest.mark.bwrap_repeat  # the grader's own ledger decides, in both isolations
 def test_a_budget_filled_by_one_reserve_still_has_its_allocations_failed(without_bwrap: bool, tmp_path: Path,
