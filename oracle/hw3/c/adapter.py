@@ -150,7 +150,7 @@ class CAdapter(DriverProcess):
             if self.watch is not None:  # the grader's count only: the driver's reply says none
                 self.watch.counted(self._heap.faulted, seen.faulted)
             facts = seen
-        self.last_call = CallStats(facts.allocations, facts.frees, facts.injected)
+        self.last_call = CallStats(facts.allocations, facts.frees, facts.injected, facts.asked)
         self._heap = HeapState(facts.allocations, facts.live_blocks, facts.live_bytes, facts.faulted)
         return ret
 
