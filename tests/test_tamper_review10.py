@@ -1,0 +1,79 @@
+"""Tamper suite, the tenth adversarial review's attacks (issue 17, round 10): hostile submissions written by a
+reviewer who had not seen the defences being built, each on top of a known bug (or correct, for fairness) and aimed
+at an area the nine rounds before attacked least (the heap ledger's budget and alloc_failure's injection, the
+refusal rule, the blockspace family, the reports). The table of what each does and how it fared:
+tests/hostile_review10/README.md.
+
+Same shape as tests/test_tamper_review9.py: each submission is graded by a separate `pagedcheck` process in a world
+of its own on the items it concerns, and must get exactly its honest score, leave no process, change no file outside
+the scratch, and the grader must write its report. An attack that breaks the grader is a strict xfail naming the
+mechanism and a fix by construction; one that holds is a plain test saying why.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.tamper import ROOT, Reaper, Scene
+from tests.test_tamper import check_report, grade_args, grade_in_scene, reaper  # noqa: F401
+from tests.test_tamper_review5 import _weighted
+
+C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review10"
+PY_ATTACKS = Path(__file__).with_name("hostile_review10")
+
+
+def _scene(tmp_path: Path, without_bwrap: bool) -> Scene:
+    return Scene(tmp_path, without_bwrap=without_bwrap)
+
+
+def _c_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: str, attack: str,
+                items: tuple[str, ...], weighed: str, weight: int, honest: int, full: int) -> list[str]:
+    """tests/submissions/hostile/review10/<attack>.patch on broken/<base>.patch, graded on `items` with `weighed`
+    worth `weight`: what its grade got that the honest score does not allow."""
+    from tests.test_grade import small_rubric
+
+    scene = _scene(tmp_path, without_bwrap)
+    try:
+        source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{base}.patch")
+        sub = scene.root / "submission"
+        sub.mkdir()
+        (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / f"{attack}.patch"))
+        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
+        _weighted(rubric, weighed, weight)
+        evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+        return evidence.problems + check_report(scene.out, honest, full)
+    finally:
+        scene.close()
+
+
+# --- 1. the heap budget filled, so the ledger never injects a failure (ledger.py _grant, alloc_failure.py) ----------
+# tests/submissions/hostile/review10/budget_filled.patch on broken/alloc_failure.patch (create_sequence returns NULL
+# and leaks what it built when an L2 table cannot be had). llm_init callocs a reserve of 65,534 pages: with the engine
+# and its ref counts (a page each) exactly the ledger's budget (a quarter of the driver's 1 GiB address-space limit),
+# on fresh pages never touched, so it costs no memory; llm_destroy frees it. Every later grant asks for more than the
+# budget leaves: the ledger answers FULL (EDQUOT) before it counts down to the failure it injects, the driver serves
+# the block from the C library, and with the ledger installed driver.c's injected_failure() never fails one either.
+# No allocation of any try is failed, so every try passes ("17 allocations failed one at a time"). Graded on compiles
+# (5) and alloc_failure weighed 5, as review 7's malloc_twice: honest 5/10 (test_tamper_review7's control).
+ALLOC_ITEMS = ("compiles", "alloc_failure")
+ALLOC_HONEST, ALLOC_MAX = 5, 10
+BUDGET_BROKEN = (
+    "the ledger checks its budget before its failure countdown (ledger.py _grant): a submission that keeps a block "
+    "as large as the budget live (calloc'd, never touched: no memory) makes every later grant FULL, served by the C "
+    "library, which with the ledger installed the driver never fails (injected_failure), so no allocation of any try "
+    "is failed and alloc_failure passes on its own bug (10/10 for the honest 5/10), saying it failed 17. Fix by "
+    "construction: every allocation reaches the ledger as a grant request while the fence is on (fence_alloc asks "
+    "before any fallback), so the countdown runs first on every request, whatever the answer would be: the k-th "
+    "request fails ENOMEM and so does every later one of the call, FULL or not; a try whose failure the ledger did "
+    "not inject is a grader error, never a pass")
+
+
+@pytest.mark.xfail(strict=True, reason=BUDGET_BROKEN)
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+@pytest.mark.bwrap_repeat  # the grader's own ledger decides, in both isolations
+def test_a_budget_filled_by_one_reserve_still_has_its_allocations_failed(without_bwrap: bool, tmp_path: Path,
+                                                                         reaper: Reaper) -> None:
+    problems = _c_problems(tmp_path, reaper, without_bwrap, "alloc_failure", "budget_filled", ALLOC_ITEMS,
+                           "alloc_failure", 5, ALLOC_HONEST, ALLOC_MAX)
+    assert not problems, "\n".join([f"budget_filled (honest score {ALLOC_HONEST}/{ALLOC_MAX}):", *problems])
