@@ -77,3 +77,35 @@ def test_a_budget_filled_by_one_reserve_still_has_its_allocations_failed(without
     problems = _c_problems(tmp_path, reaper, without_bwrap, "alloc_failure", "budget_filled", ALLOC_ITEMS,
                            "alloc_failure", 5, ALLOC_HONEST, ALLOC_MAX)
     assert not problems, "\n".join([f"budget_filled (honest score {ALLOC_HONEST}/{ALLOC_MAX}):", *problems])
+
+
+# --- 2. the same budget filled to hide an overread (ledger.py _grant, stray_charge.py, memory_safety.py) -----------
+# tests/submissions/hostile/review10/overread_past_budget.patch on broken/memory_safety.patch (freeing a block table
+# reads l2[16]): llm_init fills the ledger's budget (a quarter of the address-space limit getrlimit reports) with
+# untouched calloc'd blocks of halving sizes, kept while the fence grants them (at or above 0x200000000000), so every
+# later block comes from the C library, where no guard page follows it; under valgrind (vgpreload in /proc/self/maps)
+# nothing is reserved and the loop stops at l2[15]. The graded runs then see no stray access. Graded on compiles (5)
+# and memory_safety (10): honest 5/15.
+MEMORY_ITEMS = ("compiles", "memory_safety")
+MEMORY_HONEST, MEMORY_MAX = 5, 15
+
+
+OVERREAD_BROKEN = (
+    "a block the fence cannot hold (its budget spent) is served by the C library, where no guard page follows it: a "
+    "submission that fills the ledger's budget with untouched blocks (calloc: no memory; a quarter of the "
+    "address-space limit getrlimit reports) has every later block off the fence, in every native run, the battery's "
+    "included, so its overread of l2[16] faults nowhere, and it stops the read under valgrind (vgpreload in "
+    "/proc/self/maps): memory_safety passes on its own bug (15/15 for the honest 5/15). Fix by construction: a block "
+    "the fence cannot hold is refused (NULL, as memory that ran out, the same on every machine), never served where "
+    "no guard page follows it; or the budget counts only what a block asks (calloc'd pages never touched count), so "
+    "no budget a run can fill without memory is left")
+
+
+@pytest.mark.xfail(strict=True, reason=OVERREAD_BROKEN)
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+@pytest.mark.bwrap_repeat  # the grader's own ledger and battery decide, in both isolations
+def test_an_overread_past_a_filled_budget_is_still_charged_to_memory_safety(without_bwrap: bool, tmp_path: Path,
+                                                                       reaper: Reaper) -> None:
+    problems = _c_problems(tmp_path, reaper, without_bwrap, "memory_safety", "overread_past_budget", MEMORY_ITEMS,
+                           "memory_safety", 10, MEMORY_HONEST, MEMORY_MAX)
+    assert not problems, "\n".join([f"overread_past_budget (honest score {MEMORY_HONEST}/{MEMORY_MAX}):", *problems])
