@@ -28,14 +28,18 @@ def _scene(tmp_path: Path, without_bwrap: bool) -> Scene:
 
 
 def _c_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: str, attack: str,
-                items: tuple[str, ...], weighed: str, weight: int, honest: int, full: int) -> list[str]:
-    """tests/submissions/hostile/review10/<attack>.patch on broken/<base>.patch, graded on `items` with `weighed`
-    worth `weight`: what its grade got that the honest score does not allow."""
+                items: tuple[str, ...], weighed: str, weight: int, honest: int, full: int,
+                under: tuple[Path, ...] = ()) -> list[str]:
+    """tests/submissions/hostile/review10/<attack>.patch on broken/<base>.patch (and the patches `under`, applied
+    in turn between them), graded on `items` with `weighed` worth `weight`: what its grade got that the honest score
+    does not allow."""
     from tests.test_grade import small_rubric
 
     scene = _scene(tmp_path, without_bwrap)
     try:
         source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{base}.patch")
+        for patch in under:
+            source = patched(source, patch)
         sub = scene.root / "submission"
         sub.mkdir()
         (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / f"{attack}.patch"))
@@ -109,3 +113,37 @@ def test_an_overread_past_a_filled_budget_is_still_charged_to_memory_safety(with
     problems = _c_problems(tmp_path, reaper, without_bwrap, "memory_safety", "overread_past_budget", MEMORY_ITEMS,
                            "memory_safety", 10, MEMORY_HONEST, MEMORY_MAX)
     assert not problems, "\n".join([f"overread_past_budget (honest score {MEMORY_HONEST}/{MEMORY_MAX}):", *problems])
+
+
+# --- 3. the ledger spent on purpose, so a mapping reached by address is the driver's own (ledger.py answer) --------
+# tests/submissions/hostile/review10/ledger_spent.patch on broken/llm_destroy.patch (llm_destroy frees each sequence's
+# tables but not the Sequence) and review 2's leak_by_computed_mmap (each Sequence mapped by libc's mmap reached by
+# address: held since the ledger counts a mapping outside the span not made from the driver's own system-call
+# instruction as a live block). llm_init first asks malloc for 2^38 bytes (a volatile pointer, so gcc keeps it): the
+# fence asks the ledger, which answers FULL and is `spent` for the rest of the run, and from then on takes every
+# mapping call for the driver's or the C library's (`own = site == driver_site or spent`); the C library then fails
+# the block under the address-space limit, so no memory is used. Under valgrind (vgpreload) it does nothing: valgrind
+# counts no mapping as a leak. Graded on compiles (5), llm_destroy (6) and memory_safety (10): honest 5/21, as review
+# 2's attack, which held.
+LEAK_ITEMS = ("compiles", "llm_destroy", "memory_safety")
+LEAK_HONEST, LEAK_MAX = 5, 21
+SPENT_BROKEN = (
+    "once the ledger has answered FULL it takes every mapping call of the run for the driver's own or the C "
+    "library's heap's (ledger.py: own = site == driver_site or spent), and one malloc larger than the budget makes it "
+    "answer FULL, at no memory (the C library then fails it): a mapping the submission makes outside the span by "
+    "libc's mmap reached by address is no longer a live block, so the Sequences llm_destroy leaks are not seen "
+    "natively, and valgrind counts no mapping (21/21 for the honest 5/21). Fix by construction: spent lets only what "
+    "the C library's heap needs (brk, and mmap from the C library's own call sites, known before any submission code "
+    "runs as the driver's is) and a block larger than the budget is refused (NULL) without spending anything; every "
+    "other mapping outside the span stays a live block of the call")
+
+
+@pytest.mark.xfail(strict=True, reason=SPENT_BROKEN)
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+@pytest.mark.bwrap_repeat  # the grader's own ledger decides, in both isolations
+def test_a_ledger_spent_on_purpose_still_counts_a_mapping_reached_by_address(without_bwrap: bool, tmp_path: Path,
+                                                                             reaper: Reaper) -> None:
+    problems = _c_problems(tmp_path, reaper, without_bwrap, "llm_destroy", "ledger_spent", LEAK_ITEMS,
+                           "memory_safety", 10, LEAK_HONEST, LEAK_MAX,
+                           under=(SUBMISSIONS / "hostile" / "review2" / "leak_by_computed_mmap.patch",))
+    assert not problems, "\n".join([f"ledger_spent (honest score {LEAK_HONEST}/{LEAK_MAX}):", *problems])
