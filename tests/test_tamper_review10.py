@@ -147,3 +147,56 @@ def test_a_ledger_spent_on_purpose_still_counts_a_mapping_reached_by_address(wit
                            "memory_safety", 10, LEAK_HONEST, LEAK_MAX,
                            under=(SUBMISSIONS / "hostile" / "review2" / "leak_by_computed_mmap.patch",))
     assert not problems, "\n".join([f"ledger_spent (honest score {LEAK_HONEST}/{LEAK_MAX}):", *problems])
+
+
+# --- 4. a create refusal planted where the refusal rule looks (oracle/hw3/refusal_rule.py, settlement.py) -----------
+# tests/hostile_review10/refusal_planted.py on free_count_not_incremented: the refusal rule asks create_free's programs,
+# run as graded, whether a create is refused before any call moved the free count; this engine refuses exactly one
+# such create (create_sequence_cap's 4096 records on a fresh engine), so every refusal the free count's bug makes
+# reads as create_free's. Graded on llm_init (6), free_count (5) and create_free weighed 2, as reviews 5-7's refusal
+# attacks: the free count's bug is honest 8/13 (review 7's control); the attack wins where create_free's failure
+# excuses free_count's (6 + 5 + 0 = 11/13).
+REFUSAL_ITEMS = ("llm_init", "free_count", "create_free")
+REFUSAL_HONEST, REFUSAL_MAX = 8, 13
+
+
+def _python_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: str, attack: str,
+                     items: tuple[str, ...], weighed: str, weight: int, honest: int, full: int) -> list[str]:
+    """tests/hostile_review10/<attack>.py on the broken variant `base`, graded on `items` with `weighed` worth
+    `weight`: what its grade got that the honest score does not allow. The module's name is drawn afresh."""
+    import secrets
+
+    from tests.test_grade import small_rubric
+    from tests.test_tamper_review import python_module
+
+    scene = _scene(tmp_path, without_bwrap)
+    try:
+        module = f"review10_{attack}_{secrets.token_hex(4)}"
+        (scene.mods / f"{module}.py").write_text(python_module(base, (PY_ATTACKS / f"{attack}.py").read_text()))
+        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
+        _weighted(rubric, weighed, weight)
+        evidence = grade_in_scene(scene, reaper, grade_args(Path(module), scene, rubric))
+        return evidence.problems + check_report(scene.out, honest, full)
+    finally:
+        scene.close()
+
+
+PLANTED_BROKEN = (
+    "refuses_alone asks whether create_free's programs show any create refused before the count moved, not the "
+    "refused call: one planted refusal of another create (create_sequence_cap's 4096 records on a fresh engine) makes "
+    "every later refusal of the free count's bug create_free's, so create_free fails once for both bugs and free_count "
+    "passes excused: 11/13 for the honest 8/13 where a course weighs create_free below free_count (measured, bwrap "
+    "and fallback; create_free's failure named at create_sequence.txt step 20, the free count's refusal). Fix by "
+    "construction: a refusal after the count moved is the create's own only where the create's programs show that "
+    "call (the same records on a pool it fits) refused before any move; where two rules may each have made it, both "
+    "items are charged (each once), so a cheap planted failure pays for no dearer bug")
+
+
+@pytest.mark.xfail(strict=True, reason=PLANTED_BROKEN)
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+@pytest.mark.bwrap_repeat  # graded runs alone decide, in both isolations
+def test_a_create_refusal_planted_where_the_refusal_rule_looks_costs_the_free_count_still(
+        without_bwrap: bool, tmp_path: Path, reaper: Reaper) -> None:
+    problems = _python_problems(tmp_path, reaper, without_bwrap, "free_count_not_incremented", "refusal_planted",
+                                REFUSAL_ITEMS, "create_free", 2, REFUSAL_HONEST, REFUSAL_MAX)
+    assert not problems, "\n".join([f"refusal_planted (honest score {REFUSAL_HONEST}/{REFUSAL_MAX}):", *problems])
