@@ -200,3 +200,10 @@ def test_a_create_refusal_planted_where_the_refusal_rule_looks_costs_the_free_co
     problems = _python_problems(tmp_path, reaper, without_bwrap, "free_count_not_incremented", "refusal_planted",
                                 REFUSAL_ITEMS, "create_free", 2, REFUSAL_HONEST, REFUSAL_MAX)
     assert not problems, "\n".join([f"refusal_planted (honest score {REFUSAL_HONEST}/{REFUSAL_MAX}):", *problems])
+
+
+def test_every_review10_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
+    assert on_disk == sorted(["budget_filled", "ledger_spent", "overread_past_budget", "refusal_planted"])
+    table = (PY_ATTACKS / "README.md").read_text()
+    assert all(f"`{name}" in table or f"`review10/{name}" in table for name in on_disk)
