@@ -10,6 +10,7 @@ the scratch, and the grader must write its report. An attack that breaks the gra
 mechanism and a fix by construction; one that holds is a plain test saying why.
 """
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -163,9 +164,11 @@ REFUSAL_HONEST, REFUSAL_MAX = 8, 13
 
 
 def _python_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: str, attack: str,
-                     items: tuple[str, ...], weighed: str, weight: int, honest: int, full: int) -> list[str]:
+                     items: tuple[str, ...], weighed: str, weight: int, honest: int, full: int,
+                     keep: Path | None = None) -> list[str]:
     """tests/hostile_review10/<attack>.py on the broken variant `base`, graded on `items` with `weighed` worth
-    `weight`: what its grade got that the honest score does not allow. The module's name is drawn afresh."""
+    `weight`: what its grade got that the honest score does not allow. The module's name is drawn afresh; `keep`: a
+    folder the reports are copied to before the scene is removed."""
     import secrets
 
     from tests.test_grade import small_rubric
@@ -178,6 +181,8 @@ def _python_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: 
         rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
         _weighted(rubric, weighed, weight)
         evidence = grade_in_scene(scene, reaper, grade_args(Path(module), scene, rubric))
+        if keep is not None:
+            shutil.copytree(scene.out, keep)
         return evidence.problems + check_report(scene.out, honest, full)
     finally:
         scene.close()
@@ -204,8 +209,50 @@ def test_a_create_refusal_planted_where_the_refusal_rule_looks_costs_the_free_co
     assert not problems, "\n".join([f"refusal_planted (honest score {REFUSAL_HONEST}/{REFUSAL_MAX}):", *problems])
 
 
+# --- 5. an exception's text in the hw3 family's words for a student (oracle/hw3/feedback.py, markdown.py) ----------
+# tests/hostile_review10/crash_said_in_markdown.py on destroy_returns_minus_one: where the bug returns -1, llm_destroy
+# raises an exception whose text is Markdown (a heading, an image of an address of its choosing, an open fence).
+# Review 3a closed this for the blockspace and prefix families (a failed item's message goes into a fenced block);
+# the hw3 family writes its own student text (student_text), whose first line quotes a crash's words inline. Graded on
+# create_free (10) and llm_destroy (6): honest 10/16; the score holds, the words must stay inside a code block.
+CRASH_ITEMS = ("create_free", "llm_destroy")
+CRASH_HONEST, CRASH_MAX = 10, 16
+CRASH_WORDS_BROKEN = (
+    "the hw3 family's text for a student (oracle/hw3/feedback.py student_text, what_went_wrong) puts a crash's words "
+    "inline: \"it did not return normally: raised RuntimeError: <the exception's text>\", and a Python submission "
+    "chooses that text whole (multi-line, up to the reply's bound): results.json (output_format md) then shows a "
+    "heading of the submission's, an image fetched from its address when a student or a TA views the page, and an "
+    "open fence that swallows the grader's own words after it (measured: bwrap and fallback). Fix by construction: "
+    "what_went_wrong is made of the grader's words only, and whatever the implementation said (an exception's "
+    "text, a driver's message) goes into its own fenced block (oracle/markdown.py fenced), as the blockspace and "
+    "prefix families' items do since review 3a; better, a Difference's `got` carries the submission's text apart "
+    "from the grader's words, so no family can inline it")
+
+
+@pytest.mark.xfail(strict=True, reason=CRASH_WORDS_BROKEN)
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+@pytest.mark.bwrap_repeat  # the grader's own text, in both isolations
+def test_words_a_python_crash_chose_stay_inside_a_code_block(without_bwrap: bool, tmp_path: Path,
+                                                             reaper: Reaper) -> None:
+    """Every line of results.json's Markdown holding the attack's mark lies inside a fenced code block; the grade is
+    the honest one."""
+    import json
+
+    from tests.test_tamper_review2 import _outside_code
+
+    problems = _python_problems(tmp_path, reaper, without_bwrap, "destroy_returns_minus_one",
+                                "crash_said_in_markdown", CRASH_ITEMS, "llm_destroy", 6, CRASH_HONEST, CRASH_MAX,
+                                keep=tmp_path / "kept")
+    results = json.loads((tmp_path / "kept" / "results.json").read_text())
+    problems += [f"item {t['name']!r}: the submission's words are Markdown, outside any code block"
+                 for t in results["tests"] if t.get("output_format", results.get("output_format")) == "md"
+                 and _outside_code(t["output"], "REVIEW10")]
+    assert not problems, "\n".join(["crash_said_in_markdown:", *problems])
+
+
 def test_every_review10_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["budget_filled", "ledger_spent", "overread_past_budget", "refusal_planted"])
+    assert on_disk == sorted(["budget_filled", "crash_said_in_markdown", "ledger_spent", "overread_past_budget",
+                              "refusal_planted"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"`review10/{name}" in table for name in on_disk)
