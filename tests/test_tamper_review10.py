@@ -84,6 +84,23 @@ def test_a_budget_filled_by_one_reserve_still_has_its_allocations_failed(without
     assert not problems, "\n".join([f"budget_filled (honest score {ALLOC_HONEST}/{ALLOC_MAX}):", *problems])
 
 
+
+# --- 1b. a spare freed between two asks (ledger.py _grant's persistent failure, alloc_failure.py) -------------------
+# tests/submissions/hostile/review10/freed_then_asked.patch on broken/alloc_failure.patch: review 7's malloc_twice asked
+# malloc again on NULL; this one first frees a spare block llm_init took (memory that ran out comes back when something
+# is freed, on an ordinary heap) and then asks again. The control and the honest score: as attack 1.
+
+
+# held: from the k-th grant of a call on, every grant of the call fails (ledger.py `injected`), a free in between
+# changes nothing, so the second ask meets NULL and the leaking path is reached: 5/10, bwrap and fallback
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
+@pytest.mark.bwrap_repeat  # the grader's own ledger decides, in both isolations
+def test_a_spare_freed_before_asking_again_still_meets_the_failure(without_bwrap: bool, tmp_path: Path,
+                                                                    reaper: Reaper) -> None:
+    problems = _c_problems(tmp_path, reaper, without_bwrap, "alloc_failure", "freed_then_asked", ALLOC_ITEMS,
+                           "alloc_failure", 5, ALLOC_HONEST, ALLOC_MAX)
+    assert not problems, "\n".join([f"freed_then_asked (honest score {ALLOC_HONEST}/{ALLOC_MAX}):", *problems])
+
 # --- 2. the same budget filled to hide an overread (ledger.py _grant, stray_charge.py, memory_safety.py) -----------
 # tests/submissions/hostile/review10/overread_past_budget.patch on broken/memory_safety.patch (freeing a block table
 # reads l2[16]): llm_init fills the ledger's budget (a quarter of the address-space limit getrlimit reports) with
@@ -252,7 +269,7 @@ def test_words_a_python_crash_chose_stay_inside_a_code_block(without_bwrap: bool
 
 def test_every_review10_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["budget_filled", "crash_said_in_markdown", "ledger_spent", "overread_past_budget",
-                              "refusal_planted"])
+    assert on_disk == sorted(["budget_filled", "crash_said_in_markdown", "freed_then_asked", "ledger_spent",
+                              "overread_past_budget", "refusal_planted"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"`review10/{name}" in table for name in on_disk)
