@@ -1,7 +1,7 @@
 """Tamper suite, the tenth adversarial review's attacks (issue 17, round 10): hostile submissions written by a
 reviewer who had not seen the defences being built, each on top of a known bug (or correct, for fairness) and aimed
 at an area the nine rounds before attacked least (the heap ledger's budget and alloc_failure's injection, the
-refusal rule, the blockspace family, the reports). The table of what each does and how it fared:
+refusal rule, the student's text). The table of what each does and how it fared:
 tests/hostile_review10/README.md.
 
 Same shape as tests/test_tamper_review9.py: each submission is graded by a separate `pagedcheck` process in a world
@@ -24,10 +24,6 @@ C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review10"
 PY_ATTACKS = Path(__file__).with_name("hostile_review10")
 
 
-def _scene(tmp_path: Path, without_bwrap: bool) -> Scene:
-    return Scene(tmp_path, without_bwrap=without_bwrap)
-
-
 def _c_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: str, attack: str,
                 items: tuple[str, ...], weighed: str, weight: int, honest: int, full: int,
                 under: tuple[Path, ...] = ()) -> list[str]:
@@ -36,7 +32,7 @@ def _c_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: str, 
     does not allow."""
     from tests.test_grade import small_rubric
 
-    scene = _scene(tmp_path, without_bwrap)
+    scene = Scene(tmp_path, without_bwrap=without_bwrap)
     try:
         source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{base}.patch")
         for patch in under:
@@ -191,7 +187,7 @@ def _python_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: 
     from tests.test_grade import small_rubric
     from tests.test_tamper_review import python_module
 
-    scene = _scene(tmp_path, without_bwrap)
+    scene = Scene(tmp_path, without_bwrap=without_bwrap)
     try:
         module = f"review10_{attack}_{secrets.token_hex(4)}"
         (scene.mods / f"{module}.py").write_text(python_module(base, (PY_ATTACKS / f"{attack}.py").read_text()))
