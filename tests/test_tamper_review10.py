@@ -1,5 +1,5 @@
 """Tamper suite, the tenth adversarial review's attacks (issue 17, round 10): hostile submissions written by a
-reviewer who had not seen the defences being built, each on top of a known bug (or correct, for fairness) and aimed
+reviewer who had not seen the defences being built, each on top of a known bug and aimed
 at an area the nine rounds before attacked least (the heap ledger's budget and alloc_failure's injection, the
 refusal rule, the student's text). The table of what each does and how it fared:
 tests/hostile_review10/README.md.
@@ -235,7 +235,9 @@ CRASH_WORDS_BROKEN = (
     "inline: \"it did not return normally: raised RuntimeError: <the exception's text>\", and a Python submission "
     "chooses that text whole (multi-line, up to the reply's bound): results.json (output_format md) then shows a "
     "heading of the submission's, an image fetched from its address when a student or a TA views the page, and an "
-    "open fence that swallows the grader's own words after it (measured: bwrap and fallback). Fix by construction: "
+    "open fence that swallows the grader's own words after it (measured: bwrap and fallback). The same words reach it "
+    "as a return value: an llm_destroy returning that text as a str is read as a reply (\"it returned <text>, "
+    "expected 0.\", measured on the same bug without bubblewrap). Fix by construction: "
     "what_went_wrong is made of the grader's words only, and whatever the implementation said (an exception's "
     "text, a driver's message) goes into its own fenced block (oracle/markdown.py fenced), as the blockspace and "
     "prefix families' items do since review 3a; better, a Difference's `got` carries the submission's text apart "
