@@ -237,7 +237,7 @@ CRASH_WORDS_BROKEN = (
     "heading of the submission's, an image fetched from its address when a student or a TA views the page, and an "
     "open fence that swallows the grader's own words after it (measured: bwrap and fallback). The same words reach it "
     "as a return value: an llm_destroy returning that text as a str is read as a reply (\"it returned <text>, "
-    "expected 0.\", measured on the same bug without bubblewrap). Fix by construction: "
+    "expected 0.\", measured on the same bug under bubblewrap). Fix by construction: "
     "what_went_wrong is made of the grader's words only, and whatever the implementation said (an exception's "
     "text, a driver's message) goes into its own fenced block (oracle/markdown.py fenced), as the blockspace and "
     "prefix families' items do since review 3a; better, a Difference's `got` carries the submission's text apart "
