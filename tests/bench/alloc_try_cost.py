@@ -8,8 +8,8 @@ Measures, each R times (medians printed, with the fastest):
 - a driver's start: the sandbox, the driver's exec and its seccomp listener's handover, up to its first request;
 - llm_init(2560) and llm_destroy on the reference, and the driver's end (close);
 - one create_sequence of review 6's many_scratch_allocations with N scratch buffers (N checked malloc/free pairs on
-  the fenced heap, every mapping call of which the grader's ledger answers): its wall time, the grader's CPU time
-  and the mapping calls the ledger answered; and the same call with its (N/2)-th allocation failed (from there on
+  the fenced heap, every mapping call of which the grader's ledger answers): its wall time, the grader's and the
+  driver's CPU time (the rest of the wall is waiting for a CPU) and the mapping calls the ledger answered; and the same call with its (N/2)-th allocation failed (from there on
   every allocation of the call fails).
 Then the item's cost for a program of six calls of N allocations each, from those parts: every try a fresh driver
 replaying the calls before its own (main's design), and, as a floor no isolation can go under, every try only its
@@ -17,6 +17,7 @@ own call (no start, no replay). Projections are labelled as such. Prints figures
 """
 
 import argparse
+import os
 import resource
 import statistics
 import sys
@@ -30,6 +31,7 @@ sys.path[:0] = [str(ROOT)]
 
 from oracle.hw3.c.adapter import CAdapter  # noqa: E402
 from oracle.hw3.c.factory import load_c  # noqa: E402
+from oracle.hw3.c.outside import driver_pid  # noqa: E402
 from oracle.sandbox import shared  # noqa: E402
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched  # noqa: E402
 
@@ -68,6 +70,13 @@ def cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
+def driver_cpu(adapter: CAdapter) -> float:
+    """The CPU seconds the driver's process has used (user and system), read from /proc."""
+    pid = driver_pid(adapter._proc, adapter.box.expose(adapter.driver))[0]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scratch", type=int, default=500, help="scratch buffers a call (review 6's: 500)")
@@ -91,14 +100,15 @@ def main() -> None:
             init.append(timed(llm_init))
             destroy.append(timed(lambda: reference.llm_destroy(engine)))
             close.append(timed(reference.close))
-        call, call_cpu, failed = [], [], []
+        call, call_cpu, call_driver, failed = [], [], [], []
         answered = 0
         for _ in range(args.repeat):
             engine = scratch.llm_init(2560)
             listener = scratch._listener
-            before, grader = (listener.handled if listener else 0), cpu()
+            before, grader, driven = (listener.handled if listener else 0), cpu(), driver_cpu(scratch)
             call.append(timed(lambda: scratch.create_sequence(engine, 1, 20)))
             call_cpu.append(cpu() - grader)
+            call_driver.append(driver_cpu(scratch) - driven)
             answered = (listener.handled if listener else 0) - before
             made = scratch.last_call.allocations
             scratch.fail_allocation(max(made // 2, 1))
@@ -111,7 +121,8 @@ def main() -> None:
                  figures("llm_destroy, reference", destroy),
                  figures("driver end (close)", close)]
         whole = figures(f"create_sequence making {made} allocations ({answered} mapping calls)", call)
-        figures("  its grader CPU time", call_cpu)
+        figures("  its CPU time in the grader", call_cpu)
+        figures("  its CPU time in the driver (whole clock ticks)", call_driver)
         half = figures(f"the same with allocation {max(made // 2, 1)} failed (and every later one)", failed)
     fixed = parts[1] + parts[2] + parts[4]
     tries = CALLS * made
