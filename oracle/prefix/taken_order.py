@@ -108,6 +108,7 @@ def touch_explains(before: list[int], after: list[int]) -> bool:
 def touch_difference(before: list[int], after: list[int], expected: list, got: list, note: str) -> Difference:
     """A free queue whose order a call's touches changed: `expected` and `got` as the call shows it (`note`)."""
     touched = [block for block in before if block not in after]
-    blocks = f"block {touched[0]}" if len(touched) == 1 else f"blocks {', '.join(map(str, touched))}"
-    return Difference("touch order", f"the free queue once the hit took {blocks} out of it", expected, got,
+    hits = f"the hit took block {touched[0]}" if len(touched) == 1 else \
+        f"the hits took blocks {', '.join(map(str, touched))}"
+    return Difference("touch order", f"the free queue once {hits} out of it", expected, got,
                       note=f"{note}: a hit leaves the other free blocks in their order")
