@@ -256,7 +256,7 @@ def module_of(manager: type) -> Any:
 
 
 def touch_program(graded: Driver) -> list[tuple[int, str, str]]:
-    """touch's program on `graded`, read past as the directed check does: each step's difference (step, aspect, rule)."""
+    """touch's program on `graded`, read past as the directed check does: each difference (step, aspect, rule)."""
     met = []
     for number, step in enumerate(BY_ITEM["touch"].steps, 1):
         try:

@@ -102,7 +102,8 @@ class Driver:
             following.adopt(self.model, seen)
         return seen
 
-    def _takes(self, rid: int | None, hits: set[int], seen: Observation) -> tuple[list[int], list[int], list[int]] | None:
+    def _takes(self, rid: int | None, hits: set[int],
+               seen: Observation) -> tuple[list[int], list[int], list[int]] | None:
         """What the call just made took from the free queue for request `rid`: the model's queue once the call's hits
         took their blocks out of it, the model's takes and the pool's (in its table's order); None where the tables
         differ elsewhere too, or the pool's takes are not free blocks of the model, each once."""
