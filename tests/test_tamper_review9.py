@@ -140,7 +140,10 @@ ROTATES_BROKEN = (
     "free_queue's")
 
 
-@pytest.mark.xfail(strict=True, reason=ROTATES_BROKEN)
+# held since touch-takes: touch's program hits block 2 in the middle of the free queue, then takes every other free
+# block, and taken_order.touch_explains names the order the rotation leaves ([4, 3, 6] for [6, 4, 3]) touch's: 0/8
+# under bubblewrap and in the fallback (graded on every item: 80/100, touch and fuzz failed, the fuzz's difference
+# named touch's too, free_queue passed). ROTATES_BROKEN is what it broke, kept as the record
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 @pytest.mark.bwrap_repeat  # the program's own takes are judged, in both
 def test_a_touch_that_rotates_the_queue_costs_the_touch_item(without_bwrap: bool, tmp_path: Path,
