@@ -16,7 +16,7 @@ from oracle.child import PythonChild
 from oracle.hw3.pyremote import served
 from oracle.hw3.pyserve import POOLS_FD
 from oracle.sandbox import Sandbox
-from tests.test_tamper_review import python_module
+from tests.tamper_grading import python_module
 
 # what a process finds at import: each descriptor naming the grader's pools' file, with the file's size
 POOLS_FOUND = ("import os as _os, sys as _sys\n"
