@@ -8,11 +8,12 @@ submission wrote into it is what the grader sees, whatever the child says. One c
 a grading run (as one imported module would); a failure that stops it (sys.exit, a BaseException, a fork, a
 hang, a crash) is a failing step with its label, and the next adapter's first call starts a new one.
 
-Every process of a submission, a graded run's or a second opinion's (alone.py's Witness), is
-handed a memory file made for it when it starts (oracle/handed.py: PoolFile.renew, the one before closed), which
-pyserve.py holds at one descriptor number (POOLS_FD): no process finds what an earlier one left in its pools' file, not even its size (a
-file sealed against shrinking keeps the size its earlier windows gave it) or its number, so nothing there tells a
-graded run's process from a second opinion's.
+Every process of a submission, a graded run's or a second opinion's (alone.py's Witness), is handed a memory
+file made for it when it starts (oracle/handed.py: PoolFile.renew, the one before closed), which pyserve.py holds
+at one descriptor number (POOLS_FD): no process finds what an earlier one left in its pools' file, not even its
+size (a file sealed against shrinking keeps the size its earlier windows gave it) or its number, so nothing there
+tells a graded run's process from a second opinion's. A window dies with the process it was made for (the
+child's generation).
 
 No white-box probe runs on a Python submission (pyprobes.py: each reads the engine's objects, the submission's
 word), so this adapter has none of probe_target.ProbeTarget's lower-level calls; a probe that rests only on what
