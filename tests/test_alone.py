@@ -20,7 +20,7 @@ from oracle.program import Program, Step
 from oracle.sandbox import Sandbox
 from tests.conftest import REFERENCE_C
 from tests.test_fresh_pool import FIRST_FIT_LOOP
-from tests.test_tamper_review import python_module
+from tests.tamper_grading import python_module
 
 # a parent of two blocks forked, the child's append (in place when the fork took no reference: the graded run's own
 # evidence), then the child freed and a create of more blocks than are free (granted when the fork took no reference:

@@ -11,43 +11,24 @@ mechanism and a fix by construction; one that holds is a plain test saying why. 
 bubblewrap and without it (the `scene` below).
 """
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import ROOT, Reaper, Scene
-from tests.test_tamper import check_report, grade_args, grade_in_scene, reaper  # noqa: F401
-from tests.test_tamper_review5 import _weighted
+from tests.tamper_grading import graded_problems, prefix_problems, python_submission, reaper, scene  # noqa: F401
 
 C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review9"
 PY_ATTACKS = Path(__file__).with_name("hostile_review9")
-
-
-@pytest.fixture(params=[False, True], ids=["bwrap", "without-bwrap"])
-def scene(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Scene]:
-    """Each attack's world, under bubblewrap and without it (the Landlock fallback and the private Python)."""
-    world = Scene(tmp_path, without_bwrap=request.param)
-    yield world
-    world.close()
+# `scene`: each attack's world, under bubblewrap and without it (the Landlock fallback and the private Python)
 
 
 def _python_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items: tuple[str, ...], weighed: str,
                      honest: int, full: int) -> list[str]:
     """tests/hostile_review9/<attack>.py on the broken variant `base`, graded on `items` with `weighed` worth 2:
     what its grade got that the honest score does not allow. The module's name is drawn afresh."""
-    import secrets
-
-    from tests.test_grade import small_rubric
-    from tests.test_tamper_review import python_module
-
-    module = f"review9_{attack}_{secrets.token_hex(4)}"
-    (scene.mods / f"{module}.py").write_text(python_module(base, (PY_ATTACKS / f"{attack}.py").read_text()))
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
-    _weighted(rubric, weighed, 2)
-    evidence = grade_in_scene(scene, reaper, grade_args(Path(module), scene, rubric))
-    return evidence.problems + check_report(scene.out, honest, full)
+    sub = python_submission(scene, "review9", base, PY_ATTACKS / f"{attack}.py")
+    return graded_problems(scene, reaper, sub, items, honest, full, {weighed: 2})
 
 
 # --- 1. a fork told from the witness's by the page cache (pool_file O_NOATIME, seccomp's watch refusals) ----------
@@ -111,22 +92,8 @@ def test_a_fork_marked_in_the_page_cache_for_the_witness_is_still_shown_wrong(sc
 # order changes). Graded on touch alone (8): the rubric leaves free_queue out, the course's choice. Honest 0/8.
 def _prefix_problems(tmp_path: Path, reaper: Reaper, attack: str, items: tuple[str, ...], honest: int, full: int,
                      without_bwrap: bool) -> list[str]:
-    import shutil
-
-    from tests.test_tamper_prefix import ENGINE, PrefixScene
-    from tests.test_tamper_prefix import grade_args as prefix_grade_args
-    from tests.test_tamper_prefix import rubric as prefix_rubric
-
-    scene = PrefixScene(tmp_path, without_bwrap=without_bwrap)
-    try:
-        sub = scene.mods / "student"
-        shutil.copytree(ENGINE, sub / "labsol", ignore=shutil.ignore_patterns("__pycache__"))
-        (sub / "kv_cache.py").write_text((PY_ATTACKS / f"{attack}.py").read_text())
-        rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", items)
-        evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
-        return evidence.problems + check_report(scene.out, honest, full)
-    finally:
-        scene.close()
+    return prefix_problems(tmp_path, reaper, None, PY_ATTACKS / f"{attack}.py", items, honest, full,
+                           without_bwrap=without_bwrap)
 
 
 ROTATES_BROKEN = (
