@@ -17,8 +17,7 @@ import pytest
 
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import ROOT, Reaper, Scene
-from tests.test_tamper import check_report, grade_args, grade_in_scene, reaper  # noqa: F401
-from tests.test_tamper_review5 import _weighted
+from tests.tamper_grading import check_report, grade_args, grade_in_scene, python_module, reaper, weighted  # noqa: F401
 
 C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review10"
 PY_ATTACKS = Path(__file__).with_name("hostile_review10")
@@ -41,7 +40,7 @@ def _c_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: str, 
         sub.mkdir()
         (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / f"{attack}.patch"))
         rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
-        _weighted(rubric, weighed, weight)
+        weighted(rubric, weighed, weight)
         evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
         return evidence.problems + check_report(scene.out, honest, full)
     finally:
@@ -187,14 +186,13 @@ def _python_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: 
     import secrets
 
     from tests.test_grade import small_rubric
-    from tests.test_tamper_review import python_module
 
     scene = Scene(tmp_path, without_bwrap=without_bwrap)
     try:
         module = f"review10_{attack}_{secrets.token_hex(4)}"
         (scene.mods / f"{module}.py").write_text(python_module(base, (PY_ATTACKS / f"{attack}.py").read_text()))
         rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
-        _weighted(rubric, weighed, weight)
+        weighted(rubric, weighed, weight)
         evidence = grade_in_scene(scene, reaper, grade_args(Path(module), scene, rubric))
         if keep is not None:
             shutil.copytree(scene.out, keep)
