@@ -132,6 +132,19 @@ def test_the_forks_evidence_is_the_graded_runs_own_calls_made_once_in_one_proces
     assert [call.api for call in trace.calls] == [step.op for step in FORKED]  # and every one judged or listed
 
 
+def test_a_finding_shows_what_was_printed_up_to_its_step_not_what_the_calls_made_ahead_printed(tmp_path: Path) -> None:
+    from oracle.hw3.replay import replay
+    from tests.test_tamper_review import python_module
+
+    (tmp_path / "no_incref_printing.py").write_text(python_module("fork_no_incref", PRINTS_CALLS))
+    with served(str(tmp_path / "no_incref_printing.py")) as remote:
+        finding = replay(remote(), Program("graded", FORKED), owns=lambda rule: rule == TASKS["fork_sequence"],
+                         fresh=remote)
+    assert finding is not None and finding.step == 5  # the append in place, the fork's after its later calls
+    printed = [line.split()[1] for line in finding.output.splitlines() if line.startswith("CALLED ")]
+    assert printed == [step.op for step in FORKED[:5]]
+
+
 def _greedy_free(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str = "greedy_free", more: str = "") -> str:
     """tests/hostile_review5/free_drops_shared.py's engine, as module `name` (with `more` after it): a correct fork,
     a free that gives back every reference of a block it shares at once."""

@@ -8,7 +8,8 @@ Made ahead, each call is made as the graded run makes it: the program's step as 
 calls before it left, and the state read after it, as run.py reads it after each step. The steps judged after
 that are judged on what was kept (their call is not made again), so the calls after a difference are made once
 and judged as ever; the item's verdict still rests on its first difference, which the run's judge reads before
-any later step is judged.
+any later step is judged. What the submission printed is kept by step too, so a step's finding shows what it
+printed up to that step, not what the calls made ahead printed.
 
     graded = GradedCalls(implementation, program.steps)
     engine, returned = graded.call(at, engine)      # step `at`: made now, or kept from when it was made ahead
@@ -44,6 +45,7 @@ class GradedCalls:
         self.returns: list[bool | int | None] = []  # each step's return so far, from the first
         self._ahead: dict[int, Made] = {}  # the steps made ahead, by index
         self._stopped = False  # a call crashed or hung: the program goes no further
+        self._printed: dict[int, str] = {}  # what the submission printed up to each step, where later ones were made
 
     def made_ahead(self, at: int) -> bool:
         """Whether step `at` (an index) was made ahead: its call and the state after it are kept."""
@@ -69,25 +71,35 @@ class GradedCalls:
         assert made.seen is not None  # a step made ahead that returned was observed
         return made.seen
 
+    def printed(self, at: int) -> str | None:
+        """What the submission printed up to step `at`, where steps after it were made ahead; None: the calls so
+        far are all it printed for (read the adapter's `output`)."""
+        return self._printed.get(at)
+
     def program_returns(self, engine: object) -> list[bool | int | None]:
         """Every step's return, from the first: those made so far, then the rest of the program made now in the
         same process from the engine handle `engine` (the last step's), each step's state read after it as a
         graded step's is, up to a call that crashes or hangs (None, the last)."""
         at = len(self.returns)
+        if at < len(self._steps) and not self._stopped and at - 1 not in self._printed:
+            self._printed[at - 1] = self._output()
         while at < len(self._steps) and not self._stopped:
             try:
                 engine, returned = self._made(at, engine)
             except ImplementationFailure as failure:
-                self._ahead[at] = Made(engine, failed=failure)
+                self._ahead[at], self._printed[at] = Made(engine, failed=failure), self._output()
                 break
             seen: Observation | ImplementationFailure
             try:
                 seen = self._of.observe(engine)
             except ImplementationFailure as failure:
                 seen = failure
-            self._ahead[at] = Made(engine, returned, seen=seen)
+            self._ahead[at], self._printed[at] = Made(engine, returned, seen=seen), self._output()
             at += 1
         return list(self.returns)
+
+    def _output(self) -> str:
+        return getattr(self._of, "output", "")
 
     def _made(self, at: int, engine: object) -> tuple[object, object]:
         """Step `at` made now, its return kept."""

@@ -52,6 +52,8 @@ class Ran:
     walk: bool = False  # a free or fork of blocks in two L1 slots or more: one that skips a slot can show
     refused: bool = False  # a create or append refused where the model took blocks it had free (free count unread)
     counted: bool = False  # a call before it since the last llm_init moved the free count, in the model
+    printed: str | None = None  # what the submission printed up to it, where later calls were made ahead (None:
+    # the adapter's output is up to it)
 
 
 @dataclass
@@ -133,7 +135,7 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
                 ran.found.append(Difference(RETURN, "return value", shown(step.op, expected.returned), shown(step.op, got)))
             failed = fails(step.op, expected.returned) and got == expected.returned  # Constraint 2 binds a failing call
             if unreadable:
-                ran.return_only = True
+                ran.return_only, ran.printed = True, graded.printed(number - 1)
                 if judge is not None and judge(ran):
                     return trace
                 continue
@@ -167,6 +169,7 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
         if (ran.refused and ran.counted and ran.effects is not None
                 and (refuses_alone is None or fresh is None or not refuses_alone(step.op, aside.fresh))):
             ran.effects = dataclasses.replace(ran.effects, short=True)
+        ran.printed = graded.printed(number - 1)
         if judge is not None and judge(ran):
             return trace
         if not ran.found:
