@@ -73,11 +73,12 @@ def replay(
     model, found = TrackedModel(), []
 
     def finding(ran: Ran, difference: Difference) -> Finding:
+        output = _printed(adapter) if ran.printed is None else ran.printed  # up to its step
         if ran.return_only:
             return Finding(scenario.name, ran.number, ran.call, difference, rule_of(difference, ran.call), calls=ran.calls,
-                           model=model, output=_printed(adapter), modulo=modulo)
+                           model=model, output=output, modulo=modulo)
         return Finding(scenario.name, ran.number, ran.call, difference, rule_of(difference, ran.call, ran.effects),
-                       calls=ran.calls, model=model, output=_printed(adapter), seen=ran.seen, modulo=modulo,
+                       calls=ran.calls, model=model, output=output, seen=ran.seen, modulo=modulo,
                        effects=ran.effects)
 
     def judge(ran: Ran) -> bool:
