@@ -1,7 +1,13 @@
 """Text in the Markdown a student reads (results.json, report.md): what the submission chose (a status's name, an
-exception's text, what it printed) goes there only as code, in a block nothing in it can close."""
+exception's text, a value it returned, what it printed) goes there only as code, in a block nothing in it can
+close; the grader's sentences hold only its own words and values in a tiny language of its own (`spoken`)."""
 
 import re
+
+# the values a grader's sentence may hold inline: numbers (decimal, hex), structures of numbers, and the grader's
+# own words for a pointer or an engine; any other text (a crash's words, a str a call returned, a message read from
+# the submission's process) is said in a block of its own (`said`)
+_SPOKEN = re.compile(r"-?\d+|0x[0-9a-f]+|[-\d, ()\[\]{}]+|NULL|None|True|False|an engine|a Sequence|a live engine|none")
 
 
 def fenced(text: str, language: str = "") -> str:
@@ -10,3 +16,16 @@ def fenced(text: str, language: str = "") -> str:
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n{text.rstrip()}\n{fence}"
+
+
+def spoken(value: object) -> bool:
+    """Whether `value`'s text may stand inline in the grader's sentence: a number, numbers in brackets, or one of
+    the grader's words for a pointer (never `](`, a link's middle). Its type says nothing: a value read from the
+    submission's process arrives as text."""
+    text = str(value)
+    return len(text) <= 200 and _SPOKEN.fullmatch(text) is not None and "](" not in text
+
+
+def said(words: str, text: str) -> str:
+    """The grader's `words` (a sentence that ends in a colon) and the submission's `text` in a block below them."""
+    return f"{words}:\n\n{fenced(text)}"

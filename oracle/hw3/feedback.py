@@ -10,7 +10,7 @@ from oracle.hw3.difference import LEAK
 from oracle.hw3.call import POINTER_CALLS, Call
 from oracle.hw3.replay import Finding
 from oracle.hw3.rules import fails
-from oracle.markdown import fenced
+from oracle.markdown import fenced, said, spoken
 
 CALLS_SHOWN = 60  # calls listed at most; a longer program shows its first and last ones
 OUTPUT_SHOWN = 2000  # characters of what the submission printed
@@ -45,13 +45,26 @@ def student_text(finding: Finding, kind: str, repro: tuple[str, str] | None = No
 
 
 def what_went_wrong(finding: Finding) -> str:
-    """What went wrong, expected beside actual, as text."""
+    """What went wrong, expected beside actual, as Markdown: the grader's words, and what the implementation said
+    (a crash's words, a value that is not a number) in a code block below them."""
+    words, quoted = went_wrong(finding)
+    return said(words, quoted) if quoted else f"{words}."
+
+
+def went_wrong(finding: Finding) -> tuple[str, str]:
+    """What went wrong, apart: the grader's words, and the text the implementation chose that they refer to ("" when
+    every value in the words is one the grader may say inline: markdown.spoken). A crash's text is always the
+    implementation's: what it raised, printed or exited with."""
     difference = finding.difference
     if difference.aspect == CRASH:
-        return f"it did not return normally: {difference.got}."
+        return "it did not return normally", str(difference.got)
     if difference.location == "return value":
-        return f"it returned {difference.got}, expected {difference.expected}."
-    return f"right after it, {difference}."
+        if spoken(difference.got):
+            return f"it returned {difference.got}, expected {difference.expected}", ""
+        return f"it returned the value below, expected {difference.expected}", str(difference.got)
+    if spoken(difference.got):
+        return f"right after it, {difference}", ""
+    return "right after it, the state differs from the expected one", str(difference)
 
 
 def written(call: Call, kind: str) -> str:

@@ -26,6 +26,7 @@ from oracle.hw3.replay import listing
 from oracle.hw3.rules import CHECK_BEFORE_ALLOCATE, MEMORY_SAFETY, TASKS, rule_of
 from oracle.hw3.programs import BATTERY
 from oracle.hw3.trace import TraceStep, first_difference
+from oracle.markdown import fenced, said as quoted
 from oracle.hw3.rules import item_of
 from oracle.hw3.verdicts import Submission, built
 
@@ -97,9 +98,9 @@ def _valgrind_words(result: MemcheckResult, calls: list[Call]) -> str:
     the grader's own frames."""
     log = [line for line in result.log.splitlines() if not _OURS.search(line)]
     made = f"\n\nWhile making these calls{' (the program of the fuzzing test, repro.c)' if result.name == FUZZ_PROGRAM else ''}:" \
-           f"\n\n```c\n{calls_listed(calls, 0, 'c')}\n```" if calls else ""
-    report = _first_lines(log).strip()
-    return f"Valgrind: {result.summary}.{made}" + (f"\n\nValgrind's report:\n\n```\n{report}\n```" if report else "")
+           f"\n\n{fenced(calls_listed(calls, 0, 'c'), 'c')}" if calls else ""
+    report = _first_lines(log).strip()  # valgrind's words, which quote the program's
+    return quoted("Valgrind", result.summary) + made + (f"\n\nValgrind's report:\n\n{fenced(report)}" if report else "")
 
 
 def _first_lines(log: list[str]) -> str:
@@ -117,7 +118,7 @@ def _with_sites(leak: Outcome, results: list[MemcheckResult]) -> Outcome:
         return leak
     where = f"allocated at {', '.join(sites)} (valgrind's leak report)"
     message = leak.message.replace(f" [rule: {MEMORY_SAFETY}]", f", {where} [rule: {MEMORY_SAFETY}]")
-    student = leak.student.replace(".\n\n", f", {where}.\n\n", 1)
+    student = f"{leak.student}\n\nThe lost blocks were {where}."
     return Outcome(False, message, leak.details, student=student)
 
 
@@ -229,7 +230,8 @@ def _native_battery(sub: Submission, battery: Mapping[str, tuple], at_start: boo
                 corrupted = corrupted or Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
             elif problem and leak is None:
                 said = problem.split(": ", 1)[-1].replace("step ", "call ", 1)  # without the program's name
+                where, _, what = said.partition(": ")  # the call, in the grader's words; what went wrong, quoted
                 leak = Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0),
-                               student=f"{said[0].upper()}{said[1:]}.\n\nThe calls:\n\n```c\n"
-                                       f"{calls_listed(calls, _number(said), 'c')}\n```")
+                               student=quoted(f"{where[0].upper()}{where[1:]}", what) + "\n\nThe calls:\n\n"
+                                       + fenced(calls_listed(calls, _number(said), 'c'), "c"))
     return native, hung, corrupted, leak

@@ -1,0 +1,84 @@
+"""What a submission chose, in the Markdown a student reads (oracle/markdown.py `spoken`/`said`, oracle/hw3/feedback.py
+student_text and what_went_wrong, oracle/grading/report.py as_text), without a process: a
+Finding whose difference holds hostile Markdown (a crash's words, a str a call returned, a list error read from the
+submission's process) in, the student's text out, every hostile line inside a fenced code block the words cannot
+close; the grader's sentence above it names the call, the rule's fact and the expected value."""
+
+import pytest
+
+from oracle.difference import CRASH, Difference
+from oracle.grading.report import ItemResult, as_text
+from oracle.hw3.call import Call
+from oracle.hw3.difference import LIST_BROKEN, RETURN
+from oracle.hw3.feedback import student_text, went_wrong
+from oracle.hw3.model import Model
+from oracle.hw3.replay import Finding
+from oracle.markdown import said, spoken
+from tests.test_tamper_review2 import _outside_code
+
+HOSTILE = "done\n\n# MARK: all tests passed, 100/100\n\n![MARK](http://127.0.0.1:9/seen.png)\n\n````\nMARK after"
+CALLS = [Call("llm_init", (4096,), False, True), Call("llm_destroy", (), False, 0)]
+
+
+def _finding(difference: Difference, output: str = "") -> Finding:
+    return Finding("destroy_twice", 2, CALLS[1], difference, "Task 6: llm_destroy", calls=CALLS, model=Model(),
+                   output=output)
+
+
+HOSTILE_DIFFERENCES = {
+    "crash": Difference(CRASH, "", None, f"raised RuntimeError: {HOSTILE}"),
+    "returned str": Difference(RETURN, "return value", "0", HOSTILE),
+    "one-line str": Difference(RETURN, "return value", "0", "![MARK](http://127.0.0.1:9/x.png)"),
+    "link of numbers": Difference(RETURN, "return value", "0", "[1](2)"),
+    "list error": Difference(LIST_BROKEN, "active list", "intact", HOSTILE),
+}
+
+
+@pytest.mark.parametrize("kind", ["c", "python"])
+@pytest.mark.parametrize("name", list(HOSTILE_DIFFERENCES))
+def test_every_line_the_submission_chose_is_inside_a_fence(name: str, kind: str) -> None:
+    difference = HOSTILE_DIFFERENCES[name]
+    text = student_text(_finding(difference, output="```\n# MARK printed"), kind, ("repro.c", "gcc repro.c"))
+    assert str(difference.got) in text  # the words are shown whole
+    assert not _outside_code(text.replace("[1](2)", "MARK"), "MARK"), text
+    assert text.startswith("**Call 2** `llm_destroy(engine)`: ")
+
+
+def test_the_graders_sentence_names_the_expected_value_and_the_quoted_text_follows() -> None:
+    words, quoted = went_wrong(_finding(HOSTILE_DIFFERENCES["returned str"]))
+    assert (words, quoted) == ("it returned the value below, expected 0", HOSTILE)
+    assert went_wrong(_finding(HOSTILE_DIFFERENCES["crash"])) == ("it did not return normally",
+                                                                  f"raised RuntimeError: {HOSTILE}")
+
+
+def test_a_number_stays_inline() -> None:
+    text = student_text(_finding(Difference(RETURN, "return value", "0", "-1")), "c")
+    assert text.startswith("**Call 2** `llm_destroy(engine)`: it returned -1, expected 0.\n\n")
+    assert went_wrong(_finding(Difference("ref_count", "ref_count[3]", 1, 2))) == (
+        "right after it, ref_count[3]: expected 1, got 2", "")
+
+
+@pytest.mark.parametrize("value", ["-1", "0x1f", "[1, 2]", "{3}", "NULL", "an engine", 7, None])
+def test_spoken_values(value: object) -> None:
+    assert spoken(value)
+
+
+@pytest.mark.parametrize("value", ["[1](2)", "done", "# heading", "1\n2", "`0`", "<img>", "0" * 201, "www.x.com"])
+def test_unspoken_values(value: object) -> None:
+    assert not spoken(value)
+
+
+def test_said_puts_words_a_fence_cannot_hold_in_a_longer_fence() -> None:
+    assert said("it did not return normally", "a ``` b") == "it did not return normally:\n\n````\na ``` b\n````"
+
+
+def test_the_students_item_text_keeps_the_block_and_the_terminal_shows_its_lines_whole() -> None:
+    student = student_text(_finding(HOSTILE_DIFFERENCES["crash"]), "python")
+    item = ItemResult("llm_destroy", "Task 6", "Task 6: llm_destroy", "failed", 0, 6, "visible", message="m",
+                      student=student)
+    markdown = item.for_student(40_000)
+    assert not _outside_code(markdown, "MARK")
+    plain = as_text(markdown)
+    assert "Call 2 llm_destroy(engine): it did not return normally:" in plain.splitlines()
+    assert "![MARK](http://127.0.0.1:9/seen.png)" in plain.splitlines() and "````" in plain.splitlines()
+
