@@ -37,6 +37,13 @@ HUNG = "hung"  # what _leak says of a program a call of which never returned
 CORRUPTED = " (valgrind did not say where)"  # how _leak's problem ends when the heap was found corrupted
 
 
+class Crashed(str):
+    """_leak's problem where a call did not return normally: the staff's words, with `said`, the failure's own text
+    (what the implementation's process said), apart for a student's Markdown."""
+
+    said: str = ""
+
+
 def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     if sub.kind != "c":
         raise NotApplicable("valgrind and heap accounting need a C submission")
@@ -118,7 +125,9 @@ def _with_sites(leak: Outcome, results: list[MemcheckResult]) -> Outcome:
         return leak
     where = f"allocated at {', '.join(sites)} (valgrind's leak report)"
     message = leak.message.replace(f" [rule: {MEMORY_SAFETY}]", f", {where} [rule: {MEMORY_SAFETY}]")
-    student = f"{leak.student}\n\nThe lost blocks were {where}."
+    head, _, rest = leak.student.partition("\n\n")  # its first sentence, when the grader's words end it
+    student = f"{head.removesuffix('.')}, {where}.\n\n{rest}" if head.endswith(".") \
+        else f"{leak.student}\n\nThe lost blocks were {where}."
     return Outcome(False, message, leak.details, student=student)
 
 
@@ -189,7 +198,9 @@ def _leak(adapter: Any, name: str, calls: list[Call], trace: list[TraceStep]) ->
         return next(iter(strays), None) or done.problem
     if str(failure).startswith("hung"):
         return HUNG
-    return f"{name}: {done.label}: {failure}" + (CORRUPTED if failure.heap_corrupted else "")
+    crashed = Crashed(f"{name}: {done.label}: {failure}" + (CORRUPTED if failure.heap_corrupted else ""))
+    crashed.said = str(failure)
+    return crashed
 
 
 def _stray(watch: Watch, name: str, label: str) -> str | None:
@@ -230,8 +241,12 @@ def _native_battery(sub: Submission, battery: Mapping[str, tuple], at_start: boo
                 corrupted = corrupted or Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
             elif problem and leak is None:
                 said = problem.split(": ", 1)[-1].replace("step ", "call ", 1)  # without the program's name
-                where, _, what = said.partition(": ")  # the call, in the grader's words; what went wrong, quoted
+                if isinstance(problem, Crashed):  # the grader's words, then the implementation's in a block
+                    where = said.removesuffix(f": {problem.said}")
+                    said = quoted(f"{where}: it did not return normally", problem.said)
+                else:
+                    said += "."
                 leak = Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0),
-                               student=quoted(f"{where[0].upper()}{where[1:]}", what) + "\n\nThe calls:\n\n"
-                                       + fenced(calls_listed(calls, _number(said), 'c'), "c"))
+                               student=f"{said[0].upper()}{said[1:]}\n\nThe calls:\n\n"
+                                       f"{fenced(calls_listed(calls, _number(said), 'c'), 'c')}")
     return native, hung, corrupted, leak
