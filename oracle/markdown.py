@@ -3,12 +3,13 @@ exception's text, a value it returned, what it printed) goes there only as code,
 close; the grader's sentences hold only its own words and values in a tiny language of its own (`spoken`)."""
 
 import re
+from collections.abc import Collection
 
 # the values a grader's sentence may hold inline: numbers (decimal, hex), structures of numbers, and the grader's
-# own words for a pointer or an engine; any other text (a crash's words, a str a call returned, a message read from
-# the submission's process) is said in a block of its own (`said`)
-_SPOKEN = re.compile(r"-?\d+|0x[0-9a-f]+|[-\d, ()\[\]{}]+|NULL|None|True|False|an engine|a Sequence|a live engine|none")
-
+# own words for nothing and for a pointer; any other text (a crash's words, a str a call returned, a message read
+# from the submission's process) is said in a block of its own (`said`). A family adds its own fixed words.
+_NUMBERS = re.compile(r"-?\d+|0x[0-9a-f]+|[-\d, ()\[\]{}]+")
+_WORDS = frozenset({"NULL", "None", "True", "False", "none"})
 
 def fenced(text: str, language: str = "") -> str:
     """`text` as a fenced code block that nothing in it can close: a backtick fence longer than any run of
@@ -18,13 +19,16 @@ def fenced(text: str, language: str = "") -> str:
     return f"{fence}{language}\n{text.rstrip()}\n{fence}"
 
 
-def spoken(value: object) -> bool:
-    """Whether `value`'s text may stand inline in the grader's sentence: a number, numbers in brackets, or one of
-    the grader's words for a pointer (never `](`, a link's middle). Its type says nothing: a value read from the
-    submission's process arrives as text."""
+def spoken(value: object, words: Collection[str] = (), *, forms: re.Pattern[str] | None = None) -> bool:
+    """Whether `value`'s text may stand inline in the grader's sentence: a number, numbers in brackets (never `](`,
+    a link's middle), one of the grader's fixed `words`, or of a family's `forms` (numbers in its fixed words).
+    Its type says nothing: a value read from the submission's process arrives as text. Whoever chose a spoken
+    value, it says only what the grader could."""
     text = str(value)
-    return len(text) <= 200 and _SPOKEN.fullmatch(text) is not None and "](" not in text
-
+    if text in _WORDS or text in words:
+        return True
+    return len(text) <= 200 and "](" not in text and (_NUMBERS.fullmatch(text) is not None
+                                                       or forms is not None and forms.fullmatch(text) is not None)
 
 def said(words: str, text: str) -> str:
     """The grader's `words` (a sentence that ends in a colon) and the submission's `text` in a block below them."""

@@ -9,8 +9,8 @@ import pytest
 from oracle.difference import CRASH, Difference
 from oracle.grading.report import ItemResult, as_text
 from oracle.hw3.call import Call
-from oracle.hw3.difference import LIST_BROKEN, RETURN
-from oracle.hw3.feedback import student_text, went_wrong
+from oracle.hw3.difference import LEAK, LIST_BROKEN, RETURN, STATE_CHANGE
+from oracle.hw3.feedback import inline, student_text, went_wrong
 from oracle.hw3.model import Model
 from oracle.hw3.replay import Finding
 from oracle.markdown import said, spoken
@@ -31,6 +31,7 @@ HOSTILE_DIFFERENCES = {
     "one-line str": Difference(RETURN, "return value", "0", "![MARK](http://127.0.0.1:9/x.png)"),
     "link of numbers": Difference(RETURN, "return value", "0", "[1](2)"),
     "list error": Difference(LIST_BROKEN, "active list", "intact", HOSTILE),
+    "list error before a state change": Difference(STATE_CHANGE, "active list", HOSTILE, "intact"),
 }
 
 
@@ -51,21 +52,30 @@ def test_the_graders_sentence_names_the_expected_value_and_the_quoted_text_follo
                                                                   f"raised RuntimeError: {HOSTILE}")
 
 
-def test_a_number_stays_inline() -> None:
+def test_the_graders_own_values_stay_inline() -> None:
     text = student_text(_finding(Difference(RETURN, "return value", "0", "-1")), "c")
     assert text.startswith("**Call 2** `llm_destroy(engine)`: it returned -1, expected 0.\n\n")
     assert went_wrong(_finding(Difference("ref_count", "ref_count[3]", 1, 2))) == (
         "right after it, ref_count[3]: expected 1, got 2", "")
+    assert went_wrong(_finding(Difference(LEAK, "heap", "every allocation freed", "3 block(s) (120 bytes) still live"))) \
+        == ("right after it, heap: expected every allocation freed, got 3 block(s) (120 bytes) still live", "")
 
 
-@pytest.mark.parametrize("value", ["-1", "0x1f", "[1, 2]", "{3}", "NULL", "an engine", 7, None])
+@pytest.mark.parametrize("value", ["-1", "0x1f", "[1, 2]", "{3}", "(1, [2])", "NULL", "None", 7, None])
 def test_spoken_values(value: object) -> None:
     assert spoken(value)
 
 
-@pytest.mark.parametrize("value", ["[1](2)", "done", "# heading", "1\n2", "`0`", "<img>", "0" * 201, "www.x.com"])
+@pytest.mark.parametrize("value", ["[1](2)", "done", "# heading", "1\n2", "`0`", "<img>", "0" * 201, "www.x.com",
+                                   "an engine"])
 def test_unspoken_values(value: object) -> None:
     assert not spoken(value)
+
+
+@pytest.mark.parametrize("value", ["an engine", "a Sequence", "intact", "an L2 table", "2 and 0",
+                                   "3 block(s) (120 bytes) still live"])
+def test_the_hw3_familys_own_words(value: str) -> None:
+    assert inline(value) and not inline(value + "\n# MARK") and not inline(f"{value} # MARK")
 
 
 def test_said_puts_words_a_fence_cannot_hold_in_a_longer_fence() -> None:
@@ -82,3 +92,30 @@ def test_the_students_item_text_keeps_the_block_and_the_terminal_shows_its_lines
     assert "Call 2 llm_destroy(engine): it did not return normally:" in plain.splitlines()
     assert "![MARK](http://127.0.0.1:9/seen.png)" in plain.splitlines() and "````" in plain.splitlines()
 
+def test_valgrinds_summary_and_report_are_blocks() -> None:
+    from oracle.hw3.memcheck import MemcheckResult
+    from oracle.hw3.memory_safety import _valgrind_words
+
+    result = MemcheckResult("destroy_twice", False, f"crashed: {HOSTILE}", f"==1== Invalid read\n--- program output ---\n{HOSTILE}")
+    text = _valgrind_words(result, CALLS)
+    assert text.startswith("Valgrind:\n\n") and HOSTILE in text and not _outside_code(text, "MARK"), text
+
+
+def test_a_crash_met_by_the_battery_is_quoted_and_valgrinds_sites_follow_it() -> None:
+    from oracle.grading.grader import Outcome
+    from oracle.hw3.memcheck import MemcheckResult
+    from oracle.hw3.memory_safety import Crashed, _student_of, _with_sites
+
+    crashed = Crashed(f"destroy_twice: step 2 llm_destroy(engine): raised RuntimeError: {HOSTILE}")
+    crashed.said = f"raised RuntimeError: {HOSTILE}"
+    student = _student_of(crashed, CALLS)
+    assert student.startswith("Call 2 llm_destroy(engine): it did not return normally:\n\n")
+    assert not _outside_code(student, "MARK") and "<-- went wrong here" in student
+    sited = _with_sites(Outcome(False, crashed, "", student=student),
+                        [MemcheckResult("destroy_twice", False, "definitely lost 40 bytes in 1 blocks, allocated at "
+                                                                "llm_memory.c:83", "")])
+    assert sited.student.endswith("\n\nThe lost blocks were allocated at llm_memory.c:83 (valgrind's leak report).")
+    assert not _outside_code(sited.student, "MARK")
+    left = "destroy_twice: step 2 llm_destroy(engine): 1 heap block(s) (4096 bytes) still allocated with no engine"
+    assert _student_of(left, CALLS).startswith(
+        "Call 2 llm_destroy(engine): 1 heap block(s) (4096 bytes) still allocated with no engine.\n\n")

@@ -5,8 +5,11 @@ as text, every call numbered as the repro numbers its steps, and the repro's sou
 It names no grader internals (no package, machine step, item id or path): those stay in the staff's outputs
 (report.json's message and details, the HTML page)."""
 
+import re
+
 from oracle.difference import CRASH
-from oracle.hw3.difference import LEAK
+from oracle.hw3.difference import LEAK, STATE_CHANGE
+from oracle.hw3.exact import WILD_WORDS
 from oracle.hw3.call import POINTER_CALLS, Call
 from oracle.hw3.replay import Finding
 from oracle.hw3.rules import fails
@@ -51,6 +54,17 @@ def what_went_wrong(finding: Finding) -> str:
     return said(words, quoted) if quoted else f"{words}."
 
 
+# the hw3 family's own words and forms a value it shows may take (markdown.spoken): pointers, an engine, a table, a
+# list, and the counts of a leak
+SPOKEN_WORDS = frozenset({*POINTER_CALLS.values(), "a live engine", "live", "intact", "an L2 table", WILD_WORDS})
+SPOKEN_FORMS = re.compile(r"\d+ block\(s\) \(\d+ bytes\) still live|-?\d+ and -?\d+")
+
+
+def inline(value: object) -> bool:
+    """Whether a value may stand in the hw3 family's sentence for a student (markdown.spoken, with its words)."""
+    return spoken(value, SPOKEN_WORDS, forms=SPOKEN_FORMS)
+
+
 def went_wrong(finding: Finding) -> tuple[str, str]:
     """What went wrong, apart: the grader's words, and the text the implementation chose that they refer to ("" when
     every value in the words is one the grader may say inline: markdown.spoken). A crash's text is always the
@@ -59,13 +73,14 @@ def went_wrong(finding: Finding) -> tuple[str, str]:
     if difference.aspect == CRASH:
         return "it did not return normally", str(difference.got)
     if difference.location == "return value":
-        if spoken(difference.got):
+        if inline(difference.got):
             return f"it returned {difference.got}, expected {difference.expected}", ""
         return f"it returned the value below, expected {difference.expected}", str(difference.got)
-    if spoken(difference.got):
+    # the implementation's values: what it holds after the call, and (a state change) what it held before
+    theirs = (difference.expected, difference.got) if difference.aspect == STATE_CHANGE else (difference.got,)
+    if all(inline(value) for value in theirs):
         return f"right after it, {difference}", ""
-    return "right after it, the state differs from the expected one", str(difference)
-
+    return "right after it, this differs", str(difference)
 
 def written(call: Call, kind: str) -> str:
     """A call as the student writes it: C (`create_sequence(engine, 3, 17)`) or Python (None for NULL)."""

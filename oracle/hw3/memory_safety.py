@@ -100,6 +100,17 @@ FUZZ_PROGRAM = "the fuzzing test's minimal program (repro.c)"
 _OURS = re.compile(r"driver(?:_probes)?\.c:|vgpreload|__wrap_|^--- program output ---$")  # the grader's frames, not the student's
 
 
+def _student_of(problem: str, calls: list[Call]) -> str:
+    """A student's text of what a battery program met natively (_leak's problem): the call and the grader's words,
+    a crash's own text (Crashed.said) in a block below them, then the calls."""
+    said = problem.split(": ", 1)[-1].replace("step ", "call ", 1)  # without the program's name
+    if isinstance(problem, Crashed):
+        said = quoted(f"{said.removesuffix(f': {problem.said}')}: it did not return normally", problem.said)
+    else:
+        said += "."
+    return f"{said[0].upper()}{said[1:]}\n\nThe calls:\n\n{fenced(calls_listed(calls, _number(said), 'c'), 'c')}"
+
+
 def _valgrind_words(result: MemcheckResult, calls: list[Call]) -> str:
     """What valgrind found, for a student: its summary, the calls the program made, and valgrind's report less
     the grader's own frames."""
@@ -240,13 +251,6 @@ def _native_battery(sub: Submission, battery: Mapping[str, tuple], at_start: boo
             if problem and problem.endswith(CORRUPTED):
                 corrupted = corrupted or Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
             elif problem and leak is None:
-                said = problem.split(": ", 1)[-1].replace("step ", "call ", 1)  # without the program's name
-                if isinstance(problem, Crashed):  # the grader's words, then the implementation's in a block
-                    where = said.removesuffix(f": {problem.said}")
-                    said = quoted(f"{where}: it did not return normally", problem.said)
-                else:
-                    said += "."
                 leak = Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0),
-                               student=f"{said[0].upper()}{said[1:]}\n\nThe calls:\n\n"
-                                       f"{fenced(calls_listed(calls, _number(said), 'c'), 'c')}")
+                               student=_student_of(problem, calls))
     return native, hung, corrupted, leak
