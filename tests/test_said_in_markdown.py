@@ -90,7 +90,8 @@ def test_the_students_item_text_keeps_the_block_and_the_terminal_shows_its_lines
     assert not _outside_code(markdown, "MARK")
     plain = as_text(markdown)
     assert "Call 2 llm_destroy(engine): it did not return normally:" in plain.splitlines()
-    assert "![MARK](http://127.0.0.1:9/seen.png)" in plain.splitlines() and "````" in plain.splitlines()
+    assert "    ![MARK](http://127.0.0.1:9/seen.png)" in plain.splitlines() and "    ````" in plain.splitlines()
+    assert all(line.startswith("    ") for line in plain.splitlines() if "MARK" in line)  # never a line of ours
 
 def test_valgrinds_summary_and_report_are_blocks() -> None:
     from oracle.hw3.memcheck import MemcheckResult

@@ -176,13 +176,16 @@ _INTERNAL = (
 
 def as_text(markdown: str) -> str:
     """for_student's markdown as plain text (a terminal, PrairieLearn's <pre>): code fences and emphasis dropped,
-    code kept as it stands (a code block's lines whole, whatever they hold)."""
+    code kept as it stands: a code block's lines whole, whatever they hold, indented by four spaces, so what the
+    submission said (a block of its own) never reads as a line of the grader's."""
     lines, fence = [], ""
     for line in markdown.splitlines():
         after = _fence_after(fence, line)
         if after != fence:  # a fence opened or closed: not shown
             fence = after
-        elif fence or line.startswith(("/*", " ")):
+        elif fence:
+            lines.append(f"    {line}" if line else "")
+        elif line.startswith(("/*", " ")):
             lines.append(line)
         else:
             lines.append(line.replace("**", "").replace("*Rule:", "Rule:").replace("`", ""))
