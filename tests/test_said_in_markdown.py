@@ -120,3 +120,13 @@ def test_a_crash_met_by_the_battery_is_quoted_and_valgrinds_sites_follow_it() ->
     left = "destroy_twice: step 2 llm_destroy(engine): 1 heap block(s) (4096 bytes) still allocated with no engine"
     assert _student_of(left, CALLS).startswith(
         "Call 2 llm_destroy(engine): 1 heap block(s) (4096 bytes) still allocated with no engine.\n\n")
+
+
+def test_the_fuzz_lines_put_a_crashs_text_on_lines_of_its_own() -> None:
+    from oracle.hw3.fuzz_text import failure_in_calls
+    from oracle.hw3.machine import Divergence
+
+    failure = Divergence("crash", CALLS, Model(), difference=HOSTILE_DIFFERENCES["crash"])
+    lines = failure_in_calls(failure, "engine/llm_memory.c")
+    said_at = lines.index("Call 2 `llm_destroy(engine)`: it did not return normally (rule: Task 5: Engine Destruction):")
+    assert lines[said_at + 1:] == [f"    {line}" for line in f"raised RuntimeError: {HOSTILE}".splitlines()]
