@@ -176,6 +176,8 @@ def test_a_ledger_spent_on_purpose_still_counts_a_mapping_reached_by_address(wit
 # plant costs the student: 11/21 for the honest 16/21.
 REFUSAL_ITEMS = ("llm_init", "free_count", "create_free")
 REFUSAL_HONEST, REFUSAL_MAX = 8, 13
+# what the planted engine is worth: its two bugs, each charged once (the plant create_free's 2, the count free_count's 5)
+PLANTED_SCORE = REFUSAL_HONEST - 2
 
 
 def _python_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: str, attack: str,
@@ -214,14 +216,18 @@ PLANTED_BROKEN = (
     "items are charged (each once), so a cheap planted failure pays for no dearer bug")
 
 
-@pytest.mark.xfail(strict=True, reason=PLANTED_BROKEN)
+# Held since refusal-call: a refusal after calls that moved the count is the create's own only where create_free's
+# programs show that call (as many records) refused alone (refusal_rule.py same_call); the plant refused 4096 records,
+# the count's bug refuses free_count.txt's 160 (and others), which stay the free count's: create_free fails for the
+# plant at create_sequence_cap step 3, free_count at free_count step 11, each once: 6/13 (measured without bubblewrap).
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 @pytest.mark.bwrap_repeat  # graded runs alone decide, in both isolations
 def test_a_create_refusal_planted_where_the_refusal_rule_looks_costs_the_free_count_still(
         without_bwrap: bool, tmp_path: Path, reaper: Reaper) -> None:
     problems = _python_problems(tmp_path, reaper, without_bwrap, "free_count_not_incremented", "refusal_planted",
-                                REFUSAL_ITEMS, "create_free", 2, REFUSAL_HONEST, REFUSAL_MAX)
-    assert not problems, "\n".join([f"refusal_planted (honest score {REFUSAL_HONEST}/{REFUSAL_MAX}):", *problems])
+                                REFUSAL_ITEMS, "create_free", 2, PLANTED_SCORE, REFUSAL_MAX)
+    assert not problems, "\n".join([f"refusal_planted (honest score {REFUSAL_HONEST}/{REFUSAL_MAX}, its two bugs "
+                                     f"{PLANTED_SCORE}/{REFUSAL_MAX}):", *problems])
 
 
 # --- 5. an exception's text in the hw3 family's words for a student (oracle/hw3/feedback.py, markdown.py) ----------
