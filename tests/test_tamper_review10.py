@@ -169,12 +169,14 @@ def test_a_ledger_spent_on_purpose_still_counts_a_mapping_reached_by_address(wit
 # run as graded, whether a create is refused before any call moved the free count; this engine refuses exactly one
 # such create (create_sequence_cap's 4096 records on a fresh engine), so every refusal the free count's bug makes
 # reads as create_free's. Graded on llm_init (6), free_count (5) and create_free weighed 2, as reviews 5-7's refusal
-# attacks: the free count's bug is honest 8/13 (review 7's control); the attack wins where create_free's failure
-# excuses free_count's (6 + 5 + 0 = 11/13). Measured: 11/13 (bwrap and fallback); with the fuzz item added (10),
+# attacks: the free count's bug is honest 8/13 (review 7's control); the attack won where create_free's failure
+# excused free_count's (6 + 5 + 0 = 11/13). Measured before refusal-call: 11/13 (bwrap and fallback); with the fuzz item added (10),
 # 11/23 for the honest 8/23: the fuzz's refusal reads the same way. With the default weights (create_free 10) the
 # plant costs the student: 11/21 for the honest 16/21.
 REFUSAL_ITEMS = ("llm_init", "free_count", "create_free")
 REFUSAL_HONEST, REFUSAL_MAX = 8, 13
+# what the planted engine is worth: its two bugs, each charged once (the plant create_free's 2, the count free_count's 5)
+PLANTED_SCORE = REFUSAL_HONEST - 2
 
 
 def _python_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: str, attack: str,
@@ -212,14 +214,19 @@ PLANTED_BROKEN = (
     "items are charged (each once), so a cheap planted failure pays for no dearer bug")
 
 
-@pytest.mark.xfail(strict=True, reason=PLANTED_BROKEN)
+# Held since refusal-call: a refusal after calls that moved the count is the create's own only where create_free's
+# programs show that call (as many records) refused alone (refusal_rule.py same_call); the plant refused 4096 records,
+# the count's bug refuses free_count.txt's 160 (and others), which stay the free count's: create_free fails for the
+# plant at create_sequence_cap step 3, free_count at free_count step 11, each once: 6/13 (measured, bwrap and
+# fallback); default weights 6/21, with fuzz 6/23 (the honest scores less the plant's create_free; fallback).
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 @pytest.mark.bwrap_repeat  # graded runs alone decide, in both isolations
 def test_a_create_refusal_planted_where_the_refusal_rule_looks_costs_the_free_count_still(
         without_bwrap: bool, tmp_path: Path, reaper: Reaper) -> None:
     problems = _python_problems(tmp_path, reaper, without_bwrap, "free_count_not_incremented", "refusal_planted",
-                                REFUSAL_ITEMS, "create_free", 2, REFUSAL_HONEST, REFUSAL_MAX)
-    assert not problems, "\n".join([f"refusal_planted (honest score {REFUSAL_HONEST}/{REFUSAL_MAX}):", *problems])
+                                REFUSAL_ITEMS, "create_free", 2, PLANTED_SCORE, REFUSAL_MAX)
+    assert not problems, "\n".join([f"refusal_planted (honest score {REFUSAL_HONEST}/{REFUSAL_MAX}, its two bugs "
+                                     f"{PLANTED_SCORE}/{REFUSAL_MAX}):", *problems])
 
 
 # --- 5. an exception's text in the hw3 family's words for a student (oracle/hw3/feedback.py, markdown.py) ----------

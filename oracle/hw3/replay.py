@@ -61,7 +61,7 @@ def replay(
     owns: Callable[[str], bool] | None = None,
     reading: "Reading | None" = None,
     fresh: Callable[[], Adapter] | None = None,
-    refuses_alone: Callable[[str, Callable[[], Adapter]], bool] | None = None,
+    refuses_alone: Callable[[Call, Callable[[], Adapter]], bool] | None = None,
 ) -> Finding | None:
     """Runs a scenario through the adapter and the model (run.py), comparing after every call (leniently on the
     aspects in `modulo`); the first difference of a rule `owns` accepts (every rule when None). What else it

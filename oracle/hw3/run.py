@@ -68,16 +68,16 @@ class Trace:
 
 def run(program: Program, implementation: Any, model: TrackedModel, modulo: frozenset[str] = frozenset(),
         fresh: Callable[[], Any] | None = None, judge: Callable[[Ran], bool] | None = None,
-        refuses_alone: Callable[[str, Callable[[], Any]], bool] | None = None) -> Trace:
+        refuses_alone: Callable[[Call, Callable[[], Any]], bool] | None = None) -> Trace:
     """Applies `program` to `implementation` and `model` together, comparing after every call (leniently on the
     aspects in `modulo`). `fresh` opens another implementation, for a second opinion on a create or append that
     left a block unmapped (fresh_pool.py), never while the run's own process is alive (alone.py). For an engine
     whose objects are not read, a difference that follows a fork is asked of the fork (fork_witness.py), on the
     program's later calls made ahead in the run's own process (graded_calls.py). `judge` may stop the run after
-    a step. `refuses_alone(op, fresh)`, for an engine whose free count is not read, says whether the
-    graded runs of `op`'s own item show it refused before any call moved the free count (refusal_rule.py): a
-    refusal after such calls is then the call's own, else the free count's (without it, or without `fresh`, the
-    free count's)."""
+    a step. `refuses_alone(call, fresh)`, for an engine whose free count is not read, says whether the graded
+    runs of the call's own item show that call refused before any call moved the free count (refusal_rule.py):
+    a refusal of it after such calls is then the call's own, else the free count's (without it, or without
+    `fresh`, the free count's)."""
     trace, engine, aside = Trace(), None, Aside(implementation, fresh)
     graded = GradedCalls(implementation, program.steps)  # the calls made, and those made ahead of the judging
     before: Observation | None = None
@@ -167,7 +167,7 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
         ran.refused = (ran.effects is not None and was is not None and bool(ran.effects.picked) and bool(ran.found)
                        and ran.found[0].aspect == RETURN and fails(step.op, got))  # its free count unread
         if (ran.refused and ran.counted and ran.effects is not None
-                and (refuses_alone is None or fresh is None or not refuses_alone(step.op, aside.fresh))):
+                and (refuses_alone is None or fresh is None or not refuses_alone(call, aside.fresh))):
             ran.effects = dataclasses.replace(ran.effects, short=True)
         ran.printed = graded.printed(number - 1)
         if judge is not None and judge(ran):
