@@ -191,8 +191,9 @@ class Sandbox:
         return self._exposed[key]
 
     def python_runtime(self) -> Runtime:
-        """The frozen copy of the system Python that Python runs read under Landlock (oracle/runtime.py), read in
-        place: the user's cached one, or a root grader's shared one (its runs' uids pass through)."""
+        """The frozen copy of the system's runtime that every run but a build's toolchain reads under Landlock
+        (oracle/runtime.py), read in place: the user's cached one, or a root grader's shared one (its runs' uids
+        pass through)."""
         with self._lock:
             if self._runtime is None:
                 try:

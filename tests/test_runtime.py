@@ -1,5 +1,6 @@
-"""oracle/runtime.py: the Landlock fallback's private copy of the system Python, whose access times no run can
-change (issue 17), and the frozen atimes of a run's own areas. Real Landlock, real kernel atimes, the real
+"""oracle/runtime.py: the Landlock fallback's private copy of the system's runtime (Python, a C driver's loader and
+libraries, valgrind, the shell tools), whose access times no run can change (issue 17), and the frozen atimes of a
+run's own areas. Real Landlock, real kernel atimes, the real
 system Python; the sandbox made to fall back as in a container (a bwrap that is not installed)."""
 
 import os
