@@ -23,7 +23,7 @@ The copy is built once per interpreter (at most KEEP copies, the least recently 
 place: in the user's cache, $XDG_CACHE_HOME/pagedcheck/runtime (mode 0700), where every run has the grader's uid;
 for a root grader, whose runs each have a uid of their own, in SHARED (mode 0711: passed through, not listed).
 Never in a sandbox's own folder: that is on the batch's temporary disk, which a submission may fill
-(tests/test_tamper_review3a.py's disk_fill), and the copy is about 190 MB.
+(tests/test_tamper_review3a.py's disk_fill), and the copy is about 197 MiB.
 """
 
 import hashlib
