@@ -42,9 +42,9 @@ def test_a_witness_cannot_tell_itself_by_a_mark_an_earlier_process_left(without_
 
 # tests/submissions/hostile/alone/witness_by_atime.patch: the same attack in C, on fork_no_incref.patch's bug (the
 # fork takes no reference of the shared blocks unless its engine state was forked before in this grading), marking
-# a copyright file of /usr/share/doc by reading it. Under the Landlock fallback a C driver still reads the host's
-# /usr (oracle/SANDBOX.md, "Access times"; tests/test_runtime.py's strict xfail shows a C run's mark), and the mark
-# is made: yet a C fork is judged at the fork from the engine's own memory (its ref_count), never by a second opinion
+# a copyright file of /usr/share/doc by reading it. Under the Landlock fallback a C driver reads only the frozen
+# runtime copy since c-runtime (oracle/SANDBOX.md, "Access times"): the open is refused and no mark is made. Before
+# that the mark was made, and the attack still gained nothing: a C fork is judged at the fork from the engine's own memory (its ref_count), never by a second opinion
 # (oracle/hw3/fork_witness.py is for engines whose objects the grader does not read), so the attack gains nothing:
 # honest 8/16 (fork fails; append_cow's in-place append is the fork's). Without bubblewrap only: under it the
 # attack finds no grader in its pid namespace and is the plain bug.

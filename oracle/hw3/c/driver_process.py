@@ -54,7 +54,7 @@ class DriverProcess:
         self.wrapper = tuple(wrapper)
         self.seccomp = seccomp
         self.box = sandbox or shared()
-        self.program = program
+        self.program = self.box.executable(program) if program is not None else None  # the frozen copy's, maybe
         self.pass_fds = tuple(pass_fds)
         self.close_timeout = close_timeout
         self.log_channel = log_channel  # valgrind's log: drained whenever the driver is waited for
