@@ -1,0 +1,59 @@
+"""Tamper suite, the eleventh adversarial review's attacks (issue 17, round 11): hostile submissions written by a
+reviewer who had not seen the designs being built, each on top of a known bug and aimed at a design new that day
+(the fork witness that reads the graded run's own later calls, the ledger's countdown before its budget, the fence's
+room). The table of what each does and how it fared: tests/hostile_review11/README.md.
+
+Same shape as tests/test_tamper_review9.py: each submission is graded by a separate `pagedcheck` process in a world
+of its own on the items it concerns, and must get exactly its honest score, leave no process, change no file outside
+the scratch, and the grader must write its report. An attack that breaks the grader is a strict xfail naming the
+mechanism and a fix by construction; one that holds is a plain test saying why. Each grading test runs under
+bubblewrap and without it (the `scene` fixture: the Landlock fallback and the private Python).
+"""
+
+from pathlib import Path
+
+import pytest
+
+from tests.tamper import ROOT, Reaper, Scene
+from tests.tamper_grading import c_submission, graded_problems, python_submission, reaper, scene  # noqa: F401
+
+C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review11"
+PY_ATTACKS = Path(__file__).with_name("hostile_review11")
+
+
+def _python_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items: tuple[str, ...],
+                     weights: dict[str, int], honest: int, full: int) -> list[str]:
+    """tests/hostile_review11/<attack>.py on the broken variant `base`, graded on `items` (each of `weights` worth
+    its points): what its grade got that the honest score does not allow."""
+    sub = python_submission(scene, "review11", base, PY_ATTACKS / f"{attack}.py")
+    return graded_problems(scene, reaper, sub, items, honest, full, weights)
+
+
+# --- 1. references settled once the bug has shown (fork_witness.py, graded_calls.py) --------------------------------
+# tests/hostile_review11/refs_settled_once_shown.py on fork_no_incref: the engine keeps the references its forks did
+# not take; at the first append that writes in place into a block a correct fork leaves shared (its own ref count 1, a
+# reference owed) it pays them all, and forks correctly from then on. The witness reads the graded run's own calls
+# after that append, which now show references held. Graded on llm_init (6), fork (8) and append_cow weighed 2, as
+# review 9's fork attacks: fork_no_incref's honest score 8/16 (test_tamper_review9's control).
+FORK_ITEMS = ("llm_init", "fork", "append_cow")
+FORK_HONEST, FORK_MAX = 8, 16
+SETTLED_BROKEN = (
+    "the fork witness asks the graded run's own calls after the in-place append whether the fork's references were "
+    "missed (fork_witness.references_missed), but those calls come after the submission's bug has shown, and the "
+    "submission knows it has (its own append wrote in place into a block a correct fork would leave shared): it pays "
+    "the references its forks owed right after that append, so the sharer's free and the create after it show "
+    "references held, the in-place write stays append_cow's, and the fork item reads past it (fork_shares_blocks, "
+    "its one unambiguous program): 14/16 for fork_no_incref's honest 8/16, measured bwrap and fallback, with no "
+    "channel and no second process. Fix by construction: evidence that can only excuse a rule may not come after the "
+    "difference it excuses: an in-place write into a block the model holds shared is charged to both the fork's and "
+    "append_cow's items (each once) unless the graded run showed, before that append, that the fork took its "
+    "references (a free of a sharer that left the block held), or the fork item has a program whose fork without "
+    "references shows before any append (a sharer's free, then a refused create) and charges the fork's rule there")
+
+
+@pytest.mark.xfail(strict=True, reason=SETTLED_BROKEN)
+@pytest.mark.bwrap_repeat  # the graded run's own calls decide, in both isolations
+def test_references_settled_once_the_bug_has_shown_still_cost_the_fork(scene: Scene, reaper: Reaper) -> None:
+    problems = _python_problems(scene, reaper, "fork_no_incref", "refs_settled_once_shown", FORK_ITEMS,
+                                {"append_cow": 2}, FORK_HONEST, FORK_MAX)
+    assert not problems, "\n".join([f"refs_settled_once_shown (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
