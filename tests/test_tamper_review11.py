@@ -57,3 +57,4 @@ def test_references_settled_once_the_bug_has_shown_still_cost_the_fork(scene: Sc
     problems = _python_problems(scene, reaper, "fork_no_incref", "refs_settled_once_shown", FORK_ITEMS,
                                 {"append_cow": 2}, FORK_HONEST, FORK_MAX)
     assert not problems, "\n".join([f"refs_settled_once_shown (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
+
