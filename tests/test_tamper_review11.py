@@ -58,3 +58,36 @@ def test_references_settled_once_the_bug_has_shown_still_cost_the_fork(scene: Sc
                                 {"append_cow": 2}, FORK_HONEST, FORK_MAX)
     assert not problems, "\n".join([f"refs_settled_once_shown (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
 
+
+
+# --- 2. words a submission has the compiler say (oracle/hw3/c/build.py, the compiles item's message) ---------------
+# tests/submissions/hostile/review11/said_by_the_compiler.patch on the reference C: a `#line` directive names the file
+# with a string of the submission's own, escapes interpreted (gcc's rule for #line), so every diagnostic after it
+# starts with new lines, a run of four backticks, HTML (an image with an onerror, a script), a heading claiming every
+# test passed and an image at an address of its choosing; then an `#error`. gcc prints the name raw in each
+# diagnostic, which the compiles item's message carries to the terminal, report.html and results.json. The submission
+# does not build: 0 of compiles (5) and llm_destroy (6), honest. The words must stay inside a code block in
+# results.json's Markdown (a fence longer than any run in the text) and be HTML-escaped in report.html.
+SAID_ITEMS = ("compiles", "llm_destroy")
+SAID_HONEST, SAID_MAX = 0, 11
+
+
+# held: markdown.fenced makes the fence longer than any run of backticks in the text (5 here), report.html escapes
+# the text, and the terminal shows an escape character as the text \x1b (measured with `pagedcheck grade` on a #line
+# name holding ANSI sequences: none reached the terminal)
+@pytest.mark.bwrap_repeat  # the grader's own text, in both isolations
+def test_words_a_submission_has_the_compiler_say_stay_inside_a_code_block(scene: Scene, reaper: Reaper) -> None:
+    import json
+
+    from tests.test_tamper_review2 import _outside_code
+
+    sub = c_submission(scene, None, C_ATTACKS / "said_by_the_compiler.patch")
+    problems = graded_problems(scene, reaper, sub, SAID_ITEMS, SAID_HONEST, SAID_MAX)
+    results = json.loads((scene.out / "results.json").read_text())
+    problems += [f"item {t['name']!r}: the submission's words are Markdown, outside any code block"
+                 for t in results["tests"] if t.get("output_format", results.get("output_format")) == "md"
+                 and _outside_code(t["output"], "REVIEW11")]
+    assert any("REVIEW11" in t["output"] for t in results["tests"]), "the compiler's words never reached the report"
+    problems += [f"{page.name}: the submission's HTML is not escaped" for page in scene.out.glob("*.html")
+                 if "<img src=x" in page.read_text() or "<script>alert(11)" in page.read_text()]
+    assert not problems, "\n".join(["said_by_the_compiler:", *problems])
