@@ -91,3 +91,10 @@ def test_words_a_submission_has_the_compiler_say_stay_inside_a_code_block(scene:
     problems += [f"{page.name}: the submission's HTML is not escaped" for page in scene.out.glob("*.html")
                  if "<img src=x" in page.read_text() or "<script>alert(11)" in page.read_text()]
     assert not problems, "\n".join(["said_by_the_compiler:", *problems])
+
+
+def test_every_review11_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
+    assert on_disk == sorted(["refs_settled_once_shown", "said_by_the_compiler"])
+    table = (PY_ATTACKS / "README.md").read_text()
+    assert all(f"`{name}" in table or f"`review11/{name}" in table for name in on_disk)
