@@ -97,8 +97,47 @@ def test_words_a_submission_has_the_compiler_say_stay_inside_a_code_block(scene:
     assert not problems, "\n".join(["said_by_the_compiler:", *problems])
 
 
+
+# --- 3. a fence of valgrind's report closed by a file name (oracle/hw3/memory_safety.py _valgrind_words) ------------
+# tests/submissions/hostile/review11/valgrind_fence_closed.patch on broken/memory_safety.patch (freeing a block table
+# reads l2[16]): a `#line` names the file with carriage returns around a line of three backticks and a heading; gcc
+# writes the name into the debug information, valgrind prints it raw in every frame of its report (its ==PID==
+# prefix follows a new line only, never a carriage return), and Python's splitlines splits there. Graded on compiles
+# (5) and memory_safety (10): honest 5/15 (review 10's memory attacks). The words must stay inside a code block.
+VALGRIND_ITEMS = ("compiles", "memory_safety")
+VALGRIND_HONEST, VALGRIND_MAX = 5, 15
+FENCE_BROKEN = (
+    "memory_safety's text for a student puts valgrind's report in a fence of exactly three backticks "
+    "(memory_safety._valgrind_words), and the report holds the source file names of the submission's debug "
+    "information, which a `#line` directive chooses whole, escapes interpreted: valgrind prints a name raw and puts "
+    "its ==PID== prefix after a new line only, so a carriage return, which Python's splitlines and Markdown both take "
+    "for a line's end, starts a line of three backticks that closes the fence, and the heading after it is the "
+    "grader's Markdown in results.json (measured: bwrap and fallback, the honest 5/15 kept). Fix by construction: "
+    "valgrind's report goes through markdown.fenced (a fence longer than any run of backticks in it), as the "
+    "student-md branch does; better, the log's lines are split on new lines only and any other control character "
+    "is shown escaped")
+
+
+@pytest.mark.xfail(strict=True, reason=FENCE_BROKEN)
+@pytest.mark.bwrap_repeat  # the grader's own text, in both isolations
+def test_a_file_name_of_the_submissions_cannot_close_the_fence_of_valgrinds_report(scene: Scene,
+                                                                                  reaper: Reaper) -> None:
+    import json
+
+    from tests.test_tamper_review2 import _outside_code
+
+    sub = c_submission(scene, "memory_safety", C_ATTACKS / "valgrind_fence_closed.patch")
+    problems = graded_problems(scene, reaper, sub, VALGRIND_ITEMS, VALGRIND_HONEST, VALGRIND_MAX)
+    results = json.loads((scene.out / "results.json").read_text())
+    assert any("REVIEW11" in t["output"] for t in results["tests"]), "valgrind's report never reached the report"
+    problems += [f"item {t['name']!r}: the submission's words are Markdown, outside any code block"
+                 for t in results["tests"] if t.get("output_format", results.get("output_format")) == "md"
+                 and _outside_code(t["output"].replace("\r", "\n"), "REVIEW11")]
+    assert not problems, "\n".join(["valgrind_fence_closed:", *problems])
+
+
 def test_every_review11_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["refs_settled_once_shown", "said_by_the_compiler"])
+    assert on_disk == sorted(["refs_settled_once_shown", "said_by_the_compiler", "valgrind_fence_closed"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"`review11/{name}" in table for name in on_disk)
