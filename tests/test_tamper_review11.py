@@ -114,7 +114,7 @@ FENCE_BROKEN = (
     "for a line's end, starts a line of three backticks that closes the fence, and the heading after it is the "
     "grader's Markdown in results.json (measured: bwrap and fallback, the honest 5/15 kept). Fix by construction: "
     "valgrind's report goes through markdown.fenced (a fence longer than any run of backticks in it), as the "
-    "student-md branch does; better, the log's lines are split on new lines only and any other control character "
+    "student-md branch does (measured there: a fence of four, the heading inside); better, the log's lines are split on new lines only and any other control character "
     "is shown escaped")
 
 
