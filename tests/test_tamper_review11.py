@@ -58,8 +58,18 @@ SETTLED_BROKEN = (
 @pytest.mark.xfail(strict=True, reason=SETTLED_BROKEN)
 @pytest.mark.bwrap_repeat  # the graded run's own calls decide, in both isolations
 def test_references_settled_once_the_bug_has_shown_still_cost_the_fork(scene: Scene, reaper: Reaper) -> None:
+    """The fork item fails and the grade is at most fork_no_incref's honest one: a fix that charges both the
+    fork's and append_cow's items for the in-place write (6/16) holds as well as one that charges the fork's."""
+    import json
+
     problems = _python_problems(scene, reaper, "fork_no_incref", "refs_settled_once_shown", FORK_ITEMS,
                                 {"append_cow": 2}, FORK_HONEST, FORK_MAX)
+    report = json.loads((scene.out / "report.json").read_text())
+    problems = [p for p in problems if not p.startswith(("score ", "exit_status "))]
+    if report["score"] > FORK_HONEST:
+        problems.append(f"score {report['score']}/{report['max_score']}, above the honest {FORK_HONEST}/{FORK_MAX}")
+    problems += [f"the fork item {item['status']}: {item['message'][:200]}" for item in report["items"]
+                 if item["id"] == "fork" and item["status"] == "passed"]
     assert not problems, "\n".join([f"refs_settled_once_shown (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
 
 
