@@ -122,8 +122,10 @@ FENCE_BROKEN = (
     "information, which a `#line` directive chooses whole, escapes interpreted: valgrind prints a name raw and puts "
     "its ==PID== prefix after a new line only, so a carriage return, which Python's splitlines and Markdown both take "
     "for a line's end, starts a line of three backticks that closes the fence, and the heading after it is the "
-    "grader's Markdown in results.json (measured: bwrap and fallback, the honest 5/15 kept). Fix by construction: "
-    "valgrind's report goes through markdown.fenced (a fence longer than any run of backticks in it), as the "
+    "grader's Markdown in results.json (measured: bwrap and fallback, the honest 5/15 kept); a name with no space, "
+    "slash or parenthesis reaches the summary line inline too (\"Valgrind: Invalid read of size 4 at <name>:96.\", "
+    "memcheck._where keeps it as the site: bold words and a link, measured). Fix by construction: "
+    "valgrind's summary and report go through markdown.said/fenced (a fence longer than any run of backticks in it), as the "
     "student-md branch does (measured there: a fence of four, the heading inside); better, the log's lines are split on new lines only and any other control character "
     "is shown escaped")
 
