@@ -124,7 +124,9 @@ FENCE_BROKEN = (
     "for a line's end, starts a line of three backticks that closes the fence, and the heading after it is the "
     "grader's Markdown in results.json (measured: bwrap and fallback, the honest 5/15 kept); a name with no space, "
     "slash or parenthesis reaches the summary line inline too (\"Valgrind: Invalid read of size 4 at <name>:96.\", "
-    "memcheck._where keeps it as the site: bold words and a link, measured). Fix by construction: "
+    "memcheck._where keeps it as the site: bold words and a link, measured), and so does what the program printed, "
+    "which the report's fence holds after `--- program output ---` (a printf of three backticks, measured). Fix by "
+    "construction: "
     "valgrind's summary and report go through markdown.said/fenced (a fence longer than any run of backticks in it), as the "
     "student-md branch does (measured there: a fence of four, the heading inside); better, the log's lines are split on new lines only and any other control character "
     "is shown escaped")
