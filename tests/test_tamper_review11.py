@@ -126,10 +126,9 @@ FENCE_BROKEN = (
     "slash or parenthesis reaches the summary line inline too (\"Valgrind: Invalid read of size 4 at <name>:96.\", "
     "memcheck._where keeps it as the site: bold words and a link, measured), and so does what the program printed, "
     "which the report's fence holds after `--- program output ---` (a printf of three backticks, measured). Fix by "
-    "construction: "
-    "valgrind's summary and report go through markdown.said/fenced (a fence longer than any run of backticks in it), as the "
-    "student-md branch does (measured there: a fence of four, the heading inside); better, the log's lines are split on new lines only and any other control character "
-    "is shown escaped")
+    "construction: valgrind's summary and report go through markdown.said/fenced (a fence longer than any run of "
+    "backticks in it), as the student-md branch does (measured there: a fence of four, the heading inside); better, "
+    "the log's lines are split on new lines only and any other control character is shown escaped")
 
 
 @pytest.mark.xfail(strict=True, reason=FENCE_BROKEN)
