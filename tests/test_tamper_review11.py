@@ -1,7 +1,8 @@
 """Tamper suite, the eleventh adversarial review's attacks (issue 17, round 11): hostile submissions written by a
-reviewer who had not seen the designs being built, each on top of a known bug and aimed at a design new that day
-(the fork witness that reads the graded run's own later calls, the ledger's countdown before its budget, the fence's
-room). The table of what each does and how it fared: tests/hostile_review11/README.md.
+reviewer who had not seen the designs being built, each on top of a known bug (or the reference C) and aimed at a
+design new that day or at words a submission chooses: the fork witness that reads the graded run's own later calls,
+the compiler's diagnostics in the compiles item, valgrind's report in memory_safety's text for a student. The table
+of what each does and how it fared: tests/hostile_review11/README.md.
 
 Same shape as tests/test_tamper_review9.py: each submission is graded by a separate `pagedcheck` process in a world
 of its own on the items it concerns, and must get exactly its honest score, leave no process, change no file outside
