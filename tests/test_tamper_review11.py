@@ -132,7 +132,8 @@ FENCE_BROKEN = (
     "the log's lines are split on new lines only and any other control character is shown escaped")
 
 
-@pytest.mark.xfail(strict=True, reason=FENCE_BROKEN)
+# Held since student-md: valgrind's report, which quotes what the program printed and the file names it chose,
+# goes into a fence longer than any backtick run in it (oracle/markdown.py fenced), apart from the grader's words.
 @pytest.mark.bwrap_repeat  # the grader's own text, in both isolations
 def test_a_file_name_of_the_submissions_cannot_close_the_fence_of_valgrinds_report(scene: Scene,
                                                                                   reaper: Reaper) -> None:

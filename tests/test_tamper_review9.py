@@ -90,7 +90,10 @@ MARKED_BROKEN = (
     "unambiguously, so that whichever run a submission is wrong in costs the fork")
 
 
-@pytest.mark.xfail(strict=True, reason=MARKED_BROKEN)
+# Not strict: the attack reads the kernel's page cache within a two-second epoch, so on a loaded machine its mark is
+# sometimes evicted or found late and the grader gets the honest score (seen once in the main check of session 13);
+# it broke the grader 8 runs of 8 when measured (see above). A strict mark would make CI depend on the machine.
+@pytest.mark.xfail(strict=False, reason=MARKED_BROKEN)
 def test_a_fork_marked_in_the_page_cache_for_the_witness_is_still_shown_wrong(scene: Scene, reaper: Reaper) -> None:
     problems = _python_problems(scene, reaper, "fork_no_incref", "fork_marked_in_page_cache", FORK_ITEMS,
                                 "append_cow", FORK_HONEST, FORK_MAX)
