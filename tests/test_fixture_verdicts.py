@@ -3,8 +3,8 @@ rubric (a small fuzz budget), fails exactly the items tests/fixture_items.py nam
 and no other; the items that read past another rule's bug say which item owns it.
 
 Each grade takes half a minute under coverage: the default suite grades a sample of the C fixtures (DEFAULT_FIXTURES:
-one per rubric item, and each fixture whose verdict has a pinned exception), of the unseen submissions and of the
-Python variants (DEFAULT_UNSEEN, DEFAULT_PYTHON); the long profile
+one per rubric item, and each fixture whose verdict has a pinned exception of its own), of the unseen submissions and
+of the Python variants (DEFAULT_UNSEEN, DEFAULT_PYTHON); the long profile
 (`PAGEDCHECK_PROFILE=long python -m pytest -m slow tests/test_fixture_verdicts.py`) grades every one."""
 
 from collections.abc import Callable
