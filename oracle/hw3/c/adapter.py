@@ -73,7 +73,7 @@ class CAdapter(DriverProcess):
         self._window: tuple[int, int, int] | None = None  # the live pool in the file: (offset, guard, size)
         self._owners: set[int] = set()  # the Sequences create and fork returned since the last llm_init
         self._heap = HeapState(0, 0, 0)
-        self._deadline = 0.0  # the wall clock's cap on a read of the stopped driver
+        self._stop_wait = 0.0  # the wall clock's cap on one stop of the driver for a read (0: the call's)
         self._memory: OutsideMemory | None = None  # the driver's memory, read from outside (outside.py)
 
     def _new_driver(self) -> None:
@@ -234,7 +234,9 @@ class CAdapter(DriverProcess):
                 self._memory = OutsideMemory.attach(self._proc, self.program or self.box.expose(self.driver), None)
             if not self.stop_to_read:  # the seccomp filter kills clone: no thread, and no handler of its own
                 return operation(self._memory, *args)
-            deadline = self._deadline or time.monotonic() + HUNG_WALL * (self.timeout or 1.0)
+            # a cap on this stop alone, from now: the grader's own work before it (on a busy machine, slow) is no
+            # time of the driver's, so it never counts against the driver (a stop itself takes microseconds)
+            deadline = time.monotonic() + (self._stop_wait or HUNG_WALL * (self.timeout or 1.0))
             with self._memory.stopped(deadline):
                 return operation(self._memory, *args)
         except DriverGone:

@@ -27,7 +27,6 @@ and its verdict stands; the stray is charged to memory_safety alone, through the
 import os
 import signal
 import struct
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -69,7 +68,7 @@ class CProbeAdapter(CAdapter):
 
     def _start(self) -> None:
         super()._start()
-        self._deadline = time.monotonic() + HUNG_WALL * self.limit  # the wall clock's cap; the limit is CPU time
+        self._stop_wait = HUNG_WALL * self.limit  # the wall clock's cap on a stop; the limit is CPU time
 
     def _left(self) -> float:
         """What is left of the probe's limit: CPU seconds of its run (oracle/run_cpu.py), so that a busy machine
