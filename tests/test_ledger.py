@@ -252,6 +252,7 @@ def test_the_block_count_reached_fails_a_block_as_the_budget_does_until_one_is_f
     assert free(ledger, 1) == CONTINUE and grant(ledger, 5) == CONTINUE
 
 
-def test_the_fence_holds_the_blocks_the_map_count_leaves() -> None:
+def test_the_fence_holds_the_blocks_the_default_map_count_leaves_on_any_machine() -> None:
     assert fence_blocks(65530) == 65530 - 1024 - 8192  # driver.c's fence_reserve
     assert fence_blocks(10000) == 1024
+    assert fence_blocks(1048576) == fence_blocks(65530)  # a machine that allows more: the same count, the same grade

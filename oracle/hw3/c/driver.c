@@ -356,7 +356,8 @@ static void table_remove(struct live *entry)
  * Under valgrind the blocks come from valgrind's own allocator (through __libc_malloc), which checks them. */
 #define FENCE_BASE ((uintptr_t)0x200000000000ull) /* ledger.py's SPAN_START, heap_maps.py's REGION_BASE */
 #define FENCE_SPAN ((uintptr_t)1 << 40)
-enum { PAGE = 4096, MAX_FAULTED = 64, SINK_PAGES = 4, QUARANTINE_BLOCKS = 1024, QUARANTINE_PAGES = 16384 };
+enum { PAGE = 4096, MAX_FAULTED = 64, SINK_PAGES = 4, QUARANTINE_BLOCKS = 1024, QUARANTINE_PAGES = 16384,
+       DEFAULT_MAP_COUNT = 65530 /* the kernel's default vm.max_map_count */ };
 
 static struct {
     int on, at_start, ledgered; /* ledgered: the grader answers every mapping call (the filter is installed) */
@@ -383,12 +384,15 @@ static size_t read_max_map_count(void)
 }
 
 /* The fence's room: a quarter of the address-space limit (1 GiB without one), and as many blocks as the map
- * count leaves beside the quarantine and the driver's own mappings. */
+ * count leaves beside the quarantine and the driver's own mappings, the count taken at most the kernel's default
+ * (ledger.py's fence_blocks: the same on every machine that keeps the default or more). */
 static void fence_reserve(rlim_t memory_limit, int at_start)
 {
     if (RUNNING_ON_VALGRIND || sysconf(_SC_PAGESIZE) != PAGE)
         return;
     size_t maps = read_max_map_count();
+    if (maps > DEFAULT_MAP_COUNT)
+        maps = DEFAULT_MAP_COUNT;
     fence.on = 1;
     fence.at_start = at_start;
     fence.cursor = 1;
