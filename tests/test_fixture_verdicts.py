@@ -3,8 +3,8 @@ rubric (a small fuzz budget), fails exactly the items tests/fixture_items.py nam
 and no other; the items that read past another rule's bug say which item owns it.
 
 Each grade takes half a minute under coverage: the default suite grades a sample of the C fixtures (DEFAULT_FIXTURES:
-one per rubric item, and each fixture whose verdict has a pinned exception), of the unseen submissions and of the
-Python variants (DEFAULT_UNSEEN, DEFAULT_PYTHON); the long profile
+one per rubric item, and each fixture whose verdict has a pinned exception of its own), of the unseen submissions and
+of the Python variants (DEFAULT_UNSEEN, DEFAULT_PYTHON); the long profile
 (`PAGEDCHECK_PROFILE=long python -m pytest -m slow tests/test_fixture_verdicts.py`) grades every one."""
 
 from collections.abc import Callable
@@ -47,16 +47,20 @@ NOT_PASSED: dict[str, set[str]] = {
 
 # The default suite's sample: the fixture named after each rubric item (int_block_offset is big_pool's; compiles is
 # test_grade's test_warnings_fail_compiles_and_the_rest_is_graded[broken], the same grade asserting as much), each
-# fixture NOT_CHECKED or NOT_PASSED pins (but hang_in_free, whose hangs are waited out: the long profile's;
-# grade-all's hostile "hang" shows a hang's items in the default suite), and a fixture whose one bug owns two items.
+# fixture NOT_CHECKED or NOT_PASSED pins with a verdict of its own (but hang_in_free, whose hangs are waited out: the
+# long profile's; grade-all's hostile "hang" shows a hang's items in the default suite), and a fixture whose one bug
+# owns two items. A second fixture of a rule and verdict CI already grades is the long profile's (each grade is half
+# a minute or more under coverage): repro_fork_at_head pins tail_insertion's verdict ([tail_insertion] keeps it),
+# cmut_create_cap_257 is a second bug owning two items ([realloc_registry] keeps it), and big_pool's ways past a bug
+# of another rule are sampled by a create mapping no block ([create_floor_blocks]; create_kv_count_rounded is a second
+# create_free count, first_fit_bound_free_count a second first_fit bug beside [first_fit]'s last fit).
 DEFAULT_FIXTURES = {
     "llm_init", "create_free", "fork", "append_cow", "llm_destroy", "int_block_offset", "null_engine",
     "check_before_allocate", "first_fit", "no_premature_writes", "free_count", "l1_traversal", "tail_insertion",
     "fuzz", "memory_safety", "alloc_failure",
-    "cmut_init_refuses_32mib", "init_refuses_all", "malloc_ref_count", "repro_fork_at_head",
-    "cmut_create_cap_257", "realloc_registry",
-    # big_pool's ways past a bug of another rule (a create mapping no block or a kv_count off, first fit's bound)
-    "create_floor_blocks", "create_kv_count_rounded", "first_fit_bound_free_count",
+    "cmut_init_refuses_32mib", "init_refuses_all", "malloc_ref_count",
+    "realloc_registry",
+    "create_floor_blocks",
 }
 
 
@@ -100,9 +104,11 @@ UNSEEN_ITEMS: dict[str, set[str]] = {
 }
 
 
-# The default suite's sample: one submission per item the unseen ones cost (free_skips_last_l1 costs two).
-DEFAULT_UNSEEN = {"create_cap_in_loop", "create_ceil_plus_one", "free_skips_last_l1", "append_moves_seq_to_tail",
-                  "append_zeroes_new_page", "cow_sets_old_ref_to_one", "init_refuses_partial_block",
+# The default suite's sample: each submission whose bug another rule's item once took, or that costs two items
+# (free_skips_last_l1). One whose bug only its own rule's item ever saw is a second fixture of that rule, the long
+# profile's: append_moves_seq_to_tail, append_zeroes_new_page and cow_sets_old_ref_to_one (CI grades the broken
+# fixtures [tail_insertion], [no_premature_writes] and [append_cow] of test_a_broken_fixture_fails_exactly_its_own_items).
+DEFAULT_UNSEEN = {"create_cap_in_loop", "create_ceil_plus_one", "free_skips_last_l1", "init_refuses_partial_block",
                   "init_int_cast_before_divide", "rewrite_fork_allocs_all_l2", "create_double_decrement"}
 
 
@@ -128,9 +134,9 @@ PYTHON_OWN_ITEMS: dict[str, set[str]] = {
     # edited by the grader (oracle/hw3/evidence.py): l1_traversal passes on what is graded, saying what is not
     "fork_breaks_at_null_l1": set(),
     # fork's missing reference shows in no return and no pool byte at the fork, only in later calls (a write to
-    # the shared block lands in place, a free hands out a block the child holds): a second opinion replays the
-    # fork, appends to a block it shares and checks its references (oracle/hw3/fork_witness.py), so those
-    # calls' items read past it
+    # the shared block lands in place, a free hands out a block the child holds): the graded run's own append in
+    # place and its own later calls show the references missed (oracle/hw3/fork_witness.py), so those calls' items
+    # read past it
     "fork_no_incref": {"fork"},
     "free_breaks_at_null_l1": set(),
     "free_count_not_incremented": {"free_count"},

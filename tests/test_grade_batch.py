@@ -30,6 +30,18 @@ def _running(fragment: str) -> list[str]:
     return found
 
 
+MEMORY_SAFETY = 'id = "memory_safety"\nname = "Memory safety (valgrind, leaks)"\npoints = 10\n'
+
+
+def memcheck_limit(rubric: str, seconds: float) -> str:
+    """`rubric` with memory_safety's limit on one call under valgrind set to `seconds` (CPU seconds, on top of
+    valgrind's start-up): a hang under valgrind is waited out twice, so the default 20 s costs a hanging
+    submission a minute. The reference's slowest call under valgrind is well under 1 s (its memory_safety passes
+    at `timeout = 1.0`), so 5 s stops only a hang, as 20 s does."""
+    assert MEMORY_SAFETY in rubric, "the default rubric's memory_safety item changed"
+    return rubric.replace(MEMORY_SAFETY, f"{MEMORY_SAFETY}\n[item.options]\ntimeout = {seconds}\n")
+
+
 # Each hostile submission is the reference plus one act inside a call the checks reach: the label the items
 # whose rule owns that call must show. Those items fail with the label (the fuzz item too, where it makes that
 # call); the others do not fail for it: they read past it, or are not run when they could check nothing of
@@ -63,7 +75,8 @@ def test_hostile_submissions_are_each_graded_with_exit_1_and_leave_nothing(
     # the items the acts are checked on, and memory safety (valgrind runs the submission outside the driver)
     items = sorted({"compiles", "memory_safety"}.union(*(reached for _, reached in HOSTILE_LABELS.values())))
     rubric = small_rubric(tmp_path / "rubric.toml", items)
-    rubric.write_text(rubric.read_text().replace("examples = 30", "examples = 15").replace("shrink_replays = 2000", "shrink_replays = 30"))
+    rubric.write_text(memcheck_limit(rubric.read_text().replace("examples = 30", "examples = 15")
+                                     .replace("shrink_replays = 2000", "shrink_replays = 30"), 5.0))
     out = tmp_path / "grades"
     status = main(["grade-all", str(hostile), "--out", str(out), "--jobs", "2", "--timeout", "0.5", "--rubric", str(rubric)])
     assert status == 1

@@ -60,22 +60,30 @@ def test_a_list_order_bug_does_not_hide_a_copy_on_write_hang(tmp_path: Path, sub
     assert score("cow_hang_hidden_by_head_insertion", tmp_path, submission) <= hang
 
 
-# A second adversarial review (after the second opinion became three witnesses and holes were taken over):
+# A second adversarial review (after the second opinion became three witnesses and holes were taken over). Each pair
+# is graded twice, 35-55 s under coverage: CI grades one pair of each review (the settlement's "once", and a relabel
+# of a write), and a pair whose kind a named test above keeps in CI is the long profile's, the test named beside it.
 @pytest.mark.parametrize("plain, attack", [
-    # a flag the short call sets cannot fake the witness made where the call ran: it replays up to the call (the
-    # default suite grades the second pair of this kind; the first, two minutes under coverage, is the long profile's)
+    # a flag the short call sets cannot fake the witness made where the call ran: it replays up to the call (CI:
+    # test_a_short_create_that_behaves_on_the_second_opinions_pool_does_not_move_its_charge, a witness fooled)
     pytest.param("create_short_on_used_pools", "create_short_then_poisoned", marks=pytest.mark.slow),
-    ("append_page_left_unmapped", "append_page_left_unmapped_then_poisoned"),
+    pytest.param("append_page_left_unmapped", "append_page_left_unmapped_then_poisoned", marks=pytest.mark.slow),
     # an append into a hole is the spec's append of an unmapped block: the programs go on to the shared block
-    ("no_copy_on_write", "no_copy_on_write_hidden_by_holes"),
+    # (CI: test_a_short_create_on_small_pools_does_not_hide_a_fork_bug, programs going on past a state the model
+    # cannot hold)
+    pytest.param("no_copy_on_write", "no_copy_on_write_hidden_by_holes", marks=pytest.mark.slow),
     # a bug its own item misses costs that item once, so a second bug its item catches buys nothing back
     ("free_keeps_shared_references", "free_keeps_shared_references_plus_a_cheap_create_bug"),
-    # a create refused though ref_count shows free blocks is retried with the count ref_count gives
-    ("free_count_and_a_registry_of_1024", "registry_refusal_dressed_as_a_free_count"),
+    # a create refused though ref_count shows free blocks is retried with the count ref_count gives (CI:
+    # test_a_free_count_skewed_when_full_does_not_hide_the_out_of_memory_bugs, a free count that lies at a refusal)
+    pytest.param("free_count_and_a_registry_of_1024", "registry_refusal_dressed_as_a_free_count",
+                 marks=pytest.mark.slow),
     # a third review (session 6): a write to the append's own block cannot relabel a write elsewhere as
-    # Constraint 4's, and a reorder planted beside an append's count bug does not hide it
+    # Constraint 4's, and a reorder planted beside an append's count bug does not hide it (CI:
+    # test_a_list_order_bug_does_not_hide_a_copy_on_write_hang, a reorder planted beside another bug)
     ("append_writes_a_free_block", "append_writes_a_free_block_and_its_own_slot_15"),
-    ("append_skips_counting_id_0", "append_skips_counting_id_0_and_moves_it_to_the_head"),
+    pytest.param("append_skips_counting_id_0", "append_skips_counting_id_0_and_moves_it_to_the_head",
+                 marks=pytest.mark.slow),
 ])
 def test_an_attack_scores_no_more_than_its_plain_bug(plain: str, attack: str, tmp_path: Path,
                                                       submission: Callable[..., Path]) -> None:

@@ -13,7 +13,8 @@ import pytest
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import Reaper, Scene, compile_grader
 from tests.test_grade import small_rubric
-from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points
+from tests.tamper_grading import check_report, grade_args, grade_in_scene, max_points
+from tests.test_grade_batch import memcheck_limit
 
 ATTACKS = SUBMISSIONS / "hostile" / "tamper2"
 LEAK_ITEMS = ("compiles", "llm_destroy", "memory_safety")  # llm_destroy's honest score there: compiles only (5)
@@ -60,6 +61,9 @@ ATTACKS_C2 = [
            "behaves differently under valgrind than natively, which fails memory_safety"),
 ]
 BY_NAME = {attack.name: attack for attack in ATTACKS_C2}
+# An attack that hangs under valgrind is waited out twice (tests/test_grade_batch.py's memcheck_limit): 5 s a call
+# stops it as the default 20 s does, at a third of the cost
+MEMCHECK_SECONDS = {"valgrind_hang": 5.0}
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +98,8 @@ def test_c_attack_on_the_evidence_scores_no_more_than_its_bug(name: str, without
         base = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{attack.base}.patch")
         (sub / "llm_memory.c").write_text(patched(base, ATTACKS / f"{attack.name}.patch"))
         rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(attack.items))
+        if name in MEMCHECK_SECONDS:
+            rubric.write_text(memcheck_limit(rubric.read_text(), MEMCHECK_SECONDS[name]))
         evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
         problems = evidence.problems + check_report(scene.out, attack.expected, max_points(attack.items))
         assert not problems, "\n".join([f"{name} (expected {attack.expected}: {attack.why}):", *problems])

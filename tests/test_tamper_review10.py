@@ -17,8 +17,7 @@ import pytest
 
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import ROOT, Reaper, Scene
-from tests.test_tamper import check_report, grade_args, grade_in_scene, reaper  # noqa: F401
-from tests.test_tamper_review5 import _weighted
+from tests.tamper_grading import check_report, grade_args, grade_in_scene, python_module, reaper, weighted  # noqa: F401
 
 C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review10"
 PY_ATTACKS = Path(__file__).with_name("hostile_review10")
@@ -41,7 +40,7 @@ def _c_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: str, 
         sub.mkdir()
         (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / f"{attack}.patch"))
         rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
-        _weighted(rubric, weighed, weight)
+        weighted(rubric, weighed, weight)
         evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
         return evidence.problems + check_report(scene.out, honest, full)
     finally:
@@ -173,12 +172,14 @@ def test_a_ledger_spent_on_purpose_still_counts_a_mapping_reached_by_address(wit
 # run as graded, whether a create is refused before any call moved the free count; this engine refuses exactly one
 # such create (create_sequence_cap's 4096 records on a fresh engine), so every refusal the free count's bug makes
 # reads as create_free's. Graded on llm_init (6), free_count (5) and create_free weighed 2, as reviews 5-7's refusal
-# attacks: the free count's bug is honest 8/13 (review 7's control); the attack wins where create_free's failure
-# excuses free_count's (6 + 5 + 0 = 11/13). Measured: 11/13 (bwrap and fallback); with the fuzz item added (10),
+# attacks: the free count's bug is honest 8/13 (review 7's control); the attack won where create_free's failure
+# excused free_count's (6 + 5 + 0 = 11/13). Measured before refusal-call: 11/13 (bwrap and fallback); with the fuzz item added (10),
 # 11/23 for the honest 8/23: the fuzz's refusal reads the same way. With the default weights (create_free 10) the
 # plant costs the student: 11/21 for the honest 16/21.
 REFUSAL_ITEMS = ("llm_init", "free_count", "create_free")
 REFUSAL_HONEST, REFUSAL_MAX = 8, 13
+# what the planted engine is worth: its two bugs, each charged once (the plant create_free's 2, the count free_count's 5)
+PLANTED_SCORE = REFUSAL_HONEST - 2
 
 
 def _python_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: str, attack: str,
@@ -190,14 +191,13 @@ def _python_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: 
     import secrets
 
     from tests.test_grade import small_rubric
-    from tests.test_tamper_review import python_module
 
     scene = Scene(tmp_path, without_bwrap=without_bwrap)
     try:
         module = f"review10_{attack}_{secrets.token_hex(4)}"
         (scene.mods / f"{module}.py").write_text(python_module(base, (PY_ATTACKS / f"{attack}.py").read_text()))
         rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
-        _weighted(rubric, weighed, weight)
+        weighted(rubric, weighed, weight)
         evidence = grade_in_scene(scene, reaper, grade_args(Path(module), scene, rubric))
         if keep is not None:
             shutil.copytree(scene.out, keep)
@@ -217,14 +217,19 @@ PLANTED_BROKEN = (
     "items are charged (each once), so a cheap planted failure pays for no dearer bug")
 
 
-@pytest.mark.xfail(strict=True, reason=PLANTED_BROKEN)
+# Held since refusal-call: a refusal after calls that moved the count is the create's own only where create_free's
+# programs show that call (as many records) refused alone (refusal_rule.py same_call); the plant refused 4096 records,
+# the count's bug refuses free_count.txt's 160 (and others), which stay the free count's: create_free fails for the
+# plant at create_sequence_cap step 3, free_count at free_count step 11, each once: 6/13 (measured, bwrap and
+# fallback); default weights 6/21, with fuzz 6/23 (the honest scores less the plant's create_free; fallback).
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 @pytest.mark.bwrap_repeat  # graded runs alone decide, in both isolations
 def test_a_create_refusal_planted_where_the_refusal_rule_looks_costs_the_free_count_still(
         without_bwrap: bool, tmp_path: Path, reaper: Reaper) -> None:
     problems = _python_problems(tmp_path, reaper, without_bwrap, "free_count_not_incremented", "refusal_planted",
-                                REFUSAL_ITEMS, "create_free", 2, REFUSAL_HONEST, REFUSAL_MAX)
-    assert not problems, "\n".join([f"refusal_planted (honest score {REFUSAL_HONEST}/{REFUSAL_MAX}):", *problems])
+                                REFUSAL_ITEMS, "create_free", 2, PLANTED_SCORE, REFUSAL_MAX)
+    assert not problems, "\n".join([f"refusal_planted (honest score {REFUSAL_HONEST}/{REFUSAL_MAX}, its two bugs "
+                                     f"{PLANTED_SCORE}/{REFUSAL_MAX}):", *problems])
 
 
 # --- 5. an exception's text in the hw3 family's words for a student (oracle/hw3/feedback.py, markdown.py) ----------
@@ -249,7 +254,8 @@ CRASH_WORDS_BROKEN = (
     "from the grader's words, so no family can inline it")
 
 
-@pytest.mark.xfail(strict=True, reason=CRASH_WORDS_BROKEN)
+# held since student-md (the grader's words apart from the submission's: oracle/markdown.py spoken/said,
+# oracle/hw3/feedback.py went_wrong); CRASH_WORDS_BROKEN kept as the record of what was broken
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 @pytest.mark.bwrap_repeat  # the grader's own text, in both isolations
 def test_words_a_python_crash_chose_stay_inside_a_code_block(without_bwrap: bool, tmp_path: Path,
