@@ -33,7 +33,7 @@ def test_every_block_is_a_grant_the_grader_answered_and_the_kernel_agrees(refere
         assert (ledger.grants, ledger.live_blocks) == (2, 2)  # the engine and its ref_count
         # the driver's own memory (its tables, the pool) mapped from the instruction the ledger learnt first, and
         # not counted; nothing else made outside the span, and the C library's heap not used
-        assert ledger.driver_site and (ledger.outside, ledger.spent) == (0, False)
+        assert ledger.driver_site and ledger.outside == 0
         assert adapter.create_sequence(engine, 1, 1) is not None
         assert (ledger.grants, ledger.live_blocks) == (3, 5)  # a Sequence, its L1 table, one L2 table
         pid, _ = driver_pid(adapter._proc, adapter.box.expose(adapter.driver))
@@ -60,6 +60,37 @@ def test_the_grader_fails_the_kth_grant_and_knows_it(reference: Path) -> None:
         assert not adapter.last_call.injected_failure
     finally:
         adapter.close()
+
+
+@pytest.mark.parametrize("limit", ["budget", "max_blocks"])
+def test_a_block_the_fence_cannot_hold_fails_natively_and_is_served_nowhere(reference: Path, limit: str) -> None:
+    """Review 10's overread_past_budget and ledger_spent: a block past the ledger's budget or block count was served
+    by the C library, with no guard page after it. It fails (NULL, as memory that ran out): the reference's
+    create_sequence gets its Sequence and not its L1 table, frees the Sequence and returns NULL; no block lies
+    anywhere the ledger did not grant (the driver's own count agrees), and the next block that fits is granted."""
+    adapter = CAdapter(reference)
+    try:
+        engine = adapter.llm_init(4096)
+        assert adapter._listener is not None, "the driver handed over no seccomp listener"
+        ledger = adapter._listener.ledger
+        if limit == "budget":
+            ledger.budget = ledger.live_bytes + PAGE  # room for one page: the Sequence's
+        else:
+            ledger.max_blocks = len(ledger.live) + 1
+        assert adapter.create_sequence(engine, 1, 1) is None
+        assert not adapter.last_call.injected_failure and adapter.last_call.allocations == 1
+        assert adapter.last_call.asked == 2  # the Sequence granted, its L1 table refused
+        said = adapter.observe(None).heap
+        assert (said.live_blocks, ledger.live_blocks, ledger.outside) == (2, 2, 0)  # the driver's word: the same two
+        pid, _ = driver_pid(adapter._proc, adapter.box.expose(adapter.driver))
+        seen = heap_maps(pid) if pid is not None else None
+        assert seen is not None and seen.blocks == 2
+        setattr(ledger, limit, 1 << 40)
+        assert adapter.create_sequence(engine, 1, 1) is not None  # nothing spent: the next that fits is granted
+        assert ledger.live_blocks == 5
+    finally:
+        adapter.close()
+    assert adapter.exit_status == 0
 
 
 @pytest.mark.parametrize("at_start", [False, True])

@@ -155,17 +155,21 @@ def test_injection_fails_the_kth_grant_and_every_later_one_of_the_call_and_says_
     assert grant(ledger, 3) == CONTINUE and (ledger.grants, ledger.live_blocks) == (1, 2)
 
 
-def test_the_budget_spent_sends_the_block_elsewhere_uncounted() -> None:
+def test_a_block_past_the_budget_fails_as_memory_that_ran_out_and_spends_nothing() -> None:
+    """Review 10's overread_past_budget: a block past the budget was served by the C library, with no guard page
+    after it. It fails (ENOMEM, not the grader's injection) and changes nothing: a block that fits is granted."""
     ledger = Ledger(budget=4 * PAGE)
+    ledger.call_started()
     assert grant(ledger, 1, 3) == CONTINUE
-    assert grant(ledger, 5, 2) == FULL
+    assert grant(ledger, 5, 2) == FULL == errno.ENOMEM and not ledger.injected
+    assert (ledger.grants, ledger.live_blocks, ledger.live_bytes, ledger.granted_to) == (1, 1, 3 * PAGE, page(4) // PAGE)
     assert grant(ledger, 5, 1) == CONTINUE
-    assert ledger.grants == 2
+    assert ledger.grants == 2 and ledger.asked == 3
 
 
 def test_injection_comes_before_the_budget_so_a_budget_filled_on_purpose_fails_the_kth_request_all_the_same() -> None:
-    """Review 10's budget_filled: a block as large as the budget kept live made every later request FULL (served by
-    the C library, never failed). The countdown runs first on every request for a fresh place, and counts it."""
+    """Review 10's budget_filled: a block as large as the budget kept live made every later request FULL (then served
+    by the C library, never failed). The countdown runs first on every request for a fresh place, and counts it."""
     ledger = Ledger(budget=4 * PAGE)
     assert grant(ledger, 1, 4) == CONTINUE  # the reserve: the budget is spent
     ledger.call_started(fail_at=2)
@@ -216,29 +220,39 @@ def test_a_mapping_outside_the_span_from_elsewhere_is_a_block_that_stays_live() 
     assert (ledger.grants, ledger.live_blocks, ledger.live_bytes) == (0, 2, 4 * PAGE)  # live for the rest of the run
 
 
-def test_the_heap_of_the_c_library_may_grow_only_once_the_ledger_said_full() -> None:
-    ledger = registered()
-    ledger.budget = 2 * PAGE
+def the_c_library_heap_may_not_grow(ledger: Ledger) -> None:
     assert ledger.answer(BRK, (0, 0, 0, 0, 0, 0), LIBC) == CONTINUE  # where the break is: a question
     assert ledger.answer(BRK, (0x5555_5560_0000, 0, 0, 0, 0, 0), LIBC) == BRK_REFUSED
-    assert ledger.answer(BRK, (0x5555_5560_0000, 0, 0, 0, 0, 0), DRIVER) == CONTINUE
     assert ledger.answer(MREMAP, (0x7F0000000000, PAGE, 2 * PAGE, 1, 0, 0), LIBC) == errno.ENOMEM
     assert ledger.answer(MREMAP, (0x7F0000000000, 2 * PAGE, PAGE, 0, 0, 0), LIBC) == CONTINUE  # shrinking
-    assert grant(ledger, 1, 3) == FULL and ledger.spent
-    assert ledger.answer(BRK, (0x5555_5560_0000, 0, 0, 0, 0, 0), LIBC) == CONTINUE
-    assert ledger.answer(MREMAP, (0x7F0000000000, PAGE, 2 * PAGE, 1, 0, 0), LIBC) == CONTINUE
-    assert ledger.answer(MMAP, (0, 1 << 20, RW, ANON, 2**64 - 1, 0), LIBC) == CONTINUE
-    assert ledger.answer(MUNMAP, (0x7F0000000000, 1 << 20, 0, 0, 0, 0), LIBC) == CONTINUE
-    assert ledger.live_blocks == 0  # the C library's heap: counted by the driver alone
+    blocks, size = ledger.live_blocks, ledger.live_bytes
+    assert ledger.answer(MMAP, (0, 1 << 20, RW, ANON, 2**64 - 1, 0), LIBC) == CONTINUE  # the heap's own mapping
+    assert ledger.answer(MUNMAP, (0x7F0000000000, 1 << 20, 0, 0, 0, 0), LIBC) == errno.EPERM
+    assert (ledger.live_blocks, ledger.live_bytes) == (blocks + 1, size + (1 << 20))  # a block of the call's, live
 
 
-def test_the_block_count_spent_is_full_as_the_budget_is() -> None:
+def test_the_heap_of_the_c_library_may_not_grow_nor_map_uncounted_whatever_the_ledger_answered() -> None:
+    """Review 10's ledger_spent: once the ledger answered FULL it took every later mapping call for the driver's own
+    or the C library's heap's, so a mapping reached by address went uncounted. A FULL answer changes nothing: brk may
+    not grow, nor a mapping by mremap, and a mapping made from anywhere but the driver's own instruction is a live
+    block, before a FULL answer and after one (an oversized request included)."""
+    ledger = registered()
+    ledger.budget = 2 * PAGE
+    assert ledger.answer(BRK, (0x5555_5560_0000, 0, 0, 0, 0, 0), DRIVER) == CONTINUE  # the driver's own instruction
+    the_c_library_heap_may_not_grow(ledger)
+    assert ledger.answer(MMAP, (page(1), 1 << 38, RW, GRANT, 2**64 - 1, 0)) == FULL  # far past the budget
+    assert grant(ledger, 1, 3) == FULL
+    the_c_library_heap_may_not_grow(ledger)
+
+
+def test_the_block_count_reached_fails_a_block_as_the_budget_does_until_one_is_freed() -> None:
     ledger = Ledger(max_blocks=2)
     assert grant(ledger, 1) == CONTINUE and grant(ledger, 3) == CONTINUE
-    assert grant(ledger, 5) == FULL and ledger.spent
+    assert grant(ledger, 5) == FULL and not ledger.injected and ledger.live_blocks == 2
     assert free(ledger, 1) == CONTINUE and grant(ledger, 5) == CONTINUE
 
 
-def test_the_fence_holds_the_blocks_the_map_count_leaves() -> None:
+def test_the_fence_holds_the_blocks_the_default_map_count_leaves_on_any_machine() -> None:
     assert fence_blocks(65530) == 65530 - 1024 - 8192  # driver.c's fence_reserve
     assert fence_blocks(10000) == 1024
+    assert fence_blocks(1048576) == fence_blocks(65530)  # a machine that allows more: the same count, the same grade

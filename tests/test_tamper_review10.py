@@ -120,7 +120,8 @@ OVERREAD_BROKEN = (
     "no budget a run can fill without memory is left")
 
 
-@pytest.mark.xfail(strict=True, reason=OVERREAD_BROKEN)
+# Held since fence-only: natively no block comes from the C library; a block the fence cannot hold fails (NULL, as
+# memory that ran out), so the reserve leaves every later block NULL and memory_safety fails all the same.
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 @pytest.mark.bwrap_repeat  # the grader's own ledger and battery decide, in both isolations
 def test_an_overread_past_a_filled_budget_is_still_charged_to_memory_safety(without_bwrap: bool, tmp_path: Path,
@@ -153,7 +154,9 @@ SPENT_BROKEN = (
     "other mapping outside the span stays a live block of the call")
 
 
-@pytest.mark.xfail(strict=True, reason=SPENT_BROKEN)
+# Held since fence-only: no answer changes how the ledger takes a later call (no `spent`): the 2^38-byte malloc fails
+# (NULL) and spends nothing, and every mapping outside the span not made from the driver's own instruction stays a live
+# block of the submission's.
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 @pytest.mark.bwrap_repeat  # the grader's own ledger decides, in both isolations
 def test_a_ledger_spent_on_purpose_still_counts_a_mapping_reached_by_address(without_bwrap: bool, tmp_path: Path,

@@ -70,11 +70,13 @@ LEDGER_BLIND = (
     "grader, 15/15 for an honest 5/15")
 ATTACKS += [
     # honest 5 (compiles), as hidden_leak_mprotect: each held since the ledger refuses memory reached behind the
-    # heap's count (outside the span from anywhere but the driver's own mapping instruction, brk) until it said
-    # the fence is full, and the driver takes the C library's heap's room before the handover
+    # heap's count (outside the span from anywhere but the driver's own mapping instruction, brk) for the whole run
+    # (since fence-only: once until it said the fence is full), and the driver takes the C library's heap's room
+    # before the handover
     Attack("leak_by_computed_mmap", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5),
     Attack("leak_by_libc_malloc", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5),
-    # held since, with the ledger, only its answer (EDQUOT) makes the driver serve a block from the C library
+    # held since, with the ledger, only its answer made the driver serve a block from the C library; since fence-only
+    # none is served there natively: the driver's records can only make a block fail
     Attack("fence_full_forged", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5),
 ]
 ATTACKS += [
@@ -156,8 +158,9 @@ UNUSUAL = [
     # llm_destroy (100/100 on the whole rubric, small fuzz: measured)
     Unusual("realloc_recursive", ("compiles", "create_free", "fork", "llm_destroy", "memory_safety", "alloc_failure")),
     # four 16-byte bookkeeping records a sequence (a chain hung from a hidden 17th L1 slot): 7 blocks a one-block
-    # sequence. Held since a block the fence cannot hold (vm.max_map_count: 5000 live one-block sequences at 7
-    # blocks each need 70,000 mappings) comes from the C library's heap instead of NULL (driver.c)
+    # sequence. Held: many_sequences' 5000 live one-block sequences at 7 blocks each are 35,002 live blocks with the
+    # engine (tests/bench/heap_peak.py), under the fence's 56,314 (ledger.fence_blocks; past it a block fails, NULL,
+    # since fence-only: once it came from the C library's heap)
     Unusual("small_records", ("compiles", "create_free")),
     # 8000 spare 32-byte records set aside by the first live engine, freed with the last. Once held by failing at most
     # 32 allocations of a call (a sample), which the fifth review broke (review5 sample_skipped); alloc_failure now

@@ -24,9 +24,10 @@ C_ATTACKS = SUBMISSIONS / "hostile" / "review3b"
 PY_ATTACKS = Path(__file__).with_name("hostile_review3b")
 
 # the five attacks below were written against main before ledger2 merged and hold since: once the driver has
-# handed the grader its listener, brk may not grow and the C library's heap serves a block only after the ledger
-# itself answered that the fence is full (EDQUOT), so neither heap.counting nor fence.max_blocks, the driver's own
-# records, can send a block out of the ledger's sight; and a mapping outside the span not made from the driver's
+# handed the grader its listener, brk may not grow and the C library's heap serves no block (since fence-only a block
+# the fence cannot hold fails, NULL; once it was the C library's after the ledger answered that the fence is full), so
+# neither heap.counting nor fence.max_blocks, the driver's own records, can send a block out of the ledger's sight;
+# and a mapping outside the span not made from the driver's
 # own system-call instruction is counted as a live block the submission cannot unmap (ledger.py)
 ATTACKS = [
     # honest 5 (compiles): a failing create_sequence allocates its Sequence and L1 table before the check; the

@@ -349,19 +349,21 @@ static void table_remove(struct live *entry)
  *     and the grader counts the page as a stray access (memory_safety). Past MAX_FAULTED pages in one call (a
  *     runaway loop) the pages it maps are the sink's: at most SINK_PAGES of them mapped at once, the oldest
  *     unmapped first, each still counted by the grader; so no memory error ends a call on the fence.
- * A block the fence cannot serve (its budget, a quarter of the address-space limit, or vm.max_map_count spent:
- * a design that keeps tens of thousands of blocks live) comes from the C library's heap instead, never NULL.
+ * A block the fence cannot hold (the live blocks' bytes past a quarter of the address-space limit, or their number
+ * past what vm.max_map_count leaves: the grader's ledger decides, ledger.py) fails: NULL with ENOMEM, as on a machine
+ * out of memory. Natively no block comes from the C library's heap, where no guard page would follow it (review 10's
+ * overread_past_budget), and no answer changes how the ledger takes a later call (ledger_spent).
  * Under valgrind the blocks come from valgrind's own allocator (through __libc_malloc), which checks them. */
 #define FENCE_BASE ((uintptr_t)0x200000000000ull) /* ledger.py's SPAN_START, heap_maps.py's REGION_BASE */
 #define FENCE_SPAN ((uintptr_t)1 << 40)
-enum { PAGE = 4096, MAX_FAULTED = 64, SINK_PAGES = 4, QUARANTINE_BLOCKS = 1024, QUARANTINE_PAGES = 16384 };
+enum { PAGE = 4096, MAX_FAULTED = 64, SINK_PAGES = 4, QUARANTINE_BLOCKS = 1024, QUARANTINE_PAGES = 16384,
+       DEFAULT_MAP_COUNT = 65530 /* the kernel's default vm.max_map_count */ };
 
 static struct {
     int on, at_start, ledgered; /* ledgered: the grader answers every mapping call (the filter is installed) */
     size_t cursor;              /* the first page a block may take: one past the last block's guard */
     size_t budget_pages, live_pages, max_blocks, live;
     size_t last_first, last_pages; /* the pages of the last block fence_alloc made, for track() */
-    int full;                      /* the last fence_alloc failed for want of room: serve from the C library */
     struct { size_t first, pages; } quarantine[QUARANTINE_BLOCKS];
     size_t q_oldest, q_count, q_pages;
     unsigned faulted; /* pages faulted in the current request: past MAX_FAULTED they are the sink's */
@@ -382,12 +384,15 @@ static size_t read_max_map_count(void)
 }
 
 /* The fence's room: a quarter of the address-space limit (1 GiB without one), and as many blocks as the map
- * count leaves beside the quarantine and the driver's own mappings. */
+ * count leaves beside the quarantine and the driver's own mappings, the count taken at most the kernel's default
+ * (ledger.py's fence_blocks: the same on every machine that keeps the default or more). */
 static void fence_reserve(rlim_t memory_limit, int at_start)
 {
     if (RUNNING_ON_VALGRIND || sysconf(_SC_PAGESIZE) != PAGE)
         return;
     size_t maps = read_max_map_count();
+    if (maps > DEFAULT_MAP_COUNT)
+        maps = DEFAULT_MAP_COUNT;
     fence.on = 1;
     fence.at_start = at_start;
     fence.cursor = 1;
@@ -396,28 +401,26 @@ static void fence_reserve(rlim_t memory_limit, int at_start)
 }
 
 /* A block of `size` bytes on fresh pages: aligned to `align` when given (memalign), else to the largest power of
- * two dividing its size, at most 16 (what any object that fits in it needs). NULL with fence.full set when the
- * fence has no room (the caller serves it from the C library), NULL alone when the allocation failed (the
- * grader's failure injection, or the machine out of memory). */
+ * two dividing its size, at most 16 (what any object that fits in it needs). NULL with ENOMEM when the allocation
+ * failed: the grader's failure injection, the fence's room spent (the ledger's answer; without the ledger, the
+ * driver's own records, which can only make a block fail), or the machine out of memory. Never elsewhere. */
 static void *fence_alloc(size_t size, size_t align, int zero)
 {
     (void)zero; /* fresh pages are zero */
-    fence.full = 0;
     size_t need = size ? size : 1;
     if (align == 0)
         align = (need & -need) < 16 ? (need & -need) : 16;
-    /* With the ledger, only its answer (EDQUOT) says the fence is full: these records are the process's own */
-    if (need > (fence.ledgered ? FENCE_SPAN / 2 : fence.budget_pages * PAGE))
-        return fence.full = 1, errno = ENOMEM, NULL;
+    if (need > (fence.ledgered ? FENCE_SPAN / 2 : fence.budget_pages * PAGE)) /* larger than any budget: spends nothing */
+        return errno = ENOMEM, NULL;
     need = (need + align - 1) / align * align;
     size_t n = (need + PAGE - 1) / PAGE, step = align > PAGE ? align / PAGE : 1;
     if (!fence.ledgered && (fence.live_pages + n > fence.budget_pages || fence.live >= fence.max_blocks))
-        return fence.full = 1, errno = ENOMEM, NULL;
-    for (;;) { /* past every page a stray access mapped (each a memory error, and bounded a call): never to the C
-                * library for want of a place, which would serve the block without asking the grader's ledger */
+        return errno = ENOMEM, NULL;
+    for (;;) { /* past every page a stray access mapped (each a memory error, and bounded a call): a block never
+                * fails for want of a place, only on the ledger's answer */
         size_t first = (fence.cursor + step - 1) / step * step;
         if (first + n + 1 > FENCE_SPAN / PAGE)
-            return fence.full = 1, errno = ENOMEM, NULL;
+            return errno = ENOMEM, NULL;
         unsigned char *start = (unsigned char *)(FENCE_BASE + first * PAGE);
         void *got = mmap(start, n * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
                          -1, 0);
@@ -425,9 +428,7 @@ static void *fence_alloc(size_t size, size_t align, int zero)
             fence.cursor = first + n + 1;
             continue;
         }
-        if (got == MAP_FAILED && errno == EDQUOT) /* the grader's ledger: the budget is spent */
-            return fence.full = 1, errno = ENOMEM, NULL;
-        if (got == MAP_FAILED)
+        if (got == MAP_FAILED) /* the grader's ledger failed it (injected, or the fence's room spent), or the kernel */
             return errno = ENOMEM, NULL;
         if (got != start) /* a kernel without MAP_FIXED_NOREPLACE placed it elsewhere */
             die("pagedcheck driver: the heap's pages were placed elsewhere\n");
@@ -517,8 +518,8 @@ static int fence_fault(uintptr_t addr)
  * apart. */
 static int fenced(void) { return fence.on && heap.counting; }
 
-/* Failure injection where the grader's ledger cannot fail a grant: under valgrind, without the filter, or for a
- * block the fence cannot hold. With the ledger, the grader fails the k-th grant itself (ENOMEM). From the k-th on,
+/* Failure injection where the grader's ledger cannot fail a grant: under valgrind, or without the filter. With the
+ * ledger, the grader fails the k-th grant itself (ENOMEM). From the k-th on,
  * every allocation of the call fails, as memory that has run out stays out: a call that asks again gets NULL
  * again (review 7's malloc_twice). */
 static int injected_failure(void)
@@ -565,9 +566,9 @@ void *malloc(size_t size)
     if (injected_failure())
         return NULL;
     void *block = NULL;
-    if (fenced() && (block = fence_alloc(size, 0, 0)) == NULL && !fence.full)
-        return track(NULL, size); /* failed: the grader's failure injection, or out of memory */
-    if (block == NULL) { /* not fenced, or the fence full: the C library's (above) */
+    if (fenced())
+        block = fence_alloc(size, 0, 0); /* NULL: failed (the grader's failure injection, or out of memory) */
+    else { /* under valgrind, or before main: the C library's (above) */
         in_allocator = 1;
         block = __libc_malloc(size);
         in_allocator = 0;
@@ -584,9 +585,9 @@ void *calloc(size_t count, size_t size)
     if (fenced() && size != 0 && count > SIZE_MAX / size)
         return errno = ENOMEM, NULL;
     void *block = NULL;
-    if (fenced() && (block = fence_alloc(count * size, 0, 1)) == NULL && !fence.full)
-        return track(NULL, count * size);
-    if (block == NULL) {
+    if (fenced())
+        block = fence_alloc(count * size, 0, 1);
+    else {
         in_allocator = 1;
         block = __libc_calloc(count, size);
         in_allocator = 0;
@@ -695,21 +696,14 @@ void *realloc(void *ptr, size_t size)
     void *moved;
     size_t old_size = entry->size, first = entry->first_page, pages = entry->pages;
     if (pages > 0) { /* in the fence a block always moves: a pointer kept to the old one faults */
-        if ((moved = fence_alloc(size, 0, 0)) == NULL && !fence.full)
+        if ((moved = fence_alloc(size, 0, 0)) == NULL)
             return NULL; /* failed: the old block stays */
-        if (moved == NULL) { /* the fence full: the C library's */
-            in_allocator = 1;
-            moved = __libc_malloc(size);
-            in_allocator = 0;
-            if (moved == NULL)
-                return NULL;
-        }
         memcpy(moved, ptr, old_size < size ? old_size : size);
         fence_release(first, pages);
-    } else { /* a block of the C library's: the fence is asked first, as for every allocation (the grader's
-              * ledger fails the k-th request, whatever the block) */
+    } else { /* a block of the C library's (made before main, or under valgrind): natively it moves to the fence,
+              * as every allocation is the fence's (the grader's ledger fails the k-th request, whatever the block) */
         moved = fenced() ? fence_alloc(size, 0, 0) : NULL;
-        if (moved == NULL && fenced() && !fence.full)
+        if (moved == NULL && fenced())
             return NULL; /* failed: the old block stays */
         if (moved != NULL) {
             memcpy(moved, ptr, old_size < size ? old_size : size);
@@ -764,9 +758,9 @@ void *memalign(size_t alignment, size_t size)
     if (fenced() && (alignment == 0 || (alignment & (alignment - 1)) != 0))
         return errno = EINVAL, NULL;
     void *block = NULL;
-    if (fenced() && (block = fence_alloc(size, alignment < 16 ? 16 : alignment, 0)) == NULL && !fence.full)
-        return track(NULL, size);
-    if (block == NULL) {
+    if (fenced())
+        block = fence_alloc(size, alignment < 16 ? 16 : alignment, 0);
+    else {
         in_allocator = 1;
         block = __libc_memalign(alignment, size);
         in_allocator = 0;
@@ -970,8 +964,7 @@ static void forbid_processes(void)
 /* Hands every memory-mapping system call of this process to the grader from now on (seccomp user
  * notification): each waits in the kernel until the grader, whose ledger (ledger.py) keeps the heap's pages,
  * lets it run or fails it. The listener's descriptor goes to the grader over `sock` (SCM_RIGHTS) with "y", or
- * "n" when this kernel cannot; this process keeps no copy of either. brk too: the C library's heap may grow only
- * once the ledger said the fence is full. */
+ * "n" when this kernel cannot; this process keeps no copy of either. brk too: the C library's heap may not grow. */
 static void hand_mappings_to_grader(int sock)
 {
     int listener = -1;
@@ -1031,8 +1024,8 @@ static void hand_mappings_to_grader(int sock)
 
 /* Natively, before the handover: the free room the C library's heap already has (its top chunk, its bins) is
  * taken now, and its top may grow by no more than a request needs, so from the handover on a block of the C
- * library's (its own malloc reached by address, or the driver's fallback) needs the heap to grow, a brk or mmap
- * the ledger refuses until it said the fence is full. Then the first mapping call after the handover, the
+ * library's (its own malloc reached by address: the driver serves none natively) needs the heap to grow, a brk the
+ * ledger refuses or an mmap it counts as the submission's. Then the first mapping call after the handover, the
  * driver's own: the ledger learns own_mmap's instruction from it. */
 static void spend_libc_room(void)
 {

@@ -1,7 +1,8 @@
 """The heap's facts natively, as the grader observes them for one run of the driver: from the ledger, every
 mapping call answered by the grader (ledger.py, heap_notify.py), or, where the driver could hand over no
-listener, from the driver's mappings read after each call (heap_maps.py). The driver's own counts are taken
-only where larger: they can add the blocks the fence could not hold, never hide one the grader saw."""
+listener, from the driver's mappings read after each call (heap_maps.py). Natively every block is the fence's (one
+it cannot hold fails: driver.c), so the grader sees them all; the driver's own counts, the process's word, are taken
+only where larger: they can never hide a block the grader saw."""
 
 from dataclasses import dataclass
 from pathlib import Path
