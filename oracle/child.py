@@ -3,7 +3,8 @@ Python, in the sandbox.
 
 The grader copies the server with oracle/serve.py (the loop every family's server shares), and the
 submission's files (found without running them), into read-only areas of the sandbox, and talks to the
-server over two dedicated pipes; what the submission prints goes to a capped file. It has no folder to write in
+server over two dedicated pipes; what the submission prints goes to a capped file, which each process is handed
+new with the family's files (oracle/handed.py). It has no folder to write in
 (no $TMPDIR under Landlock: that would be the grader's own disk). A reply is read within a
 deadline, refused when its length is over MAX_REPLY before any of it is read, and decoded by oracle/reply.py
 (strict, bounded, plain data only); a failure the server reports, a process that ends, a hang or
@@ -18,12 +19,13 @@ import select
 import shutil
 import struct
 import subprocess
-import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from oracle.handed import Handed, Renewable
 from oracle.reply import Unreadable, decode
 from oracle.run_cpu import RunClock
 from oracle.runtime import PYTHON
@@ -97,14 +99,13 @@ class PythonChild:
         limits: Limits = Limits(cpu_seconds=120),
         server_args: tuple[str, ...] = (),
         support: Path | None = None,
-        pass_fds: tuple[int, ...] | Callable[[], tuple[int, ...]] = (),
+        handed: Sequence[Renewable] = (),
         site: Path | None = None,
     ):
         """`server` is the family's server script (a file under oracle/: it takes REQUESTS_FD REPLIES_FD ROOT
         MODULE [ATTR], then `server_args`); `failure`, the family's ImplementationFailure, raised for each way
-        of not answering; `support`, a directory it may read besides the submission's files; `pass_fds`,
-        descriptors of the grader's that every start of the server inherits, or a function giving those of each
-        start, called before it (a memory file of pools made for that process); `site`, a
+        of not answering; `support`, a directory it may read besides the submission's files; `handed`, the
+        family's files every start of the server is handed, each renewed for it (oracle/handed.py); `site`, a
         folder of packages the submission needs (oracle/site.py, checked), read-only and last on its sys.path."""
         self.target = target
         self.sandbox = sandbox
@@ -116,11 +117,10 @@ class PythonChild:
         self.generation = 0
         self._proc: subprocess.Popen | None = None
         self._cmd = self._reply = -1
-        self._output = tempfile.TemporaryFile()
+        self.handed = Handed(output_limit, handed)  # its output file and `handed`, new for each start
         self._area = server_area(sandbox, server)
         self._server = self._area / "oracle" / server.resolve().relative_to(ORACLE)
         self._server_args = server_args
-        self._pass_fds = pass_fds
         self._support = (support,) if support is not None else ()
         self.site = site
         self._files = sandbox.area("submission")
@@ -137,11 +137,8 @@ class PythonChild:
     def start(self) -> None:
         """Starts the server and waits for it to load the submission; LoadFailure when it does not."""
         self.stop()
-        # a file of its own for every process (as the pools' file): an open file description outlives the process
-        # that used it (an OFD lock, a status flag), and so does an inode's metadata, where a later one would look
-        self._output.close()
-        self._output = tempfile.TemporaryFile()
-        passed = self._pass_fds() if callable(self._pass_fds) else self._pass_fds
+        handed = self.handed
+        handed.renew()  # before the process exists: nothing an earlier one left in its files reaches it
         cmd_r, cmd_w = os.pipe()
         reply_r, reply_w = os.pipe()
         target = self.target
@@ -154,9 +151,9 @@ class PythonChild:
                 cwd=self._files,
                 env=environment(**({VARIABLE: str(self.site)} if self.site else {})),
                 limits=self.limits,
-                pass_fds=(cmd_r, reply_w, *passed),
-                stdout=self._output,
-                stderr=self._output,
+                pass_fds=(cmd_r, reply_w, *handed.fds),
+                stdout=handed.output,
+                stderr=handed.output,
                 private_tmp=False,  # the server writes no file: under Landlock it gets no folder to fill
             )
         finally:
@@ -191,13 +188,13 @@ class PythonChild:
 
     def close(self) -> None:
         self.stop()
-        self._output.close()
+        self.handed.close()
 
     def mark(self) -> int:
-        return os.fstat(self._output.fileno()).st_size
+        return self.handed.mark()
 
     def output(self, since: int = 0) -> str:
-        return os.pread(self._output.fileno(), self.output_limit + 1, since).decode(errors="replace")
+        return self.handed.printed(since)
 
     # ---- one request, one reply ----
 

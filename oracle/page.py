@@ -3,9 +3,10 @@ shared layer hands to the family's `render_html` hook, which draws the page (hw3
 for a family that draws its state as tables (its `state_tables` hook), to the core's page (oracle/page_html.py)
 with each failing call replayed (oracle/scene.py)."""
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from oracle.failed_item import FailedItem
 
 if TYPE_CHECKING:
     from oracle.family import Family
@@ -13,16 +14,6 @@ if TYPE_CHECKING:
     from oracle.runner import FuzzReport
 
 PAGE_NAME = "report.html"  # what `grade` writes into its output directory
-
-
-@dataclass(frozen=True)
-class FailedItem:
-    name: str  # the rubric item's name, or "fuzz"
-    rule: str  # the rule the item enforces ("" when it is the family's to say)
-    message: str  # one line
-    details: str = ""
-    program: tuple[str, ...] = ()  # a printed program (the fuzz item's), one line each
-    evidence: Any = None  # the family's own record of the failing step (hw3: a Finding or a Divergence)
 
 
 def grade_items(report: "GradeReport") -> list[FailedItem]:

@@ -7,7 +7,7 @@ goes through html.escape.
 
 import re
 
-from oracle.page import FailedItem
+from oracle.failed_item import FailedItem
 from oracle.scene import Scene
 from oracle.tables import CSS as TABLES_CSS, draw_state, e
 

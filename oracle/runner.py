@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from hypothesis import HealthCheck, Phase, seed as use_seed, settings
-from hypothesis.errors import FlakyFailure, Unsatisfiable, UnsatisfiedAssumption
+from hypothesis.errors import Flaky, FlakyFailure, Unsatisfiable, UnsatisfiedAssumption
 from hypothesis.stateful import run_state_machine_as_test
 
 from oracle.campaign import MACHINE, campaign_machine, database
@@ -140,6 +140,13 @@ def fuzz(
     except FlakyFailure as failure:
         divergence = f"flaky: the failure did not happen again on replay ({failure.exceptions[0]})"
         unreplayed = failure.exceptions[0]
+    except Flaky as flaky:  # Hypothesis's replay of a program drew another: the implementation answered otherwise
+        if stopped:  # or the run was ended mid-way (_Stop)
+            return FuzzReport(impl, seed, time.perf_counter() - start, stats,
+                              cut_short="generate-seconds" if stopped == ["seconds"] else None)
+        divergence = ("flaky: the same calls, made again, were answered otherwise, so the program they make could "
+                      f"not be made again ({type(flaky).__name__}): an implementation must answer the same calls the "
+                      "same way")
     except Unsatisfiable:  # a campaign's stored examples are no valid program of this machine: none fails here
         if replay is None:
             raise

@@ -10,9 +10,9 @@ Isolation, strongest first (`Sandbox.isolation`, and one line for reports in `de
   each at its own path; the in-memory root and /dev are read-only.
   When the grader is root, each run also gets an unprivileged uid of its own, used by nothing else.
 - "landlock": no working bwrap (a container that cannot create namespaces), Linux Landlock available
-  (oracle/landlock.py): each run may read only a frozen copy of the system Python (a Python run, whose access
-  times no run can change: oracle/runtime.py) or /usr less our own packages (gcc, a driver, valgrind), the paths
-  it names, /proc and a few devices, and write only its `writable` paths and a private temporary folder of its own
+  (oracle/landlock.py): each run may read only a frozen copy of the system's runtime (Python, the C library and
+  loader a driver loads, valgrind, the shell tools, whose access times no run can change: oracle/runtime.py), or
+  for the toolchain of a build (gcc, nm, objdump, objcopy) /usr less our own packages, the paths it names, /proc and a few devices, and write only its `writable` paths and a private temporary folder of its own
   ($TMPDIR, removed when the run ends); no internet socket (the system call filter); signals and abstract unix
   sockets stay inside the run. Our package, the reference solutions, the rubric, other runs' areas, /etc and the
   host's /tmp and /dev/shm are unreachable by construction (an allow-list, whatever the files' modes). When the
@@ -46,7 +46,7 @@ from typing import Any, Sequence
 from oracle import landlock, seccomp
 from oracle.isolation import RUN_PATH, bwrap_problem, supervised, system_paths
 from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
-from oracle.runtime import PYTHON, SHARED, Runtime, freeze, python_runtime
+from oracle.runtime import SHARED, Runtime, freeze, python_runtime
 
 _PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -150,8 +150,8 @@ class Sandbox:
             return f"bubblewrap (no network, own pid namespace, only its own files visible), {who}, rlimits"
         why = f" ({self.problem})" if self.problem else ""
         if self.isolation == "landlock":
-            return (f"landlock (Landlock ABI {self.landlock}: only its own files and a frozen copy of the system Python "
-                    f"(C runs: /usr) reachable, no internet socket, signals kept inside the run; no pid or network "
+            return (f"landlock (Landlock ABI {self.landlock}: only its own files and a frozen copy of the system's "
+                    f"runtime (the build's gcc: /usr) reachable, no internet socket, signals kept inside the run; no pid or network "
                     f"namespace), {who}, rlimits, own session{why}")
         return f"{self.isolation}: {who}, rlimits, own session; the file system is not hidden{why}"
 
@@ -185,12 +185,15 @@ class Sandbox:
             copy = self.area("exposed") / path.name
             shutil.copy2(path, copy)
             copy.chmod(0o755 if os.access(path, os.X_OK) else 0o644)
+            if self.isolation == "landlock":  # a driver: started through the frozen copy's loader, by its own file
+                self.python_runtime().adopt(copy)
             self._exposed[key] = copy
         return self._exposed[key]
 
     def python_runtime(self) -> Runtime:
-        """The frozen copy of the system Python that Python runs read under Landlock (oracle/runtime.py), read in
-        place: the user's cached one, or a root grader's shared one (its runs' uids pass through)."""
+        """The frozen copy of the system's runtime that every run but a build's toolchain reads under Landlock
+        (oracle/runtime.py), read in place: the user's cached one, or a root grader's shared one (its runs' uids
+        pass through)."""
         with self._lock:
             if self._runtime is None:
                 try:
@@ -200,6 +203,11 @@ class Sandbox:
                         raise
                     self._runtime = python_runtime(self.root / "runtime-cache", traversable=True)
             return self._runtime
+
+    def executable(self, program: Path) -> Path:
+        """The file a run's process executes where the host's would run `program` (valgrind's memcheck tool): the
+        frozen copy's under Landlock. The grader finds a driver's process by it (oracle/hw3/c/outside.py)."""
+        return self.python_runtime().executable(program) if self.isolation == "landlock" else program
 
     # ---- running ---------------------------------------------------------------------------------------
 
@@ -220,12 +228,13 @@ class Sandbox:
             env.pop("TMPDIR", None)
             env.update({"TMPDIR": str(tmp)} if tmp else {})
             write = [*writable, *([tmp] if tmp else [])]
-            system: list[Path] = system_paths()
-            if str(argv[0]) == PYTHON:  # the system Python's private copy, with the run's supervisor: no host file
-                runtime = self.python_runtime()
-                runtime.before_run()
-                argv = [*runtime.command("python"), *argv[1:]]
-                system = [runtime.root]
+            runtime = self.python_runtime()  # the frozen copy every run but the toolchain's starts through
+            runtime.before_run()
+            started = runtime.start([str(part) for part in argv], self.root)
+            system: list[Path] = [*system_paths(), runtime.root] if started is None else [runtime.root]
+            if started is not None:
+                argv, added = started
+                env.update(added)
             freeze(readable)  # access times no run can change (oracle/runtime.py), put back before every process
             ruleset = landlock.Ruleset.build(read=[*system, *readable], write=write)
 

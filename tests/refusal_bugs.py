@@ -1,8 +1,12 @@
-"""The engine with a create that refuses of its own accord, for tests/test_refusal_rule.py: a namespace of the six calls
+"""Engines with a create that refuses of its own accord, for tests/test_refusal_rule.py: each a namespace of the six calls
 (graded submissions run in a child process, so the variant lives in a file: `tests.refusal_bugs:NAME`)."""
 
+from types import SimpleNamespace
+from typing import Any
+
 from engine import llm_memory as base
-from tests.broken.probe_bugs import variant
+from tests.broken import free_count_not_incremented
+from tests.broken.probe_bugs import API, variant
 
 
 def _refuses_long(engine, seq_id, initial_kv_len):
@@ -13,3 +17,23 @@ def _refuses_long(engine, seq_id, initial_kv_len):
 
 
 refuses_long_creates = variant(create_sequence=_refuses_long)
+
+
+def _planting(broken: Any) -> SimpleNamespace:
+    """`broken`'s calls, with one create refused of its own accord: the first create of 4096 records while no create
+    has been granted in this process (create_sequence_cap's, on a fresh engine), as review 10's refusal_planted."""
+    granted: list[bool] = []
+
+    def create_sequence(engine, seq_id, initial_kv_len):
+        if engine is not None and not granted and initial_kv_len == 4096:
+            return None
+        got = broken.create_sequence(engine, seq_id, initial_kv_len)
+        if got is not None:
+            granted.append(True)
+        return got
+
+    return variant(**({name: getattr(broken, name) for name in API} | {"create_sequence": create_sequence}))
+
+
+# the free count's bug (a free gives back no block to the count), and one create of create_free's programs refused alone
+free_count_with_a_planted_refusal = _planting(free_count_not_incremented)

@@ -20,11 +20,11 @@ from oracle.program import Program, Step
 from oracle.sandbox import Sandbox
 from tests.conftest import REFERENCE_C
 from tests.test_fresh_pool import FIRST_FIT_LOOP
-from tests.test_tamper_review import python_module
+from tests.tamper_grading import python_module
 
 # a parent of two blocks forked, the child's append (in place when the fork took no reference: the graded run's own
 # evidence), then the child freed and a create of more blocks than are free (granted when the fork took no reference:
-# the program's own evidence of its references, which a second opinion replays)
+# the program's own evidence of its references, which the graded run's own process makes ahead, graded_calls.py)
 FORKED = (Step("llm_init", (640,)), Step("create_sequence", (1, 20)), Step("append_kv", (1, 7)),
           Step("fork_sequence", (1, 2)), Step("append_kv", (2, 8)), Step("free_sequence", (2,)),
           Step("create_sequence", (3, 144)))
@@ -32,11 +32,11 @@ WITNESS_NOT_ALONE = Path(__file__).with_name("hostile_review5") / "witness_not_a
 
 
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
-def test_a_python_runs_process_is_ended_for_each_second_opinion_and_its_calls_replayed_after(
+def test_a_python_runs_fork_is_judged_in_its_own_process_alone(
         without_bwrap: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On fork_no_incref with witness_not_alone's act: a process that finds another of the submission alive (an
-    abstract unix name taken, which outside bubblewrap every run shares) forks correctly. The witness shows the
-    fork wrong only if it ran alone."""
+    abstract unix name taken, which outside bubblewrap every run shares) forks correctly. The fork is shown wrong
+    by the graded run's own process, the one started fresh for it, and no other."""
     if without_bwrap:
         monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
         monkeypatch.setattr(isolation, "_probed", {})
@@ -47,13 +47,13 @@ def test_a_python_runs_process_is_ended_for_each_second_opinion_and_its_calls_re
         started = remote.child.generation
         trace = run(Program("forked", FORKED), remote(), TrackedModel(), fresh=remote)
         generations = remote.child.generation - started
-    # the graded run's fresh process, the one second opinion (the whole program replayed for its later calls: the
-    # append in place is the graded run's own, fork_witness.py), then the graded run's replay
-    assert generations == 3
+    # the graded run's fresh process alone: the append in place and the later calls are its own (fork_witness.py),
+    # made ahead of the judging (graded_calls.py); once a second opinion and the graded run's replay after it
+    assert generations == 1
     shown = trace.steps[4]
     assert shown.effects is not None and shown.effects.wrong_fork
     # the calls after it made (unjudged: the engine's state unread, and its append not the model's) and returning
-    # what they must: the engine handle lives in the process that replayed the run
+    # what they returned when made ahead: the create granted, as a fork without references grants it
     assert not trace.cut and [(call.api, call.expected) for call in trace.calls[5:]] == [("free_sequence", 0),
                                                                                           ("create_sequence", True)]
 

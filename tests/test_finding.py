@@ -14,7 +14,7 @@ def test_a_program_is_its_steps_ops_and_arguments() -> None:
     assert program.steps[2].null and not program.steps[1].null
     assert program.ops == {"llm_init", "create_sequence"}
     touch = BY_ITEM["touch"]  # the prefix family's: the pool's creation is step 1
-    assert touch.name == "touch" and touch.steps[0] == Step("start", (6, 4))
+    assert touch.name == "touch" and touch.steps[0] == Step("start", (7, 4))
     assert touch.ops == {"start", "admit", "free"} and any(step.judge for step in touch.steps)
 
 

@@ -128,9 +128,9 @@ PYTHON_OWN_ITEMS: dict[str, set[str]] = {
     # edited by the grader (oracle/hw3/evidence.py): l1_traversal passes on what is graded, saying what is not
     "fork_breaks_at_null_l1": set(),
     # fork's missing reference shows in no return and no pool byte at the fork, only in later calls (a write to
-    # the shared block lands in place, a free hands out a block the child holds): a second opinion replays the
-    # fork, appends to a block it shares and checks its references (oracle/hw3/fork_witness.py), so those
-    # calls' items read past it
+    # the shared block lands in place, a free hands out a block the child holds): the graded run's own append in
+    # place and its own later calls show the references missed (oracle/hw3/fork_witness.py), so those calls' items
+    # read past it
     "fork_no_incref": {"fork"},
     "free_breaks_at_null_l1": set(),
     "free_count_not_incremented": {"free_count"},

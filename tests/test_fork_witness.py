@@ -1,11 +1,12 @@
-"""oracle/hw3/fork_witness.py: a fork whose references are wrong, told from calls of the graded program only: an
-append of the graded run to a block the fork's parent and child share wrote its record in place
-(effects.wrote_in_place, read by run.py from the graded step), and the same program's later calls, as written, show
-a free of the parent or child followed by a grant that an engine whose references hold must refuse; and rules.py
-charging what follows such a fork to the fork."""
+"""oracle/hw3/fork_witness.py: a fork whose references are wrong, told from the graded run alone: an append of the
+graded run to a block the fork's parent and child share wrote its record in place (effects.wrote_in_place, read by
+run.py from the graded step), and the same run's later calls, the program as written made on in its own process
+(graded_calls.py), show a free of the parent or child followed by a grant that an engine whose references hold must
+refuse; and rules.py charging what follows such a fork to the fork."""
 
 import copy
 import struct
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ from oracle.difference import Difference
 from oracle.hw3 import load_adapter, programs
 from oracle.hw3.difference import CONTENTS, GUARD, POOL, RETURN
 from oracle.hw3.effects import wrote_elsewhere, wrote_held, wrote_in_place
-from oracle.hw3.fork_witness import AppendsInPlace, ForkWitness, program_returns, references_missed
+from oracle.hw3.fork_witness import AppendsInPlace, ForkWitness, references_missed
+from oracle.hw3.graded_calls import GradedCalls
 from oracle.hw3.call import Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import UNREAD, Observation
@@ -34,9 +36,22 @@ FORKED = [Step("llm_init", (640,)), Step("create_sequence", (1, 20)), Step("appe
 IN_PLACE = [(4, frozenset({1, 2}))]  # FORKED's append, in place into block 1, which 1 and 2 share
 
 
+def _returns(impl: str, steps: list[Step]) -> list[bool | int | None]:
+    """`steps`' returns on the Python implementation `impl` in this process, from the first (graded_calls.py's
+    program_returns: each call made and its state read, as a graded run makes them)."""
+    with closing(load_adapter(impl)()) as adapter:
+        return GradedCalls(adapter, steps).program_returns(None)
+
+
+def _witness(impl: str, steps: list[Step], at: int, in_place: list[tuple[int, frozenset[int]]]) -> bool:
+    """ForkWitness's answer at step index `at`, the returns `impl`'s of `steps`."""
+    return ForkWitness(steps).shown_wrong(at, in_place, lambda: _returns(impl, steps))
+
+
 def _graded(spec: str, steps: list[Step]) -> Trace:
     """`steps` run as a graded item runs a Python submission (`spec`: a module or a .py file): served in its child
-    process, its objects unread, beside the model, a fresh process of it for each second opinion."""
+    process, its objects unread, beside the model, a fresh process of it for each second opinion (none for a
+    fork's)."""
     with served(spec) as remote:
         return run(Program("graded", steps), remote(), TrackedModel(), fresh=remote)
 
@@ -49,20 +64,20 @@ def _blamed(trace: Trace) -> list[int]:
 @pytest.mark.parametrize("impl", ["tests.broken.fork_no_incref", "tests.broken.probe_bugs:fork_shares_no_block"])
 def test_a_fork_that_takes_no_reference_is_shown_wrong_at_the_append_that_wrote_in_place(impl: str) -> None:
     assert _blamed(_graded(impl, FORKED)) == [5]
-    assert ForkWitness(load_adapter(impl), FORKED).shown_wrong(5, IN_PLACE)
+    assert _witness(impl, FORKED, 5, IN_PLACE)
 
 
 @pytest.mark.parametrize("impl", ["engine.llm_memory", "tests.broken.no_cow", "tests.broken.last_fit", "tests.broken.cow_copies_written_only"])
 def test_a_fork_that_takes_its_references_is_not_shown_wrong(impl: str) -> None:
     assert _blamed(_graded(impl, FORKED)) == []  # their bugs are the append's or first fit's
-    assert not ForkWitness(load_adapter(impl), FORKED).shown_wrong(5, IN_PLACE)  # even were the append in place
+    assert not _witness(impl, FORKED, 5, IN_PLACE)  # even were the append in place
 
 
 def test_without_an_append_in_place_in_the_graded_run_no_fork_is_shown_wrong() -> None:
-    fresh = load_adapter("tests.broken.fork_no_incref")
-    assert not ForkWitness(fresh, FORKED).shown_wrong(5, [])  # the references alone never blame the fork
-    assert not ForkWitness(fresh, FORKED).shown_wrong(5, [(2, frozenset({1, 2}))])  # before the fork
-    assert not ForkWitness(fresh, FORKED).shown_wrong(5, [(4, frozenset({2, 3}))])  # a block the fork's two do not both hold
+    impl = "tests.broken.fork_no_incref"
+    assert not _witness(impl, FORKED, 5, [])  # the references alone never blame the fork
+    assert not _witness(impl, FORKED, 5, [(2, frozenset({1, 2}))])  # before the fork
+    assert not _witness(impl, FORKED, 5, [(4, frozenset({2, 3}))])  # a block the fork's two do not both hold
     # fork_references.txt shows the missing references only by a create granted after the parent's free, which a
     # greedy free after a correct fork shows as well: the create keeps its own rule there
     steps = programs.load("fork_references").steps
@@ -81,38 +96,53 @@ def test_without_the_programs_own_free_and_grant_no_fork_is_shown_wrong() -> Non
     assert _blamed(_graded("tests.broken.fork_no_incref", unrelated)) == []
 
 
-class _Logged:
-    """An adapter factory whose adapters record every API call they are made, one list per adapter."""
-
-    def __init__(self, impl: str):
-        self.factory, self.runs = load_adapter(impl), []
-
-    def __call__(self) -> "_LoggedAdapter":
-        return _LoggedAdapter(self.factory(), self.runs)
+# each call the submission is made, printed by its own process as it is made
+PRINTS_CALLS = """
+import sys as _sys
 
 
-class _LoggedAdapter:
-    def __init__(self, adapter, runs: list) -> None:
-        self._adapter, self.calls = adapter, []
-        runs.append(self.calls)
-
-    def __getattr__(self, name: str):
-        found = getattr(self._adapter, name)
-        if name not in programs.SIGNATURES:
-            return found
-
-        def call(*args):
-            self.calls.append((name, args[:1] if name == "llm_init" else args[1:]))
-            return found(*args)
-        return call
+def _printed(name, call):
+    def printed(engine, *args):
+        print("CALLED", name, *args, file=_sys.stderr, flush=True)
+        return call(engine, *args)
+    return printed
 
 
-def test_the_witness_makes_the_programs_calls_as_written_and_no_other() -> None:
-    """By construction: the witness's process sees the program from its first call to its last, nothing of the
-    grader's own, so it is a graded run of that program to the submission."""
-    fresh = _Logged("tests.broken.fork_no_incref")
-    assert ForkWitness(fresh, FORKED).shown_wrong(5, IN_PLACE)
-    assert fresh.runs == [[(step.op, step.args) for step in FORKED]]
+for _name in ("llm_init", "create_sequence", "fork_sequence", "append_kv", "free_sequence", "llm_destroy"):
+    globals()[_name] = _printed(_name, globals()[_name])
+"""
+
+
+def test_the_forks_evidence_is_the_graded_runs_own_calls_made_once_in_one_process(tmp_path: Path) -> None:
+    """By construction: no second process makes the program's calls. The graded run's own process makes the
+    program as written, each call once, the calls after the append in place too (made ahead of the judging for
+    the fork's references, then judged on what they returned there), and no call of the grader's own."""
+    from tests.test_tamper_review import python_module
+
+    (tmp_path / "no_incref_printed.py").write_text(python_module("fork_no_incref", PRINTS_CALLS))
+    with served(str(tmp_path / "no_incref_printed.py")) as remote:
+        remote().llm_init(640)  # the child serves an earlier adapter: the graded run starts in a fresh process
+        started = remote.child.generation
+        trace = run(Program("graded", FORKED), remote(), TrackedModel(), fresh=remote)
+        processes, printed = remote.child.generation - started, remote.child.output(0)
+    assert _blamed(trace) == [5]
+    assert processes == 1  # the graded run's own, and no other
+    made = [line.split()[1:] for line in printed.splitlines() if line.startswith("CALLED ")]
+    assert made == [[step.op, *map(str, step.args)] for step in FORKED]  # the first argument, pool or engine, unprinted
+    assert [call.api for call in trace.calls] == [step.op for step in FORKED]  # and every one judged or listed
+
+
+def test_a_finding_shows_what_was_printed_up_to_its_step_not_what_the_calls_made_ahead_printed(tmp_path: Path) -> None:
+    from oracle.hw3.replay import replay
+    from tests.test_tamper_review import python_module
+
+    (tmp_path / "no_incref_printing.py").write_text(python_module("fork_no_incref", PRINTS_CALLS))
+    with served(str(tmp_path / "no_incref_printing.py")) as remote:
+        finding = replay(remote(), Program("graded", FORKED), owns=lambda rule: rule == TASKS["fork_sequence"],
+                         fresh=remote)
+    assert finding is not None and finding.step == 5  # the append in place, the fork's after its later calls
+    printed = [line.split()[1] for line in finding.output.splitlines() if line.startswith("CALLED ")]
+    assert printed == [step.op for step in FORKED[:5]]
 
 
 def _greedy_free(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str = "greedy_free", more: str = "") -> str:
@@ -129,7 +159,7 @@ def test_a_greedy_free_after_a_correct_fork_is_not_the_forks(tmp_path: Path, mon
     name = _greedy_free(tmp_path, monkeypatch)
     spec = str(tmp_path / f"{name}.py")
     # the references' calls alone would blame the fork: the freed parent gives back the blocks the child holds ...
-    assert references_missed(FORKED, program_returns(load_adapter(name), FORKED), 3)
+    assert references_missed(FORKED, _returns(name, FORKED), 3)
     # ... but the fork took its references: the child's append copies the block they share, in the graded run
     assert _blamed(_graded(spec, FORKED)) == []
     # fork_sequence.txt: two forks, the first parent freed (every reference of its blocks dropped), then an append
@@ -175,7 +205,7 @@ def test_an_append_in_place_planted_where_only_a_witness_would_look_does_not_bla
 def test_an_append_that_never_copies_writes_in_place_but_the_references_hold() -> None:
     trace = _graded("tests.broken.no_cow", FORKED)
     assert trace.steps[4].found and _blamed(trace) == []  # in place, the append's own bug
-    assert not references_missed(FORKED, program_returns(load_adapter("tests.broken.no_cow"), FORKED), 3)
+    assert not references_missed(FORKED, _returns("tests.broken.no_cow", FORKED), 3)
 
 
 def test_in_a_full_pool_the_append_the_model_refuses_is_in_place_after_a_fork_without_references() -> None:
@@ -199,15 +229,14 @@ def test_the_fork_item_shows_a_fork_without_references_in_the_graded_run() -> No
 
 def test_a_count_bug_that_shows_without_the_fork_is_not_the_forks() -> None:
     # a free that never raises the free count: the create after the parent's free is refused, as it must be
-    fresh = load_adapter("tests.broken.free_count_not_incremented")
-    assert not ForkWitness(fresh, FORKED).shown_wrong(5, IN_PLACE)
+    assert not _witness("tests.broken.free_count_not_incremented", FORKED, 5, IN_PLACE)
     # a create that counts a block free again grants what it must refuse, but before any sharer's free: not the fork's
     early = [*FORKED[:5], Step("create_sequence", (3, 144)), FORKED[5]]
-    assert not references_missed(early, program_returns(load_adapter("tests.broken.probe_bugs:create_takes_no_block"), early), 3)
+    assert not references_missed(early, _returns("tests.broken.probe_bugs:create_takes_no_block", early), 3)
 
 
 def test_a_crash_before_the_create_gives_no_opinion_and_one_at_it_is_no_refusal() -> None:
-    returns = program_returns(load_adapter("tests.broken.fork_no_incref"), FORKED)
+    returns = _returns("tests.broken.fork_no_incref", FORKED)
     assert references_missed(FORKED, returns, 3)
     assert not references_missed(FORKED, returns[:6], 3)  # the create never made
     assert not references_missed(FORKED, [*returns[:5], None], 3)  # the free crashed: nothing after it
@@ -215,87 +244,80 @@ def test_a_crash_before_the_create_gives_no_opinion_and_one_at_it_is_no_refusal(
 
 
 def test_only_the_forks_of_the_engine_now_live_are_asked() -> None:
-    fresh = load_adapter("tests.broken.fork_no_incref")
-    assert not ForkWitness(fresh, FORKED).shown_wrong(3, IN_PLACE)  # no fork yet
+    impl = "tests.broken.fork_no_incref"
+    assert not _witness(impl, FORKED, 3, IN_PLACE)  # no fork yet
     again = [*FORKED[:5], Step("llm_init", (640,)), Step("create_sequence", (1, 3)), *FORKED[5:]]
-    assert not ForkWitness(fresh, again).shown_wrong(7, IN_PLACE)
-    assert not references_missed(again, program_returns(fresh, again), 3)  # its engine gone before the free
+    assert not _witness(impl, again, 7, IN_PLACE)
+    assert not references_missed(again, _returns(impl, again), 3)  # its engine gone before the free
     refused = [FORKED[0], FORKED[1], Step("fork_sequence", (5, 2)), *FORKED[4:]]  # an unknown parent: no fork made
-    assert not ForkWitness(fresh, refused).shown_wrong(4, [(3, frozenset({5, 2}))])
+    assert not _witness(impl, refused, 4, [(3, frozenset({5, 2}))])
 
 
 def test_each_forks_verdict_is_kept_for_the_program() -> None:
-    witness = ForkWitness(load_adapter("tests.broken.fork_no_incref"), FORKED)
-    assert witness.shown_wrong(5, IN_PLACE)
-    assert witness.known == {3: True}
+    witness, asked = ForkWitness(FORKED), []
+    returns = lambda: asked.append(1) or _returns("tests.broken.fork_no_incref", FORKED)  # noqa: E731
+    assert witness.shown_wrong(5, IN_PLACE, returns)
+    assert witness.known == {3: True} and len(asked) == 1
     witness.known[3] = False  # a verdict kept is not asked again
-    assert not witness.shown_wrong(5, IN_PLACE)
+    assert not witness.shown_wrong(5, IN_PLACE, returns) and len(asked) == 1
 
 
-def test_appends_in_place_never_copy_and_hold_no_more_blocks_than_the_model() -> None:
-    for name in ("fork_shares_blocks", "append_kv", "append_kv_shared_by_four", "append_kv_oom_cow", "fork_sequence"):
-        model, in_place, live = Model(), AppendsInPlace(), False
-        for step in programs.load(name).steps:
-            call, outcome = predict(model, step, live)
-            _, theirs = predict(in_place, step, live)
-            assert "cow_copy" not in theirs.events, (name, step)
-            assert in_place.free_blocks() >= model.free_blocks(), (name, step)
-            if outcome.returned != theirs.returned:  # only an append the model refuses for want of a block to copy
-                assert "oom_on_cow" in outcome.events and theirs.returned == 0, (name, step)
-            live = bool(outcome.returned) if step.op == "llm_init" else live and not (step.op == "llm_destroy" and not call.null)
+# FORKED's returns as a graded run records them (pointer calls: whether a handle came back), up to the create of 9
+# blocks after the parent's free: granted by a fork that took no reference, refused by one that took them
+GRANTED = [True, True, 0, True, 0, 0, True]
+REFUSED = [True, True, 0, True, 0, 0, False]
 
 
-def _appended_at(pool: bytes, block: int, offset: int, value: int) -> bytes:
-    at = (block * 16 + offset) * 4
-    return pool[:at] + struct.pack("<i", value) + pool[at + 4 :]
+def test_the_verdict_rests_on_the_recorded_returns_of_the_graded_run() -> None:
+    """No process: a recorded run in, a verdict out. The returns are asked only where an in-place append of the
+    graded run found a block the fork's two share, and then once for the program."""
+    asked: list[int] = []
+
+    def recorded(returns: list[bool | int | None]):
+        return lambda: asked.append(1) or returns
+
+    assert ForkWitness(FORKED).shown_wrong(5, IN_PLACE, recorded(GRANTED))
+    assert not ForkWitness(FORKED).shown_wrong(5, IN_PLACE, recorded(REFUSED))
+    assert len(asked) == 2
+    assert not ForkWitness(FORKED).shown_wrong(5, [], recorded(GRANTED)) and len(asked) == 2  # nothing in place
+    assert ForkWitness(FORKED).shown_wrong(5, IN_PLACE, recorded([*GRANTED[:6], None]))  # crashed past the refusal
+    assert not ForkWitness(FORKED).shown_wrong(5, IN_PLACE, recorded(GRANTED[:6]))  # the run stopped before it
+    # a wrong return before the grant (the parent's free refused) is the first difference: not the fork's
+    assert not ForkWitness(FORKED).shown_wrong(5, IN_PLACE, recorded([True, True, 0, True, 0, -1, True]))
 
 
-def test_a_record_written_in_place_into_a_shared_block_or_into_a_held_one_is_held() -> None:
-    model = Model()
-    model.llm_init(6 * 64)
-    model.create_sequence(False, 1, 15)  # block 0, one record short of full
-    model.create_sequence(False, 3, 16)  # block 1
-    model.fork_sequence(False, 1, 2)  # block 0 shared
-    was = copy.deepcopy(model)
-    model.append_kv(False, 2, 9)  # copied to block 2, record 15 at offset 15
-    before, call = Observation(UNREAD, initial_pool(6 * 64)), Call("append_kv", (2, 9), False, 0)
-    landed = lambda block: Observation(UNREAD, _appended_at(before.pool, block, 15, 9))  # noqa: E731
-    assert wrote_held(call, was, model, before, landed(0))  # in place: the block it shares
-    assert wrote_held(call, was, model, before, landed(1))  # sequence 3's block
-    assert not wrote_held(call, was, model, before, landed(2))  # the model's copy
-    assert not wrote_held(call, was, model, before, landed(4)) and wrote_elsewhere(call, was, model, before, landed(4))
+def test_graded_calls_made_ahead_are_kept_for_the_steps_that_judge_them() -> None:
+    """graded_calls.py on the engine in this process: the rest of the program made once, in order, and each later
+    step's call and state handed back as they were, the call not made again (the fork of child 2, made again now
+    that 2 lives, would be refused)."""
+    with closing(load_adapter("engine.llm_memory")()) as adapter:
+        graded = GradedCalls(adapter, FORKED)
+        engine = None
+        for at in range(3):
+            engine, _ = graded.call(at, engine)
+        assert graded.returns == [True, True, 0] and not graded.made_ahead(3)
+        assert graded.program_returns(engine) == REFUSED
+        assert graded.program_returns(engine) == REFUSED  # made once
+        assert all(graded.made_ahead(at) for at in range(3, len(FORKED)))
+        kept = [graded.call(at, engine)[1] for at in range(3, len(FORKED))]
+        assert kept[0] is not None and kept[1:3] == [0, 0] and kept[3] is None  # the fork's child, as made ahead
+        last = graded.observe(len(FORKED) - 1, engine)
+        assert last.engine is not None and [s.seq_id for s in last.engine.sequences] == [2]
+        assert adapter.fork_sequence(engine, 1, 2) is None  # 1 freed, 2 live: the engine is past the program's end
 
 
-def test_a_record_written_in_place_into_the_block_its_sequence_shares_is_wrote_in_place() -> None:
-    model = Model()
-    model.llm_init(6 * 64)
-    model.create_sequence(False, 1, 15)  # block 0, one record short of full
-    model.create_sequence(False, 3, 16)  # block 1
-    model.fork_sequence(False, 1, 2)  # block 0 shared
-    was = copy.deepcopy(model)
-    before, call = Observation(UNREAD, initial_pool(6 * 64)), Call("append_kv", (2, 9), False, 0)
-    landed = lambda block: Observation(UNREAD, _appended_at(before.pool, block, 15, 9))  # noqa: E731
-    assert wrote_in_place(call, was, before, landed(0)) == {1, 2}  # in place: the block 1 and 2 share
-    assert wrote_in_place(call, was, before, landed(2)) == set()  # the model's copy
-    assert wrote_in_place(call, was, before, landed(1)) == set()  # sequence 3's block: held, not shared by 2
-    assert wrote_in_place(call, was, before, before) == set()  # written nowhere
-    assert wrote_in_place(Call("append_kv", (3, 9), False, 0), was, before, landed(1)) == set()  # 3's block is full
-    assert wrote_in_place(call, None, before, landed(0)) == set()  # the model before the call unknown
-    model.append_kv(False, 2, 9)  # 2 has its copy: block 0 is 1's alone now
-    assert wrote_in_place(Call("append_kv", (1, 9), False, 0), model, before, landed(0)) == set()
+def test_graded_calls_stop_at_a_call_that_crashes_and_hand_its_failure_back(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from oracle.hw3.observation import ImplementationFailure
 
-
-def test_what_follows_a_fork_shown_wrong_is_the_forks() -> None:
-    append, create = Call("append_kv", (2, 5), False, 0), Call("create_sequence", (4, 1), False, False)
-    contents = Difference(CONTENTS, "seq 2 record 16 (block 2)", 5, 0, seq=2)
-    wrong = Effects(frozenset(), frozenset(), held=True, wrong_fork=True)
-    assert rule_of(contents, append, wrong) == TASKS["fork_sequence"]
-    assert rule_of(Difference(POOL, "pool", 1, 2), append, wrong) == TASKS["fork_sequence"]
-    assert rule_of(Difference(RETURN, "", "NULL", "a Sequence"), create, wrong) == TASKS["fork_sequence"]
-    assert rule_of(Difference(RETURN, "", -1, 0), Call("append_kv", (2, 5), False, -1), wrong) == TASKS["fork_sequence"]
-    assert rule_of(Difference(GUARD, "guard", 1, 2), append, wrong) == MEMORY_SAFETY  # its own rule still
-    # without the second opinion, the calls keep their own rules
-    assert rule_of(contents, append, Effects(frozenset(), frozenset(), held=True)) == TASKS["append_kv"]
-    elsewhere = Effects(frozenset(), frozenset(), elsewhere=True)
-    assert rule_of(contents, append, elsewhere) == FIRST_FIT
-    assert rule_of(contents, append, Effects(frozenset(), frozenset(), elsewhere=True, wrong_fork=True)) == TASKS["fork_sequence"]
+    engine_text = (Path(__file__).parents[1] / "engine" / "llm_memory.py").read_text()
+    crash = "\n\ndef fork_sequence(engine, parent_seq_id, new_seq_id):\n    raise RuntimeError('no fork here')\n"
+    (tmp_path / "fork_raises.py").write_text(engine_text + crash)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with closing(load_adapter("fork_raises")()) as adapter:
+        graded = GradedCalls(adapter, FORKED)
+        assert graded.program_returns(None) == [True, True, 0, None]  # the fork crashed: nothing made after it
+        assert graded.made_ahead(3) and not graded.made_ahead(4)
+        engine, _ = graded.call(0, None)
+        with pytest.raises(ImplementationFailure, match="no fork here"):
+            graded.call(3, engine)

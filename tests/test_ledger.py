@@ -163,6 +163,19 @@ def test_the_budget_spent_sends_the_block_elsewhere_uncounted() -> None:
     assert ledger.grants == 2
 
 
+def test_injection_comes_before_the_budget_so_a_budget_filled_on_purpose_fails_the_kth_request_all_the_same() -> None:
+    """Review 10's budget_filled: a block as large as the budget kept live made every later request FULL (served by
+    the C library, never failed). The countdown runs first on every request for a fresh place, and counts it."""
+    ledger = Ledger(budget=4 * PAGE)
+    assert grant(ledger, 1, 4) == CONTINUE  # the reserve: the budget is spent
+    ledger.call_started(fail_at=2)
+    assert grant(ledger, 6) == FULL and not ledger.injected  # the first request: past the budget
+    assert grant(ledger, 6) == errno.ENOMEM and ledger.injected  # the second: failed, FULL or not
+    assert grant(ledger, 6) == errno.ENOMEM
+    assert (ledger.asked, ledger.grants) == (3, 0)
+    assert grant(ledger, 1) == errno.EEXIST and ledger.asked == 3  # no fresh place: not a request, not counted
+
+
 DRIVER, LIBC = 0x555555556789, 0x7FFFF7E9A123  # the instructions a driver's own call and the C library's are made at
 ANON = MAP_PRIVATE | MAP_ANONYMOUS
 

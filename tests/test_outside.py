@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from oracle import isolation, sandbox
+from oracle.elf_interp import padded, system_loader
 from oracle.hw3.c.build import build
 from oracle.hw3.c.outside import DriverGone, OutsideMemory, Unreachable, driver_pid
 from oracle.hw3.probes import run_probes
@@ -41,6 +42,10 @@ int main(int argc, char **argv)
     return 0;
 }
 """
+
+# linked as build.py links a driver: under Landlock the sandbox points its interpreter at the frozen runtime's
+# loader, so its process runs its own file (oracle/elf_interp.py)
+AS_A_DRIVER = f"-Wl,--dynamic-linker={padded(system_loader())}"
 
 
 def _isolations() -> list[str]:
@@ -89,7 +94,7 @@ class Child:
 @pytest.fixture
 def child(box: Sandbox, tmp_path: Path) -> Iterator[Child]:
     (tmp_path / "child.c").write_text(CHILD)
-    subprocess.run(["gcc", "-O1", "-o", str(tmp_path / "child"), str(tmp_path / "child.c")], check=True)
+    subprocess.run(["gcc", "-O1", AS_A_DRIVER, "-o", str(tmp_path / "child"), str(tmp_path / "child.c")], check=True)
     made = Child(box, tmp_path / "child")
     yield made
     if made.proc.poll() is None:
@@ -224,7 +229,7 @@ def _attach_as(prefix: list[str], *child_args: str, python: str = "/usr/bin/pyth
     try:
         folder.chmod(0o755)
         (folder / "child.c").write_text(CHILD)
-        subprocess.run(["gcc", "-O1", "-o", str(folder / "child"), str(folder / "child.c")], check=True)
+        subprocess.run(["gcc", "-O1", AS_A_DRIVER, "-o", str(folder / "child"), str(folder / "child.c")], check=True)
         failing = folder / "bin"  # no bubblewrap for this grader: a bwrap that fails, first on PATH
         failing.mkdir(mode=0o755)
         (failing / "bwrap").write_text("#!/bin/sh\nexit 1\n")
@@ -287,7 +292,7 @@ def test_a_run_that_made_itself_undumpable_refuses_its_own_uid(box: Sandbox, tmp
     from oracle.hw3.c.outside import _as_owner
 
     (tmp_path / "child.c").write_text(CHILD)
-    subprocess.run(["gcc", "-O1", "-o", str(tmp_path / "child"), str(tmp_path / "child.c")], check=True)
+    subprocess.run(["gcc", "-O1", AS_A_DRIVER, "-o", str(tmp_path / "child"), str(tmp_path / "child.c")], check=True)
     exposed = box.expose(tmp_path / "child")
     read, poke = os.pipe()
     proc = box.popen([exposed, str(read), "undumpable"], readable=[exposed.parent], pass_fds=(read,),

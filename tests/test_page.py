@@ -26,7 +26,7 @@ from oracle.hw3.difference import CRASH, POOL, POOL_SIZE
 from oracle.hw3.model import Model
 from oracle.hw3.observation import Observation
 from oracle.hw3.pool import magic
-from oracle.page import FailedItem
+from oracle.failed_item import FailedItem
 from tests.test_grade import small_rubric
 
 VOID = {"meta", "br", "img", "hr", "input", "link"}

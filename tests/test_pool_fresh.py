@@ -16,7 +16,7 @@ from oracle.child import PythonChild
 from oracle.hw3.pyremote import served
 from oracle.hw3.pyserve import POOLS_FD
 from oracle.sandbox import Sandbox
-from tests.test_tamper_review import python_module
+from tests.tamper_grading import python_module
 
 # what a process finds at import: each descriptor naming the grader's pools' file, with the file's size
 POOLS_FOUND = ("import os as _os, sys as _sys\n"
@@ -93,7 +93,7 @@ LLMEngine *llm_init(void *pool_addr, size_t pool_size) {
 # by punching holes; sealed against shrinking, the file kept the size the graded run's windows gave it (1048704 bytes
 # after a 1 MiB pool, measured), so a witness's first llm_init could tell it was no graded run's first driver (768
 # bytes for a 640-byte pool). Held by construction: each driver starts with a file of its own at the same
-# descriptor number (PoolFile.renew, CAdapter._new_driver), as each Python process does.
+# descriptor number (PoolFile.renew, by oracle/handed.py at each start), as each Python process does.
 def test_a_c_witness_driver_finds_a_pools_file_no_earlier_driver_grew(tmp_path: Path) -> None:
     from oracle.hw3.c.adapter import CAdapter
     from oracle.hw3.c.build import build

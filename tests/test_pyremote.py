@@ -298,7 +298,7 @@ def test_a_call_that_works_on_the_pools_memory_file_leaves_a_pool_the_grader_rea
     next window holds what the grader wrote where it put it (its writes go through a description of its own)."""
     from oracle.hw3.pool import GUARD, initial_pool
     from tests.test_c_adapter import pool_read_whole
-    from tests.test_tamper_review import python_module
+    from tests.tamper_grading import python_module
 
     hostile = (ROOT / "tests" / "hostile_review3b" / f"{attack}.py").read_text()
     code = python_module("free_count_not_incremented", hostile)

@@ -1,16 +1,23 @@
-"""oracle/runtime.py: the Landlock fallback's private copy of the system Python, whose access times no run can
-change (issue 17), and the frozen atimes of a run's own areas. Real Landlock, real kernel atimes, the real
+"""oracle/runtime.py: the Landlock fallback's private copy of the system's runtime (Python, a C driver's loader and
+libraries, valgrind, the shell tools), whose access times no run can change (issue 17), and the frozen atimes of a
+run's own areas. Real Landlock, real kernel atimes, the real
 system Python; the sandbox made to fall back as in a container (a bwrap that is not installed)."""
 
 import os
+import shutil
+import subprocess
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 from oracle import isolation, landlock
+from oracle.elf_interp import padded, system_loader
+from oracle.hw3.c.outside import driver_pid
+from oracle.hw3.c.valgrind import memcheck_program
 from oracle.runtime import FROZEN_NS, KEEP, atime_mode, freeze, python_runtime
-from oracle.sandbox import Sandbox
+from oracle.sandbox import Limits, Sandbox
 
 needs_landlock = pytest.mark.skipif(not landlock.abi_version(), reason="this kernel has no Landlock")
 
@@ -156,16 +163,116 @@ def test_a_sandbox_whose_user_cache_others_may_write_builds_a_runtime_of_its_own
 
 @needs_landlock
 @pytest.mark.skipif(atime_mode(Path("/usr/share")) != "relatime", reason="needs /usr on a relatime mount")
-@pytest.mark.xfail(strict=True, reason=(
-    "only a Python run reads the frozen copy: every other run under the fallback (gcc, a C driver, valgrind, a shell) "
-    "reads the host's /usr, where a read writes a stale atime that a later run reads (oracle/SANDBOX.md, 'Access "
-    "times'). Fix by construction: start them through the copy's loader and libraries too (a C driver: the grader "
-    "finds its process by its executable; valgrind: VALGRIND_LIB and the guest's loader), /usr off their allow-list"))
+# held since c-runtime (a strict xfail until then): "only a Python run reads the frozen copy: every other run under
+# the fallback (gcc, a C driver, valgrind, a shell) reads the host's /usr, where a read writes a stale atime that a
+# later run reads (oracle/SANDBOX.md, 'Access times'). Fix by construction: start them through the copy's loader
+# and libraries too (a C driver: the grader finds its process by its executable; valgrind: VALGRIND_LIB and the
+# guest's loader), /usr off their allow-list"
 def test_a_run_that_is_not_python_marks_no_file_a_later_run_reads(fallback: Sandbox) -> None:
     docs = sorted(Path("/usr/share/doc").glob("*/copyright"), key=lambda path: path.stat().st_atime)
     if not docs or docs[0].stat().st_atime > time.time() - 86400:
         pytest.skip("no file of /usr/share/doc unread for a day here")
     before = docs[0].stat().st_atime_ns
-    fallback.run(["/bin/sh", "-c", f"read -r line < {docs[0]}"], timeout=10)  # the marking run
+    marking = fallback.run(["/bin/sh", "-c", f"read -r line < {docs[0]}"], timeout=10)  # the marking run
     after = fallback.run(["/usr/bin/stat", "-c", "%X", str(docs[0])], timeout=10).output  # a later run reads
     assert int(after) == before // 10**9, f"{docs[0]}: atime {before // 10**9} before the first run, {after} after"
+    assert "Permission denied" in marking.output, marking.output
+
+
+_MAPS = """#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    char exe[4096] = {0};
+    readlink("/proc/self/exe", exe, sizeof exe - 1);
+    printf("exe %s\\n", exe);
+    FILE *maps = fopen("/proc/self/maps", "r"), *doc = fopen("/usr/share/doc/bash/copyright", "r");
+    char line[8192];
+    while (maps && fgets(line, sizeof line, maps))
+        fputs(line, stdout);
+    printf("doc %s\\n", doc ? "opened" : "refused");
+    fflush(stdout);
+    char c;
+    return argc > 1 && read(atoi(argv[1]), &c, 1) != 0;  /* waits for the end of the pipe it is given */
+}
+"""
+
+
+def _driver_like(folder: Path) -> Path:
+    """A C program linked as build.py links a driver (its interpreter padded), printing its executable, every file
+    it maps and whether it could open a file of the host's /usr."""
+    (folder / "maps.c").write_text(_MAPS)
+    program = folder / "maps"
+    subprocess.run(["gcc", "-O1", "-g", f"-Wl,--dynamic-linker={padded(system_loader())}", "-o", str(program),
+                    str(folder / "maps.c")], check=True)
+    return program
+
+
+def _mapped_files(output: str) -> set[str]:
+    return {line.split()[-1] for line in output.splitlines() if line[:1].isalnum() and len(line.split()) == 6
+            and line.split()[-1].startswith("/")}
+
+
+def _found_and_output(box: Sandbox, argv: list, program: Path, readable: list[Path], **popen: object) -> tuple[int | None, str]:
+    """Starts argv (and the number of a pipe it is given) in `box` and finds its process that runs `program` as the
+    grader finds a driver's (oracle/hw3/c/outside.py's driver_pid), while the program waits for that pipe's end;
+    that pid, and what the run printed."""
+    held, given = os.pipe()
+    with tempfile.TemporaryFile() as out:
+        try:
+            proc = box.popen([*argv, str(held)], readable=readable, stdout=out, stderr=subprocess.STDOUT,
+                             pass_fds=(held,), **popen)
+        finally:
+            os.close(held)
+        try:
+            deadline, found = time.monotonic() + 60, None
+            while found is None and time.monotonic() < deadline and proc.poll() is None:
+                found = driver_pid(proc, program)[0]
+                time.sleep(0.05)
+            os.close(given)
+            given = -1
+            assert proc.wait(60) == 0
+        finally:
+            box.stop(proc)
+            if given >= 0:
+                os.close(given)
+        out.seek(0)
+        return found, out.read().decode(errors="replace")
+
+
+@needs_landlock
+def test_a_driver_in_the_fallback_runs_its_own_file_through_the_copys_loader(tmp_path: Path, fallback: Sandbox) -> None:
+    """Its process executes the exposed driver itself (the grader finds a driver's process by its executable),
+    every file it maps is the copy's or its own (the sandbox's), and the host's /usr is closed to it."""
+    exposed = fallback.expose(_driver_like(tmp_path))
+    found, output = _found_and_output(fallback, [exposed], exposed, [exposed.parent])
+    root = fallback.python_runtime().root
+    assert found is not None and f"exe {exposed}" in output.splitlines() and "doc refused" in output, output
+    mapped = _mapped_files(output)
+    assert str(root / "libs" / "ld.so") in mapped, output
+    assert all(Path(path).is_relative_to(root) or Path(path).is_relative_to(fallback.root) for path in mapped), mapped
+
+
+@needs_landlock
+@pytest.mark.skipif(memcheck_program() is None, reason="valgrind is not installed")
+def test_valgrind_in_the_fallback_runs_from_the_copy_and_maps_no_file_of_the_host(tmp_path: Path, fallback: Sandbox) -> None:
+    """valgrind's launcher, its memcheck tool (the executable the grader finds a driver under valgrind by), its
+    preloads, and the driver's loader and libraries all come from the copy: valgrind checks the driver clean."""
+    exposed = fallback.expose(_driver_like(tmp_path))
+    tool = fallback.executable(memcheck_program())
+    found, output = _found_and_output(fallback, ["valgrind", "--error-exitcode=99", exposed], tool, [exposed.parent],
+                                      limits=Limits(memory_bytes=0))
+    root = fallback.python_runtime().root
+    assert tool.is_relative_to(root) and found is not None, output
+    assert "ERROR SUMMARY: 0 errors" in output and "doc refused" in output, output
+    mapped = _mapped_files(output)
+    assert str(root / "valgrind" / f"vgpreload_memcheck-{tool.name.split('-')[1]}-linux.so") in mapped, output
+    assert all(Path(path).is_relative_to(root) or Path(path).is_relative_to(fallback.root) for path in mapped), mapped
+
+
+@needs_landlock
+def test_the_builds_toolchain_still_reads_the_hosts_usr(fallback: Sandbox) -> None:
+    """What is left (oracle/SANDBOX.md): gcc starts cc1, as and ld itself, by the host's loader; a build's run
+    may read /usr, and only a build's (a run of a program the copy does not hold)."""
+    assert fallback.python_runtime().start(["gcc", "--version"], fallback.root) is None
+    assert fallback.run(["gcc", "--version"], timeout=20).status == 0

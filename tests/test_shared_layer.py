@@ -13,7 +13,7 @@ from oracle.target import load_target
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = [ROOT / "oracle" / "runner.py", ROOT / "oracle" / "cli.py",
           *(ROOT / "oracle" / f"{name}.py" for name in ("difference", "finding", "program", "serve", "served", "child",
-                                                        "checked", "block_tables", "kv_worker", "table_machine", "step_strategy",
+                                                        "handed", "checked", "block_tables", "kv_worker", "table_machine", "step_strategy",
                                                         "vllm_wheel")),
           *sorted((ROOT / "oracle" / "commands").glob("*.py")), *sorted((ROOT / "oracle" / "grading").glob("*.py"))]
 

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
-from tests.tamper import Reaper, Ran, Scene, compile_grader, differences, report_texts, restore, run_pagedcheck, snapshot
+from tests.tamper import Reaper, Scene
+from tests.tamper_grading import check_report, grade_args, grade_in_scene, max_points, reaper  # noqa: F401
 from tests.test_grade import small_rubric
 
 ATTACKS = SUBMISSIONS / "hostile" / "tamper"
@@ -102,86 +103,9 @@ def scene(tmp_path: Path) -> Iterator[Scene]:
     world.close()
 
 
-@pytest.fixture(scope="module")
-def reaper() -> Iterator[Reaper]:
-    """This process as a child subreaper; and the grader's bytecode written beforehand, so that a .pyc the
-    grader writes the first time it imports a module is not taken for an attack's."""
-    compile_grader()
-    with Reaper() as r:
-        yield r
-
-
-# the items a Python submission is not graded on: C's own, and those whose rule shows only in the engine's
-# objects, which the grader does not read in the submission's process (oracle/hw3/evidence.py ITEMS)
-NOT_GRADED_FOR_PYTHON = frozenset({"compiles", "big_pool", "memory_safety", "alloc_failure",
-                                   "tail_insertion", "l1_traversal"})
-
-
-def max_points(items: tuple[str, ...], lang: str = "c") -> int:
-    """The most `items` can earn a submission in `lang` ("c", "python"): the report's max_score."""
-    from oracle.hw3.grade import load
-
-    left_out = NOT_GRADED_FOR_PYTHON if lang == "python" else frozenset()
-    return sum(item.points for item in load().items if item.id in items and item.id not in left_out)
-
-
 def hostile_source(attack: Attack, scene: Scene, **more: str) -> str:
     base = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{attack.base}.patch")
     return scene.fill(patched(base, ATTACKS / f"{attack.name}.patch"), MAX=str(max_points(attack.rubric_items)), **more)
-
-
-@dataclass
-class Evidence:
-    """What one grading did, gathered once it returned; `problems` lists every way it broke a promise."""
-
-    ran: Ran
-    problems: list[str]
-
-
-def grade_in_scene(scene: Scene, reaper: Reaper, args: list[str], memory_guard: int | None = None) -> Evidence:
-    """Runs `pagedcheck ARGS`, then gathers the evidence: leftovers (killed), files changed outside the
-    scratch (restored), secrets in any report or in what the grader printed, connections to the port."""
-    before = snapshot(scene.outside_scratch())
-    ran = run_pagedcheck(args, scene, memory_guard=memory_guard)
-    problems = [] if ran.status is not None else ["grading did not end within the harness's limit"]
-    left = reaper.leftovers(*scene.markers)
-    reaper.kill(left)
-    problems += [f"left running: pid {p.pid} ({p.state}) {p.cmdline[:160]}" for p in left[:10]]
-    if len(left) > 10:
-        problems.append(f"... {len(left)} processes left running in all")
-    after = snapshot(scene.outside_scratch())
-    changed = differences(before, after)
-    restore(before, after)
-    problems += changed
-    texts = {**report_texts(scene.out), "grader stdout": ran.stdout, "grader stderr": ran.stderr}
-    problems += [f"{name} leaks {leak}" for name, text in texts.items() for leak in scene.leaks(text)]
-    if connections := scene.connections():
-        problems.append(f"{connections} connection(s) reached 127.0.0.1:{scene.port}")
-    if "Traceback (most recent call last)" in ran.stderr:
-        problems.append("the grader printed a traceback: " + ran.stderr.strip().splitlines()[-1][:200])
-    return Evidence(ran, problems)
-
-
-def check_report(folder: Path, expected: float, max_score: float) -> list[str]:
-    """The grader's own reports in `folder` say `expected` of `max_score`, untouched and self-consistent."""
-    problems = []
-    try:
-        report = json.loads((folder / "report.json").read_text())
-        results = json.loads((folder / "results.json").read_text())
-    except (OSError, ValueError) as exc:
-        return [f"no readable report in {folder.name}: {exc}"]
-    if "forged" in (folder / "report.json").read_text() + (folder / "results.json").read_text():
-        problems.append("a report was forged by the submission (rewritten, or by code it put into the grader)")
-    if (report.get("score"), report.get("max_score")) != (expected, max_score):
-        failed = [(i["id"], i["status"], i["message"][:150]) for i in report.get("items", []) if i["status"] != "passed"]
-        problems.append(f"score {report.get('score')}/{report.get('max_score')}, expected {expected}/{max_score}: {failed}")
-    if results.get("score") != report.get("score"):
-        problems.append(f"results.json says {results.get('score')}, report.json {report.get('score')}")
-    if report.get("exit_status") != (0 if expected == max_score else 1):
-        problems.append(f"exit_status {report.get('exit_status')}, grader_error {report.get('grader_error')!r}")
-    problems += [f"item {i['id']} is a grader error: {i['message'][:200]}" for i in report.get("items", [])
-                 if i["status"] == "error"]
-    return problems
 
 
 @pytest.mark.parametrize("base, items, honest", BASES, ids=[f"{bug}-{len(items)}" for bug, items, _ in BASES])
@@ -196,12 +120,6 @@ def test_each_base_bug_scores_its_honest_score(
     problems = evidence.problems + check_report(scene.out, honest, max_points(items))
     assert not problems, "\n".join(problems)
     assert evidence.ran.status == 1
-
-
-def grade_args(sub: Path, scene: Scene, rubric: Path, timeout: float = 2.0, options: tuple[str, ...] = ()) -> list[str]:
-    return ["grade", str(sub), "--rubric", str(rubric), "--json", str(scene.out / "report.json"),
-            "--gradescope", str(scene.out / "results.json"), "--out", str(scene.out), "--timeout", str(timeout),
-            "-q", *options]
 
 
 @pytest.mark.parametrize("name", [a.name for a in ATTACKS_C if a.mode != "batch"])

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.tamper import ROOT, Reaper, Scene
-from tests.test_tamper import check_report, grade_args, grade_in_scene
-from tests.test_tamper_review import reaper  # noqa: F401  (fixture)
-from tests.test_tamper_review5 import ALONE_HONEST, ALONE_ITEMS, ALONE_MAX, _weighted
+from tests.tamper_grading import c_submission, graded_problems, python_module, reaper  # noqa: F401  (fixture)
+from tests.test_tamper_review5 import ALONE_HONEST, ALONE_ITEMS, ALONE_MAX
 
 ATTACKS = Path(__file__).with_name("hostile_alone")
 C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "alone"
@@ -30,17 +29,12 @@ C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "alone"
     pytest.param(True, id="without-bwrap")])
 def test_a_witness_cannot_tell_itself_by_a_mark_an_earlier_process_left(without_bwrap: bool, tmp_path: Path,
                                                                        reaper: Reaper) -> None:
-    from tests.test_grade import small_rubric
-    from tests.test_tamper_review import python_module
-
     scene = Scene(tmp_path, without_bwrap=without_bwrap)
     try:
         code = python_module("fork_no_incref", (ATTACKS / "witness_by_atime.py").read_text())
         (scene.mods / "alone_witness_by_atime.py").write_text(scene.fill(code))
-        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(ALONE_ITEMS))
-        _weighted(rubric, "append_cow", 2)
-        evidence = grade_in_scene(scene, reaper, grade_args(Path("alone_witness_by_atime"), scene, rubric))
-        problems = evidence.problems + check_report(scene.out, ALONE_HONEST, ALONE_MAX)
+        problems = graded_problems(scene, reaper, Path("alone_witness_by_atime"), ALONE_ITEMS, ALONE_HONEST, ALONE_MAX,
+                                   {"append_cow": 2})
     finally:
         scene.close()
     assert not problems, "\n".join([f"witness_by_atime (honest score {ALONE_HONEST}/{ALONE_MAX}):", *problems])
@@ -48,25 +42,17 @@ def test_a_witness_cannot_tell_itself_by_a_mark_an_earlier_process_left(without_
 
 # tests/submissions/hostile/alone/witness_by_atime.patch: the same attack in C, on fork_no_incref.patch's bug (the
 # fork takes no reference of the shared blocks unless its engine state was forked before in this grading), marking
-# a copyright file of /usr/share/doc by reading it. Under the Landlock fallback a C driver still reads the host's
-# /usr (oracle/SANDBOX.md, "Access times"; tests/test_runtime.py's strict xfail shows a C run's mark), and the mark
-# is made: yet a C fork is judged at the fork from the engine's own memory (its ref_count), never by a second opinion
+# a copyright file of /usr/share/doc by reading it. Under the Landlock fallback a C driver reads only the frozen
+# runtime copy since c-runtime (oracle/SANDBOX.md, "Access times"): the open is refused and no mark is made. Before
+# that the mark was made, and the attack still gained nothing: a C fork is judged at the fork from the engine's own memory (its ref_count), never by a second opinion
 # (oracle/hw3/fork_witness.py is for engines whose objects the grader does not read), so the attack gains nothing:
 # honest 8/16 (fork fails; append_cow's in-place append is the fork's). Without bubblewrap only: under it the
 # attack finds no grader in its pid namespace and is the plain bug.
 def test_a_c_fork_without_references_gains_nothing_by_marking_access_times(tmp_path: Path, reaper: Reaper) -> None:
-    from tests.conftest import REFERENCE_C, patched
-    from tests.test_grade import small_rubric
-
     scene = Scene(tmp_path, without_bwrap=True)
     try:
-        sub = scene.root / "submission"
-        sub.mkdir()
-        (sub / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), C_ATTACKS / "witness_by_atime.patch"))
-        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(ALONE_ITEMS))
-        _weighted(rubric, "append_cow", 2)
-        evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
-        problems = evidence.problems + check_report(scene.out, ALONE_HONEST, ALONE_MAX)
+        sub = c_submission(scene, None, C_ATTACKS / "witness_by_atime.patch")
+        problems = graded_problems(scene, reaper, sub, ALONE_ITEMS, ALONE_HONEST, ALONE_MAX, {"append_cow": 2})
     finally:
         scene.close()
     assert not problems, "\n".join([f"C witness_by_atime (honest score {ALONE_HONEST}/{ALONE_MAX}):", *problems])

@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import Reaper, Scene, compile_grader
 from tests.test_grade import small_rubric
-from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points
+from tests.tamper_grading import check_report, grade_args, grade_in_scene, max_points
 
 ATTACKS = SUBMISSIONS / "hostile" / "tamper2"
 LEAK_ITEMS = ("compiles", "llm_destroy", "memory_safety")  # llm_destroy's honest score there: compiles only (5)

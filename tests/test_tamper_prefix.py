@@ -14,20 +14,15 @@ where bubblewrap cannot start (a failing `bwrap` first on PATH).
 """
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
-from tests.conftest import patched
-from tests.tamper import ROOT, Reaper, Scene
-from tests.test_tamper import check_report, grade_in_scene, reaper  # noqa: F401
-
-ENGINE = ROOT / "engine" / "prefix"
-BROKEN = ROOT / "tests" / "broken_prefix"
-RUBRIC = ROOT / "oracle" / "prefix" / "rubric.toml"
+from tests.tamper import Reaper, Scene
+from tests.tamper_grading import (PLAIN_KV_CACHE, check_report, grade_in_scene, prefix_grade_args,  # noqa: F401
+                                  prefix_rubric, prefix_submission, reaper)
 
 WRAP = """from labsol import KVCacheManager as _Base, Request
 
@@ -79,43 +74,14 @@ ATTACKS = [
 BY_NAME = {attack.name: attack for attack in ATTACKS}
 
 
-def rubric(path: Path, items: tuple[str, ...]) -> Path:
-    """The prefix family's default rubric restricted to `items`."""
-    head, *blocks = RUBRIC.read_text().split("[[item]]")
-    path.write_text(head + "".join("[[item]]" + b for b in blocks if any(f'id = "{i}"\n' in b for i in items)))
-    return path
-
-
 def submission(folder: Path, base: str, plant: str | None) -> Path:
     """`folder` holding engine/prefix with the known bug as `labsol`, and kv_cache.py (with the plant, if any)."""
-    package = folder / "labsol"
-    shutil.copytree(ENGINE, package, ignore=shutil.ignore_patterns("__pycache__"))
-    patch = BROKEN / f"{base}.patch"
-    target = next(line.split("b/engine/prefix/")[1].strip() for line in patch.read_text().splitlines()
-                  if line.startswith("+++ "))
-    (package / target).write_text(patched((ENGINE / target).read_text(), patch))
-    (folder / "kv_cache.py").write_text(WRAP.format(plant=plant) if plant else
-                                       "from labsol import KVCacheManager, Request\n")
-    return folder
-
-
-def grade_args(sub: Path, scene: Scene, rubric_path: Path) -> list[str]:
-    return ["grade", "--family", "prefix", str(sub), "--rubric", str(rubric_path),
-            "--json", str(scene.out / "report.json"), "--gradescope", str(scene.out / "results.json"),
-            "--out", str(scene.out), "-q"]
-
-
-class PrefixScene(Scene):
-    """A Scene whose failing bwrap stands where a sandbox uid can run it: tests/tamper.py puts it under
-    pytest's folder (mode 0700), where the grader's probe, run as a fresh uid when the grader is root, cannot
-    reach it and finds the real bwrap next on PATH (so the fallback never ran)."""
-
-    failing_bin = property(lambda self: self.tmp / "failing-bin")
+    return prefix_submission(folder, base, WRAP.format(plant=plant) if plant else PLAIN_KV_CACHE)
 
 
 @pytest.fixture(params=[False, True], ids=["bubblewrap", "without_bwrap"])
 def scene(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Scene]:
-    world = PrefixScene(tmp_path, without_bwrap=request.param)
+    world = Scene(tmp_path, without_bwrap=request.param)
     yield world
     world.close()
 
@@ -123,7 +89,8 @@ def scene(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Scene]:
 def graded(scene: Scene, reaper: Reaper, base: str, plant: str | None, items: tuple[str, ...],  # noqa: F811
            expected: int) -> list[str]:
     sub = submission(scene.mods / "student", base, plant)
-    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric(scene.rubric_dir / "rubric.toml", items)))
+    rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", items)
+    evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
     problems = evidence.problems + check_report(scene.out, expected, 8 * len(items))
     if evidence.ran.status != 1:
         problems.append(f"pagedcheck grade exited {evidence.ran.status}, expected 1: {evidence.ran.stderr[-300:]}")

@@ -13,7 +13,8 @@ import pytest
 
 from tests.tamper import ROOT, Reaper, Scene
 from tests.test_grade import small_rubric
-from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points, reaper, scene  # noqa: F401
+from tests.tamper_grading import check_report, grade_args, grade_in_scene, max_points, reaper  # noqa: F401
+from tests.test_tamper import scene  # noqa: F401
 
 ITEMS = ("llm_init", "append_cow")  # 6 + 8 points: the bug fails append_cow
 HONEST = 6

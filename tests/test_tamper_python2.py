@@ -21,7 +21,7 @@ import pytest
 from tests.conftest import patched
 from tests.tamper import ROOT, Reaper, Scene
 from tests.test_grade import small_rubric
-from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points, reaper  # noqa: F401
+from tests.tamper_grading import check_report, grade_args, grade_in_scene, max_points, reaper  # noqa: F401
 
 MEMORY_GUARD = 1 << 30  # RLIMIT_AS on the grader: a grader that decoded a bomb into objects would pass it
 

@@ -11,21 +11,20 @@ the grader is marked xfail(strict=True) with the mechanism that let it through.
 """
 
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
-from tests.tamper import ROOT, Reaper, Scene, compile_grader
+from tests.tamper import ROOT, Reaper, Scene
+from tests.tamper_grading import (check_report, grade_args, grade_in_scene, max_points, python_module,  # noqa: F401
+                                  reaper, scene)
 from tests.test_grade import small_rubric
-from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points
 
 C_ATTACKS = SUBMISSIONS / "hostile" / "review"
 PY_ATTACKS = Path(__file__).with_name("hostile_review")
@@ -136,30 +135,6 @@ HONEST = [("c", "l1_traversal", ("compiles", "l1_traversal"), 5),
           ("c", "llm_destroy", ("compiles", "llm_destroy"), 5),
           ("python", "fork_breaks_at_null_l1", ("llm_init", "l1_traversal"), 6),  # 6/6: see server_ops_replaced
           ("python", "create_at_head", ("llm_init", "tail_insertion"), 6)]
-
-
-@pytest.fixture(params=[False, True], ids=["bwrap", "without-bwrap"])
-def scene(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Scene]:
-    world = Scene(tmp_path, without_bwrap=request.param)
-    yield world
-    world.close()
-
-
-@pytest.fixture(scope="module")
-def reaper() -> Iterator[Reaper]:
-    compile_grader()
-    with Reaper() as r:
-        yield r
-
-
-def python_module(base: str, attack: str) -> str:
-    """engine/llm_memory.py standing alone, the classes and calls of tests/broken/<base>.py on top (`base`: the
-    engine's names as they were before them, so a bug that wraps the engine's call reaches the engine's), then
-    the attack's code."""
-    engine = (ROOT / "engine" / "llm_memory.py").read_text()
-    bug = (ROOT / "tests" / "broken" / f"{base}.py").read_text()
-    bug = bug[re.search(r"^(class|def) ", bug, re.M).start():]  # type: ignore[union-attr]
-    return f"{engine}\n\nimport types as _types\nbase = _types.SimpleNamespace(**globals())\n\n{bug}\n\n{attack}"
 
 
 def submission(scene: Scene, lang: str, base: str, attack: str | None, udp_port: int = 9) -> Path:
@@ -399,8 +374,7 @@ def test_another_process_command_line_reaches_no_report(scene: Scene, reaper: Re
 def test_prefix_review_attack_gets_no_more_than_its_honest_score(name: str, scene: Scene, reaper: Reaper) -> None:
     """The prefix family's whole rubric; the student's folder holds the package (engine/prefix with the known
     bug, tests/test_tamper_prefix.py's `labsol`) and the attack's files beside it; the package is graded."""
-    from tests.test_tamper_prefix import RUBRIC
-    from tests.test_tamper_prefix import grade_args as prefix_args
+    from tests.tamper_grading import PREFIX_RUBRIC, prefix_grade_args
     from tests.test_tamper_prefix import submission as prefix_submission
 
     attack = BY_NAME[name]
@@ -409,21 +383,20 @@ def test_prefix_review_attack_gets_no_more_than_its_honest_score(name: str, scen
         if path.suffix == ".py":
             shutil.copy(path, folder / path.name)
     rubric = scene.rubric_dir / "rubric.toml"
-    rubric.write_text(RUBRIC.read_text())
-    evidence = grade_in_scene(scene, reaper, prefix_args(folder / "labsol", scene, rubric))
+    rubric.write_text(PREFIX_RUBRIC.read_text())
+    evidence = grade_in_scene(scene, reaper, prefix_grade_args(folder / "labsol", scene, rubric))
     problems = evidence.problems + check_report(scene.out, attack.expected, 100)
     assert not problems, "\n".join([f"{name} (honest score {attack.expected}):", *problems])
 
 
 def test_the_prefix_base_bug_scores_its_honest_score(scene: Scene, reaper: Reaper) -> None:
-    from tests.test_tamper_prefix import RUBRIC
-    from tests.test_tamper_prefix import grade_args as prefix_args
+    from tests.tamper_grading import PREFIX_RUBRIC, prefix_grade_args
     from tests.test_tamper_prefix import submission as prefix_submission
 
     folder = prefix_submission(scene.mods / "student", "hash_not_chained", None)
     rubric = scene.rubric_dir / "rubric.toml"
-    rubric.write_text(RUBRIC.read_text())
-    evidence = grade_in_scene(scene, reaper, prefix_args(folder / "labsol", scene, rubric))
+    rubric.write_text(PREFIX_RUBRIC.read_text())
+    evidence = grade_in_scene(scene, reaper, prefix_grade_args(folder / "labsol", scene, rubric))
     problems = evidence.problems + check_report(scene.out, 80, 100)  # hash_chaining 8 and fuzz 12 lost
     assert not problems, "\n".join(problems)
 

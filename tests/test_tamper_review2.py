@@ -19,9 +19,10 @@ import pytest
 
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import Reaper, Scene
+from tests.tamper_grading import (c_submission, check_report, grade_args, grade_in_scene, python_module,  # noqa: F401
+                                  python_submission, reaper, scene)
 from tests.test_grade import small_rubric
-from tests.test_tamper import check_report, grade_args, grade_in_scene
-from tests.test_tamper_review import Attack, graded, python_module, reaper, scene  # noqa: F401  (fixtures)
+from tests.test_tamper_review import Attack, graded
 
 C_ATTACKS = SUBMISSIONS / "hostile" / "review2"
 CORRECT = SUBMISSIONS / "correct_review2"  # correct implementations written in unusual ways: patches on the reference
@@ -93,15 +94,8 @@ BY_NAME = {attack.name: attack for attack in ATTACKS}
 def submission(scene: Scene, attack: Attack) -> Path:
     """Writes the attack's submission into the scene; what `pagedcheck grade` is given."""
     if attack.lang == "python":
-        (scene.mods / "review2_attack.py").write_text(
-            scene.fill(python_module(attack.base, (PY_ATTACKS / f"{attack.name}.py").read_text())))
-        return Path("review2_attack")
-    source = patched(patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{attack.base}.patch"),
-                     C_ATTACKS / f"{attack.name}.patch")
-    sub = scene.root / "submission"
-    sub.mkdir()
-    (sub / "llm_memory.c").write_text(scene.fill(source))
-    return sub
+        return python_submission(scene, "review2", attack.base, PY_ATTACKS / f"{attack.name}.py")
+    return c_submission(scene, attack.base, C_ATTACKS / f"{attack.name}.patch")
 
 
 HONEST = [("python", "free_count_not_incremented", ("llm_init", "free_count"), 6),
@@ -189,7 +183,7 @@ def test_a_correct_unusual_implementation_gets_full_marks(name: str, scene: Scen
     sub = scene.root / "submission"
     sub.mkdir()
     (sub / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), CORRECT / f"{name}.patch"))
-    from tests.test_tamper import max_points
+    from tests.tamper_grading import max_points
 
     full = max_points(unusual.items)
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(unusual.items))

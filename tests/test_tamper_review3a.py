@@ -24,8 +24,7 @@ import pytest
 from tests.conftest import ROOT
 from tests.tamper import Reaper, Scene, differences, snapshot
 from tests.test_blockspace_grade import student_copy
-from tests.test_tamper import check_report, grade_in_scene
-from tests.test_tamper_review import reaper, scene  # noqa: F401  (fixtures)
+from tests.tamper_grading import check_report, grade_in_scene, reaper, scene  # noqa: F401  (fixtures)
 from tests.test_tamper_review2 import _outside_code
 
 ATTACKS_DIR = Path(__file__).with_name("hostile_review3a")
@@ -170,12 +169,12 @@ def markdown_submission(scene: Scene, family: str) -> tuple[Path, Path]:
     if family == "blockspace":
         return (submission(scene, "watermark_ignored", "markdown_label"),
                 rubric(scene.rubric_dir / "rubric.toml", {"watermark": 10}))
-    from tests.test_tamper_prefix import RUBRIC
+    from tests.tamper_grading import PREFIX_RUBRIC
     from tests.test_tamper_prefix import submission as prefix_submission
 
     folder = prefix_submission(scene.mods / "student", "no_hit_cap", None)
     (folder / "kv_cache.py").write_text(scene.fill((ATTACKS_DIR / "markdown_label_prefix.py").read_text()))
-    return folder, Path(shutil.copy(RUBRIC, scene.rubric_dir / "rubric.toml"))
+    return folder, Path(shutil.copy(PREFIX_RUBRIC, scene.rubric_dir / "rubric.toml"))
 
 
 # held: a failed item's message and details reach a student only inside one fenced block, its fence longer than any
@@ -286,9 +285,9 @@ def test_an_upload_whose_module_links_to_a_classmates_gets_nothing_of_it(family:
     if family == "blockspace":
         rubric_file, full = rubric(scene.rubric_dir / "rubric.toml", TWO_ITEMS), sum(TWO_ITEMS.values())
     else:
-        from tests.test_tamper_prefix import RUBRIC
+        from tests.tamper_grading import PREFIX_RUBRIC
 
-        rubric_file, full = Path(shutil.copy(RUBRIC, scene.rubric_dir / "rubric.toml")), 100
+        rubric_file, full = Path(shutil.copy(PREFIX_RUBRIC, scene.rubric_dir / "rubric.toml")), 100
     evidence = grade_in_scene(scene, reaper, ["grade-all", str(batch), "--out", str(scene.out), "--family", family,
                                               "--rubric", str(rubric_file), "--jobs", "1", "-q"])
     problems = evidence.problems + [f"z-bob: {p}" for p in check_report(scene.out / "z-bob", full, full)]

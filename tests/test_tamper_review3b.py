@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.conftest import SUBMISSIONS
 from tests.tamper import Reaper, Scene
-from tests.test_tamper_review import Attack, python_module, reaper, scene  # noqa: F401  (fixtures)
+from tests.tamper_grading import c_submission, python_submission, reaper, scene  # noqa: F401  (fixtures)
+from tests.test_tamper_review import Attack
 from tests.test_tamper_review2 import attack_problems
 
 C_ATTACKS = SUBMISSIONS / "hostile" / "review3b"
@@ -93,15 +94,8 @@ BY_NAME = {attack.name: attack for attack in ATTACKS}
 def submission(scene: Scene, attack: Attack) -> Path:
     """Writes the attack's submission into the scene; what `pagedcheck grade` is given."""
     if attack.lang == "python":
-        (scene.mods / "review3b_attack.py").write_text(
-            scene.fill(python_module(attack.base, (PY_ATTACKS / f"{attack.name}.py").read_text())))
-        return Path("review3b_attack")
-    source = patched(patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{attack.base}.patch"),
-                     C_ATTACKS / f"{attack.name}.patch")
-    sub = scene.root / "submission"
-    sub.mkdir()
-    (sub / "llm_memory.c").write_text(scene.fill(source))
-    return sub
+        return python_submission(scene, "review3b", attack.base, PY_ATTACKS / f"{attack.name}.py")
+    return c_submission(scene, attack.base, C_ATTACKS / f"{attack.name}.patch")
 
 
 # each held by the grader's own reading of the evidence (the ledger, the sealed pool file, the second opinion's

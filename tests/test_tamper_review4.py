@@ -20,8 +20,9 @@ import pytest
 
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import Reaper, Scene
-from tests.test_tamper_review import Attack, python_module, reaper, scene  # noqa: F401  (fixtures)
-from tests.test_tamper import check_report, grade_args, grade_in_scene
+from tests.tamper_grading import (check_report, grade_args, grade_in_scene, python_module, reaper,  # noqa: F401
+                                  scene)
+from tests.test_tamper_review import Attack
 from tests.test_tamper_review2 import attack_problems
 
 C_ATTACKS = SUBMISSIONS / "hostile" / "review4"
@@ -211,8 +212,7 @@ def test_a_hidden_items_program_reaches_no_visible_output(scene: Scene, reaper: 
 def _prefix_weighted_problems(scene: Scene, reaper: Reaper, attacked: bool) -> list[str]:
     """forward_order_free's pool (with free_queue_unseen's kv_cache.py when `attacked`) graded under a course's
     rubric weighing free_queue 4 and reverse_order_free 8: what its grade got that the honest 4/12 does not allow."""
-    from tests.test_tamper_prefix import grade_args as prefix_grade_args
-    from tests.test_tamper_prefix import rubric as prefix_rubric
+    from tests.tamper_grading import prefix_grade_args, prefix_rubric
     from tests.test_tamper_prefix import submission as prefix_submission
 
     attack = FREE_QUEUE_UNSEEN
@@ -241,7 +241,7 @@ def test_a_prefix_pool_that_hides_its_free_queue_gets_no_more(scene: Scene, reap
 def test_a_correct_python_submission_returning_an_int_enum_gets_full_marks(scene: Scene, reaper: Reaper) -> None:
     from tests.tamper import ROOT
     from tests.test_grade import small_rubric
-    from tests.test_tamper import max_points
+    from tests.tamper_grading import max_points
 
     items = ("llm_init", "create_free", "append_cow")
     engine = (ROOT / "engine" / "llm_memory.py").read_text()

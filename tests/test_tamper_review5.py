@@ -18,20 +18,12 @@ import pytest
 
 from tests.conftest import REFERENCE_C, patched
 from tests.tamper import ROOT, Reaper, Scene
-from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points
-from tests.test_tamper_review import reaper, scene  # noqa: F401  (fixtures)
+from tests.tamper_grading import (c_submission, check_report, grade_args, grade_in_scene, graded_problems,  # noqa: F401
+                                  max_points, python_module, reaper, scene, weighted)
 from tests.test_tamper_review4 import _at_most
 
 C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review5"
 PY_ATTACKS = Path(__file__).with_name("hostile_review5")
-
-
-def _weighted(rubric: Path, item: str, points: int) -> None:
-    """`rubric` with `item` weighed `points`, as a course may weigh it."""
-    head, *blocks = rubric.read_text().split("[[item]]")
-    blocks = [b.replace("\npoints = ", f"\npoints = {points}\n#", 1) if f'id = "{item}"\n' in b else b
-              for b in blocks]
-    rubric.write_text("[[item]]".join([head, *blocks]))
 
 
 # --- 1. the fork witness blamed for a free's bug -------------------------------------------------------------------
@@ -60,12 +52,8 @@ def _free_drops_shared(scene: Scene) -> Path:
 @pytest.mark.bwrap_repeat  # the fork witness's verdict, the same in both isolations
 def test_a_free_that_drops_shared_references_is_not_charged_to_a_fork_weighed_low(scene: Scene,
                                                                                   reaper: Reaper) -> None:
-    from tests.test_grade import small_rubric
-
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(FREE_ITEMS))
-    _weighted(rubric, "fork", 2)
-    evidence = grade_in_scene(scene, reaper, grade_args(_free_drops_shared(scene), scene, rubric))
-    problems = evidence.problems + check_report(scene.out, FREE_HONEST, FREE_MAX)
+    sub = _free_drops_shared(scene)
+    problems = graded_problems(scene, reaper, sub, FREE_ITEMS, FREE_HONEST, FREE_MAX, {"fork": 2})
     assert not problems, "\n".join([f"free_drops_shared (honest score {FREE_HONEST}/{FREE_MAX}):", *problems])
 
 
@@ -113,17 +101,11 @@ def _second_opinion_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool
                              items: tuple[str, ...], weighed: str, honest: int, full: int) -> list[str]:
     """tests/hostile_review5/<attack>.py on the broken variant `base`, graded on `items` with `weighed` worth 2: what
     its grade got that the honest score does not allow."""
-    from tests.test_grade import small_rubric
-    from tests.test_tamper_review import python_module
-
     scene = Scene(tmp_path, without_bwrap=without_bwrap)
     try:
         code = python_module(base, (PY_ATTACKS / f"{attack}.py").read_text())
         (scene.mods / f"review5_{attack}.py").write_text(scene.fill(code))
-        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
-        _weighted(rubric, weighed, 2)
-        evidence = grade_in_scene(scene, reaper, grade_args(Path(f"review5_{attack}"), scene, rubric))
-        return evidence.problems + check_report(scene.out, honest, full)
+        return graded_problems(scene, reaper, Path(f"review5_{attack}"), items, honest, full, {weighed: 2})
     finally:
         scene.close()
 
@@ -164,8 +146,7 @@ QUEUE_HONEST, QUEUE_MAX = 4, 12
 def _prefix_problems(scene: Scene, reaper: Reaper, attacks: tuple[str, ...]) -> list[str]:
     """forward_order_free's pool with kv_cache.py made of tests/hostile_review5/<attack>.py, each after the one
     before (none: the honest pool), graded on QUEUE_ITEMS: what its grade got that the honest score does not allow."""
-    from tests.test_tamper_prefix import grade_args as prefix_grade_args
-    from tests.test_tamper_prefix import rubric as prefix_rubric
+    from tests.tamper_grading import prefix_grade_args, prefix_rubric
     from tests.test_tamper_prefix import submission as prefix_submission
 
     sub = prefix_submission(scene.mods / "student", "forward_order_free", None)
@@ -173,7 +154,7 @@ def _prefix_problems(scene: Scene, reaper: Reaper, attacks: tuple[str, ...]) -> 
         code = "\n\n".join((PY_ATTACKS / f"{attack}.py").read_text() for attack in attacks)
         (sub / "kv_cache.py").write_text(scene.fill(code))
     rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", QUEUE_ITEMS)
-    _weighted(rubric, "free_queue", 4)
+    weighted(rubric, "free_queue", 4)
     evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
     return evidence.problems + (_at_most if attacks else check_report)(scene.out, QUEUE_HONEST, QUEUE_MAX)
 
@@ -231,15 +212,9 @@ USABLE_ITEMS = ("compiles", "llm_init", "llm_destroy", "memory_safety")
 
 
 def test_a_correct_submission_asking_malloc_usable_size_gets_full_marks(scene: Scene, reaper: Reaper) -> None:
-    from tests.test_grade import small_rubric
-
-    sub = scene.root / "submission"
-    sub.mkdir()
-    (sub / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), C_ATTACKS / "usable_size.patch"))
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(USABLE_ITEMS))
-    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
     full = max_points(USABLE_ITEMS)
-    problems = evidence.problems + check_report(scene.out, full, full)
+    problems = graded_problems(scene, reaper, c_submission(scene, None, C_ATTACKS / "usable_size.patch"), USABLE_ITEMS,
+                               full, full)
     assert not problems, "\n".join(["usable_size:", *problems])
 
 
@@ -269,7 +244,7 @@ def test_an_unchecked_malloc_where_the_sample_never_looks_still_fails_alloc_fail
     source = source.replace("i <= 64;", "i <= 48;")  # within the bound: tried, not left not run
     (sub / "llm_memory.c").write_text(source.replace("i != 10)", f"i != {unchecked})"))
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(SAMPLE_ITEMS))
-    _weighted(rubric, "alloc_failure", 5)
+    weighted(rubric, "alloc_failure", 5)
     evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
     problems = evidence.problems + check_report(scene.out, SAMPLE_HONEST, SAMPLE_MAX)
     assert not problems, "\n".join([f"sample_skipped, unchecked scratch {unchecked} (honest {SAMPLE_HONEST}):",
@@ -285,16 +260,8 @@ def test_an_unchecked_malloc_where_the_sample_never_looks_still_fails_alloc_fail
 # does not check (process_vm_readv, review 4) needed the filter
 @pytest.mark.bwrap_repeat  # valgrind's check, in both isolations
 def test_an_overread_made_by_the_kernel_through_write_still_fails_memory_safety(scene: Scene, reaper: Reaper) -> None:
-    from tests.conftest import SUBMISSIONS
-    from tests.test_grade import small_rubric
-
-    source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "memory_safety.patch")
-    sub = scene.root / "submission"
-    sub.mkdir()
-    (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / "overread_by_write.patch"))
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", ["compiles", "memory_safety"])
-    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
-    problems = evidence.problems + check_report(scene.out, 5, 15)
+    sub = c_submission(scene, "memory_safety", C_ATTACKS / "overread_by_write.patch")
+    problems = graded_problems(scene, reaper, sub, ("compiles", "memory_safety"), 5, 15)
     assert not problems, "\n".join(["overread_by_write (honest score 5/15):", *problems])
 
 

@@ -17,16 +17,15 @@ and without it where said).
 """
 
 import importlib
-import secrets
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import ROOT, Reaper, Scene
-from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points, reaper, scene  # noqa: F401
-from tests.test_tamper_review import python_module
-from tests.test_tamper_review5 import _weighted
+from tests.tamper_grading import (c_submission, graded_problems, max_points, prefix_problems,  # noqa: F401
+                                  python_module, python_submission, reaper)
+from tests.test_tamper import scene  # noqa: F401  (under bubblewrap alone)
 
 C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review6"
 PY_ATTACKS = Path(__file__).with_name("hostile_review6")
@@ -47,17 +46,11 @@ ALLOC_EVERY = _present("oracle.hw3.alloc_failure", "MOST_PER_CALL")  # branch al
 
 def _python_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items: tuple[str, ...], weighed: str,
                      honest: int, full: int) -> list[str]:
-    """tests/hostile_review6/<attack>.py on the broken variant `base`, graded on `items` with `weighed` worth 2: what
-    its grade got that the honest score does not allow. The module's name is drawn afresh: no other test's submission
-    has it."""
-    from tests.test_grade import small_rubric
-
-    module = f"review6_{attack}_{secrets.token_hex(4)}"
-    (scene.mods / f"{module}.py").write_text(python_module(base, (PY_ATTACKS / f"{attack}.py").read_text()))
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
-    _weighted(rubric, weighed, 2)
-    evidence = grade_in_scene(scene, reaper, grade_args(Path(module), scene, rubric))
-    return evidence.problems + check_report(scene.out, honest, full)
+    """tests/hostile_review6/<attack>.py (none where `attack` is "") on the broken variant `base`, graded on `items`
+    with `weighed` worth 2: what its grade got that the honest score does not allow. The module's name is drawn
+    afresh: no other test's submission has it."""
+    sub = python_submission(scene, "review6", base, PY_ATTACKS / f"{attack}.py" if attack else None)
+    return graded_problems(scene, reaper, sub, items, honest, full, {weighed: 2})
 
 
 # The fork's bug, and where a witness fooled leaves it: fork_no_incref graded on llm_init (6), fork (8) and append_cow,
@@ -69,13 +62,7 @@ FORK_HONEST, FORK_MAX = 8, 16
 
 def test_the_fork_bug_alone_gets_its_honest_score(scene: Scene, reaper: Reaper) -> None:
     """The control of attacks 1 and 2: fork_no_incref alone (with no attack: an empty one), graded the same way."""
-    from tests.test_grade import small_rubric
-
-    (scene.mods / "review6_control.py").write_text(python_module("fork_no_incref", ""))
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(FORK_ITEMS))
-    _weighted(rubric, "append_cow", 2)
-    evidence = grade_in_scene(scene, reaper, grade_args(Path("review6_control"), scene, rubric))
-    problems = evidence.problems + check_report(scene.out, FORK_HONEST, FORK_MAX)
+    problems = _python_problems(scene, reaper, "fork_no_incref", "", FORK_ITEMS, "append_cow", FORK_HONEST, FORK_MAX)
     assert not problems, "\n".join([f"fork_no_incref (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
 
 
@@ -96,12 +83,9 @@ POOL_FILE_HONEST = FORK_MAX
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 def test_a_fork_witness_cannot_be_told_by_the_pool_file_a_process_finds(without_bwrap: bool, tmp_path: Path,
                                                                        reaper: Reaper) -> None:
-    world = Scene(tmp_path, without_bwrap=without_bwrap)
-    try:
+    with closing(Scene(tmp_path, without_bwrap=without_bwrap)) as world:
         problems = _python_problems(world, reaper, "fork_no_incref", "pool_file_grown", FORK_ITEMS, "append_cow",
                                     POOL_FILE_HONEST, FORK_MAX)
-    finally:
-        world.close()
     assert not problems, "\n".join([f"pool_file_grown (honest score {POOL_FILE_HONEST}/{FORK_MAX}):", *problems])
 
 
@@ -132,12 +116,9 @@ def test_a_refusals_second_opinion_cannot_be_told_by_the_pool_file_a_process_fin
 @pytest.mark.xfail(not ONE_ALIVE, strict=True, reason="before one-alive a second opinion's process ran while the graded "
                    "run's was alive, and without bubblewrap /proc shows it")
 def test_a_fork_witness_finds_no_other_process_of_the_submission_in_proc(tmp_path: Path, reaper: Reaper) -> None:
-    world = Scene(tmp_path, without_bwrap=True)
-    try:
+    with closing(Scene(tmp_path, without_bwrap=True)) as world:
         problems = _python_problems(world, reaper, "fork_no_incref", "proc_not_alone", FORK_ITEMS, "append_cow",
                                     FORK_HONEST, FORK_MAX)
-    finally:
-        world.close()
     assert not problems, "\n".join([f"proc_not_alone (honest score {FORK_HONEST}/{FORK_MAX}):", *problems])
 
 
@@ -196,15 +177,8 @@ STRAY_HONEST = 5
 
 
 def test_a_stray_access_only_a_probe_meets_does_not_excuse_the_probed_bug(scene: Scene, reaper: Reaper) -> None:
-    from tests.test_grade import small_rubric
-
-    source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "l1_traversal.patch")
-    sub = scene.root / "submission"
-    sub.mkdir()
-    (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / "stray_in_probe.patch"))
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(STRAY_ITEMS))
-    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
-    problems = evidence.problems + check_report(scene.out, STRAY_HONEST, max_points(STRAY_ITEMS))
+    sub = c_submission(scene, "l1_traversal", C_ATTACKS / "stray_in_probe.patch")
+    problems = graded_problems(scene, reaper, sub, STRAY_ITEMS, STRAY_HONEST, max_points(STRAY_ITEMS))
     assert not problems, "\n".join([f"stray_in_probe (honest score {STRAY_HONEST}/{max_points(STRAY_ITEMS)}):",
                                     *problems])
 
@@ -224,15 +198,8 @@ def test_a_stray_access_only_a_probe_meets_does_not_excuse_the_probed_bug(scene:
 
 
 def test_a_double_free_only_a_probe_meets_does_not_excuse_the_probed_bug(scene: Scene, reaper: Reaper) -> None:
-    from tests.test_grade import small_rubric
-
-    source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "l1_traversal.patch")
-    sub = scene.root / "submission"
-    sub.mkdir()
-    (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / "double_free_in_probe.patch"))
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(STRAY_ITEMS))
-    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
-    problems = evidence.problems + check_report(scene.out, STRAY_HONEST, max_points(STRAY_ITEMS))
+    sub = c_submission(scene, "l1_traversal", C_ATTACKS / "double_free_in_probe.patch")
+    problems = graded_problems(scene, reaper, sub, STRAY_ITEMS, STRAY_HONEST, max_points(STRAY_ITEMS))
     assert not problems, "\n".join([f"double_free_in_probe (honest score {STRAY_HONEST}/{max_points(STRAY_ITEMS)}):",
                                     *problems])
 
@@ -249,21 +216,8 @@ QUEUE_HONEST, QUEUE_MAX = 4, 12
 def _prefix_problems(tmp_path: Path, reaper: Reaper, attack: str, score: int) -> list[str]:
     """tests/hostile_review6/<attack>.py as the kv_cache.py of forward_order_free's pool, graded on QUEUE_ITEMS with
     free_queue worth 4: what its grade got that `score` (of QUEUE_MAX) does not allow."""
-    from tests.test_tamper_prefix import PrefixScene
-    from tests.test_tamper_prefix import grade_args as prefix_grade_args
-    from tests.test_tamper_prefix import rubric as prefix_rubric
-    from tests.test_tamper_prefix import submission as prefix_submission
-
-    scene = PrefixScene(tmp_path)
-    try:
-        sub = prefix_submission(scene.mods / "student", "forward_order_free", None)
-        (sub / "kv_cache.py").write_text((PY_ATTACKS / f"{attack}.py").read_text())
-        rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", QUEUE_ITEMS)
-        _weighted(rubric, "free_queue", 4)
-        evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
-        return evidence.problems + check_report(scene.out, score, QUEUE_MAX)
-    finally:
-        scene.close()
+    return prefix_problems(tmp_path, reaper, "forward_order_free", PY_ATTACKS / f"{attack}.py", QUEUE_ITEMS, score,
+                           QUEUE_MAX, {"free_queue": 4})
 
 
 # Once 8/12: a drain not granted one block each said nothing, and the free's order was judged nowhere (the refused
@@ -322,24 +276,19 @@ COST_BROKEN = (
     "submission's 500 checked scratch buffers a call get it 5/10 for a correct 10/10, the same on every machine. Not "
     "fixed by failing fewer: one allocation a call site (first and last) would not hold review 5's sample_skipped, "
     "whose 64 buffers come from one site with a check that skips the tenth; a sample by position is what that attack "
-    "beat. Fix by construction still to do: tries whose cost does not grow with the square of a call's allocations "
-    "(one replay to the call, then a copy of the driver's process per try, made where no submission code runs, so no "
-    "try can tell itself from a graded run), with a bound in the thousands")
+    "beat. Measured (tests/bench/alloc_try_cost.py, bubblewrap, load 11 on 2 cores): a call's 503 allocations make "
+    "1003 mapping calls the ledger answers, 97 ms a call; its 3018 tries with a fresh driver each, replaying the calls "
+    "before its own, project to 1307 s, 1000 s with a driver start for free, and 267 s with no start and no replay "
+    "at all: the cost is the fenced heap's round trip per mapping call, not the isolation. Tries in one sandbox leak "
+    "the try's number (successive pids), and a submission told k can check the k-th allocation alone")
 
 
 @pytest.mark.xfail(ALLOC_EVERY, strict=True, reason=COST_BROKEN)
 def test_a_correct_submission_allocating_much_in_every_call_gets_full_alloc_failure(scene: Scene,
                                                                                    reaper: Reaper) -> None:
     """Graded with the default time limit: alloc_failure's bound is a count, met in seconds."""
-    from tests.test_grade import small_rubric
-
-    sub = scene.root / "submission"
-    sub.mkdir()
-    (sub / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), C_ATTACKS / "many_scratch_allocations.patch"))
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(SCRATCH_ITEMS))
-    _weighted(rubric, "alloc_failure", 5)
-    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
-    problems = evidence.problems + check_report(scene.out, SCRATCH_MAX, SCRATCH_MAX)
+    sub = c_submission(scene, None, C_ATTACKS / "many_scratch_allocations.patch")
+    problems = graded_problems(scene, reaper, sub, SCRATCH_ITEMS, SCRATCH_MAX, SCRATCH_MAX, {"alloc_failure": 5})
     assert not problems, "\n".join(["many_scratch_allocations (correct):", *problems])
 
 

@@ -16,59 +16,34 @@ The attacks that hold as root and break where the grader runs as the runs' own u
 tests/test_tamper_review7_own_uid.py.
 """
 
-import secrets
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import ROOT, Reaper, Scene
-from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points, reaper  # noqa: F401
-from tests.test_tamper_review import python_module
-from tests.test_tamper_review5 import _weighted
+from tests.tamper_grading import (c_submission, graded_problems, max_points, prefix_problems,  # noqa: F401
+                                  python_module, python_submission, reaper, scene)
 
 C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review7"
 PY_ATTACKS = Path(__file__).with_name("hostile_review7")
-
-
-@pytest.fixture(params=[False, True], ids=["bwrap", "without-bwrap"])
-def scene(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Scene]:
-    """Each attack's world, under bubblewrap and without it (the Landlock fallback): none of these mechanisms rests
-    on the isolation, and each is measured under both."""
-    world = Scene(tmp_path, without_bwrap=request.param)
-    yield world
-    world.close()
+# `scene`: each attack's world, under bubblewrap and without it (the Landlock fallback): none of these mechanisms
+# rests on the isolation, and each is measured under both
 
 
 def _c_problems(scene: Scene, reaper: Reaper, base: str, attack: str | None, items: tuple[str, ...],
                 honest: int) -> list[str]:
     """tests/submissions/hostile/review7/<attack>.patch (None: none) on broken/<base>.patch, graded on `items`: what
     its grade got that the honest score does not allow."""
-    from tests.test_grade import small_rubric
-
-    source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{base}.patch")
-    sub = scene.root / "submission"
-    sub.mkdir()
-    (sub / "llm_memory.c").write_text(source if attack is None else patched(source, C_ATTACKS / f"{attack}.patch"))
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
-    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
-    return evidence.problems + check_report(scene.out, honest, max_points(items))
+    sub = c_submission(scene, base, None if attack is None else C_ATTACKS / f"{attack}.patch")
+    return graded_problems(scene, reaper, sub, items, honest, max_points(items))
 
 
 def _python_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items: tuple[str, ...], weighed: str,
                      honest: int, full: int) -> list[str]:
     """tests/hostile_review7/<attack>.py (none: "") on the broken variant `base`, graded on `items` with `weighed`
     worth 2: what its grade got that the honest score does not allow. The module's name is drawn afresh."""
-    from tests.test_grade import small_rubric
-
-    module = f"review7_{attack or 'control'}_{secrets.token_hex(4)}"
-    code = (PY_ATTACKS / f"{attack}.py").read_text() if attack else ""
-    (scene.mods / f"{module}.py").write_text(python_module(base, code))
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
-    _weighted(rubric, weighed, 2)
-    evidence = grade_in_scene(scene, reaper, grade_args(Path(module), scene, rubric))
-    return evidence.problems + check_report(scene.out, honest, full)
+    sub = python_submission(scene, "review7", base, PY_ATTACKS / f"{attack}.py" if attack else None)
+    return graded_problems(scene, reaper, sub, items, honest, full, {weighed: 2})
 
 
 # --- 1. a probe's bug hidden behind a memory error the fence still ends a run for ---------------------------------
@@ -206,22 +181,8 @@ QUEUE_HONEST, QUEUE_MAX = 4, 12
 def _prefix_problems(tmp_path: Path, reaper: Reaper, attack: str, score: int, without_bwrap: bool = False) -> list[str]:
     """tests/hostile_review7/<attack>.py as the kv_cache.py of forward_order_free's pool, graded on QUEUE_ITEMS with
     free_queue worth 4: what its grade got that `score` (of QUEUE_MAX) does not allow."""
-    from tests.test_tamper_prefix import PrefixScene
-    from tests.test_tamper_prefix import grade_args as prefix_grade_args
-    from tests.test_tamper_prefix import rubric as prefix_rubric
-    from tests.test_tamper_prefix import submission as prefix_submission
-
-    scene = PrefixScene(tmp_path, without_bwrap=without_bwrap)
-    try:
-        sub = prefix_submission(scene.mods / "student", "forward_order_free", None)
-        if attack:
-            (sub / "kv_cache.py").write_text((PY_ATTACKS / f"{attack}.py").read_text())
-        rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", QUEUE_ITEMS)
-        _weighted(rubric, "free_queue", 4)
-        evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
-        return evidence.problems + check_report(scene.out, score, QUEUE_MAX)
-    finally:
-        scene.close()
+    return prefix_problems(tmp_path, reaper, "forward_order_free", PY_ATTACKS / f"{attack}.py" if attack else None,
+                           QUEUE_ITEMS, score, QUEUE_MAX, {"free_queue": 4}, without_bwrap)
 
 
 DRAIN_BROKEN = (
@@ -269,16 +230,8 @@ ONE_FAILURE_BROKEN = (
 
 
 def _alloc_problems(scene: Scene, reaper: Reaper, attack: str | None) -> list[str]:
-    from tests.test_grade import small_rubric
-
-    source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "alloc_failure.patch")
-    sub = scene.root / "submission"
-    sub.mkdir()
-    (sub / "llm_memory.c").write_text(source if attack is None else patched(source, C_ATTACKS / f"{attack}.patch"))
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(ALLOC_ITEMS))
-    _weighted(rubric, "alloc_failure", 5)
-    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
-    return evidence.problems + check_report(scene.out, ALLOC_HONEST, ALLOC_MAX)
+    sub = c_submission(scene, "alloc_failure", None if attack is None else C_ATTACKS / f"{attack}.patch")
+    return graded_problems(scene, reaper, sub, ALLOC_ITEMS, ALLOC_HONEST, ALLOC_MAX, {"alloc_failure": 5})
 
 
 def test_the_alloc_failure_bug_alone_gets_its_honest_score(scene: Scene, reaper: Reaper) -> None:

@@ -14,12 +14,9 @@ import pytest
 from tests.as_nobody import NOBODY, graded_as_nobody, nobody_cannot_grade
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import Reaper, Scene
-from tests.test_tamper import check_report, max_points, reaper  # noqa: F401
-from tests.test_tamper_review import python_module
-from tests.test_tamper_review5 import _weighted
-from tests.test_tamper_review7 import (  # noqa: F401
-    C_ATTACKS, FORK_HONEST, FORK_ITEMS, FORK_MAX, PY_ATTACKS, _c_problems, _python_problems, scene,
-)
+from tests.tamper_grading import check_report, max_points, python_module, reaper, scene, weighted  # noqa: F401
+from tests.test_tamper_review7 import (C_ATTACKS, FORK_HONEST, FORK_ITEMS, FORK_MAX, PY_ATTACKS, _c_problems,
+                                       _python_problems)
 
 
 # --- 7. what a process finds of the one before it: its standard output's extended attributes ------------------------
@@ -69,7 +66,7 @@ def test_a_second_opinion_cannot_be_told_by_the_output_file_as_the_graders_uid(a
         module = f"review7_{attack or 'control'}"
         code = (PY_ATTACKS / f"{attack}.py").read_text() if attack else ""
         (folder / f"{module}.py").write_text(python_module("fork_no_incref", code))
-        _weighted(small_rubric(folder / "rubric.toml", list(FORK_ITEMS)), "append_cow", 2)
+        weighted(small_rubric(folder / "rubric.toml", list(FORK_ITEMS)), "append_cow", 2)
         graded_as_nobody(folder, module, without_bwrap)
         problems = check_report(folder / "out", FORK_HONEST, FORK_MAX)
     finally:

@@ -15,27 +15,18 @@ mechanism and a fix by construction; one that holds is a plain test saying why. 
 bubblewrap and without it (the `scene` below).
 """
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import ROOT, Reaper, Scene
-from tests.test_tamper import check_report, grade_args, grade_in_scene, reaper  # noqa: F401
-from tests.test_tamper_review5 import _weighted
+from tests.tamper_grading import (c_submission, graded_problems, prefix_problems, python_submission,  # noqa: F401
+                                  reaper, scene)
 
 C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review8"
 PY_ATTACKS = Path(__file__).with_name("hostile_review8")
-
-
-@pytest.fixture(params=[False, True], ids=["bwrap", "without-bwrap"])
-def scene(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Scene]:
-    """Each attack's world, under bubblewrap and without it (the Landlock fallback): a try is a copy of the driver
-    under both (try_shared.writable_places)."""
-    world = Scene(tmp_path, without_bwrap=request.param)
-    yield world
-    world.close()
+# `scene`: each attack's world, under bubblewrap and without it (the Landlock fallback): a try is a copy of the
+# driver under both (try_shared.writable_places)
 
 
 # --- 1. a try that counts the tries before it in the output file it shares with them (branch alloc-tries) ----------
@@ -63,16 +54,8 @@ OUTPUT_SHARED_BROKEN = (
 
 
 def _alloc_problems(scene: Scene, reaper: Reaper, attack: str) -> list[str]:
-    from tests.test_grade import small_rubric
-
-    source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "alloc_failure.patch")
-    sub = scene.root / "submission"
-    sub.mkdir()
-    (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / f"{attack}.patch"))
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(ALLOC_ITEMS))
-    _weighted(rubric, "alloc_failure", 5)
-    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
-    return evidence.problems + check_report(scene.out, ALLOC_HONEST, ALLOC_MAX)
+    sub = c_submission(scene, "alloc_failure", C_ATTACKS / f"{attack}.patch")
+    return graded_problems(scene, reaper, sub, ALLOC_ITEMS, ALLOC_HONEST, ALLOC_MAX, {"alloc_failure": 5})
 
 
 # held on main: alloc-tries' copies of the driver were not merged (this review broke them); every try is a fresh
@@ -135,17 +118,8 @@ def _python_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items
                      honest: int, full: int) -> list[str]:
     """tests/hostile_review8/<attack>.py on the broken variant `base`, graded on `items` with `weighed` worth 2:
     what its grade got that the honest score does not allow. The module's name is drawn afresh."""
-    import secrets
-
-    from tests.test_grade import small_rubric
-    from tests.test_tamper_review import python_module
-
-    module = f"review8_{attack}_{secrets.token_hex(4)}"
-    (scene.mods / f"{module}.py").write_text(python_module(base, (PY_ATTACKS / f"{attack}.py").read_text()))
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
-    _weighted(rubric, weighed, 2)
-    evidence = grade_in_scene(scene, reaper, grade_args(Path(module), scene, rubric))
-    return evidence.problems + check_report(scene.out, honest, full)
+    sub = python_submission(scene, "review8", base, PY_ATTACKS / f"{attack}.py")
+    return graded_problems(scene, reaper, sub, items, honest, full, {weighed: 2})
 
 
 # Held since the grader's reads of the pools' file write no access time (O_NOATIME, pool_file.py) and no run may watch
@@ -186,21 +160,8 @@ RELEASE_SHAPE_BROKEN = (
 
 
 def _prefix_problems(tmp_path: Path, reaper: Reaper, attack: str, without_bwrap: bool) -> list[str]:
-    from tests.test_tamper_prefix import PrefixScene
-    from tests.test_tamper_prefix import grade_args as prefix_grade_args
-    from tests.test_tamper_prefix import rubric as prefix_rubric
-    from tests.test_tamper_prefix import submission as prefix_submission
-
-    scene = PrefixScene(tmp_path, without_bwrap=without_bwrap)
-    try:
-        sub = prefix_submission(scene.mods / "student", "forward_order_free", None)
-        (sub / "kv_cache.py").write_text((PY_ATTACKS / f"{attack}.py").read_text())
-        rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", QUEUE_ITEMS)
-        _weighted(rubric, "free_queue", 4)
-        evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
-        return evidence.problems + check_report(scene.out, QUEUE_HONEST, QUEUE_MAX)
-    finally:
-        scene.close()
+    return prefix_problems(tmp_path, reaper, "forward_order_free", PY_ATTACKS / f"{attack}.py", QUEUE_ITEMS,
+                           QUEUE_HONEST, QUEUE_MAX, {"free_queue": 4}, without_bwrap)
 
 
 # held (branch taken-settle): taken_order names the rule by what the takes show, each free's own blocks in another

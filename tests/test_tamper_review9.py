@@ -11,43 +11,24 @@ mechanism and a fix by construction; one that holds is a plain test saying why. 
 bubblewrap and without it (the `scene` below).
 """
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import ROOT, Reaper, Scene
-from tests.test_tamper import check_report, grade_args, grade_in_scene, reaper  # noqa: F401
-from tests.test_tamper_review5 import _weighted
+from tests.tamper_grading import graded_problems, prefix_problems, python_submission, reaper, scene  # noqa: F401
 
 C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review9"
 PY_ATTACKS = Path(__file__).with_name("hostile_review9")
-
-
-@pytest.fixture(params=[False, True], ids=["bwrap", "without-bwrap"])
-def scene(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Scene]:
-    """Each attack's world, under bubblewrap and without it (the Landlock fallback and the private Python)."""
-    world = Scene(tmp_path, without_bwrap=request.param)
-    yield world
-    world.close()
+# `scene`: each attack's world, under bubblewrap and without it (the Landlock fallback and the private Python)
 
 
 def _python_problems(scene: Scene, reaper: Reaper, base: str, attack: str, items: tuple[str, ...], weighed: str,
                      honest: int, full: int) -> list[str]:
     """tests/hostile_review9/<attack>.py on the broken variant `base`, graded on `items` with `weighed` worth 2:
     what its grade got that the honest score does not allow. The module's name is drawn afresh."""
-    import secrets
-
-    from tests.test_grade import small_rubric
-    from tests.test_tamper_review import python_module
-
-    module = f"review9_{attack}_{secrets.token_hex(4)}"
-    (scene.mods / f"{module}.py").write_text(python_module(base, (PY_ATTACKS / f"{attack}.py").read_text()))
-    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
-    _weighted(rubric, weighed, 2)
-    evidence = grade_in_scene(scene, reaper, grade_args(Path(module), scene, rubric))
-    return evidence.problems + check_report(scene.out, honest, full)
+    sub = python_submission(scene, "review9", base, PY_ATTACKS / f"{attack}.py")
+    return graded_problems(scene, reaper, sub, items, honest, full, {weighed: 2})
 
 
 # --- 1. a fork told from the witness's by the page cache (pool_file O_NOATIME, seccomp's watch refusals) ----------
@@ -85,16 +66,28 @@ def test_a_fork_told_by_the_page_cache_where_the_witness_runs_is_still_shown_wro
 # process, replaying the same history a moment later, finds it resident (preadv2 RWF_NOWAIT), spends it (posix_fadvise
 # DONTNEED) and forks correctly. The control and the honest score: as attack 1. Measured 14/16 or 16/16 (16 where
 # the graded run's process itself finds the mark of an earlier process that made the same calls a moment before).
-MARKED_BROKEN = (
+# Since fork-alone no second process makes the program's calls for a fork (fork_witness.py reads the graded run's own
+# later calls, made ahead in its process: graded_calls.py), so REPLAY_MARKED, what broke first, is closed. Still broken
+# (measured 14/16, 8 runs of 8, in both isolations, `--runxfail`): MARKED_BROKEN, the same mark read by a later
+# graded run.
+REPLAY_MARKED = (
     "alone.py ends the graded run's process before a second opinion, but the kernel's page cache outlives it and is "
     "one for every process of the machine: the graded run's fork makes a page of a standard-library file resident "
     "(chosen by the calls before it and the time), and the fork witness's replay of the same calls a moment later "
-    "finds it (preadv2 RWF_NOWAIT) and forks correctly. Fix by construction: no verdict rests on a second opinion "
-    "behaving as the graded run when both run the same calls in turn (a page cache shared with nothing of the "
-    "submission's is not to be had; the Python runs read the standard library through a private copy made per "
-    "process, or the witness's replay runs first, before the graded run, so there is nothing earlier to find); "
-    "or the fork judged from the graded run alone: its in-place append after a fork of a block both still share is "
-    "the fork's if the same program without the fork (the control) writes nothing in place")
+    "finds it (preadv2 RWF_NOWAIT) and forks correctly")
+MARKED_BROKEN = (
+    "no second process replays a graded program for its fork any more (fork-alone), but graded runs of other "
+    "programs are processes that make the same calls in turn: fork_references and fork_shares_blocks (the fork "
+    "item's) make the same four calls before their fork, and the attack's four slots a two-second epoch let forks "
+    "of other histories find a mark too. Its forks are then correct in some graded runs and not in others: the fork "
+    "item's one unambiguous program (fork_shares_blocks, its append in place) sees a correct fork after "
+    "fork_references' wrong one (shown only by a create granted, create_free's rule, read past), and a program whose "
+    "forks of one block are mixed (append_kv_shared_by_four: one without its reference, one with) shows an append "
+    "in place whose references never show (the copies the correct forks cause leave no grant after the sharer's "
+    "free): append_cow's rule, 14/16 for 8/16. Fix by construction: evidence of a fork's missing reference that a "
+    "mixture cannot hide (an engine whose appends copy a shared block elsewhere in the same run does not write one "
+    "in place but for a reference missing), or a fork item whose every program shows a fork without references "
+    "unambiguously, so that whichever run a submission is wrong in costs the fork")
 
 
 @pytest.mark.xfail(strict=True, reason=MARKED_BROKEN)
@@ -111,22 +104,8 @@ def test_a_fork_marked_in_the_page_cache_for_the_witness_is_still_shown_wrong(sc
 # order changes). Graded on touch alone (8): the rubric leaves free_queue out, the course's choice. Honest 0/8.
 def _prefix_problems(tmp_path: Path, reaper: Reaper, attack: str, items: tuple[str, ...], honest: int, full: int,
                      without_bwrap: bool) -> list[str]:
-    import shutil
-
-    from tests.test_tamper_prefix import ENGINE, PrefixScene
-    from tests.test_tamper_prefix import grade_args as prefix_grade_args
-    from tests.test_tamper_prefix import rubric as prefix_rubric
-
-    scene = PrefixScene(tmp_path, without_bwrap=without_bwrap)
-    try:
-        sub = scene.mods / "student"
-        shutil.copytree(ENGINE, sub / "labsol", ignore=shutil.ignore_patterns("__pycache__"))
-        (sub / "kv_cache.py").write_text((PY_ATTACKS / f"{attack}.py").read_text())
-        rubric = prefix_rubric(scene.rubric_dir / "rubric.toml", items)
-        evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
-        return evidence.problems + check_report(scene.out, honest, full)
-    finally:
-        scene.close()
+    return prefix_problems(tmp_path, reaper, None, PY_ATTACKS / f"{attack}.py", items, honest, full,
+                           without_bwrap=without_bwrap)
 
 
 ROTATES_BROKEN = (
@@ -140,7 +119,10 @@ ROTATES_BROKEN = (
     "free_queue's")
 
 
-@pytest.mark.xfail(strict=True, reason=ROTATES_BROKEN)
+# held since touch-takes: touch's program hits block 2 in the middle of the free queue, then takes every other free
+# block, and taken_order.touch_explains names the order the rotation leaves ([4, 3, 6] for [6, 4, 3]) touch's: 0/8
+# under bubblewrap and in the fallback (graded on every item: 80/100, touch and fuzz failed, the fuzz's difference
+# named touch's too, free_queue passed). ROTATES_BROKEN is what it broke, kept as the record
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 @pytest.mark.bwrap_repeat  # the program's own takes are judged, in both
 def test_a_touch_that_rotates_the_queue_costs_the_touch_item(without_bwrap: bool, tmp_path: Path,

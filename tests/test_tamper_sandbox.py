@@ -20,7 +20,7 @@ import pytest
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import ROOT, Reaper, Scene
 from tests.test_grade import small_rubric
-from tests.test_tamper import check_report, grade_args, grade_in_scene, max_points, reaper  # noqa: F401
+from tests.tamper_grading import check_report, grade_args, grade_in_scene, max_points, reaper  # noqa: F401
 from tests.test_tamper_python import PyAttack, module_source
 
 C_ITEMS, C_HONEST = ("compiles", "null_engine", "append_cow"), 10  # of 18: append_cow fails

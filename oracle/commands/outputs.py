@@ -7,7 +7,8 @@ from typing import Callable
 
 from oracle.commands.status import UsageError
 from oracle.family import Family
-from oracle.page import FailedItem, write_page
+from oracle.failed_item import FailedItem
+from oracle.page import write_page
 
 
 def write_file(path: Path, write: Callable[[Path], object], what: str = "") -> None:

@@ -110,7 +110,7 @@ def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | 
         if report.passed:
             return Outcome(True)
         seen = report.failure or report.unreplayed  # a flaky failure was seen once: its rule is known
-        broken = rule_of(seen) if rule_of else getattr(seen, "rule", None)
+        broken = None if seen is None else rule_of(seen) if rule_of else getattr(seen, "rule", None)
         note = " (shrinking stopped at its budget: the program may not be minimal)" if report.cut_short else ""
         named = family_named(family)
         sub.evidence["fuzz"] = fuzz_scene(named, factory, report.program)  # while it is served

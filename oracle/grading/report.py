@@ -61,7 +61,7 @@ class ItemResult:
         if self.student:
             text = self.student
             if with_repro and self.repro_source and self.repro:
-                text += f"\n\n`{self.repro}`, the program to save:\n\n```c\n{self.repro_source.rstrip()}\n```"
+                text += f"\n\n`{self.repro}`, the program to save:\n\n{fenced(self.repro_source, 'c')}"
         elif self.status == "not_run":  # why, which may quote what the submission raised
             text = not_graded(plain(self.message).strip().removeprefix("not run: "))
         elif self.status == "error":  # the grader's bug: its traceback (details) is the staff's, in report.json
@@ -87,15 +87,27 @@ _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 def _closed(markdown: str) -> str:
     """`markdown` with the fenced code block it leaves open, if any, closed (CommonMark: a fence closes with a line of
     its character at least as long)."""
-    fence = ""
-    for line in markdown.splitlines():
-        mark = _FENCE.match(line)
-        if not fence and mark:
-            fence = mark.group(1)
-        elif fence and mark and line.strip() == mark.group(1) and mark.group(1)[0] == fence[0] \
-                and len(mark.group(1)) >= len(fence):
-            fence = ""
+    fence = _open_fence(markdown.splitlines())
     return markdown + (f"\n{fence}" if fence else "")
+
+
+def _open_fence(lines: list[str]) -> str:
+    """The fence of the code block `lines` leave open ("" when none)."""
+    fence = ""
+    for line in lines:
+        fence = _fence_after(fence, line)
+    return fence
+
+
+def _fence_after(fence: str, line: str) -> str:
+    """The open fence after `line`, `fence` open before it ("" outside any code block)."""
+    mark = _FENCE.match(line)
+    if not fence and mark:
+        return mark.group(1)
+    if fence and mark and line.strip() == mark.group(1) and mark.group(1)[0] == fence[0] \
+            and len(mark.group(1)) >= len(fence):
+        return ""
+    return fence
 
 
 @dataclass
@@ -164,10 +176,20 @@ _INTERNAL = (
 
 def as_text(markdown: str) -> str:
     """for_student's markdown as plain text (a terminal, PrairieLearn's <pre>): code fences and emphasis dropped,
-    code kept as it stands."""
-    lines = [line for line in markdown.splitlines() if not line.startswith(("```", "~~~~"))]
-    return "\n".join(line.replace("**", "").replace("*Rule:", "Rule:").replace("`", "") if not line.startswith(("/*", " ")) else line
-                     for line in lines)
+    code kept as it stands: a code block's lines whole, whatever they hold, indented by four spaces, so what the
+    submission said (a block of its own) never reads as a line of the grader's."""
+    lines, fence = [], ""
+    for line in markdown.splitlines():
+        after = _fence_after(fence, line)
+        if after != fence:  # a fence opened or closed: not shown
+            fence = after
+        elif fence:
+            lines.append(f"    {line}" if line else "")
+        elif line.startswith(("/*", " ")):
+            lines.append(line)
+        else:
+            lines.append(line.replace("**", "").replace("*Rule:", "Rule:").replace("`", ""))
+    return "\n".join(lines)
 
 
 def plain(text: str) -> str:

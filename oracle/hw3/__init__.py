@@ -5,9 +5,7 @@ from pathlib import Path
 from oracle.family import AdapterFactory, Family, MutationTarget
 from oracle.grading.rubric import Rubric
 from oracle.hw3 import difference  # noqa: F401  (words the family's aspects)
-from oracle.hw3.adapters import load_python
-
-BUILTIN_ENGINE = "engine.llm_memory"
+from oracle.hw3.adapters import BUILTIN_ENGINE, load_python
 
 
 def load_adapter(impl: str) -> AdapterFactory:

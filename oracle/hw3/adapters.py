@@ -24,6 +24,8 @@ from oracle.hw3.pyserve import Unreadable, read_engine
 from oracle.hw3.spec import API
 from oracle.target import load_target
 
+BUILTIN_ENGINE = "engine.llm_memory"  # the family's own Python engine, `--impl engine`
+
 
 class Adapter(Protocol):
     def llm_init(self, pool_size: int, null_pool: bool = False) -> Any: ...

@@ -6,7 +6,10 @@ Every allocation, with no sample: an unchecked allocation is found wherever the 
 others surround it. The work is bounded by MOST_PER_CALL: a call of the program making more allocations than that
 (with none failing) leaves the item not run, with why, rather than tried in part. A call's count is at least the
 blocks the grader saw become live (adapter.py): a submission claiming fewer cannot shrink it; one claiming more
-only stops its own item. Each try replays the program from a fresh driver: no state a failure left behind can
+only stops its own item. A try passes only on a failure the grader made itself: natively its ledger counts every
+request for a fresh block (granted, failed or past the heap's budget) and fails the k-th of the call first, whatever
+the answer would have been; a try in which no allocation was failed (the call asked for fewer when one was to
+fail) fails the item. Each try replays the program from a fresh driver: no state a failure left behind can
 reach the next try."""
 
 import copy
@@ -18,20 +21,19 @@ from oracle.hw3.c.stray import named
 from oracle.hw3.feedback import student_text
 from oracle.hw3.compare import first_difference
 from oracle.difference import Difference
-from oracle.hw3.difference import CRASH, FREE_COUNT, LEAK
+from oracle.hw3.difference import CALL_ALLOCATIONS, CRASH, FREE_COUNT, LEAK
 from oracle.hw3.call import Call
 from oracle.hw3.model import Model
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3 import programs
 from oracle.hw3.replay import Finding, listing, replay
 from oracle.hw3.step import call_on as _call, expected_calls, predict
-from oracle.hw3.rules import rule_of
+from oracle.hw3.rules import ROBUSTNESS, rule_of
 from oracle.program import Program, Step
 from oracle.hw3.verdicts import LENIENT, Submission, excuse_for, passed_over_note
 
 ANY_ORDER = LENIENT | {"list_order"}  # block ids up to a renaming, the list as a set of ids: others own them
 
-ROBUSTNESS = "Robustness: a failed malloc leaves no trace (no crash, no leak, no half-built sequence)"
 MOST_PER_CALL = 64  # the most allocations of one call the grader fails, each in turn (one replay each): the worst
 # case, six calls of 64, is 384 replays, well inside an item's time on a loaded machine, so the count decides, never the clock
 ALLOCATING = programs.load(programs.ALLOCATING)  # programs/allocation_failure.txt
@@ -88,7 +90,7 @@ def _allocations(adapter: Any, steps: tuple[Step, ...]) -> list[int]:
     counts, engine = [], None
     for step in steps:
         engine, _ = _call(adapter, step, engine)
-        counts.append(adapter.last_call.allocations)
+        counts.append(max(adapter.last_call.allocations, adapter.last_call.asked))  # the grader's count can only add
     return counts
 
 
@@ -114,8 +116,12 @@ def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Findin
     try:
         after, returned = _call(adapter, steps[index], engine)
         adapter.fail_allocation(None)
-        if not adapter.last_call.injected_failure:
-            return None
+        if not adapter.last_call.injected_failure:  # a pass rests on a failure the grader made and saw handled
+            made = max(adapter.last_call.allocations, adapter.last_call.asked)
+            problem = Difference(CALL_ALLOCATIONS, f"allocation {k} (the one the grader fails)",
+                                 f"asked for, as with none failing ({k} or more allocations)",
+                                 f"{made} allocation(s), none failed: the call allocated otherwise when one was to fail")
+            return Finding(scenario, index + 1, calls[index], problem, ROBUSTNESS, calls=calls, model=model)
         refused = returned is None or returned == -1
         expected, engine = (before, engine) if refused else (model, after)
         seen = adapter.observe(engine)

@@ -1,7 +1,8 @@
-"""One process of a submission alive at a time. A second opinion (fresh_pool.py, fork_witness.py) runs the
-implementation in fresh processes; were the graded run's process alive meanwhile, a witness could find it
-(outside bubblewrap's namespaces: an abstract unix name it bound, anything two live processes of one uid share)
-and know itself a witness. So, by construction:
+"""One process of a submission alive at a time. A second opinion (fresh_pool.py, refusal_rule.py) runs the
+implementation in fresh processes (a fork's evidence needs none: fork_witness.py reads the graded run's own
+later calls, graded_calls.py); were the graded run's process alive meanwhile, a witness could find it (outside
+bubblewrap's namespaces: an abstract unix name it bound, anything two live processes of one uid share) and know
+itself a witness. So, by construction:
 
 - a graded run starts in a fresh process of the implementation, as each witness does: its first process has seen
   only the program's own calls (a Python submission's adapters otherwise share one process for a whole grading);

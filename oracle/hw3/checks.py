@@ -18,7 +18,6 @@ from hypothesis.reporting import with_reporter
 
 from oracle.grading.grader import Check, Incomplete, NotApplicable, NotRun, Outcome, joined
 from oracle.grading.rubric import at_least, positive
-from oracle.hw3 import FAMILY
 from oracle.difference import Difference
 from oracle.hw3.difference import CRASH, POOL
 from oracle.hw3.evidence import item_not_graded
@@ -27,12 +26,10 @@ from oracle.hw3.c.stray import named
 from oracle.hw3 import programs
 from oracle.hw3.effects import stray_write
 from oracle.hw3.replay import Finding
-from oracle.hw3.rules import (
-    BIG_POOL, CHECK_BEFORE_ALLOCATE, FIRST_FIT, FREE_BLOCK_CONSISTENCY, MEMORY_SAFETY, NO_PREMATURE_WRITES,
-    L1_TRAVERSAL, POINTER_SAFETY, STRAY_WRITE, TAIL_INSERTION, TASKS, rule_of,
-)
+from oracle.hw3.rules import ITEMS, STRAY_WRITE, rule_of
 from oracle.hw3.verdicts import LENIENT, Submission, built as _built, failed, run_scenarios as _run_scenarios
 from oracle.hw3.verdicts import with_probes as _with_probes
+from oracle.family import family_named
 from oracle.runner import fuzz
 
 EXACT: frozenset[str] = frozenset()  # first_fit compares block ids exactly
@@ -61,7 +58,7 @@ def _directed(sub: Submission, item: str, options: Mapping[str, Any], modulo: fr
     return _run_scenarios(sub, item, programs.for_item(item, options), modulo)
 
 
-def _directed_check(item: str, rule: str, *probes: str, modulo: frozenset[str] = LENIENT) -> Check:
+def _directed_check(item: str, *probes: str, modulo: frozenset[str] = LENIENT) -> Check:
     """A directed item: its programs run as _directed runs them, then its white-box probes (none: the programs
     alone)."""
 
@@ -69,7 +66,7 @@ def _directed_check(item: str, rule: str, *probes: str, modulo: frozenset[str] =
         outcome = _directed(sub, item, options, modulo)
         return _with_probes(outcome, sub, *probes) if probes else outcome
 
-    return Check(item, rule, check, _programs(item), PROGRAM_LIMITS)
+    return Check(item, ITEMS[item], check, _programs(item), PROGRAM_LIMITS)
 
 
 def check_big_pool(sub: Submission, options: Mapping[str, Any]) -> Outcome:
@@ -113,7 +110,7 @@ def check_fuzz(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     factory = lambda: named(built(), "a program of the fuzzing test")  # noqa: E731  (each example's own adapter)
     seed = sub.seed if sub.seed is not None else options["seed"]
     with with_reporter(lambda _: None):  # Hypothesis's own warnings are ours to word
-        report = fuzz(FAMILY, sub.path, factory, examples=options["examples"], steps=options["steps"], seed=seed,
+        report = fuzz(family_named("hw3"), sub.path, factory, examples=options["examples"], steps=options["steps"], seed=seed,
                       shrink_replays=options["shrink_replays"], seconds=options["seconds"])
     stats = report.stats
     ran = f"{stats.examples} of {options['examples']} programs, {stats.steps} calls, seed {seed}"
@@ -145,7 +142,7 @@ def finding_from(failure: Divergence) -> Finding:
                    failure.step, calls=calls, model=failure.model, seen=failure.seen)
 
 
-from oracle.hw3.alloc_failure import ROBUSTNESS, check_alloc_failure  # noqa: E402
+from oracle.hw3.alloc_failure import check_alloc_failure  # noqa: E402
 from oracle.hw3.memory_safety import MEMCHECK_LIMITS, MEMCHECK_OPTIONS, check_memory_safety  # noqa: E402
 from oracle.hw3.stray_charge import charging  # noqa: E402
 
@@ -183,27 +180,27 @@ def _on_its_evidence(item: str, run: Any) -> Any:
 CHECKS: dict[str, Check] = {  # each charges memory_safety with the stray accesses its runs met (stray_charge.py)
     check.id: dataclasses.replace(check, run=charging(_on_its_evidence(check.id, check.run)))
     for check in (
-        Check("compiles", "Compilation Standard: gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2", check_compiles),
-        _directed_check("llm_init", TASKS["llm_init"], "init_untouched"),
-        _directed_check("create_free", TASKS["create_sequence"], "many_sequences", "l2_hole_free", "two_engines"),
-        _directed_check("fork", TASKS["fork_sequence"], "l2_hole_fork", "many_forks"),
-        _directed_check("append_cow", TASKS["append_kv"]),
-        _directed_check("llm_destroy", TASKS["llm_destroy"], "destroy_keeps_pool"),
-        Check("big_pool", BIG_POOL, check_big_pool),
-        _directed_check("null_engine", POINTER_SAFETY),
+        Check("compiles", ITEMS["compiles"], check_compiles),
+        _directed_check("llm_init", "init_untouched"),
+        _directed_check("create_free", "many_sequences", "l2_hole_free", "two_engines"),
+        _directed_check("fork", "l2_hole_fork", "many_forks"),
+        _directed_check("append_cow"),
+        _directed_check("llm_destroy", "destroy_keeps_pool"),
+        Check("big_pool", ITEMS["big_pool"], check_big_pool),
+        _directed_check("null_engine"),
         # calls that must fail and allocate nothing, also as the first calls of an engine (where a lazily built
         # registry is first allocated), of a second engine, and as the sequences grow (a registry grown in steps)
-        _directed_check("check_before_allocate", CHECK_BEFORE_ALLOCATE),
-        _directed_check("first_fit", FIRST_FIT, modulo=EXACT),
+        _directed_check("check_before_allocate"),
+        _directed_check("first_fit", modulo=EXACT),
         # only append_kv writes the pool, and only its record (or a copy): on a pool of whole blocks, and on one
         # with a trailing partial block, which nothing may write either
-        _directed_check("no_premature_writes", NO_PREMATURE_WRITES),
-        _directed_check("free_count", FREE_BLOCK_CONSISTENCY),
-        Check("l1_traversal", L1_TRAVERSAL, check_l1_traversal, _programs("l1_traversal"), PROGRAM_LIMITS),
-        _directed_check("tail_insertion", TAIL_INSERTION),
-        Check("fuzz", "All rules: stateful fuzzing against the oracle", check_fuzz, FUZZ_OPTIONS, FUZZ_LIMITS,
+        _directed_check("no_premature_writes"),
+        _directed_check("free_count"),
+        Check("l1_traversal", ITEMS["l1_traversal"], check_l1_traversal, _programs("l1_traversal"), PROGRAM_LIMITS),
+        _directed_check("tail_insertion"),
+        Check("fuzz", ITEMS["fuzz"], check_fuzz, FUZZ_OPTIONS, FUZZ_LIMITS,
               catch_all=True),
-        Check("memory_safety", MEMORY_SAFETY, check_memory_safety, MEMCHECK_OPTIONS, MEMCHECK_LIMITS),
-        Check("alloc_failure", ROBUSTNESS, check_alloc_failure),
+        Check("memory_safety", ITEMS["memory_safety"], check_memory_safety, MEMCHECK_OPTIONS, MEMCHECK_LIMITS),
+        Check("alloc_failure", ITEMS["alloc_failure"], check_alloc_failure),
     )
 }

@@ -48,7 +48,7 @@ ITEMS: dict[str, frozenset[str]] = {
     "check_before_allocate": frozenset({RETURNS, STATE, POOL}), "first_fit": frozenset({RETURNS, STATE, POOL}),
     "no_premature_writes": frozenset({RETURNS, POOL}), "fuzz": frozenset({RETURNS, STATE, POOL}),
     "free_count": frozenset({RETURNS, STATE}),  # free_local_blocks against ref_count; unread, a create refused
-    # after calls that moved the count, which its own item's programs do not show refused alone (refusal_rule.py)
+    # after calls that moved the count, unless its item's programs show that call refused alone (refusal_rule.py)
     "tail_insertion": frozenset({STATE}),  # the active list's order: no call returns or writes anything by it
     "l1_traversal": frozenset({STATE}),  # which L1 slots a free or fork left untouched: its ref counts, tables
 }

@@ -5,12 +5,15 @@ as text, every call numbered as the repro numbers its steps, and the repro's sou
 It names no grader internals (no package, machine step, item id or path): those stay in the staff's outputs
 (report.json's message and details, the HTML page)."""
 
+import re
+
 from oracle.difference import CRASH
-from oracle.hw3.difference import LEAK
+from oracle.hw3.difference import LEAK, STATE_CHANGE
+from oracle.hw3.exact import WILD_WORDS
 from oracle.hw3.call import POINTER_CALLS, Call
 from oracle.hw3.replay import Finding
 from oracle.hw3.rules import fails
-from oracle.markdown import fenced
+from oracle.markdown import fenced, said, spoken
 
 CALLS_SHOWN = 60  # calls listed at most; a longer program shows its first and last ones
 OUTPUT_SHOWN = 2000  # characters of what the submission printed
@@ -45,14 +48,39 @@ def student_text(finding: Finding, kind: str, repro: tuple[str, str] | None = No
 
 
 def what_went_wrong(finding: Finding) -> str:
-    """What went wrong, expected beside actual, as text."""
+    """What went wrong, expected beside actual, as Markdown: the grader's words, and what the implementation said
+    (a crash's words, a value that is not a number) in a code block below them."""
+    words, quoted = went_wrong(finding)
+    return said(words, quoted) if quoted else f"{words}."
+
+
+# the hw3 family's own words and forms a value it shows may take (markdown.spoken): pointers, an engine, a table, a
+# list, and the counts of a leak
+SPOKEN_WORDS = frozenset({*POINTER_CALLS.values(), "a live engine", "live", "intact", "an L2 table", WILD_WORDS})
+SPOKEN_FORMS = re.compile(r"\d+ block\(s\) \(\d+ bytes\) still live|-?\d+ and -?\d+")
+
+
+def inline(value: object) -> bool:
+    """Whether a value may stand in the hw3 family's sentence for a student (markdown.spoken, with its words)."""
+    return spoken(value, SPOKEN_WORDS, forms=SPOKEN_FORMS)
+
+
+def went_wrong(finding: Finding) -> tuple[str, str]:
+    """What went wrong, apart: the grader's words, and the text the implementation chose that they refer to ("" when
+    every value in the words is one the grader may say inline: markdown.spoken). A crash's text is always the
+    implementation's: what it raised, printed or exited with."""
     difference = finding.difference
     if difference.aspect == CRASH:
-        return f"it did not return normally: {difference.got}."
+        return "it did not return normally", str(difference.got)
     if difference.location == "return value":
-        return f"it returned {difference.got}, expected {difference.expected}."
-    return f"right after it, {difference}."
-
+        if inline(difference.got):
+            return f"it returned {difference.got}, expected {difference.expected}", ""
+        return f"it returned the value below, expected {difference.expected}", str(difference.got)
+    # the implementation's values: what it holds after the call, and (a state change) what it held before
+    theirs = (difference.expected, difference.got) if difference.aspect == STATE_CHANGE else (difference.got,)
+    if all(inline(value) for value in theirs):
+        return f"right after it, {difference}", ""
+    return "right after it, this differs", str(difference)
 
 def written(call: Call, kind: str) -> str:
     """A call as the student writes it: C (`create_sequence(engine, 3, 17)`) or Python (None for NULL)."""

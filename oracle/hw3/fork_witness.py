@@ -7,14 +7,15 @@ it unshared), or a free hands out a block the other sequence still holds (a late
 where it must be refused). RULES would charge that call's rule (append_cow's, create_free's). So where an append
 writes its record into a block the model holds or another than the model's (rules.Effects held, elsewhere), or a
 create or append the model refuses for want of blocks succeeds, each fork the engine made since its llm_init is
-asked, earliest first. A fork is shown wrong when both hold, each seen in calls of the graded program as written:
+asked, earliest first. A fork is shown wrong when both hold, each seen in the graded run itself, the program as
+written:
 
 - in place, in the graded run itself: after the fork, an append wrote its record in place (as the grader read the
   pool: effects.wrote_in_place) into a block the model says the fork's parent and child still share, where the
   model copies the block first (or refuses the append, no block being free for the copy). A fork that took its
   references leaves the block shared, so a copy-on-write append copies it; one that took none leaves it unshared,
   and the append writes in place. An append that never copies does the same after a correct fork;
-- the references, in the same program's later calls: after the fork, the program frees its parent or its child
+- the references, in the same run's later calls: after the fork, the program frees its parent or its child
   while the other lives, and then a create or append is granted that an engine whose fork took its references
   must refuse for want of blocks, however its appends copy. The program's returns are compared, step by step from
   its first, with a model whose forks take their references and whose appends never copy (AppendsInPlace: it
@@ -23,13 +24,16 @@ asked, earliest first. A fork is shown wrong when both hold, each seen in calls 
   first sharer's free, and the grant follows; an append that never copies, its references held, agrees with the
   model throughout.
 
-Those later calls are the graded program's own, as written: they are read from a replay of the whole program in
-a fresh process (alone.py), a run no different from a graded one of that program, since the graded run itself
-may stop at the append (an item stops at its own rule's first difference). No call the grader chose follows the
-fork, so a submission cannot tell a witness from a graded run and keep its references for the witness alone:
-the references it shows the witness it shows every graded run of the program. A program shows the references
-only when it makes such a free and such a grant after its in-place append (programs/README.md); elsewhere the
-difference keeps the rule it had.
+Those later calls are the graded run's own: where the item would stop at the append (its rule's first
+difference), its process goes on through the rest of the program as written before any later step is judged,
+each call made and the pool read after it as at every graded step, and each call's return kept
+(graded_calls.py); the steps after it are then judged on what was kept, never made again. No second process
+makes the program's calls, and no call the grader chose follows the fork: there is one run of the program to
+tell apart from nothing, so what machine-wide state a process leaves (the kernel's page cache, a clock) tells a
+submission nothing, and the references it shows are those of the very run whose append is judged. The item's
+verdict still rests on its first difference; the later calls are evidence of whose rule it is, only. A program
+shows the references only when it makes such a free and such a grant after its in-place append
+(programs/README.md); elsewhere the difference keeps the rule it had.
 
 Not told apart: an append that never copies together with a free that drops every reference, or a create or free
 count that grants too much after a sharer's free (two bugs that, by the pool and the returns, do what a fork
@@ -40,16 +44,12 @@ shows nothing, the difference keeps the rule it had; when it shows the fork wron
 names the fork's item, which then fails or takes the difference (grading/settlement.py). Either way the
 difference costs an item, once."""
 
-from contextlib import closing
 from typing import Callable, Sequence
 
-from oracle.hw3.adapters import Adapter
-from oracle.hw3.call import returned_value
 from oracle.hw3.model import Model, Outcome
-from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.rules import fails
 from oracle.hw3.spec import KV_PER_BLOCK
-from oracle.hw3.step import call_on, predict
+from oracle.hw3.step import predict
 from oracle.program import Step
 
 GRANTS = ("create_sequence", "append_kv")  # the calls a free's blocks can be granted to
@@ -72,32 +72,28 @@ class AppendsInPlace(Model):
 
 
 class ForkWitness:
-    """The forks of one graded program, asked as above: `fresh` opens a fresh process of the implementation (the
-    graded run's own process ended first, alone.py), `steps` is the whole program as written."""
+    """The forks of one graded program (`steps`, the whole program as written), asked as above."""
 
-    def __init__(self, fresh: Callable[[], Adapter], steps: Sequence[Step]):
-        self._fresh, self._steps = fresh, list(steps)
-        self._returns: list[bool | int | None] | None = None  # the program's returns in a fresh process, once asked
+    def __init__(self, steps: Sequence[Step]):
+        self._steps = list(steps)
         self.known: dict[int, bool] = {}  # each fork's references' verdict, by its index in the program
 
-    def shown_wrong(self, at: int, in_place: Sequence[tuple[int, frozenset[int]]]) -> bool:
+    def shown_wrong(self, at: int, in_place: Sequence[tuple[int, frozenset[int]]],
+                    returns: Callable[[], Sequence[bool | int | None]]) -> bool:
         """Whether one of the forks the model made before step `at` (an index) since their last llm_init is shown
         wrong. `in_place`: the graded run's appends so far that wrote in place into a shared block, each as its
-        index in the program and the sequences that share the block by the model (effects.wrote_in_place)."""
+        index in the program and the sequences that share the block by the model (effects.wrote_in_place).
+        `returns()`: the graded run's returns of the whole program, from its first step (graded_calls.py: the
+        rest made on in the graded run's own process), asked only when a fork needs them."""
         for fork in _forks(self._steps[:at]):
             parent, child = self._steps[fork].args
             if not any(index > fork and {parent, child} <= sharers for index, sharers in in_place):
                 continue  # no append of the graded run found the block the two share unshared
             if fork not in self.known:
-                self.known[fork] = references_missed(self._steps, self._replayed(), fork)
+                self.known[fork] = references_missed(self._steps, returns(), fork)
             if self.known[fork]:
                 return True
         return False
-
-    def _replayed(self) -> list[bool | int | None]:
-        if self._returns is None:
-            self._returns = program_returns(self._fresh, self._steps)
-        return self._returns
 
 
 def references_missed(steps: Sequence[Step], returns: Sequence[bool | int | None], fork: int) -> bool:
@@ -118,22 +114,6 @@ def references_missed(steps: Sequence[Step], returns: Sequence[bool | int | None
             freed = freed or (outcome.returned == 0 and {parent, child} - {step.args[0]} <= set(model.sequences))
         live = _live(step, call.null, outcome.returned, live)
     return False
-
-
-def program_returns(fresh: Callable[[], Adapter], steps: Sequence[Step]) -> list[bool | int | None]:
-    """What each of `steps`, from the first, returns in a fresh process of the implementation (as the model
-    states it: whether a pointer came back, else the int), up to a call that crashes or hangs (None, the last)."""
-    returns: list[bool | int | None] = []
-    try:
-        with closing(fresh()) as adapter:
-            engine: object = None
-            for step in steps:
-                returns.append(None)
-                engine, returned = call_on(adapter, step, engine)
-                returns[-1] = returned_value(step.op, returned)
-    except ImplementationFailure:
-        pass
-    return returns
 
 
 def _forks(steps: Sequence[Step]) -> list[int]:

@@ -4,7 +4,7 @@ file, Python for a module), numbered, what each must return, and what went wrong
 from pathlib import Path
 
 from oracle.hw3.checks import finding_from
-from oracle.hw3.feedback import listing, what_went_wrong, written
+from oracle.hw3.feedback import listing, went_wrong, written
 from oracle.hw3.machine import Divergence
 
 
@@ -20,6 +20,8 @@ def failure_in_calls(failure: BaseException | None, impl: str) -> list[str]:
         return []
     finding, kind = finding_from(failure), kind_of(impl)
     call = f"`{written(finding.call, kind).rstrip(';')}`"
+    words, quoted = went_wrong(finding)  # the implementation's own text on lines of its own, indented as code
     return [f"Minimal failing program, as {'C' if kind == 'c' else 'Python'} calls (`pool`: a fresh buffer of the "
             "size given to llm_init):", "", listing(finding.calls, finding.step, kind), "",
-            f"Call {finding.step} {call}: {what_went_wrong(finding).rstrip('.')} (rule: {finding.rule})"]
+            f"Call {finding.step} {call}: {words} (rule: {finding.rule}){':' if quoted else ''}",
+            *(f"    {line}" for line in quoted.splitlines())]

@@ -18,7 +18,7 @@ from oracle.grading.grader import GraderError, rubric_for, run_checks
 from oracle.grading.report import GradeReport, ItemResult
 from oracle.grading.rubric import Rubric, RubricError
 from oracle.hw3 import programs
-from oracle.hw3 import BUILTIN_ENGINE
+from oracle.hw3.adapters import BUILTIN_ENGINE
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import Refused, build, only_file_below, submission_source
 from oracle.hw3.c.stray import Stray, Watch

@@ -26,13 +26,22 @@ from oracle.hw3.replay import listing
 from oracle.hw3.rules import CHECK_BEFORE_ALLOCATE, MEMORY_SAFETY, TASKS, rule_of
 from oracle.hw3.programs import BATTERY
 from oracle.hw3.trace import TraceStep, first_difference
-from oracle.hw3.verdicts import Submission, built, item_of
+from oracle.markdown import fenced, said as quoted
+from oracle.hw3.rules import item_of
+from oracle.hw3.verdicts import Submission, built
 
 MEMCHECK_OPTIONS = {"timeout": 20.0}  # s one call may take under valgrind
 MEMCHECK_LIMITS = {"timeout": positive}
 _LOG_LINES = 60
 HUNG = "hung"  # what _leak says of a program a call of which never returned
 CORRUPTED = " (valgrind did not say where)"  # how _leak's problem ends when the heap was found corrupted
+
+
+class Crashed(str):
+    """_leak's problem where a call did not return normally: the staff's words, with `said`, the failure's own text
+    (what the implementation's process said), apart for a student's Markdown."""
+
+    said: str = ""
 
 
 def check_memory_safety(sub: Submission, options: Mapping[str, Any]) -> Outcome:
@@ -91,14 +100,25 @@ FUZZ_PROGRAM = "the fuzzing test's minimal program (repro.c)"
 _OURS = re.compile(r"driver(?:_probes)?\.c:|vgpreload|__wrap_|^--- program output ---$")  # the grader's frames, not the student's
 
 
+def _student_of(problem: str, calls: list[Call]) -> str:
+    """A student's text of what a battery program met natively (_leak's problem): the call and the grader's words,
+    a crash's own text (Crashed.said) in a block below them, then the calls."""
+    said = problem.split(": ", 1)[-1].replace("step ", "call ", 1)  # without the program's name
+    if isinstance(problem, Crashed):
+        said = quoted(f"{said.removesuffix(f': {problem.said}')}: it did not return normally", problem.said)
+    else:
+        said += "."
+    return f"{said[0].upper()}{said[1:]}\n\nThe calls:\n\n{fenced(calls_listed(calls, _number(said), 'c'), 'c')}"
+
+
 def _valgrind_words(result: MemcheckResult, calls: list[Call]) -> str:
     """What valgrind found, for a student: its summary, the calls the program made, and valgrind's report less
     the grader's own frames."""
     log = [line for line in result.log.splitlines() if not _OURS.search(line)]
     made = f"\n\nWhile making these calls{' (the program of the fuzzing test, repro.c)' if result.name == FUZZ_PROGRAM else ''}:" \
-           f"\n\n```c\n{calls_listed(calls, 0, 'c')}\n```" if calls else ""
-    report = _first_lines(log).strip()
-    return f"Valgrind: {result.summary}.{made}" + (f"\n\nValgrind's report:\n\n```\n{report}\n```" if report else "")
+           f"\n\n{fenced(calls_listed(calls, 0, 'c'), 'c')}" if calls else ""
+    report = _first_lines(log).strip()  # valgrind's words, which quote the program's
+    return quoted("Valgrind", result.summary) + made + (f"\n\nValgrind's report:\n\n{fenced(report)}" if report else "")
 
 
 def _first_lines(log: list[str]) -> str:
@@ -116,7 +136,9 @@ def _with_sites(leak: Outcome, results: list[MemcheckResult]) -> Outcome:
         return leak
     where = f"allocated at {', '.join(sites)} (valgrind's leak report)"
     message = leak.message.replace(f" [rule: {MEMORY_SAFETY}]", f", {where} [rule: {MEMORY_SAFETY}]")
-    student = leak.student.replace(".\n\n", f", {where}.\n\n", 1)
+    head, _, rest = leak.student.partition("\n\n")  # its first sentence, when the grader's words end it
+    student = f"{head.removesuffix('.')}, {where}.\n\n{rest}" if head.endswith(".") \
+        else f"{leak.student}\n\nThe lost blocks were {where}."
     return Outcome(False, message, leak.details, student=student)
 
 
@@ -187,7 +209,9 @@ def _leak(adapter: Any, name: str, calls: list[Call], trace: list[TraceStep]) ->
         return next(iter(strays), None) or done.problem
     if str(failure).startswith("hung"):
         return HUNG
-    return f"{name}: {done.label}: {failure}" + (CORRUPTED if failure.heap_corrupted else "")
+    crashed = Crashed(f"{name}: {done.label}: {failure}" + (CORRUPTED if failure.heap_corrupted else ""))
+    crashed.said = str(failure)
+    return crashed
 
 
 def _stray(watch: Watch, name: str, label: str) -> str | None:
@@ -227,8 +251,6 @@ def _native_battery(sub: Submission, battery: Mapping[str, tuple], at_start: boo
             if problem and problem.endswith(CORRUPTED):
                 corrupted = corrupted or Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0))
             elif problem and leak is None:
-                said = problem.split(": ", 1)[-1].replace("step ", "call ", 1)  # without the program's name
                 leak = Outcome(False, f"{problem} [rule: {MEMORY_SAFETY}]", listing(calls, 0),
-                               student=f"{said[0].upper()}{said[1:]}.\n\nThe calls:\n\n```c\n"
-                                       f"{calls_listed(calls, _number(said), 'c')}\n```")
+                               student=_student_of(problem, calls))
     return native, hung, corrupted, leak

@@ -8,7 +8,7 @@ from oracle.hw3.rules import fails
 from oracle.hw3.call import Call, shown
 from oracle.hw3.picture import Picture, picture_of
 from oracle.hw3.picture_html import state
-from oracle.page import FailedItem
+from oracle.failed_item import FailedItem
 from oracle.page_html import BASE_CSS, contents, frame, program
 from oracle.tables import e, runs
 

@@ -10,7 +10,7 @@ expects takes the model's class, and any other value is "wrong". The HTML lives 
 import struct
 from dataclasses import dataclass, field
 
-from oracle.hw3.compare import expected_table
+from oracle.hw3.exact import expected_table
 from oracle.hw3.call import Call
 from oracle.hw3.machine import Divergence
 from oracle.hw3.model import Model

@@ -8,11 +8,12 @@ submission wrote into it is what the grader sees, whatever the child says. One c
 a grading run (as one imported module would); a failure that stops it (sys.exit, a BaseException, a fork, a
 hang, a crash) is a failing step with its label, and the next adapter's first call starts a new one.
 
-Every process of a submission, a graded run's or a second opinion's (alone.py's Witness), is
-handed a memory file made for it when it starts (the one before closed first), which pyserve.py holds at one
-descriptor number (POOLS_FD): no process finds what an earlier one left in its pools' file, not even its size (a
-file sealed against shrinking keeps the size its earlier windows gave it) or its number, so nothing there tells a
-graded run's process from a second opinion's.
+Every process of a submission, a graded run's or a second opinion's (alone.py's Witness), is handed a memory
+file made for it when it starts (oracle/handed.py: PoolFile.renew, the one before closed), which pyserve.py holds
+at one descriptor number (POOLS_FD): no process finds what an earlier one left in its pools' file, not even its
+size (a file sealed against shrinking keeps the size its earlier windows gave it) or its number, so nothing there
+tells a graded run's process from a second opinion's. A window dies with the process it was made for (the
+child's generation).
 
 No white-box probe runs on a Python submission (pyprobes.py: each reads the engine's objects, the submission's
 word), so this adapter has none of probe_target.ProbeTarget's lower-level calls; a probe that rests only on what
@@ -61,8 +62,8 @@ class RemotePythonAdapter:
         self.timeout = timeout
         self._fresh = True  # the next init forgets the handles and the pools of earlier adapters
         self._mark: tuple[int, int] | None = None  # (generation, output offset) when this adapter first called
-        self._window: tuple[PoolFile, int, int, int] | None = None  # the last init's pool: (file, offset, guard,
-        # size); None: NULL
+        self._window: tuple[int, int, int, int] | None = None  # the last init's pool: (the child's generation,
+        # offset, guard, size); None: NULL
         self.entered: str | None = None  # the API call a probe entered last
 
     # ---- plumbing ----
@@ -133,8 +134,9 @@ class RemotePythonAdapter:
         (UNREAD while the handle is live: their state is the submission's word, unread.py)."""
         if self._window is None:
             return Observation(engine=None, pool=None)
-        pools, offset, guard, size = self._window
-        if pools.fd < 0:
+        generation, offset, guard, size = self._window
+        pools = self.remote.pools
+        if generation != self.child.generation or pools.fd < 0:  # a new process was handed a new file, or none is
             raise ImplementationFailure("this pool died with the process that had it (see the failing step before)")
         region = pools.read(offset, 2 * guard + size)  # the grader's own memory, read here
         return Observation(
@@ -165,14 +167,13 @@ class RemotePythonAdapter:
         """An init request on a fresh window holding `image` or `pattern` repeated (both None: a NULL pool), in the
         pools' file of the process it goes to (started first if it is not running)."""
         self._started()
-        pools = self.remote.pools
-        assert pools is not None  # made for the process now running
+        pools = self.remote.pools  # the one the process now running was handed
         if self._fresh:
             pools.restart()  # the same process served an earlier adapter: its windows are done with
         offset = None
         if image is not None or pattern is not None:
             offset = pools.window(size, GUARD, image, pattern)
-        self._window = None if offset is None else (pools, offset, GUARD_SIZE, size)
+        self._window = None if offset is None else (self.child.generation, offset, GUARD_SIZE, size)
         request = {"op": "init", "size": size, "guard": GUARD_SIZE, "memory": POOLS_FD, "offset": offset,
                    "reset": self._fresh}
         self._fresh = False
@@ -196,21 +197,9 @@ class RemotePython:
 
     def __init__(self, target: PythonTarget, sandbox: Sandbox, *, timeout: float = 2.0, **options: Any):
         self._made = (target, sandbox, timeout, options)
-        self.pools: PoolFile | None = None  # the memory file of the process running or last run
+        self.pools = PoolFile()  # the memory file of the process running or last run, new for each process
         self.child = PythonChild(target, sandbox, server=SERVER, failure=ImplementationFailure, timeout=timeout,
-                                 pass_fds=self._fresh_pools, **options)
-
-    def _fresh_pools(self) -> tuple[int, ...]:
-        """The memory file of pools for the process about to start, made for it, the one before closed first:
-        nothing an earlier process did to its file (its size, which the seal keeps from shrinking) reaches it."""
-        self._close_pools()
-        self.pools = PoolFile()
-        return (self.pools.fd,)
-
-    def _close_pools(self) -> None:
-        if self.pools is not None:
-            self.pools.close()
-            self.pools = None
+                                 handed=(self.pools,), **options)
 
     def load(self) -> None:
         self.child.start()
@@ -220,7 +209,7 @@ class RemotePython:
 
     def close(self) -> None:
         self.child.close()
-        self._close_pools()
+        self.pools.close()
 
 
 @contextmanager

@@ -14,7 +14,7 @@ import struct
 from collections import Counter
 from typing import Iterator
 
-from oracle.hw3.compare import (
+from oracle.hw3.exact import (
     counter_differences, expected_table, guard_differences, list_differences, paired, pool_byte_difference,
     pool_size_difference, shape_difference,
 )

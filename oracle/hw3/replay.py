@@ -61,7 +61,7 @@ def replay(
     owns: Callable[[str], bool] | None = None,
     reading: "Reading | None" = None,
     fresh: Callable[[], Adapter] | None = None,
-    refuses_alone: Callable[[str, Callable[[], Adapter]], bool] | None = None,
+    refuses_alone: Callable[[Call, Callable[[], Adapter]], bool] | None = None,
 ) -> Finding | None:
     """Runs a scenario through the adapter and the model (run.py), comparing after every call (leniently on the
     aspects in `modulo`); the first difference of a rule `owns` accepts (every rule when None). What else it
@@ -73,11 +73,12 @@ def replay(
     model, found = TrackedModel(), []
 
     def finding(ran: Ran, difference: Difference) -> Finding:
+        output = _printed(adapter) if ran.printed is None else ran.printed  # up to its step
         if ran.return_only:
             return Finding(scenario.name, ran.number, ran.call, difference, rule_of(difference, ran.call), calls=ran.calls,
-                           model=model, output=_printed(adapter), modulo=modulo)
+                           model=model, output=output, modulo=modulo)
         return Finding(scenario.name, ran.number, ran.call, difference, rule_of(difference, ran.call, ran.effects),
-                       calls=ran.calls, model=model, output=_printed(adapter), seen=ran.seen, modulo=modulo,
+                       calls=ran.calls, model=model, output=output, seen=ran.seen, modulo=modulo,
                        effects=ran.effects)
 
     def judge(ran: Ran) -> bool:

@@ -1,6 +1,6 @@
 """The spec's rules, and which rule a difference breaks: RULES, a table from the difference's aspect, the call that
 made it and what that call did (its facts, from the difference's structured fields and the call's Effects; no
-message is parsed). Each rule belongs to one rubric item (checks.CHECKS names it)."""
+message is parsed). Each rule belongs to one rubric item (ITEMS; item_of)."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +29,29 @@ TAIL_INSERTION = "Tasks 2-3: append to the tail of active_seqs (head->prev)"
 L1_TRAVERSAL = "Tasks 2-3: free_sequence and fork_sequence visit ALL 16 L1 slots"
 MEMORY_SAFETY = "Compilation Standard: Valgrind-clean, 0 bytes lost"
 BIG_POOL = "Block addresses in size_t: pools over 2 GiB (beyond the spec's tests)"
+COMPILATION = "Compilation Standard: gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2"
+ALL_RULES = "All rules: stateful fuzzing against the oracle"
+ROBUSTNESS = "Robustness: a failed malloc leaves no trace (no crash, no leak, no half-built sequence)"
+
+ITEMS = {  # the rubric item that enforces each rule, in the rubric's order (checks.CHECKS is built from it)
+    "compiles": COMPILATION,
+    "llm_init": TASKS["llm_init"],
+    "create_free": TASKS["create_sequence"],
+    "fork": TASKS["fork_sequence"],
+    "append_cow": TASKS["append_kv"],
+    "llm_destroy": TASKS["llm_destroy"],
+    "big_pool": BIG_POOL,
+    "null_engine": POINTER_SAFETY,
+    "check_before_allocate": CHECK_BEFORE_ALLOCATE,
+    "first_fit": FIRST_FIT,
+    "no_premature_writes": NO_PREMATURE_WRITES,
+    "free_count": FREE_BLOCK_CONSISTENCY,
+    "l1_traversal": L1_TRAVERSAL,
+    "tail_insertion": TAIL_INSERTION,
+    "fuzz": ALL_RULES,
+    "memory_safety": MEMORY_SAFETY,
+    "alloc_failure": ROBUSTNESS,
+}
 
 # Constraint 4: "You may ONLY write to the physical memory during an actual append_kv operation"
 _WRITES_NOTHING = ("llm_init", "create_sequence", "fork_sequence", "free_sequence", "llm_destroy")
@@ -183,3 +206,8 @@ def rule_of(difference: Difference, call: Call, effects: Effects | None = None) 
         if rule is not None and holds(difference, call, effects):
             return TASKS[call.api] if rule == OWN_TASK else rule
     return TASKS[call.api]
+
+
+def item_of(rule: str) -> str | None:
+    """The rubric item that enforces `rule` (None for a rule no item grades)."""
+    return next((item for item, its_rule in ITEMS.items() if its_rule == rule), None)

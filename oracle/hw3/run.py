@@ -25,12 +25,12 @@ from oracle.hw3.difference import LIST_ORDER, RETURN, crash
 from oracle.hw3.effects import effects_of, wrote_in_place
 from oracle.hw3.fork_witness import ForkWitness
 from oracle.hw3.fresh_pool import search_failed
+from oracle.hw3.graded_calls import GradedCalls
 from oracle.hw3.call import Call, returned_value, shown
 from oracle.hw3.observation import UNREAD, ImplementationFailure, Observation
 from oracle.hw3.resync import ModelLost, TrackedModel, resync
 from oracle.hw3.rules import WALKS, Effects, fails
 from oracle.hw3.spec import L2_PT_SIZE, UNMAPPED
-from oracle.hw3.step import call_on
 from oracle.hw3.unread import filled
 from oracle.program import Program, Step
 
@@ -52,6 +52,8 @@ class Ran:
     walk: bool = False  # a free or fork of blocks in two L1 slots or more: one that skips a slot can show
     refused: bool = False  # a create or append refused where the model took blocks it had free (free count unread)
     counted: bool = False  # a call before it since the last llm_init moved the free count, in the model
+    printed: str | None = None  # what the submission printed up to it, where later calls were made ahead (None:
+    # the adapter's output is up to it)
 
 
 @dataclass
@@ -66,27 +68,30 @@ class Trace:
 
 def run(program: Program, implementation: Any, model: TrackedModel, modulo: frozenset[str] = frozenset(),
         fresh: Callable[[], Any] | None = None, judge: Callable[[Ran], bool] | None = None,
-        refuses_alone: Callable[[str, Callable[[], Any]], bool] | None = None) -> Trace:
+        refuses_alone: Callable[[Call, Callable[[], Any]], bool] | None = None) -> Trace:
     """Applies `program` to `implementation` and `model` together, comparing after every call (leniently on the
     aspects in `modulo`). `fresh` opens another implementation, for a second opinion on a create or append that
-    left a block unmapped (fresh_pool.py), or, for an engine whose objects are not read, on a difference that
-    follows a fork (fork_witness.py), never while the run's own process is alive (alone.py); `judge` may stop the
-    run after a step. `refuses_alone(op, fresh)`, for an engine whose free count is not read, says whether the
-    graded runs of `op`'s own item show it refused before any call moved the free count (refusal_rule.py): a
-    refusal after such calls is then the call's own, else the free count's (without it, or without `fresh`, the
-    free count's)."""
+    left a block unmapped (fresh_pool.py), never while the run's own process is alive (alone.py). For an engine
+    whose objects are not read, a difference that follows a fork is asked of the fork (fork_witness.py), on the
+    program's later calls made ahead in the run's own process (graded_calls.py). `judge` may stop the run after
+    a step. `refuses_alone(call, fresh)`, for an engine whose free count is not read, says whether the graded
+    runs of the call's own item show that call refused before any call moved the free count (refusal_rule.py):
+    a refusal of it after such calls is then the call's own, else the free count's (without it, or without
+    `fresh`, the free count's)."""
     trace, engine, aside = Trace(), None, Aside(implementation, fresh)
+    graded = GradedCalls(implementation, program.steps)  # the calls made, and those made ahead of the judging
     before: Observation | None = None
     carried: set[str] = set()  # differences the model could not take over
     blind = False  # the model lost the counts, then a state it could not take over: NULL-engine calls only
     unreadable = False  # a call returned, but its state could not be read: return values alone are compared
     unread = False  # the engine's objects are not read (a Python submission's, unread.py): its calls' returns say
     counted = False  # what they did; a call since the last llm_init moved the free count, in the model
-    forks = ForkWitness(aside.fresh, program.steps) if fresh is not None else None  # fork_witness.py
+    forks = ForkWitness(program.steps)  # fork_witness.py
     in_place: list[tuple[int, frozenset[int]]] = []  # the appends that wrote a shared block in place, and its sharers
     for number, step in enumerate(program.steps, 1):
         try:
-            engine = aside.resumed(engine, trace.calls)  # in a fresh process after a second opinion
+            if not graded.made_ahead(number - 1):  # in a fresh process after a second opinion
+                engine = aside.resumed(engine, trace.calls)
         except ImplementationFailure:
             trace.cut = True
             return trace
@@ -105,7 +110,7 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
                 expected = getattr(model, step.op)(null_engine, *step.args)
         except ModelLost:
             if (model.lost or unreadable) and engine is not None and trace.steps:
-                engine, returned, seen = _unjudged(implementation, step, engine, trace.calls, observe=not unreadable)
+                engine, returned, seen = _unjudged(graded, number - 1, step, engine, trace.calls, observe=not unreadable)
                 seen = filled(seen, model)
                 if seen is not None:  # the model takes over what it left, or carries what it cannot
                     blind = resync(model, seen) is not None
@@ -123,18 +128,18 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
         trace.steps.append(ran)
         failed, returned_normally, got = False, False, None
         try:
-            engine, returned = call_on(implementation, step, engine)
+            engine, returned = graded.call(number - 1, engine)
             returned_normally = True
             got = returned_value(step.op, returned)
             if got != expected.returned:
                 ran.found.append(Difference(RETURN, "return value", shown(step.op, expected.returned), shown(step.op, got)))
             failed = fails(step.op, expected.returned) and got == expected.returned  # Constraint 2 binds a failing call
             if unreadable:
-                ran.return_only = True
+                ran.return_only, ran.printed = True, graded.printed(number - 1)
                 if judge is not None and judge(ran):
                     return trace
                 continue
-            observed = implementation.observe(engine)
+            observed = graded.observe(number - 1, engine)
             unread, ran.seen = observed.engine is UNREAD, filled(observed, model)
             if not ran.found:  # a wrong return value is the call's rule; the state it leaves follows from it
                 ran.found += [d for d in differences(model, ran.seen, failed, modulo=modulo) if str(d) not in carried]
@@ -146,6 +151,13 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
         ran.effects = effects_of(call, before, ran.seen, frozenset(model.mapped() - mapped), (was, model) if unread else None)
         if ran.effects is not None and any(d.aspect != LIST_ORDER for d in ran.found):
             ran.effects = dataclasses.replace(ran.effects, reordered_only=False)
+        if was is not None and (sharers := wrote_in_place(call, was, before, ran.seen)):
+            in_place.append((number - 1, sharers))  # the graded run's own evidence of a fork's references
+        granted = bool(ran.found) and ran.found[0].aspect == RETURN and "oom_refusal" in expected.events and not fails(step.op, got)
+        if (ran.effects is not None and was is not None and ran.found
+                and (ran.effects.held or ran.effects.elsewhere or granted)  # its references unread: the
+                and forks.shown_wrong(number - 1, in_place, lambda: graded.program_returns(engine))):  # later calls
+            ran.effects = dataclasses.replace(ran.effects, wrong_fork=True)  # made ahead, before a second opinion
         if (ran.effects is not None and fresh is not None and step.op in ("create_sequence", "append_kv")
                 and step.args[0] in model.sequences
                 and search_failed(aside.fresh, ran.found, program.steps[:number],
@@ -155,15 +167,9 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
         ran.refused = (ran.effects is not None and was is not None and bool(ran.effects.picked) and bool(ran.found)
                        and ran.found[0].aspect == RETURN and fails(step.op, got))  # its free count unread
         if (ran.refused and ran.counted and ran.effects is not None
-                and (refuses_alone is None or fresh is None or not refuses_alone(step.op, aside.fresh))):
+                and (refuses_alone is None or fresh is None or not refuses_alone(call, aside.fresh))):
             ran.effects = dataclasses.replace(ran.effects, short=True)
-        if was is not None and (sharers := wrote_in_place(call, was, before, ran.seen)):
-            in_place.append((number - 1, sharers))  # the graded run's own evidence of a fork's references
-        granted = bool(ran.found) and ran.found[0].aspect == RETURN and "oom_refusal" in expected.events and not fails(step.op, got)
-        if (ran.effects is not None and forks is not None and was is not None and ran.found
-                and (ran.effects.held or ran.effects.elsewhere or granted)
-                and forks.shown_wrong(number - 1, in_place)):  # its references unread
-            ran.effects = dataclasses.replace(ran.effects, wrong_fork=True)
+        ran.printed = graded.printed(number - 1)
         if judge is not None and judge(ran):
             return trace
         if not ran.found:
@@ -185,14 +191,14 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
     return trace
 
 
-def _unjudged(implementation: Any, step: Step, engine: object, calls: list[Call],
+def _unjudged(graded: GradedCalls, at: int, step: Step, engine: object, calls: list[Call],
               observe: bool = True) -> tuple[object, bool, Observation | None]:
     """A call whose outcome depends on state the model has lost (a negative ref count, or a state that cannot be
-    read, after another rule's bug): made, not judged, and listed. The engine handle, whether the call (and
-    the observation) returned, and the state it left (None when it did not, or `observe` is False)."""
+    read, after another rule's bug): step `at` made, not judged, and listed. The engine handle, whether the call
+    (and the observation) returned, and the state it left (None when it did not, or `observe` is False)."""
     try:
-        engine, returned = call_on(implementation, step, engine)
-        seen = implementation.observe(engine) if observe else None
+        engine, returned = graded.call(at, engine)
+        seen = graded.observe(at, engine) if observe else None
     except ImplementationFailure:
         return engine, False, None
     got = returned_value(step.op, returned)

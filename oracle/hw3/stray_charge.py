@@ -19,7 +19,7 @@ from oracle.hw3.c.stray import Stray
 from oracle.hw3.feedback import CALLS_SHOWN
 from oracle.hw3.rules import MEMORY_SAFETY
 from oracle.markdown import fenced
-from oracle.hw3.verdicts import item_of
+from oracle.hw3.rules import item_of
 from oracle.sandbox import DeadlinePassed
 
 Run = Callable[[Any, Mapping[str, Any]], Outcome]

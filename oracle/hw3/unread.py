@@ -16,7 +16,7 @@ engine now holds, and the model follows that program no further (replay.py)."""
 
 from dataclasses import replace
 
-from oracle.hw3.compare import expected_table
+from oracle.hw3.exact import expected_table
 from oracle.hw3.model import Model
 from oracle.hw3.observation import UNREAD, EngineState, Observation, SequenceState
 

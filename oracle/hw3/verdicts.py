@@ -11,9 +11,12 @@ from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outc
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.c.build import BuildResult, OFFICIAL_FLAGS
 from oracle.hw3.c.stray import Stray
+from oracle.hw3.call import Call
 from oracle.hw3.feedback import printed, student_text
 from oracle.hw3.machine import Divergence
+from oracle.hw3.refusal_rule import refused_alone, same_call
 from oracle.hw3.replay import Finding, Reading, listing, replay
+from oracle.hw3.rules import ITEMS, TASKS, item_of
 from oracle.program import Program
 from oracle.sandbox import Sandbox
 
@@ -42,7 +45,8 @@ class Submission:
     findings: dict[str, "Finding"] = field(default_factory=dict)  # item id -> where it failed (its HTML picture)
     strays: list[Stray] = field(default_factory=list)  # natively, every stray access the grader counted (C only)
     _probes: dict[str, Any] | None = None
-    _refusals: dict[str, bool] = field(default_factory=dict)  # refuses_alone's answers, by call
+    _refusals: dict[str, frozenset[tuple[int, ...]]] = field(default_factory=dict)  # by kind of call: those
+    # its item's programs show refused alone (refusal_rule.py)
 
     def adapter(self) -> Adapter:
         return built(self)()
@@ -53,19 +57,18 @@ class Submission:
         process of the graded run's own adapter (alone.py)."""
         return built(self)()
 
-    def refuses_alone(self, op: str, fresh: Callable[[], Adapter]) -> bool:
-        """Whether the programs of `op`'s own item, run as that item runs them in implementations `fresh` opens,
-        show `op` refused where the model had the blocks before any call moved the free count (refusal_rule.py):
-        whose rule a later refusal is, where the free count is not read. Asked once per call per submission."""
-        if op not in self._refusals:
+    def refuses_alone(self, call: Call, fresh: Callable[[], Adapter]) -> bool:
+        """Whether the programs of `call`'s own item, run as that item runs them in implementations `fresh` opens,
+        show that call (the same arguments but the sequence id) refused where the model had the blocks before any
+        call moved the free count (refusal_rule.py): whose rule a later refusal of it is, where the free count is
+        not read. The programs run once per kind of call per submission."""
+        if call.api not in self._refusals:
             from oracle.hw3 import programs
-            from oracle.hw3.refusal_rule import refuses_alone
-            from oracle.hw3.rules import TASKS
 
-            item = item_of(TASKS[op])
-            shown = item is not None and refuses_alone(fresh, op, programs.for_item(item, {}), TASKS[op], LENIENT)
-            self._refusals[op] = shown
-        return self._refusals[op]
+            item = item_of(TASKS[call.api])
+            self._refusals[call.api] = (frozenset() if item is None else refused_alone(
+                fresh, call.api, programs.for_item(item, {}), TASKS[call.api], LENIENT))
+        return same_call(call, self._refusals[call.api])
 
     def probes(self) -> dict[str, Any]:
         """The white-box probes' results by name, run once per submission."""
@@ -96,7 +99,7 @@ def run_scenarios(sub: Submission, item: str, scenarios: list[Program], modulo: 
     bug first, the item reads past it (see replay.py) and its message says, in one line, what it could not
     check and which item owns that rule. An item that checked no call of its own rule (another rule's bug
     stopped every program first) is not run: it earns nothing for what it could not see."""
-    rule = item_rule(item)
+    rule = ITEMS[item]
     reading = Reading()
     for scenario in scenarios:
         with closing(sub.adapter()) as adapter:
@@ -131,18 +134,6 @@ def passed_over_note(finding: Finding) -> str:
     whose = f"item {owner}" if owner else f"rule {finding.rule}"
     return (f"not checked past {finding.program} step {finding.step} {finding.call}: {finding.problem} "
             f"(that is {whose}'s to judge)")
-
-
-def item_rule(item: str) -> str:
-    from oracle.hw3.checks import CHECKS
-
-    return CHECKS[item].rule
-
-
-def item_of(rule: str) -> str | None:
-    from oracle.hw3.checks import CHECKS
-
-    return next((check.id for check in CHECKS.values() if check.rule == rule), None)
 
 
 def failed(sub: Submission, item: str, finding: Finding, program: str = "") -> Outcome:
@@ -203,7 +194,6 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
     for probe in probes:
         result = sub.probes()[probe]
         if not result.passed and result.stopped_in is not None:  # crashed or hung in a call: its item's first
-            from oracle.hw3.rules import TASKS
 
             owner = item_of(TASKS[result.stopped_in]) or ANY_OTHER
             note = f"not checked past {probe}: {result.detail} in {result.stopped_in} (that is item {owner}'s to judge)"

@@ -5,7 +5,7 @@ from oracle.difference import Difference, plain, word
 
 ASPECTS = ("return value", "extra hits", "missed hits", "hit cap", "hit blocks", "no false hit", "token count",
            "hash chaining", "null block", "live requests", "table length", "conservation", "ref count", "new block ref count",
-           "block_table", "free order", "release order", "hashed blocks", "index", "atomic failure",
+           "block_table", "free order", "release order", "touch order", "hashed blocks", "index", "atomic failure",
            "refused (ValueError)")
 
 

@@ -20,7 +20,7 @@ from oracle.prefix.divergence import Divergence
 from oracle.prefix.model import PrefixModel
 from oracle.prefix.observation import ImplementationFailure, Observation
 from oracle.prefix.rules import free_order_difference, hits_difference, rule_of
-from oracle.prefix.taken_order import Freed, Taken, taken_order
+from oracle.prefix.taken_order import Freed, Taken, taken_order, touch_difference, touch_explains
 from oracle.program import Step
 from oracle.stats import RunStats
 
@@ -33,7 +33,9 @@ class Driver:
         # the model before the last call that may take free blocks, and that call on it; the pool's takes that
         # differ from the model's, with the queue they show (by_takes)
         self.undo: tuple[PrefixModel, Callable[[PrefixModel], Any]] | None = None
+        self.before_free: list[int] | None = None  # the model's free queue before that call
         self.taken: Taken | None = None
+        self.guessed = False  # the model read on in a queue the takes showed only in part (take_over_free_order)
         self.model: PrefixModel | None = None
         self.follow = follow  # under a policy that is not exact, the model follows the pool
         self.content = ContentTracker()
@@ -93,33 +95,60 @@ class Driver:
             self._expect(self._taken_difference(rid, hits, seen) or
                          exact_difference(self.model, replace(seen, free=None)))  # the shown order is not read
         elif self.model.policy.exact:
-            problem = exact_difference(self.model, seen)
+            problem = self._touched_order(rid, hits, seen) or exact_difference(self.model, seen)
             self._expect(free_order_difference(problem, released) if problem and problem.aspect == "free order"
                          else problem)
         if self.following:
             following.adopt(self.model, seen)
         return seen
 
-    def _taken_difference(self, rid: int | None, hits: set[int], seen: Observation) -> Difference | None:
-        """The free blocks request `rid`'s table got from the call just made, against the model's (taken_order.py):
-        where the tables differ only there, and the pool's are free blocks of the model, each once."""
-        self.taken = None
-        if self.undo is None or rid not in self.model.requests or rid not in seen.tables:
+    def _takes(self, rid: int | None, hits: set[int],
+               seen: Observation) -> tuple[list[int], list[int], list[int]] | None:
+        """What the call just made took from the free queue for request `rid`: the model's queue once the call's hits
+        took their blocks out of it, the model's takes and the pool's (in its table's order); None where the tables
+        differ elsewhere too, or the pool's takes are not free blocks of the model, each once."""
+        if self.before_free is None or rid not in self.model.requests or rid not in seen.tables:
             return None
-        before, mine, table = self.undo[0], self.model.requests[rid].table, seen.tables[rid]
-        slots = [i for i, block in enumerate(mine) if i not in hits and block in before.free]  # the model's takes
+        mine, table = self.model.requests[rid].table, seen.tables[rid]
+        slots = [i for i, block in enumerate(mine) if i not in hits and block in self.before_free]  # the model's takes
         if len(table) != len(mine) or any(table[i] != mine[i] for i in range(len(mine)) if i not in slots):
             return None
-        queue = [block for block in before.free if block not in {mine[i] for i in hits}]
+        queue = [block for block in self.before_free if block not in {mine[i] for i in hits}]
         got = [table[i] for i in slots]
         if len(set(got)) != len(got) or not set(got) <= set(queue):
             return None
-        self.taken = taken_order(queue, [mine[i] for i in slots], got, self.frees)
+        return queue, [mine[i] for i in slots], got
+
+    def _taken_difference(self, rid: int | None, hits: set[int], seen: Observation) -> Difference | None:
+        """The free blocks request `rid`'s table got from the call just made, against the model's (taken_order.py)."""
+        self.taken = None
+        takes = self._takes(rid, hits, seen) if self.undo is not None else None
+        if takes is None:
+            return None
+        queue, expected, got = takes
+        # the call's hits took free blocks out of a queue no take has shown other than the model's: a touch may explain
+        touched = len(queue) < len(self.before_free) and not self.guessed  # the takes (taken_order.touch_explains)
+        self.taken = taken_order(queue, expected, got, self.frees, self.before_free if touched else None)
         return self.taken and self.taken.difference
+
+    def _touched_order(self, rid: int | None, hits: set[int], seen: Observation) -> Difference | None:
+        """Where the pool shows its queue (the fuzz): the blocks the call took, then the queue shown after it, against
+        the model's, when the call's hits took free blocks out of the queue and that explains the difference
+        (taken_order.touch_explains); else None, and the tables and the shown queue are compared as they are."""
+        takes = self._takes(rid, hits, seen) if seen.free is not None else None
+        if takes is None or len(takes[0]) == len(self.before_free):
+            return None
+        queue, expected, got = takes
+        pool = got + [block for block in seen.free if block not in got]
+        if sorted(pool) != sorted(queue) or not touch_explains(self.before_free, pool):
+            return None
+        return touch_difference(self.before_free, pool, expected + self.model.free, pool,
+                                "the blocks this call takes from it, then the free queue it shows")
 
     def _may_take(self, call: Callable[[PrefixModel], Any]) -> Any:
         """`call` on the model, which is kept as it was before, for a call that may take free blocks (by_takes)."""
         self.undo = (deepcopy(self.model), call) if self.by_takes else None
+        self.before_free = list(self.model.free)
         return call(self.model)
 
     # -- taking over after another rule's difference (the directed programs) ------------------------------
@@ -132,7 +161,7 @@ class Driver:
         self.model, call = self.undo
         self.model.free = list(self.taken.queue)
         call(self.model)
-        self.taken = None
+        self.taken, self.guessed = None, True
         return True
 
     def take_over_null_block(self) -> bool:

@@ -27,7 +27,7 @@ def load(path: Path | str | None = None) -> Rubric:
 def resolve(submission: str) -> str:
     """The spec `SHAPE:pkg.module-or-file.py[:attr][@POLICY]` of a submission as the user names it;
     GraderError when it names nothing gradable."""
-    from oracle.prefix import BUILTIN_ENGINE, shapes
+    from oracle.prefix.implementations import BUILTIN_ENGINE, shapes
     from oracle.prefix.policy import POLICIES
 
     if submission == "engine":
@@ -62,7 +62,7 @@ def grade(submission: str, rubric: Rubric, out_dir: Path, *, site: Path | str | 
     """Runs every rubric item against the submission, served by its child in one Sandbox for the run (the core's
     pipeline, oracle/grading/python_family.py), with the packages of the site folder `site` (oracle/site.py), if
     given; raises GraderError when it cannot start. One that does not load is graded: every item not run."""
-    from oracle.prefix import policy_for, shapes
+    from oracle.prefix.implementations import policy_for, shapes
     from oracle.prefix.remote import RemotePrefix
 
     if site is not None:

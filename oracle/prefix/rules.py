@@ -55,6 +55,7 @@ _BY_ASPECT = {
     ("free order", "*"): "free_queue",
     ("block_table", "*"): "free_queue",
     ("release order", "*"): "reverse_order_free",
+    ("touch order", "*"): "touch",  # a take order the call's hits on free blocks explain (taken_order.py)
     ("hashed blocks", "*"): "eviction",
     ("index", "*"): "eviction",
     ("atomic failure", "*"): "atomic_allocation",

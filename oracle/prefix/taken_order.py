@@ -17,7 +17,16 @@ own blocks, in an order other than that free's), it is the release order's (reve
 permutation (tests/hostile_review8/release_swapped.py: head first with the first two swapped); only where no
 reordering within each free explains the takes (a block taken from the wrong end of the queue, another free's first,
 a block no free put back) is it the free queue's (free_queue). The model reads on in the pool's queue as far as the
-takes show it (`Taken.queue`)."""
+takes show it (`Taken.queue`).
+
+A call that touches free blocks (a cache hit on a warm block takes it out of the queue, from wherever it is) and then
+takes free blocks shows the queue's order after the touch: where the takes differ from the model's only across a
+touched block (the blocks between two touched blocks, or a touched block and an end of the queue, keep their order
+among themselves; only how those runs meet changed), the touch explains them and it is the touch's (`touch`), whatever
+the reordering (tests/hostile_review9/touch_rotates_queue.py: the queue rotated head to tail until the hit block is
+at the head, so the blocks before it go to the tail). What no free's reordering and no touch explains is the free
+queue's. The fuzz (no takes judged: it reads the queue the pool shows) names a touch's order by the same test
+(`touch_explains`) on the blocks a call took and the queue shown after it."""
 
 from dataclasses import dataclass
 
@@ -32,10 +41,12 @@ class Taken:
     queue: list[int]  # the free queue the model reads on in: the pool's, as far as its takes show it
 
 
-def taken_order(queue: list[int], expected: list[int], got: list[int], frees: list[Freed]) -> Taken | None:
+def taken_order(queue: list[int], expected: list[int], got: list[int], frees: list[Freed],
+                before_hits: list[int] | None = None) -> Taken | None:
     """The difference between the blocks a call was granted from the free queue (`got`, each free in the model, in
-    its table's order) and the model's (`expected`), `queue` the model's free queue when the call took them and
-    `frees` what each earlier free put back; None when they agree."""
+    its table's order) and the model's (`expected`), `queue` the model's free queue when the call took them,
+    `frees` what each earlier free put back and `before_hits` the model's queue before the call's hits took free
+    blocks out of it (None: they took none); None when they agree."""
     if got == expected:
         return None
     owner = {block: n for n, (_, blocks) in enumerate(frees) for block in blocks}
@@ -44,6 +55,10 @@ def taken_order(queue: list[int], expected: list[int], got: list[int], frees: li
         released = _released(queue, got, frees, owner)
         if released is not None:
             return released
+    pool = list(got) + [block for block in queue if block not in got]  # as far as the takes show it
+    if before_hits is not None and touch_explains(before_hits, pool):
+        return Taken(touch_difference(before_hits, pool, list(expected), list(got),
+                                      "the blocks this call takes from it, in its table's order"), pool)
     return Taken(Difference("free order", "the free queue's head", list(expected), list(got),
                             note="the blocks this call takes from it, in its table's order"),
                  list(got) + [block for block in queue if block not in got])
@@ -75,3 +90,25 @@ def _released(queue: list[int], got: list[int], frees: list[Freed], owner: dict[
     return Taken(Difference("release order", f"the blocks free(req {rid}) put back", [queue[i] for i in shown],
                             [got[i] for i in shown], note="in the order this call takes them from the free queue"),
                  revised)
+
+
+def touch_explains(before: list[int], after: list[int]) -> bool:
+    """Whether `after`, the pool's free queue once a call's hits took free blocks out of `before` (the model's queue
+    before the call), differs from `before` without them only where a touch reaches: among the blocks before the last
+    block a hit took out (a touch that does not unlink the block in place walks the queue from its head to it, as a
+    rotation does), the blocks after it keeping their order among themselves."""
+    touched = set(before) - set(after)
+    rest = [block for block in before if block not in touched]
+    if not touched or after == rest or len(after) != len(set(after)) or set(after) != set(rest):
+        return False
+    beyond = before[max(i for i, block in enumerate(before) if block in touched) + 1:]
+    return [block for block in after if block in beyond] == beyond
+
+
+def touch_difference(before: list[int], after: list[int], expected: list, got: list, note: str) -> Difference:
+    """A free queue whose order a call's touches changed: `expected` and `got` as the call shows it (`note`)."""
+    touched = [block for block in before if block not in after]
+    hits = f"the hit took block {touched[0]}" if len(touched) == 1 else \
+        f"the hits took blocks {', '.join(map(str, touched))}"
+    return Difference("touch order", f"the free queue once {hits} out of it", expected, got,
+                      note=f"{note}: a hit leaves the other free blocks in their order")

@@ -61,10 +61,10 @@ class CAdapter(DriverProcess):
         program: Path | None = None,
         watch: Watch | None = None,
     ):
-        self._pools = PoolFile()  # the pools: the grader's memory file, which the driver maps
+        self._pools = PoolFile()  # the pools: the grader's memory file, which the driver maps (new for each driver)
         super().__init__(driver, timeout=timeout, output_limit=output_limit, cpu_seconds=cpu_seconds,
                          memory_limit=memory_limit, wrapper=wrapper, seccomp=seccomp, close_timeout=close_timeout,
-                         sandbox=sandbox, pass_fds=(*pass_fds, self._pools.fd), log_channel=log_channel,
+                         sandbox=sandbox, pass_fds=pass_fds, handed=(self._pools,), log_channel=log_channel,
                          program=program)
         self.watch = watch  # natively: each call during which the grader counted a stray access (c/stray.py)
         self.stop_to_read = self.stop_to_read or not seccomp  # no filter: clone is allowed, so threads may run
@@ -78,8 +78,6 @@ class CAdapter(DriverProcess):
 
     def _new_driver(self) -> None:
         self._heap = HeapState(0, 0, 0)
-        self._pools.renew()  # a file of its own for each driver, at the same number: no driver finds what one
-        # before it left there (the size the seal kept), so a second opinion's starts as a graded run's first
         self._window = None
         self._owners = set()
         self._memory = None
@@ -150,7 +148,7 @@ class CAdapter(DriverProcess):
             if self.watch is not None:  # the grader's count only: the driver's reply says none
                 self.watch.counted(self._heap.faulted, seen.faulted)
             facts = seen
-        self.last_call = CallStats(facts.allocations, facts.frees, facts.injected)
+        self.last_call = CallStats(facts.allocations, facts.frees, facts.injected, facts.asked)
         self._heap = HeapState(facts.allocations, facts.live_blocks, facts.live_bytes, facts.faulted)
         return ret
 

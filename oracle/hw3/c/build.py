@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from oracle.elf_interp import padded, system_loader
 from oracle.hw3.c.refusal import refusal
 from oracle.sandbox import Limits, Sandbox, shared
 
@@ -277,7 +278,10 @@ def _compile_and_link(box: Sandbox, source: bytes, flags: Sequence[str], driver_
     if reason := refusal(box, obj, source, HEADER, SOURCE_NAME):
         return "compile", reason + "\n", ()
     obj = _sealed(box, obj, driver_obj)
-    linked, link_log = gcc(box, {}, [], "driver", objects=[obj, driver_obj])
+    # the system's loader, padded: under the Landlock fallback the sandbox points it at its frozen copy's
+    # (oracle/elf_interp.py), so that the driver's process runs the driver's own file, through no host file
+    linked, link_log = gcc(box, {}, [f"-Wl,--dynamic-linker={padded(system_loader())}"], "driver",
+                           objects=[obj, driver_obj])
     if linked is None:
         return "link", log + link_log, tuple(dict.fromkeys(_UNDEFINED.findall(link_log)))
     program.parent.mkdir(parents=True, exist_ok=True)

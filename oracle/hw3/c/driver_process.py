@@ -1,20 +1,20 @@
 """The driver program of a C submission (built by build.py) as a process: started in the sandbox, lazily and
 again after a failure, with its two dedicated pipes (the protocol: driver_reply.py) and its stdout/stderr going to
-a capped file; natively, every mapping call it makes answered by the grader's ledger (ledger.py, native_heap.py).
-A request is written whole and a reply read within the call's time, judged in the run's CPU seconds
-(oracle/run_cpu.py); a driver that stops answering is failed by how it ended. adapter.py speaks the Adapter
-protocol over it."""
+a capped file, new for each driver as its pools' file is (oracle/handed.py); natively, every mapping call it
+makes answered by the grader's ledger (ledger.py, native_heap.py). A request is written whole and a reply read
+within the call's time, judged in the run's CPU seconds (oracle/run_cpu.py); a driver that stops answering is
+failed by how it ended. adapter.py speaks the Adapter protocol over it."""
 
 import os
 import select
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import Sequence
 
+from oracle.handed import Handed, Renewable
 from oracle.hw3.c.driver_reply import UNREADABLE, BadReply, _drained, readable_within, reply_length
 from oracle.hw3.c.heap_notify import Listener, receive_listener
 from oracle.hw3.c.ledger import Ledger, fence_blocks, max_map_count
@@ -42,7 +42,8 @@ class DriverProcess:
 
     def __init__(self, driver: Path | str, *, timeout: float, output_limit: int, cpu_seconds: int, memory_limit: int,
                  wrapper: Sequence[str], seccomp: bool, close_timeout: float, sandbox: Sandbox | None,
-                 pass_fds: Sequence[int], log_channel: LogChannel | None, program: Path | None):
+                 pass_fds: Sequence[int], handed: Sequence[Renewable], log_channel: LogChannel | None,
+                 program: Path | None):
         self.driver = Path(driver)
         if not self.driver.is_file():
             raise ValueError(f"driver {self.driver} does not exist; build the submission first")
@@ -53,7 +54,7 @@ class DriverProcess:
         self.wrapper = tuple(wrapper)
         self.seccomp = seccomp
         self.box = sandbox or shared()
-        self.program = program
+        self.program = self.box.executable(program) if program is not None else None  # the frozen copy's, maybe
         self.pass_fds = tuple(pass_fds)
         self.close_timeout = close_timeout
         self.log_channel = log_channel  # valgrind's log: drained whenever the driver is waited for
@@ -62,16 +63,13 @@ class DriverProcess:
         self.exit_status: int | None = None  # the driver's exit status after close()
         self._proc: subprocess.Popen[bytes] | None = None
         self._cmd = self._reply = -1
-        self._output = tempfile.TemporaryFile()
+        self.handed = Handed(output_limit, handed)  # its output file and `handed`, new for each driver
         self._native: NativeHeap | None = None  # natively: the heap's facts as the grader observes them
         self._listener: Listener | None = None  # natively: every mapping call of the driver, answered by our ledger
 
     def _start(self) -> None:
-        self._new_driver()  # before the driver exists: what it is handed is made for it
-        # a file of its own for every process: an open file description outlives the process that used it (an
-        # OFD lock, a status flag), and so does an inode's metadata, where a later process would find them
-        self._output.close()
-        self._output = tempfile.TemporaryFile()
+        self._new_driver()
+        self.handed.renew()  # before the driver exists: nothing an earlier one left in its files reaches it
         cmd_r, cmd_w = os.pipe()
         reply_r, reply_w = os.pipe()
         args = [str(cmd_r), str(reply_w), str(self.cpu_seconds), str(self.output_limit)]
@@ -90,9 +88,10 @@ class DriverProcess:
                 [*self.wrapper, driver, *args],
                 readable=[driver.parent],
                 limits=limits,
-                stdout=self._output,
-                stderr=self._output,
-                pass_fds=(cmd_r, reply_w, *self.pass_fds, *([self.log_channel.child_fd] if self.log_channel else []),
+                stdout=self.handed.output,
+                stderr=self.handed.output,
+                pass_fds=(cmd_r, reply_w, *self.pass_fds, *self.handed.fds,
+                          *([self.log_channel.child_fd] if self.log_channel else []),
                           *([theirs.fileno()] if theirs else [])),
             )
         except BaseException:
@@ -163,7 +162,7 @@ class DriverProcess:
     @property
     def output(self) -> str:
         """What the submission wrote on stdout and stderr since the driver last started."""
-        return os.pread(self._output.fileno(), self.output_limit + 1, 0).decode(errors="replace")
+        return self.handed.printed()
 
     @property
     def pid(self) -> int | None:

@@ -65,6 +65,7 @@ class CallStats:
     allocations: int
     frees: int
     injected_failure: bool  # an allocation failed because fail_allocation() asked for it
+    asked: int = 0  # natively, the requests for a fresh block the grader's ledger answered (native_heap.py)
 
 @dataclass(frozen=True, slots=True)
 class Fatal:

@@ -84,12 +84,13 @@ class Ledger:
     sink: list[int] = field(default_factory=list)  # past that, the pages mapped now (at most SINK_PAGES), oldest first
     sunk: int = 0  # stray pages counted past a call's STRAYS_PER_CALL (the sink's, each counted as it is mapped)
     grants: int = 0  # in the current call (since call_started)
+    asked: int = 0  # the current call's requests for a fresh place, however answered (granted, failed or FULL)
     frees: int = 0
     injected: bool = False  # the current call had an allocation failed by the grader
 
     def call_started(self, fail_at: int = -1) -> None:
         """A new API call: its counts start at zero; `fail_at` as the request's (-1: unchanged)."""
-        self.grants = self.frees = self.call_strays = 0
+        self.grants = self.frees = self.call_strays = self.asked = 0
         self.injected = False
         if fail_at >= 0:
             self.fail_at = fail_at
@@ -172,9 +173,9 @@ class Ledger:
     def _grant(self, first: int, end: int) -> int:
         if first <= self.granted_to or self._faulted_in(first, end):
             return errno.EEXIST  # not fresh: the driver moves on
-        if (end - first) * PAGE + self.live_bytes > self.budget or len(self.live) >= self.max_blocks:
-            self.spent = True
-            return FULL
+        self.asked += 1
+        # the failure countdown first, on every request, whatever the answer would be: a budget filled on purpose
+        # (review 10's budget_filled) makes every later request FULL, served by the C library, never failed
         if self.injected:  # from the k-th on every grant of the call fails: memory that ran out stays out
             return errno.ENOMEM
         if self.fail_at > 0:
@@ -182,6 +183,9 @@ class Ledger:
             if self.fail_at == 0:
                 self.injected = True
                 return errno.ENOMEM
+        if (end - first) * PAGE + self.live_bytes > self.budget or len(self.live) >= self.max_blocks:
+            self.spent = True
+            return FULL
         self.live[first] = end - first
         self.starts.append(first)  # above every page granted before: the list stays sorted
         self.live_pages += end - first

@@ -23,6 +23,7 @@ class HeapFacts:
     live_blocks: int
     live_bytes: int
     faulted: int = 0
+    asked: int = 0  # the call's requests for a fresh block the grader's ledger answered (0 without a ledger)
 
 
 class NativeHeap:
@@ -43,7 +44,7 @@ class NativeHeap:
             ledger = self.listener.ledger
             return HeapFacts(max(said.allocations, ledger.grants), max(said.frees, ledger.frees), ledger.injected,
                              max(said.live_blocks, ledger.live_blocks), max(said.live_bytes, ledger.live_bytes),
-                             ledger.strays)
+                             ledger.strays, ledger.asked)
         if (seen := self._mappings()) is None:
             return None
         allocations = max(said.allocations, seen.blocks - live_before)  # a count written down cannot hide a block
