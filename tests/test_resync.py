@@ -94,6 +94,28 @@ def test_a_wild_slot_is_taken_over_and_stops_only_the_calls_that_would_read_it()
         model.append_kv(False, 1, 8)
 
 
+def test_records_in_a_wild_slot_are_taken_over_as_holes_and_stop_the_calls_that_read_them() -> None:
+    """A fork that shared its parent's L2 table, and the parent freed: the child's 20 records lie in a slot whose
+    table is freed (wild). Before, the model could take over nothing of that state, and every later call was
+    judged against a model that still held the child's blocks (a first-fit or free-count difference, the fork's
+    bug's consequence). Now the records are holes in a wild slot: the counts are the implementation's, a create
+    is judged on them, and a call that reads the slot (an append into it, free, fork, destroy) ends the run."""
+    model = TrackedModel()
+    model.llm_init(BLOCKS * BLOCK_SIZE)
+    model.create_sequence(False, 2, 20)
+    table = (WILD,) + (None,) * (L1_PT_SIZE - 1)
+    seen = seen_after_init(model, (0, 0, 0, 0), BLOCKS, (SequenceState(2, 20, table),))
+    assert resync(model, seen) is None
+    assert model.sequences[2].blocks == [UNMAPPED, UNMAPPED] and model.sequences[2].wild == {0}
+    assert first_difference(model, seen, False) is None  # the same wild slot: no difference
+    assert next(renamed_differences(model, seen, False), None) is None
+    assert model.create_sequence(False, 3, 1).returned == NOT_NULL and model.sequences[3].blocks == [0]
+    for call in (lambda: model.append_kv(False, 2, 7), lambda: model.free_sequence(False, 2),
+                 lambda: model.fork_sequence(False, 2, 4), lambda: model.llm_destroy(False)):
+        with pytest.raises(ModelLost, match=r"block_table\[0\], a wild pointer"):
+            call()
+
+
 def test_a_record_with_no_block_is_taken_over_as_a_hole() -> None:
     """A create that mapped too few blocks (a failed search, or a short count): 20 records, logical block 1
     left -1. The model takes the hole over, so free and fork are judged by what they change (the child copies

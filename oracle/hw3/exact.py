@@ -24,11 +24,12 @@ def expected_table(blocks: list[int], wild: frozenset[int] = frozenset(),
                    bare: frozenset[int] = frozenset()) -> tuple[tuple[int, ...] | None, ...]:
     """The L1/L2 shape a mapping implies: an L2 table exactly where some entry of it is mapped; WILD in the
     slots `wild` names that the mapping does not reach (a model that took over an unreadable slot); NULL in
-    the slots `bare` names while they map nothing (a model that took over records with no L2 table)."""
+    the slots `bare` names while they map nothing (a model that took over records with no L2 table), and WILD in
+    a `wild` slot whose records it took over as holes."""
     table: list[tuple[int, ...] | None] = []
     for l1 in range(L1_PT_SIZE):
         chunk = blocks[l1 * L2_PT_SIZE : (l1 + 1) * L2_PT_SIZE]
-        if l1 in bare and all(block == UNMAPPED for block in chunk):
+        if (l1 in bare or l1 in wild) and all(block == UNMAPPED for block in chunk):
             chunk = []
         table.append(tuple(chunk) + (UNMAPPED,) * (L2_PT_SIZE - len(chunk)) if chunk else WILD if l1 in wild else None)
     return tuple(table)

@@ -141,6 +141,7 @@ class TrackedModel(Model):
         """An append that starts a new logical block where the implementation's L2 table already holds it as
         UNMAPPED (the table was made early) is the spec's append of an unmapped block; so is one whose record
         falls in a hole (see _fill)."""
+        self._refuse_wild("append_kv", null_engine, seq_id, kv_data)  # before a hole: a wild slot's are holes too
         seq = self.sequences.get(seq_id) if self.live and not null_engine else None
         if seq is not None and _in_hole(seq) and len(seq.values) < MAX_KV:
             return self._fill(seq, kv_data)
@@ -210,13 +211,14 @@ def _in_hole(seq: ModelSequence) -> bool:
 def _mapped(table: tuple, total: int, needed: int) -> list[int]:
     """The entries of a table's L2 tables from slot 0 up to the first NULL or wild slot, or the first entry that
     is neither a block nor UNMAPPED; UNMAPPED entries are holes (a create or append that mapped too few), and a
-    NULL slot the `needed` logical blocks of the records reach is 16 holes (resync keeps it NULL: bare). Holes
+    NULL slot the `needed` logical blocks of the records reach is 16 holes (resync keeps it NULL: bare), as is a
+    wild one (its L2 table freed under it, by a sequence it shared it with: the model keeps it wild). Holes
     past the last mapped entry and the `needed` logical blocks of the records are dropped, except one where an
     L2 table holds nothing else, so that its table is part of the shape (compare.expected_table)."""
     blocks: list[int] = []
     for l1, l2 in enumerate(table):
-        if l2 is None and l1 * L2_PT_SIZE < needed:  # records with no L2 table: holes, in a slot kept NULL (bare)
-            blocks += [UNMAPPED] * L2_PT_SIZE
+        if (l2 is None or l2 == WILD) and l1 * L2_PT_SIZE < needed:  # records with no L2 table the grader can read:
+            blocks += [UNMAPPED] * L2_PT_SIZE  # holes, in a slot kept NULL (bare) or wild
             continue
         if l2 is None or l2 == WILD or len(l2) != L2_PT_SIZE:
             break
