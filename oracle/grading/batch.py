@@ -134,10 +134,10 @@ def earlier_rows(out: Path, names: Sequence[str], folders: dict[str, str]) -> li
         return []
     rows = []
     for name in names:
-        old = earlier.get(printable(name, lines=False))  # the CSV holds names escaped
+        old = earlier.get(cell(name))  # the CSV holds names escaped
         if old is None or old.get("status") == "skipped":
             continue
-        folder = folders.get(name) or old.get("folder") or name  # the CSV holds the folder escaped too
+        folder = folders.get(name) or uncell(old.get("folder") or "") or name  # the CSV holds the folder escaped too
         try:
             report = json.loads((out / folder / "report.json").read_text())
             items = {item["id"]: item["points"] for item in report["items"]}
@@ -150,7 +150,7 @@ def earlier_rows(out: Path, names: Sequence[str], folders: dict[str, str]) -> li
                      if key not in ("submission", "score", "max_score", "status", "error", "folder", "isolation")
                      and value}
             rows.append(Row(name, status, float(old.get("score") or 0), float(old.get("max_score") or 0), items,
-                            old.get("error") or "", 0.0, folder, isolation=old.get("isolation") or ""))
+                            uncell(old.get("error") or ""), 0.0, folder, isolation=old.get("isolation") or ""))
     return rows
 
 
@@ -194,14 +194,30 @@ def isolation_name(description: str) -> str:
     return word if word.isalpha() else ""
 
 
+FORMULA_STARTS = ("=", "+", "-", "@")  # what a spreadsheet reads as the start of a formula in a cell
+
+
+def cell(text: str) -> str:
+    """Text a submission chose (its folder's name, an error quoting it), as a CSV cell: control characters
+    escaped, and a leading quote before a formula's first character, so a spreadsheet opening scores.csv shows
+    the text and computes nothing (the OWASP advice for CSV injection)."""
+    shown = printable(text, lines=False)
+    return "'" + shown if shown.startswith(FORMULA_STARTS) else shown
+
+
+def uncell(shown: str) -> str:
+    """What `cell` was given, as far as the quote goes (control characters stay escaped)."""
+    return shown[1:] if shown.startswith("'") and shown[1:].startswith(FORMULA_STARTS) else shown
+
+
 def write_csv(path: Path, rows: Sequence[Row], item_ids: Sequence[str]) -> None:
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["submission", "score", "max_score", "status", *item_ids, "error", "folder", "isolation"])
-        for row in rows:  # names and errors carry submission text: no control character reaches a TA's viewer
-            writer.writerow([printable(row.name, lines=False), f"{row.score:g}", f"{row.max_score:g}", row.status,
+        for row in rows:  # names and errors carry submission text: no control character nor formula reaches a TA
+            writer.writerow([cell(row.name), f"{row.score:g}", f"{row.max_score:g}", row.status,
                              *(f"{row.items[i]:g}" if i in row.items else "" for i in item_ids),
-                             printable(row.error, lines=False), printable(row.folder, lines=False), row.isolation])
+                             cell(row.error), cell(row.folder), row.isolation])
 
 
 def exit_status(rows: Sequence[Row]) -> int:
