@@ -148,12 +148,14 @@ def python_submission(scene: Scene, review: str, base: str, attack: Path | None)
     return Path(module)
 
 
-def c_submission(scene: Scene, base: str | None, attack: Path | None) -> Path:
-    """The reference C with tests/submissions/broken/<base>.patch (None: none), then the patch `attack` (None:
-    none), the scene's paths filled in (Scene.fill), as the scene's submission folder."""
+def c_submission(scene: Scene, base: str | None, attack: Path | None, under: tuple[Path, ...] = ()) -> Path:
+    """The reference C with tests/submissions/broken/<base>.patch (None: none), the patches `under` in turn, then
+    the patch `attack` (None: none), the scene's paths filled in (Scene.fill), as the scene's submission folder."""
     source = REFERENCE_C.read_text()
     if base is not None:
         source = patched(source, SUBMISSIONS / "broken" / f"{base}.patch")
+    for patch in under:
+        source = patched(source, patch)
     sub = scene.root / "submission"
     sub.mkdir()
     (sub / "llm_memory.c").write_text(scene.fill(source if attack is None else patched(source, attack)))

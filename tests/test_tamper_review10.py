@@ -11,13 +11,14 @@ mechanism and a fix by construction; one that holds is a plain test saying why.
 """
 
 import shutil
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.conftest import SUBMISSIONS
 from tests.tamper import ROOT, Reaper, Scene
-from tests.tamper_grading import check_report, grade_args, grade_in_scene, python_module, reaper, weighted  # noqa: F401
+from tests.tamper_grading import c_submission, graded_problems, python_submission, reaper  # noqa: F401
 
 C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review10"
 PY_ATTACKS = Path(__file__).with_name("hostile_review10")
@@ -29,22 +30,9 @@ def _c_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: str, 
     """tests/submissions/hostile/review10/<attack>.patch on broken/<base>.patch (and the patches `under`, applied
     in turn between them), graded on `items` with `weighed` worth `weight`: what its grade got that the honest score
     does not allow."""
-    from tests.test_grade import small_rubric
-
-    scene = Scene(tmp_path, without_bwrap=without_bwrap)
-    try:
-        source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / f"{base}.patch")
-        for patch in under:
-            source = patched(source, patch)
-        sub = scene.root / "submission"
-        sub.mkdir()
-        (sub / "llm_memory.c").write_text(patched(source, C_ATTACKS / f"{attack}.patch"))
-        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
-        weighted(rubric, weighed, weight)
-        evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
-        return evidence.problems + check_report(scene.out, honest, full)
-    finally:
-        scene.close()
+    with closing(Scene(tmp_path, without_bwrap=without_bwrap)) as scene:
+        sub = c_submission(scene, base, C_ATTACKS / f"{attack}.patch", under)
+        return graded_problems(scene, reaper, sub, items, honest, full, {weighed: weight})
 
 
 # --- 1. the heap budget filled, so the ledger never injects a failure (ledger.py _grant, alloc_failure.py) ----------
@@ -188,22 +176,12 @@ def _python_problems(tmp_path: Path, reaper: Reaper, without_bwrap: bool, base: 
     """tests/hostile_review10/<attack>.py on the broken variant `base`, graded on `items` with `weighed` worth
     `weight`: what its grade got that the honest score does not allow. The module's name is drawn afresh; `keep`: a
     folder the reports are copied to before the scene is removed."""
-    import secrets
-
-    from tests.test_grade import small_rubric
-
-    scene = Scene(tmp_path, without_bwrap=without_bwrap)
-    try:
-        module = f"review10_{attack}_{secrets.token_hex(4)}"
-        (scene.mods / f"{module}.py").write_text(python_module(base, (PY_ATTACKS / f"{attack}.py").read_text()))
-        rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(items))
-        weighted(rubric, weighed, weight)
-        evidence = grade_in_scene(scene, reaper, grade_args(Path(module), scene, rubric))
+    with closing(Scene(tmp_path, without_bwrap=without_bwrap)) as scene:
+        sub = python_submission(scene, "review10", base, PY_ATTACKS / f"{attack}.py")
+        problems = graded_problems(scene, reaper, sub, items, honest, full, {weighed: weight})
         if keep is not None:
             shutil.copytree(scene.out, keep)
-        return evidence.problems + check_report(scene.out, honest, full)
-    finally:
-        scene.close()
+        return problems
 
 
 PLANTED_BROKEN = (
