@@ -11,6 +11,7 @@ from collections.abc import Collection
 _NUMBERS = re.compile(r"-?\d+|0x[0-9a-f]+|[-\d, ()\[\]{}]+")
 _WORDS = frozenset({"NULL", "None", "True", "False", "none"})
 
+
 def fenced(text: str, language: str = "") -> str:
     """`text` as a fenced code block that nothing in it can close: a backtick fence longer than any run of
     backticks in the text (CommonMark closes a fence only with one at least as long)."""

@@ -132,6 +132,11 @@ def fuzz(
         run_settings = settings(run_settings, database=database(replay, read_only=True), phases=[Phase.reuse])
     start = time.perf_counter()
     divergence, notes, error, unreplayed = None, [], None, None
+
+    def stopped_report() -> FuzzReport:  # a run ended at its count of programs or its time limit (_Stop)
+        return FuzzReport(impl, seed, time.perf_counter() - start, stats,
+                          cut_short="generate-seconds" if stopped == ["seconds"] else None)
+
     try:
         with fixed_constants() if family.fixed_constants else nullcontext():  # one seed, one run anywhere
             run_state_machine_as_test(factory, settings=run_settings)
@@ -141,9 +146,8 @@ def fuzz(
         divergence = f"flaky: the failure did not happen again on replay ({failure.exceptions[0]})"
         unreplayed = failure.exceptions[0]
     except Flaky as flaky:  # Hypothesis's replay of a program drew another: the implementation answered otherwise
-        if stopped:  # or the run was ended mid-way (_Stop)
-            return FuzzReport(impl, seed, time.perf_counter() - start, stats,
-                              cut_short="generate-seconds" if stopped == ["seconds"] else None)
+        if stopped:  # or what Hypothesis makes of a run ended mid-way
+            return stopped_report()
         divergence = ("flaky: the same calls, made again, were answered otherwise, so the program they make could "
                       f"not be made again ({type(flaky).__name__}): an implementation must answer the same calls the "
                       "same way")
@@ -154,9 +158,7 @@ def fuzz(
     except BaseException:
         if not stopped:
             raise
-        # _Stop, or what Hypothesis makes of a run ended mid-way (FlakyStrategyDefinition)
-        cut_short = "generate-seconds" if stopped == ["seconds"] else None
-        return FuzzReport(impl, seed, time.perf_counter() - start, stats, cut_short=cut_short)
+        return stopped_report()  # _Stop itself
     if divergence and replay is None:
         stats = before[0]  # without Hypothesis's replay of the failing program
     program = [note for note in notes if _PROGRAM_LINE.match(note)]

@@ -90,8 +90,14 @@ def _allocations(adapter: Any, steps: tuple[Step, ...]) -> list[int]:
     counts, engine = [], None
     for step in steps:
         engine, _ = _call(adapter, step, engine)
-        counts.append(max(adapter.last_call.allocations, adapter.last_call.asked))  # the grader's count can only add
+        counts.append(_made(adapter))
     return counts
+
+
+def _made(adapter: Any) -> int:
+    """The last call's allocations: the driver's count, or the requests the grader's ledger saw where more (the
+    grader's count can only add)."""
+    return max(adapter.last_call.allocations, adapter.last_call.asked)
 
 
 def _expect(model: Model, step: Step, engine: Any) -> Call:
@@ -117,7 +123,7 @@ def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Findin
         after, returned = _call(adapter, steps[index], engine)
         adapter.fail_allocation(None)
         if not adapter.last_call.injected_failure:  # a pass rests on a failure the grader made and saw handled
-            made = max(adapter.last_call.allocations, adapter.last_call.asked)
+            made = _made(adapter)
             problem = Difference(CALL_ALLOCATIONS, f"allocation {k} (the one the grader fails)",
                                  f"asked for, as with none failing ({k} or more allocations)",
                                  f"{made} allocation(s), none failed: the call allocated otherwise when one was to fail")
