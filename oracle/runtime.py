@@ -163,10 +163,11 @@ class Runtime:
 SHARED = Path("/var/cache/pagedcheck/runtime")  # a root grader's: its runs' uids pass through, on the system's disk
 
 
-def python_runtime(folder: Path | None = None, *, traversable: bool = False) -> Runtime:
-    """The runtime of the system Python in `folder` (default: the user's cache; made 0700 if missing, 0711 if
-    `traversable`: for runs of other uids, which may pass through but not list it), built when missing or stale.
-    OSError when another user owns the folder or others may write into it."""
+def frozen_runtime(folder: Path | None = None, *, traversable: bool = False) -> Runtime:
+    """The frozen copy of the system's runtime (Python, the C library and loader, valgrind, the shell tools) in
+    `folder` (default: the user's cache; made 0700 if missing, 0711 if `traversable`: for runs of other uids, which
+    may pass through but not list it), built when missing or stale. OSError when another user owns the folder or
+    others may write into it."""
     folder = cache_home() / "runtime" if folder is None else folder
     folder.mkdir(mode=0o711 if traversable else 0o700, parents=True, exist_ok=True)
     if traversable:

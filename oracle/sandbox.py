@@ -46,7 +46,7 @@ from typing import Any, Sequence
 from oracle import landlock, seccomp
 from oracle.isolation import RUN_PATH, bwrap_problem, supervised, system_paths
 from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
-from oracle.runtime import SHARED, Runtime, freeze, python_runtime
+from oracle.runtime import SHARED, Runtime, freeze, frozen_runtime
 
 _PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -186,28 +186,28 @@ class Sandbox:
             shutil.copy2(path, copy)
             copy.chmod(0o755 if os.access(path, os.X_OK) else 0o644)
             if self.isolation == "landlock":  # a driver: started through the frozen copy's loader, by its own file
-                self.python_runtime().adopt(copy)
+                self.frozen_runtime().adopt(copy)
             self._exposed[key] = copy
         return self._exposed[key]
 
-    def python_runtime(self) -> Runtime:
+    def frozen_runtime(self) -> Runtime:
         """The frozen copy of the system's runtime that every run but a build's toolchain reads under Landlock
         (oracle/runtime.py), read in place: the user's cached one, or a root grader's shared one (its runs' uids
         pass through)."""
         with self._lock:
             if self._runtime is None:
                 try:
-                    self._runtime = python_runtime(SHARED, traversable=True) if self.as_root else python_runtime()
+                    self._runtime = frozen_runtime(SHARED, traversable=True) if self.as_root else frozen_runtime()
                 except OSError as exc:  # a cache we may not use (another's, others may write it): one of our own
                     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
                         raise
-                    self._runtime = python_runtime(self.root / "runtime-cache", traversable=True)
+                    self._runtime = frozen_runtime(self.root / "runtime-cache", traversable=True)
             return self._runtime
 
     def executable(self, program: Path) -> Path:
         """The file a run's process executes where the host's would run `program` (valgrind's memcheck tool): the
         frozen copy's under Landlock. The grader finds a driver's process by it (oracle/hw3/c/outside.py)."""
-        return self.python_runtime().executable(program) if self.isolation == "landlock" else program
+        return self.frozen_runtime().executable(program) if self.isolation == "landlock" else program
 
     # ---- running ---------------------------------------------------------------------------------------
 
@@ -228,7 +228,7 @@ class Sandbox:
             env.pop("TMPDIR", None)
             env.update({"TMPDIR": str(tmp)} if tmp else {})
             write = [*writable, *([tmp] if tmp else [])]
-            runtime = self.python_runtime()  # the frozen copy every run but the toolchain's starts through
+            runtime = self.frozen_runtime()  # the frozen copy every run but the toolchain's starts through
             runtime.before_run()
             started = runtime.start([str(part) for part in argv], self.root)
             system: list[Path] = [*system_paths(), runtime.root] if started is None else [runtime.root]

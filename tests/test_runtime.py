@@ -16,7 +16,7 @@ from oracle import isolation, landlock
 from oracle.elf_interp import padded, system_loader
 from oracle.hw3.c.outside import driver_pid
 from oracle.hw3.c.valgrind import memcheck_program
-from oracle.runtime import FROZEN_NS, KEEP, atime_mode, freeze, python_runtime
+from oracle.runtime import FROZEN_NS, KEEP, atime_mode, freeze, frozen_runtime
 from oracle.sandbox import Limits, Sandbox
 
 needs_landlock = pytest.mark.skipif(not landlock.abi_version(), reason="this kernel has no Landlock")
@@ -80,12 +80,12 @@ def test_the_runtime_is_built_once_frozen_and_the_cache_keeps_at_most_keep(tmp_p
     for age, name in enumerate(("python3.0-old", "python3.1-older")):
         (cache / name).mkdir()
         os.utime(cache / name, (time.time() - 1000 * (age + 1),) * 2)
-    runtime = python_runtime(cache)
+    runtime = frozen_runtime(cache)
     assert runtime.python.is_file() and (runtime.root / "libs" / "ld.so").is_file()
     assert sorted(p.name for p in cache.iterdir()) == sorted([runtime.root.name, "python3.0-old"][:KEEP])
     for path in (runtime.root, runtime.python, runtime.root / "bin" / "sh", runtime.root / "lib"):
         assert os.lstat(path).st_atime_ns == FROZEN_NS, path
-    again = python_runtime(cache)
+    again = frozen_runtime(cache)
     assert again == runtime and again.python.stat().st_ino == runtime.python.stat().st_ino  # not rebuilt
 
 
@@ -94,7 +94,7 @@ def test_a_runtime_cache_others_may_write_is_refused(tmp_path: Path) -> None:
     cache.mkdir()
     cache.chmod(0o777)
     with pytest.raises(OSError, match="not this user's alone"):
-        python_runtime(cache)
+        frozen_runtime(cache)
 
 
 @needs_landlock
@@ -123,11 +123,11 @@ print("read", len(seen), "atimes", sorted({os.stat(p).st_atime_ns for p in seen 
 """
     done = fallback.run(["/usr/bin/python3", "-I", "-c", script, str(mine / "data.txt")], readable=[mine], timeout=60)
     lines = done.output.splitlines()
-    assert lines[0] == f"prefix {fallback.python_runtime().root}", done.output
+    assert lines[0] == f"prefix {fallback.frozen_runtime().root}", done.output
     assert sum(line.startswith("refused") for line in lines) == 4 and "opened" not in done.output, done.output
     assert lines[-1].startswith("read ") and lines[-1].endswith(f"atimes [{FROZEN_NS}]"), lines[-1]
     assert int(lines[-1].split()[1]) > 500
-    frozen = [fallback.python_runtime().root / "lib", fallback.python_runtime().python, mine / "data.txt"]
+    frozen = [fallback.frozen_runtime().root / "lib", fallback.frozen_runtime().python, mine / "data.txt"]
     assert all(os.lstat(path).st_atime_ns == FROZEN_NS for path in frozen)
 
 
@@ -246,7 +246,7 @@ def test_a_driver_in_the_fallback_runs_its_own_file_through_the_copys_loader(tmp
     every file it maps is the copy's or its own (the sandbox's), and the host's /usr is closed to it."""
     exposed = fallback.expose(_driver_like(tmp_path))
     found, output = _found_and_output(fallback, [exposed], exposed, [exposed.parent])
-    root = fallback.python_runtime().root
+    root = fallback.frozen_runtime().root
     assert found is not None and f"exe {exposed}" in output.splitlines() and "doc refused" in output, output
     mapped = _mapped_files(output)
     assert str(root / "libs" / "ld.so") in mapped, output
@@ -262,7 +262,7 @@ def test_valgrind_in_the_fallback_runs_from_the_copy_and_maps_no_file_of_the_hos
     tool = fallback.executable(memcheck_program())
     found, output = _found_and_output(fallback, ["valgrind", "--error-exitcode=99", exposed], tool, [exposed.parent],
                                       limits=Limits(memory_bytes=0))
-    root = fallback.python_runtime().root
+    root = fallback.frozen_runtime().root
     assert tool.is_relative_to(root) and found is not None, output
     assert "ERROR SUMMARY: 0 errors" in output and "doc refused" in output, output
     mapped = _mapped_files(output)
@@ -274,5 +274,5 @@ def test_valgrind_in_the_fallback_runs_from_the_copy_and_maps_no_file_of_the_hos
 def test_the_builds_toolchain_still_reads_the_hosts_usr(fallback: Sandbox) -> None:
     """What is left (oracle/SANDBOX.md): gcc starts cc1, as and ld itself, by the host's loader; a build's run
     may read /usr, and only a build's (a run of a program the copy does not hold)."""
-    assert fallback.python_runtime().start(["gcc", "--version"], fallback.root) is None
+    assert fallback.frozen_runtime().start(["gcc", "--version"], fallback.root) is None
     assert fallback.run(["gcc", "--version"], timeout=20).status == 0
