@@ -148,8 +148,8 @@ def test_reordering_characters_of_a_submissions_words_reach_no_page_unescaped(sc
 # tests/submissions/hostile/review12/cache_line_aligned.patch on the reference C: malloc and calloc are macros for
 # aligned_alloc(64, size rounded up to 64) (calloc zeroes by hand, its product checked), each failure checked as the
 # reference checks malloc's. Every block then comes from the fence's memalign path (driver.c memalign -> fence_alloc
-# with an alignment), which the ledger must count and fail in turn as it does malloc's. Graded on compiles (5), llm_init (6),
-# memory_safety (10) and alloc_failure weighed 5: honest 26/26.
+# with an alignment), which the ledger must count and fail in turn as it does malloc's. Graded on compiles (5), llm_init
+# (6), memory_safety (10) and alloc_failure weighed 5: honest 26/26.
 ALIGNED_ITEMS = ("compiles", "llm_init", "memory_safety", "alloc_failure")
 ALIGNED_HONEST = ALIGNED_MAX = 26
 
@@ -167,8 +167,51 @@ def test_blocks_from_aligned_alloc_are_failed_in_turn_as_mallocs_are(scene: Scen
     assert not problems, "\n".join([f"cache_line_aligned (honest {ALIGNED_HONEST}/{ALIGNED_MAX}):", *problems])
 
 
+# --- 5. memory mapped by the driver's own system call instruction (oracle/hw3/c/ledger.py `driver_site`, driver.c) ---
+# tests/submissions/hostile/review12/sequences_on_the_drivers_pages.patch on broken/llm_destroy.patch (llm_destroy
+# frees each sequence's tables but not the Sequence): each Sequence record is a page mapped by the driver's own_call
+# (found by its bytes between __executable_start and etext, and called), unmapped the same way by free_sequence; the
+# known bug's llm_destroy still leaves them. The ledger takes every mapping made from that one instruction for the
+# driver's own memory, and valgrind reports no mapping as lost. Graded on llm_destroy (6) and memory_safety (10):
+# llm_destroy.patch's honest 0/16 (the control below measures it).
+DRIVERS_PAGES_ITEMS = ("llm_destroy", "memory_safety")
+DRIVERS_PAGES_HONEST, DRIVERS_PAGES_MAX = 0, 16
+DRIVERS_PAGES_BROKEN = (
+    "the ledger tells the driver's own mappings from the submission's by the instruction that made the call "
+    "(ledger.py: driver_site, the one syscall of driver.c's own_call, learnt at the first mapping call after the "
+    "handover), but the submission's code runs in the same process and can reach that instruction: it finds own_call "
+    "by its bytes in the executable's text (__executable_start to etext) and calls it, so a mapping outside the span "
+    "it makes there is the driver's, counted in no call's allocations and no live block; valgrind reports no mapping "
+    "as lost either. With each Sequence on such a page, llm_destroy.patch's leak (the Sequences) is seen by neither: "
+    "16/16 for the honest 0/16 (llm_destroy 6, memory_safety 10), measured bwrap and fallback; an allocation made so "
+    "would also escape alloc_failure's countdown (not measured). Fix by construction: no instruction is trusted once "
+    "the submission's code has run: the driver maps its own tables and reply buffer at their bounded size before the "
+    "handover, and the ledger tells the one mapping it makes later (the pool's window) by what it maps (MAP_SHARED of"
+    " the grader's own memory file, at the offset the grader gave), never by where the call was made; every other "
+    "mapping outside the span after the handover is the submission's live block")
+
+
+@pytest.mark.bwrap_repeat  # the grader's own ledger and valgrind decide, in both isolations
+def test_the_known_bug_under_the_drivers_pages_attack_costs_its_honest_score(scene: Scene, reaper: Reaper) -> None:
+    """The control: llm_destroy.patch alone scores 0/16 on these items (llm_destroy and memory_safety both see the
+    Sequences it leaks)."""
+    sub = c_submission(scene, "llm_destroy", None)
+    problems = graded_problems(scene, reaper, sub, DRIVERS_PAGES_ITEMS, DRIVERS_PAGES_HONEST, DRIVERS_PAGES_MAX)
+    assert not problems, "\n".join(["llm_destroy (control):", *problems])
+
+
+@pytest.mark.xfail(strict=True, reason=DRIVERS_PAGES_BROKEN)
+@pytest.mark.bwrap_repeat  # the grader's own ledger and valgrind decide, in both isolations
+def test_sequences_on_pages_the_driver_maps_for_them_still_leak(scene: Scene, reaper: Reaper) -> None:
+    sub = c_submission(scene, "llm_destroy", C_ATTACKS / "sequences_on_the_drivers_pages.patch")
+    problems = graded_problems(scene, reaper, sub, DRIVERS_PAGES_ITEMS, DRIVERS_PAGES_HONEST, DRIVERS_PAGES_MAX)
+    assert not problems, "\n".join([f"sequences_on_the_drivers_pages (honest {DRIVERS_PAGES_HONEST}/"
+                                     f"{DRIVERS_PAGES_MAX}):", *problems])
+
+
 def test_every_review12_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["zoneinfo_at_import", "log_in_tmp", "bidi_status_name", "cache_line_aligned"])
+    assert on_disk == sorted(["zoneinfo_at_import", "log_in_tmp", "bidi_status_name", "cache_line_aligned",
+                              "sequences_on_the_drivers_pages"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"`review12/{name}" in table for name in on_disk)
