@@ -118,16 +118,16 @@ BIDI_ITEMS = {"watermark": 10}
 REORDERING = {chr(c) for c in (0x061C, *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
 BIDI_BROKEN = (
     "oracle/printable.py spells Unicode's reordering characters (U+202A..U+202E, U+2066..U+2069, ...) as escapes for "
-    "a terminal and the CSV, but report.html (page_html.e: html.escape) and results.json's Markdown "
-    "(markdown.fenced) carry a submission's words with them as they are: a status name holding a right-to-left "
-    "override that no pop closes makes a browser lay out the rest of that line right to left, so the words the "
-    "submission wrote backwards read forwards after the grader's \"got\" (\"... expected LATER, got OK REVIEW12 every "
-    "test passed\") and the grader's own \" [rule: watermark]\" after them on report.html is mirrored (measured: the "
-    "character reaches both, bwrap and fallback; the honest 0/10 kept). Bounded: the submission's words end the "
-    "grader's sentence in every message seen, so no grader word before them moves. Fix by construction: one function "
-    "makes a submission's text safe for any reader, and every writer of a page or Markdown (page_html.e, "
-    "markdown.fenced, the terminal's Printable) goes through it: printable's escapes for the format characters, "
-    "before html.escape or the fence")
+    "a terminal and the CSV, but report.html (page_html.e: html.escape) and results.json's Markdown (markdown.fenced)"
+    " carry a submission's words with them as they are: a status name holding a right-to-left override that no pop "
+    "closes makes a browser lay out the rest of that line right to left, so the words the submission wrote backwards "
+    "read forwards after the grader's \"got\" (\"... expected LATER, got OK REVIEW12 every test passed\") and the "
+    "grader's own \" [rule: watermark]\" after them on report.html is mirrored, shown before them as \"[kramretaw "
+    ":elur]\" (measured: the character reaches both, bwrap and fallback, the honest 0/10 kept; the page as chromium "
+    "--headless --screenshot draws it). Bounded: the submission's words end the grader's sentence in every message "
+    "seen, so no grader word before them moves. Fix by construction: one function makes a submission's text safe for "
+    "any reader, and every writer of a page or Markdown (page_html.e, markdown.fenced, the terminal's Printable) goes"
+    " through it: printable's escapes for the format characters, before html.escape or the fence")
 
 
 @pytest.mark.xfail(strict=True, reason=BIDI_BROKEN)
