@@ -183,12 +183,13 @@ DRIVERS_PAGES_BROKEN = (
     "by its bytes in the executable's text (__executable_start to etext) and calls it, so a mapping outside the span "
     "it makes there is the driver's, counted in no call's allocations and no live block; valgrind reports no mapping "
     "as lost either. With each Sequence on such a page, llm_destroy.patch's leak (the Sequences) is seen by neither: "
-    "16/16 for the honest 0/16 (llm_destroy 6, memory_safety 10), measured bwrap and fallback; an allocation made so "
-    "would also escape alloc_failure's countdown (not measured). Fix by construction: no instruction is trusted once "
-    "the submission's code has run: the driver maps its own tables and reply buffer at their bounded size before the "
-    "handover, and the ledger tells the one mapping it makes later (the pool's window) by what it maps (MAP_SHARED of"
-    " the grader's own memory file, at the offset the grader gave), never by where the call was made; every other "
-    "mapping outside the span after the handover is the submission's live block")
+    "16/16 for the honest 0/16 (llm_destroy 6, memory_safety 10), measured bwrap and fallback; on the default rubric "
+    "100/100 for the honest 74/100 (`pagedcheck grade DIR`, bubblewrap: the fuzz's leak unseen too); an allocation "
+    "made so would also escape alloc_failure's countdown (not measured). Fix by construction: no instruction is "
+    "trusted once the submission's code has run: the driver maps its own tables and reply buffer at their bounded "
+    "size before the handover, and the ledger tells the one mapping it makes later (the pool's window) by what it "
+    "maps (MAP_SHARED of the grader's own memory file, at the offset the grader gave), never by where the call was "
+    "made; every other mapping outside the span after the handover is the submission's live block")
 
 
 @pytest.mark.bwrap_repeat  # the grader's own ledger and valgrind decide, in both isolations
