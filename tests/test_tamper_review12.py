@@ -173,7 +173,7 @@ def test_blocks_from_aligned_alloc_are_failed_in_turn_as_mallocs_are(scene: Scen
 # (found by its bytes between __executable_start and etext, and called), unmapped the same way by free_sequence; the
 # known bug's llm_destroy still leaves them. The ledger takes every mapping made from that one instruction for the
 # driver's own memory, and valgrind reports no mapping as lost. Graded on llm_destroy (6) and memory_safety (10):
-# llm_destroy.patch's honest 0/16 (the control below measures it).
+# llm_destroy.patch's honest 0/16 (the controls below measure each honest score).
 DRIVERS_PAGES_ITEMS = ("llm_destroy", "memory_safety")
 DRIVERS_PAGES_HONEST, DRIVERS_PAGES_MAX = 0, 16
 DRIVERS_PAGES_BROKEN = (
@@ -185,34 +185,54 @@ DRIVERS_PAGES_BROKEN = (
     "as lost either. With each Sequence on such a page, llm_destroy.patch's leak (the Sequences) is seen by neither: "
     "16/16 for the honest 0/16 (llm_destroy 6, memory_safety 10), measured bwrap and fallback; on the default rubric "
     "100/100 for the honest 74/100 (`pagedcheck grade DIR`, bubblewrap: the fuzz's leak unseen too); an allocation "
-    "made so would also escape alloc_failure's countdown (not measured). Fix by construction: no instruction is "
-    "trusted once the submission's code has run: the driver maps its own tables and reply buffer at their bounded "
-    "size before the handover, and the ledger tells the one mapping it makes later (the pool's window) by what it "
-    "maps (MAP_SHARED of the grader's own memory file, at the offset the grader gave), never by where the call was "
-    "made; every other mapping outside the span after the handover is the submission's live block")
+    "made so is never failed either: with each L2 table on such a page, alloc_failure.patch (a failed L2 allocation "
+    "leaks what the create built) passes alloc_failure, \"10 allocations failed one at a time\" (none an L2 table's):"
+    " 46/46 for the honest 41/46, measured bwrap and fallback. Fix by construction: no instruction is trusted once "
+    "the submission's code has run: the driver maps its own tables and reply buffer at their bounded size before the "
+    "handover, and the ledger tells the one mapping it makes later (the pool's window) by what it maps (MAP_SHARED of"
+    " the grader's own memory file, at the offset the grader gave), never by where the call was made; every other "
+    "mapping outside the span after the handover is the submission's live block")
+
+
+# tests/submissions/hostile/review12/l2_tables_on_the_drivers_pages.patch, the same mechanism on
+# broken/alloc_failure.patch (a create whose L2 table cannot be allocated returns NULL and leaks what it built): every
+# L2 table is a page mapped by the driver's own_call, so no L2 allocation is counted, nor failed in turn. Graded on
+# compiles (5), create_free (10), llm_destroy (6), fuzz (10), memory_safety (10) and alloc_failure weighed 5: honest
+# 41/46 (alloc_failure's 5 lost).
+L2_PAGES_ITEMS = ("compiles", "create_free", "llm_destroy", "fuzz", "memory_safety", "alloc_failure")
+L2_PAGES_HONEST, L2_PAGES_MAX = 41, 46
+ON_THE_DRIVERS_PAGES = {  # attack -> the known bug it sits on, its items, alloc_failure's weight, honest and full score
+    "sequences_on_the_drivers_pages": ("llm_destroy", DRIVERS_PAGES_ITEMS, 0, DRIVERS_PAGES_HONEST, DRIVERS_PAGES_MAX),
+    "l2_tables_on_the_drivers_pages": ("alloc_failure", L2_PAGES_ITEMS, 5, L2_PAGES_HONEST, L2_PAGES_MAX),
+}
 
 
 @pytest.mark.bwrap_repeat  # the grader's own ledger and valgrind decide, in both isolations
-def test_the_known_bug_under_the_drivers_pages_attack_costs_its_honest_score(scene: Scene, reaper: Reaper) -> None:
-    """The control: llm_destroy.patch alone scores 0/16 on these items (llm_destroy and memory_safety both see the
-    Sequences it leaks)."""
-    sub = c_submission(scene, "llm_destroy", None)
-    problems = graded_problems(scene, reaper, sub, DRIVERS_PAGES_ITEMS, DRIVERS_PAGES_HONEST, DRIVERS_PAGES_MAX)
-    assert not problems, "\n".join(["llm_destroy (control):", *problems])
+@pytest.mark.parametrize("attack", sorted(ON_THE_DRIVERS_PAGES))
+def test_the_known_bugs_under_the_drivers_pages_attacks_cost_their_honest_scores(attack: str, scene: Scene,
+                                                                                  reaper: Reaper) -> None:
+    """The controls: llm_destroy.patch alone scores 0/16 on its items (llm_destroy and memory_safety both see the
+    Sequences it leaks), alloc_failure.patch 41/46 on its own (alloc_failure sees the failed create's leak)."""
+    base, items, weight, honest, full = ON_THE_DRIVERS_PAGES[attack]
+    sub = c_submission(scene, base, None)
+    problems = graded_problems(scene, reaper, sub, items, honest, full, {"alloc_failure": weight} if weight else {})
+    assert not problems, "\n".join([f"{base} (control for {attack}, honest {honest}/{full}):", *problems])
 
 
 @pytest.mark.xfail(strict=True, reason=DRIVERS_PAGES_BROKEN)
 @pytest.mark.bwrap_repeat  # the grader's own ledger and valgrind decide, in both isolations
-def test_sequences_on_pages_the_driver_maps_for_them_still_leak(scene: Scene, reaper: Reaper) -> None:
-    sub = c_submission(scene, "llm_destroy", C_ATTACKS / "sequences_on_the_drivers_pages.patch")
-    problems = graded_problems(scene, reaper, sub, DRIVERS_PAGES_ITEMS, DRIVERS_PAGES_HONEST, DRIVERS_PAGES_MAX)
-    assert not problems, "\n".join([f"sequences_on_the_drivers_pages (honest {DRIVERS_PAGES_HONEST}/"
-                                     f"{DRIVERS_PAGES_MAX}):", *problems])
+@pytest.mark.parametrize("attack", sorted(ON_THE_DRIVERS_PAGES))
+def test_blocks_on_pages_the_driver_maps_for_them_are_still_the_submissions(attack: str, scene: Scene,
+                                                                            reaper: Reaper) -> None:
+    base, items, weight, honest, full = ON_THE_DRIVERS_PAGES[attack]
+    sub = c_submission(scene, base, C_ATTACKS / f"{attack}.patch")
+    problems = graded_problems(scene, reaper, sub, items, honest, full, {"alloc_failure": weight} if weight else {})
+    assert not problems, "\n".join([f"{attack} on {base} (honest {honest}/{full}):", *problems])
 
 
 def test_every_review12_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
     assert on_disk == sorted(["zoneinfo_at_import", "log_in_tmp", "bidi_status_name", "cache_line_aligned",
-                              "sequences_on_the_drivers_pages"])
+                              "sequences_on_the_drivers_pages", "l2_tables_on_the_drivers_pages"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"`review12/{name}" in table for name in on_disk)
