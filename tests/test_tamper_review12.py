@@ -1,8 +1,9 @@
 """Tamper suite, the twelfth adversarial review's attacks (issue 17, round 12): submissions written by a reviewer who
 had not seen the designs being built, aimed at the newest: the frozen runtime of the fallback (oracle/runtime.py)
 against bubblewrap's view of the system, the blockspace family's grading, the text of a submission's words on
-report.html and in results.json (oracle/markdown.py, page_html.py), and the C allocation fence (driver.c's
-memalign, the ledger's countdown). The table of what each does and how it fared: tests/hostile_review12/README.md.
+report.html and in results.json (oracle/markdown.py, page_html.py), and the C allocation fence and ledger (driver.c's
+memalign, the ledger's countdown, and its test of the driver's own mappings by the instruction that made them). The
+table of what each does and how it fared: tests/hostile_review12/README.md.
 
 Same shape as tests/test_tamper_review11.py: each submission is graded by a separate `pagedcheck` process in a world
 of its own on the items it concerns, and must get exactly its honest score, leave no process, change no file outside
