@@ -4,7 +4,7 @@ model's state (expected) beside the implementation's (actual). A family hands ov
 
 Marks: a cell whose text differs from the same cell on the other side (same table, same row label, same
 column) is `diff`; a cell whose text differs from the same side's state before the failing call is `now`
-(changed by the call); a row one side lacks is drawn empty on that side ("absent") and its cells on the
+(changed by the call; a table that state lacks was empty); a row one side lacks is drawn empty on that side ("absent") and its cells on the
 other side are `diff`. Rows where nothing is marked are collapsed in runs when a table has more than
 SHOW_ALL_ROWS rows; a table one side does not show at all is not compared (nothing on the other side is marked
 for it). A cell may have a kind (where its value came from, say), drawn in the kind's tone and explained by
@@ -135,7 +135,8 @@ def draw_state(expected: State, actual: State | None, before: Sequence[State | N
     parts = []
     for name in names:
         sides = [_named(expected, name)] + ([_named(actual, name)] if actual is not None else [])
-        earlier = [_named(state, name) for state in before]
+        # a table the state before lacks was empty then: every cell of it is the call's
+        earlier = [None if state is None else _named(state, name) or Table(name) for state in before]
         note = next((t.note for t in sides if t is not None and t.note), "")
         kinds = next((t.kinds for t in sides if t is not None and t.kinds), ())
         html = draw_table(sides, marks(sides, earlier))

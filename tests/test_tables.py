@@ -30,6 +30,16 @@ def test_cells_the_call_changed_are_marked_now_on_their_own_side() -> None:
     assert [sorted(c & {"diff", "now"}) for c in drawn_cells] == [["diff"], ["diff", "now"]]
 
 
+def test_a_table_the_state_before_lacks_is_all_the_calls() -> None:
+    before = (Table("Engine", {"free": (3,)}),)
+    after = before + (Table("Block table of seq 0", {"kv_count": (1,), "L1[0]": (0, -1)}),)
+    tree = parse(draw_state(after, None, (before, None)))
+    new = rows(tree.all("section", "part")[1])
+    assert [[("now" in c.classes) for c in cells if "none" not in c.classes] for cells in new.values()] == [
+        [True], [True, True]]
+    assert not [td for td in tree.all("section", "part")[0].all("td") if "now" in td.classes]
+
+
 def test_a_row_one_side_lacks_is_drawn_absent_and_the_other_sides_cells_differ() -> None:
     expected = Table("block tables", {"req 0": (1, 2)})
     actual = Table("block tables", {"req 0": (1, 2), "req 1": (3,)})

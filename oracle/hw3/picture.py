@@ -70,6 +70,10 @@ def _pool(pool: bytes, expected: bytes, provenance: dict[int, str], blocks: int,
                  kinds=(MAGIC, APPEND, COW, WRONG))
 
 
+def _span(start: int, stop: int) -> str:
+    return f"{start}" if stop - start == 1 else f"{start}–{stop - 1}"
+
+
 def _l1_row(entries: tuple | None, i: int) -> tuple:
     if entries is None:
         return ("NULL",)
@@ -87,7 +91,7 @@ def _objects(live: bool, total: int, free: int, refs: tuple, active: tuple, coun
     listed = {"head→next": tuple(f"seq {seq_id}" for seq_id in active)} if live else {}
     if list_error:
         listed["list broken"] = (list_error,)
-    ref_rows = {f"{start}–{min(start + ROW, len(refs)) - 1}": tuple(Cell(v, f"ref_count[{start + k}]") for k, v in
+    ref_rows = {_span(start, min(start + ROW, len(refs))): tuple(Cell(v, f"ref_count[{start + k}]") for k, v in
                                                                     enumerate(refs[start:start + ROW]))
                 for start in range(0, len(refs), ROW)}
     seqs = tuple(Table(f"Block table of seq {seq_id}", {"kv_count": (counts.get(seq_id),)} | {
