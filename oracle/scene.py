@@ -36,7 +36,7 @@ class Scene:
     after: Sides
     before: Sides | None  # None: the failure came before anything was observed
     rule: str = ""  # the rule the failing call broke, where the failure names it
-    calls: tuple[tuple[str, str], ...] = ()  # every call made up to the failing one, with what the model said it returns
+    calls: tuple[tuple[str, str], ...] = ()  # each call made up to the failing one, with what the model said it returns
     step: int = 0  # the failing call's number in `calls` (1-based; 0: not listed)
     notes: tuple[str, ...] = ()  # what the reader should know about the picture (what was not read or compared)
     broken: tuple[str, ...] = ()  # what the implementation broke that no table shows

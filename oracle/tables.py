@@ -1,15 +1,16 @@
 """A state drawn as named tables, for any family: each table a name and rows of cells (plain values), the
-model's state (expected) beside the implementation's (actual). A family hands over only the values
-(its `state_tables` hook, oracle/family.py); this module decides what differs and draws it.
+model's state (expected) beside the implementation's (actual). A family hands over only the values (its
+`state_tables` hook, oracle/family.py, or the Scene its `picture` hook makes); this module decides what differs
+and draws it.
 
 Marks: a cell whose text differs from the same cell on the other side (same table, same row label, same
 column) is `diff`; a cell whose text differs from the same side's state before the failing call is `now`
-(changed by the call; a table that state lacks was empty); a row one side lacks is drawn empty on that side ("absent") and its cells on the
-other side are `diff`. Rows where nothing is marked are collapsed in runs when a table has more than
-SHOW_ALL_ROWS rows; a table one side does not show at all is not compared (nothing on the other side is marked
-for it). A cell may have a kind (where its value came from, say), drawn in the kind's tone and explained by
-the table's legend; a collapsed run counts the kinds of its cells. Every text goes through html.escape: a
-submission's values never become markup.
+(changed by the call; a table that state lacks was empty); a row one side lacks is drawn empty on that side
+("absent") and its cells on the other side are `diff`; a table one side does not show at all is not compared.
+Rows where nothing is marked are collapsed in runs when a table has more than SHOW_ALL_ROWS rows. A cell may
+have a kind (where its value came from, say), drawn in the kind's tone and explained by the table's legend; a
+collapsed run counts the kinds of its cells. Every text goes through html.escape: a submission's values never
+become markup.
 """
 
 from dataclasses import dataclass, field, replace
@@ -204,7 +205,8 @@ def _kind_class(name: str, kinds: tuple[Kind, ...]) -> str:
     return "" if kind is None else f"kind-{e(kind.name)} tone-{kind.tone if kind.tone in TONES else 'plain'}"
 
 
-def _side_cells(table: Table | None, label: str, width: int, marked: Marks, side: int, kinds: tuple[Kind, ...] = ()) -> str:
+def _side_cells(table: Table | None, label: str, width: int, marked: Marks, side: int,
+                kinds: tuple[Kind, ...] = ()) -> str:
     if table is None or label not in table.rows:
         return f'<td class="c none absent" colspan="{width}">absent</td>'
     cells = []

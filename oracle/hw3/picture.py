@@ -5,8 +5,10 @@ block by block, each slot's provenance as its kind.
 Provenance: a slot nothing wrote since llm_init holds its magic number ("magic"); the model knows which slots
 an append wrote ("append") and which a copy-on-write copied ("cow"), by replaying the calls. On the
 implementation's side a slot that holds the value the model expects takes the model's kind, and any other
-value is "wrong" (its own magic number: "magic"). The failing step is the one the checks recorded (a Finding or
-a machine Divergence, with the model and the implementation's observation): `picture` makes it a Scene.
+value is "wrong" (its own magic number: "magic"). `state_tables` draws both sides; `picture` makes the failing
+step the checks recorded (a Finding or a machine Divergence, with the model and the implementation's observation)
+a Scene (oracle/scene.py) with the calls listed and the model's state before the call: nothing is run again but
+the model.
 """
 
 from typing import Any
@@ -22,8 +24,8 @@ from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, KV_SIZE, L2_PT_SIZE, UNMAP
 from oracle.scene import Scene, Sides
 from oracle.tables import Cell, Kind, State, Table
 
-MAGIC, APPEND, COW, WRONG = (Kind("magic", "untouched magic", "muted", "·"), Kind("append", "written by append", "blue"),
-                             Kind("cow", "copied by CoW", "orange", "b3"), Kind("wrong", "wrongly changed", "red", "9"))
+MAGIC, APPEND = Kind("magic", "untouched magic", "muted", "·"), Kind("append", "written by append", "blue")
+COW, WRONG = Kind("cow", "copied by CoW", "orange", "b3"), Kind("wrong", "wrongly changed", "red", "9")
 ROW = 16  # ref counts a row
 _LENIENT = {"block_ids": "physical block ids up to a renaming", "list_order": "the active list as a set of ids"}
 
@@ -79,8 +81,8 @@ def _l1_row(entries: tuple | None, i: int) -> tuple:
         return ("NULL",)
     if entries == WILD:
         return ("a wild pointer (unreadable)",)
-    return tuple(Cell(v, f"block_table[{i}][{j}]: logical block {i * L2_PT_SIZE + j}", shown="·" if v == UNMAPPED else None)
-                 for j, v in enumerate(entries))
+    return tuple(Cell(v, f"block_table[{i}][{j}]: logical block {i * L2_PT_SIZE + j}",
+                      shown="·" if v == UNMAPPED else None) for j, v in enumerate(entries))
 
 
 def _objects(live: bool, total: int, free: int, refs: tuple, active: tuple, counts: dict, tables: dict,
@@ -179,6 +181,21 @@ def _replayed(calls: list[Call]) -> tuple[Model, dict[int, str]]:
     return model, provenance
 
 
+def state_tables(model: Model, seen: Observation | None, provenance: dict[int, str],
+                 heap_judged: bool = False) -> Sides:
+    """The state as tables, the model's (expected) beside the implementation's as observed (actual; None: it
+    could not be read): the implementation's heap drawn where the heap is what was judged (a row the model's side
+    lacks), a sequence one side lacks as an empty table there, the pool's edges where they were overwritten."""
+    expected = expected_state(model, provenance)
+    actual = None if seen is None else actual_state(seen, model, provenance, heap_judged)
+    if actual is not None and seen is not None and seen.state_read:
+        expected, actual = _padded(expected, actual), _padded(actual, expected)
+    edges = _edges(model, seen)
+    if edges is not None and actual is not None:
+        expected, actual = expected + edges[:1], actual + edges[1:]
+    return expected, actual
+
+
 def picture(evidence: Any) -> Scene | None:
     """The failing step the hw3 checks or machine recorded (a Finding or a machine Divergence) as a Scene; None
     for anything else. The state before the call is the model's alone (the calls replayed), drawn where that
@@ -194,19 +211,12 @@ def picture(evidence: Any) -> Scene | None:
     model, seen = evidence.model, evidence.seen
     try:
         replayed, provenance = _replayed(made)
-    except Exception:  # noqa: BLE001  (a call the model cannot replay: no provenance, no state before; no verdict changes)
+    except Exception:  # noqa: BLE001  (a call the model cannot replay: no provenance, no state before; no verdict)
         replayed, provenance = None, {}
     heap_judged = evidence.difference.aspect in (CALL_ALLOCATIONS, LEAK)
-    expected = expected_state(model, provenance)
     before: Sides | None = None
-    if replayed is not None and expected_state(replayed, provenance) == expected:
+    if replayed is not None and expected_state(replayed, provenance) == expected_state(model, provenance):
         before = (expected_state(*_replayed(made[:-1])), None)
-    actual = None if seen is None else actual_state(seen, model, provenance, heap_judged)
-    if actual is not None and seen is not None and seen.state_read:  # a sequence one side lacks: an empty table
-        expected, actual = _padded(expected, actual), _padded(actual, expected)
-    edges = _edges(model, seen)
-    if edges is not None and actual is not None:
-        expected, actual = expected + edges[:1], actual + edges[1:]
     notes = []
     if evidence.modulo:
         notes.append(f"This item compared {' and '.join(_LENIENT[a] for a in sorted(evidence.modulo))}; the picture "
@@ -221,14 +231,16 @@ def picture(evidence: Any) -> Scene | None:
     broken = ("the implementation's pool could not be read",) if seen is not None and seen.pool is None and \
         model.pool_size is not None else ()
     listed = tuple((str(call), _said(call)) for call in evidence.calls)
-    return Scene(str(made[-1]) if made else "", evidence.program_step or 0, (expected, actual), before, evidence.rule, listed,
-                 evidence.step, tuple(notes), broken)
+    return Scene(str(made[-1]) if made else "", evidence.program_step or 0,
+                 state_tables(model, seen, provenance, heap_judged), before, evidence.rule, listed, evidence.step,
+                 tuple(notes), broken)
 
 
 def _padded(state: State, other: State) -> State:
     """`state` with an empty table for each sequence only `other` has: its rows are then marked as missing."""
     names = {table.name for table in state}
-    return state + tuple(Table(t.name, {}, t.note) for t in other if t.name.startswith("Block table") and t.name not in names)
+    return state + tuple(Table(t.name, {}, t.note) for t in other
+                         if t.name.startswith("Block table") and t.name not in names)
 
 
 def _said(call: Call) -> str:
