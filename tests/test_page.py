@@ -434,3 +434,23 @@ def test_a_wild_l1_slot_is_drawn_as_one_marked_cell(tmp_path: Path, submission: 
     assert len(wild) == 15 and all("diff" in td.classes for td in wild)  # slots 1-15 of the one sequence
     nulls = [td for td in tables.all("td") if td.text == "NULL"]
     assert len(nulls) == 15 and all("diff" in td.classes for td in nulls)  # the model's side
+
+
+def test_a_python_submissions_objects_are_not_compared_and_its_pool_is() -> None:
+    """A Python submission's engine objects are never read (only its pool is its own): the page says so, draws
+    the model's objects beside nothing, and compares the pool."""
+    model, seen, calls = _observed_after("llm_init 128\ncreate_sequence 1 1\nappend_kv 1 5\n")
+    pool = bytearray(seen.pool)
+    pool[4:8] = (6).to_bytes(4, "little", signed=True)  # the appended record, as the submission wrote it
+    seen = dataclasses.replace(seen, pool=bytes(pool), state_read=False)
+    finding = Finding("unread", 3, calls[-1], Difference(POOL, "seq 1 record 1", "5", "6"), "a rule", calls=calls,
+                      model=model, seen=seen)
+    (failure,) = parse(page_of("unread", [FailedItem("x", "", "m", "", (), finding)])).all("section", "failure")
+    assert any(p.text.startswith("Your engine's objects are not read") for p in failure.all("p", "note"))
+    engine = rows(part(failure, "Engine"))
+    assert [c.text for c in engine["engine"]] == ["live", "absent"]
+    assert not [td for name in ("Engine", "Active list", "ref_count", "Block table of seq 1")
+                for td in part(failure, name).all("td") if "diff" in td.classes]
+    block = rows(part(failure, "Pool"))["block 0"]
+    assert [i for i, c in enumerate(block) if "diff" in c.classes] == [1, 17]
+    assert block[17].text == "6" and "kind-wrong" in block[17].classes and "kind-append" in block[1].classes
