@@ -35,12 +35,13 @@ class Family:
     repro_preamble: Callable[[str], list[str]]  # the imports that make a printed program runnable
     default_impl: str = "engine"
     load_rubric: Callable[[Path | None], Any] | None = None  # its rubric at a path, or its default; RubricError
-    # (title, failed items) -> one self-contained HTML page picturing each failing step (oracle/page.py)
-    render_html: Callable[[str, list[Any]], str] | None = None
     # (a machine, what its implementation's observe just returned or None) -> its state as tables, (expected,
-    # actual): the core draws the page of a failing call from it (oracle/scene.py, oracle/page_html.py) when the
-    # family draws no page of its own
+    # actual): the core replays a failing program and draws the page of its failing call from it (oracle/scene.py,
+    # oracle/page_html.py)
     state_tables: Callable[[Any, Any], tuple] | None = None
+    # the failing step its checks recorded themselves (a grade item's evidence, a fuzz run's failure) -> a Scene
+    # (oracle/scene.py) of its state as tables, or None: the core draws it without replaying anything
+    picture: Callable[[Any], Any] | None = None
     # grade(submission, rubric, out_dir, *, seed, timeout, on_item, deadline, require_sandbox) -> GradeReport;
     # raises oracle.grading.grader.GraderError when grading cannot start (a bad path, a kind it cannot grade)
     grade: Callable[..., Any] | None = None
@@ -58,7 +59,7 @@ class Family:
 
 def draws_page(family: Family) -> bool:
     """Whether `fuzz --html` and `grade --out` can picture the family's failures."""
-    return family.render_html is not None or family.state_tables is not None
+    return family.picture is not None or family.state_tables is not None
 
 
 def family_named(name: str) -> Family:

@@ -1,7 +1,7 @@
-"""The HTML page of a run's failures (`grade --out DIR`, `fuzz --html FILE`), for any family: what the
-shared layer hands to the family's `render_html` hook, which draws the page (hw3: oracle/hw3/page.py), or,
-for a family that draws its state as tables (its `state_tables` hook), to the core's page (oracle/page_html.py)
-with each failing call replayed (oracle/scene.py)."""
+"""The HTML page of a run's failures (`grade --out DIR`, `fuzz --html FILE`), for any family, drawn by the core
+(oracle/page_html.py): each failing call as a Scene (oracle/scene.py), the family's state as tables before and
+after it. A Scene is the failing program replayed and watched through the family's `state_tables` hook, or the
+failing step the family's checks recorded themselves, made a Scene by its `picture` hook."""
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,11 +28,13 @@ def grade_items(report: "GradeReport") -> list[FailedItem]:
 
 def fuzz_items(report: "FuzzReport", family: "Family | None" = None, factory: Any = None) -> list[FailedItem]:
     """The failed fuzz run as an item; with the family and its adapter factory, and a family that draws its
-    state as tables, its evidence is the failing call replayed (oracle/scene.py)."""
+    state as tables from a replay, its evidence is the failing call replayed (oracle/scene.py)."""
     if report.passed:
         return []
     evidence, rule = report.failure, ""
-    if family is not None and factory is not None and family.state_tables is not None:
+    if family is not None and family.picture is not None:  # the failure recorded what its picture needs
+        rule = getattr(report.failure, "rule", "") or ""
+    elif family is not None and factory is not None and family.state_tables is not None:
         evidence, rule = fuzz_scene(family, factory, report.program), getattr(report.failure, "rule", "") or ""
     return [FailedItem("fuzz", rule, report.divergence or "", "", tuple(report.program), evidence)]
 
@@ -58,8 +60,20 @@ def fuzz_scene(family: "Family", factory: Any, program: list[str] | tuple[str, .
 
 
 def write_page(family: "Family", path: Path, title: str, items: list[FailedItem]) -> None:
-    """Writes the family's page: its own (render_html), else the core's page of its state tables. Raises
+    """Writes the page of the items, each recorded failing step the family pictures made a Scene. Raises
     OSError."""
     from oracle.page_html import render_html
 
-    path.write_text((family.render_html or render_html)(title, items))
+    path.write_text(render_html(title, pictured(family, items)))
+
+
+def pictured(family: "Family", items: list[FailedItem]) -> list[FailedItem]:
+    """The items, each one's evidence the family's `picture` of it where it has one (a Scene, or None)."""
+    from dataclasses import replace
+
+    from oracle.scene import Scene
+
+    if family.picture is None:
+        return items
+    return [item if isinstance(item.evidence, Scene) else replace(item, evidence=family.picture(item.evidence))
+            for item in items]

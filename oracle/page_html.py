@@ -1,15 +1,15 @@
 """The HTML page of a run's failures, for any family: one self-contained file, inline CSS, no script, nothing
-fetched. The frame (title, the list of failed items), the printed program with the failing line marked, and
-(for a family that draws its state as tables, oracle/tables.py) each failing call with the state before it and
-after it, expected beside actual. hw3 draws its own pictures in this frame (oracle/hw3/page.py). Every text
-goes through html.escape.
+fetched. The frame (title, the list of failed items), the rule and message on top, the printed program with the
+failing line marked, the calls made with the failing one marked (where the family lists them), and each failing
+call with the state before it and right after it, expected beside actual, drawn as tables (oracle/tables.py).
+Every text goes through html.escape.
 """
 
 import re
 
 from oracle.failed_item import FailedItem
 from oracle.scene import Scene
-from oracle.tables import CSS as TABLES_CSS, draw_state, e
+from oracle.tables import CSS as TABLES_CSS, draw_state, e, runs
 
 _STATE_LINE = re.compile(r"^state = \w+\(\)$")
 INTRO = ("pagedcheck: the failing step of each failed item, expected (the model) beside actual "
@@ -56,25 +56,64 @@ def render_html(title: str, items: list[FailedItem]) -> str:
 def _section(number: int, item: FailedItem) -> str:
     scene = item.evidence if isinstance(item.evidence, Scene) else None
     parts = [f'<h2>{e(item.name)}</h2>']
-    if item.rule:
-        parts.append(f'<p class="rule">Rule: {e(item.rule)}</p>')
+    rule = scene.rule if scene is not None and scene.rule else item.rule
+    if rule:
+        parts.append(f'<p class="rule">Rule: {e(rule)}</p>')
     parts.append(f'<p class="message"><code>{e(item.message)}</code></p>')
+    if scene is not None:
+        parts += [f'<p class="note">{e(note)}</p>' for note in scene.notes]
     if item.program:
         parts.append(f'<h3>The program</h3>{program(item.program, scene.line if scene else 0)}')
+    if scene is not None and scene.calls:
+        listed = calls(scene.calls, scene.step)
+        parts.append(f'<details><summary>Its calls ({len(scene.calls)})</summary>{listed}</details>' if item.program
+                     else f"<h3>The calls</h3>{listed}")
     if scene is not None:
         expected, actual = scene.after
         call = f"<code>{e(scene.call)}</code>" if scene.call else "the failing call"
         if scene.before is not None:
             parts.append(f'<details class="before" open><summary>The state before {call}</summary>'
                          f'{draw_state(*scene.before)}</details>')
-        parts.append(f'<h3 class="after">Right after {call}</h3>')
+        parts.append(f'<h3 class="after">Right after {f"call {scene.step}: " if scene.step else ""}{call}</h3>')
         if actual is None:
             parts.append('<p class="broken">The implementation\'s state could not be read after this call: only '
                          "the expected state is shown.</p>")
+        parts += [f'<p class="broken">{e(what)}</p>' for what in scene.broken]
         parts.append(f'<div class="after">{LEGEND}{draw_state(expected, actual, scene.before or ())}</div>')
     if item.details:
         parts.append(f'<details><summary>Details</summary><pre>{e(item.details)}</pre></details>')
     return f'<section class="failure" id="item-{number}">{"".join(parts)}</section>'
+
+
+LONG_RUN = 10  # consecutive calls of one name from which a listing shows only both ends
+RUN_ENDS = 2
+
+
+def calls(listed: tuple[tuple[str, str], ...], step: int) -> str:
+    """The calls up to the failing one (`step`, 1-based), numbered, each with what the model said it returns,
+    the failing one marked; long runs of calls of one name (an append burst, say) show their ends only."""
+    names = [text.partition("(")[0] for text, _ in listed]
+    keep = set(range(len(listed))) | {step - 1, step - 2}
+    start = 0
+    while start < len(listed):
+        stop = start
+        while stop < len(listed) and names[stop] == names[start]:
+            stop += 1
+        if stop - start >= LONG_RUN:
+            keep -= set(range(start + RUN_ENDS, stop - RUN_ENDS)) - {step - 1, step - 2}
+        start = stop
+    rows = []
+    for start, stop, kept in runs(len(listed), keep.__contains__):
+        if not kept:
+            rows.append(f'<li class="collapsed" value="{start + 1}">… {stop - start} more calls '
+                        f'({e(", ".join(dict.fromkeys(names[start:stop])))}) …</li>')
+            continue
+        for n in range(start, stop):
+            failing = n == step - 1
+            mark = '<span class="mark">◀ the failing call</span>' if failing else ""
+            rows.append(f'<li value="{n + 1}" class="{"failing" if failing else ""}"><code>{e(listed[n][0])}</code> '
+                        f'<span class="ret">→ {e(listed[n][1])}</span>{mark}</li>')
+    return f'<ol class="program calls">{"".join(rows)}</ol>'
 
 
 LEGEND = ('<div class="legend"><span><span class="c v diff">7</span> differs between expected and actual</span>'
@@ -82,7 +121,7 @@ LEGEND = ('<div class="legend"><span><span class="c v diff">7</span> differs bet
           '<span><span class="c none absent">absent</span> no such row on this side</span></div>')
 
 BASE_CSS = """
-:root { --magic:#eceff3; --append:#cfe3ff; --cow:#ffe0b2; --wrong:#ffb4b4; --diff:#d32f2f; --ink:#1d2430;
+:root { --diff:#d32f2f; --ink:#1d2430;
   --muted:#667085; --line:#d9dee7; --fail:#fff1b8; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink);

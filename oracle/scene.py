@@ -28,12 +28,18 @@ _START = re.compile(r"^state = \w+\(\)$")
 
 @dataclass(frozen=True)
 class Scene:
-    """A failing call and the state around it."""
+    """A failing call and the state around it; a family whose checks record the failing step themselves (the
+    model and the observation) gives it as a Scene too (its `picture` hook), with what it knows besides."""
 
     call: str  # the failing call, in the family's words ("" when the failure does not say)
     line: int  # the program line whose step made the failing call, counted after `state = ...()`
     after: Sides
     before: Sides | None  # None: the failure came before anything was observed
+    rule: str = ""  # the rule the failing call broke, where the failure names it
+    calls: tuple[tuple[str, str], ...] = ()  # each call made up to the failing one, with what the model said it returns
+    step: int = 0  # the failing call's number in `calls` (1-based; 0: not listed)
+    notes: tuple[str, ...] = ()  # what the reader should know about the picture (what was not read or compared)
+    broken: tuple[str, ...] = ()  # what the implementation broke that no table shows
 
 
 class Watch:

@@ -1,7 +1,8 @@
-"""The HTML picture of a failing step (oracle/hw3/page.py, picture.py, picture_html.py), read back from
-real runs: `fuzz --html` on a broken engine, `grade --out` on a broken C submission, and a replayed
-scenario with a 300-block pool and a 4096-record sequence. The page is parsed, not grepped: the failing call
-is the marked line, the differing cells are the ones marked `diff`, and what did not change is collapsed."""
+"""The HTML picture of an hw3 failing step (oracle/hw3/picture.py: its state as tables, drawn by the core's
+oracle/tables.py and oracle/page_html.py), read back from real runs: `fuzz --html` on a broken engine, `grade
+--out` on a broken C submission, and a replayed scenario with a 300-block pool and a 4096-record sequence. The
+page is parsed, not grepped: the failing call is the marked line, the differing cells are the ones marked `diff`,
+each pool slot's provenance is its cell's kind, and what did not change is collapsed."""
 
 import dataclasses
 import json
@@ -27,6 +28,8 @@ from oracle.hw3.model import Model
 from oracle.hw3.observation import Observation
 from oracle.hw3.pool import magic
 from oracle.failed_item import FailedItem
+from oracle.page import pictured
+from oracle.page_html import render_html
 from tests.test_grade import small_rubric
 
 VOID = {"meta", "br", "img", "hr", "input", "link"}
@@ -91,7 +94,19 @@ def rows(section: Node) -> dict[str, list[Node]]:
 
 
 def part(failure: Node, heading: str) -> Node:
-    return next(s for s in failure.all("section", "part") if s.all("h3")[0].text.startswith(heading))
+    """The first table of the state right after the failing call whose name starts with `heading`."""
+    (after,) = failure.all("div", "after")
+    return next(s for s in after.all("section", "part") if s.all("h3")[0].text.startswith(heading))
+
+
+def drawn(cells: list[Node]) -> list[Node]:
+    """A row's cells without the empty cell that fills a short row out to the table's width."""
+    return [c for c in cells if "none" not in c.classes or "absent" in c.classes]
+
+
+def page_of(title: str, items: list[FailedItem]) -> str:
+    """The page `grade --out` and `fuzz --html` write for hw3's items (oracle/page.py's write_page)."""
+    return render_html(title, pictured(FAMILY, items))
 
 
 def collapsed(section: Node) -> list[str]:
@@ -137,9 +152,10 @@ def test_fuzz_html_marks_the_failing_line_and_the_zeroed_slots(tmp_path: Path) -
     pool = rows(part(failure, "Pool"))
     cells = pool["block 0"]
     expected, actual = cells[:16], cells[16:]
-    assert all("diff" not in c.classes and "magic" in c.classes for c in expected)
+    assert all("kind-magic" in c.classes for c in expected)
     wrong = [c for c in actual if "diff" in c.classes]
-    assert wrong and all(c.text == "0" and "wrong" in c.classes for c in wrong)
+    assert wrong and all(c.text == "0" and "kind-wrong" in c.classes for c in wrong)
+    assert [i for i, c in enumerate(expected) if "diff" in c.classes] == [i for i, c in enumerate(actual) if c in wrong]
     assert all(c.text == "·" for c in actual if "diff" not in c.classes)  # untouched: their own magic number
 
 
@@ -162,14 +178,25 @@ def test_grade_out_pictures_every_failed_item_with_its_cow_block(
     block = rows(pool)["block 2"]
     expected, actual = block[:16], block[16:]
     assert [c.text for c in expected[:2]] == ["3", "10"] and all(c.text == "b1" for c in expected[2:])
-    assert [("cow" in c.classes, "append" in c.classes) for c in expected[:2]] == [(True, False), (False, True)]
+    assert [("kind-cow" in c.classes, "kind-append" in c.classes) for c in expected[:2]] == [(True, False), (False, True)]
     assert [i for i, c in enumerate(actual) if "diff" in c.classes] == list(range(2, 16))
-    assert all(c.text == "·" and "magic" in c.classes for c in actual[2:])  # never written: their own magic
+    assert all(c.text == "·" and "kind-magic" in c.classes for c in actual[2:])  # never written: their own magic
     assert all("now" in c.classes for c in expected)  # the failing call wrote the whole block, in the model
     # everything else in the 24-block pool is the same on both sides: collapsed around block 2
     assert set(rows(pool)) == {"block 2"} and len(collapsed(pool)) == 2
-    seqs = part(failure, "Block tables")
-    assert [d.all("summary")[0].all("span", "seq")[0].text for d in seqs.all("details", "seqtable")] == ["seq 1", "seq 2"]
+    # both sequences' tables are the same on both sides: seq 1's collapsed whole, seq 2's but what the failing
+    # append changed (its kv_count, and its L1[0] row, whose block 1 it copied to block 2)
+    (after,) = failure.all("div", "after")
+    seqs = [s for s in after.all("section", "part") if s.all("h3")[0].text.startswith("Block table of")]
+    assert [s.all("h3")[0].text for s in seqs] == ["Block table of seq 1", "Block table of seq 2"]
+    assert not [td for s in seqs for td in s.all("td") if "diff" in td.classes]
+    assert not rows(seqs[0]) and collapsed(seqs[0]) == ["17 rows (kv_count … L1[15]): the same on both sides, unchanged"]
+    count = drawn(rows(seqs[1])["kv_count"])
+    assert list(rows(seqs[1])) == ["kv_count", "L1[0]"]
+    assert [(c.text, "now" in c.classes) for c in count] == [("18", True), ("18", False)]
+    assert [(c.text, c.attrs["title"]) for c in rows(seqs[1])["L1[0]"] if "now" in c.classes] == [
+        ("2", "block_table[0][1]: logical block 1")]
+    assert collapsed(seqs[1]) == ["15 rows (L1[1] … L1[15]): the same on both sides, unchanged"]
 
 
 def test_grade_page_escapes_what_the_submission_prints_and_its_name(
@@ -204,7 +231,7 @@ def _big_failure() -> FailedItem:
 
 
 def big_page() -> str:
-    return FAMILY.render_html("a 300-block pool", [_big_failure()])
+    return page_of("a 300-block pool", [_big_failure()])
 
 
 def test_a_300_block_pool_and_a_4096_record_sequence_collapse_what_did_not_change() -> None:
@@ -215,46 +242,50 @@ def test_a_300_block_pool_and_a_4096_record_sequence_collapse_what_did_not_chang
     # copy-on-write should have copied block 262 (seq 1's last) into block 0 (freed by seq 5): those two
     # blocks are drawn slot by slot, the 298 others as two collapsed rows
     assert set(rows(pool)) == {"block 0", "block 262"}
-    assert [t.split(":")[0] for t in collapsed(pool)] == ["blocks 1–261 (261 blocks)", "blocks 263–299 (37 blocks)"]
-    assert "4176 untouched magic" in collapsed(pool)[0]
-    squares = pool.all("span", "b")  # the overview: one square per block, red where the sides differ
-    assert len(squares) == 300
-    assert [b.attrs["title"].split(":")[0] for b in squares if "wrong" in b.classes] == ["block 0", "block 262"]
+    assert [t.split(":")[0] for t in collapsed(pool)] == ["261 rows (block 1 … block 261)", "37 rows (block 263 … block 299)"]
+    assert all("the same on both sides" in t for t in collapsed(pool)) and "4176 untouched magic" in collapsed(pool)[0]
+    assert all(any("diff" in c.classes for c in cells) for cells in rows(pool).values())  # the two that differ
     new, shared = rows(pool)["block 0"], rows(pool)["block 262"]
-    assert all(c.text == "b262" and "cow" in c.classes for c in new[:15]) and new[15].text == "7"
+    assert all(c.text == "b262" and "kind-cow" in c.classes for c in new[:15]) and new[15].text == "7"
     assert all("diff" in c.classes and c.text == "·" for c in new[16:])  # no copy: block 0 untouched
     assert [i for i, c in enumerate(shared[16:]) if "diff" in c.classes] == [15]  # written in place
     assert shared[31].text == "7" and shared[31].attrs["title"].endswith(f"expected {magic(262 * 16 + 15)}")
-    # seq 1 is the same on both sides: a closed <details>; seq 2 (4096 records) differs in one entry
-    tables = part(failure, "Block tables")
-    (same,) = tables.all("details", "seqtable")
-    assert "seq 1" in same.all("summary")[0].text and "open" not in same.attrs
-    (seq2,) = tables.all("div", "seqtable")
+    # seq 1 is the same on both sides: collapsed whole; seq 2 (4096 records) differs in one entry, its kv_count
+    # changed by the call, its other L1 rows the same on both sides
+    same = part(failure, "Block table of seq 1")
+    assert not rows(same) and collapsed(same) == ["17 rows (kv_count … L1[15]): the same on both sides, unchanged"]
+    seq2 = part(failure, "Block table of seq 2")
     grid = rows(seq2)
-    assert list(grid) == [f"L1[{i}]" for i in range(16)]
+    assert list(grid) == ["kv_count", "L1[15]"] and [c.text for c in drawn(grid["kv_count"])] == ["4096", "4096"]
+    assert all("now" in c.classes for c in grid["kv_count"][:1])
+    assert collapsed(seq2) == ["15 rows (L1[0] … L1[14]): the same on both sides, unchanged"]
     diffs = [(label, i) for label, cells in grid.items() for i, c in enumerate(cells) if "diff" in c.classes]
     assert diffs == [("L1[15]", 15), ("L1[15]", 31)]
     assert [grid["L1[15]"][15].text, grid["L1[15]"][31].text] == ["0", "262"]
     # ref_count: the rows that agree are collapsed, the two that differ drawn
     refs = part(failure, "ref_count")
     assert set(rows(refs)) == {"0–15", "256–271"}
-    assert [t.split(":")[0] for t in collapsed(refs)] == ["blocks 16–255", "blocks 272–299"]
+    assert collapsed(refs) == ["15 rows (16–31 … 240–255): the same on both sides, unchanged",
+                               "2 rows (272–287 … 288–299): the same on both sides, unchanged"]
 
 
 def test_null_l1_slots_on_both_sides_collapse_into_one_row() -> None:
     scenario = program("llm_init 512\ncreate_sequence 1 20\nfork_sequence 1 2\nappend_kv 2 7\n", "small")
     with closing(load_adapter("tests.broken.no_cow")()) as adapter:
         finding = replay(adapter, scenario)
-    page = FAMILY.render_html("small", [FailedItem("append_cow", "", finding.message, "", (), finding)])
+    page = page_of("small", [FailedItem("append_cow", "", finding.message, "", (), finding)])
     (failure,) = parse(page).all("section", "failure")
-    tables = part(failure, "Block tables")
-    texts = [t for s in tables.all("div", "seqtable") + tables.all("details", "seqtable") for t in collapsed(s)]
-    assert texts and all(t == "L1 1–15: NULL on both sides" for t in texts)
+    # seq 1 the same on both sides: collapsed whole; seq 2's NULL L1 slots 1-15, the same on both sides: one row
+    assert collapsed(part(failure, "Block table of seq 1")) == [
+        "17 rows (kv_count … L1[15]): the same on both sides, unchanged"]
+    seq2 = part(failure, "Block table of seq 2")
+    assert collapsed(seq2) == ["15 rows (L1[1] … L1[15]): the same on both sides, unchanged"]
+    assert set(rows(seq2)) == {"kv_count", "L1[0]"}
     assert len(rows(part(failure, "Pool"))) == 8  # a small pool is drawn whole
 
 
 def test_a_page_without_failures_says_so() -> None:
-    page = FAMILY.render_html("green", [])
+    page = page_of("green", [])
     assert "Every item passed" in page and not parse(page).all("section", "failure")
     assert_self_contained(page)
 
@@ -270,7 +301,7 @@ def test_fuzz_html_errors_are_usage_errors(
     # a family that draws no page: refused before anything runs
     import oracle.commands.fuzz
 
-    monkeypatch.setattr(oracle.commands.fuzz, "families", lambda: {"hw3": dataclasses.replace(FAMILY, render_html=None)})
+    monkeypatch.setattr(oracle.commands.fuzz, "families", lambda: {"hw3": dataclasses.replace(FAMILY, picture=None)})
     assert main(["fuzz", "--html", str(tmp_path / "x.html"), "-q"]) == 2
     assert "the hw3 family draws no HTML page" in capsys.readouterr().err and not (tmp_path / "x.html").exists()
 
@@ -280,7 +311,7 @@ def test_long_runs_of_one_call_show_their_first_and_last_calls() -> None:
     scenario = program(f"llm_init 256\ncreate_sequence 1 1\n{bursts}fork_sequence 1 2\nappend_kv 2 9\n", "burst")
     with closing(load_adapter("tests.broken.no_cow")()) as adapter:
         finding = replay(adapter, scenario)
-    page = FAMILY.render_html("burst", [FailedItem("append_cow", "", finding.message, "", (), finding)])
+    page = page_of("burst", [FailedItem("append_cow", "", finding.message, "", (), finding)])
     listing = parse(page).all("ol", "calls")[0]
     numbers = [li.attrs["value"] for li in listing.all("li")]
     assert numbers == ["1", "2", "3", "4", "5", "21", "22", "23", "24"]  # calls 5-20 collapsed into one line
@@ -319,7 +350,9 @@ def test_an_engine_that_should_be_null_and_a_failing_call_that_allocates(
     (init_failure,) = _graded(tmp_path / "a", submission("broken", "llm_init"), ["llm_init"]).all("section", "failure")
     engine = rows(part(init_failure, "Engine"))["engine"]
     assert [c.text for c in engine] == ["NULL (no engine)", "live"] and all("diff" in c.classes for c in engine)
-    assert part(init_failure, "Active list").all("td", "none")[0].text == "no engine"
+    # no engine, no list on the model's side: the implementation's list row is marked
+    listed = rows(part(init_failure, "Active list"))["head→next"]
+    assert [(c.text, "absent" in c.classes) for c in listed] == [("absent", True), ("empty", False)]
     (alloc_failure,) = _graded(tmp_path / "b", submission("broken", "check_before_allocate"),
                                ["check_before_allocate"]).all("section", "failure")
     heap = rows(part(alloc_failure, "Engine"))["heap"]
@@ -330,13 +363,15 @@ def test_a_sequence_missing_from_the_list(tmp_path: Path, submission: Callable[.
     """The C fuzz fixture refuses ids below -1000: its list lacks the sequence the model created."""
     with closing(load_adapter(str(submission("broken", "fuzz")))()) as adapter:
         finding = replay(adapter, program("llm_init 64\ncreate_sequence -1001 1\n", "negative_id"))
-    page = FAMILY.render_html("missing", [FailedItem("create_free", "", finding.message, "", (), finding)])
+    page = page_of("missing", [FailedItem("create_free", "", finding.message, "", (), finding)])
     (failure,) = parse(page).all("section", "failure")
-    assert part(failure, "Active list").all("span", "missing")[0].text == "1 missing"
-    (table,) = part(failure, "Block tables").all("div", "seqtable")
-    assert table.all("span", "diff")[0].text == "expected kv_count 1, actual not on the list"
-    assert [td.text for td in table.all("td", "none")] == ["not on the list"]
-    assert collapsed(table) == ["L1 1–15: NULL"]
+    listed = rows(part(failure, "Active list"))["head→next"]
+    assert [(c.text, "diff" in c.classes) for c in listed] == [("seq -1001", True), ("empty", False)]
+    table = part(failure, "Block table of seq -1001")  # the implementation has no such sequence: every row marked
+    grid = rows(table)
+    assert [c.text for c in drawn(grid["kv_count"])] == ["1", "absent"] and "diff" in grid["kv_count"][0].classes
+    assert [c.text for c in drawn(grid["L1[1]"])] == ["NULL", "absent"] and "diff" in grid["L1[1]"][0].classes
+    assert len(grid) == 17 and not collapsed(table)
 
 
 def _observed_after(text: str) -> tuple[Model, Observation, list]:
@@ -355,22 +390,26 @@ def test_guard_zones_tail_bytes_and_large_values() -> None:
     seen = dataclasses.replace(seen, pool=bytes(pool), guard_after=b"\0" * 64)
     finding = Finding("tail", 3, calls[-1], Difference(POOL, "pool byte 140 (past the last block)", "0x7e", "0x81"),
                       "a rule", calls=calls, model=model, seen=seen)
-    page = FAMILY.render_html("tail", [FailedItem("x", "", "m", "", (), finding)])
+    page = page_of("tail", [FailedItem("x", "", "m", "", (), finding)])
     (failure,) = parse(page).all("section", "failure")
-    assert [c.text for c in rows(part(failure, "Engine"))["guard zones"]] == ["intact", "overwritten"]
-    assert "past the last block" in part(failure, "Pool").all("p", "broken")[0].text
+    edges = rows(part(failure, "Pool edges"))
+    assert [c.text for c in edges["guard zones"]] == ["intact", "overwritten"]
+    assert [c.text for c in edges["bytes past the last block"]] == ["as llm_init left them", "overwritten"]
+    assert all("diff" in c.classes for cells in edges.values() for c in cells)
     block = rows(part(failure, "Pool"))["block 0"]
-    assert block[2].text == block[18].text == "2.1G" and "append" in block[2].classes
+    assert block[2].text == block[18].text == "2.1G" and "kind-append" in block[2].classes
+    assert block[2].attrs["title"].endswith(": 2100000000 (written by append)")
 
 
 def test_a_null_pool_and_a_program_without_a_step() -> None:
     model, seen, calls = _observed_after("llm_init NULL 640\n")
     finding = Finding("null_pool", 1, calls[0], Difference(CRASH, "", None, "(none: a picture of a NULL pool)"), "a rule",
                       calls=calls, model=model, seen=seen)
-    page = FAMILY.render_html("null", [FailedItem("x", "", "m", "", (), finding),
+    page = page_of("null", [FailedItem("x", "", "m", "", (), finding),
                                        FailedItem("y", "", "m", "", ("state = M()", "state.init()"), None)])
     first, second = parse(page).all("section", "failure")
-    assert part(first, "Pool").all("p", "none")[0].text.startswith("no pool")
+    pool = part(first, "Pool")
+    assert pool.all("p", "note")[0].text.startswith("no pool") and not rows(pool)
     assert [li.text for li in second.all("li")] == ["state = M()", "state.init()"]
     assert not second.all("li", "failing")
 
@@ -379,18 +418,39 @@ def test_a_pool_the_implementation_does_not_show_is_not_compared() -> None:
     model, seen, calls = _observed_after("llm_init 1280\ncreate_sequence 1 2\n")
     finding = Finding("lost_pool", 2, calls[-1], Difference(POOL_SIZE, "pool", "the caller's pool", "none"), "a rule",
                       calls=calls, model=model, seen=dataclasses.replace(seen, pool=None))
-    (failure,) = parse(FAMILY.render_html("lost", [FailedItem("x", "", "m", "", (), finding)])).all("section", "failure")
-    pool = part(failure, "Pool")
-    assert "the implementation's pool could not be read" in pool.all("p", "broken")[0].text
-    assert not [td for td in pool.all("td") if "diff" in td.classes] and len(pool.all("span", "b")) == 20
+    (failure,) = parse(page_of("lost", [FailedItem("x", "", "m", "", (), finding)])).all("section", "failure")
+    assert "the implementation's pool could not be read" in failure.all("p", "broken")[0].text
+    pool = part(failure, "Pool")  # not compared: the model's 20 blocks, collapsed, nothing marked
+    assert not [td for td in pool.all("td") if "diff" in td.classes]
+    assert [t.split(";")[0] for t in collapsed(pool)] == ["20 rows (block 0 … block 19): unchanged"]
 
 
 def test_a_wild_l1_slot_is_drawn_as_one_marked_cell(tmp_path: Path, submission: Callable[..., Path]) -> None:
     """l1_not_nulled: create leaves its unused L1 slots as malloc filled them; each is drawn as one cell saying
     so, marked as a difference against the model's NULL (marked too)."""
     (failure,) = _graded(tmp_path, submission("broken", "l1_not_nulled"), ["create_free"]).all("section", "failure")
-    tables = part(failure, "Block tables")
+    tables = part(failure, "Block table of seq")
     wild = [td for td in tables.all("td") if td.text == "a wild pointer (unreadable)"]
     assert len(wild) == 15 and all("diff" in td.classes for td in wild)  # slots 1-15 of the one sequence
     nulls = [td for td in tables.all("td") if td.text == "NULL"]
     assert len(nulls) == 15 and all("diff" in td.classes for td in nulls)  # the model's side
+
+
+def test_a_python_submissions_objects_are_not_compared_and_its_pool_is() -> None:
+    """A Python submission's engine objects are never read (only its pool is its own): the page says so, draws
+    the model's objects beside nothing, and compares the pool."""
+    model, seen, calls = _observed_after("llm_init 128\ncreate_sequence 1 1\nappend_kv 1 5\n")
+    pool = bytearray(seen.pool)
+    pool[4:8] = (6).to_bytes(4, "little", signed=True)  # the appended record, as the submission wrote it
+    seen = dataclasses.replace(seen, pool=bytes(pool), state_read=False)
+    finding = Finding("unread", 3, calls[-1], Difference(POOL, "seq 1 record 1", "5", "6"), "a rule", calls=calls,
+                      model=model, seen=seen)
+    (failure,) = parse(page_of("unread", [FailedItem("x", "", "m", "", (), finding)])).all("section", "failure")
+    assert any(p.text.startswith("Your engine's objects are not read") for p in failure.all("p", "note"))
+    engine = rows(part(failure, "Engine"))
+    assert [c.text for c in engine["engine"]] == ["live", "absent"]
+    assert not [td for name in ("Engine", "Active list", "ref_count", "Block table of seq 1")
+                for td in part(failure, name).all("td") if "diff" in td.classes]
+    block = rows(part(failure, "Pool"))["block 0"]
+    assert [i for i, c in enumerate(block) if "diff" in c.classes] == [1, 17]
+    assert block[17].text == "6" and "kind-wrong" in block[17].classes and "kind-append" in block[1].classes

@@ -61,9 +61,9 @@ def test_chromium_loads_the_page_and_draws_the_grids(chromium: str, tmp_path: Pa
     (failure,) = parse(dumped.stdout).all("section", "failure")
     pool = rows(part(failure, "Pool"))
     assert set(pool) == {"block 0", "block 262"} and all(len(cells) == 32 for cells in pool.values())
-    assert sum("diff" in c.classes for cells in pool.values() for c in cells) == 17
-    tables = part(failure, "Block tables")
-    assert len(rows(tables.all("div", "seqtable")[0])) == 16
+    assert sum("diff" in c.classes for cells in pool.values() for c in cells) == 2 * 17  # each side's 17 slots
+    seq2 = rows(part(failure, "Block table of seq 2"))
+    assert list(seq2) == ["kv_count", "L1[15]"] and len(seq2["L1[15]"]) == 32
     shot = tmp_path / "page.png"
     drawn = browse(chromium, page, tmp_path / "profile", "--hide-scrollbars", "--window-size=1400,1600",
                    f"--screenshot={shot}")

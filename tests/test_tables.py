@@ -2,7 +2,7 @@
 differing between expected and actual (`diff`) and as changed by the call (`now`), rows one side lacks, what is
 collapsed, and that every value is escaped. The page is parsed, not grepped."""
 
-from oracle.tables import SHOW_ALL_ROWS, Cell, Table, draw_state, draw_table, marks
+from oracle.tables import SHOW_ALL_ROWS, Cell, Kind, Table, draw_state, draw_table, marks
 from tests.test_page import parse, rows
 
 
@@ -28,6 +28,16 @@ def test_cells_the_call_changed_are_marked_now_on_their_own_side() -> None:
     assert [sorted(c & {"diff", "now"}) for _, c in drawn["req 0"]] == [[], ["diff", "now"], [], ["diff", "now"]]
     drawn_cells = [c for _, c in drawn["req 1"] if "none" not in c]  # less the padding to the widest row
     assert [sorted(c & {"diff", "now"}) for c in drawn_cells] == [["diff"], ["diff", "now"]]
+
+
+def test_a_table_the_state_before_lacks_is_all_the_calls() -> None:
+    before = (Table("Engine", {"free": (3,)}),)
+    after = before + (Table("Block table of seq 0", {"kv_count": (1,), "L1[0]": (0, -1)}),)
+    tree = parse(draw_state(after, None, (before, None)))
+    new = rows(tree.all("section", "part")[1])
+    assert [[("now" in c.classes) for c in cells if "none" not in c.classes] for cells in new.values()] == [
+        [True], [True, True]]
+    assert not [td for td in tree.all("section", "part")[0].all("td") if "now" in td.classes]
 
 
 def test_a_row_one_side_lacks_is_drawn_absent_and_the_other_sides_cells_differ() -> None:
@@ -86,6 +96,41 @@ def test_every_table_of_either_side_is_drawn_under_its_name_with_its_note_and_co
     assert [th.text for th in parts[1].all("th", "col")] == ["ref count", "hash"] * 2
     assert [("diff" in c.classes) for c in rows(parts[1])["block 0"]] == [True, False, True, False]
     assert [c.text for c in rows(parts[2])["x"]] == ["absent", "1"]
+
+
+def test_a_cells_kind_is_its_class_in_its_tone_explained_by_the_legend_and_counted_when_collapsed() -> None:
+    kinds = (Kind("magic", "untouched magic", "muted", "·"), Kind("append", "written by append", "blue"))
+    count = SHOW_ALL_ROWS + 4
+    table = Table("Pool", {f"block {b}": (Cell(b, kind="append" if b == 0 else "magic"), Cell(9, kind="magic"))
+                           for b in range(count)}, kinds=kinds)
+    other = Table("Pool", {**table.rows, "block 5": (Cell(7, kind="magic"), Cell(9, kind="magic"))}, kinds=kinds)
+    tree = parse(draw_state((table,), (other,)))
+    legend = tree.all("div", "legend")[0].all("span", "c")
+    assert [(c.text, sorted(c.classes - {"c", "v"})) for c in legend] == [
+        ("·", ["kind-magic", "tone-muted"]), ("7", ["kind-append", "tone-blue"])]
+    assert list(rows(tree)) == ["block 5"] and "kind-magic" in rows(tree)["block 5"][0].classes
+    assert [tr.text for tr in tree.all("tr", "collapsed")] == [
+        "5 rows (block 0 … block 4): the same on both sides, unchanged; on the model's side: "
+        "9 untouched magic, 1 written by append",
+        f"{count - 6} rows (block 6 … block {count - 1}): the same on both sides, unchanged; on the model's side: "
+        f"{2 * (count - 6)} untouched magic"]
+
+
+def test_a_cells_short_form_is_drawn_and_its_value_compared() -> None:
+    expected = Table("Pool", {"block 0": (Cell(2100000000, shown="2.1G"), Cell(-1, shown="·"))})
+    actual = Table("Pool", {"block 0": (Cell(2100000001, shown="2.1G"), Cell(-1, shown="·"))})
+    drawn = cells(draw_table([expected, actual], marks([expected, actual])))
+    assert [(text, "diff" in c) for text, c in drawn["block 0"]] == [
+        ("2.1G", True), ("·", False), ("2.1G", True), ("·", False)]
+
+
+def test_a_table_one_side_does_not_show_is_not_compared() -> None:
+    count = SHOW_ALL_ROWS + 3
+    pool = Table("Pool", {f"block {b}": (b,) for b in range(count)})
+    tree = parse(draw_state((pool, Table("Engine", {"free": (3,)})), (Table("Engine", {"free": (3,)}),)))
+    part = tree.all("section", "part")[0]
+    assert not [td for td in tree.all("td") if "diff" in td.classes]
+    assert [tr.text for tr in part.all("tr", "collapsed")] == [f"{count} rows (block 0 … block {count - 1}): unchanged"]
 
 
 def test_values_and_labels_are_escaped() -> None:
