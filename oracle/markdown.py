@@ -5,6 +5,8 @@ close; the grader's sentences hold only its own words and values in a tiny langu
 import re
 from collections.abc import Collection
 
+from oracle.printable import printable
+
 # the values a grader's sentence may hold inline: numbers (decimal, hex), structures of numbers, and the grader's
 # own words for nothing and for a pointer; any other text (a crash's words, a str a call returned, a message read
 # from the submission's process) is said in a block of its own (`said`). A family adds its own fixed words.
@@ -14,7 +16,9 @@ _WORDS = frozenset({"NULL", "None", "True", "False", "none"})
 
 def fenced(text: str, language: str = "") -> str:
     """`text` as a fenced code block that nothing in it can close: a backtick fence longer than any run of
-    backticks in the text (CommonMark closes a fence only with one at least as long)."""
+    backticks in the text (CommonMark closes a fence only with one at least as long), its control and reordering
+    characters spelled as escapes (oracle/printable.py), so nothing in it lays out the grader's words around it."""
+    text = printable(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{language}\n{text.rstrip()}\n{fence}"

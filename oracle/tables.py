@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, replace
 from html import escape
 from typing import Callable, Iterator, Sequence
 
+from oracle.printable import printable
+
 SHOW_ALL_ROWS = 12  # tables up to this many rows are drawn whole
 
 
@@ -80,7 +82,9 @@ def text(value: object) -> str:
 
 
 def e(value: object) -> str:
-    return escape(str(value), quote=True)
+    """`value` as HTML text: its control and reordering characters spelled as escapes first (oracle/printable.py),
+    so a submission's words can neither become markup nor turn the grader's words around them."""
+    return escape(printable(str(value)), quote=True)
 
 
 def runs(count: int, keep: Callable[[int], bool], shortest: int = 2) -> Iterator[tuple[int, int, bool]]:

@@ -131,7 +131,9 @@ BIDI_BROKEN = (
     " through it: printable's escapes for the format characters, before html.escape or the fence")
 
 
-@pytest.mark.xfail(strict=True, reason=BIDI_BROKEN)
+# held since bidi-escape (the lead): oracle/tables.py `e` and oracle/markdown.py `fenced` spell a submission's control
+# and reordering characters as oracle/printable.py does for a terminal, before html.escape or the fence; BIDI_BROKEN is
+# what it broke, kept as the record
 @pytest.mark.bwrap_repeat  # the grader's own text, in both isolations
 def test_reordering_characters_of_a_submissions_words_reach_no_page_unescaped(scene: Scene, reaper: Reaper) -> None:
     sub = blockspace_submission(scene, "watermark_ignored", "bidi_status_name")
