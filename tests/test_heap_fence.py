@@ -10,7 +10,7 @@ import pytest
 
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import build
-from oracle.hw3.c.heap_maps import REGION_BASE, MapsReader, heap_maps
+from oracle.native.heap_maps import REGION_BASE, MapsReader, heap_maps
 from oracle.hw3.c.outside import driver_pid
 from oracle.hw3.observation import ImplementationFailure
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
@@ -344,7 +344,7 @@ def test_a_kernel_without_procmap_query_reads_the_same_answers_from_the_maps_tex
     import ctypes
     import mmap
 
-    from oracle.hw3.c.heap_maps import NOT_MAPPED, NOT_READABLE, _unreadable_in_text, unreadable
+    from oracle.native.heap_maps import NOT_MAPPED, NOT_READABLE, _unreadable_in_text, unreadable
 
     page = mmap.PAGESIZE
     region = mmap.mmap(-1, 3 * page)

@@ -24,7 +24,7 @@ from typing import Any, Sequence
 from oracle.hw3.c import probe_state
 from oracle.hw3.c.driver_process import DriverProcess
 from oracle.hw3.c.driver_reply import _REQUEST, UNREADABLE, BadReply, CallStats, Fatal, Pointer, parse_reply
-from oracle.hw3.c.log_channel import LogChannel
+from oracle.native.log_channel import LogChannel
 from oracle.hw3.c.outside import DriverGone, OutsideMemory, Unreachable
 from oracle.hw3.c.stray import Watch
 from oracle.hw3.observation import HeapState, ImplementationFailure, Observation

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Sequence
 
 from oracle.elf_interp import padded, system_loader
-from oracle.hw3.c.refusal import refusal
+from oracle.native.refusal import refusal
 from oracle.sandbox import Limits, Sandbox, shared
 
 HEADER_DIR = Path(__file__).resolve().parents[3] / "engine" / "c"  # the official header; our driver's -I

@@ -16,9 +16,9 @@ from typing import Sequence
 
 from oracle.handed import Handed, Renewable
 from oracle.hw3.c.driver_reply import UNREADABLE, BadReply, _drained, readable_within, reply_length
-from oracle.hw3.c.heap_notify import Listener, receive_listener
-from oracle.hw3.c.ledger import Ledger, fence_blocks, max_map_count
-from oracle.hw3.c.log_channel import LogChannel
+from oracle.native.heap_notify import Listener, receive_listener
+from oracle.native.ledger import Ledger, fence_blocks, max_map_count
+from oracle.native.log_channel import LogChannel
 from oracle.hw3.c.native_heap import NativeHeap
 from oracle.hw3.observation import ImplementationFailure
 from oracle.run_cpu import RunClock

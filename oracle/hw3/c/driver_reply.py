@@ -32,7 +32,7 @@ import struct
 import time
 from dataclasses import dataclass
 
-from oracle.hw3.c.log_channel import LogChannel
+from oracle.native.log_channel import LogChannel
 from oracle.hw3.c.native_heap import HeapFacts
 
 _REQUEST = struct.Struct("<BiQii")

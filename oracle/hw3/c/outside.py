@@ -42,7 +42,7 @@ from pathlib import Path
 from subprocess import Popen
 from typing import Iterator
 
-from oracle.hw3.c.heap_maps import unreadable
+from oracle.native.heap_maps import unreadable
 from oracle.hw3.observation import ImplementationFailure
 from oracle.child import PYTHON  # the system's: a run's uid may run it (the grader's own may be out of reach)
 from oracle.run_cpu import children

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oracle.hw3.c.adapter import CAdapter
-from oracle.hw3.c.log_channel import LogChannel
+from oracle.native.log_channel import LogChannel
 from oracle.sandbox import Sandbox
 
 ERROR_EXIT = 99
