@@ -7,7 +7,7 @@ import struct
 import pytest
 
 from oracle.hw3.c.driver_reply import REPLY_BOUND, BadReply, Fatal, Pointer, parse_reply, reply_length
-from oracle.hw3.c.native_heap import HeapFacts
+from oracle.native.native_heap import HeapFacts
 
 _RESULT = struct.Struct("<qIIBQQQ")  # ret, call allocations, call frees, fault fired, allocations, live blocks, bytes
 

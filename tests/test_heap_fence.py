@@ -11,7 +11,7 @@ import pytest
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import build
 from oracle.native.heap_maps import REGION_BASE, MapsReader, heap_maps
-from oracle.hw3.c.outside import driver_pid
+from oracle.native.outside import driver_pid
 from oracle.hw3.observation import ImplementationFailure
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 
@@ -317,7 +317,7 @@ def test_without_a_listener_the_heap_facts_are_the_drivers_mappings_and_its_word
     """NativeHeap's fallback where the driver could hand over no listener (a kernel without seccomp user
     notification): the live blocks and bytes are read from the driver's mappings after each call; what the
     driver says only adds (a count written down cannot hide a block the grader sees)."""
-    from oracle.hw3.c.native_heap import HeapFacts, NativeHeap
+    from oracle.native.native_heap import HeapFacts, NativeHeap
 
     adapter = CAdapter(_driver(_on(""), workdir, "reference"))
     heap = None

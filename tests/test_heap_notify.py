@@ -11,7 +11,7 @@ import pytest
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import build
 from oracle.native.heap_maps import heap_maps
-from oracle.hw3.c.outside import driver_pid
+from oracle.native.outside import driver_pid
 from oracle.native.ledger import PAGE
 from tests.conftest import REFERENCE_C
 

@@ -25,7 +25,7 @@ from oracle.hw3.c import probe_state
 from oracle.hw3.c.driver_process import DriverProcess
 from oracle.hw3.c.driver_reply import _REQUEST, UNREADABLE, BadReply, CallStats, Fatal, Pointer, parse_reply
 from oracle.native.log_channel import LogChannel
-from oracle.hw3.c.outside import DriverGone, OutsideMemory, Unreachable
+from oracle.native.outside import DriverGone, OutsideMemory, Unreachable
 from oracle.hw3.c.stray import Watch
 from oracle.hw3.observation import HeapState, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
@@ -227,7 +227,7 @@ class CAdapter(DriverProcess):
     def _outside(self, operation: Any, *args: int) -> Any:
         """operation(memory, *args) on the driver's memory, read (and written: the probes) by the grader from
         outside (outside.py), with the driver stopped where something of the submission could run meanwhile; a
-        driver that has ended is failed by how it ended."""
+        driver that has ended is failed by how it ended; what cannot be read is the submission's failure."""
         try:
             if self._memory is None:
                 assert self._proc is not None
@@ -241,3 +241,5 @@ class CAdapter(DriverProcess):
                 return operation(self._memory, *args)
         except DriverGone:
             raise self._fail("") from None
+        except Unreachable as why:
+            raise ImplementationFailure(str(why)) from None

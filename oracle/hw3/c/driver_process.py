@@ -19,7 +19,7 @@ from oracle.hw3.c.driver_reply import UNREADABLE, BadReply, _drained, readable_w
 from oracle.native.heap_notify import Listener, receive_listener
 from oracle.native.ledger import Ledger, fence_blocks, max_map_count
 from oracle.native.log_channel import LogChannel
-from oracle.hw3.c.native_heap import NativeHeap
+from oracle.native.native_heap import NativeHeap
 from oracle.hw3.observation import ImplementationFailure
 from oracle.run_cpu import RunClock
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label

@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 
 from oracle.native.log_channel import LogChannel
-from oracle.hw3.c.native_heap import HeapFacts
+from oracle.native.native_heap import HeapFacts
 
 _REQUEST = struct.Struct("<BiQii")
 _RESULT = struct.Struct("<qIIBQQQ")

@@ -10,7 +10,7 @@ from subprocess import Popen
 
 from oracle.native.heap_maps import HeapMaps, MapsReader
 from oracle.native.heap_notify import Listener
-from oracle.hw3.c.outside import driver_pid
+from oracle.native.outside import driver_pid
 
 
 @dataclass(frozen=True, slots=True)
