@@ -94,7 +94,7 @@ class Listener:
         while self.pending() and self.answer_one():
             pass
 
-    drain = answer_waiting  # as a LogChannel: what driver_reply._drained calls while it waits for the end
+    drain = answer_waiting  # as a LogChannel: what reply_pipe.drained calls while it waits for the end
 
     def close(self) -> None:
         if self.fd >= 0:

@@ -1,5 +1,5 @@
 """CAdapter: drives a C submission, built into a driver program by build.py, in a sandboxed process over two
-dedicated pipes (the process and its pipes: driver_process.py; the protocol: driver_reply.py).
+dedicated pipes (the process and its pipes: oracle/native/driver_process.py; the protocol: driver_reply.py).
 
 A reply says what the call returned (and the process's own heap counters); everything else the grader judges
 it reads itself, while the driver waits for its next request:
@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from oracle.hw3.c import probe_state
-from oracle.hw3.c.driver_process import DriverProcess
-from oracle.hw3.c.driver_reply import _REQUEST, UNREADABLE, BadReply, CallStats, Fatal, Pointer, parse_reply
+from oracle.hw3.c.driver_reply import _REQUEST, REPLY_BOUND, CallStats, Fatal, Pointer, parse_reply
+from oracle.native.driver_process import DriverProcess
 from oracle.native.log_channel import LogChannel
+from oracle.native.reply_pipe import UNREADABLE, BadReply
 from oracle.native.outside import DriverGone, OutsideMemory, Unreachable
 from oracle.hw3.c.stray import Watch
 from oracle.hw3.observation import HeapState, ImplementationFailure, Observation
@@ -43,6 +44,8 @@ class CAdapter(DriverProcess):
     """
 
     stop_to_read = False  # read the driver's memory with it stopped (without the seccomp filter it may have threads)
+    failure_type = ImplementationFailure  # a failed call is hw3's implementation failure, as a Python one's is
+    reply_bound = REPLY_BOUND
 
     def __init__(
         self,
