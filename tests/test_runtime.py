@@ -15,7 +15,7 @@ import pytest
 from oracle import isolation, landlock
 from oracle.elf_interp import padded, system_loader
 from oracle.native.outside import driver_pid
-from oracle.hw3.c.valgrind import memcheck_program
+from oracle.native.valgrind import memcheck_program
 from oracle.runtime import FROZEN_NS, KEEP, atime_mode, freeze, frozen_runtime
 from oracle.sandbox import Limits, Sandbox
 
