@@ -96,7 +96,7 @@ REFUSED = {
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
 def test_a_submission_that_goes_around_the_grader_is_refused_at_build_with_the_reason(name: str, tmp_path: Path) -> None:
-    """oracle/hw3/c/refusal.py: each way around the grader's accounting and valgrind, said in one line."""
+    """oracle/native/refusal.py: each way around the grader's accounting and valgrind, said in one line."""
     if name == "syscall_instruction" and os.uname().machine != "x86_64":
         pytest.skip("an x86_64 instruction")
     code, words = REFUSED[name]

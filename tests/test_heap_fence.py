@@ -224,8 +224,8 @@ def test_a_reply_saying_the_heap_was_found_corrupted_is_a_crash_natively(workdir
 
 
 def test_the_region_is_where_the_grader_looks(workdir: Path) -> None:
-    """driver.c's FENCE_BASE and heap_maps.REGION_BASE are one address."""
-    driver_c = (Path(__file__).resolve().parents[1] / "oracle" / "hw3" / "c" / "driver.c").read_text()
+    """The core driver's FENCE_BASE (oracle/native/driver_heap.c) and heap_maps.REGION_BASE are one address."""
+    driver_c = (Path(__file__).resolve().parents[1] / "oracle" / "native" / "driver_heap.c").read_text()
     assert f"#define FENCE_BASE ((uintptr_t){REGION_BASE:#x}ull)" in driver_c
 
 

@@ -1,4 +1,4 @@
-"""The kernel's channel to the heap's ledger with a real driver (oracle/hw3/c/heap_notify.py, driver.c's
+"""The kernel's channel to the heap's ledger with a real driver (oracle/native/heap_notify.py, driver.c's
 hand_mappings_to_grader): the driver hands its seccomp listener over before any submission code runs, every
 block is a grant the grader answered (and the kernel's list of mappings agrees), the grader fails the k-th
 grant itself, and memory_safety's second layout puts each block at its first page's start."""

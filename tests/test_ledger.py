@@ -1,4 +1,4 @@
-"""The heap's page ledger (oracle/hw3/c/ledger.py) on plain values: which system call it lets run, which it
+"""The heap's page ledger (oracle/native/ledger.py) on plain values: which system call it lets run, which it
 refuses and with what, and what it counts. No process: the answers a driver's calls would get."""
 
 import errno

@@ -33,6 +33,8 @@ from oracle.sandbox import Limits, Sandbox, shared
 COMPILE_TIMEOUT = 60.0
 GCC_LIMITS = Limits(cpu_seconds=60, memory_bytes=1 << 30, file_bytes=64 << 20, processes=32, tmp_bytes=256 << 20)
 
+# the driver's machinery every family's driver.c includes (driver_heap.c first, driver_main.c last), from this folder
+DRIVER_CORE = (Path(__file__).with_name("driver_heap.c"), Path(__file__).with_name("driver_main.c"))
 _UNDEFINED = re.compile(r"undefined reference to [`'‘\"]([^'’`\"]+)['’\"]")
 _TWICE = re.compile(r"multiple definition of [`'‘\"]([^'’`\"]+)['’\"]")
 
@@ -119,7 +121,8 @@ class BuildResult:
         if self.defines_main:
             where = self._main_at()
             return f"{self.facts.source_name}:{where.group(1)}: main() is defined here\n" if where else ""
-        return self.log.replace(f"{self.facts.driver.parent}/", "")  # the driver's lines name its file, not our path
+        # the driver's lines name its files, not our paths
+        return self.log.replace(f"{self.facts.driver.parent}/", "").replace(f"{DRIVER_CORE[0].parent}/", "")
 
     @property
     def message(self) -> str:
@@ -144,11 +147,13 @@ def _first_problem(log: str) -> str:
 def _driver_object(workdir: Path, facts: BuildFacts) -> Path:
     """driver.o, compiled once per driver and header version, from our own source (not sandboxed)."""
     header = facts.header.read_bytes()
-    key = digest(*(part.read_bytes() for part in facts.driver_parts), header, " ".join(facts.driver_flags).encode())
+    parts = (*facts.driver_parts, *DRIVER_CORE)
+    key = digest(*(part.read_bytes() for part in parts), header, " ".join(facts.driver_flags).encode())
     obj = workdir / f"driver-{key}.o"
     if not obj.exists():
         tmp = workdir / f"driver-{key}.{os.getpid()}.o"
-        proc = subprocess.run(["gcc", *facts.driver_flags, "-I", str(facts.header.parent), "-c", str(facts.driver), "-o", str(tmp)],
+        include = ("-I", str(facts.header.parent), "-I", str(DRIVER_CORE[0].parent))
+        proc = subprocess.run(["gcc", *facts.driver_flags, *include, "-c", str(facts.driver), "-o", str(tmp)],
                               capture_output=True, text=True, errors="replace", timeout=COMPILE_TIMEOUT)
         if proc.returncode != 0:
             raise RuntimeError(f"the pagedcheck driver does not compile:\n{proc.stdout + proc.stderr}")

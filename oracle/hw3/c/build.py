@@ -19,7 +19,7 @@ FACTS = BuildFacts(
     official_flags=OFFICIAL_FLAGS,
     api=API,
     driver=DRIVER_SOURCE,
-    driver_parts=(DRIVER_SOURCE, DRIVER_SOURCE.with_name("driver_probes.c")),  # driver.c includes the others
+    driver_parts=(DRIVER_SOURCE, DRIVER_SOURCE.with_name("driver_probes.c")),  # driver.c includes the other (and the core's)
     driver_flags=("-std=gnu11", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-O2", "-ggdb"),
 )
 
