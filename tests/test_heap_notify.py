@@ -1,4 +1,4 @@
-"""The kernel's channel to the heap's ledger with a real driver (oracle/hw3/c/heap_notify.py, driver.c's
+"""The kernel's channel to the heap's ledger with a real driver (oracle/native/heap_notify.py, driver.c's
 hand_mappings_to_grader): the driver hands its seccomp listener over before any submission code runs, every
 block is a grant the grader answered (and the kernel's list of mappings agrees), the grader fails the k-th
 grant itself, and memory_safety's second layout puts each block at its first page's start."""
@@ -10,9 +10,9 @@ import pytest
 
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import build
-from oracle.hw3.c.heap_maps import heap_maps
-from oracle.hw3.c.outside import driver_pid
-from oracle.hw3.c.ledger import PAGE
+from oracle.native.heap_maps import heap_maps
+from oracle.native.outside import driver_pid
+from oracle.native.ledger import PAGE
 from tests.conftest import REFERENCE_C
 
 
@@ -113,7 +113,7 @@ def test_the_listener_handed_over_is_taken_only_as_the_driver_protocol_says() ->
     user notification here), "y" without a descriptor, a closed socket or silence are none."""
     import socket as sockets
 
-    from oracle.hw3.c.heap_notify import NO_LISTENER, receive_listener
+    from oracle.native.heap_notify import NO_LISTENER, receive_listener
 
     def handed(data: bytes, fds: list[int], close: bool = False) -> int | None:
         ours, theirs = sockets.socketpair(sockets.AF_UNIX, sockets.SOCK_SEQPACKET)

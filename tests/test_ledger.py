@@ -1,9 +1,9 @@
-"""The heap's page ledger (oracle/hw3/c/ledger.py) on plain values: which system call it lets run, which it
+"""The heap's page ledger (oracle/native/ledger.py) on plain values: which system call it lets run, which it
 refuses and with what, and what it counts. No process: the answers a driver's calls would get."""
 
 import errno
 
-from oracle.hw3.c.ledger import (
+from oracle.native.ledger import (
     BRK, BRK_REFUSED, CONTINUE, FULL, MADVISE, MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MMAP, MPROTECT,
     MREMAP, MREMAP_FIXED, MUNMAP, PAGE, PKEY_MPROTECT, PROT_EXEC, PROT_READ, PROT_WRITE, SHMAT, SINK_PAGES, SPAN_START, STRAYS_PER_CALL,
     Ledger,

@@ -66,7 +66,7 @@ ATTACKS = [
     Attack("underread_in_page", "c", "memory_safety", ("compiles", "memory_safety"), 5),
 ]
 LEDGER_BLIND = (
-    "the ledger (oracle/hw3/c/ledger.py) let {how}: the Sequences llm_destroy leaks were no heap blocks to the "
+    "the ledger (oracle/native/ledger.py) let {how}: the Sequences llm_destroy leaks were no heap blocks to the "
     "grader, 15/15 for an honest 5/15")
 ATTACKS += [
     # honest 5 (compiles), as hidden_leak_mprotect: each held since the ledger refuses memory reached behind the

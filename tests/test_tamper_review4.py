@@ -79,7 +79,7 @@ ATTACKS.append(Attack("hostile_dunders", "python", "free_count_not_incremented",
 # honest 10 (append_cow's bug on compiles, null_engine); what breaks is the grader's memory, not the score
 # Once the grader peaked at 738 MB (36 MB for the bug alone): the ledger kept every page of span an mprotect asked to
 # make accessible, 64 at a time, for as many requests as a call made (40,000 a call here). Held by construction: the
-# ledger keeps at most STRAYS_PER_CALL (64) stray pages a call and refuses the rest (oracle/hw3/c/ledger.py), so
+# ledger keeps at most STRAYS_PER_CALL (64) stray pages a call and refuses the rest (oracle/native/ledger.py), so
 # what it keeps is bounded by the calls the grader makes
 STRAY_PAGE_FLOOD = Attack("stray_page_flood", "c", "append_cow", ("compiles", "null_engine"), 10)
 ATTACKS.append(STRAY_PAGE_FLOOD)

@@ -36,7 +36,7 @@ from oracle.hw3.c.adapter import CAdapter, Pointer
 from oracle.hw3.c.driver_reply import _REQUEST, _U16
 from oracle.hw3.pool import GUARD, GUARD_SIZE
 from oracle.run_cpu import HUNG_WALL
-from oracle.hw3.c.outside import MachineRefuses
+from oracle.native.outside import MachineRefuses
 from oracle.hw3.c.stray import Stray, Watch
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.probe_checks import Unavailable

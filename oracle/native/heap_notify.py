@@ -17,7 +17,7 @@ import select
 import socket
 import struct
 
-from oracle.hw3.c.ledger import BRK_REFUSED, CONTINUE, Ledger
+from oracle.native.ledger import BRK_REFUSED, CONTINUE, Ledger
 
 _NOTIF = struct.Struct("=QII iIQ6Q")  # struct seccomp_notif: id, pid, flags, seccomp_data (nr, arch, ip, args)
 _RESP = struct.Struct("=QqiI")  # struct seccomp_notif_resp: id, val, error, flags
@@ -94,7 +94,7 @@ class Listener:
         while self.pending() and self.answer_one():
             pass
 
-    drain = answer_waiting  # as a LogChannel: what driver_reply._drained calls while it waits for the end
+    drain = answer_waiting  # as a LogChannel: what reply_pipe.drained calls while it waits for the end
 
     def close(self) -> None:
         if self.fd >= 0:
