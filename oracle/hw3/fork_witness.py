@@ -46,6 +46,7 @@ difference costs an item, once."""
 
 from typing import Callable, Sequence
 
+from oracle.hw3.effects import copied_a_block
 from oracle.hw3.model import Model, Outcome
 from oracle.hw3.rules import fails
 from oracle.hw3.spec import KV_PER_BLOCK
@@ -93,6 +94,24 @@ class ForkWitness:
                 self.known[fork] = references_missed(self._steps, returns(), fork)
             if self.known[fork]:
                 return True
+        return False
+
+
+    def shares_a_fork(self, at: int, sharers: frozenset[int]) -> bool:
+        """Whether a fork the model made before step `at` (an index) since the last llm_init has its parent and
+        child among `sharers`, the sequences that share a block an append wrote in place."""
+        return any(set(self._steps[fork].args) <= sharers for fork in _forks(self._steps[:at]))
+
+    def copies_after(self, at: int, pool: bytes | None, pools: Sequence[bytes | None]) -> bool:
+        """Whether an append of the program after step `at` (an index), whose pool after it was `pool`, copied a
+        block (effects.copied_a_block), by `pools`, the pool after each later step made ahead in the graded run's
+        own process (graded_calls.py program_pools)."""
+        before = pool
+        for index in range(at + 1, len(self._steps)):
+            step, after = self._steps[index], pools[index] if index < len(pools) else None
+            if step.op == "append_kv" and not step.null and copied_a_block(step.args[1], before, after):
+                return True
+            before = after
         return False
 
 
