@@ -36,7 +36,11 @@ TALLY_BROKEN = (
     "and the tries run in an order drawn from a secret of the grade's")
 
 
-@pytest.mark.xfail(strict=True, reason=TALLY_BROKEN)
+# Measured before cache-quiet: 10/10 for the honest 5/10, under bubblewrap and without it (TALLY_BROKEN, kept as the
+# record). Held since: the system call filter refuses every probe of residency and every eviction (oracle/seccomp.py:
+# preadv2 RWF_NOWAIT and posix_fadvise DONTNEED get EPERM, so the tally reads nothing and the unchecked allocation
+# fails), and alloc_failure runs its tries in an order drawn from a secret of the grade's (alloc_failure._shuffled),
+# so a count of tries a run could still keep (timing a read) is no k.
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 def test_tries_counted_in_the_page_cache_still_meet_the_unchecked_allocation(without_bwrap: bool, tmp_path: Path,
                                                                              reaper: Reaper) -> None:
