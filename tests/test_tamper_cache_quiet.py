@@ -37,10 +37,11 @@ TALLY_BROKEN = (
 
 
 # Measured before cache-quiet: 10/10 for the honest 5/10, under bubblewrap and without it (TALLY_BROKEN, kept as the
-# record). Held since: the system call filter refuses every probe of residency and every eviction (oracle/seccomp.py:
-# preadv2 RWF_NOWAIT and posix_fadvise DONTNEED get EPERM, so the tally reads nothing and the unchecked allocation
-# fails), and alloc_failure runs its tries in an order drawn from a secret of the grade's (alloc_failure._shuffled),
-# so a count of tries a run could still keep (timing a read) is no k.
+# record). Held since: the system call filter answers no probe of residency and does no eviction (oracle/seccomp.py:
+# preadv2 with RWF_NOWAIT answers EAGAIN whatever is cached, posix_fadvise DONTNEED answers 0 and drops nothing, so
+# the tally always reads 0, the dummy never goes where the unchecked allocation is tried, and that one fails), and
+# alloc_failure runs its tries in an order drawn from a secret of the grade's (alloc_failure._shuffled), so a count
+# of tries a run could still keep (timing a read) is no k: 5/10 under bubblewrap and without it.
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 def test_tries_counted_in_the_page_cache_still_meet_the_unchecked_allocation(without_bwrap: bool, tmp_path: Path,
                                                                              reaper: Reaper) -> None:
