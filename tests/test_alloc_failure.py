@@ -190,4 +190,5 @@ def test_the_try_reported_is_the_programs_first_failing_one_whatever_the_order(t
     assert len(reports) == 1, reports
     status, message = reports.pop()
     assert status == "failed"
-    assert message.startswith("allocation_failure (allocation 3 of step 2 failing): step 2 create_sequence(engine, 1, 20)"), message
+    first = "allocation_failure (allocation 3 of step 2 failing): step 2 create_sequence(engine, 1, 20)"
+    assert message.startswith(first), message
