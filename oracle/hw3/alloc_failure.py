@@ -10,9 +10,11 @@ only stops its own item. A try passes only on a failure the grader made itself: 
 request for a fresh block (granted, failed or past the heap's budget) and fails the k-th of the call first, whatever
 the answer would have been; a try in which no allocation was failed (the call asked for fewer when one was to
 fail) fails the item. Each try replays the program from a fresh driver: no state a failure left behind can
-reach the next try."""
+reach the next try; and the tries run in an order no try can know (`_shuffled`), so none can tell its k by counting
+the tries before it."""
 
 import copy
+import secrets
 from contextlib import closing
 from typing import Any, Mapping
 
@@ -57,21 +59,38 @@ def check_alloc_failure(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         except ImplementationFailure as failure:
             return Outcome(False, f"{ALLOCATING.name}: {failure}, with no allocation failing [rule: {ROBUSTNESS}]")
         _within_bound(counts)
-        passed_over = []  # failures that left a free count off from the implementation's own ref_count
-        for index, count in enumerate(counts):
-            for k in range(1, count + 1):
-                finding = _inject(adapter, ALLOCATING.steps, index, k)
-                if finding and finding.difference.aspect == FREE_COUNT:  # Constraint 5's, whatever the path
-                    passed_over.append(finding)
-                elif finding:
-                    return Outcome(False, finding.message, listing(finding.calls, finding.step),
-                                   student=student_text(finding, "c"))
+        passed_over: dict[tuple[int, int], Finding] = {}  # failures that left a free count off from the
+        # implementation's own ref_count
+        failed: tuple[tuple[int, int], Finding] | None = None  # the first failing try in the program's order
+        for index, k in _shuffled(counts):
+            if failed is not None and (index, k) > failed[0]:
+                continue  # a later try than one already failing: its finding would not be the one reported
+            finding = _inject(adapter, ALLOCATING.steps, index, k)
+            if finding and finding.difference.aspect == FREE_COUNT:  # Constraint 5's, whatever the path
+                passed_over[index, k] = finding
+            elif finding:
+                failed = (index, k), finding
     finally:
         adapter.close()
+    if failed is not None:
+        finding = failed[1]
+        return Outcome(False, finding.message, listing(finding.calls, finding.step), student=student_text(finding, "c"))
     done = f"{sum(counts)} allocations failed one at a time"
     if passed_over:
-        return Outcome(True, f"{done}; {passed_over_note(passed_over[0])}", excuse=excuse_for(passed_over))
+        excused = [passed_over[key] for key in sorted(passed_over)]
+        return Outcome(True, f"{done}; {passed_over_note(excused[0])}", excuse=excuse_for(excused))
     return Outcome(True, done)
+
+
+def _shuffled(counts: list[int]) -> list[tuple[int, int]]:
+    """Every try, (call index, k), in an order drawn from the operating system's randomness, a secret of this
+    grade's that no run can read: the tries are fresh drivers of one submission, and a try that could count the
+    tries before it (a mark in the kernel's page cache, tests/test_tamper_cache_quiet.py) would otherwise know its k
+    and put a checked allocation where its unchecked one was to fail. The verdict and the try reported (the first
+    failing one in the program's order) do not depend on the order."""
+    tries = [(index, k) for index, count in enumerate(counts) for k in range(1, count + 1)]
+    secrets.SystemRandom().shuffle(tries)
+    return tries
 
 
 def _within_bound(counts: list[int]) -> None:
