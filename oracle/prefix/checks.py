@@ -163,7 +163,8 @@ def directed(item: str) -> Check:
         watch.machine = driver
         try:
             found = checked.replay(program, driver, OPERATIONS, [], item, close=False)
-            return judge(item, program, found, driver.impl, "lookup" in adapter.supports, ungraded, sub, watch)
+            # the calls listed through the adapter itself: a listing is no call whose state the picture shows
+            return judge(item, program, found, adapter, "lookup" in adapter.supports, ungraded, sub, watch)
         finally:
             driver.impl.close()
 
