@@ -4,7 +4,7 @@ Hypothesis's own rule selection asks a feature flag and a filter of every candid
 `.map` and nested strategies open a span per draw: together most of a step's cost (tests/bench/fuzz_speed.py).
 `Steps` draws the operation as one index among the rules whose preconditions hold and bundles are non-empty
 (shrinking towards the first rule of `order`), a bundle value as one index (newest first, as Hypothesis does),
-and a `Choice` or `Between` argument as one integer; any other strategy is drawn as Hypothesis draws it. The rules
+a `Choice` or `Between` argument as one integer, and a `ListOf` as its length and then its elements; any other strategy is drawn as Hypothesis draws it. The rules
 stay the machine's own `@rule`s: a step prints and replays as before (`state.create(seq_id=3, ...)`).
 
     Choice(0, 1, 2, Between(-2**31, 2**31 - 1))   # one of these, the earlier the simpler; a nested choice is
@@ -48,16 +48,39 @@ class Choice(SearchStrategy):
 
     def do_draw(self, data: Any) -> Any:
         value = self.values[data.draw_integer(0, self.last)] if self.last else self.values[0]
-        return value.do_draw(data) if isinstance(value, (Choice, Between)) else value
+        return value.do_draw(data) if isinstance(value, (Choice, Between, ListOf)) else value
 
     def __repr__(self) -> str:
         return f"Choice({', '.join(map(repr, self.values))})"
 
 
+class ListOf(SearchStrategy):
+    """A list of `min_size` to `max_size` elements, each a Choice or Between, drawn as `st.lists` draws one without
+    its spans: before each element past `min_size` a boolean, whether there is one more (so that lists average
+    about `average` elements, by default halfway), then the element as one choice. Shrinking deletes an element by
+    deleting its two choices, and ends the list early."""
+
+    def __init__(self, element: Choice | Between, min_size: int, max_size: int, average: float | None = None):
+        super().__init__()
+        self.element, self.min_size, self.max_size = element, min_size, max_size
+        extra = ((min_size + max_size) / 2 if average is None else average) - min_size
+        self.more = extra / (1 + extra)  # a geometric count of extra elements has mean more / (1 - more) = extra
+
+    def do_draw(self, data: Any) -> list:
+        draw = self.element.do_draw
+        values = [draw(data) for _ in range(self.min_size)]
+        while len(values) < self.max_size and data.draw_boolean(self.more):
+            values.append(draw(data))
+        return values
+
+    def __repr__(self) -> str:
+        return f"ListOf({self.element!r}, {self.min_size}, {self.max_size})"
+
+
 def _drawer(strategy: SearchStrategy) -> Any:
     """(data, machine) -> an argument's value: one choice for Choice, Between and a bundle, Hypothesis's draw for
     anything else."""
-    if isinstance(strategy, (Choice, Between)):
+    if isinstance(strategy, (Choice, Between, ListOf)):
         do_draw = strategy.do_draw
         return lambda data, machine: do_draw(data)
     if isinstance(strategy, Bundle):
