@@ -15,6 +15,8 @@ from itertools import repeat
 from oracle.hw3.pool import initial_pool, magic
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, KV_SIZE, L2_PT_SIZE, MAX_KV, MAX_LOGICAL_BLOCKS
 
+_BLOCK = struct.Struct(f"<{KV_PER_BLOCK}i")  # one block's records, little-endian int32
+
 NULL, NOT_NULL = False, True  # what create/fork/llm_init return, as far as the model can say
 
 
@@ -62,8 +64,7 @@ class Model:
         return self.free_blocks()
 
     def first_free(self, count: int = 1) -> list[int]:
-        mapped = self.mappings
-        return [block for block in range(self.total) if block not in mapped][:count]
+        return sorted(set(range(self.total)).difference(self.mappings))[:count]
 
     def _map(self, *blocks: int) -> None:
         """Each of `blocks` gains a mapping."""
@@ -100,7 +101,7 @@ class Model:
         """The first `count` records of the blocks `blocks`, in order: read() of each of their slots."""
         image, values = self._current_image(), []
         for block in blocks:
-            values.extend(struct.unpack_from(f"<{KV_PER_BLOCK}i", image, block * BLOCK_SIZE))
+            values.extend(_BLOCK.unpack_from(image, block * BLOCK_SIZE))
         del values[count:]
         return values
 
