@@ -55,23 +55,30 @@ class Choice(SearchStrategy):
 
 
 class ListOf(SearchStrategy):
-    """A list of `min_size` to `max_size` elements, each a Choice or Between, drawn as `st.lists` draws one without
-    its spans: before each element past `min_size` a boolean, whether there is one more (so that lists average
-    about `average` elements, by default halfway), then the element as one choice. Shrinking deletes an element by
-    deleting its two choices, and ends the list early."""
+    """A list of `min_size` to `max_size` elements, each one of the values `element` (a Between, or a Choice of
+    plain values) can take, in two choices whatever its length: the length, then every element at once as one
+    integer whose digits are the elements' positions among those values (the first element the most significant
+    digit). Shrinking lowers the length and the integer: fewer elements, each towards the first value."""
 
-    def __init__(self, element: Choice | Between, min_size: int, max_size: int, average: float | None = None):
+    def __init__(self, element: Choice | Between, min_size: int, max_size: int):
         super().__init__()
+        if isinstance(element, Between):
+            self.values: Sequence[Any] = range(element.low, element.high + 1)
+        elif any(isinstance(value, (Choice, Between, ListOf)) for value in element.values):
+            raise ValueError("ListOf of a Choice that nests strategies")
+        else:
+            self.values = element.values
         self.element, self.min_size, self.max_size = element, min_size, max_size
-        extra = ((min_size + max_size) / 2 if average is None else average) - min_size
-        self.more = extra / (1 + extra)  # a geometric count of extra elements has mean more / (1 - more) = extra
 
     def do_draw(self, data: Any) -> list:
-        draw = self.element.do_draw
-        values = [draw(data) for _ in range(self.min_size)]
-        while len(values) < self.max_size and data.draw_boolean(self.more):
-            values.append(draw(data))
-        return values
+        low, high, values = self.min_size, self.max_size, self.values
+        length = low if low == high else data.draw_integer(low, high)
+        number = data.draw_integer(0, len(values) ** length - 1) if length else 0
+        digits = []
+        for _ in range(length):
+            number, digit = divmod(number, len(values))
+            digits.append(values[digit])
+        return digits[::-1]
 
     def __repr__(self) -> str:
         return f"ListOf({self.element!r}, {self.min_size}, {self.max_size})"

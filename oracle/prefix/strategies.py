@@ -11,13 +11,13 @@ from hypothesis.strategies import SearchStrategy
 
 from oracle.step_strategy import Between, Choice, ListOf
 
-# Each is one plain choice (an index, or an integer; a list a boolean and a token per token: oracle/step_strategy.py),
+# Each is one plain choice (an index, or an integer; a list its length and its tokens as one integer: oracle/step_strategy.py),
 # drawn as Hypothesis's sampled_from, integers, one_of and lists drew the same values without their spans; the first
 # alternative is what shrinking aims at.
 block_sizes = Choice(2, 2, 3, 4)
 pool_blocks = Choice(Between(1, 12), Choice(2, 3, 4, 16, 24))
 tokens = Between(0, 2)
-tails = Choice(ListOf(tokens, 0, 0), ListOf(tokens, 1, 9, average=5))  # empty: exactly the cut prefix
+tails = Choice(ListOf(tokens, 0, 0), ListOf(tokens, 1, 9))  # empty: exactly the cut prefix
 # How much of an earlier prompt a new one keeps: whole blocks, one token either side, or all of it.
 cuts = Choice("blocks", "blocks", "blocks_minus_one", "blocks_plus_one", "whole", "whole", "none")
 block_counts = Between(0, 3)
