@@ -126,7 +126,7 @@ def _enabled(entry: tuple, machine: RuleBasedStateMachine) -> bool:
     """Whether a rule can run: each bundle it draws from holds something, and each precondition holds."""
     _, bundles, preconditions, _ = entry
     for name in bundles:
-        if not machine.bundle(name):
+        if not machine.bundles.get(name):  # what machine.bundle(name) holds, without making an empty one
             return False
     for holds in preconditions:
         if not holds(machine):
