@@ -10,7 +10,6 @@ nobody maps". Each call returns an Outcome: the C return value and the boundary 
 import struct
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import repeat
 
 from oracle.hw3.pool import initial_pool, magic
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, KV_SIZE, L2_PT_SIZE, MAX_KV, MAX_LOGICAL_BLOCKS
@@ -48,7 +47,10 @@ class Model:
     # -- counts ----------------------------------------------------------------------------------------
 
     def ref_count(self) -> list[int]:
-        return list(map(self.mappings.get, range(self.total), repeat(0)))
+        counts = [0] * self.total
+        for block, refs in self.mappings.items():
+            counts[block] = refs
+        return counts
 
     def refs(self, block: int) -> int:
         return self.mappings[block]
