@@ -213,6 +213,7 @@ class HW3Machine(RuleBasedStateMachine):
         if self.engine is None:  # each call is refused (a NULL engine): the first ends it
             return 1, self._call("append_kv", seq_id, _int32(kv_data), check=False).returned == -1
         model, impl, engine, calls, events = self.model, self.impl, self.engine, self.calls, self.stats.events
+        append_kv = impl.append_kv
         self.before, self.seen = self.seen, None
         for made in range(1, count + 1):
             value = _int32(kv_data + made - 1)
@@ -220,7 +221,7 @@ class HW3Machine(RuleBasedStateMachine):
             call = Call("append_kv", (seq_id, value), False, expected.returned)
             calls.append(call)
             try:
-                returned = impl.append_kv(engine, seq_id, value)
+                returned = append_kv(engine, seq_id, value)
             except ImplementationFailure as failure:
                 self._differs(crash(failure), f"{call} {failure}")
             for event in expected.events:
