@@ -9,7 +9,8 @@ blocks the grader saw become live (adapter.py): a submission claiming fewer cann
 only stops its own item. A try passes only on a failure the grader made itself: natively its ledger counts every
 request for a fresh block (granted, failed or past the heap's budget) and fails the k-th of the call first, whatever
 the answer would have been; a try in which no allocation was failed (the call asked for fewer when one was to
-fail) fails the item. Each try replays the program from a fresh driver: no state a failure left behind can
+fail) fails the item, and so does a call that makes more or fewer allocations than counted in its try past the
+count (k = count + 1, where nothing fails). Each try replays the program from a fresh driver: no state a failure left behind can
 reach the next try; and the tries run in an order no try can know (`_shuffled`), so none can tell its k by counting
 the tries before it."""
 
@@ -65,7 +66,7 @@ def check_alloc_failure(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         for index, k in _shuffled(counts):
             if failed is not None and (index, k) > failed[0]:
                 continue  # a later try than one already failing: its finding would not be the one reported
-            finding = _inject(adapter, ALLOCATING.steps, index, k)
+            finding = _inject(adapter, ALLOCATING.steps, index, k, counts[index])
             if finding and finding.difference.aspect == FREE_COUNT:  # Constraint 5's, whatever the path
                 passed_over[index, k] = finding
             elif finding:
@@ -87,8 +88,10 @@ def _shuffled(counts: list[int]) -> list[tuple[int, int]]:
     grade's that no run can read: the tries are fresh drivers of one submission, and a try that could count the
     tries before it (a mark in the kernel's page cache, tests/test_tamper_cache_quiet.py) would otherwise know its k
     and put a checked allocation where its unchecked one was to fail. The verdict and the try reported (the first
-    failing one in the program's order) do not depend on the order."""
-    tries = [(index, k) for index, count in enumerate(counts) for k in range(1, count + 1)]
+    failing one in the program's order) do not depend on the order. Each call also has one try past its count
+    (k = count + 1), which fails nothing: a process that could tell the counting run from a try (and so put a checked
+    allocation before its unchecked last one in every try) makes more allocations there than it was counted making."""
+    tries = [(index, k) for index, count in enumerate(counts) for k in range(1, count + 2)]
     secrets.SystemRandom().shuffle(tries)
     return tries
 
@@ -125,10 +128,14 @@ def _expect(model: Model, step: Step, engine: Any) -> Call:
     return predict(model, step, engine is not None)[0]
 
 
-def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Finding | None:
-    """Replays steps[:index] on a fresh driver, then steps[index] with its k-th allocation failing."""
+def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int, counted: int) -> Finding | None:
+    """Replays steps[:index] on a fresh driver, then steps[index] with its k-th allocation failing; `counted`: the
+    allocations steps[index] made with none failing. A k past it fails nothing: the call must then make as many
+    allocations as counted and do what the model does."""
     adapter.close()
-    scenario = f"allocation_failure (allocation {k} of step {index + 1} failing)"
+    past = k > counted
+    scenario = (f"allocation_failure (step {index + 1} as counted, none failing)" if past else
+                f"allocation_failure (allocation {k} of step {index + 1} failing)")
     named(adapter, scenario)
     model, engine, calls = Model(), None, []
     for step in steps[:index]:
@@ -141,13 +148,17 @@ def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Findin
     try:
         after, returned = _call(adapter, steps[index], engine)
         adapter.fail_allocation(None)
-        if not adapter.last_call.injected_failure:  # a pass rests on a failure the grader made and saw handled
+        if past and (adapter.last_call.injected_failure or _made(adapter) != counted):
+            problem = Difference(CALL_ALLOCATIONS, "allocations, none failing", f"{counted}, as when counted",
+                                 f"{_made(adapter)}: the call allocated otherwise than when it was counted")
+            return Finding(scenario, index + 1, calls[index], problem, ROBUSTNESS, calls=calls, model=model)
+        if not past and not adapter.last_call.injected_failure:  # a pass rests on a failure the grader made and saw handled
             made = _made(adapter)
             problem = Difference(CALL_ALLOCATIONS, f"allocation {k} (the one the grader fails)",
                                  f"asked for, as with none failing ({k} or more allocations)",
                                  f"{made} allocation(s), none failed: the call allocated otherwise when one was to fail")
             return Finding(scenario, index + 1, calls[index], problem, ROBUSTNESS, calls=calls, model=model)
-        refused = returned is None or returned == -1
+        refused = not past and (returned is None or returned == -1)
         expected, engine = (before, engine) if refused else (model, after)
         seen = adapter.observe(engine)
         problem = first_difference(expected, seen, False, modulo=ANY_ORDER)
