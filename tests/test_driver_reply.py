@@ -6,9 +6,9 @@ import struct
 
 import pytest
 
-from oracle.hw3.c.driver_reply import REPLY_BOUND, Fatal, Pointer, parse_reply
+from oracle.hw3.c.driver_reply import REPLY_BOUND, Pointer, parse_reply
 from oracle.native.native_heap import HeapFacts
-from oracle.native.reply_pipe import BadReply, reply_length
+from oracle.native.reply_pipe import BadReply, Fatal, reply_length
 
 _RESULT = struct.Struct("<qIIBQQQ")  # ret, call allocations, call frees, fault fired, allocations, live blocks, bytes
 

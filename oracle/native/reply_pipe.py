@@ -4,22 +4,34 @@ ledger) is served.
 Every reply is framed `length:u32 status:u8 ...` (little-endian), its length counting itself. A reply comes from
 the submission's process, so it is untrusted: its length is refused before the rest is read when it is over what
 any honest reply of the family's layout holds (the bound the family passes in), and a reply that does not parse
-is the submission's failure, "a reply the grader cannot read". What follows the status is the family's layout.
+is the submission's failure, "a reply the grader cannot read". A fatal reply is the core driver's (driver_heap.c's
+fatal_as: status 2, or 4 for a heap found corrupted, then `len:u16` bytes of text; the driver exits after it);
+what follows any other status is the family's layout.
 """
 
 import os
 import select
 import struct
 import time
+from dataclasses import dataclass
 from typing import Protocol
 
-_U32 = struct.Struct("<I")
+_U16, _U32 = struct.Struct("<H"), struct.Struct("<I")
+FATAL, HEAP = 2, 4  # driver_heap.c's REPLY_FATAL and REPLY_HEAP
 SHORTEST = 6  # the length field, a status byte, and at least one byte of the family's layout
 UNREADABLE = "sent a reply the grader cannot read"
 
 
 class BadReply(Exception):
     """A driver reply that is not the protocol's (its text says where)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fatal:
+    """A fatal reply (the driver exits after it): its words, and whether it is a memory error (status 4)."""
+
+    words: str
+    heap: bool
 
 
 class Served(Protocol):
@@ -38,6 +50,21 @@ def reply_length(head: bytes, bound: int) -> int:
     if not SHORTEST <= length <= bound:
         raise BadReply(f"a length of {length} bytes")
     return length
+
+
+def fatal_reply(data: bytes) -> Fatal | None:
+    """The fatal reply `data` is (a whole reply, its length field included), or None when its status is another.
+    BadReply when its text does not fit in it."""
+    status = data[4]
+    if status not in (FATAL, HEAP):  # HEAP: a memory error (a double free, malloc aborting, off the fence)
+        return None
+    try:
+        (n,) = _U16.unpack_from(data, 5)
+    except struct.error:
+        raise BadReply(f"a fatal reply of {len(data)} bytes") from None
+    if 7 + n > len(data):
+        raise BadReply(f"a text of {n} bytes in a reply of {len(data)}")
+    return Fatal(data[7 : 7 + n].decode(errors="replace"), status == HEAP)
 
 
 def readable_within(fd: int, wait: float, log: Served | None = None) -> bool:

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from oracle.hw3.c import probe_state
-from oracle.hw3.c.driver_reply import _REQUEST, REPLY_BOUND, CallStats, Fatal, Pointer, parse_reply
+from oracle.hw3.c.driver_reply import _REQUEST, REPLY_BOUND, CallStats, Pointer, parse_reply
 from oracle.native.driver_process import DriverProcess
 from oracle.native.log_channel import LogChannel
-from oracle.native.reply_pipe import UNREADABLE, BadReply
+from oracle.native.reply_pipe import UNREADABLE, BadReply, Fatal
 from oracle.native.outside import DriverGone, OutsideMemory, Unreachable
 from oracle.hw3.c.stray import Watch
 from oracle.hw3.observation import HeapState, ImplementationFailure, Observation

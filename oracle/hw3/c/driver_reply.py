@@ -31,7 +31,7 @@ import struct
 from dataclasses import dataclass
 
 from oracle.native.native_heap import HeapFacts
-from oracle.native.reply_pipe import BadReply
+from oracle.native.reply_pipe import BadReply, Fatal, fatal_reply
 
 _REQUEST = struct.Struct("<BiQii")
 _RESULT = struct.Struct("<qIIBQQQ")
@@ -60,26 +60,14 @@ class CallStats:
     injected_failure: bool  # an allocation failed because fail_allocation() asked for it
     asked: int = 0  # natively, the requests for a fresh block the grader's ledger answered (native_heap.py)
 
-@dataclass(frozen=True, slots=True)
-class Fatal:
-    """A fatal reply (the driver exits after it): its words, and whether it is a memory error (status 4)."""
-
-    words: str
-    heap: bool
-
 
 def parse_reply(data: bytes) -> tuple[int, HeapFacts] | Fatal:
     """One whole reply, its length field included: what the call returned with the process's own heap counts
-    (a claim: native_heap.py judges them), or a fatal reply. BadReply when it is neither."""
+    (a claim: native_heap.py judges them), or a fatal reply (the core's: reply_pipe.fatal_reply). BadReply when it
+    is neither."""
+    if (fatal := fatal_reply(data)) is not None:
+        return fatal
     status = data[4]
-    if status in (2, 4):  # 4: a memory error (a fault in the heap's guard pages, a double free, malloc aborting)
-        try:
-            (n,) = _U16.unpack_from(data, 5)
-        except struct.error:
-            raise BadReply(f"a fatal reply of {len(data)} bytes") from None
-        if 7 + n > len(data):
-            raise BadReply(f"a text of {n} bytes in a reply of {len(data)}")
-        return Fatal(data[7 : 7 + n].decode(errors="replace"), status == 4)
     if status != 0:
         raise BadReply(f"status {status}")
     if len(data) != 5 + _RESULT.size:
