@@ -13,7 +13,7 @@ from oracle.hw3.c.build import build
 from oracle.native.heap_maps import heap_maps
 from oracle.native.outside import driver_pid
 from oracle.native.ledger import PAGE
-from tests.conftest import REFERENCE_C
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +93,35 @@ def test_a_block_the_fence_cannot_hold_fails_natively_and_is_served_nowhere(refe
     finally:
         adapter.close()
     assert adapter.exit_status == 0
+
+
+def test_a_page_mapped_by_calling_the_drivers_own_instruction_is_a_block_counted_failed_and_kept(
+        tmp_path: Path) -> None:
+    """Review 12's l2_tables_on_the_drivers_pages on alloc_failure.patch (a create whose L2 table cannot be allocated
+    returns NULL and leaks what it built): each L2 table is a page mapped (and unmapped) by
+    calling the driver's own system call instruction, found by its bytes in the executable's text. Where the call
+    was made plays no part: the page is a block of the call's (counted), failed in turn by the grader's countdown,
+    and live for the rest of the run (its unmap refused), as any mapping outside the span is."""
+    source = tmp_path / "llm_memory.c"
+    base = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "alloc_failure.patch")
+    source.write_text(patched(base, SUBMISSIONS / "hostile" / "review12" / "l2_tables_on_the_drivers_pages.patch"))
+    result = build(source, tmp_path / "build")
+    assert result.ok and result.driver is not None, result.message
+    adapter = CAdapter(result.driver)
+    try:
+        engine = adapter.llm_init(4096)
+        assert adapter._listener is not None, "the driver handed over no seccomp listener"
+        ledger = adapter._listener.ledger
+        assert adapter.create_sequence(engine, 1, 1) is not None  # the page was found and mapped
+        assert (adapter.last_call.allocations, ledger.grants, ledger.outside) == (3, 3, 1)  # Sequence, L1, the page
+        assert adapter.free_sequence(engine, 1) == 0
+        assert (ledger.frees, ledger.live_blocks, ledger.outside) == (2, 3, 1)  # its unmap refused: still live
+        adapter.fail_allocation(3)  # the L2 table's page
+        assert adapter.create_sequence(engine, 2, 1) is None
+        assert adapter.last_call.injected_failure and ledger.asked == 3 and ledger.outside == 1
+        assert adapter.observe(None).heap.live_blocks == 5  # the known bug reached: its Sequence and L1 table left
+    finally:
+        adapter.close()
 
 
 @pytest.mark.parametrize("at_start", [False, True])
