@@ -1,7 +1,7 @@
 """The kernel's channel from the driver's process to the ledger (ledger.py): a seccomp user-notification
 listener. driver.c installs, before any submission code runs, a filter that hands every memory-mapping system
 call of the process to a listener, and sends the listener's descriptor to the grader on a socket the grader
-made (SCM_RIGHTS), closing its own copy. Each such call then waits in the kernel until the grader answers it
+made (SCM_RIGHTS), closing its own copy, with the places of the memory it mapped for itself before (Handover). Each such call then waits in the kernel until the grader answers it
 here: let it run (SECCOMP_USER_NOTIF_FLAG_CONTINUE) or fail it with an errno. The calls' arguments come from
 the kernel (registers at the call), never from the process's memory.
 
