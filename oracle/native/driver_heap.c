@@ -45,12 +45,21 @@ void *valloc(size_t size);
 void *pvalloc(size_t size);
 void *memalign(size_t alignment, size_t size);
 
-/* ---- the driver's own memory: mappings, never heap blocks (a size header before each) ---- */
+/* ---- the driver's own memory: mappings, never heap blocks (a size header before each) ----
+ *
+ * Natively, with the grader's ledger, the driver maps its own memory (the heap's table, the reply buffer) at its
+ * bounded size BEFORE the handover (reserve_own_memory, driver_main.c), while no code of the submission's has run,
+ * and sends their places with the listener: from the handover on no call may unmap, remap or advise them, and
+ * none of them grows (own_sealed). The one mapping the driver makes later outside the heap's span is a pool's
+ * window (the family's: MAP_SHARED of the grader's memory file, at the offset the grader gave), which the ledger
+ * tells by what it maps, never by where the call was made: the submission's code runs in this process and can
+ * reach any instruction of it (review 12's sequences_on_the_drivers_pages called the driver's own system call
+ * instruction). Every other mapping outside the span is the submission's (oracle/native/ledger.py). */
+static int own_sealed; /* the handover is made: the driver's own memory may no longer grow */
 
-/* Every mapping call of the driver's own outside the heap's span (its tables, reply buffer, the family's memory) is made by this
- * one system call instruction: natively the grader's ledger learns its address from the first mapping call after
- * the handover (register_own_mappings, before any submission code runs). A mapping made outside the span from
- * anywhere else is the submission's (ledger.py). */
+/* The driver's mapping calls, made by a system call instruction of its own (the C library's mmap may be a
+ * submission's wrapper's, under valgrind its replacement's). Nothing trusts where it lies: the submission may
+ * find it by its bytes and call it, and what it maps so is the submission's like any other mapping. */
 __attribute__((noinline, noclone)) static long own_call(long nr, long a, long b, long c, long d, long e, long f)
 {
 #if defined(__x86_64__)
@@ -80,11 +89,15 @@ static void *own_mmap(size_t len, int prot, int flags, int fd) { return own_mmap
 
 static void own_munmap(void *addr, size_t len) { own_call(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0); }
 
+static void die(const char *msg);
+
 static void *own_realloc(void *ptr, size_t size)
 {
     size_t *old = ptr ? (size_t *)ptr - 2 : NULL, old_size = old ? old[0] : 0;
     if (ptr != NULL && size <= old_size)
         return ptr;
+    if (own_sealed) /* past its bound after the handover: a mapping the ledger would take for the submission's */
+        die("pagedcheck driver: the driver's own memory is past its bound\n");
     size_t *fresh = own_mmap(size + 2 * sizeof(size_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
     if (fresh == MAP_FAILED)
         return NULL;
@@ -98,11 +111,15 @@ static void *own_realloc(void *ptr, size_t size)
 
 static void own_free(void *ptr)
 {
-    if (ptr != NULL)
+    if (ptr != NULL && !own_sealed)
         own_munmap((size_t *)ptr - 2, ((size_t *)ptr - 2)[0] + 2 * sizeof(size_t));
 }
 
 static void *own_alloc(size_t size) { return own_realloc(NULL, size); } /* zeroed: a fresh mapping */
+
+#ifndef DRIVER_REPLY_BOUND /* a family whose replies may be longer defines its own bound first */
+#define DRIVER_REPLY_BOUND 4096 /* the most bytes a reply holds: hw3's driver_reply.py REPLY_BOUND */
+#endif
 
 enum { REPLY_OK = 0, REPLY_FATAL = 2, REPLY_HEAP = 4 }; /* HEAP: fatal, a memory error (a family's own statuses: 3 and up) */
 
@@ -276,10 +293,11 @@ static size_t slot_of(uintptr_t addr)
 
 static void table_insert(uintptr_t addr, size_t size, int counted, size_t first_page, size_t pages);
 
-static void table_grow(void)
+/* The table at `cap` slots (a power of two, at least the live entries' twice). */
+static void table_resize(size_t cap)
 {
     struct live *old = heap.slots;
-    size_t old_cap = old ? heap.mask + 1 : 0, cap = old_cap ? old_cap * 2 : 1024;
+    size_t old_cap = old ? heap.mask + 1 : 0;
     if ((heap.slots = own_alloc(cap * sizeof *heap.slots)) == NULL)
         die("pagedcheck driver: out of memory\n");
     heap.mask = cap - 1;
@@ -289,6 +307,8 @@ static void table_grow(void)
             table_insert(old[i].addr, old[i].size, old[i].counted, old[i].first_page, old[i].pages);
     own_free(old);
 }
+
+static void table_grow(void) { table_resize(heap.slots ? (heap.mask + 1) * 2 : 1024); }
 
 static void table_insert(uintptr_t addr, size_t size, int counted, size_t first_page, size_t pages)
 {

@@ -64,9 +64,10 @@ static void forbid_processes(void)
 
 /* Hands every memory-mapping system call of this process to the grader from now on (seccomp user
  * notification): each waits in the kernel until the grader, whose ledger (ledger.py) keeps the heap's pages,
- * lets it run or fails it. The listener's descriptor goes to the grader over `sock` (SCM_RIGHTS) with "y", or
- * "n" when this kernel cannot; this process keeps no copy of either. brk too: the C library's heap may not grow. */
-static void hand_mappings_to_grader(int sock)
+ * lets it run or fails it. The listener's descriptor goes to the grader over `sock` (SCM_RIGHTS) with "y" and the
+ * places of the driver's own memory (`regions`: start:u64 length:u64 each, mapped before, reserve_own_memory),
+ * or "n" when this kernel cannot; this process keeps no copy of either. brk too: the C library's heap may not grow. */
+static void hand_mappings_to_grader(int sock, uint64_t regions[][2], size_t n_regions)
 {
     int listener = -1;
 #if defined(__x86_64__)
@@ -99,12 +100,17 @@ static void hand_mappings_to_grader(int sock)
             listener = (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, new_listener, &prog);
     }
 #endif
-    char said = listener >= 0 ? 'y' : 'n';
+    unsigned char said[1 + 2 * 2 * sizeof(uint64_t)] = {listener >= 0 ? 'y' : 'n'};
+    size_t said_len = 1;
+    if (listener >= 0 && n_regions <= 2) {
+        memcpy(said + 1, regions, n_regions * sizeof regions[0]);
+        said_len += n_regions * sizeof regions[0];
+    }
     union {
         char bytes[CMSG_SPACE(sizeof(int))];
         struct cmsghdr align;
     } control;
-    struct iovec iov = {&said, 1};
+    struct iovec iov = {said, said_len};
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
     if (listener >= 0) {
         msg.msg_control = control.bytes;
@@ -115,19 +121,19 @@ static void hand_mappings_to_grader(int sock)
         cmsg->cmsg_len = CMSG_LEN(sizeof(int));
         memcpy(CMSG_DATA(cmsg), &listener, sizeof(int));
     }
-    if (sendmsg(sock, &msg, 0) != 1)
+    if (sendmsg(sock, &msg, 0) != (ssize_t)said_len)
         die("pagedcheck driver: cannot reach the grader\n");
     if (listener >= 0)
         close(listener);
     close(sock);
     fence.ledgered = listener >= 0;
+    own_sealed = fence.ledgered; /* from here on the driver's own memory stays as mapped */
 }
 
 /* Natively, before the handover: the free room the C library's heap already has (its top chunk, its bins) is
  * taken now, and its top may grow by no more than a request needs, so from the handover on a block of the C
  * library's (its own malloc reached by address: the driver serves none natively) needs the heap to grow, a brk the
- * ledger refuses or an mmap it counts as the submission's. Then the first mapping call after the handover, the
- * driver's own: the ledger learns own_mmap's instruction from it. */
+ * ledger refuses or an mmap it counts as the submission's. */
 static void spend_libc_room(void)
 {
     mallopt(M_TOP_PAD, 0);
@@ -142,12 +148,29 @@ static void spend_libc_room(void)
         ;
 }
 
-static void register_own_mappings(void)
+/* Natively, before the handover: the driver's own memory at its bounded size, so that it maps nothing of its own
+ * outside the heap's span afterwards but a pool's window (ledger.py tells that one by what it maps). The heap's
+ * table holds every block the fence can hold live (the ledger fails one past them) beside those made before;
+ * the reply buffer holds the longest reply. Their places, for the grader: `regions` (start, length). */
+static size_t reserve_own_memory(uint64_t regions[][2])
 {
-    void *first = own_alloc(1);
-    if (first == NULL)
-        die("pagedcheck driver: the grader refused the driver's own memory\n");
-    own_free(first);
+    size_t blocks = fence.on ? fence.max_blocks : DEFAULT_MAP_COUNT, cap = heap.slots ? heap.mask + 1 : 1024;
+    while (cap < 2 * (heap.used + blocks + 1))
+        cap *= 2;
+    if (heap.slots == NULL || cap > heap.mask + 1)
+        table_resize(cap);
+    if (out.data == NULL || out.cap < DRIVER_REPLY_BOUND) {
+        if ((out.data = own_realloc(out.data, DRIVER_REPLY_BOUND)) == NULL)
+            die("pagedcheck driver: out of memory\n");
+        out.cap = DRIVER_REPLY_BOUND;
+    }
+    void *own[] = {heap.slots, out.data};
+    for (size_t i = 0; i < 2; i++) {
+        size_t *header = (size_t *)own[i] - 2;
+        regions[i][0] = (uint64_t)(uintptr_t)header;
+        regions[i][1] = (uint64_t)(header[0] + 2 * sizeof(size_t));
+    }
+    return 2;
 }
 
 static void sandbox(rlim_t cpu_seconds, rlim_t output_limit, rlim_t memory_limit, int strict)
@@ -187,15 +210,15 @@ int main(int argc, char **argv)
     if (argc > 8 && atoi(argv[8]) >= 0) { /* natively: from here on the grader answers every mapping call */
         if (fence.on)
             spend_libc_room();
-        hand_mappings_to_grader(atoi(argv[8]));
-        if (fence.ledgered)
-            register_own_mappings();
+        uint64_t regions[2][2];
+        size_t n_regions = reserve_own_memory(regions);
+        hand_mappings_to_grader(atoi(argv[8]), regions, n_regions);
     }
     sandbox(strtoul(argv[3], NULL, 10), strtoul(argv[4], NULL, 10), strtoul(argv[5], NULL, 10), atoi(argv[6]));
     serve(cmd_fd);
 
     /* Clean exit: drop the driver's own references, so a block the submission never freed is "definitely
-     * lost" under valgrind rather than reachable through the accounting table. */
+     * lost" under valgrind rather than reachable through the accounting table (with the ledger: kept, own_free). */
     own_free(heap.slots);
     own_free(out.data);
     return 0;

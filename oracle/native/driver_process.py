@@ -122,13 +122,21 @@ class DriverProcess:
         self._native = self._listener = None
         if ours is not None:
             with ours:
-                fd = receive_listener(ours, self.LEDGER_START)
-            if fd is not None:  # else no seccomp user notification here: the driver's mappings are read instead
-                self._listener = Listener(fd, Ledger(budget=self.memory_limit // 4 if self.seccomp else 1 << 30,
-                                                     max_blocks=fence_blocks(max_map_count())))
+                handover = receive_listener(ours, self.LEDGER_START)
+            if handover is not None:  # else no seccomp user notification here: the driver's mappings are read instead
+                self._listener = Listener(handover.fd, Ledger(
+                    budget=self.memory_limit // 4 if self.seccomp else 1 << 30,
+                    max_blocks=fence_blocks(max_map_count()), driver_regions=handover.regions))
                 os.set_blocking(self._cmd, False)
             self._native = NativeHeap(self._proc, self.box.expose(self.driver), self._listener)
         self._clock = RunClock(self._proc.pid)  # the run's CPU seconds: what a call's timeout judges
+
+    def _expect_window(self, fd: int, offset: int, length: int) -> None:
+        """The next request carries a pool: the driver maps `length` bytes of the grader's memory file `fd` at
+        `offset` for it (MAP_SHARED, read-write), which the ledger then takes for the pool's, not a block. Before
+        the request's call_started."""
+        if self._listener is not None:
+            self._listener.ledger.expect_window(fd, offset, length)
 
     def _new_driver(self) -> None:
         """What a new driver process makes stale (the adapter's view of the last one)."""

@@ -177,6 +177,8 @@ class CAdapter(DriverProcess):
         self._window = None
         offset = 0 if null_pool else self._pools.window(pool_size, GUARD, image=initial_pool(pool_size))
         guard = 0 if null_pool else GUARD_SIZE
+        if not null_pool:  # the window the driver maps (driver.c load_pool): the pool's, by what it maps
+            self._expect_window(self._pools.fd, offset, pool_size + 2 * guard)
         engine = self._request("I", pool_size, self._pools.fd, int(null_pool), struct.pack("<QQ", offset, guard))
         self._window = None if null_pool else (offset, guard, pool_size)
         self._owners = set()
