@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from oracle.cli import main
+from tests.conftest import broken_python
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = ["--examples", "20", "--steps", "15", "-q"]
-BROKEN = "tests.broken.fork_no_incref"  # its program must name a created sequence: fork takes one
+BROKEN = broken_python("fork_no_incref")  # its program must name a created sequence: fork takes one
 
 
 def run(argv: list[str]) -> tuple[int, str, str]:
@@ -108,7 +109,7 @@ def test_printed_program_is_runnable_and_raises_the_divergence(broken_run, tmp_p
 
 def test_a_failing_run_counts_programs_and_shrink_replays_apart(tmp_path):
     path = tmp_path / "report.json"
-    code, out, _ = run(["fuzz", "--impl", "tests.broken.no_cow", "--examples", "30", "--steps", "20", "--seed", "3",
+    code, out, _ = run(["fuzz", "--impl", broken_python("no_cow"), "--examples", "30", "--steps", "20", "--seed", "3",
                         "--json", str(path), "-q"])
     report = json.loads(path.read_text())
     assert code == 1 and report["passed"] is False and report["cut_short"] is None
