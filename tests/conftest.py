@@ -97,10 +97,9 @@ BROKEN_PYTHON = ROOT / "tests" / "broken"
 _broken_root: list[Path] = []
 
 
-def broken_python(name: str) -> str:
-    """The module name (`hw3_broken.<name>`) of engine/llm_memory.py with tests/broken/<name>.patch applied, written
-    once a process into a scratch folder put on sys.path (removed at exit): what `grade`, `fuzz --impl` and
-    load_python are given for a broken Python engine. Its child process sees that package and nothing of ours."""
+def broken_python_folder() -> Path:
+    """The scratch folder holding the package `hw3_broken` (made once a process, put on sys.path, removed at exit):
+    what a process of ours started apart needs on its PYTHONPATH to import broken_python's modules."""
     if not _broken_root:
         root = Path(tempfile.mkdtemp(prefix="broken-python-"))
         atexit.register(shutil.rmtree, root, ignore_errors=True)
@@ -108,7 +107,14 @@ def broken_python(name: str) -> str:
         (root / "hw3_broken" / "__init__.py").write_text('"""engine/llm_memory.py, one bug each: tests/broken/."""\n')
         sys.path.insert(0, str(root))
         _broken_root.append(root)
-    patched_copy(BROKEN_PYTHON / f"{name}.patch", PYTHON_ENGINE, _broken_root[0] / "hw3_broken" / f"{name}.py")
+    return _broken_root[0]
+
+
+def broken_python(name: str) -> str:
+    """The module name (`hw3_broken.<name>`) of engine/llm_memory.py with tests/broken/<name>.patch applied, written
+    once a process into broken_python_folder(): what `grade`, `fuzz --impl` and load_python are given for a broken
+    Python engine. Its child process sees that package and nothing of ours."""
+    patched_copy(BROKEN_PYTHON / f"{name}.patch", PYTHON_ENGINE, broken_python_folder() / "hw3_broken" / f"{name}.py")
     return f"hw3_broken.{name}"
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from oracle.cli import main
-from tests.conftest import broken_python
+from tests.conftest import broken_python, broken_python_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = ["--examples", "20", "--steps", "15", "-q"]
@@ -101,7 +101,8 @@ def test_printed_program_is_runnable_and_raises_the_divergence(broken_run, tmp_p
     divergence = out.split("First divergence: ", 1)[1].splitlines()[0]
     script = tmp_path / "repro.py"
     script.write_text(program + "\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), str(broken_python_folder()),
+                                                                   os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, env=env)
     assert done.returncode != 0
     assert f"oracle.hw3.machine.Divergence: {divergence}" in done.stderr, program + "\n---\n" + done.stderr
