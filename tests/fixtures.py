@@ -135,8 +135,8 @@ HW3_UNSEEN_FAILS: dict[str, set[str]] = {
 
 
 # ---- hw3, Python: tests/broken/<name>.patch --------------------------------------------------------------------
-# tests/broken/<name>.patch (engine/llm_memory.py with one bug), graded in its child process: the items each fails,
-# fuzz aside (test_fixture_verdicts; test_unread grades UNREAD's, judged on returns and the pool alone). Where C
+# engine/llm_memory.py with one bug, graded in its child process: the items each fails, fuzz aside
+# (test_fixture_verdicts; test_unread grades HW3_PYTHON_UNREAD's, judged on returns and the pool alone). Where C
 # shows the bug otherwise, the comment says how.
 HW3_PYTHON_FAILS: dict[str, set[str]] = {
     "big_endian": {"append_cow"},
@@ -165,7 +165,7 @@ HW3_PYTHON_FAILS: dict[str, set[str]] = {
 }
 
 # the Python fixtures test_unread grades, one per item the returns and the pool show, and the list's order
-UNREAD = {"last_fit", "free_count_not_incremented", "no_cow", "zero_on_create", "create_at_head", "fork_no_incref"}
+HW3_PYTHON_UNREAD = {"last_fit", "free_count_not_incremented", "no_cow", "zero_on_create", "create_at_head", "fork_no_incref"}
 
 # tests/broken/<name>.patch -> the first-divergence line a fuzz run of it must produce (test_teeth: fixed seed and
 # budget); the bug named where a person would look for it, not as a later knock-on effect

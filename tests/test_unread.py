@@ -21,7 +21,7 @@ from oracle.hw3.effects import wrote_elsewhere
 from oracle.hw3.rules import FIRST_FIT, FREE_BLOCK_CONSISTENCY, TASKS, Effects, rule_of
 from oracle.hw3.unread import filled, modelled
 from tests.conftest import broken_python
-from tests.fixtures import HW3_PYTHON_FAILS, UNREAD
+from tests.fixtures import HW3_PYTHON_FAILS, HW3_PYTHON_UNREAD
 from tests.test_grade import small_rubric
 
 
@@ -82,7 +82,7 @@ def test_the_facts_read_from_the_pool_and_the_returns_name_first_fit_and_the_fre
 
 
 # the items each fails, fuzz aside: the same as for C where the returns and the pool show the bug (tests/fixtures.py)
-@pytest.mark.parametrize("name", sorted(UNREAD))
+@pytest.mark.parametrize("name", sorted(HW3_PYTHON_UNREAD))
 def test_a_broken_python_fixture_fails_the_items_its_returns_and_pool_show(name: str, tmp_path: Path) -> None:
     report = grade(broken_python(name), load(small_rubric(tmp_path / "rubric.toml")), tmp_path, timeout=2.0)
     failed = {item.id for item in report.items if item.status == "failed"}
