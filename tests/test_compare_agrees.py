@@ -13,6 +13,7 @@ from oracle.hw3.compare import agrees, first_difference
 from oracle.hw3.machine import Divergence, machine_for
 from oracle.hw3.observation import ImplementationFailure
 from oracle.stats import RunStats
+from tests.conftest import broken_python
 
 BROKEN = sorted(p.stem for p in (Path(__file__).parent / "broken").glob("*.py") if p.stem not in ("__init__", "probe_bugs"))
 
@@ -38,7 +39,7 @@ def checked_both_ways(module: str, stats: RunStats) -> type:
     return BothWays
 
 
-@pytest.mark.parametrize("module", ["engine.llm_memory", *(f"tests.broken.{name}" for name in BROKEN)])
+@pytest.mark.parametrize("module", ["engine.llm_memory", *(broken_python(name) for name in BROKEN)])
 def test_agrees_exactly_when_first_difference_finds_nothing(module: str) -> None:
     stats = RunStats()
     run_settings = settings(max_examples=60, stateful_step_count=15, deadline=None, database=None,

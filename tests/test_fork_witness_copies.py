@@ -21,6 +21,7 @@ from oracle.hw3.run import Trace, run
 from oracle.hw3.spec import BLOCK_SIZE, KV_SIZE
 from oracle.hw3.step import call_on
 from oracle.program import Program
+from tests.conftest import broken_python
 from tests.tamper_grading import python_module
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,8 +91,8 @@ def test_a_copy_is_read_from_the_pool_as_records_another_block_holds_and_the_app
     assert not copied_a_block(8, before, _pool({1: shared, 2: {**shared, 3: 9}, 3: {0: -1, 1: -1}}))  # not its record
 
 
-@pytest.mark.parametrize("impl, copies", [("engine.llm_memory", True), ("tests.broken.no_cow", False),
-                                          ("tests.broken.fork_no_incref", False)])
+@pytest.mark.parametrize("impl, copies", [("engine.llm_memory", True), (broken_python("no_cow"), False),
+                                          (broken_python("fork_no_incref"), False)])
 def test_the_engines_own_append_to_a_shared_block_copies_it_or_not(impl: str, copies: bool) -> None:
     steps = programs.load("fork_shares_blocks").steps[:5]  # the child's append to the block it shares
     with served(impl) as remote:
@@ -128,12 +129,12 @@ def test_forks_of_one_block_mixed_in_a_run_cost_the_fork(tmp_path: Path, first: 
 
 @pytest.mark.parametrize("name", ["fork_shares_blocks", "append_kv", "append_kv_shared_by_four", "fork_sequence"])
 def test_an_append_that_never_copies_keeps_its_own_rule_alone(name: str) -> None:
-    assert [rules for _, rules in _charged(_graded("tests.broken.no_cow", name))] == [(APPEND,)]
+    assert [rules for _, rules in _charged(_graded(broken_python("no_cow"), name))] == [(APPEND,)]
 
 
 @pytest.mark.parametrize("name", ["fork_shares_blocks", "append_kv", "append_kv_shared_by_four"])
 def test_a_fork_the_later_calls_show_without_references_takes_the_difference_alone(name: str) -> None:
-    trace = _graded("tests.broken.fork_no_incref", name)
+    trace = _graded(broken_python("fork_no_incref"), name)
     assert [rules for _, rules in _charged(trace)] == [(FORK,)]
     assert not any(ran.effects is not None and ran.effects.fork_too for ran in trace.steps)
 

@@ -3,7 +3,7 @@ against the design of trust-c-probes, trust-c-alloc and trust-python (the heap r
 fence, the probes' outside reading, Python's grader-owned evidence), with and without bubblewrap.
 
 Same shape as tests/test_tamper_review.py: each attack sits on a known bug (C: tests/submissions/broken/<base>.patch,
-then tests/submissions/hostile/review2/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.py's
+then tests/submissions/hostile/review2/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.patch's
 calls, then tests/hostile_review2/<attack>.py), is graded by a separate `pagedcheck` process in a world of its
 own on the items it concerns, and must get no more than the bug's honest score, leave no process, change no file
 outside the scratch, and the grader must write its report. An attack that breaks the grader today is a strict

@@ -3,7 +3,7 @@ the heap ledger (every mapping call answered by the grader), the engine read fro
 layouts, and Python judged on its answers and the grader-owned pool, with and without bubblewrap.
 
 Same shape as tests/test_tamper_review2.py: each attack sits on a known bug (C: tests/submissions/broken/<base>.patch,
-then tests/submissions/hostile/review3b/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.py's
+then tests/submissions/hostile/review3b/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.patch's
 calls, then tests/hostile_review3b/<attack>.py), is graded by a separate `pagedcheck` process in a world of its
 own on the items it concerns, and must get no more than the bug's honest score, leave no process, change no file
 outside the scratch, and the grader must write its report. An attack that breaks the grader today is a strict

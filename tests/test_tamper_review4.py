@@ -5,7 +5,7 @@ one, what of a hidden item reaches a student's results.json, a prefix pool that 
 and Python return values of exotic types; with and without bubblewrap (the `scene` fixture).
 
 Same shape as tests/test_tamper_review3b.py: each attack sits on a known bug (C: tests/submissions/broken/<base>.patch,
-then tests/submissions/hostile/review4/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.py's
+then tests/submissions/hostile/review4/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.patch's
 calls, then tests/hostile_review4/<attack>.py), is graded by a separate `pagedcheck` process in a world of its own
 on the items it concerns, and must get no more than the bug's honest score, leave no process, change no file
 outside the scratch, and the grader must write its report (tests/test_tamper_review2.attack_problems). An attack
