@@ -38,11 +38,11 @@ class Divergence(checked.Divergence):
     two calls, `teardown` one). `before`: the state the implementation showed before the call (None: not observed).
     """
 
-    def __init__(self, message: str, calls: list[Call], model: Model, seen: Observation | None, step: int,
-                 difference: Difference, before: Observation | None):
+    def __init__(self, message: str, calls: list[Call], model: Model, seen: Observation | None = None, step: int = 0,
+                 difference: Difference | None = None, before: Observation | None = None):
         AssertionError.__init__(self, message)
         self.call, self.op = (str(calls[-1]), calls[-1].api) if calls else ("", "")
-        self.difference, self.rule, self.made, self.adapter = difference, "", [], None
+        self.difference, self.rule, self.made, self.adapter = difference, "", [], None  # type: ignore[assignment]
         self.calls, self.model, self.seen, self.step, self.before = calls, model, seen, step, before
 
 
