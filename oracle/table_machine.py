@@ -81,8 +81,8 @@ def table_machine(name: str, start: Operation | Callable[[AdapterFactory], Opera
     order = tuple(operations)
     rules = {op: _rule(op, operation, rule) for op, operation in operations.items()}
     fixed = isinstance(start, Operation)
-    base = type(name, (RuleBasedStateMachine,), {"__init__": __init__, "teardown": teardown, **rules,
-                                                 **({start_name: _rule(start_name, start, initialize)} if fixed else {})})
+    first = {start_name: _rule(start_name, start, initialize)} if fixed else {}
+    base = type(name, (RuleBasedStateMachine,), {"__init__": __init__, "teardown": teardown, **rules, **first})
 
     def machine_for(adapter_factory: AdapterFactory, stats: RunStats | None = None) -> type:
         own = {} if fixed else {start_name: _rule(start_name, start(adapter_factory), initialize)}

@@ -163,8 +163,8 @@ class Driver(Checked):
         count = max(1, unit - kv_count % unit + past)
         made, refused = self._appends(seq_id, kv_data, count)
         if refused:  # it must have changed nothing
-            self.check(f"append_kv(engine, {seq_id}, {_int32(kv_data + made - 1)}), append {made} of a burst of {count}",
-                       True)
+            last = _int32(kv_data + made - 1)
+            self.check(f"append_kv(engine, {seq_id}, {last}), append {made} of a burst of {count}", True)
         else:
             self.check(f"append_kv(engine, {seq_id}, ...), a burst of {count}", False)
 

@@ -40,7 +40,8 @@ START = Operation(_counted("init", Driver.init), {"pool_size": st.pool_sizes, "n
 OPERATIONS = dict([
     _operation("free", Driver.free, {"seq_id": consumes(sequences)}),
     _operation("append", Driver.append, {"seq_id": sequences, "kv_data": st.kv_values}),
-    _operation("destroy_and_reinit", Driver.destroy_and_reinit, {"pool_size": st.pool_sizes, "null_pool": st.null_pools},
+    _operation("destroy_and_reinit", Driver.destroy_and_reinit,
+               {"pool_size": st.pool_sizes, "null_pool": st.null_pools},
                when=lambda d: not d.model.live or len(d.model.sequences) >= 2),
     _operation("append_burst", Driver.append_burst, {"seq_id": sequences, "to": st.burst_targets,
                                                      "past": st.burst_past, "kv_data": st.kv_values}),
