@@ -105,7 +105,7 @@ def test_printed_program_is_runnable_and_raises_the_divergence(broken_run, tmp_p
                                                                    os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, env=env)
     assert done.returncode != 0
-    assert f"oracle.hw3.machine.Divergence: {divergence}" in done.stderr, program + "\n---\n" + done.stderr
+    assert f"oracle.hw3.driver.Divergence: {divergence}" in done.stderr, program + "\n---\n" + done.stderr
 
 
 def test_a_failing_run_counts_programs_and_shrink_replays_apart(tmp_path):

@@ -113,7 +113,7 @@ def test_shrink_reaches_the_minimal_program_through_few_failing_candidates() -> 
 
     class Counted(machine):  # type: ignore[misc, valid-type]
         def teardown(self) -> None:
-            failing.append(self.diverged)
+            failing.append(self.driver.diverged)
             super().teardown()
 
     failure = replay(machine, PADDED).failure
