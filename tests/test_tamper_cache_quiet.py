@@ -13,11 +13,10 @@ import pytest
 
 from oracle import seccomp
 from oracle.hw3 import alloc_failure
-from oracle.hw3.grade import grade, load
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.tamper import ROOT, Reaper, Scene
 from tests.tamper_grading import c_submission, graded_problems, reaper  # noqa: F401
-from tests.test_grade import small_rubric
+from tests.test_alloc_failure import _alloc_failure as alloc_failure_item
 from tests.test_sandbox import _without_bwrap
 
 ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "cache_quiet"
@@ -77,14 +76,7 @@ def _alloc_failure_of_the_tally(tmp_path: Path) -> tuple[str, str]:
     """tally_dodges on broken/alloc_failure graded in this process on alloc_failure alone: its status and message."""
     source = patched(patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "alloc_failure.patch"),
                      ATTACKS / "tally_dodges.patch")
-    directory = tmp_path / "submission"
-    directory.mkdir()
-    (directory / "llm_memory.c").write_text(source)
-    out = tmp_path / "out"
-    out.mkdir()
-    report = grade(str(directory), load(small_rubric(tmp_path / "rubric.toml", ["alloc_failure"])), out)
-    item = next(item for item in report.items if item.id == "alloc_failure")
-    return item.status, item.message
+    return alloc_failure_item(tmp_path, source)
 
 
 # The order holds alone: with the page cache left open to the tally (the filter as before), the tries run in the
