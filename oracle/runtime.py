@@ -39,11 +39,12 @@ from typing import Iterable
 
 from oracle.elf_interp import build_id, interpreter, point_at
 from oracle.hypothesis_home import cache_home
+from oracle.run_view import time_zones, zone_variables
 
 PYTHON = "/usr/bin/python3"  # the system Python every Python submission runs under
 FROZEN_NS = 4_000_000_000 * 10**9  # 2096-10-02: an access time in the future, which relatime never updates
 KEEP = 2  # runtimes kept in the cache (one per interpreter version)
-_FORMAT = "2"  # bumped when the copy's layout changes: older copies are then rebuilt
+_FORMAT = "3"  # bumped when the copy's layout changes: older copies are then rebuilt
 # the supervisor's (oracle/isolation.py) and a shell's tools, found on the run's PATH; valgrind: its launcher
 _TOOLS = ("sh", "bash", "setpriv", "cat", "ls", "touch", "sleep", "setsid", "id", "stat", "env", "true", "false",
           "mkdir", "rm", "head", "wc", "valgrind")
@@ -104,6 +105,12 @@ class Runtime:
     python: Path  # root/bin/pythonX.Y
 
     @property
+    def zones(self) -> Path | None:
+        """The copy's time zone database (oracle/run_view.py), where the host has one."""
+        folder = self.root / "share" / "zoneinfo"
+        return folder if folder.is_dir() else None
+
+    @property
     def loader(self) -> Path:
         return self.root / "libs" / "ld.so"
 
@@ -128,7 +135,7 @@ class Runtime:
         (the sandbox's folder: an exposed driver) runs by its own file when `adopt` made it name the copy's
         loader, else through that loader."""
         program, libraries = argv[0], {"LD_LIBRARY_PATH": str(self.root / "libs")}
-        extra = {"PATH": str(self.root / "bin")}
+        extra = {"PATH": str(self.root / "bin"), **zone_variables(self.zones)}
         if program == PYTHON:
             return [*self.command("python"), *argv[1:]], extra
         if Path(program).is_relative_to(own):
@@ -181,18 +188,19 @@ def frozen_runtime(folder: Path | None = None, *, traversable: bool = False) -> 
     version = python.name.removeprefix("python")
     info = python.stat()
     tools = [shutil.which(tool, path="/usr/bin:/bin") for tool in _TOOLS]  # one installed later: a new copy
+    zones = time_zones()
     held = (_FORMAT, str(python), info.st_mtime_ns, info.st_size, tools, _LAUNCHER.read_bytes(),
-            Path(__file__).read_bytes())  # how it is built: this very text
+            Path(__file__).read_bytes(), str(zones), zones and zones.stat().st_mtime_ns)  # how it is built: this text
     key = hashlib.sha256(repr(held).encode()).hexdigest()[:16]
     root = folder / f"python{version}-{key}"
     if not (root / "complete").exists():
-        _build(folder, root, python, version)
+        _build(folder, root, python, version, zones)
     os.utime(root, ns=(FROZEN_NS, time.time_ns()))  # its mtime: when it was last used (the least recent goes first)
     _bound(folder, keep=root)
     return Runtime(root, root / "bin" / python.name)
 
 
-def _build(folder: Path, root: Path, python: Path, version: str) -> None:
+def _build(folder: Path, root: Path, python: Path, version: str, zones: Path | None) -> None:
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=folder))
     try:
         for part in ("bin", "elf", "libs"):
@@ -209,6 +217,8 @@ def _build(folder: Path, root: Path, python: Path, version: str) -> None:
                      prefix / "local" / "lib" / stdlib.name / "dist-packages"):
             if site.is_dir():
                 shutil.copytree(site, work / site.relative_to(prefix), symlinks=False, ignore_dangling_symlinks=True)
+        if zones is not None:  # the time zone database every run reads (oracle/run_view.py)
+            _copy_resolved(zones, work / "share" / "zoneinfo")
         loader = _copy_libraries(work)
         shutil.copy2(loader, work / "libs" / "ld.so")
         _copy_debug(work)
@@ -225,6 +235,23 @@ def _build(folder: Path, root: Path, python: Path, version: str) -> None:
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
+
+
+def _copy_resolved(source: Path, target: Path) -> None:
+    """Copies the files under `source` into `target`, each link as the file it names (relative to its folder, where
+    copytree's check looks in the working directory and drops it); a link to nothing, to a folder, out of `source` or by
+    an absolute path (zoneinfo's localtime: /etc/localtime, which bubblewrap does not show) is left out."""
+    inside = os.path.realpath(source) + os.sep
+    for folder, _dirs, files in os.walk(source):
+        into = target / os.path.relpath(folder, source)
+        into.mkdir(parents=True, exist_ok=True)
+        for name in files:
+            path = os.path.join(folder, name)
+            real = os.path.realpath(path)
+            if os.path.islink(path) and os.path.isabs(os.readlink(path)):
+                continue
+            if os.path.isfile(real) and real.startswith(inside):
+                shutil.copyfile(real, into / name)
 
 
 def _copy_tools(work: Path) -> None:

@@ -46,6 +46,7 @@ from typing import Any, Sequence
 from oracle import landlock, seccomp
 from oracle.isolation import RUN_PATH, bwrap_problem, supervised, system_paths
 from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
+from oracle.run_view import time_zones, zone_variables
 from oracle.runtime import SHARED, Runtime, freeze, frozen_runtime
 
 _PR_SET_PDEATHSIG = 1
@@ -142,6 +143,7 @@ class Sandbox:
         self._run_uid: dict[subprocess.Popen, int] = {}  # each run's own uid, outside bubblewrap
         self._lock = threading.Lock()
         self._runtime: Runtime | None = None
+        self._zones = time_zones()  # the time zone database every run reads (oracle/run_view.py)
 
     @property
     def description(self) -> str:
@@ -223,6 +225,10 @@ class Sandbox:
         uid = fresh_uid() if self.as_root else None
         env = dict(_ENV if env is None else env)
         ruleset, tmp, runtime = None, None, None
+        if bubblewrap:  # the time zones the frozen copy holds under Landlock: the same folder's (oracle/run_view.py)
+            env.update(zone_variables(self._zones))
+            if self._zones is not None and not self._zones.is_relative_to("/usr"):
+                readable = [*readable, self._zones]
         if self.isolation == "landlock":  # a private $TMPDIR (gcc and valgrind need one), then the allow-list
             tmp = self._scratch() if private_tmp else None
             env.pop("TMPDIR", None)

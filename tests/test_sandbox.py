@@ -395,3 +395,43 @@ def test_our_own_packages_are_hidden_where_they_lie_under_usr(monkeypatch: pytes
     with Sandbox() as box:
         done = box.run(["/bin/ls", "/usr/share/doc"], timeout=10)
     assert done.status == 0 and done.output == ""
+
+
+_NEW_YORK = ("import zoneinfo, datetime; zone = zoneinfo.ZoneInfo('America/New_York'); "
+             "print(datetime.datetime(2026, 1, 1, tzinfo=zone).utcoffset(), len(zoneinfo.available_timezones()))")
+
+
+def test_a_run_reads_the_same_time_zones_with_bubblewrap_and_without(monkeypatch: pytest.MonkeyPatch) -> None:
+    """oracle/run_view.py: the time zone database is one folder, shown by bubblewrap and copied into the fallback's
+    frozen runtime; a Python run under -I loads a zone from it alike (review 12's zoneinfo_at_import)."""
+    seen = []
+    for without_bwrap in (False, True):
+        if without_bwrap:
+            if not landlock.abi_version():
+                pytest.skip("this kernel has no Landlock")
+            _without_bwrap(monkeypatch)
+        with Sandbox() as box:
+            assert box.isolation == ("landlock" if without_bwrap else "bubblewrap")
+            seen.append(box.run(["/usr/bin/python3", "-I", "-c", _NEW_YORK], timeout=60).output)
+    assert seen[0] == seen[1] and seen[0].startswith("-1 day, 19:00:00 "), seen
+
+
+def test_a_host_without_time_zones_reads_the_tzdata_packages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the interpreter's TZPATH holds no database, every run reads the tzdata package's (a dependency of
+    pagedcheck): bubblewrap binds it at its own path, so a zone loads on any machine."""
+    import sysconfig
+
+    from oracle import run_view
+
+    real = sysconfig.get_config_var
+    monkeypatch.setattr(sysconfig, "get_config_var",
+                        lambda name: "/nonexistent/zoneinfo" if name == "TZPATH" else real(name))
+    zones = run_view.time_zones()
+    assert zones is not None and zones.parts[-2:] == ("tzdata", "zoneinfo"), zones
+    with Sandbox() as box:
+        if box.isolation != "bubblewrap":
+            pytest.skip("bubblewrap does not run here")
+        done = box.run(["/usr/bin/python3", "-I", "-c", "import zoneinfo; print(zoneinfo.TZPATH); " + _NEW_YORK],
+                       timeout=60)
+    assert done.output.splitlines() == [repr((str(zones),)), done.output.splitlines()[1]], done.output
+    assert done.output.splitlines()[1].startswith("-1 day, 19:00:00 "), done.output
