@@ -35,6 +35,7 @@ import os
 import resource
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
@@ -43,10 +44,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from oracle import landlock, seccomp
+from oracle import landlock, seccomp, tmp_bound
 from oracle.isolation import RUN_PATH, bwrap_problem, supervised, system_paths
 from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
-from oracle.run_view import time_zones, zone_variables
+from oracle.run_view import time_zones, tmp_entries, zone_variables
 from oracle.runtime import SHARED, Runtime, freeze, frozen_runtime
 
 _PR_SET_PDEATHSIG = 1
@@ -216,11 +217,14 @@ class Sandbox:
     def popen(self, argv: Sequence[str | Path], *, readable: Sequence[Path] = (), writable: Sequence[Path] = (),
               cwd: Path | None = None, limits: Limits = Limits(), pass_fds: Sequence[int] = (),
               stdin: Any = subprocess.DEVNULL, stdout: Any = subprocess.DEVNULL, stderr: Any = subprocess.DEVNULL,
-              env: dict[str, str] | None = None, private_tmp: bool = True) -> subprocess.Popen:
+              env: dict[str, str] | None = None, private_tmp: bool = True, bounded_tmp: bool = False
+              ) -> subprocess.Popen:
         """Starts argv in the sandbox, in a session of its own, with `limits` in force from its first
         instruction. Paths in `readable` / `writable` are visible (read-only / read-write) at their own path.
         `private_tmp=False`: under Landlock, no $TMPDIR (a folder on the grader's own disk, bounded per file, not in
-        total) for a run that writes no file (a Python server): it can write nowhere at all."""
+        total): it can write nowhere at all. `bounded_tmp`: under Landlock its $TMPDIR holds at most
+        tmp_entries(limits) files at once, so at most `limits.tmp_bytes` in total as bubblewrap's tmpfs
+        (oracle/tmp_bound.py, oracle/run_view.py)."""
         bubblewrap = self.isolation == "bubblewrap"
         uid = fresh_uid() if self.as_root else None
         env = dict(_ENV if env is None else env)
@@ -243,6 +247,8 @@ class Sandbox:
                 env.update(added)
             freeze(readable)  # access times no run can change (oracle/runtime.py), put back before every process
             ruleset = landlock.Ruleset.build(read=[*system, *readable], write=write)
+        # the count of files in the fallback's $TMPDIR: a filter whose listener the child sends back before exec
+        bound = socket.socketpair() if tmp is not None and bounded_tmp and tmp_bound.available() else None
 
         def before_exec() -> None:  # pragma: no cover  (in the child, after the uid change, before exec: coverage
             # does not follow a child between fork and exec; tests/test_sandbox.py checks each limit's effect)
@@ -263,6 +269,8 @@ class Sandbox:
             # no System V IPC (memory no rlimit counts, which would outlive the run), no internet socket; outside
             # bwrap's pid namespace, no leaving the run's process group (its end kills that group)
             seccomp.install(keep_group=not bubblewrap)
+            if bound is not None:
+                tmp_bound.install_in_child(bound[1])
             if ruleset is not None:  # last: from here on only the allow-list is reachable
                 ruleset.enforce()
 
@@ -279,15 +287,30 @@ class Sandbox:
                 env=env, start_new_session=True, preexec_fn=before_exec,
                 user=uid, group=uid, extra_groups=[] if uid is not None else None,
             )
+        except BaseException:
+            if bound is not None:
+                bound[0].close()
+            raise
         finally:
             if ruleset is not None:
                 ruleset.close()
+            if bound is not None:
+                bound[1].close()
         with self._lock:
             self._procs.add(proc)
             if tmp is not None:
                 self._private_tmp[proc] = tmp
             if uid is not None and not bubblewrap:
                 self._run_uid[proc] = uid
+        if bound is not None and tmp is not None:
+            with bound[0]:
+                try:
+                    bound[0].settimeout(10)
+                    listener = tmp_bound.receive(bound[0])
+                except OSError:
+                    self.stop(proc)
+                    raise
+            tmp_bound.Bound(listener, tmp, proc.pid, tmp_entries(limits.tmp_bytes, limits.file_bytes)).start()
         return proc
 
     def run(self, argv: Sequence[str | Path], *, timeout: float, output_limit: int = 1 << 20,
@@ -341,6 +364,11 @@ class Sandbox:
         if private_tmp is not None:  # what the run left there (its processes are gone: the group, or its uid)
             shutil.rmtree(private_tmp, ignore_errors=True)
         return status
+
+    def private_tmp(self, proc: subprocess.Popen) -> Path | None:
+        """The fallback's $TMPDIR of a run while it runs (a path of the grader's, which a message spells /tmp:
+        oracle/run_view.py `spelled`); None under bubblewrap."""
+        return self._private_tmp.get(proc)
 
     def status(self, returncode: int) -> int:
         """A process's exit status as subprocess gives it (negative: a signal). The supervisor (and bwrap)

@@ -435,3 +435,40 @@ def test_a_host_without_time_zones_reads_the_tzdata_packages(monkeypatch: pytest
                        timeout=60)
     assert done.output.splitlines() == [repr((str(zones),)), done.output.splitlines()[1]], done.output
     assert done.output.splitlines()[1].startswith("-1 day, 19:00:00 "), done.output
+
+
+_FILL_TMP = """
+import errno, os, tempfile
+folder = tempfile.gettempdir()
+def make(name):
+    try:
+        open(os.path.join(folder, name), "wb").close()
+        return "made"
+    except OSError as exc:
+        return errno.errorcode[exc.errno]
+print([make(f"f{n}") for n in range(17)].count("made"), make("f16"))
+os.unlink(os.path.join(folder, "f0"))
+print(make("g0"), make("g1"))
+held = open(os.path.join(folder, "f1"), "rb")
+os.unlink(os.path.join(folder, "f1"))
+os.unlink(os.path.join(folder, "f2"))
+print(make("h0"), make("h1"))
+"""
+
+
+@needs_landlock
+def test_the_fallbacks_bounded_tmp_holds_as_many_files_as_its_size_allows(fallback: Sandbox) -> None:
+    """oracle/tmp_bound.py: a run with bounded_tmp makes at most tmp_bytes // file_bytes files and folders in its
+    $TMPDIR at once (16 here, each of at most 1 MiB: 16 MiB, as bubblewrap's tmpfs); the next is refused with EDQUOT,
+    a deleted file frees its place, one deleted but held open does not."""
+    done = fallback.run(["/usr/bin/python3", "-I", "-c", _FILL_TMP], timeout=30, bounded_tmp=True,
+                        limits=Limits(file_bytes=1 << 20, tmp_bytes=16 << 20))
+    assert done.output.splitlines() == ["16 EDQUOT", "made EDQUOT", "made EDQUOT"], done.output
+
+
+@needs_landlock
+def test_the_fallbacks_unbounded_tmp_is_bounded_per_file_only(fallback: Sandbox) -> None:
+    """Without bounded_tmp (gcc, a driver, valgrind) the filter is not installed: the count is not kept."""
+    done = fallback.run(["/usr/bin/python3", "-I", "-c", _FILL_TMP], timeout=30,
+                        limits=Limits(file_bytes=1 << 20, tmp_bytes=16 << 20))
+    assert done.output.splitlines()[0] == "17 made", done.output

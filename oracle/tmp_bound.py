@@ -1,0 +1,161 @@
+"""The Landlock fallback's bound on a run's temporary folder, by construction (oracle/run_view.py): bubblewrap's is a
+tmpfs of `tmp_bytes`; the fallback's is a folder on the grader's disk, where no mount can size it. Each file there is
+bounded by the run's file-size limit (RLIMIT_FSIZE); this bounds how many there are.
+
+A second system call filter (installed in the child before exec, beside oracle/seccomp.py's) hands every call that may
+make a file, folder or link (open and openat with O_CREAT or O_TMPFILE, openat2, creat, mkdir, mknod, link and symlink
+in all their forms) to the grader (SECCOMP_RET_USER_NOTIF), which holds the call until `Bound` has counted what the
+run holds in its folder: its entries, and the files it deleted but holds open (read in /proc/PID/fd of every process of
+the run's session, where the grader may). At `limit` or more, the call fails with EDQUOT ("Disk quota exceeded"), as a
+full tmpfs fails with ENOSPC; else it goes on. So the folder holds at most `limit` files of at most the file-size limit
+each (a few more only where several threads of the run pass the count at once, each one file), plus files deleted but
+held open where /proc is closed to the grader (at most the run's open-files limit).
+
+    listener = install_in_child(sock)     # pre-exec, in the child: the filter, its listener sent to the grader
+    Bound(receive(sock), tmp, session, limit).start()   # in the grader
+"""
+
+import ctypes
+import errno
+import fcntl
+import os
+import platform
+import select
+import socket
+import struct
+import threading
+from pathlib import Path
+
+_SECCOMP_SET_MODE_FILTER, _FLAG_NEW_LISTENER = 1, 1 << 3
+_RET_ALLOW, _RET_USER_NOTIF = 0x7FFF0000, 0x7FC00000
+_LD_W_ABS, _JEQ_K, _JSET_K, _JA, _RET_K = 0x20, 0x15, 0x45, 0x05, 0x06
+_ARGS = 16  # offset of seccomp_data.args[0]
+_NOTIF_RECV, _NOTIF_SEND = 0xC0502100, 0xC0182101  # _IOWR('!', 0, struct seccomp_notif), ('!', 1, ..._resp)
+_CONTINUE = 1  # SECCOMP_USER_NOTIF_FLAG_CONTINUE
+_NOTIF = struct.Struct("=QII iIQ6Q")  # id, pid, flags, seccomp_data: nr, arch, instruction pointer, args
+_RESPONSE = struct.Struct("=QqiI")  # id, val, error, flags
+_MAKES = 0o100 | 0o20000000  # O_CREAT | __O_TMPFILE (the same bits on both machines)
+# by machine: (audit arch, seccomp's number, calls that always make something, {call: index of its flags argument})
+_CALLS = {
+    "x86_64": (0xC000003E, 317, (85, 83, 258, 133, 259, 86, 265, 88, 266, 437), {2: 1, 257: 2}),
+    "aarch64": (0xC00000B7, 277, (34, 33, 37, 36, 437), {56: 2}),
+}
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+class _Program(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _filter() -> bytes | None:
+    """The BPF program that hands each call making a file to the grader; None on a machine we do not know."""
+    known = _CALLS.get(platform.machine())
+    if known is None:
+        return None
+    arch, _, always, flagged = known
+    checks = 4 + len(always) + len(flagged)  # where the flag tests start: a load and a bit test per flagged call
+    allow = checks + 2 * len(flagged)
+    notify = allow + 1
+
+    def jeq(at: int, value: int, yes: int, no: int) -> tuple[int, int, int, int]:
+        return (_JEQ_K, yes - at - 1, no - at - 1, value)
+
+    code = [(_LD_W_ABS, 0, 0, 4), jeq(1, arch, 2, allow), (_LD_W_ABS, 0, 0, 0)]  # arch (another ABI: seccomp.py's)
+    for number in always:
+        code.append(jeq(len(code), number, notify, len(code) + 1))
+    for i, number in enumerate(flagged):
+        code.append(jeq(len(code), number, checks + 2 * i, len(code) + 1))
+    code.append((_JA, 0, 0, allow - len(code) - 1))
+    for index in flagged.values():
+        code.append((_LD_W_ABS, 0, 0, _ARGS + 8 * index))  # the flags' low 32 bits
+        code.append((_JSET_K, notify - len(code) - 1, allow - len(code) - 1, _MAKES))
+    code += [(_RET_K, 0, 0, _RET_ALLOW), (_RET_K, 0, 0, _RET_USER_NOTIF)]
+    assert len(code) == notify + 1
+    return b"".join(struct.pack("HBBI", *insn) for insn in code)
+
+
+_PROGRAM = _filter()  # built in the grader: the child only installs it
+_BUFFER = ctypes.create_string_buffer(_PROGRAM or b"")
+
+
+def available() -> bool:
+    """Whether this machine's numbers are known (else the fallback's folder is bounded per file only)."""
+    return _PROGRAM is not None
+
+
+def install_in_child(sock: socket.socket) -> None:  # pragma: no cover  (in the child before exec, after
+    # oracle/seccomp.py's install set no_new_privs; tests/test_sandbox.py checks its effect)
+    """Installs the filter in the calling process and sends its listener to the grader over `sock`."""
+    program = _Program(len(_PROGRAM) // 8, ctypes.cast(_BUFFER, ctypes.c_void_p))
+    listener = _LIBC.syscall(_CALLS[platform.machine()][1], _SECCOMP_SET_MODE_FILTER, _FLAG_NEW_LISTENER,
+                             ctypes.byref(program))
+    if listener < 0:
+        raise OSError(ctypes.get_errno(), "seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER)")
+    socket.send_fds(sock, [b"L"], [listener])
+    os.close(listener)
+
+
+def receive(sock: socket.socket) -> int:
+    """The listener the child sent (OSError when it sent none)."""
+    _, fds, _, _ = socket.recv_fds(sock, 1, 1)
+    if not fds:
+        raise OSError(errno.EPROTO, "the run sent no seccomp listener")
+    return fds[0]
+
+
+def session_of(pid: int) -> int | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(text[text.rindex(")") + 2:].split()[3])
+
+
+def held(tmp: Path, session: int) -> int:
+    """What the run holds in `tmp`: its entries (files, folders, links) and the files under it deleted but still open
+    in a process of the run's `session` (where /proc lets the grader read that)."""
+    count = sum(len(dirs) + len(files) for _, dirs, files in os.walk(tmp))
+    prefix = f"{tmp}{os.sep}"
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or session_of(int(name)) != session:
+            continue
+        try:
+            links = [os.readlink(f"/proc/{name}/fd/{fd}") for fd in os.listdir(f"/proc/{name}/fd")]
+        except OSError:
+            continue
+        count += sum(1 for link in links if link.startswith(prefix) and link.endswith(" (deleted)"))
+    return count
+
+
+class Bound(threading.Thread):
+    """Answers the run's calls that make a file in `tmp` (a thread of the grader's, until the run's last process is
+    gone): each refused with EDQUOT when the run holds `limit` or more there, else let through."""
+
+    def __init__(self, listener: int, tmp: Path, session: int, limit: int):
+        super().__init__(daemon=True, name=f"tmp-bound-{session}")
+        self.listener, self.tmp, self.session, self.limit = listener, tmp, session, limit
+        self.refused = 0
+
+    def run(self) -> None:
+        poll = select.poll()
+        poll.register(self.listener, select.POLLIN)
+        try:
+            while True:
+                events = poll.poll()
+                if any(event & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _, event in events):
+                    return  # no process of the run is left
+                notif = bytearray(_NOTIF.size)  # zeroed, as the kernel asks
+                try:
+                    fcntl.ioctl(self.listener, _NOTIF_RECV, notif, True)
+                except OSError:
+                    continue  # the caller died meanwhile
+                call_id = _NOTIF.unpack(notif)[0]
+                full = held(self.tmp, self.session) >= self.limit
+                self.refused += full
+                answer = _RESPONSE.pack(call_id, 0, -errno.EDQUOT, 0) if full else _RESPONSE.pack(call_id, 0, 0, _CONTINUE)
+                try:
+                    fcntl.ioctl(self.listener, _NOTIF_SEND, bytearray(answer), True)
+                except OSError:
+                    pass  # the caller died meanwhile
+        finally:
+            os.close(self.listener)
