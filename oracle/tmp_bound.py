@@ -5,11 +5,12 @@ bounded by the run's file-size limit (RLIMIT_FSIZE); this bounds how many there 
 A second system call filter (installed in the child before exec, beside oracle/seccomp.py's) hands every call that may
 make a file, folder or link (open and openat with O_CREAT or O_TMPFILE, openat2, creat, mkdir, mknod, link and symlink
 in all their forms) to the grader (SECCOMP_RET_USER_NOTIF), which holds the call until `Bound` has counted what the
-run holds in its folder: its entries, and the files it deleted but holds open (read in /proc/PID/fd of every process of
-the run's session, where the grader may). At `limit` or more, the call fails with EDQUOT ("Disk quota exceeded"), as a
-full tmpfs fails with ENOSPC; else it goes on. So the folder holds at most `limit` files of at most the file-size limit
-each (a few more only where several threads of the run pass the count at once, each one file), plus files deleted but
-held open where /proc is closed to the grader (at most the run's open-files limit).
+run holds in its folder: its entries, and the files it deleted but holds open or mapped (read in /proc/PID/fd and
+/proc/PID/maps of every process of the run's session, where the grader may). At `limit` or more, the call fails with
+EDQUOT ("Disk quota exceeded"), as a full tmpfs fails with ENOSPC; else it goes on. So the folder holds at most `limit`
+files of at most the file-size limit each (a few more only where several threads of the run pass the count at once,
+each one file), plus files deleted but held open or mapped where /proc is closed to the grader (Docker's root lacks
+CAP_SYS_PTRACE for a run of another uid: then the run's open-files limit and address space bound those).
 
     listener = install_in_child(sock)     # pre-exec, in the child: the filter, its listener sent to the grader
     Bound(receive(sock), tmp, session, limit).start()   # in the grader
@@ -112,19 +113,25 @@ def session_of(pid: int) -> int | None:
 
 
 def held(tmp: Path, session: int) -> int:
-    """What the run holds in `tmp`: its entries (files, folders, links) and the files under it deleted but still open
-    in a process of the run's `session` (where /proc lets the grader read that)."""
+    """What the run holds in `tmp`: its entries (files, folders, links), and the files under it deleted but still
+    open or mapped in a process of the run's `session` (where /proc lets the grader read that), each file once."""
     count = sum(len(dirs) + len(files) for _, dirs, files in os.walk(tmp))
-    prefix = f"{tmp}{os.sep}"
+    prefix, deleted = f"{tmp}{os.sep}", set()
     for name in os.listdir("/proc"):
         if not name.isdigit() or session_of(int(name)) != session:
             continue
         try:
-            links = [os.readlink(f"/proc/{name}/fd/{fd}") for fd in os.listdir(f"/proc/{name}/fd")]
+            for fd in os.listdir(f"/proc/{name}/fd"):
+                link = os.readlink(f"/proc/{name}/fd/{fd}")
+                if link.startswith(prefix) and link.endswith(" (deleted)"):
+                    deleted.add(os.stat(f"/proc/{name}/fd/{fd}").st_ino)
+            for line in Path(f"/proc/{name}/maps").read_text().splitlines():  # mapped after its descriptor closed
+                fields = line.split(maxsplit=5)
+                if len(fields) == 6 and fields[5].startswith(prefix) and fields[5].endswith(" (deleted)"):
+                    deleted.add(int(fields[4]))
         except OSError:
-            continue
-        count += sum(1 for link in links if link.startswith(prefix) and link.endswith(" (deleted)"))
-    return count
+            continue  # gone meanwhile, or closed to the grader
+    return count + len(deleted)
 
 
 class Bound(threading.Thread):

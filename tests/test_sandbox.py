@@ -453,6 +453,14 @@ held = open(os.path.join(folder, "f1"), "rb")
 os.unlink(os.path.join(folder, "f1"))
 os.unlink(os.path.join(folder, "f2"))
 print(make("h0"), make("h1"))
+del held
+os.unlink(os.path.join(folder, "h0"))
+import mmap
+with open(os.path.join(folder, "m"), "w+b") as f:  # mapped, closed and deleted: still holds its blocks
+    f.truncate(4096)
+    kept = mmap.mmap(f.fileno(), 4096)
+os.unlink(os.path.join(folder, "m"))
+print(make("k0"), make("k1"))
 """
 
 
@@ -460,10 +468,10 @@ print(make("h0"), make("h1"))
 def test_the_fallbacks_bounded_tmp_holds_as_many_files_as_its_size_allows(fallback: Sandbox) -> None:
     """oracle/tmp_bound.py: a run with bounded_tmp makes at most tmp_bytes // file_bytes files and folders in its
     $TMPDIR at once (16 here, each of at most 1 MiB: 16 MiB, as bubblewrap's tmpfs); the next is refused with EDQUOT,
-    a deleted file frees its place, one deleted but held open does not."""
+    a deleted file frees its place, one deleted but held open or mapped does not."""
     done = fallback.run(["/usr/bin/python3", "-I", "-c", _FILL_TMP], timeout=30, bounded_tmp=True,
                         limits=Limits(file_bytes=1 << 20, tmp_bytes=16 << 20))
-    assert done.output.splitlines() == ["16 EDQUOT", "made EDQUOT", "made EDQUOT"], done.output
+    assert done.output.splitlines() == ["16 EDQUOT", "made EDQUOT", "made EDQUOT", "made EDQUOT"], done.output
 
 
 @needs_landlock
