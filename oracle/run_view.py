@@ -14,8 +14,12 @@ no run has a network, so no certificate store either.
 WRITE. Every run may write its own temporary folder, bounded in total the same way in both: bubblewrap's is a tmpfs
 of `Limits.tmp_bytes`; the fallback's is a folder on the grader's disk, where each file is bounded by the run's
 file-size limit and the number of files by `tmp_entries` (oracle/tmp_bound.py refuses a new one past it): so its
-total is at most tmp_bytes as well. Where a message names that folder, it is spelled as bubblewrap's: /tmp
-(`spelled`).
+total is at most tmp_bytes as well.
+
+WORDS. A message to the student names no path of the grader's, and reads the same under both isolations
+(`spelled`, oracle/sandbox.py `spellings`): the fallback's temporary folder is /tmp and its frozen copy /usr, as
+bubblewrap shows them, a time zone database bound from elsewhere is /usr/share/zoneinfo, the submission's own folder is
+`.` (its working directory) and the rest of the sandbox's folder `<sandbox>`.
 """
 
 import os
@@ -50,6 +54,9 @@ def tmp_entries(tmp_bytes: int, file_bytes: int) -> int:
     return max(1, tmp_bytes // max(1, file_bytes))
 
 
-def spelled(text: str, tmp: Path | None) -> str:
-    """`text` with the run's own temporary folder `tmp` (a path of the grader's) spelled /tmp, as bubblewrap's."""
-    return text.replace(str(tmp), TMP) if tmp is not None else text
+def spelled(text: str, spellings: dict[str, str]) -> str:
+    """`text` (a message of a run's) with each path of the grader's in `spellings` written as the word it maps to (the
+    longest path first, so a folder inside another keeps its own word)."""
+    for path in sorted(spellings, key=len, reverse=True):
+        text = text.replace(path, spellings[path])
+    return text

@@ -47,7 +47,7 @@ from typing import Any, Sequence
 from oracle import landlock, seccomp, tmp_bound
 from oracle.isolation import RUN_PATH, bwrap_problem, supervised, system_paths
 from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
-from oracle.run_view import time_zones, tmp_entries, zone_variables
+from oracle.run_view import TMP, time_zones, tmp_entries, zone_variables
 from oracle.runtime import SHARED, Runtime, freeze, frozen_runtime
 
 _PR_SET_PDEATHSIG = 1
@@ -365,10 +365,17 @@ class Sandbox:
             shutil.rmtree(private_tmp, ignore_errors=True)
         return status
 
-    def private_tmp(self, proc: subprocess.Popen) -> Path | None:
-        """The fallback's $TMPDIR of a run while it runs (a path of the grader's, which a message spells /tmp:
-        oracle/run_view.py `spelled`); None under bubblewrap."""
-        return self._private_tmp.get(proc)
+    def spellings(self, proc: subprocess.Popen) -> dict[str, str]:
+        """The grader's paths a message of the running `proc` may hold, each with the word that message spells it as
+        (oracle/run_view.py `spelled`): the same words under both isolations."""
+        words = {str(self.root): "<sandbox>"}
+        if (tmp := self._private_tmp.get(proc)) is not None:
+            words[str(tmp)] = TMP
+        if self.isolation == "landlock" and self._runtime is not None:
+            words[str(self._runtime.root)] = "/usr"
+        if self.isolation == "bubblewrap" and self._zones is not None and not self._zones.is_relative_to("/usr"):
+            words[str(self._zones)] = "/usr/share/zoneinfo"
+        return words
 
     def status(self, returncode: int) -> int:
         """A process's exit status as subprocess gives it (negative: a signal). The supervisor (and bwrap)

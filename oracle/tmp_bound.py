@@ -159,7 +159,7 @@ class Bound(threading.Thread):
                 call_id = _NOTIF.unpack(notif)[0]
                 full = held(self.tmp, self.session) >= self.limit
                 self.refused += full
-                answer = _RESPONSE.pack(call_id, 0, -errno.EDQUOT, 0) if full else _RESPONSE.pack(call_id, 0, 0, _CONTINUE)
+                answer = _RESPONSE.pack(call_id, 0, -errno.EDQUOT if full else 0, 0 if full else _CONTINUE)
                 try:
                     fcntl.ioctl(self.listener, _NOTIF_SEND, bytearray(answer), True)
                 except OSError:
