@@ -39,7 +39,7 @@ from typing import Iterable
 
 from oracle.elf_interp import build_id, interpreter, point_at
 from oracle.hypothesis_home import cache_home
-from oracle.run_view import time_zones, zone_variables
+from oracle.run_view import system_data
 
 PYTHON = "/usr/bin/python3"  # the system Python every Python submission runs under
 FROZEN_NS = 4_000_000_000 * 10**9  # 2096-10-02: an access time in the future, which relatime never updates
@@ -104,11 +104,13 @@ class Runtime:
     root: Path
     python: Path  # root/bin/pythonX.Y
 
-    @property
-    def zones(self) -> Path | None:
-        """The copy's time zone database (oracle/run_view.py), where the host has one."""
-        folder = self.root / "share" / "zoneinfo"
-        return folder if folder.is_dir() else None
+    def data(self) -> dict[str, str]:
+        """The environment that points a run at the copy's data folders (oracle/run_view.py), those it holds."""
+        found: dict[str, str] = {}
+        for data in system_data():
+            folder = self.root / "share" / data.name
+            found.update(data.pointed(folder if folder.is_dir() else None))
+        return found
 
     @property
     def loader(self) -> Path:
@@ -135,7 +137,7 @@ class Runtime:
         (the sandbox's folder: an exposed driver) runs by its own file when `adopt` made it name the copy's
         loader, else through that loader."""
         program, libraries = argv[0], {"LD_LIBRARY_PATH": str(self.root / "libs")}
-        extra = {"PATH": str(self.root / "bin"), **zone_variables(self.zones)}
+        extra = {"PATH": str(self.root / "bin"), **self.data()}
         if program == PYTHON:
             return [*self.command("python"), *argv[1:]], extra
         if Path(program).is_relative_to(own):
@@ -188,19 +190,20 @@ def frozen_runtime(folder: Path | None = None, *, traversable: bool = False) -> 
     version = python.name.removeprefix("python")
     info = python.stat()
     tools = [shutil.which(tool, path="/usr/bin:/bin") for tool in _TOOLS]  # one installed later: a new copy
-    zones = time_zones()
+    data = {d.name: d.source for d in system_data() if d.source is not None}
     held = (_FORMAT, str(python), info.st_mtime_ns, info.st_size, tools, _LAUNCHER.read_bytes(),
-            Path(__file__).read_bytes(), str(zones), zones and zones.stat().st_mtime_ns)  # how it is built: this text
+            Path(__file__).read_bytes(), [(name, str(source), source.stat().st_mtime_ns) for name, source in
+                                          data.items()])  # how it is built: this very text, the data it copies
     key = hashlib.sha256(repr(held).encode()).hexdigest()[:16]
     root = folder / f"python{version}-{key}"
     if not (root / "complete").exists():
-        _build(folder, root, python, version, zones)
+        _build(folder, root, python, version, data)
     os.utime(root, ns=(FROZEN_NS, time.time_ns()))  # its mtime: when it was last used (the least recent goes first)
     _bound(folder, keep=root)
     return Runtime(root, root / "bin" / python.name)
 
 
-def _build(folder: Path, root: Path, python: Path, version: str, zones: Path | None) -> None:
+def _build(folder: Path, root: Path, python: Path, version: str, data: dict[str, Path]) -> None:
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=folder))
     try:
         for part in ("bin", "elf", "libs"):
@@ -217,8 +220,8 @@ def _build(folder: Path, root: Path, python: Path, version: str, zones: Path | N
                      prefix / "local" / "lib" / stdlib.name / "dist-packages"):
             if site.is_dir():
                 shutil.copytree(site, work / site.relative_to(prefix), symlinks=False, ignore_dangling_symlinks=True)
-        if zones is not None:  # the time zone database every run reads (oracle/run_view.py)
-            _copy_resolved(zones, work / "share" / "zoneinfo")
+        for name, source in data.items():  # the data every run reads (oracle/run_view.py: time zones, locales)
+            _copy_resolved(source, work / "share" / name)
         loader = _copy_libraries(work)
         shutil.copy2(loader, work / "libs" / "ld.so")
         _copy_debug(work)

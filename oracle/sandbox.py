@@ -47,7 +47,7 @@ from typing import Any, Sequence
 from oracle import landlock, seccomp, tmp_bound
 from oracle.isolation import RUN_PATH, bwrap_problem, supervised, system_paths
 from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
-from oracle.run_view import TMP, time_zones, tmp_entries, zone_variables
+from oracle.run_view import TMP, system_data
 from oracle.runtime import SHARED, Runtime, freeze, frozen_runtime
 
 _PR_SET_PDEATHSIG = 1
@@ -144,7 +144,9 @@ class Sandbox:
         self._run_uid: dict[subprocess.Popen, int] = {}  # each run's own uid, outside bubblewrap
         self._lock = threading.Lock()
         self._runtime: Runtime | None = None
-        self._zones = time_zones()  # the time zone database every run reads (oracle/run_view.py)
+        # the data every run reads (oracle/run_view.py): bubblewrap shows those not under /usr at their own path
+        self._data = [d for d in system_data() if d.source is not None]
+        self._elsewhere = [d for d in self._data if d.source is not None and not d.source.is_relative_to("/usr")]
 
     @property
     def description(self) -> str:
@@ -223,16 +225,15 @@ class Sandbox:
         instruction. Paths in `readable` / `writable` are visible (read-only / read-write) at their own path.
         `private_tmp=False`: under Landlock, no $TMPDIR (a folder on the grader's own disk, bounded per file, not in
         total): it can write nowhere at all. `bounded_tmp`: under Landlock its $TMPDIR holds at most
-        tmp_entries(limits) files at once, so at most `limits.tmp_bytes` in total as bubblewrap's tmpfs
-        (oracle/tmp_bound.py, oracle/run_view.py)."""
+        `limits.tmp_bytes`, as bubblewrap's tmpfs (oracle/tmp_bound.py, oracle/run_view.py)."""
         bubblewrap = self.isolation == "bubblewrap"
         uid = fresh_uid() if self.as_root else None
         env = dict(_ENV if env is None else env)
         ruleset, tmp, runtime = None, None, None
-        if bubblewrap:  # the time zones the frozen copy holds under Landlock: the same folder's (oracle/run_view.py)
-            env.update(zone_variables(self._zones))
-            if self._zones is not None and not self._zones.is_relative_to("/usr"):
-                readable = [*readable, self._zones]
+        if bubblewrap:  # the data the frozen copy holds under Landlock: the same folders (oracle/run_view.py)
+            for data in self._data:  # named as under Landlock, where it is there already
+                env.update(data.pointed(data.source))
+            readable = [*readable, *(data.source for data in self._elsewhere if data.source is not None)]
         if self.isolation == "landlock":  # a private $TMPDIR (gcc and valgrind need one), then the allow-list
             tmp = self._scratch() if private_tmp else None
             env.pop("TMPDIR", None)
@@ -310,7 +311,7 @@ class Sandbox:
                 except OSError:
                     self.stop(proc)
                     raise
-            tmp_bound.Bound(listener, tmp, proc.pid, tmp_entries(limits.tmp_bytes, limits.file_bytes)).start()
+            tmp_bound.Bound(listener, tmp, proc.pid, limits.tmp_bytes, limits.file_bytes).start()
         return proc
 
     def run(self, argv: Sequence[str | Path], *, timeout: float, output_limit: int = 1 << 20,
@@ -373,8 +374,9 @@ class Sandbox:
             words[str(tmp)] = TMP
         if self.isolation == "landlock" and self._runtime is not None:
             words[str(self._runtime.root)] = "/usr"
-        if self.isolation == "bubblewrap" and self._zones is not None and not self._zones.is_relative_to("/usr"):
-            words[str(self._zones)] = "/usr/share/zoneinfo"
+            words.update({str(self._runtime.root / "share" / data.name): data.usual for data in system_data()})
+        if self.isolation == "bubblewrap":
+            words.update({str(data.source): data.usual for data in self._elsewhere})
         return words
 
     def status(self, returncode: int) -> int:

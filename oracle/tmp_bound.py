@@ -1,19 +1,21 @@
 """The Landlock fallback's bound on a run's temporary folder, by construction (oracle/run_view.py): bubblewrap's is a
-tmpfs of `tmp_bytes`; the fallback's is a folder on the grader's disk, where no mount can size it. Each file there is
-bounded by the run's file-size limit (RLIMIT_FSIZE); this bounds how many there are.
+tmpfs of `tmp_bytes`; the fallback's is a folder on the grader's disk, which no mount can size. Each file there is
+bounded by the run's file-size limit (RLIMIT_FSIZE, `file_bytes`); this bounds their total.
 
-A second system call filter (installed in the child before exec, beside oracle/seccomp.py's) hands every call that may
-make a file, folder or link (open and openat with O_CREAT or O_TMPFILE, openat2, creat, mkdir, mknod, link and symlink
-in all their forms) to the grader (SECCOMP_RET_USER_NOTIF), which holds the call until `Bound` has counted what the
-run holds in its folder: its entries, and the files it deleted but holds open or mapped (read in /proc/PID/fd and
-/proc/PID/maps of every process of the run's session, where the grader may). At `limit` or more, the call fails with
-EDQUOT ("Disk quota exceeded"), as a full tmpfs fails with ENOSPC; else it goes on. So the folder holds at most `limit`
-files of at most the file-size limit each (a few more only where several threads of the run pass the count at once,
-each one file), plus files deleted but held open or mapped where /proc is closed to the grader (Docker's root lacks
-CAP_SYS_PTRACE for a run of another uid: then the run's open-files limit and address space bound those).
+A second system call filter (installed in the child before exec, beside oracle/seccomp.py's) hands to the grader
+(SECCOMP_RET_USER_NOTIF) every call that may make a file, folder or link, or open one for writing: open and openat
+with O_CREAT, O_TMPFILE, O_WRONLY or O_RDWR, openat2, creat, mkdir, mknod, link and symlink in all their forms. The
+call waits while `Bound` counts what the run holds in its folder (`held`): a file it may still write (open for
+writing, mapped shared and writable, or deleted but still open or mapped, in any process of the run's session, read in
+/proc/PID/fd, fdinfo and maps) at `file_bytes`, every other entry at the blocks it has (it can grow only through an
+open for writing, which asks first). When that and one more file of `file_bytes` would pass `tmp_bytes`, the call
+fails with EDQUOT ("Disk quota exceeded"), as a full tmpfs fails with ENOSPC; else it goes on. So the folder never
+holds more than `tmp_bytes`, save where several threads of the run pass the count at once (each one more file), and
+where /proc is closed to the grader (Docker's root lacks CAP_SYS_PTRACE for a run of another uid: files the run holds
+open or mapped there are then counted at their blocks, and bounded by its open-files limit and address space).
 
-    listener = install_in_child(sock)     # pre-exec, in the child: the filter, its listener sent to the grader
-    Bound(receive(sock), tmp, session, limit).start()   # in the grader
+    install_in_child(sock)     # pre-exec, in the child: the filter, its listener sent to the grader
+    Bound(receive(sock), tmp, session, tmp_bytes, file_bytes).start()   # in the grader
 """
 
 import ctypes
@@ -35,7 +37,7 @@ _NOTIF_RECV, _NOTIF_SEND = 0xC0502100, 0xC0182101  # _IOWR('!', 0, struct seccom
 _CONTINUE = 1  # SECCOMP_USER_NOTIF_FLAG_CONTINUE
 _NOTIF = struct.Struct("=QII iIQ6Q")  # id, pid, flags, seccomp_data: nr, arch, instruction pointer, args
 _RESPONSE = struct.Struct("=QqiI")  # id, val, error, flags
-_MAKES = 0o100 | 0o20000000  # O_CREAT | __O_TMPFILE (the same bits on both machines)
+_MAKES = 0o100 | 0o20000000 | 0o3  # O_CREAT, __O_TMPFILE, O_WRONLY, O_RDWR (the same bits on both machines)
 # by machine: (audit arch, seccomp's number, calls that always make something, {call: index of its flags argument})
 _CALLS = {
     "x86_64": (0xC000003E, 317, (85, 83, 258, 133, 259, 86, 265, 88, 266, 437), {2: 1, 257: 2}),
@@ -112,36 +114,68 @@ def session_of(pid: int) -> int | None:
     return int(text[text.rindex(")") + 2:].split()[3])
 
 
-def held(tmp: Path, session: int) -> int:
-    """What the run holds in `tmp`: its entries (files, folders, links), and the files under it deleted but still
-    open or mapped in a process of the run's `session` (where /proc lets the grader read that), each file once."""
-    count = sum(len(dirs) + len(files) for _, dirs, files in os.walk(tmp))
-    prefix, deleted = f"{tmp}{os.sep}", set()
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or session_of(int(name)) != session:
-            continue
+def held(tmp: Path, session: int, file_bytes: int) -> int:
+    """The bytes the run holds in `tmp`, or may still write there without asking: each file a process of the run's
+    `session` holds open for writing or maps shared and writable, and each file deleted but still open or mapped, at
+    the file-size limit `file_bytes` (it may grow to it); every other file, folder and link at the blocks it has (it
+    grows only through an open for writing, which asks first). Each file once, by inode; processes whose /proc the
+    grader may not read are left out."""
+    blocks: dict[int, int] = {}
+    for folder, dirs, files in os.walk(tmp):
+        for name in [*dirs, *files]:
+            try:
+                entry = os.lstat(os.path.join(folder, name))
+            except OSError:
+                continue  # deleted meanwhile
+            blocks[entry.st_ino] = entry.st_blocks * 512
+    prefix, growing = f"{tmp}{os.sep}", set()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and session_of(int(pid)) == session:
+            growing |= _growing(pid, prefix)
+    return sum(file_bytes if inode in growing else blocks[inode] for inode in blocks.keys() | growing)
+
+
+def _growing(pid: str, prefix: str) -> set[int]:
+    """The inodes under `prefix` that process `pid` may still write: open for writing, mapped shared and writable, or
+    deleted but still open or mapped."""
+    found: set[int] = set()
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+        maps = Path(f"/proc/{pid}/maps").read_text().splitlines()
+    except OSError:
+        return found  # gone meanwhile, or closed to the grader
+    for fd in fds:
         try:
-            for fd in os.listdir(f"/proc/{name}/fd"):
-                link = os.readlink(f"/proc/{name}/fd/{fd}")
-                if link.startswith(prefix) and link.endswith(" (deleted)"):
-                    deleted.add(os.stat(f"/proc/{name}/fd/{fd}").st_ino)
-            for line in Path(f"/proc/{name}/maps").read_text().splitlines():  # mapped after its descriptor closed
-                fields = line.split(maxsplit=5)
-                if len(fields) == 6 and fields[5].startswith(prefix) and fields[5].endswith(" (deleted)"):
-                    deleted.add(int(fields[4]))
-        except OSError:
-            continue  # gone meanwhile, or closed to the grader
-    return count + len(deleted)
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if link.startswith(prefix) and (link.endswith(" (deleted)") or _writes(pid, fd)):
+                found.add(os.stat(f"/proc/{pid}/fd/{fd}").st_ino)
+        except (OSError, ValueError):
+            continue  # closed meanwhile
+    for line in maps:  # mapped, its descriptor closed or not
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and fields[5].startswith(prefix) and (
+                fields[5].endswith(" (deleted)") or fields[1][1] == "w" and fields[1][3] == "s"):
+            found.add(int(fields[4]))
+    return found
+
+
+def _writes(pid: str, fd: str) -> bool:
+    """Whether descriptor `fd` of process `pid` is open for writing (its fdinfo's flags)."""
+    for line in Path(f"/proc/{pid}/fdinfo/{fd}").read_text().splitlines():
+        if line.startswith("flags:"):
+            return int(line.split()[1], 8) & 0o3 != 0
+    return False
 
 
 class Bound(threading.Thread):
-    """Answers the run's calls that make a file in `tmp` (a thread of the grader's, until the run's last process is
-    gone): each refused with EDQUOT when the run holds `limit` or more there, else let through."""
+    """Answers the run's calls that may make or write a file in `tmp` (a thread of the grader's, until the run's last
+    process is gone): each refused with EDQUOT when what the run holds there and one more file of `file_bytes` would
+    pass `tmp_bytes`, else let through."""
 
-    def __init__(self, listener: int, tmp: Path, session: int, limit: int):
+    def __init__(self, listener: int, tmp: Path, session: int, tmp_bytes: int, file_bytes: int):
         super().__init__(daemon=True, name=f"tmp-bound-{session}")
-        self.listener, self.tmp, self.session, self.limit = listener, tmp, session, limit
-        self.refused = 0
+        self.listener, self.tmp, self.session = listener, tmp, session
+        self.tmp_bytes, self.file_bytes = tmp_bytes, file_bytes
 
     def run(self) -> None:
         poll = select.poll()
@@ -157,8 +191,7 @@ class Bound(threading.Thread):
                 except OSError:
                     continue  # the caller died meanwhile
                 call_id = _NOTIF.unpack(notif)[0]
-                full = held(self.tmp, self.session) >= self.limit
-                self.refused += full
+                full = held(self.tmp, self.session, self.file_bytes) + self.file_bytes > self.tmp_bytes
                 answer = _RESPONSE.pack(call_id, 0, -errno.EDQUOT if full else 0, 0 if full else _CONTINUE)
                 try:
                     fcntl.ioctl(self.listener, _NOTIF_SEND, bytearray(answer), True)

@@ -401,9 +401,10 @@ _NEW_YORK = ("import zoneinfo, datetime; zone = zoneinfo.ZoneInfo('America/New_Y
              "print(datetime.datetime(2026, 1, 1, tzinfo=zone).utcoffset(), len(zoneinfo.available_timezones()))")
 
 
-def test_a_run_reads_the_same_time_zones_with_bubblewrap_and_without(monkeypatch: pytest.MonkeyPatch) -> None:
-    """oracle/run_view.py: the time zone database is one folder, shown by bubblewrap and copied into the fallback's
-    frozen runtime; a Python run under -I loads a zone from it alike (review 12's zoneinfo_at_import)."""
+def test_a_run_reads_the_same_system_data_with_bubblewrap_and_without(monkeypatch: pytest.MonkeyPatch) -> None:
+    """oracle/run_view.py: the time zone database and the compiled locales are folders bubblewrap shows and the
+    fallback's frozen runtime copies; a Python run under -I loads a zone (review 12's zoneinfo_at_import) and sets its
+    LANG's locale (C.UTF-8, which this machine's C library reads from /usr/lib/locale) alike."""
     seen = []
     for without_bwrap in (False, True):
         if without_bwrap:
@@ -412,8 +413,9 @@ def test_a_run_reads_the_same_time_zones_with_bubblewrap_and_without(monkeypatch
             _without_bwrap(monkeypatch)
         with Sandbox() as box:
             assert box.isolation == ("landlock" if without_bwrap else "bubblewrap")
-            seen.append(box.run(["/usr/bin/python3", "-I", "-c", _NEW_YORK], timeout=60).output)
-    assert seen[0] == seen[1] and seen[0].startswith("-1 day, 19:00:00 "), seen
+            code = f"{_NEW_YORK}; import locale; print(locale.setlocale(locale.LC_ALL, ''))"
+            seen.append(box.run(["/usr/bin/python3", "-I", "-c", code], timeout=60).output)
+    assert seen[0] == seen[1] and seen[0].startswith("-1 day, 19:00:00 ") and seen[0].endswith("\nC.UTF-8\n"), seen
 
 
 def test_a_host_without_time_zones_reads_the_tzdata_packages(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -438,45 +440,47 @@ def test_a_host_without_time_zones_reads_the_tzdata_packages(monkeypatch: pytest
 
 
 _FILL_TMP = """
-import errno, os, tempfile
+import errno, mmap, os, tempfile
 folder = tempfile.gettempdir()
-def make(name):
+kept = {}
+def make(name, keep=False, data=b""):
     try:
-        open(os.path.join(folder, name), "wb").close()
-        return "made"
+        f = open(os.path.join(folder, name), "wb")
     except OSError as exc:
         return errno.errorcode[exc.errno]
-print([make(f"f{n}") for n in range(17)].count("made"), make("f16"))
-os.unlink(os.path.join(folder, "f0"))
-print(make("g0"), make("g1"))
-held = open(os.path.join(folder, "f1"), "rb")
-os.unlink(os.path.join(folder, "f1"))
-os.unlink(os.path.join(folder, "f2"))
-print(make("h0"), make("h1"))
-del held
-os.unlink(os.path.join(folder, "h0"))
-import mmap
-with open(os.path.join(folder, "m"), "w+b") as f:  # mapped, closed and deleted: still holds its blocks
-    f.truncate(4096)
-    kept = mmap.mmap(f.fileno(), 4096)
-os.unlink(os.path.join(folder, "m"))
-print(make("k0"), make("k1"))
+    f.write(data)
+    kept[name] = f if keep else f.close()
+    return "made"
+print([make(f"s{n}", data=b"x" * 102400) for n in range(100)].count("made"))  # closed: at their blocks
+print([make(f"o{n}", keep=True) for n in range(17)].count("made"))  # open for writing: 1 MiB each
+kept.pop("o0").close()
+print(make("p0", keep=True), make("p1"))
+os.unlink(os.path.join(folder, "o1"))  # deleted, still open: still 1 MiB
+print(make("q0"))
+kept.pop("o2").close()
+os.unlink(os.path.join(folder, "o2"))
+print(make("r0", keep=True), make("r1"))
+kept.pop("r0").close()
+with open(os.path.join(folder, "s0"), "r+b") as f:
+    mapped = mmap.mmap(f.fileno(), 4096)  # mapped shared and writable, its descriptor closed: 1 MiB
+print(make("t0"))
 """
 
 
 @needs_landlock
-def test_the_fallbacks_bounded_tmp_holds_as_many_files_as_its_size_allows(fallback: Sandbox) -> None:
-    """oracle/tmp_bound.py: a run with bounded_tmp makes at most tmp_bytes // file_bytes files and folders in its
-    $TMPDIR at once (16 here, each of at most 1 MiB: 16 MiB, as bubblewrap's tmpfs); the next is refused with EDQUOT,
-    a deleted file frees its place, one deleted but held open or mapped does not."""
-    done = fallback.run(["/usr/bin/python3", "-I", "-c", _FILL_TMP], timeout=30, bounded_tmp=True,
+def test_the_fallbacks_bounded_tmp_holds_what_bubblewraps_tmpfs_holds(fallback: Sandbox) -> None:
+    """oracle/tmp_bound.py: with bounded_tmp a run's $TMPDIR holds at most tmp_bytes (16 MiB), each file counted at its
+    blocks when closed, at the file-size limit (1 MiB) while it may still grow (open for writing, mapped shared and
+    writable, deleted but open); an open past that is refused with EDQUOT."""
+    done = fallback.run(["/usr/bin/python3", "-I", "-c", _FILL_TMP], timeout=60, bounded_tmp=True,
                         limits=Limits(file_bytes=1 << 20, tmp_bytes=16 << 20))
-    assert done.output.splitlines() == ["16 EDQUOT", "made EDQUOT", "made EDQUOT", "made EDQUOT"], done.output
+    # 100 closed files of 100 KiB leave room for 6 open ones; each later line fills the room one freed, once
+    assert done.output.splitlines() == ["100", "6", "made EDQUOT", "EDQUOT", "made EDQUOT", "EDQUOT"], done.output
 
 
 @needs_landlock
 def test_the_fallbacks_unbounded_tmp_is_bounded_per_file_only(fallback: Sandbox) -> None:
     """Without bounded_tmp (gcc, a driver, valgrind) the filter is not installed: the count is not kept."""
-    done = fallback.run(["/usr/bin/python3", "-I", "-c", _FILL_TMP], timeout=30,
+    done = fallback.run(["/usr/bin/python3", "-I", "-c", _FILL_TMP], timeout=60,
                         limits=Limits(file_bytes=1 << 20, tmp_bytes=16 << 20))
-    assert done.output.splitlines()[0] == "17 made", done.output
+    assert done.output.splitlines()[:2] == ["100", "17"], done.output
