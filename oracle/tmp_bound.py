@@ -106,12 +106,11 @@ def receive(sock: socket.socket) -> int:
     return fds[0]
 
 
-def session_of(pid: int) -> int | None:
+def _in_session(pid: str, session: int) -> bool:
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        return os.getsid(int(pid)) == session
     except OSError:
-        return None
-    return int(text[text.rindex(")") + 2:].split()[3])
+        return False  # gone meanwhile
 
 
 def held(tmp: Path, session: int, file_bytes: int) -> int:
@@ -130,7 +129,7 @@ def held(tmp: Path, session: int, file_bytes: int) -> int:
             blocks[entry.st_ino] = entry.st_blocks * 512
     prefix, growing = f"{tmp}{os.sep}", set()
     for pid in os.listdir("/proc"):
-        if pid.isdigit() and session_of(int(pid)) == session:
+        if pid.isdigit() and _in_session(pid, session):
             growing |= _growing(pid, prefix)
     return sum(file_bytes if inode in growing else blocks[inode] for inode in blocks.keys() | growing)
 
