@@ -7,7 +7,9 @@ chosen by its calls, and a later run (a second opinion, oracle/hw3/alone.py) rea
 Landlock reads no file of the host's: only this copy, its own areas and a few devices (`Runtime.start`). The copy
 holds the interpreter, its standard library and the system's dist-packages, the shell tools (`_TOOLS`: the
 supervisor's sh, bash and setpriv among them, oracle/isolation.py), valgrind's launcher and its memcheck tool, every
-shared library those load (found by ldd), and the dynamic loader. Every program of the copy is started through
+shared library those load (found by ldd), the dynamic loader, and the data the libraries read at run time that
+bubblewrap shows too (oracle/run_view.py `system_data`: the time zones and the locales, in share/NAME, which each
+run's environment names: `Runtime.data`). Every program of the copy is started through
 the copied loader (`--library-path`), so no run opens the host's loader or libraries: the tools by the command
 line `command` gives, or by their name on the copy's PATH (bin/: a static launcher, oracle/runtime_launch.c, that
 starts elf/NAME so); a C driver by its own file, whose interpreter names the copy's loader (`adopt`,

@@ -13,7 +13,8 @@ Isolation, strongest first (`Sandbox.isolation`, and one line for reports in `de
   (oracle/landlock.py): each run may read only a frozen copy of the system's runtime (Python, the C library and
   loader a driver loads, valgrind, the shell tools, whose access times no run can change: oracle/runtime.py), or
   for the toolchain of a build (gcc, nm, objdump, objcopy) /usr less our own packages, the paths it names, /proc and a few devices, and write only its `writable` paths and a private temporary folder of its own
-  ($TMPDIR, removed when the run ends); no internet socket (the system call filter); signals and abstract unix
+  ($TMPDIR, removed when the run ends; `bounded_tmp`: at most tmp_bytes, as bubblewrap's tmpfs, oracle/tmp_bound.py);
+  both isolations show the same data folders and name them alike (oracle/run_view.py); no internet socket (the system call filter); signals and abstract unix
   sockets stay inside the run. Our package, the reference solutions, the rubric, other runs' areas, /etc and the
   host's /tmp and /dev/shm are unreachable by construction (an allow-list, whatever the files' modes). When the
   grader is root, each run also gets an unprivileged uid of its own. No pid or network namespace: other processes'
