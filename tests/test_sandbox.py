@@ -484,3 +484,21 @@ def test_the_fallbacks_unbounded_tmp_is_bounded_per_file_only(fallback: Sandbox)
     done = fallback.run(["/usr/bin/python3", "-I", "-c", _FILL_TMP], timeout=60,
                         limits=Limits(file_bytes=1 << 20, tmp_bytes=16 << 20))
     assert done.output.splitlines()[:2] == ["100", "17"], done.output
+
+
+@needs_landlock
+def test_the_fallbacks_bound_ends_with_its_run(fallback: Sandbox) -> None:
+    """oracle/tmp_bound.py's thread answers a run while it runs and ends when its last process is gone."""
+    import threading
+
+    def bounds() -> list[str]:
+        return [t.name for t in threading.enumerate() if t.name.startswith("tmp-bound-")]
+
+    proc = fallback.popen(["/usr/bin/python3", "-I", "-c", "import time; time.sleep(30)"], bounded_tmp=True)
+    assert bounds() == [f"tmp-bound-{proc.pid}"]
+    fallback.stop(proc)
+    for _ in range(50):
+        if not bounds():
+            break
+        time.sleep(0.1)
+    assert not bounds()
