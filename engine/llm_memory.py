@@ -71,16 +71,22 @@ class LLMEngine:
             node = node.next
 
     def find(self, seq_id: int) -> Sequence | None:
-        return next((seq for seq in self.sequences() if seq.seq_id == seq_id), None)
+        node = self.active_seqs.next
+        while node is not self.active_seqs:
+            if node.owner.seq_id == seq_id:
+                return node.owner
+            node = node.next
+        return None
 
     def allocate_block(self) -> int:
         """First fit: the lowest block id whose ref_count is 0."""
-        for block in range(self.total_local_blocks):
-            if self.ref_count[block] == 0:
-                self.ref_count[block] = 1
-                self.free_local_blocks -= 1
-                return block
-        raise AssertionError("allocate_block called with no free block")  # callers probe first
+        try:
+            block = self.ref_count.index(0)
+        except ValueError:
+            raise AssertionError("allocate_block called with no free block") from None  # callers probe first
+        self.ref_count[block] = 1
+        self.free_local_blocks -= 1
+        return block
 
     def release_block(self, block: int) -> None:
         self.ref_count[block] -= 1

@@ -1,7 +1,7 @@
 """An ELF program's interpreter (PT_INTERP: the dynamic loader the kernel starts it with), read and rewritten in
 place, and an ELF file's build id (where its detached debug information lies). The Landlock fallback starts a C driver through the frozen runtime's loader this way (oracle/runtime.py),
 so that the driver's process still runs the driver's own file: the grader finds that process by its executable
-(oracle/hw3/c/outside.py's driver_pid).
+(oracle/native/outside.py's driver_pid).
 
 The copy's loader lies at a longer path than the system's, so the driver is linked with a padded interpreter
 (`padded`: the system's loader, with a run of slashes in its path: the same file), whose room the copy's path

@@ -24,6 +24,7 @@ class Finding:
     followed: bool = False  # another rule's difference the program went on past (the model took the
     # implementation's answer) to its end, so nothing was left unchecked after it
     past: tuple["Finding", ...] = ()  # the differences of other rules the program went on past before this one
+    made: tuple = ()  # the calls the implementation received up to it, and what each returned (oracle/checked.py)
 
     @property
     def where(self) -> str:

@@ -212,7 +212,7 @@ class Sandbox:
 
     def executable(self, program: Path) -> Path:
         """The file a run's process executes where the host's would run `program` (valgrind's memcheck tool): the
-        frozen copy's under Landlock. The grader finds a driver's process by it (oracle/hw3/c/outside.py)."""
+        frozen copy's under Landlock. The grader finds a driver's process by it (oracle/native/outside.py)."""
         return self.frozen_runtime().executable(program) if self.isolation == "landlock" else program
 
     # ---- running ---------------------------------------------------------------------------------------

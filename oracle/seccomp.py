@@ -1,4 +1,5 @@
-"""The sandbox's system call filter: no System V IPC and no internet socket for anything a run starts.
+"""The sandbox's system call filter: no System V IPC, no internet socket and no question to the page cache for
+anything a run starts.
 
 A System V shared memory segment, message queue or semaphore set is memory that belongs to no process: it is
 charged to no rlimit, a run can make as many as the host allows (shmget, shmat, touch, shmdt, again), and
@@ -27,6 +28,14 @@ No run needs them: the linker's chmod of its output is refused and
 ignored, and the grader makes the driver it copies executable itself. Where no pid namespace
 holds a run (outside bubblewrap), setsid and
 setpgid are refused as well: the run ends by killing its process group, which nothing it starts can leave.
+Nor may a run ask the kernel's page cache anything or take a page out of it: every process of a submission reads
+the same files (the driver, the C library, the standard library: one inode each), so a page one makes resident or
+drops is a mark the next finds (tests/test_tamper_cache_quiet.py: alloc_failure's tries counted themselves so).
+mincore, cachestat, process_madvise and Linux AIO (io_setup, io_submit: RWF_NOWAIT in an iocb) are refused;
+preadv2 and pwritev2 with RWF_NOWAIT answer EAGAIN whatever is cached; the hints that drop or age pages
+(posix_fadvise's DONTNEED and NOREUSE, madvise's COLD and PAGEOUT) and readahead answer 0 and do nothing, as a
+kernel may. Every other advice, and those calls without the flag, pass. What is left is timing a read, which needs a
+page that goes from absent to resident (oracle/SANDBOX.md, "The page cache").
 
     install()   # in the child, pre-exec
 """
@@ -38,7 +47,7 @@ import struct
 
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
-_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+_LD_W_ABS, _JEQ_K, _JGE_K, _JSET_K, _RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
 _X32_BIT = 0x40000000
 # (audit arch, socket, (shmget, msgget, semget, process_vm_readv, process_vm_writev, io_uring_setup,
 #  io_uring_enter, io_uring_register, add_key, request_key, keyctl, mq_open, and _METADATA's), (setsid, setpgid))
@@ -50,12 +59,25 @@ _METADATA = {"x86_64": (90, 91, 268, 92, 93, 94, 260, 132, 235, 261, 280, 188, 1
              "aarch64": (52, 53, 55, 54, 88, 5, 6, 7, 14, 15, 16, *_METADATA_NEW)}
 # watching files: inotify (every form) and fanotify (a run could learn when the grader reads or writes a file it holds)
 _WATCH = {"x86_64": (253, 294, 254, 300, 301), "aarch64": (26, 27, 262, 263)}
+# the page cache asked whole, refused: mincore, io_setup, io_submit; cachestat and process_madvise (the same numbers
+# on both machines)
+_CACHE = {"x86_64": (27, 206, 209, 451, 440), "aarch64": (232, 0, 2, 451, 440)}
+_READAHEAD = {"x86_64": 187, "aarch64": 213}  # a hint: answered 0, not done
 _NATIVE = {"x86_64": (0xC000003E, 41, (29, 68, 64, 310, 311, *_URING, 248, 249, 250, 240, *_METADATA["x86_64"],
-                                       *_WATCH["x86_64"]), (112, 109)),
+                                       *_WATCH["x86_64"], *_CACHE["x86_64"]), (112, 109)),
            "aarch64": (0xC00000B7, 198, (194, 186, 190, 270, 271, *_URING, 217, 218, 219, 180, *_METADATA["aarch64"],
-                                        *_WATCH["aarch64"]), (157, 154))}
+                                        *_WATCH["aarch64"], *_CACHE["aarch64"]), (157, 154))}
 _INTERNET = (2, 10)  # AF_INET, AF_INET6: socket()'s first argument
-_ARG0 = 16  # offset of seccomp_data.args[0] (its low 32 bits, little-endian)
+_ARG0 = 16  # offset of seccomp_data.args[0] (its low 32 bits, little-endian); args[i] at _ARG0 + 8 * i
+_RWF_NOWAIT = 0x8
+# calls answered by one argument: (number, argument, values, flag bits, answer) by machine. posix_fadvise's DONTNEED
+# (4) and NOREUSE (5) and madvise's MADV_COLD (20) and MADV_PAGEOUT (21) are hints the kernel may ignore: answered 0,
+# not done. preadv2 and pwritev2 with RWF_NOWAIT: EAGAIN, whether the page is resident or not (as a file system that
+# cannot tell without blocking answers), so the answer tells nothing.
+_BY_ARGUMENT = {"x86_64": ((221, 3, (4, 5), 0, "IGNORE"), (28, 2, (20, 21), 0, "IGNORE"),
+                           (327, 5, (), _RWF_NOWAIT, "AGAIN"), (328, 5, (), _RWF_NOWAIT, "AGAIN")),
+                "aarch64": ((223, 3, (4, 5), 0, "IGNORE"), (233, 2, (20, 21), 0, "IGNORE"),
+                            (286, 5, (), _RWF_NOWAIT, "AGAIN"), (287, 5, (), _RWF_NOWAIT, "AGAIN"))}
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -66,30 +88,40 @@ class _Program(ctypes.Structure):
 def _filter(*, keep_group: bool) -> bytes | None:
     """The BPF program, or None on a machine whose numbers we do not know (the filter is then left out);
     `keep_group`: setsid and setpgid are refused too, so nothing a run starts leaves its process group."""
-    native = _NATIVE.get(platform.machine())
+    machine = platform.machine()
+    native = _NATIVE.get(machine)
     if native is None:
         return None
     arch, socket, forbidden, sessions = native
     forbidden = (*forbidden, *sessions) if keep_group else forbidden
-    deny = _RET_ERRNO | errno.EPERM
-    # every jump goes forward to the last two instructions: ALLOW at index n-2, DENY at n-1
-    n = 5 + len(forbidden) + 2 + len(_INTERNET) + 2
+    answers = {"ALLOW": _RET_ALLOW, "DENY": _RET_ERRNO | errno.EPERM, "IGNORE": _RET_ERRNO | 0,
+               "AGAIN": _RET_ERRNO | errno.EAGAIN}
+    # every jump to an answer goes forward to the last four instructions, one per answer; a check of a call's
+    # argument is a block that ends in ALLOW (the accumulator then holds the argument, not the call's number)
+    code: list[tuple[int, int | str, int, int]] = [
+        (_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
+        (_JEQ_K, 1, 0, arch),
+        (_RET_K, 0, 0, answers["DENY"]),  # another ABI
+        (_LD_W_ABS, 0, 0, 0),  # seccomp_data.nr
+        (_JGE_K, "DENY", 0, _X32_BIT)]  # x32 numbers
+    code += [(_JEQ_K, "DENY", 0, number) for number in forbidden]
+    code += [(_JEQ_K, "IGNORE", 0, _READAHEAD[machine])]
+    for number, argument, values, bits, answer in (*_BY_ARGUMENT[machine], (socket, 0, _INTERNET, 0, "DENY")):
+        block: list[tuple[int, int | str, int, int]] = [(_LD_W_ABS, 0, 0, _ARG0 + 8 * argument)]
+        block += [(_JEQ_K, answer, 0, value) for value in values]
+        block += [(_JSET_K, answer, 0, bits)] if bits else []
+        block += [(_RET_K, 0, 0, _RET_ALLOW)]
+        code += [(_JEQ_K, 0, len(block), number), *block]  # not this call: past its block
+    at_answer = {name: len(code) + i for i, name in enumerate(answers)}
+    code += [(_RET_K, 0, 0, answer) for answer in answers.values()]
 
-    def to(target: int, at: int) -> int:
-        return target - at - 1
+    def resolved(at: int, insn: tuple[int, int | str, int, int]) -> tuple[int, int, int, int]:
+        op, true, false, k = insn
+        true = at_answer[true] - at - 1 if isinstance(true, str) else true
+        assert 0 <= true < 256
+        return op, true, false, k
 
-    code = [(_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
-            (_JEQ_K, 1, 0, arch),
-            (_RET_K, 0, 0, deny),  # another ABI
-            (_LD_W_ABS, 0, 0, 0),  # seccomp_data.nr
-            (_JGE_K, to(n - 1, 4), 0, _X32_BIT)]  # x32 numbers
-    code += [(_JEQ_K, to(n - 1, len(code) + i), 0, number) for i, number in enumerate(forbidden)]
-    code += [(_JEQ_K, 0, to(n - 2, len(code)), socket),  # socket(): look at its domain, else allow
-             (_LD_W_ABS, 0, 0, _ARG0)]
-    code += [(_JEQ_K, to(n - 1, len(code) + i), 0, domain) for i, domain in enumerate(_INTERNET)]
-    code += [(_RET_K, 0, 0, _RET_ALLOW), (_RET_K, 0, 0, deny)]
-    assert len(code) == n
-    return b"".join(struct.pack("HBBI", *insn) for insn in code)
+    return b"".join(struct.pack("HBBI", *resolved(at, insn)) for at, insn in enumerate(code))
 
 
 # built in the grader: the child only installs one

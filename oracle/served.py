@@ -3,7 +3,11 @@ server script builds the adapter around the loaded submission (`serve_adapter`, 
 grader holds a RemoteAdapter whose every method call the child answers, by name, in JSON. For a family whose
 adapter is standard library only; the grader never imports the submission. Every answer is checked here against the
 shape the family declares for its method (`replies`, oracle/reply_shape.py; a method it declares none for answers
-null) before the family reads it: one that does not fit is the submission's failure, "a reply the grader cannot read".
+null) before the family reads it (`read`: what it makes of an answer, per method; it may find one unreadable too):
+one that does not fit is the submission's failure, "a reply the grader cannot read". The family's table of
+operations (`methods`) decides which calls cross to the child; what the grader knows of its adapter without asking
+(`facts`: its shape, policy, words) is the grader's own copy, never the child's. One remote implementation serves
+every family.
 
     served = Served(target, sandbox, server=Path(".../adapter.py"), failure=Failure, renew="start", replies={...})
     served.load()        # LoadFailure when the submission does not load
@@ -11,46 +15,71 @@ null) before the family reads it: one that does not fit is the submission's fail
 """
 
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from oracle.child import PythonChild, PythonTarget
 from oracle.reply_shape import misfit
 from oracle.sandbox import Sandbox
 
 
+Read = Callable[[Any, "RemoteAdapter"], Any]  # (an answer that fits its shape, the adapter) -> what the family reads
+
+
 class RemoteAdapter:
-    def __init__(self, child: PythonChild, renew: str, failure: type[Exception], replies: Mapping[str, Any]):
+    def __init__(self, child: PythonChild, renew: str, failure: type[Exception], replies: Mapping[str, Any],
+                 methods: tuple[str, ...] | None = None, read: Mapping[str, Read] | None = None,
+                 facts: Mapping[str, Any] | None = None):
         self.child, self.renew, self.failure, self.replies = child, renew, failure, replies
+        self.methods, self.read, self.started = methods, read or {}, False
+        self.__dict__.update(facts or {})
 
     def __getattr__(self, method: str) -> Any:
+        if self.__dict__.get("methods") is not None and method not in self.methods:
+            raise AttributeError(method)
+
         def call(*args: Any) -> Any:
             if method == self.renew:
                 self.child.ask({"op": "new"}, f"while starting {method}")
+                self.started = True
             ret = self.child.ask({"op": "call", "method": method, "args": list(args)}, f"in {method}").get("ret")
             why = misfit(ret, self.replies.get(method), f"{method}'s answer")
             if why:
-                self.child.stop()
-                raise self.failure(f"sent a reply the grader cannot read: {why}")
-            return ret
+                raise self.unreadable(why)
+            read = self.read.get(method)
+            return ret if read is None else read(ret, self)
 
         return call
 
+    def unreadable(self, why: str) -> Exception:
+        """An answer the grader cannot read: the child is stopped, and the step fails."""
+        self.child.stop()
+        return self.failure(f"sent a reply the grader cannot read: {why}")
+
+    def end_process(self) -> None:
+        """Ends the child's process: the next call starts a fresh one, where nothing an earlier process did is left."""
+        self.child.stop()
+
     def close(self) -> None:
-        """Closes the adapter in the child, if it is still running; a failure there is not the grader's."""
+        """Closes the adapter in the child, if it started there and is still running; a failure there is not the
+        grader's."""
         try:
-            if self.child.running:
+            if self.started and self.child.running:
                 self.__getattr__("close")()
         except self.failure:
             pass
+        self.started = False
 
 
 class Served:
     """One child process serving a submission through the family's server; calling it makes an adapter."""
 
     def __init__(self, target: PythonTarget, sandbox: Sandbox, *, server: Path, failure: type[Exception], renew: str,
-                 replies: Mapping[str, Any], timeout: float = 2.0):
-        self.child = PythonChild(target, sandbox, server=server, failure=failure, timeout=timeout)
+                 replies: Mapping[str, Any], timeout: float = 2.0, methods: tuple[str, ...] | None = None,
+                 read: Mapping[str, Read] | None = None, facts: Mapping[str, Any] | None = None, **child: Any):
+        """`child`: the rest of the child's options (oracle/child.py, PythonChild: server_args, support, site)."""
+        self.child = PythonChild(target, sandbox, server=server, failure=failure, timeout=timeout, **child)
         self.renew, self.failure, self.replies = renew, failure, replies
+        self.methods, self.read, self.facts = methods, read, facts
 
     def load(self) -> None:
         self.child.start()
@@ -59,4 +88,4 @@ class Served:
         self.child.close()
 
     def __call__(self) -> RemoteAdapter:
-        return RemoteAdapter(self.child, self.renew, self.failure, self.replies)
+        return RemoteAdapter(self.child, self.renew, self.failure, self.replies, self.methods, self.read, self.facts)

@@ -4,7 +4,7 @@ Hypothesis's own rule selection asks a feature flag and a filter of every candid
 `.map` and nested strategies open a span per draw: together most of a step's cost (tests/bench/fuzz_speed.py).
 `Steps` draws the operation as one index among the rules whose preconditions hold and bundles are non-empty
 (shrinking towards the first rule of `order`), a bundle value as one index (newest first, as Hypothesis does),
-and a `Choice` or `Between` argument as one integer; any other strategy is drawn as Hypothesis draws it. The rules
+a `Choice` or `Between` argument as one integer, and a `ListOf` as its length and then its elements; any other strategy is drawn as Hypothesis draws it. The rules
 stay the machine's own `@rule`s: a step prints and replays as before (`state.create(seq_id=3, ...)`).
 
     Choice(0, 1, 2, Between(-2**31, 2**31 - 1))   # one of these, the earlier the simpler; a nested choice is
@@ -48,16 +48,46 @@ class Choice(SearchStrategy):
 
     def do_draw(self, data: Any) -> Any:
         value = self.values[data.draw_integer(0, self.last)] if self.last else self.values[0]
-        return value.do_draw(data) if isinstance(value, (Choice, Between)) else value
+        return value.do_draw(data) if isinstance(value, (Choice, Between, ListOf)) else value
 
     def __repr__(self) -> str:
         return f"Choice({', '.join(map(repr, self.values))})"
 
 
+class ListOf(SearchStrategy):
+    """A list of `min_size` to `max_size` elements, each one of the values `element` (a Between, or a Choice of
+    plain values) can take, in two choices whatever its length: the length, then every element at once as one
+    integer whose digits are the elements' positions among those values (the first element the most significant
+    digit). Shrinking lowers the length and the integer: fewer elements, each towards the first value."""
+
+    def __init__(self, element: Choice | Between, min_size: int, max_size: int):
+        super().__init__()
+        if isinstance(element, Between):
+            self.values: Sequence[Any] = range(element.low, element.high + 1)
+        elif any(isinstance(value, (Choice, Between, ListOf)) for value in element.values):
+            raise ValueError("ListOf of a Choice that nests strategies")
+        else:
+            self.values = element.values
+        self.element, self.min_size, self.max_size = element, min_size, max_size
+
+    def do_draw(self, data: Any) -> list:
+        low, high, values = self.min_size, self.max_size, self.values
+        length = low if low == high else data.draw_integer(low, high)
+        number = data.draw_integer(0, len(values) ** length - 1) if length else 0
+        digits = []
+        for _ in range(length):
+            number, digit = divmod(number, len(values))
+            digits.append(values[digit])
+        return digits[::-1]
+
+    def __repr__(self) -> str:
+        return f"ListOf({self.element!r}, {self.min_size}, {self.max_size})"
+
+
 def _drawer(strategy: SearchStrategy) -> Any:
     """(data, machine) -> an argument's value: one choice for Choice, Between and a bundle, Hypothesis's draw for
     anything else."""
-    if isinstance(strategy, (Choice, Between)):
+    if isinstance(strategy, (Choice, Between, ListOf)):
         do_draw = strategy.do_draw
         return lambda data, machine: do_draw(data)
     if isinstance(strategy, Bundle):
@@ -96,7 +126,7 @@ def _enabled(entry: tuple, machine: RuleBasedStateMachine) -> bool:
     """Whether a rule can run: each bundle it draws from holds something, and each precondition holds."""
     _, bundles, preconditions, _ = entry
     for name in bundles:
-        if not machine.bundle(name):
+        if not machine.bundles.get(name):  # what machine.bundle(name) holds, without making an empty one
             return False
     for holds in preconditions:
         if not holds(machine):

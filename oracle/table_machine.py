@@ -13,6 +13,7 @@ per argument (oracle/step_strategy.py): give arguments as `Choice` and `Between`
 and `machine.machine_for`.
 """
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -54,10 +55,13 @@ def _rule(name: str, operation: Operation, decorator: Callable[..., Callable]) -
 
 def table_machine(name: str, start: Operation | Callable[[AdapterFactory], Operation],
                   operations: Mapping[str, Operation],
-                  driver: Callable[[Any, RunStats, AdapterFactory], Any]) -> Callable[..., type]:
+                  driver: Callable[[Any, RunStats, AdapterFactory], Any], start_name: str = "start",
+                  end: Callable[[Any], Any] | None = None) -> Callable[..., type]:
     """`machine_for(adapter_factory, stats=None)`: a machine class bound to an implementation, whose runs count
     into `stats`; `driver(adapter, stats, adapter_factory)` makes a program's driver. `start` may depend on the
-    implementation: `start(adapter_factory)` is its start (the sizes it supports)."""
+    implementation: `start(adapter_factory)` is its start (the sizes it supports). `start_name`: what a printed program
+    calls the start by; `end(driver)`: the program's last step (its teardown), made unless a step failed (a check
+    of the state it leaves, say)."""
 
     def __init__(self: Any) -> None:
         RuleBasedStateMachine.__init__(self)
@@ -66,16 +70,22 @@ def table_machine(name: str, start: Operation | Callable[[AdapterFactory], Opera
         self.driver = driver(self.adapter_factory(), self.stats, self.adapter_factory)
 
     def teardown(self: Any) -> None:
-        self.driver.impl.close()
+        # Hypothesis runs teardown in a `finally`: a step that raised (a divergence, or an error of the grader's
+        # own) is the program's failure, which the end must not replace
+        try:
+            if end is not None and sys.exc_info()[1] is None:
+                end(self.driver)
+        finally:
+            self.driver.impl.close()
 
     order = tuple(operations)
     rules = {op: _rule(op, operation, rule) for op, operation in operations.items()}
     fixed = isinstance(start, Operation)
-    base = type(name, (RuleBasedStateMachine,), {"__init__": __init__, "teardown": teardown, **rules,
-                                                 **({"start": _rule("start", start, initialize)} if fixed else {})})
+    first = {start_name: _rule(start_name, start, initialize)} if fixed else {}
+    base = type(name, (RuleBasedStateMachine,), {"__init__": __init__, "teardown": teardown, **rules, **first})
 
     def machine_for(adapter_factory: AdapterFactory, stats: RunStats | None = None) -> type:
-        own = {} if fixed else {"start": _rule("start", start(adapter_factory), initialize)}
+        own = {} if fixed else {start_name: _rule(start_name, start(adapter_factory), initialize)}
         return type(name, (base,), {"adapter_factory": staticmethod(adapter_factory),
                                     "stats": stats if stats is not None else RunStats(), **own})
 

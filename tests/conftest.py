@@ -1,18 +1,23 @@
 """Test-wide setup.
 
-Hypothesis keeps its files in the user's cache, as the CLI does (oracle/hypothesis_home.py). The repo root goes on sys.path, so `tests.broken.<variant>` imports by name the way the CLI
-(`--impl tests.broken.x`) and the printed repro programs import it, whatever directory pytest runs from.
+Hypothesis keeps its files in the user's cache, as the CLI does (oracle/hypothesis_home.py). The repo root goes on sys.path, so `tests.broken.probe_bugs:<variant>` imports by name the way the CLI
+(`--impl tests.broken.probe_bugs:x`) and the printed repro programs import it, whatever directory pytest runs from.
 Under mutmut (MUTANT_UNDER_TEST set) Hypothesis runs derandomized, with no deadline and no example
 database, so each mutant meets the same programs and a kill is reproducible. It also skips the shrink phase:
 a mutant is killed by the first failing program, and shrinking that program (a 4096-append burst, say)
 would only spend the mutant's time budget. The budget itself (examples, steps) is the CI profile's.
-The C fixtures under tests/submissions/ are patches against the reference; the `submission` fixture
-materialises them.
+Every broken fixture is a patch against one of our engines (tests/submissions/*/ against engine/c/llm_memory.c,
+tests/broken/ against engine/llm_memory.py, tests/broken_prefix/ and tests/broken_blockspace/ against a file of
+engine/prefix and engine/blockspace), applied at test time into a scratch copy by `patched_copy`: the `submission`
+fixture materialises the C ones, `broken_python` the Python ones; tests/fixtures.py says what each must fail.
 """
 
+import atexit
 import os
 import re
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -60,13 +65,62 @@ def submission(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
             for patch in sorted((SUBMISSIONS / kind).glob("*.patch")):
                 materialise(kind, patch.stem)
             return root / kind
-        directory, patch = root / kind / name, SUBMISSIONS / kind / f"{name}.patch"
-        if not (directory / "llm_memory.c").is_file():
-            directory.mkdir(parents=True, exist_ok=True)
-            (directory / "llm_memory.c").write_text(patched(REFERENCE_C.read_text(), patch))
+        directory = root / kind / name
+        patched_copy(SUBMISSIONS / kind / f"{name}.patch", REFERENCE_C, directory / "llm_memory.c")
         return directory
 
     return materialise
+
+
+def patched_copy(patch: Path, source: Path, copy: Path) -> Path:
+    """`copy`: a copy of `source` (a file, or a package folder) with the unified diff `patch` applied to the file its
+    `+++` line names (from the repository's root, `b/` first; for a file, `source` itself). Made once: an existing
+    `copy` is left as it is. RuntimeError when the patch does not apply. The one way every family's broken fixtures
+    are made."""
+    if copy.exists():
+        return copy
+    if source.is_dir():
+        target = re.search(r"^\+\+\+ (?:b/)?(\S+)", patch.read_text(), re.M)
+        if target is None or not (ROOT / target[1]).is_relative_to(source):
+            raise RuntimeError(f"{patch}: its +++ line names no file of {source}")
+        shutil.copytree(source, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        changed = copy / (ROOT / target[1]).relative_to(source)
+        changed.write_text(patched(changed.read_text(), patch))
+    else:
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_text(patched(source.read_text(), patch))
+    return copy
+
+
+PYTHON_ENGINE = ROOT / "engine" / "llm_memory.py"
+BROKEN_PYTHON = ROOT / "tests" / "broken"
+_broken_root: list[Path] = []
+
+
+def broken_python_folder() -> Path:
+    """The scratch folder holding the package `hw3_broken` (made once a process, put on sys.path, removed at exit):
+    what a process of ours started apart needs on its PYTHONPATH to import broken_python's modules."""
+    if not _broken_root:
+        root = Path(tempfile.mkdtemp(prefix="broken-python-"))
+        atexit.register(shutil.rmtree, root, ignore_errors=True)
+        (root / "hw3_broken").mkdir()
+        (root / "hw3_broken" / "__init__.py").write_text('"""engine/llm_memory.py, one bug each: tests/broken/."""\n')
+        sys.path.insert(0, str(root))
+        _broken_root.append(root)
+    return _broken_root[0]
+
+
+def broken_python(name: str) -> str:
+    """The module name (`hw3_broken.<name>`) of engine/llm_memory.py with tests/broken/<name>.patch applied, written
+    once a process into broken_python_folder(): what `grade`, `fuzz --impl` and load_python are given for a broken
+    Python engine. Its child process sees that package and nothing of ours."""
+    patched_copy(BROKEN_PYTHON / f"{name}.patch", PYTHON_ENGINE, broken_python_folder() / "hw3_broken" / f"{name}.py")
+    return f"hw3_broken.{name}"
+
+
+def broken_python_source(name: str) -> str:
+    """engine/llm_memory.py with tests/broken/<name>.patch applied, as text."""
+    return patched(PYTHON_ENGINE.read_text(), BROKEN_PYTHON / f"{name}.patch")
 
 
 def patched(text: str, patch: Path) -> str:

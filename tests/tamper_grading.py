@@ -6,14 +6,14 @@ secrets shown, connections, a traceback) and `check_report`'s (a score other tha
 grader's own).
 
 The submissions: `c_submission` (the reference with tests/submissions/broken/<base>.patch and an attack's patch on
-top), `python_module` (engine/llm_memory.py with tests/broken/<base>.py's classes and an attack's code on top),
+top), `python_module` (engine/llm_memory.py with what tests/broken/<base>.patch changes and an attack's code on top),
 `prefix_submission` (engine/prefix as the package `labsol`, with tests/broken_prefix/<base>.patch, and a
 kv_cache.py). `graded_problems` and `prefix_problems` grade one and say what its grade got that the honest score
 does not allow.
 """
 
+import ast
 import json
-import re
 import secrets
 import shutil
 from collections.abc import Iterator, Mapping
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.conftest import PYTHON_ENGINE, REFERENCE_C, SUBMISSIONS, broken_python_source, patched, patched_copy
 from tests.tamper import (ROOT, Ran, Reaper, Scene, compile_grader, differences, report_texts, restore, run_pagedcheck,
                           snapshot)
 
@@ -129,14 +129,43 @@ def weighted(rubric: Path, item: str, points: int) -> None:
     rubric.write_text("[[item]]".join([head, *blocks]))
 
 
+def python_bug(base: str) -> str:
+    """What tests/broken/<base>.patch changes in engine/llm_memory.py, as code that goes on top of the engine: each
+    top-level function or assignment it changes, as patched, and a class it changes as a subclass of the engine's
+    holding the methods it changes (so the engine's names before them, `base`, keep the engine's own)."""
+    engine, broken = PYTHON_ENGINE.read_text(), broken_python_source(base)
+    lines = broken.splitlines(keepends=True)
+    was = {_defined(node): node for node in ast.parse(engine).body}
+    text = lambda node: "".join(lines[node.lineno - 1 - len(node.decorator_list if hasattr(node, "decorator_list") else ()):node.end_lineno])  # noqa: E731
+    out = []
+    for node in ast.parse(broken).body:
+        old = was.get(_defined(node))
+        if old is not None and ast.dump(old) == ast.dump(node):
+            continue
+        if isinstance(node, ast.ClassDef) and isinstance(old, ast.ClassDef):
+            before = {_defined(m): ast.dump(m) for m in old.body}
+            methods = [text(m) for m in node.body if before.get(_defined(m)) != ast.dump(m)]
+            out.append(f"class {node.name}({node.name}):\n    __slots__ = ()\n\n" + "\n".join(methods))
+        else:
+            out.append(text(node))
+    return "\n\n".join(out)
+
+
+def _defined(node: ast.stmt) -> str:
+    """The name a top-level statement defines (its text for any other statement)."""
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return node.name
+    if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
+    return ast.dump(node)
+
+
 def python_module(base: str, attack: str) -> str:
-    """engine/llm_memory.py standing alone, the classes and calls of tests/broken/<base>.py on top (`base`: the
-    engine's names as they were before them, so a bug that wraps the engine's call reaches the engine's), then
-    the attack's code."""
-    engine = (ROOT / "engine" / "llm_memory.py").read_text()
-    bug = (ROOT / "tests" / "broken" / f"{base}.py").read_text()
-    bug = bug[re.search(r"^(class|def) ", bug, re.M).start():]  # type: ignore[union-attr]
-    return f"{engine}\n\nimport types as _types\nbase = _types.SimpleNamespace(**globals())\n\n{bug}\n\n{attack}"
+    """engine/llm_memory.py standing alone, python_bug(base) on top (`base`: the engine's names as they were before
+    it, so a bug that wraps the engine's call reaches the engine's), then the attack's code."""
+    engine = PYTHON_ENGINE.read_text()
+    return (f"{engine}\n\nimport types as _types\nbase = _types.SimpleNamespace(**globals())\n\n"
+            f"# ---- the known bug: tests/broken/{base}.patch ----\n{python_bug(base)}\n\n{attack}")
 
 
 def python_submission(scene: Scene, review: str, base: str, attack: Path | None) -> Path:
@@ -186,12 +215,10 @@ def prefix_submission(folder: Path, base: str | None, kv_cache: str) -> Path:
     """`folder` holding engine/prefix as `labsol`, with tests/broken_prefix/<base>.patch applied (None: correct),
     and `kv_cache` as kv_cache.py."""
     package = folder / "labsol"
-    shutil.copytree(PREFIX_ENGINE, package, ignore=shutil.ignore_patterns("__pycache__"))
-    if base is not None:
-        patch = ROOT / "tests" / "broken_prefix" / f"{base}.patch"
-        target = next(line.split("b/engine/prefix/")[1].strip() for line in patch.read_text().splitlines()
-                      if line.startswith("+++ "))
-        (package / target).write_text(patched((PREFIX_ENGINE / target).read_text(), patch))
+    if base is None:
+        shutil.copytree(PREFIX_ENGINE, package, ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        patched_copy(ROOT / "tests" / "broken_prefix" / f"{base}.patch", PREFIX_ENGINE, package)
     (folder / "kv_cache.py").write_text(kv_cache)
     return folder
 

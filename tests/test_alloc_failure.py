@@ -4,7 +4,9 @@ the item not run, with why."""
 
 from pathlib import Path
 
-from oracle.hw3.alloc_failure import MOST_PER_CALL
+from oracle.hw3.alloc_failure import ALLOCATING, MOST_PER_CALL, _allocations, _inject, _shuffled
+from oracle.hw3.c.adapter import CAdapter
+from oracle.hw3.c.build import build
 from oracle.hw3.grade import grade, load
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 from tests.test_grade import small_rubric
@@ -165,3 +167,54 @@ def test_a_leak_among_blocks_kept_around_a_calls_own_work_is_caught(tmp_path: Pa
     status, message = _alloc_failure(tmp_path, padded)
     assert status == "failed", message
     assert message.startswith("allocation_failure (allocation 28 of step 2 failing): step 2 create_sequence"), message
+
+
+def test_the_tries_run_in_an_order_drawn_afresh_each_time() -> None:
+    """Every try once, in an order no run can know: a try that counted the tries before it (the kernel's page cache,
+    tests/test_tamper_cache_quiet.py) learns nothing of its k. Ten draws of the reference's 16 tries are never all
+    alike (the chance that they are: 1 in 16!^9)."""
+    counts = [2, 3, 3, 4, 3, 1]  # the reference's, call by call
+    every = [(index, k) for index, count in enumerate(counts) for k in range(1, count + 2)]  # one past each count
+    draws = [_shuffled(counts) for _ in range(10)]
+    assert all(sorted(draw) == every for draw in draws)
+    assert len({tuple(draw) for draw in draws}) > 1
+
+
+def test_the_try_reported_is_the_programs_first_failing_one_whatever_the_order(tmp_path: Path) -> None:
+    """broken/alloc_failure leaks wherever an L2 table of create_sequence cannot be had (calls 2, 4 and 5, some at
+    more than one allocation): whichever order the tries ran in, every grade reports call 2's, the first in the
+    program's order."""
+    source = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "alloc_failure.patch")
+    reports = set()
+    for attempt in range(3):
+        (tmp_path / str(attempt)).mkdir()
+        reports.add(_alloc_failure(tmp_path / str(attempt), source))
+    assert len(reports) == 1, reports
+    status, message = reports.pop()
+    assert status == "failed"
+    first = "allocation_failure (allocation 3 of step 2 failing): step 2 create_sequence(engine, 1, 20)"
+    assert message.startswith(first), message
+
+
+def test_a_try_past_a_calls_count_must_make_as_many_allocations_and_fail_none(tmp_path: Path) -> None:
+    """The try past a call's count fails nothing: the reference's create_sequence of 20 records (3 allocations)
+    passes it as counted, and were it counted at 2 (as a process that could tell the counting run from a try, and
+    put a checked allocation before its last one in every try, would be) the third allocation is failed there and
+    the try fails the item, naming the count."""
+    directory = tmp_path / "reference"
+    directory.mkdir()
+    (directory / "llm_memory.c").write_text(REFERENCE_C.read_text())
+    built = build(directory, tmp_path / "work")
+    assert built.ok and built.driver is not None, built.message
+    adapter = CAdapter(built.driver)
+    try:
+        counts = _allocations(adapter, ALLOCATING.steps)
+        assert counts[1] == 3, counts  # create_sequence(engine, 1, 20): the sequence, its L1 table, one L2 table
+        assert _inject(adapter, ALLOCATING.steps, 1, 4, counted=3) is None
+        finding = _inject(adapter, ALLOCATING.steps, 1, 3, counted=2)
+    finally:
+        adapter.close()
+    assert finding is not None and finding.step == 2, finding
+    assert finding.program == "allocation_failure (step 2 as counted, none failing)", finding.program
+    assert (finding.difference.expected, finding.difference.got) == (
+        "2, as when counted", "3: the call allocated otherwise than when it was counted"), finding.difference

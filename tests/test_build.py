@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from oracle.hw3.c.build import LENIENT_FLAGS, OFFICIAL_FLAGS, BuildResult, Refused, build, private_cache, submission_source
+from oracle.hw3.c.build import FACTS, OFFICIAL_FLAGS, build, submission_source
+from oracle.native.build import BuildResult
+from oracle.native.build_cache import private_cache
+from oracle.native.upload import Refused
 from tests.conftest import REFERENCE_C
 
 
@@ -60,18 +63,19 @@ def test_a_function_the_driver_defines_fails_the_link_with_its_name(tmp_path: Pa
     assert not result.ok and result.stage == "link" and result.defined_twice == ("valloc",)
     assert result.verdict == ("llm_memory.c defines valloc, which the grader's driver defines: remove it (the library "
                               "defines only the spec's calls and its own static helpers)")
-    assert result.graded_driver is None and result.flags == LENIENT_FLAGS
+    assert result.graded_driver is None and result.flags == FACTS.lenient_flags
 
 
 def test_a_build_is_summed_up_in_one_line() -> None:
-    built = BuildResult(True, Path("driver"), "done", "")
+    built = BuildResult(True, Path("driver"), "done", "", facts=FACTS)
     assert (built.verdict, built.message, built.flags) == ("built", "built", OFFICIAL_FLAGS)
-    link = BuildResult(False, None, "link", "ld: final link failed: No space left on device\ncollect2: error: ld returned 1\n")
+    link = BuildResult(False, None, "link", "ld: final link failed: No space left on device\ncollect2: error: ld returned 1\n",
+                       facts=FACTS)
     assert link.verdict == "linking llm_memory.c with the grader failed: collect2: error: ld returned 1"
     assert link.message.startswith(link.verdict + "\nld: final link failed")
-    quiet = BuildResult(False, None, "compile", "gcc was stopped after 60 s\n")
+    quiet = BuildResult(False, None, "compile", "gcc was stopped after 60 s\n", facts=FACTS)
     assert quiet.verdict.endswith("-c llm_memory.c failed: gcc was stopped after 60 s")
-    assert BuildResult(False, None, "compile", "").verdict.endswith("failed: no output")
+    assert BuildResult(False, None, "compile", "", facts=FACTS).verdict.endswith("failed: no output")
 
 
 REFUSED = {
@@ -92,7 +96,7 @@ REFUSED = {
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
 def test_a_submission_that_goes_around_the_grader_is_refused_at_build_with_the_reason(name: str, tmp_path: Path) -> None:
-    """oracle/hw3/c/refusal.py: each way around the grader's accounting and valgrind, said in one line."""
+    """oracle/native/refusal.py: each way around the grader's accounting and valgrind, said in one line."""
     if name == "syscall_instruction" and os.uname().machine != "x86_64":
         pytest.skip("an x86_64 instruction")
     code, words = REFUSED[name]

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from oracle import isolation
-from oracle.hw3.c.build import build, evict
+from oracle.hw3.c.build import build
+from oracle.native.build_cache import evict
 from oracle.sandbox import Sandbox
 from tests.conftest import REFERENCE_C
 

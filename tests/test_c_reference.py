@@ -13,7 +13,7 @@ import engine.llm_memory
 from oracle.hw3.adapters import PythonAdapter
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import HEADER_DIR, OFFICIAL_FLAGS, build
-from oracle.hw3.c.valgrind import finish, valgrind_adapter
+from oracle.native.valgrind import finish, valgrind_adapter
 from oracle.hw3.observation import Observation
 
 REFERENCE = Path(__file__).resolve().parents[1] / "engine" / "c"
@@ -214,7 +214,7 @@ def test_destroy_frees_everything(c_adapter: CAdapter) -> None:
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_reference_is_valgrind_clean(driver: Path, tmp_path: Path) -> None:
     log = tmp_path / "valgrind.log"
-    adapter = valgrind_adapter(driver, log)
+    adapter = valgrind_adapter(CAdapter, driver, log)
     pool_size, steps = SCENARIOS["create_fork_cow_free"]
     _run(adapter, pool_size, steps)
     verdict = finish(adapter, log)
@@ -227,7 +227,7 @@ def test_valgrind_reports_a_leak(workdir: Path, tmp_path: Path, submission: Call
     result = build(submission("hostile", "leak"), workdir)
     assert result.ok and result.driver is not None, result.message
     log = tmp_path / "valgrind.log"
-    adapter = valgrind_adapter(result.driver, log)
+    adapter = valgrind_adapter(CAdapter, result.driver, log)
     e = adapter.llm_init(640)
     assert adapter.llm_destroy(e) == 0
     verdict = finish(adapter, log)

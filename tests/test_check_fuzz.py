@@ -12,6 +12,7 @@ import pytest
 
 from oracle.grading.report import timing_free
 from oracle.hw3.grade import grade, load
+from tests.conftest import broken_python
 
 ROOT = Path(__file__).resolve().parent.parent
 RUBRIC = ('[[item]]\nid = "fuzz"\npoints = 10\n[item.options]\n'
@@ -47,7 +48,7 @@ def test_check_fuzz_numbers_the_failing_call_as_the_call_list_does(tmp_path: Pat
     calls as the call list (and a C repro's steps) do; the printed program's line is the picture's to mark."""
     rubric = tmp_path / "rubric.toml"
     rubric.write_text(RUBRIC)
-    report = grade("tests.broken.no_cow", load(rubric), tmp_path)
+    report = grade(broken_python("no_cow"), load(rubric), tmp_path)
     (item,) = report.items
     number = int(item.message.split("fuzz: step ", 1)[1].split()[0])
     assert item.message.startswith(f"fuzz: step {number} append_kv(engine, "), item.message
@@ -62,6 +63,6 @@ def test_check_fuzz_numbers_the_failing_call_as_the_call_list_does(tmp_path: Pat
 def test_check_fuzz_says_when_its_shrink_budget_cut_the_shrinking_short(tmp_path: Path) -> None:
     rubric = tmp_path / "rubric.toml"
     rubric.write_text(RUBRIC.replace("shrink_replays = 2000", "shrink_replays = 3"))
-    (item,) = grade("tests.broken.no_cow", load(rubric), tmp_path).items
+    (item,) = grade(broken_python("no_cow"), load(rubric), tmp_path).items
     assert item.status == "failed"
     assert item.message.endswith(" (shrinking stopped after its 3 replays: the program may not be minimal)"), item.message

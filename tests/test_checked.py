@@ -130,3 +130,58 @@ def test_replay_for_a_rule_stops_at_another_rules_difference_the_model_cannot_fo
     program = Program("p", (Step("add", (1,)), Step("bump", ()), Step("add", (1,))))
     found = replay(program, Driver(Counter()), {"add": Driver.add, "bump": Driver.ask}, [], "adding")
     assert (found.step, found.rule, found.followed) == (2, "starting", False)  # `unchanged`: the step's rule
+
+
+class TakingOver(Driver):
+    """A driver that takes over the implementation's count after a difference of the counting rule (raised, not
+    followed in `diverge`), as often as `times` says, and records the calls it made (Checked.run's `step`)."""
+
+    def __init__(self, adapter: Counter, times: int):
+        super().__init__(adapter)
+        self.times, self.asked = times, 0
+
+    def add(self, n: int) -> None:
+        self.step("add", f"add({n})")
+        self.model += n
+        self.run(lambda: self.impl.add(n), step=Step("add", (n,)))
+        if self.impl.count != self.model:
+            self.diverge(Difference("count", "", self.model, self.impl.count))
+
+    def take_over(self, divergence: Divergence) -> bool:
+        self.asked += 1
+        if self.asked > self.times:
+            return False
+        self.model = self.impl.count
+        return True
+
+
+class Doubling(Counter):
+    def add(self, n: int) -> list:
+        return super().add(2 * n)
+
+
+ADDS = Program("p", (Step("add", (1,)), Step("add", (2,)), Step("add", (3,))))
+
+
+def test_replay_goes_on_past_another_rules_difference_the_driver_takes_over_and_carries_the_calls_made():
+    driver = TakingOver(Doubling(), times=5)
+    found = replay(ADDS, driver, {"add": TakingOver.add}, [], "adding")
+    assert (found.step, found.rule, found.followed) == (1, "counting", True) and driver.asked == 3
+    assert [(f.step, f.difference.expected, f.difference.got) for f in found.past] == [(2, 4, 6), (3, 9, 12)]
+    assert [(step.op, step.args) for step, _ in found.past[-1].made] == [("add", (1,)), ("add", (2,)), ("add", (3,))]
+    assert found.past[-1].made[-1][1] == [(6, 6)]  # what the call returned
+
+
+def test_replay_stops_where_the_driver_cannot_take_over_and_never_asks_for_the_rule_judged_or_the_fuzz():
+    driver = TakingOver(Doubling(), times=1)
+    found = replay(ADDS, driver, {"add": TakingOver.add}, [], "adding")
+    assert (found.step, found.followed, [f.step for f in found.past]) == (2, False, [1]) and driver.asked == 2
+    for rule in ("counting", None):  # its own rule's difference, or no rule judged: it stops, unasked
+        driver = TakingOver(Doubling(), times=5)
+        assert replay(ADDS, driver, {"add": TakingOver.add}, [], rule).step == 1 and driver.asked == 0
+
+
+def test_replay_leaves_the_adapter_open_for_the_caller_when_asked():
+    counter = Counter()
+    assert replay(ADDS, TakingOver(counter, times=0), {"add": TakingOver.add}, [], "adding", close=False) is None
+    assert not counter.closed

@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from oracle.cli import main
+from tests.conftest import broken_python, broken_python_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = ["--examples", "20", "--steps", "15", "-q"]
-BROKEN = "tests.broken.fork_no_incref"  # its program must name a created sequence: fork takes one
+BROKEN = broken_python("fork_no_incref")  # its program must name a created sequence: fork takes one
 
 
 def run(argv: list[str]) -> tuple[int, str, str]:
@@ -100,15 +101,16 @@ def test_printed_program_is_runnable_and_raises_the_divergence(broken_run, tmp_p
     divergence = out.split("First divergence: ", 1)[1].splitlines()[0]
     script = tmp_path / "repro.py"
     script.write_text(program + "\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), str(broken_python_folder()),
+                                                                   os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, env=env)
     assert done.returncode != 0
-    assert f"oracle.hw3.machine.Divergence: {divergence}" in done.stderr, program + "\n---\n" + done.stderr
+    assert f"oracle.hw3.driver.Divergence: {divergence}" in done.stderr, program + "\n---\n" + done.stderr
 
 
 def test_a_failing_run_counts_programs_and_shrink_replays_apart(tmp_path):
     path = tmp_path / "report.json"
-    code, out, _ = run(["fuzz", "--impl", "tests.broken.no_cow", "--examples", "30", "--steps", "20", "--seed", "3",
+    code, out, _ = run(["fuzz", "--impl", broken_python("no_cow"), "--examples", "30", "--steps", "20", "--seed", "3",
                         "--json", str(path), "-q"])
     report = json.loads(path.read_text())
     assert code == 1 and report["passed"] is False and report["cut_short"] is None

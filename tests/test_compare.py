@@ -13,6 +13,7 @@ from oracle.hw3.model import Model
 from oracle.hw3.observation import Observation
 from oracle.hw3.pool import magic
 from oracle.hw3.spec import BLOCK_SIZE
+from tests.conftest import broken_python
 
 BLOCKS = frozenset({"block_ids"})
 ORDER = frozenset({"list_order"})
@@ -48,7 +49,7 @@ def test_the_reference_agrees_strictly_and_under_every_modulo() -> None:
 
 def test_last_fit_differs_strictly_and_agrees_up_to_a_renaming_of_blocks() -> None:
     strict = []
-    for call, model, seen in run("tests.broken.last_fit"):
+    for call, model, seen in run(broken_python("last_fit")):
         strict.append(first_divergence(model, seen, False))
         assert first_divergence(model, seen, False, modulo=BLOCKS) is None, call
     # the tables come before ref_count: the first thing a last-fit allocator shows is the block it picked
@@ -57,8 +58,8 @@ def test_last_fit_differs_strictly_and_agrees_up_to_a_renaming_of_blocks() -> No
 
 def test_a_destroyed_engine_leaves_its_data_in_renamed_blocks() -> None:
     """After llm_destroy no table says which block is which: the pool is compared as a multiset of blocks."""
-    model, seen = at_end("tests.broken.last_fit", PROGRAM[:5])
-    adapter = load_python("tests.broken.last_fit")()
+    model, seen = at_end(broken_python("last_fit"), PROGRAM[:5])
+    adapter = load_python(broken_python("last_fit"))()
     engine = adapter.llm_init(12 * BLOCK_SIZE)
     for api, args in PROGRAM[:5]:
         getattr(adapter, api)(engine, *args)
@@ -70,7 +71,7 @@ def test_a_destroyed_engine_leaves_its_data_in_renamed_blocks() -> None:
 
 
 def test_head_insertion_differs_strictly_and_agrees_as_a_set_of_ids() -> None:
-    model, seen = at_end("tests.broken.create_at_head")
+    model, seen = at_end(broken_python("create_at_head"))
     assert first_divergence(model, seen, False).startswith("active list: expected [")
     assert first_divergence(model, seen, False, modulo=ORDER) is None
     assert first_divergence(model, seen, False, modulo=BLOCKS) is not None  # only the aspect named
@@ -102,7 +103,7 @@ def _with_table(seen: Observation, seq_index: int, l1: int, l2: int, block: int)
 
 
 def test_an_inconsistent_renaming_is_a_divergence() -> None:
-    model, seen = at_end("tests.broken.last_fit", PROGRAM[:3])  # seq 2 shares seq 1's blocks
+    model, seen = at_end(broken_python("last_fit"), PROGRAM[:3])  # seq 2 shares seq 1's blocks
     (shared, *_) = seen.engine.sequences[0].block_table[0]
     free = next(b for b, count in enumerate(seen.engine.ref_count) if count == 0)
     moved = _with_table(seen, 1, 0, 0, free)  # the child names another block where the parent's is shared
@@ -120,7 +121,7 @@ def test_an_inconsistent_renaming_is_a_divergence() -> None:
 
 
 def test_a_lost_block_is_a_divergence() -> None:
-    model, seen = at_end("tests.broken.last_fit")
+    model, seen = at_end(broken_python("last_fit"))
     engine = seen.engine
     lost = dataclasses.replace(seen, engine=dataclasses.replace(engine, free_local_blocks=engine.free_local_blocks - 1))
     assert first_divergence(model, lost, False, modulo=BLOCKS) == (
@@ -137,7 +138,7 @@ def test_a_lost_block_is_a_divergence() -> None:
     under = dataclasses.replace(seen, engine=dataclasses.replace(engine, ref_count=tuple(counts)))
     assert first_divergence(model, under, False, modulo=BLOCKS) == f"ref_count[{shared}]: expected 2, got 1"
     # the broken variant that never gives a block back
-    *_, (_, model, seen) = run("tests.broken.free_count_not_incremented", PROGRAM[:6])
+    *_, (_, model, seen) = run(broken_python("free_count_not_incremented"), PROGRAM[:6])
     assert first_divergence(model, seen, False, modulo=BLOCKS).startswith("free_local_blocks: expected ")
 
 
@@ -148,7 +149,7 @@ def _poke(seen: Observation, block: int, slot: int, value: int) -> Observation:
 
 
 def test_the_pool_is_compared_through_the_renaming() -> None:
-    model, seen = at_end("tests.broken.last_fit")
+    model, seen = at_end(broken_python("last_fit"))
     engine = seen.engine
     mapped = engine.sequences[0].block_table[0][0]  # seq 2's first block
     free = next(b for b, count in enumerate(engine.ref_count) if count == 0)
@@ -163,9 +164,9 @@ def test_the_pool_is_compared_through_the_renaming() -> None:
 
 
 def test_modulo_still_catches_copy_on_write_bugs() -> None:
-    model, seen = at_end("tests.broken.cow_copies_written_only", PROGRAM[:4])
+    model, seen = at_end(broken_python("cow_copies_written_only"), PROGRAM[:4])
     assert first_divergence(model, seen, False, modulo=BLOCKS | ORDER).startswith("pool block ")
-    model, seen = at_end("tests.broken.no_cow", PROGRAM[:4])  # the append writes into the shared block
+    model, seen = at_end(broken_python("no_cow"), PROGRAM[:4])  # the append writes into the shared block
     assert first_divergence(model, seen, False, modulo=BLOCKS | ORDER) == (
         "free_local_blocks: expected 9, got 10 (it matches your ref_count array: the call took or released the wrong "
         "number of blocks)")
@@ -173,7 +174,7 @@ def test_modulo_still_catches_copy_on_write_bugs() -> None:
 
 def test_a_free_count_out_of_step_with_ref_count_is_reported_plainly() -> None:
     """Constraint 5 itself broken: free_local_blocks no longer counts the blocks whose ref_count is 0."""
-    model, seen = at_end("tests.broken.free_count_not_incremented", PROGRAM[:6])
+    model, seen = at_end(broken_python("free_count_not_incremented"), PROGRAM[:6])
     assert first_divergence(model, seen, False) == "free_local_blocks: expected 7, got 6"
 
 

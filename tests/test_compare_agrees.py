@@ -10,9 +10,10 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from oracle.hw3.adapters import load_python
 from oracle.hw3.compare import agrees, first_difference
-from oracle.hw3.machine import Divergence, machine_for
+from oracle.hw3.machine import Divergence, Driver, machine_of
 from oracle.hw3.observation import ImplementationFailure
 from oracle.stats import RunStats
+from tests.conftest import broken_python
 
 BROKEN = sorted(p.stem for p in (Path(__file__).parent / "broken").glob("*.py") if p.stem not in ("__init__", "probe_bugs"))
 
@@ -22,23 +23,23 @@ class Disagreement(Exception):
 
 
 def checked_both_ways(module: str, stats: RunStats) -> type:
-    class BothWays(machine_for(load_python(module), stats)):  # type: ignore[misc]
-        def _check(self, shown: str, failed: bool) -> None:
+    class BothWays(Driver):
+        def check(self, shown: object, failed: bool) -> None:
             try:
                 seen = self.impl.observe(self.engine)
             except ImplementationFailure:
-                return super()._check(shown, failed)
+                return super().check(shown, failed)
             difference = first_difference(self.model, seen, failed)
             if agrees(self.model, seen, failed) != (difference is None):
                 raise Disagreement(f"after {shown}: agrees says {difference is None}, first_difference {difference}")
             stats.events["states compared"] += 1
             stats.events["states differing"] += difference is not None
-            super()._check(shown, failed)
+            super().check(shown, failed)
 
-    return BothWays
+    return machine_of(BothWays)(load_python(module), stats)
 
 
-@pytest.mark.parametrize("module", ["engine.llm_memory", *(f"tests.broken.{name}" for name in BROKEN)])
+@pytest.mark.parametrize("module", ["engine.llm_memory", *(broken_python(name) for name in BROKEN)])
 def test_agrees_exactly_when_first_difference_finds_nothing(module: str) -> None:
     stats = RunStats()
     run_settings = settings(max_examples=60, stateful_step_count=15, deadline=None, database=None,

@@ -6,8 +6,9 @@ import struct
 
 import pytest
 
-from oracle.hw3.c.driver_reply import REPLY_BOUND, BadReply, Fatal, Pointer, parse_reply, reply_length
-from oracle.hw3.c.native_heap import HeapFacts
+from oracle.hw3.c.driver_reply import REPLY_BOUND, Pointer, parse_reply
+from oracle.native.native_heap import HeapFacts
+from oracle.native.reply_pipe import BadReply, Fatal, reply_length
 
 _RESULT = struct.Struct("<qIIBQQQ")  # ret, call allocations, call frees, fault fired, allocations, live blocks, bytes
 
@@ -22,7 +23,7 @@ def _fatal(status: int, words: bytes, declared: int | None = None) -> bytes:
 
 def test_a_result_says_the_return_value_and_the_process_own_heap_counts() -> None:
     data = _reply(0, _RESULT.pack(-1, 3, 2, 1, 99, 7, 448))
-    assert reply_length(data) == len(data)
+    assert reply_length(data, REPLY_BOUND) == len(data)
     assert parse_reply(data) == (-1, HeapFacts(3, 2, True, 7, 448))
     assert parse_reply(_reply(0, _RESULT.pack(0x7F00DEAD0010, 0, 0, 0, 0, 0, 0))) == (0x7F00DEAD0010, HeapFacts(0, 0, False, 0, 0))
 
@@ -36,7 +37,7 @@ def test_a_fatal_reply_gives_the_driver_words_and_whether_the_heap_was_corrupted
 @pytest.mark.parametrize("length", [0, 5, REPLY_BOUND + 1, 2**32 - 1])
 def test_a_length_no_honest_reply_has_is_refused_before_the_rest_is_read(length: int) -> None:
     with pytest.raises(BadReply, match=f"^a length of {length} bytes$"):
-        reply_length(struct.pack("<I", length))
+        reply_length(struct.pack("<I", length), REPLY_BOUND)
 
 
 @pytest.mark.parametrize("data, words", [

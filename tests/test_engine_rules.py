@@ -5,6 +5,7 @@ failure here names the rule without a shrunk program to read. White-box where th
 ref_count, the intrusive list), and byte-exact on the caller's pool.
 """
 
+import importlib
 import struct
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from engine import llm_memory as mem
 from oracle.hw3.pool import initial_pool, magic
 from oracle.hw3.spec import BLOCK_SIZE, INT32_MAX, INT32_MIN, KV_PER_BLOCK, L1_PT_SIZE, L2_PT_SIZE, MAX_KV, UNMAPPED
+from tests.conftest import broken_python
 
 
 def new_engine(blocks: int = 8, extra: int = 0, impl=mem):
@@ -219,8 +221,7 @@ def test_free_visits_all_16_l1_slots_past_a_null_one():
 
 def test_free_visits_all_16_l1_slots_catches_a_free_that_breaks_early():
     """The check above has teeth: the break-at-NULL variant leaves block 32 (behind the gap) allocated."""
-    from tests.broken import free_breaks_at_null_l1
-
+    free_breaks_at_null_l1 = importlib.import_module(broken_python("free_breaks_at_null_l1"))
     assert free_with_null_l1_gap(free_breaks_at_null_l1)[32] == 1
 
 

@@ -13,6 +13,7 @@ from oracle.hw3.evidence import EDIT, ITEMS, POOL, RETURNS, STATE, WORDS, item_n
 from oracle.hw3.grade import grade, load
 from oracle.hw3.probes import RESTS_ON, not_graded_result
 from oracle.hw3.verdicts import Submission, with_probes
+from tests.conftest import broken_python
 from tests.test_grade import small_rubric
 
 SAID = f"Not graded for a Python submission: {WORDS[EDIT]}."
@@ -72,7 +73,7 @@ def test_an_item_whose_rule_shows_only_in_the_objects_is_not_applicable_for_pyth
     """tail_insertion's rule (the list's order) shows in no return value and no pool byte: left out of a Python
     submission's score with the student's words, graded for C (create_at_head's bug fails it there)."""
     rubric = load(small_rubric(tmp_path / "r.toml", ["tail_insertion"]))
-    (item,) = grade("tests.broken.create_at_head", rubric, tmp_path / "py", timeout=1.0).items
+    (item,) = grade(broken_python("create_at_head"), rubric, tmp_path / "py", timeout=1.0).items
     assert (item.status, item.max_points) == ("not_applicable", 0) and STATE_SAID in item.student, item
 
 

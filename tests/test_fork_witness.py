@@ -27,6 +27,7 @@ from oracle.hw3.rules import FIRST_FIT, MEMORY_SAFETY, TASKS, Effects, rule_of
 from oracle.hw3.run import Trace, run
 from oracle.hw3.step import predict
 from oracle.program import Program, Step
+from tests.conftest import broken_python
 
 # a parent of two blocks forked, the child's append (in place when the fork took no reference), then the parent
 # freed and a create of 9 blocks of the 10, which must be refused (the child still holds blocks 0 and 1, or 0 and 2)
@@ -61,20 +62,20 @@ def _blamed(trace: Trace) -> list[int]:
     return [ran.number for ran in trace.steps if ran.effects is not None and ran.effects.wrong_fork]
 
 
-@pytest.mark.parametrize("impl", ["tests.broken.fork_no_incref", "tests.broken.probe_bugs:fork_shares_no_block"])
+@pytest.mark.parametrize("impl", [broken_python("fork_no_incref"), "tests.broken.probe_bugs:fork_shares_no_block"])
 def test_a_fork_that_takes_no_reference_is_shown_wrong_at_the_append_that_wrote_in_place(impl: str) -> None:
     assert _blamed(_graded(impl, FORKED)) == [5]
     assert _witness(impl, FORKED, 5, IN_PLACE)
 
 
-@pytest.mark.parametrize("impl", ["engine.llm_memory", "tests.broken.no_cow", "tests.broken.last_fit", "tests.broken.cow_copies_written_only"])
+@pytest.mark.parametrize("impl", ["engine.llm_memory", broken_python("no_cow"), broken_python("last_fit"), broken_python("cow_copies_written_only")])
 def test_a_fork_that_takes_its_references_is_not_shown_wrong(impl: str) -> None:
     assert _blamed(_graded(impl, FORKED)) == []  # their bugs are the append's or first fit's
     assert not _witness(impl, FORKED, 5, IN_PLACE)  # even were the append in place
 
 
 def test_without_an_append_in_place_in_the_graded_run_no_fork_is_shown_wrong() -> None:
-    impl = "tests.broken.fork_no_incref"
+    impl = broken_python("fork_no_incref")
     assert not _witness(impl, FORKED, 5, [])  # the references alone never blame the fork
     assert not _witness(impl, FORKED, 5, [(2, frozenset({1, 2}))])  # before the fork
     assert not _witness(impl, FORKED, 5, [(4, frozenset({2, 3}))])  # a block the fork's two do not both hold
@@ -82,18 +83,18 @@ def test_without_an_append_in_place_in_the_graded_run_no_fork_is_shown_wrong() -
     # greedy free after a correct fork shows as well: the create keeps its own rule there
     steps = programs.load("fork_references").steps
     refused = next(at for at, step in enumerate(steps) if step.op == "create_sequence" and step.args == (4, 1))
-    assert _blamed(_graded("tests.broken.fork_no_incref", steps[: refused + 1])) == []
+    assert _blamed(_graded(broken_python("fork_no_incref"), steps[: refused + 1])) == []
 
 
 def test_without_the_programs_own_free_and_grant_no_fork_is_shown_wrong() -> None:
     """The references are seen in the graded program's calls only: a program that frees neither of the fork's two
     after the append, or asks nothing of the blocks a free gave back, shows nothing, and the in-place append keeps
     append_cow's rule (no call the grader chose follows the fork)."""
-    assert _blamed(_graded("tests.broken.fork_no_incref", FORKED[:5])) == []
-    assert _blamed(_graded("tests.broken.fork_no_incref", FORKED[:6])) == []
+    assert _blamed(_graded(broken_python("fork_no_incref"), FORKED[:5])) == []
+    assert _blamed(_graded(broken_python("fork_no_incref"), FORKED[:6])) == []
     unrelated = [*FORKED[:4], Step("create_sequence", (4, 1)), FORKED[4], Step("free_sequence", (4,)),
                  Step("create_sequence", (3, 144))]  # a free of a third sequence, then the same create: refused
-    assert _blamed(_graded("tests.broken.fork_no_incref", unrelated)) == []
+    assert _blamed(_graded(broken_python("fork_no_incref"), unrelated)) == []
 
 
 # each call the submission is made, printed by its own process as it is made
@@ -203,9 +204,9 @@ def test_an_append_in_place_planted_where_only_a_witness_would_look_does_not_bla
 
 
 def test_an_append_that_never_copies_writes_in_place_but_the_references_hold() -> None:
-    trace = _graded("tests.broken.no_cow", FORKED)
+    trace = _graded(broken_python("no_cow"), FORKED)
     assert trace.steps[4].found and _blamed(trace) == []  # in place, the append's own bug
-    assert not references_missed(FORKED, _returns("tests.broken.no_cow", FORKED), 3)
+    assert not references_missed(FORKED, _returns(broken_python("no_cow"), FORKED), 3)
 
 
 def test_in_a_full_pool_the_append_the_model_refuses_is_in_place_after_a_fork_without_references() -> None:
@@ -214,29 +215,29 @@ def test_in_a_full_pool_the_append_the_model_refuses_is_in_place_after_a_fork_wi
     full = [Step("llm_init", (640,)), Step("create_sequence", (1, 20)), Step("create_sequence", (2, 128)),
             Step("fork_sequence", (1, 3)), Step("append_kv", (3, 5)), Step("free_sequence", (1,)),
             Step("create_sequence", (4, 1))]
-    assert _blamed(_graded("tests.broken.fork_no_incref", full)) == [5]
+    assert _blamed(_graded(broken_python("fork_no_incref"), full)) == [5]
     assert _blamed(_graded("engine.llm_memory", full)) == []
-    assert _blamed(_graded("tests.broken.no_cow", full)) == []
+    assert _blamed(_graded(broken_python("no_cow"), full)) == []
 
 
 def test_the_fork_item_shows_a_fork_without_references_in_the_graded_run() -> None:
     # fork_shares_blocks.txt: the child's append to the block it shares with its parent, right after the fork
     steps = programs.load("fork_shares_blocks").steps
-    assert _blamed(_graded("tests.broken.fork_no_incref", steps)) == [5]
+    assert _blamed(_graded(broken_python("fork_no_incref"), steps)) == [5]
     trace = _graded("engine.llm_memory", steps)
     assert _blamed(trace) == [] and not any(ran.found for ran in trace.steps)
 
 
 def test_a_count_bug_that_shows_without_the_fork_is_not_the_forks() -> None:
     # a free that never raises the free count: the create after the parent's free is refused, as it must be
-    assert not _witness("tests.broken.free_count_not_incremented", FORKED, 5, IN_PLACE)
+    assert not _witness(broken_python("free_count_not_incremented"), FORKED, 5, IN_PLACE)
     # a create that counts a block free again grants what it must refuse, but before any sharer's free: not the fork's
     early = [*FORKED[:5], Step("create_sequence", (3, 144)), FORKED[5]]
     assert not references_missed(early, _returns("tests.broken.probe_bugs:create_takes_no_block", early), 3)
 
 
 def test_a_crash_before_the_create_gives_no_opinion_and_one_at_it_is_no_refusal() -> None:
-    returns = _returns("tests.broken.fork_no_incref", FORKED)
+    returns = _returns(broken_python("fork_no_incref"), FORKED)
     assert references_missed(FORKED, returns, 3)
     assert not references_missed(FORKED, returns[:6], 3)  # the create never made
     assert not references_missed(FORKED, [*returns[:5], None], 3)  # the free crashed: nothing after it
@@ -244,7 +245,7 @@ def test_a_crash_before_the_create_gives_no_opinion_and_one_at_it_is_no_refusal(
 
 
 def test_only_the_forks_of_the_engine_now_live_are_asked() -> None:
-    impl = "tests.broken.fork_no_incref"
+    impl = broken_python("fork_no_incref")
     assert not _witness(impl, FORKED, 3, IN_PLACE)  # no fork yet
     again = [*FORKED[:5], Step("llm_init", (640,)), Step("create_sequence", (1, 3)), *FORKED[5:]]
     assert not _witness(impl, again, 7, IN_PLACE)
@@ -255,7 +256,7 @@ def test_only_the_forks_of_the_engine_now_live_are_asked() -> None:
 
 def test_each_forks_verdict_is_kept_for_the_program() -> None:
     witness, asked = ForkWitness(FORKED), []
-    returns = lambda: asked.append(1) or _returns("tests.broken.fork_no_incref", FORKED)  # noqa: E731
+    returns = lambda: asked.append(1) or _returns(broken_python("fork_no_incref"), FORKED)  # noqa: E731
     assert witness.shown_wrong(5, IN_PLACE, returns)
     assert witness.known == {3: True} and len(asked) == 1
     witness.known[3] = False  # a verdict kept is not asked again

@@ -12,6 +12,7 @@ import pytest
 from oracle.cli import main
 from oracle.grading.report import timing_free
 from oracle.hw3.grade import DEFAULT_RUBRIC, grade, load
+from tests.conftest import broken_python
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "engine" / "c"
@@ -134,7 +135,7 @@ def test_python_modules_get_the_checks_that_apply(tmp_path: Path) -> None:
     init = {item.id: item for item in report.items}["llm_init"]  # its probe init_untouched reads the counts
     assert init.status == "passed" and init.max_points == 6 and said in init.student
     for variant in ("free_breaks_at_null_l1", "fork_breaks_at_null_l1"):  # only the edit shows their bug
-        broken = grade(f"tests.broken.{variant}", load(small_rubric(tmp_path / "r2.toml", ["l1_traversal"])), tmp_path)
+        broken = grade(broken_python(variant), load(small_rubric(tmp_path / "r2.toml", ["l1_traversal"])), tmp_path)
         assert broken.items[0].status == "not_applicable" and said in broken.items[0].student, variant
 
 

@@ -89,7 +89,7 @@ def test_the_bundle_holds_gradescopes_files_and_this_pagedcheck_pinned(made: dic
     assert wheel == f"pagedcheck-{metadata.version('pagedcheck')}-py3-none-any.whl"
     assert f"hypothesis=={metadata.version('hypothesis')}" in pins and all("==" in pin for pin in pins)
     assert {"oracle/hw3/rubric.toml", "oracle/hw3/c/driver.c", "engine/c/llm_memory.h", "oracle/cli.py",
-            "oracle/commands/grade.py"} <= packaged
+            "oracle/commands/grade.py", "oracle/native/driver_heap.c", "oracle/native/driver_main.c"} <= packaged
     assert options == ["--time-limit", "120.0"]
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import build
-from oracle.hw3.c.heap_maps import REGION_BASE, MapsReader, heap_maps
-from oracle.hw3.c.outside import driver_pid
+from oracle.native.heap_maps import REGION_BASE, MapsReader, heap_maps
+from oracle.native.outside import driver_pid
 from oracle.hw3.observation import ImplementationFailure
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
 
@@ -224,8 +224,8 @@ def test_a_reply_saying_the_heap_was_found_corrupted_is_a_crash_natively(workdir
 
 
 def test_the_region_is_where_the_grader_looks(workdir: Path) -> None:
-    """driver.c's FENCE_BASE and heap_maps.REGION_BASE are one address."""
-    driver_c = (Path(__file__).resolve().parents[1] / "oracle" / "hw3" / "c" / "driver.c").read_text()
+    """The core driver's FENCE_BASE (oracle/native/driver_heap.c) and heap_maps.REGION_BASE are one address."""
+    driver_c = (Path(__file__).resolve().parents[1] / "oracle" / "native" / "driver_heap.c").read_text()
     assert f"#define FENCE_BASE ((uintptr_t){REGION_BASE:#x}ull)" in driver_c
 
 
@@ -317,7 +317,7 @@ def test_without_a_listener_the_heap_facts_are_the_drivers_mappings_and_its_word
     """NativeHeap's fallback where the driver could hand over no listener (a kernel without seccomp user
     notification): the live blocks and bytes are read from the driver's mappings after each call; what the
     driver says only adds (a count written down cannot hide a block the grader sees)."""
-    from oracle.hw3.c.native_heap import HeapFacts, NativeHeap
+    from oracle.native.native_heap import HeapFacts, NativeHeap
 
     adapter = CAdapter(_driver(_on(""), workdir, "reference"))
     heap = None
@@ -344,7 +344,7 @@ def test_a_kernel_without_procmap_query_reads_the_same_answers_from_the_maps_tex
     import ctypes
     import mmap
 
-    from oracle.hw3.c.heap_maps import NOT_MAPPED, NOT_READABLE, _unreadable_in_text, unreadable
+    from oracle.native.heap_maps import NOT_MAPPED, NOT_READABLE, _unreadable_in_text, unreadable
 
     page = mmap.PAGESIZE
     region = mmap.mmap(-1, 3 * page)

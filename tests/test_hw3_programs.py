@@ -12,6 +12,7 @@ from oracle.hw3.checks import CHECKS
 from oracle.hw3.grade import grade, load
 from oracle.hw3.step import expected_calls
 from oracle.program import ProgramError, Step, write
+from tests.conftest import broken_python
 
 FOLDER = Path(programs.__file__).with_name("programs")
 
@@ -96,7 +97,7 @@ def test_a_course_program_is_what_the_item_runs(tmp_path: Path) -> None:
     it at its append, and the failure names that program."""
     path = _course(tmp_path, "append_cow", ["shared_append"],
                    {"shared_append": "llm_init 640\ncreate_sequence 1 1\nfork_sequence 1 2\nappend_kv 2 7\n"})
-    report = grade("tests.broken.no_cow", load(path), tmp_path / "out")
+    report = grade(broken_python("no_cow"), load(path), tmp_path / "out")
     (item,) = report.items
     assert item.status == "failed" and item.message.startswith("shared_append: step 4 append_kv(engine, 2, 7)"), item.message
 

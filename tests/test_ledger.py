@@ -1,11 +1,11 @@
-"""The heap's page ledger (oracle/hw3/c/ledger.py) on plain values: which system call it lets run, which it
+"""The heap's page ledger (oracle/native/ledger.py) on plain values: which system call it lets run, which it
 refuses and with what, and what it counts. No process: the answers a driver's calls would get."""
 
 import errno
 
-from oracle.hw3.c.ledger import (
+from oracle.native.ledger import (
     BRK, BRK_REFUSED, CONTINUE, FULL, MADVISE, MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MMAP, MPROTECT,
-    MREMAP, MREMAP_FIXED, MUNMAP, PAGE, PKEY_MPROTECT, PROT_EXEC, PROT_READ, PROT_WRITE, SHMAT, SINK_PAGES, SPAN_START, STRAYS_PER_CALL,
+    MREMAP, MREMAP_DONTUNMAP, MREMAP_FIXED, MUNMAP, PAGE, PKEY_MPROTECT, PROT_EXEC, PROT_READ, PROT_WRITE, SHMAT, SINK_PAGES, SPAN_START, STRAYS_PER_CALL,
     Ledger,
     fence_blocks,
 )
@@ -180,68 +180,141 @@ def test_injection_comes_before_the_budget_so_a_budget_filled_on_purpose_fails_t
     assert grant(ledger, 1) == errno.EEXIST and ledger.asked == 3  # no fresh place: not a request, not counted
 
 
-DRIVER, LIBC = 0x555555556789, 0x7FFFF7E9A123  # the instructions a driver's own call and the C library's are made at
+TABLE, REPLY = 0x7F1234500000, 0x7F1234A00000  # the driver's own memory, mapped before the handover (its places)
+TABLE_SIZE, REPLY_SIZE = 5 << 20, 4096 + 16
 ANON = MAP_PRIVATE | MAP_ANONYMOUS
+NO_FD = 2**64 - 1
+POOLS_FD, OFFSET = 5, 3 * PAGE  # the grader's memory file as the driver holds it, and where the grader put a pool
 
 
-def registered() -> Ledger:
-    """A ledger whose first mapping call (the driver's, before any submission code) named the driver's instruction."""
-    ledger = Ledger()
-    assert ledger.answer(MMAP, (0, PAGE, RW, ANON, 2**64 - 1, 0), DRIVER) == CONTINUE
-    assert ledger.driver_site == DRIVER and ledger.live_blocks == 0
-    return ledger
+def handed_over() -> Ledger:
+    """A ledger as the driver's handover makes it: the places of the driver's own memory, mapped before."""
+    return Ledger(driver_regions=((TABLE, TABLE_SIZE), (REPLY, REPLY_SIZE)))
+
+
+def window(length: int = 3 * PAGE, fd: int = POOLS_FD, offset: int = OFFSET, flags: int = MAP_SHARED,
+           addr: int = 0, prot: int = RW) -> tuple[int, ...]:
+    return (addr, length, prot, flags, fd, offset)
 
 
 def test_outside_the_span_the_programs_own_memory_runs_but_no_code_nor_replacement() -> None:
-    ledger = registered()
-    anon = ANON
-    assert ledger.answer(MMAP, (0, 1 << 20, RW, anon, 2**64 - 1, 0), DRIVER) == CONTINUE  # the driver's own, a pool
-    assert ledger.answer(MUNMAP, (0x7F0000000000, 1 << 20, 0, 0, 0, 0), DRIVER) == CONTINUE
-    assert ledger.answer(MMAP, (0, PAGE, RW | PROT_EXEC, anon, 0, 0), DRIVER) == errno.EPERM
-    assert ledger.answer(MMAP, (0x400000, PAGE, RW, anon | MAP_FIXED, 0, 0), DRIVER) == errno.EPERM  # over the program
-    assert ledger.answer(MPROTECT, (0x400000, PAGE, RW, 0, 0, 0), DRIVER) == errno.EPERM  # the program's code writable
+    ledger = handed_over()
+    assert ledger.answer(MMAP, (0, PAGE, RW | PROT_EXEC, ANON, NO_FD, 0)) == errno.EPERM
+    assert ledger.answer(MMAP, (0x400000, PAGE, RW, ANON | MAP_FIXED, NO_FD, 0)) == errno.EPERM  # over the program
+    assert ledger.answer(MPROTECT, (0x400000, PAGE, RW, 0, 0, 0)) == errno.EPERM  # the program's code writable
     assert ledger.answer(MREMAP, (0x7F0000000000, PAGE, 2 * PAGE, 1 | MREMAP_FIXED, page(9), 0)) == errno.EPERM
-    assert ledger.answer(MREMAP, (0x7F0000000000, PAGE, 2 * PAGE, 1, 0, 0), DRIVER) == CONTINUE
     assert ledger.live_blocks == 0 and ledger.grants == 0
     assert ledger.answer(SHMAT, (3, 0, 0, 0, 0, 0)) == errno.EPERM
     assert ledger.answer(PKEY_MPROTECT, (page(1), PAGE, RW, 0, 0, 0)) == errno.EPERM
-    assert ledger.answer(MMAP, (page(1), PAGE, RW, anon, 0, 0)) == CONTINUE  # a hint into the span: a stray page
+    assert ledger.answer(MMAP, (page(1), PAGE, RW, ANON, 0, 0)) == CONTINUE  # a hint into the span: a stray page
     assert ledger.faulted == [page(1) // PAGE] and ledger.grants == 0
 
 
-def test_a_mapping_outside_the_span_from_elsewhere_is_a_block_that_stays_live() -> None:
-    ledger = registered()
+def test_a_mapping_outside_the_span_is_a_block_that_stays_live_whoever_made_it() -> None:
+    """Review 12's sequences_on_the_drivers_pages: the ledger took every mapping made from the driver's own system
+    call instruction (learnt at the first mapping call after the handover) for the driver's, and the submission
+    called that instruction. No call is told by where it was made: the first mapping after the handover, the same
+    call again, are each a block of the call's, live for the rest of the run (no unmapping outside the span)."""
+    ledger = handed_over()
     ledger.call_started()
-    assert ledger.answer(MMAP, (0, 3 * PAGE - 1, RW, ANON, 2**64 - 1, 0), LIBC) == CONTINUE  # mmap reached by address
-    assert (ledger.grants, ledger.live_blocks, ledger.live_bytes) == (1, 1, 3 * PAGE)
-    assert ledger.answer(MUNMAP, (0x7F0000000000, 3 * PAGE, 0, 0, 0, 0), LIBC) == errno.EPERM  # not its to unmap
-    assert ledger.answer(MMAP, (0x7F0000000000, PAGE, PROT_READ, MAP_PRIVATE, 3, 0), LIBC) == CONTINUE  # a hint, a file
+    assert ledger.answer(MMAP, (0, PAGE, RW, ANON, NO_FD, 0)) == CONTINUE  # the first, as the driver's would be
+    assert ledger.answer(MMAP, (0, 3 * PAGE - 1, RW, ANON, NO_FD, 0)) == CONTINUE
+    assert (ledger.grants, ledger.asked, ledger.live_blocks, ledger.live_bytes) == (2, 2, 2, 4 * PAGE)
+    assert ledger.answer(MUNMAP, (0x7F0000000000, 3 * PAGE, 0, 0, 0, 0)) == errno.EPERM  # not its to unmap
+    assert ledger.answer(MMAP, (0x7F0000000000, PAGE, PROT_READ, MAP_PRIVATE, 3, 0)) == CONTINUE  # a hint, a file
     ledger.call_started()
-    assert (ledger.grants, ledger.live_blocks, ledger.live_bytes) == (0, 2, 4 * PAGE)  # live for the rest of the run
+    assert (ledger.grants, ledger.live_blocks, ledger.live_bytes) == (0, 3, 5 * PAGE)  # live for the rest of the run
+
+
+def test_the_pools_window_is_told_by_what_it_maps_once_in_the_call_that_carries_it() -> None:
+    """The one mapping the driver makes after the handover: MAP_SHARED of the grader's memory file, read-write,
+    at the offset and length the grader gave for the request (expect_window), placed by the kernel. Any other
+    mapping, one differing in any of these, or the same one again, is a block of the call's."""
+    ledger = handed_over()
+    ledger.expect_window(POOLS_FD, OFFSET, 3 * PAGE)
+    assert ledger.answer(MMAP, window()) == CONTINUE and ledger.live_blocks == 1  # before its request: a block
+    ledger.call_started()
+    for other in (window(length=4 * PAGE), window(fd=6), window(offset=0), window(flags=MAP_PRIVATE),
+                  window(flags=MAP_SHARED | MAP_ANONYMOUS), window(addr=0x7F0000000000), window(prot=PROT_READ)):
+        assert ledger.answer(MMAP, other) == CONTINUE
+    assert (ledger.grants, ledger.live_blocks) == (7, 8)
+    assert ledger.answer(MMAP, window()) == CONTINUE and (ledger.grants, ledger.live_blocks) == (7, 8)  # the pool's
+    assert ledger.answer(MMAP, window()) == CONTINUE and (ledger.grants, ledger.live_blocks) == (8, 9)  # once
+    ledger.expect_window(POOLS_FD, OFFSET, 3 * PAGE)
+    ledger.call_started()
+    ledger.call_started()  # a request that did not map it: the window is gone with its call
+    assert ledger.answer(MMAP, window()) == CONTINUE and ledger.live_blocks == 10
+    ledger.expect_window(POOLS_FD, OFFSET, 3 * PAGE)
+    ledger.call_started(fail_at=1)
+    assert ledger.answer(MMAP, window((1 << 31) + 2 * PAGE)) == errno.ENOMEM  # another size: a block, failed
+    assert ledger.injected and ledger.live_blocks == 10
+    assert ledger.answer(MMAP, window(fd=POOLS_FD | 0xFFFFFFFF00000000)) == CONTINUE  # the int the driver passed
+    assert ledger.live_blocks == 10 and ledger.window is None  # the pool, mapped though the call failed a block
+
+
+def test_a_mapping_outside_the_span_is_failed_in_turn_and_past_the_budget_as_a_grant_is() -> None:
+    """Review 12's l2_tables_on_the_drivers_pages: an L2 table on a page mapped outside the span was never failed
+    ("10 allocations failed one at a time", none an L2 table's). A mapping outside the span is a request for a
+    block: the countdown runs on it as on the span's grants, and one the fence cannot hold is FULL."""
+    ledger = Ledger(budget=4 * PAGE, driver_regions=((TABLE, TABLE_SIZE),))
+    ledger.call_started(fail_at=2)
+    assert grant(ledger, 1) == CONTINUE
+    assert ledger.answer(MMAP, (0, PAGE, RW, ANON, NO_FD, 0)) == errno.ENOMEM and ledger.injected
+    assert grant(ledger, 3) == errno.ENOMEM  # memory that ran out stays out, in the span and outside it
+    assert (ledger.asked, ledger.grants, ledger.live_blocks) == (3, 1, 1)
+    ledger.call_started()
+    assert ledger.answer(MMAP, (0, 4 * PAGE, RW, ANON, NO_FD, 0)) == FULL and not ledger.injected  # past the budget
+    assert ledger.answer(MMAP, (0, 3 * PAGE, RW, ANON, NO_FD, 0)) == CONTINUE
+    assert (ledger.asked, ledger.grants, ledger.live_bytes) == (2, 1, 4 * PAGE)
+    assert grant(ledger, 5) == FULL
+    ledger.max_blocks = 2
+    assert ledger.answer(MMAP, (0, 0, RW, ANON, NO_FD, 0)) == FULL  # the block count reached, outside blocks counted
+
+
+def test_the_drivers_own_memory_is_neither_unmapped_remapped_nor_advised_after_the_handover() -> None:
+    """The driver's table and reply buffer, mapped before the handover, are known by their places: no call may
+    unmap, move, shrink, copy (MREMAP_DONTUNMAP) or advise them, nor remap anything over them. Nor may any
+    mapping be copied so: its pages at a second place would be memory no call counted."""
+    ledger = handed_over()
+    for start, size in ((TABLE, TABLE_SIZE), (REPLY, REPLY_SIZE)):
+        middle = start + PAGE
+        for nr, args in ((MUNMAP, (start, size, 0, 0, 0, 0)), (MUNMAP, (middle, PAGE, 0, 0, 0, 0)),
+                         (MREMAP, (start, size, PAGE, 0, 0, 0)),  # shrunk
+                         (MREMAP, (middle, PAGE, PAGE, 1 | MREMAP_FIXED, 0x7F0000000000, 0)),  # moved away
+                         (MREMAP, (start, size, size, 1 | MREMAP_DONTUNMAP, 0, 0)),  # copied
+                         (MREMAP, (0x7F0000000000, PAGE, PAGE, 1 | MREMAP_FIXED, middle, 0)),  # another over it
+                         (MADVISE, (middle, PAGE, 4, 0, 0, 0)),  # MADV_DONTNEED: its pages zeroed
+                         (MPROTECT, (middle, PAGE, PROT_READ, 0, 0, 0)),
+                         (MMAP, (middle, PAGE, RW, ANON | MAP_FIXED, NO_FD, 0))):
+            assert ledger.answer(nr, args) == errno.EPERM, (nr, args)
+    assert ledger.answer(MREMAP, (0x7F0000000000, PAGE, PAGE, 1 | MREMAP_DONTUNMAP, 0, 0)) == errno.EPERM
+    assert ledger.answer(MREMAP, (0x7F0000000000, 2 * PAGE, PAGE, 0, 0, 0)) == CONTINUE  # a block shrunk: still live
+    assert ledger.answer(MADVISE, (0x7F0000000000, PAGE, 4, 0, 0, 0)) == CONTINUE
+    assert ledger.live_blocks == 0
 
 
 def the_c_library_heap_may_not_grow(ledger: Ledger) -> None:
-    assert ledger.answer(BRK, (0, 0, 0, 0, 0, 0), LIBC) == CONTINUE  # where the break is: a question
-    assert ledger.answer(BRK, (0x5555_5560_0000, 0, 0, 0, 0, 0), LIBC) == BRK_REFUSED
-    assert ledger.answer(MREMAP, (0x7F0000000000, PAGE, 2 * PAGE, 1, 0, 0), LIBC) == errno.ENOMEM
-    assert ledger.answer(MREMAP, (0x7F0000000000, 2 * PAGE, PAGE, 0, 0, 0), LIBC) == CONTINUE  # shrinking
+    assert ledger.answer(BRK, (0, 0, 0, 0, 0, 0)) == CONTINUE  # where the break is: a question
+    assert ledger.answer(BRK, (0x5555_5560_0000, 0, 0, 0, 0, 0)) == BRK_REFUSED
+    assert ledger.answer(MREMAP, (0x7F0000000000, PAGE, 2 * PAGE, 1, 0, 0)) == errno.ENOMEM
+    assert ledger.answer(MREMAP, (0x7F0000000000, 2 * PAGE, PAGE, 0, 0, 0)) == CONTINUE  # shrinking
     blocks, size = ledger.live_blocks, ledger.live_bytes
-    assert ledger.answer(MMAP, (0, 1 << 20, RW, ANON, 2**64 - 1, 0), LIBC) == CONTINUE  # the heap's own mapping
-    assert ledger.answer(MUNMAP, (0x7F0000000000, 1 << 20, 0, 0, 0, 0), LIBC) == errno.EPERM
+    assert ledger.answer(MMAP, (0, 1 << 20, RW, ANON, NO_FD, 0)) == CONTINUE  # the heap's own mapping
+    assert ledger.answer(MUNMAP, (0x7F0000000000, 1 << 20, 0, 0, 0, 0)) == errno.EPERM
     assert (ledger.live_blocks, ledger.live_bytes) == (blocks + 1, size + (1 << 20))  # a block of the call's, live
 
 
 def test_the_heap_of_the_c_library_may_not_grow_nor_map_uncounted_whatever_the_ledger_answered() -> None:
     """Review 10's ledger_spent: once the ledger answered FULL it took every later mapping call for the driver's own
     or the C library's heap's, so a mapping reached by address went uncounted. A FULL answer changes nothing: brk may
-    not grow, nor a mapping by mremap, and a mapping made from anywhere but the driver's own instruction is a live
-    block, before a FULL answer and after one (an oversized request included)."""
-    ledger = registered()
-    ledger.budget = 2 * PAGE
-    assert ledger.answer(BRK, (0x5555_5560_0000, 0, 0, 0, 0, 0), DRIVER) == CONTINUE  # the driver's own instruction
+    not grow, nor a mapping by mremap, and a mapping outside the span is a live block, before a FULL answer and
+    after one (an oversized request included)."""
+    ledger = handed_over()
+    ledger.budget = 4 << 20
     the_c_library_heap_may_not_grow(ledger)
     assert ledger.answer(MMAP, (page(1), 1 << 38, RW, GRANT, 2**64 - 1, 0)) == FULL  # far past the budget
-    assert grant(ledger, 1, 3) == FULL
+    assert ledger.answer(MMAP, (0, 1 << 38, RW, ANON, NO_FD, 0)) == FULL  # outside the span too
+    assert ledger.live_blocks == 1
     the_c_library_heap_may_not_grow(ledger)
 
 

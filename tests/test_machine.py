@@ -11,6 +11,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from oracle.hw3 import load_adapter
 from oracle.hw3.machine import machine_for
 from oracle.stats import RunStats
+from tests.conftest import broken_python
 
 LONG = os.environ.get("PAGEDCHECK_PROFILE") == "long"
 PROFILE = settings(
@@ -52,13 +53,13 @@ def test_an_error_of_the_grader_in_a_step_is_the_run_failure_not_a_later_diverge
     the half-run program would show (tests.broken.cap_one_early: the pool differs after llm_destroy)."""
     import pytest
 
-    import oracle.hw3.machine as machine
+    import oracle.hw3.driver as driver
 
     def broken_picture(*_: object) -> None:
         raise TypeError("the grader's own bug")
 
-    monkeypatch.setattr(machine, "observed", broken_picture)
-    state = machine_for(load_adapter("tests.broken.cap_one_early"))()
+    monkeypatch.setattr(driver, "observed", broken_picture)
+    state = machine_for(load_adapter(broken_python("cap_one_early")))()
     state.init(null_pool=False, pool_size=16384)
     sequence = state.create_filling_pool(seq_id=4, slack=16)
     with pytest.raises(TypeError, match="the grader's own bug"):

@@ -7,6 +7,7 @@ from oracle.hw3 import load_adapter
 from oracle.hw3.machine import Divergence, machine_for
 from oracle.shrink import Budget, Shrinker, _without_steps, replay
 from oracle.stats import RunStats
+from tests.conftest import broken_python
 
 PADDED = [
     "state = HW3Machine()",
@@ -29,7 +30,7 @@ MINIMAL = [
 
 
 def no_cow() -> type:
-    return machine_for(load_adapter("tests.broken.no_cow"), RunStats())
+    return machine_for(load_adapter(broken_python("no_cow")), RunStats())
 
 
 def test_without_steps_drops_the_steps_that_use_what_they_returned() -> None:
@@ -112,7 +113,7 @@ def test_shrink_reaches_the_minimal_program_through_few_failing_candidates() -> 
 
     class Counted(machine):  # type: ignore[misc, valid-type]
         def teardown(self) -> None:
-            failing.append(self.diverged)
+            failing.append(self.driver.diverged)
             super().teardown()
 
     failure = replay(machine, PADDED).failure

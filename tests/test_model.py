@@ -1,6 +1,6 @@
 """The oracle's model on its own: if the model is wrong, every comparison against it is wrong too.
 
-Each test states a spec rule in the model's own terms (values and block lists, derived ref counts, a
+Each test states a spec rule in the model's own terms (values and block lists, ref counts as the mappings counted, a
 slot -> value memory defaulting to magic numbers) and the boundary events the machine's statistics count.
 """
 
@@ -8,7 +8,11 @@ import ast
 import struct
 import subprocess
 import sys
+from collections import Counter
+from itertools import chain
 from pathlib import Path
+
+from hypothesis import given, settings, strategies as st
 
 from oracle.hw3.model import NOT_NULL, NULL, Model
 from oracle.hw3.pool import initial_pool, magic
@@ -43,6 +47,40 @@ def test_ref_counts_are_derived_from_the_mappings():
     assert m.ref_count() == [1, 1, 1, 0, 0, 0, 0, 0] and m.free_blocks() == 5
     m.free_sequence(OK, 2)
     assert m.ref_count()[:3] == [0, 0, 1] and m.free_blocks() == 7
+
+
+CALLS = st.lists(st.tuples(st.sampled_from(["create_sequence", "fork_sequence", "append_kv", "free_sequence",
+                                              "append_burst", "llm_destroy", "llm_init"]),
+                           st.integers(0, 3), st.integers(0, 3), st.sampled_from([1, 15, 16, 17, 40, 300])),
+                 max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([1, 3, 8, 40]), CALLS)
+def test_the_counted_mappings_are_the_mappings_recounted_after_every_call(blocks, calls):
+    """`mappings` is counted call by call (a call costs what it changes): after every call it is what counting
+    every sequence's blocks again gives, and ref_count, free_blocks and first_free read it as they would the
+    recount."""
+    m = model(blocks)
+    for api, a, b, n in calls:
+        if api == "create_sequence":
+            m.create_sequence(OK, a, n)
+        elif api == "fork_sequence":
+            m.fork_sequence(OK, a, b)
+        elif api in ("append_kv", "append_burst"):
+            for value in range(1 if api == "append_kv" else n):
+                m.append_kv(OK, a, value)
+        elif api == "free_sequence":
+            m.free_sequence(OK, a)
+        elif api == "llm_destroy":
+            m.llm_destroy(OK)
+        else:
+            m.llm_init(n * BLOCK_SIZE)
+        recount = Counter(chain.from_iterable(seq.blocks for seq in m.sequences.values()))
+        assert m.mappings == recount
+        assert m.ref_count() == [recount[block] for block in range(m.total)]
+        assert m.free_blocks() == m.total - len(recount)
+        assert m.first_free(m.total) == [block for block in range(m.total) if block not in recount]
 
 
 def test_first_fit_is_the_smallest_unmapped_block_id():

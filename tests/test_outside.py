@@ -1,4 +1,4 @@
-"""oracle.hw3.c.outside: the grader reads and writes a child's memory itself, from its own process, while the
+"""oracle.native.outside: the grader reads and writes a child's memory itself, from its own process, while the
 child is stopped; on a real child (a small C program built here with gcc) under every isolation this machine
 has: bubblewrap (a pid namespace: the host pid is found by the process tree, not asked), Landlock, and another
 uid (each fallback forced by a bwrap that is not installed, and for "uid" a kernel said to have no Landlock)."""
@@ -16,7 +16,7 @@ import pytest
 from oracle import isolation, sandbox
 from oracle.elf_interp import padded, system_loader
 from oracle.hw3.c.build import build
-from oracle.hw3.c.outside import DriverGone, OutsideMemory, Unreachable, driver_pid
+from oracle.native.outside import DriverGone, OutsideMemory, Unreachable, driver_pid
 from oracle.hw3.probes import run_probes
 from oracle.sandbox import Sandbox
 from tests.conftest import REFERENCE_C, ROOT, SUBMISSIONS, patched
@@ -202,7 +202,7 @@ def test_a_forged_reply_on_the_pipe_is_not_what_the_probe_reads(box: Sandbox, tm
 ATTACH = """
 import os, subprocess, sys
 from pathlib import Path
-from oracle.hw3.c.outside import MachineRefuses, OutsideMemory, Unreachable
+from oracle.native.outside import MachineRefuses, OutsideMemory, Unreachable
 from oracle.sandbox import Sandbox
 with Sandbox() as box:
     exposed = box.expose(Path(sys.argv[1]))
@@ -272,7 +272,7 @@ def test_root_without_cap_sys_ptrace_reads_its_runs_as_their_own_uid() -> None:
 def test_the_grader_looks_into_a_run_as_its_own_uid(box: Sandbox, child: Child) -> None:
     """outside._as_owner, what a grader without CAP_SYS_PTRACE falls back on: a process of the run's own uid
     names the run's executable (device and inode) and hands back its memory, opened read-write."""
-    from oracle.hw3.c.outside import _as_owner
+    from oracle.native.outside import _as_owner
 
     pid, _ = driver_pid(child.proc, child.exposed)
     assert pid is not None
@@ -289,7 +289,7 @@ def test_the_grader_looks_into_a_run_as_its_own_uid(box: Sandbox, child: Child) 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to look as the uid of a run")
 def test_a_run_that_made_itself_undumpable_refuses_its_own_uid(box: Sandbox, tmp_path: Path) -> None:
-    from oracle.hw3.c.outside import _as_owner
+    from oracle.native.outside import _as_owner
 
     (tmp_path / "child.c").write_text(CHILD)
     subprocess.run(["gcc", "-O1", AS_A_DRIVER, "-o", str(tmp_path / "child"), str(tmp_path / "child.c")], check=True)

@@ -30,6 +30,7 @@ from oracle.hw3.pool import magic
 from oracle.failed_item import FailedItem
 from oracle.page import pictured
 from oracle.page_html import render_html
+from tests.conftest import broken_python
 from tests.test_grade import small_rubric
 
 VOID = {"meta", "br", "img", "hr", "input", "link"}
@@ -135,7 +136,7 @@ def replay_line(program: list[str]) -> int:
 
 def test_fuzz_html_marks_the_failing_line_and_the_zeroed_slots(tmp_path: Path) -> None:
     page_path, json_path = tmp_path / "fuzz.html", tmp_path / "fuzz.json"
-    argv = ["fuzz", "--impl", "tests.broken.zero_on_create", "--examples", "20", "--steps", "15", "--seed", "1", "-q",
+    argv = ["fuzz", "--impl", broken_python("zero_on_create"), "--examples", "20", "--steps", "15", "--seed", "1", "-q",
             "--html", str(page_path), "--json", str(json_path)]
     assert main(argv) == 1
     program = json.loads(json_path.read_text())["program"].splitlines()
@@ -224,7 +225,7 @@ def _big_failure() -> FailedItem:
     engine that writes the shared block in place instead of copying it."""
     scenario = program("llm_init 19200\ncreate_sequence 5 100\ncreate_sequence 1 4095\nfork_sequence 1 2\nfree_sequence 5\n"
                        "append_kv 2 7\n", "big")
-    with closing(load_adapter("tests.broken.no_cow")()) as adapter:
+    with closing(load_adapter(broken_python("no_cow"))()) as adapter:
         finding = replay(adapter, scenario)
     assert finding is not None and finding.step == 6
     return FailedItem("append_cow", "Task 4", finding.message, "", (), finding)
@@ -271,7 +272,7 @@ def test_a_300_block_pool_and_a_4096_record_sequence_collapse_what_did_not_chang
 
 def test_null_l1_slots_on_both_sides_collapse_into_one_row() -> None:
     scenario = program("llm_init 512\ncreate_sequence 1 20\nfork_sequence 1 2\nappend_kv 2 7\n", "small")
-    with closing(load_adapter("tests.broken.no_cow")()) as adapter:
+    with closing(load_adapter(broken_python("no_cow"))()) as adapter:
         finding = replay(adapter, scenario)
     page = page_of("small", [FailedItem("append_cow", "", finding.message, "", (), finding)])
     (failure,) = parse(page).all("section", "failure")
@@ -309,7 +310,7 @@ def test_fuzz_html_errors_are_usage_errors(
 def test_long_runs_of_one_call_show_their_first_and_last_calls() -> None:
     bursts = "".join(f"append_kv 1 {k}\n" for k in range(20))
     scenario = program(f"llm_init 256\ncreate_sequence 1 1\n{bursts}fork_sequence 1 2\nappend_kv 2 9\n", "burst")
-    with closing(load_adapter("tests.broken.no_cow")()) as adapter:
+    with closing(load_adapter(broken_python("no_cow"))()) as adapter:
         finding = replay(adapter, scenario)
     page = page_of("burst", [FailedItem("append_cow", "", finding.message, "", (), finding)])
     listing = parse(page).all("ol", "calls")[0]

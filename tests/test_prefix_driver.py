@@ -7,7 +7,7 @@ import pytest
 import engine.prefix
 from oracle.difference import CRASH
 from oracle.prefix.adapters.lab import LabAdapter
-from oracle.prefix.divergence import Divergence
+from oracle.checked import Divergence
 from oracle.prefix.driver import Driver
 from oracle.prefix.observation import ImplementationFailure
 from oracle.prefix.policy import LAB

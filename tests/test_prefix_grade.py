@@ -15,23 +15,8 @@ from oracle.prefix.grade import grade, load
 from oracle.prefix.programs import BY_ITEM
 from oracle.prefix.rules import RULES
 from tests.conftest import ROOT
-from tests.test_prefix_teeth import EXPECTED, broken_engine  # noqa: F401 (a fixture)
-
-# variant -> (the items it fails, the items whose program it stops before any step of their own rule)
-FAILED_ITEMS = {
-    "no_null_block": ({"null_block", "fuzz"}, set()),
-    "hash_not_chained": ({"hash_chaining", "fuzz"}, set()),
-    "no_hit_cap": ({"hit_cap", "fuzz"}, set()),
-    # the rubric's fuzz (seed 1, 150 programs of 30 calls) reaches a hit past an evicted head in 21 programs
-    # since evict_then_hit makes the two-block request it needs when the drawn one is too short
-    "hits_past_first_miss": ({"no_false_hit", "fuzz"}, set()),
-    "eviction_keeps_index": ({"eviction", "fuzz"}, {"no_false_hit"}),  # its stale entry is what a false hit needs
-    "touch_leaves_in_queue": ({"touch", "fuzz"}, set()),
-    "non_atomic_allocation": ({"atomic_allocation", "fuzz"}, set()),
-    "forward_order_free": ({"reverse_order_free", "fuzz"}, set()),
-    "free_to_front_hashed": ({"free_queue", "fuzz"}, set()),
-    "ref_count_not_per_table": ({"touch", "fuzz"}, {"no_false_hit", "copy_on_write"}),  # sharing needs the count
-}
+from tests.fixtures import PREFIX_FAILS, PREFIX_FUZZ
+from tests.test_prefix_teeth import broken_engine  # noqa: F401 (a fixture)
 
 
 def with_lab_package(folder: Path) -> Path:
@@ -65,7 +50,7 @@ def small_rubric(path: Path, prefix: str = "") -> Path:
 
 def test_every_rule_of_the_rubric_has_a_program_and_every_variant_an_expectation():
     assert set(BY_ITEM) | {"fuzz"} == set(RULES) == {item.id for item in load().items}
-    assert FAILED_ITEMS.keys() == EXPECTED.keys()
+    assert PREFIX_FAILS.keys() == PREFIX_FUZZ.keys()
     assert load().max_score == 100
 
 
@@ -98,10 +83,10 @@ def test_a_submission_that_kills_its_process_fails_its_steps_and_the_grader_goes
     assert got["hit_cap"] == "passed"  # its program frees nothing
 
 
-@pytest.mark.parametrize("variant", sorted(FAILED_ITEMS))
+@pytest.mark.parametrize("variant", sorted(PREFIX_FAILS))
 def test_broken_variant_fails_exactly_its_own_items(variant, broken_engine, tmp_path):  # noqa: F811
     report = grade(f"lab:{broken_engine(variant)}", load(), tmp_path)
-    failed, not_run = FAILED_ITEMS[variant]
+    failed, not_run = PREFIX_FAILS[variant]
     got = statuses(report)
     assert {item for item, status in got.items() if status == "failed"} == failed, report.items
     assert {item for item, status in got.items() if status == "not_run"} == not_run, report.items

@@ -1,11 +1,13 @@
-"""oracle/prefix/remote.py's checks of what a prefix submission's child answers, on the answers alone: each shape
-no adapter gives is "a reply the grader cannot read", and the child is stopped. The child here is a queue of
+"""oracle/prefix/remote.py's checks of what a prefix submission's child answers (the core's remote adapter,
+oracle/served.py, with the family's table of answers), on the answers alone: each shape no adapter gives is "a reply
+the grader cannot read", and the child is stopped. The child here is a queue of
 answers (the transport is tested in tests/test_tamper_python2.py with real children)."""
 
 import pytest
 
 from oracle.prefix.observation import ImplementationFailure
-from oracle.prefix.remote import RemoteAdapter
+from oracle.prefix.remote import READ, REPLIES, facts
+from oracle.served import RemoteAdapter
 
 
 class Answers:
@@ -30,10 +32,11 @@ class Shape:
 
 def adapter(*answers) -> tuple[RemoteAdapter, Answers]:
     child = Answers(*answers)
-    return RemoteAdapter(child, Shape, policy=None), child
+    return RemoteAdapter(child, "start", ImplementationFailure, REPLIES, tuple(REPLIES), READ, facts(Shape, None)), child
 
 
-GOOD = {"tables": [[0, [1, None]]], "free": [2, 3], "ref_counts": [[1, 1]], "hashes": [[1, "h"]], "indexed": [1]}
+GOOD = {"tables": [[0, [1, None]]], "free": [2, 3], "ref_counts": [[1, 1]], "hashes": [[1, "h"]], "indexed": [1],
+        "lengths": None}
 
 
 def test_well_formed_answers_are_read():
@@ -45,18 +48,18 @@ def test_well_formed_answers_are_read():
 
 
 @pytest.mark.parametrize("call, answer, says", [
-    (lambda a: a.admit(0, [1]), [1, 2], "admit did not answer [accepted, hits]"),
-    (lambda a: a.admit(0, [1]), [True, "2"], "admit's hits is not a 64-bit integer"),
-    (lambda a: a.append(0, 1), 1, "append did not answer true or false"),
-    (lambda a: a.lookup([1]), {"a": 1}, "get_computed_blocks is not a list"),
-    (lambda a: a.lookup([1]), [1 << 64], "an entry of get_computed_blocks is not a 64-bit integer"),
-    (lambda a: a.observe(), {"tables": []}, "did not answer the five fields"),
-    (lambda a: a.observe(), {**GOOD, "tables": None}, "observe's tables is null"),
+    (lambda a: a.admit(0, [1]), [1, 2], "admit's answer[0] is 1, not true or false"),
+    (lambda a: a.admit(0, [1]), [True, "2"], "admit's answer[1] is '2', not an integer"),
+    (lambda a: a.append(0, 1), 1, "append's answer is 1, not true or false"),
+    (lambda a: a.lookup([1]), {"a": 1}, "lookup's answer is {'a': 1}, not a list"),
+    (lambda a: a.lookup([1]), [1 << 64], "lookup's answer[0] is 18446744073709551616, out of"),
+    (lambda a: a.observe(), {"tables": []}, "observe's answer is {'tables': []}, not an object of"),
+    (lambda a: a.observe(), {**GOOD, "tables": None}, "observe's answer['tables'] is None, not a list"),
     # what a lab pool shows is its shape's: a free queue answered null would skip the checks of its order
     (lambda a: a.observe(), {**GOOD, "free": None}, "observe's free is null, where every lab pool shows it"),
     (lambda a: a.observe(), {**GOOD, "indexed": None, "hashes": None}, "observe's hashes is null"),
-    (lambda a: a.observe(), {**GOOD, "ref_counts": [[1]]}, "ref_counts is not a list of [id, value] pairs"),
-    (lambda a: a.observe(), {**GOOD, "hashes": [[1, 5]]}, "a hash is not text"),
+    (lambda a: a.observe(), {**GOOD, "ref_counts": [[1]]}, "observe's answer['ref_counts'][0] is [1], not a list of 2"),
+    (lambda a: a.observe(), {**GOOD, "hashes": [[1, 5]]}, "observe's answer['hashes'][0][1] is 5, not a string"),
 ])
 def test_a_reply_of_another_shape_fails_the_step_and_stops_the_child(call, answer, says):
     remote, child = adapter(answer)

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 import engine.prefix
 from oracle.prefix.adapters.lab import LabAdapter
-from oracle.prefix.checks import OPERATIONS, TAKEN_OVER
-from oracle.prefix.divergence import Divergence
+from oracle.prefix.checks import OPERATIONS
+from oracle.prefix.rules import TAKEN_OVER
+from oracle.checked import Divergence
 from oracle.prefix.driver import Driver
 from oracle.prefix.observation import Observation
 from oracle.prefix.policy import LAB

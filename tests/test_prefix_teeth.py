@@ -2,12 +2,11 @@
 (engine/prefix), and its first-divergence line must name the aspect of the bug.
 
 Each tests/broken_prefix/<variant>.patch changes one behaviour of one file of engine/prefix; the fixture
-copies the package, applies the patch (conftest.patched) and imports the copy by a name of its own.
+copies the package, applies the patch (conftest.patched_copy) and imports the copy by a name of its own.
 Fixed seed and budget: a variant that stops being caught means generation needs tuning, not a looser test.
 """
 
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -15,27 +14,14 @@ import pytest
 
 from oracle.family import families
 from oracle.runner import fuzz
-from tests.conftest import ROOT, patched
+from tests.conftest import ROOT, patched_copy
+from tests.fixtures import PREFIX_FUZZ
 
 SEED, EXAMPLES, STEPS = 0, 300, 20
 BROKEN = Path(__file__).parent / "broken_prefix"
 ENGINE = ROOT / "engine" / "prefix"
 
-# variant -> the aspects its first divergence may name (what the bug breaks first, where a person looks)
-EXPECTED = {
-    "no_null_block": {"null block"},
-    "hash_not_chained": {"hash chaining", "no false hit"},
-    "no_hit_cap": {"hit cap"},
-    "hits_past_first_miss": {"extra hits"},
-    "eviction_keeps_index": {"index", "no false hit"},
-    "touch_leaves_in_queue": {"conservation"},
-    "non_atomic_allocation": {"atomic failure"},
-    # a free whose released blocks are the whole free queue, in the opposite order: the release order (the
-    # machine and the directed programs share one driver and word it alike)
-    "forward_order_free": {"free order", "release order"},
-    "free_to_front_hashed": {"free order", "release order"},
-    "ref_count_not_per_table": {"ref count"},
-}
+
 @pytest.fixture(scope="session")
 def broken_engine(tmp_path_factory: pytest.TempPathFactory):
     """`broken_engine(variant)`: the importable name of engine/prefix with that variant's patch applied."""
@@ -43,13 +29,7 @@ def broken_engine(tmp_path_factory: pytest.TempPathFactory):
     sys.path.insert(0, str(root))
 
     def materialise(variant: str) -> str:
-        package = root / f"broken_prefix_{variant}"
-        if not package.is_dir():
-            shutil.copytree(ENGINE, package, ignore=shutil.ignore_patterns("__pycache__"))
-            patch = BROKEN / f"{variant}.patch"
-            target = re.search(r"^\+\+\+ b/engine/prefix/(\S+)", patch.read_text(), re.M)[1]
-            (package / target).write_text(patched((ENGINE / target).read_text(), patch))
-        return package.name
+        return patched_copy(BROKEN / f"{variant}.patch", ENGINE, root / f"broken_prefix_{variant}").name
 
     yield materialise
     sys.path.remove(str(root))
@@ -61,16 +41,16 @@ def run(impl: str):
 
 
 def test_every_broken_variant_has_an_expected_aspect():
-    assert {p.stem for p in BROKEN.glob("*.patch")} == EXPECTED.keys()
+    assert {p.stem for p in BROKEN.glob("*.patch")} == PREFIX_FUZZ.keys()
 
 
-@pytest.mark.parametrize("variant", sorted(EXPECTED))
+@pytest.mark.parametrize("variant", sorted(PREFIX_FUZZ))
 def test_prefix_machine_catches_broken_variant_naming_its_aspect(variant, broken_engine):
     report = run(f"lab:{broken_engine(variant)}")
     assert not report.passed, f"{variant} not caught in {EXAMPLES} examples of {STEPS} steps (seed {SEED})"
     difference = report.failure.difference
     assert difference is not None, report.divergence
-    assert difference.aspect in EXPECTED[variant], report.divergence
+    assert difference.aspect in PREFIX_FUZZ[variant], report.divergence
     assert report.divergence.startswith(report.failure.call)
     assert report.program[-1] == "state.teardown()"
 

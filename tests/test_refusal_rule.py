@@ -14,6 +14,7 @@ from oracle.hw3.rules import FREE_BLOCK_CONSISTENCY, TASKS, rule_of
 from oracle.hw3.run import Ran, Trace, run
 from oracle.hw3.verdicts import LENIENT
 from oracle.program import Program, Step
+from tests.conftest import broken_python
 
 CREATE = TASKS["create_sequence"]
 CREATE_PROGRAMS = programs.for_item("create_free", {})
@@ -66,7 +67,7 @@ def test_the_same_call_is_one_of_the_same_kind_and_records_whatever_its_sequence
 
 def test_a_refusal_after_frees_is_the_free_counts_when_the_creates_own_programs_refuse_nothing_alone() -> None:
     asked: list[str] = []
-    ran = _refusal(_graded("tests.broken.free_count_not_incremented", FREE_COUNT[:REFUSED_AT], asked))
+    ran = _refusal(_graded(broken_python("free_count_not_incremented"), FREE_COUNT[:REFUSED_AT], asked))
     assert ran.number == REFUSED_AT and ran.counted and ran.effects is not None and ran.effects.short
     assert rule_of(ran.found[0], ran.call, ran.effects) == FREE_BLOCK_CONSISTENCY
     assert asked == [CREATE_160]
@@ -112,12 +113,12 @@ def test_a_refusal_after_a_create_that_miscounted_is_the_free_counts() -> None:
 
 
 def test_the_creates_own_programs_show_the_calls_each_engine_refuses_alone() -> None:
-    with served("tests.broken.free_count_not_incremented") as remote:
+    with served(broken_python("free_count_not_incremented")) as remote:
         assert _shown(remote, "create_sequence") == frozenset()  # it refuses only after frees (create 6 576)
     for spec in ("tests.refusal_bugs:refuses_long_creates", "tests.refusal_bugs:free_count_with_a_planted_refusal"):
         with served(spec) as remote:
             assert _shown(remote, "create_sequence") == frozenset({(4096,)}), spec  # create_sequence_cap's third call
-    for spec in ("engine.llm_memory", "tests.broken.last_fit", "tests.broken.probe_bugs:init_free_one_short"):
+    for spec in ("engine.llm_memory", broken_python("last_fit"), "tests.broken.probe_bugs:init_free_one_short"):
         with served(spec) as remote:
             assert _shown(remote, "create_sequence") == frozenset() == _shown(remote, "append_kv"), spec
 

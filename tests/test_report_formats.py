@@ -15,6 +15,7 @@ from oracle.cli import main
 from oracle.grading import junit, prairielearn
 from oracle.grading.report import GradeReport, ItemResult
 from oracle.hw3.grade import grade, load
+from tests.conftest import broken_python
 from tests.test_grade import small_rubric
 
 DECIMAL = re.compile(r"^\d+(\.\d+)?$")
@@ -190,7 +191,7 @@ def test_grade_of_a_python_module_skips_what_does_not_apply(tmp_path: Path) -> N
     """compiles is not for Python and tail_insertion not graded for it (the list is read inside its process): both
     skipped; llm_destroy, which the bug breaks, a failure."""
     rubric = small_rubric(tmp_path / "r.toml", ["compiles", "llm_destroy", "tail_insertion"])
-    report = grade("tests.broken.destroy_returns_minus_one", load(rubric), tmp_path)
+    report = grade(broken_python("destroy_returns_minus_one"), load(rubric), tmp_path)
     root = ET.fromstring(junit.text(report))
     assert junit_problems(root) == []
     assert [(c.get("name"), [x.tag for x in c]) for c in root.iter("testcase")] == [

@@ -36,7 +36,7 @@ def _random_programs(count: int) -> dict[str, tuple[list[Call], Model]]:
 
     class Recording(machine_for(load_adapter("engine"))):  # type: ignore[misc, valid-type]
         def teardown(self) -> None:
-            programs[f"random_{len(programs)}"] = (list(self.calls), copy.deepcopy(self.model))
+            programs[f"random_{len(programs)}"] = (list(self.driver.calls), copy.deepcopy(self.driver.model))
             super().teardown()
 
     run_settings = settings(

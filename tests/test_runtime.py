@@ -14,8 +14,8 @@ import pytest
 
 from oracle import isolation, landlock
 from oracle.elf_interp import padded, system_loader
-from oracle.hw3.c.outside import driver_pid
-from oracle.hw3.c.valgrind import memcheck_program
+from oracle.native.outside import driver_pid
+from oracle.native.valgrind import memcheck_program
 from oracle.runtime import FROZEN_NS, KEEP, atime_mode, freeze, frozen_runtime
 from oracle.sandbox import Limits, Sandbox
 
@@ -215,7 +215,7 @@ def _mapped_files(output: str) -> set[str]:
 
 def _found_and_output(box: Sandbox, argv: list, program: Path, readable: list[Path], **popen: object) -> tuple[int | None, str]:
     """Starts argv (and the number of a pipe it is given) in `box` and finds its process that runs `program` as the
-    grader finds a driver's (oracle/hw3/c/outside.py's driver_pid), while the program waits for that pipe's end;
+    grader finds a driver's (oracle/native/outside.py's driver_pid), while the program waits for that pipe's end;
     that pid, and what the run printed."""
     held, given = os.pipe()
     with tempfile.TemporaryFile() as out:

@@ -1,7 +1,8 @@
 """The shared layer names no family (issue 9): `hw3` appears in oracle/runner.py, oracle/cli.py, the CLI's
 commands (oracle/commands/), oracle/grading/ and the shared difference, finding, program, serve loop and child
-process only inside help text (a `help=` or `description=` argument); and the shared target loader
-(oracle/target.py), which every family's Python adapters use."""
+process only inside help text (a `help=` or `description=` argument); nor does the machinery that runs a C
+submission (oracle/native/); and the shared target loader (oracle/target.py), which every family's Python
+adapters use."""
 
 import ast
 from pathlib import Path
@@ -15,7 +16,8 @@ SHARED = [ROOT / "oracle" / "runner.py", ROOT / "oracle" / "cli.py",
           *(ROOT / "oracle" / f"{name}.py" for name in ("difference", "finding", "program", "serve", "served", "child",
                                                         "handed", "checked", "block_tables", "kv_worker", "table_machine", "step_strategy",
                                                         "vllm_wheel")),
-          *sorted((ROOT / "oracle" / "commands").glob("*.py")), *sorted((ROOT / "oracle" / "grading").glob("*.py"))]
+          *sorted((ROOT / "oracle" / "commands").glob("*.py")), *sorted((ROOT / "oracle" / "grading").glob("*.py")),
+          *sorted((ROOT / "oracle" / "native").glob("*.py"))]
 
 
 def help_lines(source: str) -> set[int]:
@@ -33,6 +35,7 @@ def family_names_outside_help(source: str) -> list[tuple[int, str]]:
 
 def test_the_shared_layer_names_no_family_outside_help_text() -> None:
     assert len(SHARED) >= 10 and all(path.is_file() for path in SHARED)
+    assert ROOT / "oracle" / "native" / "ledger.py" in SHARED
     hits = [(str(path.relative_to(ROOT)), *hit)
             for path in SHARED for hit in family_names_outside_help(path.read_text())]
     assert hits == []

@@ -3,11 +3,13 @@ whose bundles hold something, consumes what `consumes` takes, draws Choice and B
 strategy) as given, shrinks a failure to the simplest values, and prints it as Hypothesis prints any machine's
 program (`name_0 = state.rule(arg=...)`, bundle values by name)."""
 
+import re
+
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings, strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, precondition, rule, run_state_machine_as_test
 
-from oracle.step_strategy import Between, Choice, install
+from oracle.step_strategy import Between, Choice, ListOf, install
 
 RUN = settings(max_examples=100, stateful_step_count=20, deadline=None, database=None,
                suppress_health_check=list(HealthCheck))
@@ -17,6 +19,17 @@ RUN = settings(max_examples=100, stateful_step_count=20, deadline=None, database
 def test_a_choice_draws_one_of_its_values_and_draws_a_nested_one_in_turn(data: st.DataObject) -> None:
     value = data.draw(Choice("a", Choice(1, 2), Between(-5, 5)))
     assert value in ("a", 1, 2) or (isinstance(value, int) and -5 <= value <= 5)
+
+
+@given(st.data())
+def test_a_list_of_draws_its_length_within_bounds_then_each_element(data: st.DataObject) -> None:
+    value = data.draw(Choice(ListOf(Between(0, 2), 0, 0), ListOf(Choice(7, "a", 8), 1, 9)))
+    assert value == [] or (1 <= len(value) <= 9 and all(v in (7, "a", 8) for v in value))
+
+
+def test_a_list_of_a_choice_that_nests_strategies_is_refused() -> None:
+    with pytest.raises(ValueError):
+        ListOf(Choice(7, Between(0, 2)), 1, 9)
 
 
 def test_a_choice_of_nothing_is_refused() -> None:
@@ -80,3 +93,21 @@ def test_a_failure_shrinks_to_the_simplest_values_and_prints_as_a_program() -> N
                                                                      phases=[Phase.generate, Phase.shrink]))
     printed = "\n".join(getattr(failure.value, "__notes__", [])) + "\n"
     assert "accounts_0 = state.open(number=1)\nstate.withdraw(account=accounts_0, amount=500)\n" in printed, printed
+
+
+class Sent(Ledger):
+    @rule(account=Ledger.accounts, words=ListOf(Between(0, 9), 1, 9))
+    def send(self, account: int, words: list[int]) -> None:
+        assert sum(words) < 12 or len(words) < 3, f"sent {words}"
+
+
+def test_a_list_shrinks_to_its_fewest_and_simplest_elements() -> None:
+    """A failure that needs three words summing to 12 or more shrinks to a list of three, the earliest of them as
+    small as it can be (the length lowered, then the number the words are the digits of)."""
+    machine = type("Sent", (Sent,), {"seen": {"open": 0, "deposit": 0, "close": 0, "freeze": 0}})
+    with pytest.raises(AssertionError, match="sent ") as failure:
+        run_state_machine_as_test(seed(2)(machine), settings=settings(RUN, max_examples=500,
+                                                                     phases=[Phase.generate, Phase.shrink]))
+    printed = "\n".join(getattr(failure.value, "__notes__", [])) + "\n"
+    sent = re.search(r"state\.send\(account=accounts_0, words=\[0, (\d), (\d)\]\)\n", printed)
+    assert sent and int(sent[1]) + int(sent[2]) == 12, printed

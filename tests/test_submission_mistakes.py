@@ -146,7 +146,7 @@ def test_lang_is_refused_for_a_family_of_one_language(tmp_path: Path, capsys) ->
 
 
 def test_an_upload_of_hidden_files_only_and_odd_names_are_said_plainly(tmp_path: Path) -> None:
-    from oracle.hw3.c.build import Refused, only_file_below
+    from oracle.native.upload import Refused, only_file_below
 
     hidden = upload(tmp_path / "hidden", {".git/llm_memory.c": REFERENCE / "llm_memory.c", ".DS_Store": "x"})
     with pytest.raises(Refused, match="the upload holds only hidden files and folders"):

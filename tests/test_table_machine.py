@@ -1,6 +1,7 @@
 """oracle/table_machine.py: a machine built from a table of operations runs the start first and the others under
 their own names, makes one driver per program from the adapter factory, counts the programs, and closes the
-adapter; a failure is Hypothesis's, printed with the operations' names; the repro preamble binds the machine."""
+adapter (after its end step, unless a step failed); a failure is Hypothesis's, printed with the operations' names;
+the repro preamble binds the machine."""
 
 import pytest
 from hypothesis import Phase, settings, strategies as st
@@ -79,3 +80,27 @@ def test_an_operation_may_feed_a_bundle_draw_from_it_and_wait_for_its_preconditi
     run_state_machine_as_test(machine(factory, RunStats()), settings=settings(
         max_examples=50, stateful_step_count=10, database=None, deadline=None, phases=[Phase.generate]))
     assert seen and "never" not in seen and all(0 <= n <= 9 for n in seen)  # the start ran first: never is never drawn
+
+
+def test_the_start_is_named_as_given_and_the_end_runs_only_after_steps_that_did_not_fail():
+    ended, Adapter.closed = [], 0
+
+    def make(adapter: Adapter, stats: RunStats, factory: object) -> Driver:
+        return Driver(adapter, stats)
+
+    machine = table_machine("CounterMachine", Operation(Driver.start, {"total": st.integers(0, 3)}),
+                            {"add": Operation(Driver.add, {"n": st.integers(0, 9)})}, make, start_name="init",
+                            end=lambda driver: ended.append(driver.total))(Adapter, RunStats())
+    state = machine()
+    state.init(total=1)
+    state.add(n=4)
+    state.teardown()
+    assert ended == [5] and Adapter.closed == 1 and "start" not in vars(machine.__mro__[1])
+    state = machine()
+    state.init(total=45)
+    with pytest.raises(AssertionError, match="the total reached 54"):
+        try:
+            state.add(n=9)
+        finally:
+            state.teardown()  # as Hypothesis calls it: in a `finally`, the step's failure in flight
+    assert ended == [5] and Adapter.closed == 2  # no end after the failed step; the adapter closed all the same

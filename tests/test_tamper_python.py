@@ -1,7 +1,7 @@
 """Tamper suite, Python: hostile Python submissions graded by `pagedcheck grade pkg.module` (issue 7).
 
 Each submission is a module the test writes: the built-in engine (engine/llm_memory.py, with the spec's
-numbers inlined, so it needs nothing of ours), the known bug tests/broken/no_cow.py on top, then the attack.
+numbers inlined, so it needs nothing of ours), the known bug tests/broken/no_cow.patch on top, then the attack.
 The promises are those of tests/test_tamper.py: exactly the score the behaviour earns, no process left, no
 file changed outside the scratch, no secret in any report, no traceback from the grader.
 """
@@ -13,7 +13,7 @@ import pytest
 
 from tests.tamper import ROOT, Reaper, Scene
 from tests.test_grade import small_rubric
-from tests.tamper_grading import check_report, grade_args, grade_in_scene, max_points, reaper  # noqa: F401
+from tests.tamper_grading import check_report, grade_args, grade_in_scene, max_points, python_bug, reaper  # noqa: F401
 from tests.test_tamper import scene  # noqa: F401
 
 ITEMS = ("llm_init", "append_cow")  # 6 + 8 points: the bug fails append_cow
@@ -148,11 +148,9 @@ BY_NAME = {attack.name: attack for attack in ATTACKS_PY}
 
 
 def module_source(attack: PyAttack, scene: Scene) -> str:
-    """engine/llm_memory.py standing alone, tests/broken/no_cow.py's append_kv on top, then the attack."""
+    """engine/llm_memory.py standing alone, tests/broken/no_cow.patch's append_kv on top, then the attack."""
     engine = (ROOT / "engine" / "llm_memory.py").read_text()  # it imports nothing of pagedcheck
-    bug = (ROOT / "tests" / "broken" / "no_cow.py").read_text()
-    bug = bug[bug.index("\n)\n") + 3:]  # after its import of the engine's names
-    return scene.fill(f"{engine}\n\n# ---- the known bug: tests/broken/no_cow.py ----\n{bug}\n"
+    return scene.fill(f"{engine}\n\n# ---- the known bug: tests/broken/no_cow.patch ----\n{python_bug('no_cow')}\n"
                       f"# ---- the attack: {attack.name} ----\n{attack.code}")
 
 

@@ -1,7 +1,7 @@
 """Tamper suite, Python, second round (issue 17): hostile Python submissions against what the grader reads
 from the submission's process, what it reads of the submission's files, and what it concludes from the
 submission's word. HW3 (`pagedcheck grade pkg.module`) and prefix (`pagedcheck grade --family prefix
-lab:pkg`), each on top of a known bug (tests/broken/*.py, tests/broken_prefix/*.patch), each graded with
+lab:pkg`), each on top of a known bug (tests/broken/*.patch, tests/broken_prefix/*.patch), each graded with
 bubblewrap and with bubblewrap made unavailable (a failing `bwrap` first on PATH: the fallback isolation).
 
 The promises are those of tests/test_tamper.py: the score the behaviour earns (never above the bug's honest
@@ -21,7 +21,7 @@ import pytest
 from tests.conftest import patched
 from tests.tamper import ROOT, Reaper, Scene
 from tests.test_grade import small_rubric
-from tests.tamper_grading import check_report, grade_args, grade_in_scene, max_points, reaper  # noqa: F401
+from tests.tamper_grading import check_report, grade_args, grade_in_scene, max_points, python_bug, reaper  # noqa: F401
 
 MEMORY_GUARD = 1 << 30  # RLIMIT_AS on the grader: a grader that decoded a bomb into objects would pass it
 
@@ -136,7 +136,7 @@ PARSE_BOMB = "x = " + "not " * 100_000 + "1\n"  # never imported: only a parser 
 @dataclass(frozen=True)
 class Hw3Attack:
     name: str
-    bug: str  # tests/broken/<bug>.py
+    bug: str  # tests/broken/<bug>.patch
     items: tuple[str, ...]
     expected: int  # the score its behaviour earns
     honest: int  # the bug's honest score on those items
@@ -171,12 +171,10 @@ def inlined_engine() -> str:
 
 
 def hw3_source(bug: str, code: str, scene: Scene) -> str:
-    """The engine, the known bug tests/broken/<bug>.py on top (its imports of the engine replaced by the
-    engine's names here, `base` included), then the attack."""
-    text = (ROOT / "tests" / "broken" / f"{bug}.py").read_text()
-    text = re.sub(r"^from engine[^\n(]*\([^)]*\)\n|^from engine[^\n]*\n", "", text, flags=re.M)
+    """The engine, what the known bug tests/broken/<bug>.patch changes on top (tamper_grading.python_bug; `base`: the
+    engine's names before it), then the attack."""
     return scene.fill(f"{inlined_engine()}\n\nimport types as _types\nbase = _types.SimpleNamespace(**globals())\n\n"
-                      f"# ---- the known bug: tests/broken/{bug}.py ----\n{text}\n# ---- the attack ----\n{code}")
+                      f"# ---- the known bug: tests/broken/{bug}.patch ----\n{python_bug(bug)}\n# ---- the attack ----\n{code}")
 
 
 def graded(scene: Scene, reaper: Reaper, args: list[str], expected: int, honest: int, maximum: int) -> list[str]:  # noqa: F811

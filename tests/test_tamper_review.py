@@ -2,7 +2,7 @@
 than their honest score, with and without bubblewrap (tests/tamper.py's Scene(without_bwrap=True)).
 
 Each attack sits on a known bug (C: tests/submissions/broken/<base>.patch, then
-tests/submissions/hostile/review/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.py's
+tests/submissions/hostile/review/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.patch's
 calls, then tests/hostile_review/<attack>.py) and is graded by a separate `pagedcheck` process in a world of
 its own on the rubric items the attack concerns. It must get no more than the bug's honest score (the same
 score: an attack that harms only itself is listed with its own lower score), leave no process, change no file

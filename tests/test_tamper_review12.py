@@ -185,34 +185,35 @@ def test_blocks_from_aligned_alloc_are_failed_in_turn_as_mallocs_are(scene: Scen
 # llm_destroy.patch's honest 0/16 (the controls below measure each honest score).
 DRIVERS_PAGES_ITEMS = ("llm_destroy", "memory_safety")
 DRIVERS_PAGES_HONEST, DRIVERS_PAGES_MAX = 0, 16
-DRIVERS_PAGES_BROKEN = (
-    "the ledger tells the driver's own mappings from the submission's by the instruction that made the call "
-    "(ledger.py: driver_site, the one syscall of driver.c's own_call, learnt at the first mapping call after the "
-    "handover), but the submission's code runs in the same process and can reach that instruction: it finds own_call "
-    "by its bytes in the executable's text (__executable_start to etext) and calls it, so a mapping outside the span "
-    "it makes there is the driver's, counted in no call's allocations and no live block; valgrind reports no mapping "
-    "as lost either. With each Sequence on such a page, llm_destroy.patch's leak (the Sequences) is seen by neither: "
-    "16/16 for the honest 0/16 (llm_destroy 6, memory_safety 10), measured bwrap and fallback; on the default rubric "
-    "100/100 for the honest 74/100 (`pagedcheck grade DIR`, bubblewrap: the fuzz's leak unseen too); an allocation "
-    "made so is never failed either: with each L2 table on such a page, alloc_failure.patch (a failed L2 allocation "
-    "leaks what the create built) passes alloc_failure, \"10 allocations failed one at a time\" (none an L2 table's):"
-    " 46/46 for the honest 41/46, measured bwrap and fallback. Fix by construction: no instruction is trusted once "
-    "the submission's code has run: the driver maps its own tables and reply buffer at their bounded size before the "
-    "handover, and the ledger tells the one mapping it makes later (the pool's window) by what it maps (MAP_SHARED of"
-    " the grader's own memory file, at the offset the grader gave), never by where the call was made; every other "
-    "mapping outside the span after the handover is the submission's live block")
+# held since driver-pages: no instruction is trusted once the submission's code has run. The driver maps its own
+# table and reply buffer at their bounded size before the handover (driver_main.c reserve_own_memory) and sends
+# their places with the listener (no call may unmap, remap or advise them afterwards); the ledger tells the one
+# mapping the driver makes later, a pool's window, by what it maps (MAP_SHARED of the grader's memory file, at the
+# offset and length the grader gave for that request: ledger.py expect_window), never by where the call was made;
+# every other mapping outside the span is a request for a block of the submission's: counted, failed in turn by
+# the countdown, FULL past the budget, and live for the rest of the run. Once (review 12) the ledger took every
+# mapping made from the driver's own system call instruction (own_call, learnt at the first mapping call after the
+# handover) for the driver's, and the submission found that instruction by its bytes and called it: 16/16 for
+# llm_destroy.patch's honest 0/16, 100/100 for its 74/100 on the default rubric, and 46/46 for alloc_failure.patch's
+# honest 41/46 (measured, bwrap and fallback)
 
 
 # tests/submissions/hostile/review12/l2_tables_on_the_drivers_pages.patch, the same mechanism on
 # broken/alloc_failure.patch (a create whose L2 table cannot be allocated returns NULL and leaks what it built): every
-# L2 table is a page mapped by the driver's own_call, so no L2 allocation is counted, nor failed in turn. Graded on
-# compiles (5), create_free (10), llm_destroy (6), fuzz (10), memory_safety (10) and alloc_failure weighed 5: honest
-# 41/46 (alloc_failure's 5 lost).
+# L2 table is a page mapped by the driver's own_call, and unmapped by it. Graded on compiles (5), create_free (10),
+# llm_destroy (6), fuzz (10), memory_safety (10) and alloc_failure weighed 5: alloc_failure.patch's honest 41/46
+# (alloc_failure's 5 lost). The attack's own honest score is lower, 15/46: its unmaps of the pages are refused (no
+# mapping outside the span is unmapped, ledger.py), so each L2 page really stays mapped, a leak llm_destroy (6), the
+# fuzz (10) and memory_safety (10) see, and alloc_failure is not run (5: llm_destroy goes wrong already with no
+# allocation failing). Such a page failed in turn by the countdown: tests/test_heap_notify.py.
 L2_PAGES_ITEMS = ("compiles", "create_free", "llm_destroy", "fuzz", "memory_safety", "alloc_failure")
-L2_PAGES_HONEST, L2_PAGES_MAX = 41, 46
-ON_THE_DRIVERS_PAGES = {  # attack -> the known bug it sits on, its items, alloc_failure's weight, honest and full score
-    "sequences_on_the_drivers_pages": ("llm_destroy", DRIVERS_PAGES_ITEMS, 0, DRIVERS_PAGES_HONEST, DRIVERS_PAGES_MAX),
-    "l2_tables_on_the_drivers_pages": ("alloc_failure", L2_PAGES_ITEMS, 5, L2_PAGES_HONEST, L2_PAGES_MAX),
+L2_PAGES_HONEST, L2_PAGES_ATTACKED, L2_PAGES_MAX = 41, 15, 46
+ON_THE_DRIVERS_PAGES = {  # attack -> the known bug it sits on, its items, alloc_failure's weight, the base's honest
+    # score, the attack's own, and the full score
+    "sequences_on_the_drivers_pages": ("llm_destroy", DRIVERS_PAGES_ITEMS, 0, DRIVERS_PAGES_HONEST,
+                                       DRIVERS_PAGES_HONEST, DRIVERS_PAGES_MAX),
+    "l2_tables_on_the_drivers_pages": ("alloc_failure", L2_PAGES_ITEMS, 5, L2_PAGES_HONEST, L2_PAGES_ATTACKED,
+                                       L2_PAGES_MAX),
 }
 
 
@@ -222,20 +223,24 @@ def test_the_known_bugs_under_the_drivers_pages_attacks_cost_their_honest_scores
                                                                                   reaper: Reaper) -> None:
     """The controls: llm_destroy.patch alone scores 0/16 on its items (llm_destroy and memory_safety both see the
     Sequences it leaks), alloc_failure.patch 41/46 on its own (alloc_failure sees the failed create's leak)."""
-    base, items, weight, honest, full = ON_THE_DRIVERS_PAGES[attack]
+    base, items, weight, honest, _, full = ON_THE_DRIVERS_PAGES[attack]
     sub = c_submission(scene, base, None)
     problems = graded_problems(scene, reaper, sub, items, honest, full, {"alloc_failure": weight} if weight else {})
     assert not problems, "\n".join([f"{base} (control for {attack}, honest {honest}/{full}):", *problems])
 
 
-@pytest.mark.xfail(strict=True, reason=DRIVERS_PAGES_BROKEN)
 @pytest.mark.bwrap_repeat  # the grader's own ledger and valgrind decide, in both isolations
 @pytest.mark.parametrize("attack", sorted(ON_THE_DRIVERS_PAGES))
 def test_blocks_on_pages_the_driver_maps_for_them_are_still_the_submissions(attack: str, scene: Scene,
                                                                             reaper: Reaper) -> None:
-    base, items, weight, honest, full = ON_THE_DRIVERS_PAGES[attack]
+    """Each page the submission maps outside the span, wherever the call is made, is its block: the Sequences (or L2
+    tables) left live are the leak llm_destroy reports."""
+    base, items, weight, _, honest, full = ON_THE_DRIVERS_PAGES[attack]
     sub = c_submission(scene, base, C_ATTACKS / f"{attack}.patch")
     problems = graded_problems(scene, reaper, sub, items, honest, full, {"alloc_failure": weight} if weight else {})
+    report = json.loads((scene.out / "report.json").read_text())
+    destroyed = [i["message"] for i in report["items"] if i["id"] == "llm_destroy"]
+    assert destroyed and "still live" in destroyed[0], destroyed
     assert not problems, "\n".join([f"{attack} on {base} (honest {honest}/{full}):", *problems])
 
 

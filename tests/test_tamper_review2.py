@@ -3,7 +3,7 @@ against the design of trust-c-probes, trust-c-alloc and trust-python (the heap r
 fence, the probes' outside reading, Python's grader-owned evidence), with and without bubblewrap.
 
 Same shape as tests/test_tamper_review.py: each attack sits on a known bug (C: tests/submissions/broken/<base>.patch,
-then tests/submissions/hostile/review2/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.py's
+then tests/submissions/hostile/review2/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.patch's
 calls, then tests/hostile_review2/<attack>.py), is graded by a separate `pagedcheck` process in a world of its
 own on the items it concerns, and must get no more than the bug's honest score, leave no process, change no file
 outside the scratch, and the grader must write its report. An attack that breaks the grader today is a strict
@@ -66,11 +66,11 @@ ATTACKS = [
     Attack("underread_in_page", "c", "memory_safety", ("compiles", "memory_safety"), 5),
 ]
 LEDGER_BLIND = (
-    "the ledger (oracle/hw3/c/ledger.py) let {how}: the Sequences llm_destroy leaks were no heap blocks to the "
+    "the ledger (oracle/native/ledger.py) let {how}: the Sequences llm_destroy leaks were no heap blocks to the "
     "grader, 15/15 for an honest 5/15")
 ATTACKS += [
     # honest 5 (compiles), as hidden_leak_mprotect: each held since the ledger refuses memory reached behind the
-    # heap's count (outside the span from anywhere but the driver's own mapping instruction, brk) for the whole run
+    # heap's count (outside the span, from wherever the call is made since driver-pages; brk) for the whole run
     # (since fence-only: once until it said the fence is full), and the driver takes the C library's heap's room
     # before the handover
     Attack("leak_by_computed_mmap", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5),

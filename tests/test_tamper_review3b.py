@@ -3,7 +3,7 @@ the heap ledger (every mapping call answered by the grader), the engine read fro
 layouts, and Python judged on its answers and the grader-owned pool, with and without bubblewrap.
 
 Same shape as tests/test_tamper_review2.py: each attack sits on a known bug (C: tests/submissions/broken/<base>.patch,
-then tests/submissions/hostile/review3b/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.py's
+then tests/submissions/hostile/review3b/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.patch's
 calls, then tests/hostile_review3b/<attack>.py), is graded by a separate `pagedcheck` process in a world of its
 own on the items it concerns, and must get no more than the bug's honest score, leave no process, change no file
 outside the scratch, and the grader must write its report. An attack that breaks the grader today is a strict
@@ -27,8 +27,8 @@ PY_ATTACKS = Path(__file__).with_name("hostile_review3b")
 # handed the grader its listener, brk may not grow and the C library's heap serves no block (since fence-only a block
 # the fence cannot hold fails, NULL; once it was the C library's after the ledger answered that the fence is full), so
 # neither heap.counting nor fence.max_blocks, the driver's own records, can send a block out of the ledger's sight;
-# and a mapping outside the span not made from the driver's
-# own system-call instruction is counted as a live block the submission cannot unmap (ledger.py)
+# and a mapping outside the span (but a pool's window, told by what it maps, since driver-pages) is counted as a
+# live block the submission cannot unmap (ledger.py)
 ATTACKS = [
     # honest 5 (compiles): a failing create_sequence allocates its Sequence and L1 table before the check; the
     # attack turns heap.counting off around the doomed allocation

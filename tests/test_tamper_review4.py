@@ -5,7 +5,7 @@ one, what of a hidden item reaches a student's results.json, a prefix pool that 
 and Python return values of exotic types; with and without bubblewrap (the `scene` fixture).
 
 Same shape as tests/test_tamper_review3b.py: each attack sits on a known bug (C: tests/submissions/broken/<base>.patch,
-then tests/submissions/hostile/review4/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.py's
+then tests/submissions/hostile/review4/<attack>.patch; Python: engine/llm_memory.py with tests/broken/<base>.patch's
 calls, then tests/hostile_review4/<attack>.py), is graded by a separate `pagedcheck` process in a world of its own
 on the items it concerns, and must get no more than the bug's honest score, leave no process, change no file
 outside the scratch, and the grader must write its report (tests/test_tamper_review2.attack_problems). An attack
@@ -79,7 +79,7 @@ ATTACKS.append(Attack("hostile_dunders", "python", "free_count_not_incremented",
 # honest 10 (append_cow's bug on compiles, null_engine); what breaks is the grader's memory, not the score
 # Once the grader peaked at 738 MB (36 MB for the bug alone): the ledger kept every page of span an mprotect asked to
 # make accessible, 64 at a time, for as many requests as a call made (40,000 a call here). Held by construction: the
-# ledger keeps at most STRAYS_PER_CALL (64) stray pages a call and refuses the rest (oracle/hw3/c/ledger.py), so
+# ledger keeps at most STRAYS_PER_CALL (64) stray pages a call and refuses the rest (oracle/native/ledger.py), so
 # what it keeps is bounded by the calls the grader makes
 STRAY_PAGE_FLOOD = Attack("stray_page_flood", "c", "append_cow", ("compiles", "null_engine"), 10)
 ATTACKS.append(STRAY_PAGE_FLOOD)

@@ -161,7 +161,7 @@ def _prefix_problems(scene: Scene, reaper: Reaper, attacks: tuple[str, ...]) -> 
 
 # Once 8/12: a pool's observation is made in the submission's interpreter (oracle/prefix/serve.py is its __main__), and
 # `shows` checks only that the shape's fields are there: the lying queue passed reverse_order_free's check, the model
-# took that order over (checks.TAKEN_OVER), and the next admit, which took the real queue's head, was charged to
+# took that order over (rules.TAKEN_OVER), and the next admit, which took the real queue's head, was charged to
 # free_queue. Held by construction: a free's order is judged by what the pool does, never by the queue it shows
 # (oracle/prefix/taken_order.py): the blocks the program's own later admits are granted, in order, are the queue's
 # order, and that is forward here (a pool that lies in its tables too is a correct pool by every fact the grader can see).

@@ -90,13 +90,25 @@ MARKED_BROKEN = (
     "unambiguously, so that whichever run a submission is wrong in costs the fork")
 
 
-# Not strict: the attack reads the kernel's page cache within a two-second epoch, so on a loaded machine its mark is
-# sometimes evicted or found late and the grader gets the honest score (seen once in the main check of session 13);
-# it broke the grader 8 runs of 8 when measured (see above). A strict mark would make CI depend on the machine.
-@pytest.mark.xfail(strict=False, reason=MARKED_BROKEN)
+# Held since fork-evidence: an append that wrote a block a fork's two share in place is charged to the fork's rule as
+# well as append_cow's where the same graded run shows its appends copy a block (a correct fork's copy, before or
+# after it: fork_witness.copies_after), so forks of one block mixed in a run cost the fork item: fork_shares_blocks
+# (its forks both without references: the grant after the free; one without: a copy by the other) fails it, and
+# append_kv_shared_by_four fails append_cow as well: 6/16, each item once, measured 8 runs of 8 under bubblewrap and
+# in the fallback. The mixture is the submission's, and each of the two rules could be the broken one, so both
+# items are charged (review 11's test allows the same); what may not happen is a grade above the honest one or the
+# fork item passing. MARKED_BROKEN is what it broke, kept as the record
 def test_a_fork_marked_in_the_page_cache_for_the_witness_is_still_shown_wrong(scene: Scene, reaper: Reaper) -> None:
+    import json
+
     problems = _python_problems(scene, reaper, "fork_no_incref", "fork_marked_in_page_cache", FORK_ITEMS,
                                 "append_cow", FORK_HONEST, FORK_MAX)
+    report = json.loads((scene.out / "report.json").read_text())
+    problems = [p for p in problems if not p.startswith("score ")]  # below the honest one: both items charged
+    if report["score"] > FORK_HONEST or report["max_score"] != FORK_MAX:
+        problems.append(f"score {report['score']}/{report['max_score']}, above the honest {FORK_HONEST}/{FORK_MAX}")
+    problems += [f"the fork item {item['status']}: {item['message'][:200]}" for item in report["items"]
+                 if item["id"] == "fork" and item["status"] == "passed"]
     assert not problems, "\n".join([f"fork_marked_in_page_cache (honest score {FORK_HONEST}/{FORK_MAX}):",
                                     *problems])
 

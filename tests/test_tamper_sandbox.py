@@ -2,7 +2,7 @@
 sent to the TA's terminal and CSV, the reference and the package read where bubblewrap cannot start, and a
 build cached under one isolation reused under another.
 
-Each attack sits on a known bug (C: tests/submissions/broken/append_cow.patch; Python: tests/broken/no_cow.py,
+Each attack sits on a known bug (C: tests/submissions/broken/append_cow.patch; Python: tests/broken/no_cow.patch,
 as in tests/test_tamper_python.py) and runs twice: with bubblewrap, and with a `bwrap` that fails first on
 PATH (`Scene(without_bwrap=True)`: the fallback isolation). Each must score exactly the bug's honest score,
 leave no process, change no file outside the scratch, let no secret into a report, and the grader must write

@@ -1,43 +1,24 @@
 """Teeth: the real machine must catch each deliberately broken engine, and name the bug in its first line.
 
-Each tests/broken/<variant>.py changes one behaviour of engine.llm_memory. A green machine run proves
-nothing unless the same run goes red on these; the expected pattern pins that the divergence is reported
-where a person would look for that bug, not as some later knock-on effect. Fixed seed and budget: the run
-is reproducible, and a variant that stops being caught means generation needs tuning, not a looser test.
+Each tests/broken/<variant>.patch changes one behaviour of engine/llm_memory.py (applied into a scratch copy:
+tests/conftest.py, broken_python). A green machine run proves nothing unless the same run goes red on these; the
+expected pattern (tests/fixtures.py, HW3_PYTHON_FUZZ) pins that the divergence is reported where a person would
+look for that bug, not as some later knock-on effect. Fixed seed and budget: the run is reproducible, and a
+variant that stops being caught means generation needs tuning, not a looser test.
 """
 
 import re
 import struct
-from pathlib import Path
 
 import pytest
 
 from oracle.family import families
 from oracle.hw3.adapters import load_python
 from oracle.runner import fuzz
+from tests.conftest import BROKEN_PYTHON, broken_python
+from tests.fixtures import HW3_PYTHON_FUZZ, HW3_PYTHON_WHITE_BOX_ONLY
 
 SEED, EXAMPLES, STEPS = 0, 300, 10
-BROKEN_DIR = Path(__file__).parent / "broken"
-N = r"-?\d+"
-
-# variant -> the first-divergence line it must produce
-EXPECTED = {
-    "no_cow": r"^(return value: expected -1, got 0|free_local_blocks: expected \d+, got \d+|ref_count\[\d+\]: expected \d+, got \d+) after append_kv",
-    "last_fit": rf"^(ref_count\[\d+\]: expected 1, got 0|seq {N} block_table\[\d+\]\[\d+\]: expected \d+, got \d+) after (create_sequence|append_kv)",
-    "zero_on_create": rf"^(seq {N} record \d+ \(block \d+\)|pool block \d+ slot \d+ \(byte \d+\)): expected {N}, got 0 after create_sequence",
-    "oom_append_allocates_l2": rf"^seq {N} block_table\[\d+\]: expected NULL, got an L2 table after append_kv\(engine, {N}, {N}\)",
-    "cow_copies_written_only": rf"^pool block \d+ slot \d+ \(byte \d+\): expected {N}, got {N} after append_kv",
-    "fork_no_incref": r"^ref_count\[\d+\]: expected \d+, got \d+ after fork_sequence",
-    "free_count_not_incremented": r"^free_local_blocks: expected \d+, got \d+ after free_sequence",
-    "create_at_head": r"^active list: expected \[.*\], got \[.*\] after create_sequence",
-    "cow_no_oom_check": rf"^append_kv\(engine, {N}, {N}\) raised AssertionError: allocate_block called with no free block",
-    "big_endian": rf"^seq {N} record \d+ \(block \d+\): expected (?P<want>{N}), got (?P<got>{N}) after append_kv",
-    "destroy_returns_minus_one": r"^return value: expected 0, got -1 after llm_destroy\(engine\)$",
-    "cap_one_early": rf"^return value: expected 0, got -1 after append_kv\(engine, {N}, {N}\)",
-    "cap_one_late": rf"^(append_kv\(engine, {N}, {N}\) raised IndexError|return value: expected -1, got 0 after append_kv)",
-}
-# invisible through the API: see test_engine_rules; probe_bugs holds one variant per white-box probe (test_pyprobes)
-WHITE_BOX_ONLY = {"free_breaks_at_null_l1", "fork_breaks_at_null_l1", "probe_bugs"}
 # The cap takes a pool of >= 256 blocks and a sequence filled to 4096 records inside 10 steps: about one
 # program in 30 gets there, so these get a larger budget (a run stops at its first failure anyway); so does an
 # append refused at an L2 boundary of an exhausted pool, which the draws reach early or late depending on the
@@ -50,17 +31,17 @@ def run(impl: str, examples: int = EXAMPLES):
 
 
 def test_every_broken_variant_is_either_fuzzed_or_declared_white_box_only():
-    variants = {p.stem for p in BROKEN_DIR.glob("*.py")} - {"__init__"}
-    assert variants == EXPECTED.keys() | WHITE_BOX_ONLY
-    assert len(EXPECTED) >= 8
+    variants = {p.stem for p in BROKEN_PYTHON.glob("*.patch")}
+    assert variants == HW3_PYTHON_FUZZ.keys() | HW3_PYTHON_WHITE_BOX_ONLY
+    assert len(HW3_PYTHON_FUZZ) >= 8
 
 
-@pytest.mark.parametrize("variant", sorted(EXPECTED))
+@pytest.mark.parametrize("variant", sorted(HW3_PYTHON_FUZZ))
 def test_machine_catches_broken_variant_with_the_expected_first_divergence(variant):
     examples = EXAMPLES_FOR.get(variant, EXAMPLES)
-    report = run(f"tests.broken.{variant}", examples)
+    report = run(broken_python(variant), examples)
     assert not report.passed, f"{variant} not caught in {examples} examples of {STEPS} steps (seed {SEED})"
-    match = re.match(EXPECTED[variant], report.divergence)
+    match = re.match(HW3_PYTHON_FUZZ[variant], report.divergence)
     assert match, report.divergence
     assert report.program[-1] == "state.teardown()"
     if variant == "big_endian":  # the record holds the expected value's bytes reversed

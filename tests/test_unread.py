@@ -20,6 +20,8 @@ from oracle.hw3.pool import initial_pool
 from oracle.hw3.effects import wrote_elsewhere
 from oracle.hw3.rules import FIRST_FIT, FREE_BLOCK_CONSISTENCY, TASKS, Effects, rule_of
 from oracle.hw3.unread import filled, modelled
+from tests.conftest import broken_python
+from tests.fixtures import HW3_PYTHON_FAILS, HW3_PYTHON_UNREAD
 from tests.test_grade import small_rubric
 
 
@@ -79,24 +81,11 @@ def test_the_facts_read_from_the_pool_and_the_returns_name_first_fit_and_the_fre
         assert rule_of(refused, call, none) == TASKS[call.api]
 
 
-# the items each fixture fails, fuzz aside: the same as for C where the returns and the pool show the bug
-OWN_ITEMS = {
-    "last_fit": {"first_fit"},  # its records land in other blocks than first fit's (C: the block tables)
-    "free_count_not_incremented": {"free_count"},  # refusals that more free blocks undo (C: the count itself)
-    "no_cow": {"append_cow"},
-    "zero_on_create": {"no_premature_writes"},
-    "create_at_head": set(),  # the list's order shows in no return value and no pool byte: not graded
-    # a fork that takes no reference shows only when the blocks it shares are written in place or handed out
-    # again, in later calls; a second opinion replays the fork, appends to a block it shares and checks its references
-    # (oracle/hw3/fork_witness.py), so those calls' items read past it (C: fork, by ref_count)
-    "fork_no_incref": {"fork"},
-}
-
-
-@pytest.mark.parametrize("name", sorted(OWN_ITEMS))
+# the items each fails, fuzz aside: the same as for C where the returns and the pool show the bug (tests/fixtures.py)
+@pytest.mark.parametrize("name", sorted(HW3_PYTHON_UNREAD))
 def test_a_broken_python_fixture_fails_the_items_its_returns_and_pool_show(name: str, tmp_path: Path) -> None:
-    report = grade(f"tests.broken.{name}", load(small_rubric(tmp_path / "rubric.toml")), tmp_path, timeout=2.0)
+    report = grade(broken_python(name), load(small_rubric(tmp_path / "rubric.toml")), tmp_path, timeout=2.0)
     failed = {item.id for item in report.items if item.status == "failed"}
-    assert failed - {"fuzz"} == OWN_ITEMS[name], [(i.id, i.message) for i in report.items if i.id in failed]
+    assert failed - {"fuzz"} == HW3_PYTHON_FAILS[name], [(i.id, i.message) for i in report.items if i.id in failed]
     left_out = {item.id for item in report.items if item.status == "not_applicable"}
     assert left_out == {"compiles", "big_pool", "memory_safety", "alloc_failure", "l1_traversal", "tail_insertion"}

@@ -9,10 +9,13 @@ blocks the grader saw become live (adapter.py): a submission claiming fewer cann
 only stops its own item. A try passes only on a failure the grader made itself: natively its ledger counts every
 request for a fresh block (granted, failed or past the heap's budget) and fails the k-th of the call first, whatever
 the answer would have been; a try in which no allocation was failed (the call asked for fewer when one was to
-fail) fails the item. Each try replays the program from a fresh driver: no state a failure left behind can
-reach the next try."""
+fail) fails the item, and so does a call that makes more or fewer allocations than counted in its try past the
+count (k = count + 1, where nothing fails). Each try replays the program from a fresh driver: no state a failure left behind can
+reach the next try; and the tries run in an order no try can know (`_shuffled`), so none can tell its k by counting
+the tries before it."""
 
 import copy
+import secrets
 from contextlib import closing
 from typing import Any, Mapping
 
@@ -57,21 +60,40 @@ def check_alloc_failure(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         except ImplementationFailure as failure:
             return Outcome(False, f"{ALLOCATING.name}: {failure}, with no allocation failing [rule: {ROBUSTNESS}]")
         _within_bound(counts)
-        passed_over = []  # failures that left a free count off from the implementation's own ref_count
-        for index, count in enumerate(counts):
-            for k in range(1, count + 1):
-                finding = _inject(adapter, ALLOCATING.steps, index, k)
-                if finding and finding.difference.aspect == FREE_COUNT:  # Constraint 5's, whatever the path
-                    passed_over.append(finding)
-                elif finding:
-                    return Outcome(False, finding.message, listing(finding.calls, finding.step),
-                                   student=student_text(finding, "c"))
+        passed_over: dict[tuple[int, int], Finding] = {}  # failures that left a free count off from the
+        # implementation's own ref_count
+        failed: tuple[tuple[int, int], Finding] | None = None  # the first failing try in the program's order
+        for index, k in _shuffled(counts):
+            if failed is not None and (index, k) > failed[0]:
+                continue  # a later try than one already failing: its finding would not be the one reported
+            finding = _inject(adapter, ALLOCATING.steps, index, k, counts[index])
+            if finding and finding.difference.aspect == FREE_COUNT:  # Constraint 5's, whatever the path
+                passed_over[index, k] = finding
+            elif finding:
+                failed = (index, k), finding
     finally:
         adapter.close()
+    if failed is not None:
+        finding = failed[1]
+        return Outcome(False, finding.message, listing(finding.calls, finding.step), student=student_text(finding, "c"))
     done = f"{sum(counts)} allocations failed one at a time"
     if passed_over:
-        return Outcome(True, f"{done}; {passed_over_note(passed_over[0])}", excuse=excuse_for(passed_over))
+        excused = [passed_over[key] for key in sorted(passed_over)]
+        return Outcome(True, f"{done}; {passed_over_note(excused[0])}", excuse=excuse_for(excused))
     return Outcome(True, done)
+
+
+def _shuffled(counts: list[int]) -> list[tuple[int, int]]:
+    """Every try, (call index, k), in an order drawn from the operating system's randomness, a secret of this
+    grade's that no run can read: the tries are fresh drivers of one submission, and a try that could count the
+    tries before it (a mark in the kernel's page cache, tests/test_tamper_cache_quiet.py) would otherwise know its k
+    and put a checked allocation where its unchecked one was to fail. The verdict and the try reported (the first
+    failing one in the program's order) do not depend on the order. Each call also has one try past its count
+    (k = count + 1), which fails nothing: a process that could tell the counting run from a try (and so put a checked
+    allocation before its unchecked last one in every try) makes more allocations there than it was counted making."""
+    tries = [(index, k) for index, count in enumerate(counts) for k in range(1, count + 2)]
+    secrets.SystemRandom().shuffle(tries)
+    return tries
 
 
 def _within_bound(counts: list[int]) -> None:
@@ -106,10 +128,14 @@ def _expect(model: Model, step: Step, engine: Any) -> Call:
     return predict(model, step, engine is not None)[0]
 
 
-def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Finding | None:
-    """Replays steps[:index] on a fresh driver, then steps[index] with its k-th allocation failing."""
+def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int, counted: int) -> Finding | None:
+    """Replays steps[:index] on a fresh driver, then steps[index] with its k-th allocation failing; `counted`: the
+    allocations steps[index] made with none failing. A k past it fails nothing: the call must then make as many
+    allocations as counted and do what the model does."""
     adapter.close()
-    scenario = f"allocation_failure (allocation {k} of step {index + 1} failing)"
+    past = k > counted
+    scenario = (f"allocation_failure (step {index + 1} as counted, none failing)" if past else
+                f"allocation_failure (allocation {k} of step {index + 1} failing)")
     named(adapter, scenario)
     model, engine, calls = Model(), None, []
     for step in steps[:index]:
@@ -122,13 +148,17 @@ def _inject(adapter: Any, steps: tuple[Step, ...], index: int, k: int) -> Findin
     try:
         after, returned = _call(adapter, steps[index], engine)
         adapter.fail_allocation(None)
-        if not adapter.last_call.injected_failure:  # a pass rests on a failure the grader made and saw handled
+        if past and (adapter.last_call.injected_failure or _made(adapter) != counted):
+            problem = Difference(CALL_ALLOCATIONS, "allocations, none failing", f"{counted}, as when counted",
+                                 f"{_made(adapter)}: the call allocated otherwise than when it was counted")
+            return Finding(scenario, index + 1, calls[index], problem, ROBUSTNESS, calls=calls, model=model)
+        if not past and not adapter.last_call.injected_failure:  # a pass rests on a failure the grader made and saw handled
             made = _made(adapter)
             problem = Difference(CALL_ALLOCATIONS, f"allocation {k} (the one the grader fails)",
                                  f"asked for, as with none failing ({k} or more allocations)",
                                  f"{made} allocation(s), none failed: the call allocated otherwise when one was to fail")
             return Finding(scenario, index + 1, calls[index], problem, ROBUSTNESS, calls=calls, model=model)
-        refused = returned is None or returned == -1
+        refused = not past and (returned is None or returned == -1)
         expected, engine = (before, engine) if refused else (model, after)
         seen = adapter.observe(engine)
         problem = first_difference(expected, seen, False, modulo=ANY_ORDER)

@@ -161,3 +161,32 @@ def _skipped(call: Call, tables: dict[int, tuple], before: EngineState, after: E
     left = [block for l1 in sorted(skipped) for block in table[l1] if block != UNMAPPED]
     last = next((block for l2 in reversed(table) if l2 and l2 != WILD for block in reversed(l2) if block != UNMAPPED), None)
     return frozenset() if not walked or left == [last] else frozenset(skipped)
+
+
+def copied_a_block(kv_data: int, before: bytes | None, after: bytes | None) -> bool:
+    """Whether an append of `kv_data` copied a block, by the pool before and after it (the tables unread): one
+    block got the record at a slot and, at other slots, bytes it did not hold, each the bytes another block holds
+    there (the block it copied), not all zero (a fresh block zeroed is no copy). A copy of a block whose bytes
+    were those of the block it went to shows no copy (fork_witness.py asks this of the graded run's calls after
+    an append that wrote a shared block in place)."""
+    if before is None or after is None or len(before) != len(after) or before == after:
+        return False
+    record = struct.pack("<i", kv_data)
+
+    def slot(pool: bytes, block: int, at: int) -> bytes:
+        return pool[(block * KV_PER_BLOCK + at) * KV_SIZE : (block * KV_PER_BLOCK + at + 1) * KV_SIZE]
+
+    blocks = len(after) // BLOCK_SIZE
+    for block in range(blocks):
+        if after[block * BLOCK_SIZE : (block + 1) * BLOCK_SIZE] == before[block * BLOCK_SIZE : (block + 1) * BLOCK_SIZE]:
+            continue
+        changed = [at for at in range(KV_PER_BLOCK) if slot(after, block, at) != slot(before, block, at)]
+        for at in (at for at in changed if slot(after, block, at) == record):
+            rest = [other_at for other_at in changed if other_at != at]
+            copied = [slot(after, block, other_at) for other_at in rest]
+            if not rest or set(copied) == {bytes(KV_SIZE)}:
+                continue
+            if any(other != block and [slot(after, other, other_at) for other_at in rest] == copied
+                   for other in range(blocks)):
+                return True
+    return False

@@ -4,9 +4,7 @@ structured differences (difference.py). compare.py puts them together, coarsest 
 where block ids are compared up to a renaming."""
 
 import struct
-from collections import Counter
 from functools import lru_cache
-from itertools import chain, repeat
 from typing import Iterator
 
 from oracle.difference import Difference
@@ -38,17 +36,18 @@ CONSISTENT_FREE_COUNT = "it matches your ref_count array"
 
 
 def expected_engine(model: Model) -> EngineState:
-    """The engine state a live model implies: counters, ref_count, and the active list in its order."""
-    # Model.ref_count and Model.free_count (its total less the blocks mapped), from one count of the mappings
-    counts = Counter(chain.from_iterable(seq.blocks for seq in model.sequences.values()))
-    return EngineState(model.total, model.total - len(counts), tuple(map(counts.get, range(model.total), repeat(0))), tuple(
-        SequenceState(seq_id, len(seq.values), _table(tuple(seq.blocks), seq.wild, seq.bare))
-        for seq_id, seq in model.sequences.items()))
+    """The engine state a live model implies: counters, ref_count, and the active list in its order (the counters
+    and ref_count what engine_differences compares: Model.free_count and Model.ref_count)."""
+    return EngineState(model.total, model.free_count(), tuple(model.ref_count()), tuple([
+        _sequence(seq_id, len(seq.values), tuple(seq.blocks), seq.wild, seq.bare)
+        for seq_id, seq in model.sequences.items()]))
 
 
 @lru_cache(maxsize=4096)
-def _table(blocks: tuple[int, ...], wild: frozenset[int], bare: frozenset[int]) -> tuple:
-    return expected_table(list(blocks), wild, bare)
+def _sequence(seq_id: int, kv_count: int, blocks: tuple[int, ...], wild: frozenset[int],
+              bare: frozenset[int]) -> SequenceState:
+    """The SequenceState a model's sequence implies (a value: a step whose sequences did not change makes none)."""
+    return SequenceState(seq_id, kv_count, expected_table(list(blocks), wild, bare))
 
 
 def counter_differences(model: Model, engine: EngineState) -> Iterator[Difference]:

@@ -33,19 +33,33 @@ tell apart from nothing, so what machine-wide state a process leaves (the kernel
 submission nothing, and the references it shows are those of the very run whose append is judged. The item's
 verdict still rests on its first difference; the later calls are evidence of whose rule it is, only. A program
 shows the references only when it makes such a free and such a grant after its in-place append
-(programs/README.md); elsewhere the difference keeps the rule it had.
+(programs/README.md); elsewhere the difference keeps the rule it had, or gains the fork's (below).
+
+References held, shown only after the in-place append, cannot excuse the fork: the submission knows its bug has
+shown (its own append wrote into a block a reference was owed on) and can pay what its forks owed right then
+(review 11's refs_settled_once_shown), and forks of one block can be correct in one run and not in another
+(review 9's page-cache mark). So where the fork is not shown wrong, an in-place append into a block a fork's
+two share is charged to the fork's rule as well as Task 4's (Effects.fork_too, rules.rules_of: each item once)
+when the same graded run shows its appends copy a block: before it, an append the model copies agreed with the
+model; after it, one of the program's later calls made ahead wrote its record into a block holding another
+block's records (copies_after, effects.copied_a_block). An engine whose appends copy a block shared wrote this
+one in place for a reference missing, or its copy-on-write copies only sometimes; either rule may be the broken
+one, and both are charged. An append that never copies shows no copy and keeps Task 4's rule alone (no_cow);
+a fork shown wrong takes the difference alone, as before (fork_no_incref: its forks take no reference, so its
+appends never copy).
 
 Not told apart: an append that never copies together with a free that drops every reference, or a create or free
 count that grants too much after a sharer's free (two bugs that, by the pool and the returns, do what a fork
 without references does): charged to the fork once.
 
-A witness can only add the fork's rule to a difference (rules.py AFTER_WRONG_FORK), never excuse one: when it
+A witness can only add the fork's rule to a difference (rules.py AFTER_WRONG_FORK, fork_too), never excuse one: when it
 shows nothing, the difference keeps the rule it had; when it shows the fork wrong, the item reading past it
 names the fork's item, which then fails or takes the difference (grading/settlement.py). Either way the
 difference costs an item, once."""
 
 from typing import Callable, Sequence
 
+from oracle.hw3.effects import copied_a_block
 from oracle.hw3.model import Model, Outcome
 from oracle.hw3.rules import fails
 from oracle.hw3.spec import KV_PER_BLOCK
@@ -93,6 +107,24 @@ class ForkWitness:
                 self.known[fork] = references_missed(self._steps, returns(), fork)
             if self.known[fork]:
                 return True
+        return False
+
+
+    def shares_a_fork(self, at: int, sharers: frozenset[int]) -> bool:
+        """Whether a fork the model made before step `at` (an index) since the last llm_init has its parent and
+        child among `sharers`, the sequences that share a block an append wrote in place."""
+        return any(set(self._steps[fork].args) <= sharers for fork in _forks(self._steps[:at]))
+
+    def copies_after(self, at: int, pool: bytes | None, pools: Sequence[bytes | None]) -> bool:
+        """Whether an append of the program after step `at` (an index), whose pool after it was `pool`, copied a
+        block (effects.copied_a_block), by `pools`, the pool after each later step made ahead in the graded run's
+        own process (graded_calls.py program_pools)."""
+        before = pool
+        for index in range(at + 1, len(self._steps)):
+            step, after = self._steps[index], pools[index] if index < len(pools) else None
+            if step.op == "append_kv" and not step.null and copied_a_block(step.args[1], before, after):
+                return True
+            before = after
         return False
 
 

@@ -20,7 +20,8 @@ from oracle.grading.rubric import Rubric, RubricError
 from oracle.hw3 import programs
 from oracle.hw3.adapters import BUILTIN_ENGINE
 from oracle.hw3.c.adapter import CAdapter
-from oracle.hw3.c.build import Refused, build, only_file_below, submission_source
+from oracle.hw3.c.build import build, submission_source
+from oracle.native.upload import Refused, only_file_below
 from oracle.hw3.c.stray import Stray, Watch
 from oracle.hw3.checks import CHECKS, Submission
 from oracle.child import PYTHON, LoadFailure

@@ -14,7 +14,8 @@ printed up to that step, not what the calls made ahead printed.
     graded = GradedCalls(implementation, program.steps)
     engine, returned = graded.call(at, engine)      # step `at`: made now, or kept from when it was made ahead
     seen = graded.observe(at, engine)
-    returns = graded.program_returns(engine)         # every step's return, the rest made now"""
+    returns = graded.program_returns(engine)         # every step's return, the rest made now
+    pools = graded.program_pools(engine)             # the pool after each step made ahead"""
 
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -97,6 +98,13 @@ class GradedCalls:
             self._ahead[at], self._printed[at] = Made(engine, returned, seen=seen), self._output()
             at += 1
         return list(self.returns)
+
+    def program_pools(self, engine: object) -> list[bytes | None]:
+        """The pool as read after each step made ahead, by index, the rest of the program made now as
+        program_returns makes it (None for a step not made ahead, or whose state was not read)."""
+        self.program_returns(engine)
+        return [made.seen.pool if (made := self._ahead.get(at)) is not None and isinstance(made.seen, Observation)
+                else None for at in range(len(self._steps))]
 
     def _output(self) -> str:
         return getattr(self._of, "output", "")

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Callable, Collection, Sequence
 
 from oracle.hw3.c.adapter import CAdapter
-from oracle.hw3.c.log_channel import LogChannel
-from oracle.hw3.c.valgrind import VALGRIND, memcheck_program
+from oracle.native.log_channel import LogChannel
+from oracle.native.valgrind import VALGRIND, memcheck_program
 from oracle.hw3 import programs as shipped
 from oracle.hw3.step import call_on, expected_calls
 from oracle.program import Step

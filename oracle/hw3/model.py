@@ -1,18 +1,20 @@
 """The oracle: an independent, deliberately plain model of the HW3 memory manager.
 
 It shares no code with any implementation. A sequence is a list of KV values plus a list of physical block
-ids (logical block i -> blocks[i]); ref counts are derived by counting mappings; physical memory is a dict
-from slot to value that defaults to the slot's magic number; first fit is "the smallest block id that
+ids (logical block i -> blocks[i]); a block's ref count is how many mappings it has (`mappings`, counted as
+each call maps or drops a block: a call costs what it changes, not the whole state); physical memory is a
+dict from slot to value that defaults to the slot's magic number; first fit is "the smallest block id that
 nobody maps". Each call returns an Outcome: the C return value and the boundary events it exercised.
 """
 
 import struct
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import chain
 
 from oracle.hw3.pool import initial_pool, magic
 from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, KV_SIZE, L2_PT_SIZE, MAX_KV, MAX_LOGICAL_BLOCKS
+
+_BLOCK = struct.Struct(f"<{KV_PER_BLOCK}i")  # one block's records, little-endian int32
 
 NULL, NOT_NULL = False, True  # what create/fork/llm_init return, as far as the model can say
 
@@ -38,31 +40,45 @@ class Model:
     total: int = 0
     sequences: dict[int, ModelSequence] = field(default_factory=dict)  # insertion order = active list order
     memory: dict[int, int] = field(default_factory=dict)  # slot -> value written; others hold magic(slot)
+    mappings: Counter = field(default_factory=Counter)  # block -> how many sequences' blocks map it (mapped ones only)
     _image: bytearray = field(default_factory=bytearray)
     _dirty: set[int] = field(default_factory=set)
 
-    # -- derived state -------------------------------------------------------------------------------
+    # -- counts ----------------------------------------------------------------------------------------
 
     def ref_count(self) -> list[int]:
-        counts = Counter(chain.from_iterable(seq.blocks for seq in self.sequences.values()))
-        return [counts[block] for block in range(self.total)]
+        counts = [0] * self.total
+        for block, refs in self.mappings.items():
+            counts[block] = refs
+        return counts
 
     def refs(self, block: int) -> int:
-        return sum(seq.blocks.count(block) for seq in self.sequences.values())
+        return self.mappings[block]
 
     def mapped(self) -> set[int]:
-        return set(chain.from_iterable(seq.blocks for seq in self.sequences.values()))
+        return set(self.mappings)
 
     def free_blocks(self) -> int:
-        return self.total - len(self.mapped())
+        return self.total - len(self.mappings)
 
     def free_count(self) -> int:
         """What free_local_blocks must say."""
         return self.free_blocks()
 
     def first_free(self, count: int = 1) -> list[int]:
-        mapped = self.mapped()
-        return [block for block in range(self.total) if block not in mapped][:count]
+        return sorted(set(range(self.total)).difference(self.mappings))[:count]
+
+    def _map(self, *blocks: int) -> None:
+        """Each of `blocks` gains a mapping."""
+        self.mappings.update(blocks)
+
+    def _unmap(self, *blocks: int) -> None:
+        """Each of `blocks` loses a mapping; a block left with none is free."""
+        mappings = self.mappings
+        for block in blocks:
+            mappings[block] -= 1
+            if not mappings[block]:
+                del mappings[block]
 
     def read(self, slot: int) -> int:
         value = self.memory.get(slot)
@@ -87,7 +103,7 @@ class Model:
         """The first `count` records of the blocks `blocks`, in order: read() of each of their slots."""
         image, values = self._current_image(), []
         for block in blocks:
-            values.extend(struct.unpack_from(f"<{KV_PER_BLOCK}i", image, block * BLOCK_SIZE))
+            values.extend(_BLOCK.unpack_from(image, block * BLOCK_SIZE))
         del values[count:]
         return values
 
@@ -95,6 +111,7 @@ class Model:
 
     def llm_init(self, pool_size: int, null_pool: bool = False) -> Outcome:
         self.sequences.clear()
+        self.mappings.clear()
         self.memory.clear()
         self._dirty.clear()
         self.pool_size = None if null_pool else pool_size
@@ -120,6 +137,7 @@ class Model:
         blocks = self.first_free(required)
         values = self.records(blocks, initial_kv_len)
         self.sequences[seq_id] = ModelSequence(values, blocks)
+        self._map(*blocks)
         events = ["sequence_created"] + ["l2_allocated"] * -(-required // L2_PT_SIZE)
         if self.free_blocks() == 0:
             events.append("pool_exhausted")
@@ -134,6 +152,7 @@ class Model:
         if new_seq_id in self.sequences:
             return Outcome(NULL, ("duplicate_id", "invalid_call"))
         self.sequences[new_seq_id] = ModelSequence(list(parent.values), list(parent.blocks))
+        self._map(*parent.blocks)
         return Outcome(NOT_NULL, ("sequence_forked",) + ("l2_allocated",) * -(-len(parent.blocks) // L2_PT_SIZE))
 
     def append_kv(self, null_engine: bool, seq_id: int, kv_data: int) -> Outcome:
@@ -156,12 +175,15 @@ class Model:
         events = []
         if unmapped:
             seq.blocks.append(self.first_free()[0])
+            self._map(seq.blocks[logical])
             events.append("l2_allocated" if logical % L2_PT_SIZE == 0 else "new_block")
         elif shared:
             old, (new,) = seq.blocks[logical], self.first_free()
             for i in range(KV_PER_BLOCK):
                 self.write(new * KV_PER_BLOCK + i, self.read(old * KV_PER_BLOCK + i))
             seq.blocks[logical] = new
+            self._unmap(old)
+            self._map(new)
             events.append("cow_copy")
         self.write(seq.blocks[logical] * KV_PER_BLOCK + offset, kv_data)
         seq.values.append(kv_data)
@@ -172,13 +194,16 @@ class Model:
     def free_sequence(self, null_engine: bool, seq_id: int) -> Outcome:
         if null_engine or not self.live:
             return Outcome(-1, ("null_engine", "invalid_call"))
-        if self.sequences.pop(seq_id, None) is None:
+        seq = self.sequences.pop(seq_id, None)
+        if seq is None:
             return Outcome(-1, ("unknown_id", "invalid_call"))
+        self._unmap(*seq.blocks)
         return Outcome(0, ("sequence_freed",))
 
     def llm_destroy(self, null_engine: bool) -> Outcome:
         if null_engine or not self.live:
             return Outcome(-1, ("null_engine", "invalid_call"))
         self.sequences.clear()
+        self.mappings.clear()
         self.live = False
         return Outcome(0)

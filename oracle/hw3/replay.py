@@ -27,7 +27,7 @@ from oracle.hw3.call import Call, shown
 from oracle.hw3.model import Model
 from oracle.hw3.observation import Observation
 from oracle.hw3.resync import TrackedModel
-from oracle.hw3.rules import STRAY_WRITE, Effects, fails, rule_of
+from oracle.hw3.rules import STRAY_WRITE, Effects, fails, rule_of, rules_of
 from oracle.hw3.run import Ran, run
 from oracle.hw3.spec import L1_PT_SIZE
 from oracle.program import Program
@@ -90,9 +90,10 @@ def replay(
                 found.append(finding(ran, mine))
             return mine is not None
         if not _aftermath(ran.call, ran.stopped, scenario.name, reading):
-            mine = next((d for d in ran.found if owns is None or owns(rule_of(d, ran.call, ran.effects))), None)
+            mine = next(((d, rule) for d in ran.found for rule in rules_of(d, ran.call, ran.effects)
+                         if owns is None or owns(rule)), None)
             if mine:
-                found.append(finding(ran, mine))
+                found.append(dataclasses.replace(finding(ran, mine[0]), rule=mine[1]))
                 return True
         if reading is not None and ran.seen is not None and _speaks_for(ran.call, owns, _compared(ran.found, modulo), ran.walk):
             reading.checked.append(ran.call)

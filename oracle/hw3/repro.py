@@ -18,7 +18,8 @@ import shutil
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from oracle.hw3.c.build import OFFICIAL_FLAGS, SOURCE_NAME, gcc, submission_source
+from oracle.hw3.c.build import HEADER, OFFICIAL_FLAGS, SOURCE_NAME, submission_source
+from oracle.native.build import gcc
 from oracle.hw3.call import POINTER_CALLS, Call, shown
 from oracle.hw3.model import Model
 from oracle.hw3.pool import c_defines, magic_slot
@@ -83,7 +84,7 @@ def build_repro(
     submitted = submission_source(submission).read_bytes()
     (workdir / SOURCE_NAME).write_bytes(submitted)
     (workdir / f"{name}.c").write_text(source)
-    built, output = gcc(sandbox or shared(), {SOURCE_NAME: submitted, f"{name}.c": source.encode()},
+    built, output = gcc(sandbox or shared(), HEADER, {SOURCE_NAME: submitted, f"{name}.c": source.encode()},
                         [*flags, *([] if _includes_submission(source) else [SOURCE_NAME]), f"{name}.c"], name)
     if built is None:
         return None, output

@@ -27,6 +27,12 @@ class TrackedModel(Model):
     def ref_count(self) -> list[int]:
         return list(self.counts)
 
+    def _map(self, *blocks: int) -> None:
+        pass  # the counts are kept by _tracked, from the mappings before and after each call (Model.mappings unused)
+
+    def _unmap(self, *blocks: int) -> None:
+        pass
+
     def refs(self, block: int) -> int:
         self._trust_counts()
         return self.counts[block]

@@ -85,6 +85,9 @@ class Effects:
     held: bool = False  # an append wrote its record into a block the model holds, not its own: shared, or held
     # by a sequence (unread.py: seen in the pool)
     wrong_fork: bool = False  # a fork before the call is shown wrong by a second opinion (fork_witness.py)
+    fork_too: bool = False  # an append wrote a block a fork's two share in place, and the same graded run shows
+    # its appends copy a block: a fork without references or a copy-on-write that copies only sometimes, the
+    # fork's rule as well as Task 4's (fork_witness.py)
 
 
 STRAY_WRITE = Effects(frozenset(), frozenset(), stray=True)  # all that is known of an append: it wrote astray
@@ -206,6 +209,17 @@ def rule_of(difference: Difference, call: Call, effects: Effects | None = None) 
         if rule is not None and holds(difference, call, effects):
             return TASKS[call.api] if rule == OWN_TASK else rule
     return TASKS[call.api]
+
+
+def rules_of(difference: Difference, call: Call, effects: Effects | None = None) -> tuple[str, ...]:
+    """The rules `difference`, seen right after `call`, breaks: rule_of's, and the fork's too where the call is
+    an append that wrote a block a fork's two share in place and its engine copies blocks elsewhere in the same
+    graded run (Effects.fork_too): charged to both items, each once."""
+    rule = rule_of(difference, call, effects)
+    fork = TASKS["fork_sequence"]
+    also = (effects is not None and effects.fork_too and call.api == "append_kv" and rule == TASKS["append_kv"]
+            and difference.aspect in (POOL, CONTENTS))
+    return (rule, fork) if also else (rule,)
 
 
 def item_of(rule: str) -> str | None:

@@ -88,6 +88,7 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
     counted = False  # what they did; a call since the last llm_init moved the free count, in the model
     forks = ForkWitness(program.steps)  # fork_witness.py
     in_place: list[tuple[int, frozenset[int]]] = []  # the appends that wrote a shared block in place, and its sharers
+    copied = False  # an append of the run copied a shared block where the model did (fork_witness.py)
     for number, step in enumerate(program.steps, 1):
         try:
             if not graded.made_ahead(number - 1):  # in a fresh process after a second opinion
@@ -151,13 +152,19 @@ def run(program: Program, implementation: Any, model: TrackedModel, modulo: froz
         ran.effects = effects_of(call, before, ran.seen, frozenset(model.mapped() - mapped), (was, model) if unread else None)
         if ran.effects is not None and any(d.aspect != LIST_ORDER for d in ran.found):
             ran.effects = dataclasses.replace(ran.effects, reordered_only=False)
-        if was is not None and (sharers := wrote_in_place(call, was, before, ran.seen)):
+        sharers = wrote_in_place(call, was, before, ran.seen) if was is not None else frozenset()
+        if sharers:
             in_place.append((number - 1, sharers))  # the graded run's own evidence of a fork's references
         granted = bool(ran.found) and ran.found[0].aspect == RETURN and "oom_refusal" in expected.events and not fails(step.op, got)
         if (ran.effects is not None and was is not None and ran.found
-                and (ran.effects.held or ran.effects.elsewhere or granted)  # its references unread: the
-                and forks.shown_wrong(number - 1, in_place, lambda: graded.program_returns(engine))):  # later calls
-            ran.effects = dataclasses.replace(ran.effects, wrong_fork=True)  # made ahead, before a second opinion
+                and (ran.effects.held or ran.effects.elsewhere or granted)):  # its references unread: the later
+            if forks.shown_wrong(number - 1, in_place, lambda: graded.program_returns(engine)):  # calls made ahead
+                ran.effects = dataclasses.replace(ran.effects, wrong_fork=True)
+            elif (sharers and ran.seen is not None and forks.shares_a_fork(number - 1, sharers)  # in place, and the
+                  and (copied or forks.copies_after(number - 1, ran.seen.pool, graded.program_pools(engine)))):
+                ran.effects = dataclasses.replace(ran.effects, fork_too=True)  # run's appends copy: both rules
+        copied = copied or (was is not None and step.op == "append_kv" and "cow_copy" in expected.events
+                            and not ran.found)  # an append of the graded run copied a shared block, as the model
         if (ran.effects is not None and fresh is not None and step.op in ("create_sequence", "append_kv")
                 and step.args[0] in model.sequences
                 and search_failed(aside.fresh, ran.found, program.steps[:number],

@@ -9,7 +9,8 @@ from typing import Any, Callable
 
 from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outcome, Seen
 from oracle.hw3.adapters import Adapter
-from oracle.hw3.c.build import BuildResult, OFFICIAL_FLAGS
+from oracle.hw3.c.build import OFFICIAL_FLAGS
+from oracle.native.build import BuildResult
 from oracle.hw3.c.stray import Stray
 from oracle.hw3.call import Call
 from oracle.hw3.feedback import printed, student_text

@@ -13,31 +13,24 @@ own steps had run yet, is not run (it checked nothing of its own rule, so it ear
 step it does not judge, which no rule's item owns, fails the item once it has checked something.
 """
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from oracle import checked
 from oracle.grading.grader import Check, Excuse, NotApplicable, NotRun, Outcome, Seen
 from oracle.grading.python_family import Submission, fuzz_check
-from oracle.difference import CRASH, Difference
+from oracle.difference import CRASH
 from oracle.finding import Finding
 from oracle.prefix.calls import listing, tokens_text
-from oracle.prefix.divergence import Divergence
 from oracle.prefix.driver import Driver
-from oracle.prefix.observation import ImplementationFailure
 from oracle.prefix.programs import BY_ITEM, program_for
 from oracle.program import Program, Step
 from oracle.prefix.picture import state_tables
-from oracle.prefix.rules import RULES, rule_of
+from oracle.prefix.rules import MAY_MAKE, RULES, rule_of
 from oracle.scene import Watch
 
 LOOKUP_RID = 1000  # a look-up on a shape without one admits a request numbered from here, and frees it
-TAKEN_OVER = ("free order", "release order", "touch order")  # the model takes the implementation's order, goes on
-# the items whose rule's bug may make a difference of that aspect too, besides its own rule's: a free queue that takes
-# from the end it frees to gives a free of several blocks, the only free ones, back in the opposite order; a free queue
-# that puts a freed block elsewhere than its tail may leave an order a touch explains too (touch's program is written
-# so that the usual ones do not: taken_order.py). A free order (taken_order.py: no reordering within each free and no
-# touch explains it) neither makes.
-MAY_MAKE = {"release order": frozenset({"free_queue"}), "touch order": frozenset({"free_queue"})}
 SHOWN_ORDER = ("free order", "release order")  # the fuzz's, read in the queue the pool shows: it charges no one
 
 
@@ -101,29 +94,57 @@ def not_applicable(item: str, program: Program, adapter: Any) -> str | None:
     return reasons.get(item)
 
 
-def finding(program: Program, number: int, call: str, op: str, judge: bool, difference: Difference,
-            item: str) -> Finding:
-    """A step's first difference and the rule it breaks (a crash: the item's when the step is judged)."""
-    if difference.aspect == CRASH:
-        return Finding(program.name, number, call, difference, item if judge else "fuzz")
-    return Finding(program.name, number, call, difference, rule_of(difference, op) or "fuzz")
+def in_program_terms(program: Program, found: Finding, item: str, lookup: bool) -> Finding:
+    """A finding of the core's replay in the program's words (`describe`), and the rule it breaks by the program's
+    step (a look-up made as an admission is an admission's, its free too); a crash breaks no rule's: it is the
+    item's when the step is judged, else "fuzz"."""
+    step = program.steps[found.step - 1]
+    op = "admit" if step.op == "lookup" and not lookup else step.op
+    rid = sum(earlier.op == "admit" for earlier in program.steps[:found.step - 1])  # the next admission's id
+    rule = (item if step.judge else "fuzz") if found.difference.aspect == CRASH else \
+        rule_of(found.difference, op) or "fuzz"
+    return replace(found, call=describe(step, rid, lookup), rule=rule, past=())
 
 
-def _taken_over(driver: Driver, op: str, difference: Difference) -> bool:
-    """Whether the model reads on past another rule's difference: a free order (in the implementation's), or
-    a pool that keeps block 0 free (as one without a null block)."""
-    try:
-        if difference.aspect in TAKEN_OVER:
-            return driver.take_over_free_order()
-        return op == "start" and difference.aspect == "null block" and driver.take_over_null_block()
-    except ImplementationFailure:
-        return False
-
-
-def _details(driver: Driver) -> str:
+def _details(adapter: Any, made: tuple) -> str:
     """The calls the pool received, in its own terms (oracle/prefix/calls.py), the last one marked."""
-    calls = "\n".join(listing(driver.impl, driver.made, len(driver.made)))
+    calls = "\n".join(listing(adapter, list(made), len(made)))
     return f"The calls the pool received (request ids in admission order):\n{calls}"
+
+
+def judge(item: str, program: Program, found: Finding | None, adapter: Any, lookup: bool, ungraded: set[str],
+          sub: Submission, watch: Watch) -> Outcome:
+    """The item's verdict on its program's replay (oracle/checked.py). Its own rule's difference, or one its rule may
+    have made (MAY_MAKE), fails it; each other rule's difference the model read past (a free order, a null block
+    kept free) is an excuse naming that rule's item, which, if it passed, fails with it. Any other difference
+    stopped the program: the item passes, excused, or is not run when none of its own steps (judged) ran before;
+    a crash in a step it does not judge, which no rule's item owns, fails it once it has checked something."""
+    if found is None:
+        return Outcome(True)
+    words = lambda finding: in_program_terms(program, finding, item, lookup)  # noqa: E731
+    past = [words(f) for f in ([found, *found.past] if found.followed else found.past)]
+    read = tuple(Excuse(frozenset({f.rule}), Seen(f.message, _details(adapter, f.made)),
+                        unless=MAY_MAKE.get(f.difference.aspect, frozenset())) for f in past)
+    why = lambda f: f"{f.where}: {f.problem} (that is item {f.rule}'s to judge)"  # noqa: E731
+    if found.followed:
+        return Outcome(True, f"read past {why(past[0])}", excuse=read)
+    broke, details = words(found), _details(adapter, found.made)
+    checked_own = any(step.judge for step in program.steps[:found.step - 1])
+    if broke.rule == item or item in MAY_MAKE.get(broke.difference.aspect, ()):  # never read past a difference
+        sub.evidence[item] = watch.scene(broke.call)  # its own rule may have made
+        return Outcome(False, broke.message, details, excuse=read or None)
+    if broke.rule not in BY_ITEM:  # a crash in a step it does not judge: no rule's item owns it
+        if checked_own:
+            return Outcome(False, broke.message, details, excuse=read or None)
+        raise NotRun(f"checked nothing of its own rule: {why(broke)}")
+    # the program stops here, and what follows may hide a failure of its own rule: the difference goes to its
+    # rule's item, or back to this one where the rubric or the policy grades no such item, and to this one too
+    # where that item is worth fewer points (settlement.py: a stopped excuse)
+    owner = item if broke.rule in ungraded else broke.rule
+    stopped = Excuse(frozenset({owner}), Seen(broke.message, details), absent_holds=False, stopped=True)
+    if checked_own:
+        return Outcome(True, f"not checked past {why(broke)}", excuse=(*read, stopped))
+    raise NotRun(f"checked nothing of its own rule: {why(broke)}", (*read, stopped))
 
 
 def directed(item: str) -> Check:
@@ -139,42 +160,11 @@ def directed(item: str) -> Check:
         watch = Watch(state_tables)  # the failing call's state, for the HTML page (oracle/scene.py)
         alone(adapter)  # its program starts in a fresh process
         driver = Driver(watch.adapter(adapter), follow=False, by_takes=True)  # a free's order: by its own takes
-        checked, past, read = False, "", []  # read: an excuse for each other rule's difference read past
-        watch.machine, lookup = driver, "lookup" in adapter.supports
+        watch.machine = driver
         try:
-            for number, step in enumerate(program.steps, 1):
-                op = "admit" if step.op == "lookup" and not lookup else step.op
-                call = describe(step, driver.next_rid, lookup)
-                try:
-                    OPERATIONS[step.op](driver, *step.args)
-                    checked = checked or step.judge
-                    continue
-                except Divergence as divergence:
-                    broke = finding(program, number, call, op, step.judge, divergence.difference, item)
-                if broke.rule == item or item in MAY_MAKE.get(broke.difference.aspect, ()):  # never read past
-                    sub.evidence[item] = watch.scene(call)  # a difference its own rule may have made
-                    return Outcome(False, broke.message, _details(driver), excuse=tuple(read) or None)
-                why = f"{broke.where}: {broke.problem} (that is item {broke.rule}'s to judge)"
-                if broke.rule not in BY_ITEM:  # a crash in a step it does not judge: no rule's item owns it
-                    if checked:
-                        return Outcome(False, broke.message, _details(driver), excuse=tuple(read) or None)
-                    raise NotRun(f"checked nothing of its own rule: {why}")
-                if _taken_over(driver, op, broke.difference):  # another rule's free order: read on in the
-                    past = past or f"read past {why}"  # implementation's, hiding nothing; its rule's item, if it
-                    read.append(Excuse(frozenset({broke.rule}), Seen(broke.message, _details(driver)),  # passed,
-                                       unless=MAY_MAKE.get(broke.difference.aspect, frozenset())))  # fails with it
-                    checked = checked or step.judge  # (not where an item whose rule may make it too failed)
-                    continue
-                # the program stops here, and what follows may hide a failure of its own rule: the difference
-                # goes to its rule's item, or back to this one where the rubric or the policy grades no such item,
-                # and to this one too where that item is worth fewer points (settlement.py: a stopped excuse)
-                owner = item if broke.rule in ungraded else broke.rule
-                stopped = Excuse(frozenset({owner}), Seen(broke.message, _details(driver)), absent_holds=False,
-                                 stopped=True)
-                if checked:
-                    return Outcome(True, f"not checked past {why}", excuse=(*read, stopped))
-                raise NotRun(f"checked nothing of its own rule: {why}", (*read, stopped))
-            return Outcome(True, past, excuse=tuple(read) or None)
+            found = checked.replay(program, driver, OPERATIONS, [], item, close=False)
+            # the calls listed through the adapter itself: a listing is no call whose state the picture shows
+            return judge(item, program, found, adapter, "lookup" in adapter.supports, ungraded, sub, watch)
         finally:
             driver.impl.close()
 

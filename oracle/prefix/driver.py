@@ -13,21 +13,23 @@ from copy import deepcopy
 from dataclasses import replace
 from typing import Any, Callable
 
-from oracle.difference import CRASH, Difference
+from oracle.checked import Checked, Divergence
+from oracle.difference import Difference
 from oracle.prefix import following
 from oracle.prefix.compare import ContentTracker, changed, exact_difference, length_difference, universal_difference
-from oracle.prefix.divergence import Divergence
 from oracle.prefix.model import PrefixModel
 from oracle.prefix.observation import ImplementationFailure, Observation
-from oracle.prefix.rules import free_order_difference, hits_difference, rule_of
+from oracle.prefix.rules import MAY_MAKE, TAKEN_OVER, free_order_difference, hits_difference, rule_of
 from oracle.prefix.taken_order import Freed, Taken, taken_order, touch_difference, touch_explains
 from oracle.program import Step
 from oracle.stats import RunStats
 
 
-class Driver:
+class Driver(Checked):
+    failure = ImplementationFailure
+
     def __init__(self, adapter: Any, stats: RunStats | None = None, follow: bool = True, by_takes: bool = False):
-        self.impl, self.stats = adapter, stats if stats is not None else RunStats()
+        super().__init__(adapter, stats, lambda difference, op: rule_of(difference, op) or "")
         self.by_takes = by_takes  # a free's order from the blocks later calls take (False: from the queue shown)
         self.frees: list[Freed] = []  # what each free put back (by_takes), as long as the blocks stay free
         # the model before the last call that may take free blocks, and that call on it; the pool's takes that
@@ -41,37 +43,19 @@ class Driver:
         self.content = ContentTracker()
         self.prompts: list[list[int]] = []
         self.next_rid = 0
-        self.call = ""
-        self.made: list[tuple[Step, Any]] = []  # the calls the pool received, and what each returned
 
     @property
     def following(self) -> bool:
         return self.follow and not self.model.policy.exact
 
-    # -- one call, checked ----------------------------------------------------------------------------
-
-    def diverge(self, difference: Difference) -> None:
-        """The first difference, and the rule it breaks by the operation of the call the pool received last."""
-        op = self.made[-1][0].op if self.made else ""
-        raise Divergence(self.call, op, difference, rule_of(difference, op) or "", list(self.made), self.impl)
-
-    def _failed(self, failure: ImplementationFailure) -> None:
-        self.diverge(Difference(CRASH, "", None, str(failure)))
+    # -- one call, checked (a difference: the core's Divergence, by the operation of the call the pool received
+    # last, oracle/checked.py) ---------------------------------------------------------------------------------
 
     def observe(self) -> Observation:
-        try:
-            return self.impl.observe()
-        except ImplementationFailure as failure:
-            self._failed(failure)
+        return self.run(self.impl.observe)
 
     def _run(self, operation: Callable[[], Any], step: Step) -> Any:
-        self.made.append((step, None))
-        try:
-            got = operation()
-        except ImplementationFailure as failure:
-            self._failed(failure)
-        self.made[-1] = (step, got)
-        return got
+        return self.run(operation, step=step)
 
     def _expect(self, problem: Difference | None) -> None:
         if problem is not None:
@@ -152,6 +136,20 @@ class Driver:
         return call(self.model)
 
     # -- taking over after another rule's difference (the directed programs) ------------------------------
+
+    def take_over(self, divergence: Divergence) -> bool:
+        """The model reads on past another rule's difference (oracle/checked.py, replay): a free order (in the
+        pool's), or a pool that keeps block 0 free (as one without a null block); never past one the rule judged
+        may have made too (rules.MAY_MAKE)."""
+        aspect = divergence.difference.aspect
+        if self.own in MAY_MAKE.get(aspect, ()):
+            return False
+        try:
+            if aspect in TAKEN_OVER:
+                return self.take_over_free_order()
+            return divergence.op == "start" and aspect == "null block" and self.take_over_null_block()
+        except ImplementationFailure:
+            return False
 
     def take_over_free_order(self) -> bool:
         """The model reads on in the pool's free queue as the last call's takes show it: the call made again on the

@@ -63,7 +63,7 @@ def grade(submission: str, rubric: Rubric, out_dir: Path, *, site: Path | str | 
     pipeline, oracle/grading/python_family.py), with the packages of the site folder `site` (oracle/site.py), if
     given; raises GraderError when it cannot start. One that does not load is graded: every item not run."""
     from oracle.prefix.implementations import policy_for, shapes
-    from oracle.prefix.remote import RemotePrefix
+    from oracle.prefix.remote import served_pool
 
     if site is not None:
         try:
@@ -80,8 +80,8 @@ def grade(submission: str, rubric: Rubric, out_dir: Path, *, site: Path | str | 
         raise GraderError(f"{submission}: {exc}") from None
     policy = policy_for(adapter, policy_name)
 
-    def serve(target: Any, box: Sandbox, timeout: float) -> RemotePrefix:
-        return RemotePrefix(target, adapter, policy, box, timeout, site)
+    def serve(target: Any, box: Sandbox, timeout: float) -> Any:
+        return served_pool(target, adapter, policy, box, timeout, site)
 
     return python_family.grade("prefix", CHECKS, submission, target, serve, rubric, out_dir, spec=spec, seed=seed,
                                timeout=timeout, on_item=on_item, deadline=deadline, require_sandbox=require_sandbox)

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from hypothesis.stateful import Bundle, consumes, multiple
 
 from oracle.prefix import strategies as st
-from oracle.prefix.divergence import Divergence
+from oracle.checked import Divergence
 from oracle.prefix.driver import Driver
 from oracle.table_machine import Operation, table_machine, valid
 

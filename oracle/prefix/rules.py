@@ -65,6 +65,14 @@ _BY_ASPECT = {
     ("table length", "*"): "atomic_allocation",
 }
 
+TAKEN_OVER = ("free order", "release order", "touch order")  # a directed program's model takes the pool's order, goes on
+# the items whose rule's bug may make a difference of that aspect too, besides its own rule's: a free queue that takes
+# from the end it frees to gives a free of several blocks, the only free ones, back in the opposite order; a free queue
+# that puts a freed block elsewhere than its tail may leave an order a touch explains too (touch's program is written
+# so that the usual ones do not: taken_order.py). A free order (taken_order.py: no reordering within each free and no
+# touch explains it) neither makes. An item never reads past a difference its own rule may have made: it fails with it
+MAY_MAKE = {"release order": frozenset({"free_queue"}), "touch order": frozenset({"free_queue"})}
+
 
 def rule_of(difference: Difference, op: str) -> str | None:
     """The rubric item whose rule `difference`, made by a call of `op` ("admit", "fork", ...), breaks; None

@@ -7,21 +7,26 @@ hits, partial hits and prompts equal to a cached prefix are common.
 
 from dataclasses import dataclass
 
-from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
 
-block_sizes = st.sampled_from([2, 2, 3, 4])
-pool_blocks = st.one_of(st.integers(1, 12), st.sampled_from([2, 3, 4, 16, 24]))
-tokens = st.integers(0, 2)
-tails = st.one_of(st.just([]), st.lists(tokens, min_size=1, max_size=9))  # empty: exactly the cut prefix
+from oracle.step_strategy import Between, Choice, ListOf
+
+# Each is one plain choice (an index, or an integer; a list its length and its tokens as one integer: oracle/step_strategy.py),
+# drawn as Hypothesis's sampled_from, integers, one_of and lists drew the same values without their spans; the first
+# alternative is what shrinking aims at.
+block_sizes = Choice(2, 2, 3, 4)
+pool_blocks = Choice(Between(1, 12), Choice(2, 3, 4, 16, 24))
+tokens = Between(0, 2)
+tails = Choice(ListOf(tokens, 0, 0), ListOf(tokens, 1, 9))  # empty: exactly the cut prefix
 # How much of an earlier prompt a new one keeps: whole blocks, one token either side, or all of it.
-cuts = st.sampled_from(["blocks", "blocks", "blocks_minus_one", "blocks_plus_one", "whole", "whole", "none"])
-block_counts = st.integers(0, 3)
-earlier = st.integers(0, 7)  # which earlier prompt (modulo how many there are)
-positions = st.integers(0, 8)
-fill_slack = st.sampled_from([0, 0, 1, -1])  # tokens short of (negative: past) exhausting the pool
-rarely = st.sampled_from([False, False, False, True])  # a reset empties the cache: not too often
-evictions = st.sampled_from([0, 1, 1, 2, 3])  # blocks a pressure request takes from the free list (0: all)
-prefix_blocks = st.sampled_from([1, 1, 1, 2, 3])  # full blocks of a live request a new prompt repeats
+cuts = Choice("blocks", "blocks", "blocks_minus_one", "blocks_plus_one", "whole", "whole", "none")
+block_counts = Between(0, 3)
+earlier = Between(0, 7)  # which earlier prompt (modulo how many there are)
+positions = Between(0, 8)
+fill_slack = Choice(0, 0, 1, -1)  # tokens short of (negative: past) exhausting the pool
+rarely = Choice(False, False, False, True)  # a reset empties the cache: not too often
+evictions = Choice(0, 1, 1, 2, 3)  # blocks a pressure request takes from the free list (0: all)
+prefix_blocks = Choice(1, 1, 1, 2, 3)  # full blocks of a live request a new prompt repeats
 
 DEFAULT_BLOCK_SIZES = (2, 3, 4)
 DEFAULT_POOL_SIZES = tuple(range(1, 13)) + (16, 24)
@@ -50,8 +55,8 @@ class Domain:
     def holds(self, num_blocks: int, block_size: int) -> bool:
         return num_blocks in self.pool_sizes and block_size in self.block_sizes
 
-    def block_size_strategy(self) -> st.SearchStrategy[int]:
-        return block_sizes if self.block_sizes == DEFAULT_BLOCK_SIZES else st.sampled_from(self.block_sizes)
+    def block_size_strategy(self) -> SearchStrategy[int]:
+        return block_sizes if self.block_sizes == DEFAULT_BLOCK_SIZES else Choice(*self.block_sizes)
 
-    def pool_strategy(self) -> st.SearchStrategy[int]:
-        return pool_blocks if self.pool_sizes == DEFAULT_POOL_SIZES else st.sampled_from(self.pool_sizes)
+    def pool_strategy(self) -> SearchStrategy[int]:
+        return pool_blocks if self.pool_sizes == DEFAULT_POOL_SIZES else Choice(*self.pool_sizes)

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched  # noqa: E402
-from tests.fixture_items import OWN_ITEMS  # noqa: E402
+from tests.fixtures import HW3_C_FAILS as OWN_ITEMS  # noqa: E402
 
 
 def grade(name: str, work: Path, folder: Path = SUBMISSIONS / "broken") -> tuple[str, dict]:

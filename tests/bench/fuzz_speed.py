@@ -8,6 +8,8 @@ by the family's machine with nothing called, observed or compared (its rules and
 costs to draw that family's programs), and by the family's machine against the implementation, every check on.
 Printed: steps per CPU second of each (the CPU time of this process, where all run, so the figure holds on a
 machine shared with other work) and the ratio of the checked machine's rate to each. Target (issue 19): >= 0.5.
+`--family blockspace` measures that family's machine too (against the bare machine only: it has no
+nothing-called figure).
 """
 
 import argparse
@@ -59,23 +61,23 @@ class _NoAdapter:
 def unchecked_machine(family: str, stats: RunStats) -> type:
     """The family's machine, its rules and strategies, with nothing called, observed or compared."""
     if family == "hw3":
-        from oracle.hw3.machine import HW3Machine
+        from oracle.hw3.machine import Driver, machine_of
         from oracle.hw3.model import Outcome
 
-        class Unchecked(HW3Machine):
-            def _call(self, api, *args, null=False, check=True):  # type: ignore[no-untyped-def]
+        class Unchecked(Driver):
+            def make(self, api, *args, null=False, check=True):  # type: ignore[no-untyped-def]
                 return Outcome(True)
 
-            def _check(self, shown, failed):  # type: ignore[no-untyped-def]
+            def check(self, shown, failed):  # type: ignore[no-untyped-def]
                 pass
 
             def _appends(self, seq_id, kv_data, count):  # type: ignore[no-untyped-def]
-                return count, False  # an append burst's calls, made without _call
+                return count, False  # an append burst's calls, made without make
     else:
         from prefix_noop import noop_machine  # (tests/bench/ is this script's folder)
 
         return noop_machine(stats)
-    return type("Unchecked", (Unchecked,), {"adapter_factory": staticmethod(_NoAdapter), "stats": stats})
+    return machine_of(Unchecked)(_NoAdapter, stats)
 
 
 def steps_per_second(machine: type, stats: RunStats, examples: int, steps: int, run_seed: int,

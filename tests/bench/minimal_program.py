@@ -2,7 +2,7 @@
 
     python tests/bench/minimal_program.py [--seed N] [--only NAME ...] [--examples N] [--baseline DIR]
 
-Each Python engine of tests/broken/ runs as `pagedcheck fuzz --impl tests.broken.X`, and each C fixture
+Each Python engine of tests/broken/ (a patch, applied into a scratch file) runs as `pagedcheck fuzz --impl FILE.py`, and each C fixture
 tests/submissions/broken/X.patch as `pagedcheck fuzz --impl DIR` on the reference patched with it (compile
 time included). Prints one line per fixture (seconds, the program's length in steps, programs run, shrink
 replays), then the median and the slowest over the fixtures that printed a program. `--baseline DIR` (another
@@ -23,15 +23,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.conftest import REFERENCE_C, SUBMISSIONS, patched  # noqa: E402
+from tests.conftest import PYTHON_ENGINE, REFERENCE_C, SUBMISSIONS, patched, patched_copy  # noqa: E402
 
 PAGEDCHECK = Path(sys.executable).parent / "pagedcheck"
 
 
 def fixtures(scratch: Path) -> list[tuple[str, str]]:
     """(name, --impl value) for every broken fixture: the Python engines, then the C patches."""
-    found = [(f"py:{p.stem}", f"tests.broken.{p.stem}") for p in sorted((ROOT / "tests" / "broken").glob("*.py"))
-             if p.stem != "__init__"]
+    found = [(f"py:{p.stem}", str(patched_copy(p, PYTHON_ENGINE, scratch / "py" / f"{p.stem}.py")))
+             for p in sorted((ROOT / "tests" / "broken").glob("*.patch"))]
     for patch in sorted((SUBMISSIONS / "broken").glob("*.patch")):
         directory = scratch / patch.stem
         directory.mkdir()

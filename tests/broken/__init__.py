@@ -1,5 +1,6 @@
-"""Deliberately broken variants of `engine.llm_memory`, one bug each, for tests/test_teeth.py.
+"""Deliberately broken variants of `engine.llm_memory`, one bug each.
 
-Each module imports the built-in engine and replaces ONE behaviour (a copied function with one line
-changed, marked `# BUG`). The engine module itself is never patched: a variant is its own module.
+Each <name>.patch is the smallest diff against engine/llm_memory.py that plants its bug (marked `# BUG`), applied
+at test time into a scratch copy (tests/conftest.py, `broken_python(name)`: the module `hw3_broken.<name>`); what
+each must fail is in tests/fixtures.py. probe_bugs.py stays a module: one namespace per white-box probe's bug.
 """

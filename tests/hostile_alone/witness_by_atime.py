@@ -1,4 +1,4 @@
-"""Hostile Python submission (one-alive, issue 17), on top of tests/broken/fork_no_incref.py (fork_sequence shares
+"""Hostile Python submission (one-alive, issue 17), on top of tests/broken/fork_no_incref.patch (fork_sequence shares
 the parent's blocks without taking a reference of them): a process that finds the calls it has been made so far
 were made before, in this grading, knows it is a second opinion (a witness replays the graded run's calls) and
 forks correctly there.

@@ -1,4 +1,4 @@
-"""Hostile Python submission (review), on top of tests/broken/fork_breaks_at_null_l1.py: llm_init raises an
+"""Hostile Python submission (review), on top of tests/broken/fork_breaks_at_null_l1.patch: llm_init raises an
 exception whose text is HTML (an img whose onerror rewrites the page, and a script); the grader quotes it in
 report.html, which the TA opens in a browser."""
 

@@ -1,4 +1,4 @@
-"""Hostile Python submission (review), on top of tests/broken/fork_breaks_at_null_l1.py: the grader's server
+"""Hostile Python submission (review), on top of tests/broken/fork_breaks_at_null_l1.patch: the grader's server
 (pyserve.py) runs in the submission's interpreter, so the submission replaces how it sends: every reply is a
 frame just under the 64 MiB limit holding about 22 million empty JSON objects, which the grader parses before
 it checks any field (about 1.7 GB and seconds of the grader's own CPU per reply, charged to no limit of the

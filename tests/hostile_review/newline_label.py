@@ -1,4 +1,4 @@
-"""Hostile Python submission (review), on top of tests/broken/fork_breaks_at_null_l1.py: llm_init raises an
+"""Hostile Python submission (review), on top of tests/broken/fork_breaks_at_null_l1.patch: llm_init raises an
 exception whose text is lines laid out as the grader's own summary (every item passed, 100/100). The grader
 quotes the text in the item's message; printed with its newlines, those lines stand at the left margin of the
 TA's terminal, of report.txt-like outputs and of grader.log, as if the grader had written them."""

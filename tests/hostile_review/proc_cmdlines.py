@@ -1,4 +1,4 @@
-"""Hostile Python submission (review), on top of tests/broken/fork_breaks_at_null_l1.py: llm_init reads the
+"""Hostile Python submission (review), on top of tests/broken/fork_breaks_at_null_l1.patch: llm_init reads the
 command line of every process it can see in /proc and raises them as its exception's text, which the grader
 quotes in the report the student reads (Gradescope's results.json): the host's process list, and whatever
 another program was given on its command line."""

@@ -1,4 +1,4 @@
-"""Hostile Python submission (review), on top of tests/broken/fork_breaks_at_null_l1.py: llm_init starts a
+"""Hostile Python submission (review), on top of tests/broken/fork_breaks_at_null_l1.patch: llm_init starts a
 process with os.posix_spawn (no Python fork hooks run), which leaves a sleeper in a session of its own and
 exits; llm_init waits for it, so the server sees no child and the call is graded as the honest one. The
 sleeper must not outlive the grading."""

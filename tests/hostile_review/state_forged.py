@@ -1,4 +1,4 @@
-"""Hostile Python submission (own), on top of tests/broken/create_at_head.py: the grader's server runs in the
+"""Hostile Python submission (own), on top of tests/broken/create_at_head.patch: the grader's server runs in the
 submission's interpreter (pyserve.py is `__main__`), so the submission rewrites what the server says of its
 objects: every read of the engine reports the active list in the order the sequences were made, hiding that
 create puts a new sequence at the head. The list's order shows in no return value and no pool byte."""

@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 10), on top of tests/broken/destroy_returns_minus_one.py (llm_destroy cleans up
+"""Hostile Python submission (review 10), on top of tests/broken/destroy_returns_minus_one.patch (llm_destroy cleans up
 but returns -1). Aimed at the hw3 family's words for a student (oracle/hw3/feedback.py student_text): where the known
 bug returns -1, llm_destroy raises instead, an exception whose text is Markdown of the submission's. The item fails
 as it honestly does; the exception's text is quoted in "it did not return normally: raised RuntimeError: ...",

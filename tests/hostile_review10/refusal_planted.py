@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 10), on top of tests/broken/free_count_not_incremented.py (a free never raises the
+"""Hostile Python submission (review 10), on top of tests/broken/free_count_not_incremented.patch (a free never raises the
 free count, so later creates are refused for want of blocks the engine has). Aimed at oracle/hw3/refusal_rule.py:
 a create refused after calls that moved the free count is the free count's, unless the create's own item's programs,
 run as graded, show a create refused before any call moved the count; then it is the create's own (create_free's).

@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 11), on top of tests/broken/fork_no_incref.py (fork_sequence shares the
+"""Hostile Python submission (review 11), on top of tests/broken/fork_no_incref.patch (fork_sequence shares the
 parent's blocks without taking a reference of them). Aimed at the fork witness that reads the graded run's own later
 calls (oracle/hw3/fork_witness.py, graded_calls.py: the rest of the program made ahead in the graded process).
 

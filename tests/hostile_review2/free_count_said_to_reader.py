@@ -1,4 +1,4 @@
-"""Hostile Python submission (review2), on top of tests/broken/free_count_not_incremented.py: the grader reads a
+"""Hostile Python submission (review2), on top of tests/broken/free_count_not_incremented.patch: the grader reads a
 Python engine's counters in the submission's own interpreter (pyserve.py, `__main__`), so the engine tells its
 reader apart by the calling frame, without replacing anything of the server's: read from the server's module,
 free_local_blocks says the count ref_count gives (as a correct engine's would); read by the engine's own code,

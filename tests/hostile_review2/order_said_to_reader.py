@@ -1,4 +1,4 @@
-"""Hostile Python submission (review2), on top of tests/broken/create_at_head.py: the grader's server reads the
+"""Hostile Python submission (review2), on top of tests/broken/create_at_head.patch: the grader's server reads the
 engine inside the submission's interpreter, and the engine tells that reader from its own code by the calling
 frame (sys._getframe(1): the server is `__main__`), replacing nothing of the server's. active_seqs becomes a
 property; read by the server, it first relinks the list in the order the sequences were made, so every state

@@ -1,4 +1,4 @@
-"""Hostile Python submission (review3b), on top of tests/broken/free_count_not_incremented.py: the pools are
+"""Hostile Python submission (review3b), on top of tests/broken/free_count_not_incremented.patch: the pools are
 windows on the grader's memory file (oracle/hw3/pool_file.py), which the submission's process holds open; every
 create_sequence truncates every memory file it finds in /proc/self/fd to nothing, so the window the grader reads
 back after the call is gone."""

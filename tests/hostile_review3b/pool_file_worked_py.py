@@ -1,5 +1,5 @@
 """Hostile Python submission (issue 17, after pool_file_truncated_py), on top of
-tests/broken/free_count_not_incremented.py: every create_sequence does to each memory file it holds (the grader's
+tests/broken/free_count_not_incremented.patch: every create_sequence does to each memory file it holds (the grader's
 pools' memfd, in /proc/self/fd) all that the file's seals leave it, and tries what they refuse: it tries to seal
 the file against writes and growth (F_ADD_SEALS), sets O_APPEND and O_NONBLOCK on its descriptor (a description
 shared with the grader's would append the grader's next window at the file's end), tries to make the file immutable

@@ -1,4 +1,4 @@
-"""Hostile Python submission, on top of tests/broken/free_count_not_incremented.py, against the second opinion
+"""Hostile Python submission, on top of tests/broken/free_count_not_incremented.patch, against the second opinion
 since its pool is derived from the program's own (oracle/hw3/fresh_pool.py witness_pool): the engine holds the
 table of pool sizes the rubric's fixed programs use (oracle/hw3/programs, public), and on any other pool refuses
 every create after a free, so the refusal the bug made there looks like the call's own, not the free count's."""

@@ -1,4 +1,4 @@
-"""Hostile Python submission (review3b), on top of tests/broken/free_count_not_incremented.py: the grader judges
+"""Hostile Python submission (review3b), on top of tests/broken/free_count_not_incremented.patch: the grader judges
 the bug by a second opinion (oracle/hw3/fresh_pool.py refused_for_want_of_blocks): the program since its last
 llm_init replayed in a fresh process over an empty pool of FRESH_BLOCKS (4096) blocks, where a refusal the bug
 made goes away. The engine tells that run apart by its pool's size alone, and there refuses every create after

@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 4), on top of tests/broken/free_count_not_incremented.py: every Sequence that
+"""Hostile Python submission (review 4), on top of tests/broken/free_count_not_incremented.patch: every Sequence that
 create_sequence and fork_sequence return is wrapped in an object whose comparison, hash, truth, length, text and
 attribute look-ups spin for 30 s of CPU and then claim to be whatever is asked (equal to anything, true, hash 0),
 and append_kv's 0 and -1 come back as an int subclass that says it equals everything. Whoever compares, hashes,

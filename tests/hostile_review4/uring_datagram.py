@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 4), on top of tests/broken/fork_breaks_at_null_l1.py: the sandbox's system
+"""Hostile Python submission (review 4), on top of tests/broken/fork_breaks_at_null_l1.patch: the sandbox's system
 call filter (oracle/seccomp.py) refuses an internet socket by looking at socket()'s first argument, but io_uring
 is let through, and its IORING_OP_SOCKET (Linux 5.19+) makes a socket without that system call. Each llm_init
 sends the grader's call, as the submission saw it, in a UDP datagram to @UDP_PORT@ on 127.0.0.1: where no

@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 5), on top of tests/broken/free_count_not_incremented.py (a free never raises
+"""Hostile Python submission (review 5), on top of tests/broken/free_count_not_incremented.patch (a free never raises
 the free count, so later creates are refused for want of blocks the engine has): the refusal's second opinion
 (oracle/hw3/fresh_pool.py refused_for_want_of_blocks) replays the program over a larger pool in a fresh process
 while the graded run's process is still alive. As witness_not_alone.py, a process that finds an abstract unix

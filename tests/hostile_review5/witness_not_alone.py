@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 5), on top of tests/broken/fork_no_incref.py (fork_sequence shares the
+"""Hostile Python submission (review 5), on top of tests/broken/fork_no_incref.patch (fork_sequence shares the
 parent's blocks without taking a reference of them): the fork witness (oracle/hw3/fork_witness.py) replays the
 program in a fresh process of the submission while the graded run's process is still alive. So at import each
 process binds an abstract unix socket of one name: the first binds it; a process that finds it taken knows another

@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 6), on top of tests/broken/fork_no_incref.py (fork_sequence shares the
+"""Hostile Python submission (review 6), on top of tests/broken/fork_no_incref.patch (fork_sequence shares the
 parent's blocks without taking a reference of them). Aimed at the fork witness's in-place test
 (oracle/hw3/fork_witness.py, branch fork-inplace): it replays the program to the fork in a fresh process and at once
 appends to the child, at the block it shares with its parent, the last record the program appended (or that record

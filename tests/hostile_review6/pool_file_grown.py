@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 6), on top of tests/broken/fork_no_incref.py (fork_sequence shares the
+"""Hostile Python submission (review 6), on top of tests/broken/fork_no_incref.patch (fork_sequence shares the
 parent's blocks without taking a reference of them). Aimed at one process of a submission alive at a time
 (oracle/hw3/alone.py, branch one-alive): a second opinion no longer finds the graded run's process alive, so this
 one asks what each process finds when it starts instead.

@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 6), on top of tests/broken/fork_no_incref.py (fork_sequence shares the
+"""Hostile Python submission (review 6), on top of tests/broken/fork_no_incref.patch (fork_sequence shares the
 parent's blocks without taking a reference of them). Aimed at one process of a submission alive at a time
 (oracle/hw3/alone.py, branch one-alive) by another channel than review 5's abstract unix name: without bubblewrap a run
 has no pid namespace of its own, and every process's command line shows in /proc. So at import a process looks for

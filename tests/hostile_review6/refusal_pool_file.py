@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 6), on top of tests/broken/free_count_not_incremented.py (a free never raises
+"""Hostile Python submission (review 6), on top of tests/broken/free_count_not_incremented.patch (a free never raises
 the free count, so later creates are refused for want of blocks the engine has). The refusal's second opinion
 (oracle/hw3/fresh_pool.py refused_for_want_of_blocks) replays the program over a larger pool in a fresh process of
 its own. As pool_file_grown.py: a process whose pools' memory file is empty at import is a second opinion's (every

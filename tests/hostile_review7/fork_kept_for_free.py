@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 7), on top of tests/broken/fork_no_incref.py (fork_sequence shares the
+"""Hostile Python submission (review 7), on top of tests/broken/fork_no_incref.patch (fork_sequence shares the
 parent's blocks without taking a reference of them). Aimed at the fork witness's second opinion on the references
 (oracle/hw3/fork_witness.py, _references_missed): where the graded run's own append wrote in place into a block a
 fork's parent and child share, the witness replays the program up to the fork in a fresh process and at once frees

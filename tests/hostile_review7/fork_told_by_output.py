@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 7), on top of tests/broken/fork_no_incref.py (fork_sequence shares the
+"""Hostile Python submission (review 7), on top of tests/broken/fork_no_incref.patch (fork_sequence shares the
 parent's blocks without taking a reference of them). Aimed at one process of a submission alive at a time
 (oracle/hw3/alone.py) and what a process finds of the one before it: every process of a grading writes what it
 prints to one file of the grader's (oracle/child.py's output, truncated when a process starts, never replaced), its

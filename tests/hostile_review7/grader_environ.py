@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 7), on top of tests/broken/fork_no_incref.py: aimed at a grader that is not
+"""Hostile Python submission (review 7), on top of tests/broken/fork_no_incref.patch: aimed at a grader that is not
 root, whose runs are its own uid. A process of the same uid may read another's /proc/PID/environ and /proc/PID/mem
 (no Yama here), and without bubblewrap there is no pid namespace: the grader is this process's grandparent. So, at
 import, it reads the environment of every process above it, and puts what it read into the first failing call's

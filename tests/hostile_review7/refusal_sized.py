@@ -1,5 +1,5 @@
 """Hostile Python submission (review 7, after review 6's refusal_pool_file held), on top of
-tests/broken/free_count_not_incremented.py (a free never raises the free count, so later creates are refused for want
+tests/broken/free_count_not_incremented.patch (a free never raises the free count, so later creates are refused for want
 of blocks the engine has). Aimed at the refusal's second opinion (oracle/hw3/fresh_pool.py
 refused_for_want_of_blocks): the program replayed from its llm_init in a fresh process over a pool of more blocks
 (witness_pool: the program's size plus two blocks a block its calls can take), where the refused call must then

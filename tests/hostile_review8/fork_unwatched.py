@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 8), on top of tests/broken/fork_no_incref.py (fork_sequence shares the
+"""Hostile Python submission (review 8), on top of tests/broken/fork_no_incref.patch (fork_sequence shares the
 parent's blocks without taking a reference of them). Aimed at the fork witness of branch fork-refs
 (oracle/hw3/fork_witness.py, program_returns): the references are judged by the graded program's own later calls,
 replayed whole in a fresh process, and read by their returns alone; a graded run also reads the pool after every

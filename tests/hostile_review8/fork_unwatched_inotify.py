@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 8), on top of tests/broken/fork_no_incref.py, as fork_unwatched.py but told by
+"""Hostile Python submission (review 8), on top of tests/broken/fork_no_incref.patch, as fork_unwatched.py but told by
 inotify instead of the access time: the served process watches the pools' memory file it holds
 (inotify_add_watch on /proc/self/fd/N, IN_ACCESS), and the kernel reports each of the grader's preads of it, with
 or without an access time written (O_NOATIME, noatime). A call that finds such an event since the last call

@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 9), on top of tests/broken/fork_no_incref.py (fork_sequence shares the
+"""Hostile Python submission (review 9), on top of tests/broken/fork_no_incref.patch (fork_sequence shares the
 parent's blocks without taking a reference of them). Aimed at oracle/hw3/alone.py (one process of a submission
 alive at a time: the graded run's process is ended before a second opinion starts) and at what closed review 8's
 fork_unwatched and fork_unwatched_inotify (the pools' file read O_NOATIME; oracle/seccomp.py: no inotify, no

@@ -1,4 +1,4 @@
-"""Hostile Python submission (review 9), on top of tests/broken/fork_no_incref.py (fork_sequence shares the
+"""Hostile Python submission (review 9), on top of tests/broken/fork_no_incref.patch (fork_sequence shares the
 parent's blocks without taking a reference of them). Aimed at what closed review 8's fork_unwatched and
 fork_unwatched_inotify: the pools' file read O_NOATIME (oracle/hw3/pool_file.py) and no run may watch a file
 (oracle/seccomp.py: inotify, fanotify). This one reads nothing of the grader's: it tells the fork witness's fresh

@@ -1,3 +1,4 @@
-"""Running C submissions: build one against the official header (build), drive it in a sandboxed process
-(adapter, driver.c), drive the white-box probes there (probe_adapter, driver_probes.c), and rerun it under
-valgrind (valgrind)."""
+"""HW3's C facts: its build's facts (build), its driver (driver.c, driver_probes.c) and the protocol it speaks
+(driver_reply), the adapter over it (adapter) and the white-box probes' (probe_adapter, probe_state: an engine's
+struct read from outside), and the calls a stray access is charged to (stray). The machinery they run on is
+oracle/native/'s."""

@@ -1,5 +1,5 @@
 """CAdapter: drives a C submission, built into a driver program by build.py, in a sandboxed process over two
-dedicated pipes (the process and its pipes: driver_process.py; the protocol: driver_reply.py).
+dedicated pipes (the process and its pipes: oracle/native/driver_process.py; the protocol: driver_reply.py).
 
 A reply says what the call returned (and the process's own heap counters); everything else the grader judges
 it reads itself, while the driver waits for its next request:
@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from oracle.hw3.c import probe_state
-from oracle.hw3.c.driver_process import DriverProcess
-from oracle.hw3.c.driver_reply import _REQUEST, UNREADABLE, BadReply, CallStats, Fatal, Pointer, parse_reply
-from oracle.hw3.c.log_channel import LogChannel
-from oracle.hw3.c.outside import DriverGone, OutsideMemory, Unreachable
+from oracle.hw3.c.driver_reply import _REQUEST, REPLY_BOUND, CallStats, Pointer, parse_reply
+from oracle.native.driver_process import DriverProcess
+from oracle.native.log_channel import LogChannel
+from oracle.native.reply_pipe import UNREADABLE, BadReply, Fatal
+from oracle.native.outside import DriverGone, OutsideMemory, Unreachable
 from oracle.hw3.c.stray import Watch
 from oracle.hw3.observation import HeapState, ImplementationFailure, Observation
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
@@ -43,6 +44,8 @@ class CAdapter(DriverProcess):
     """
 
     stop_to_read = False  # read the driver's memory with it stopped (without the seccomp filter it may have threads)
+    failure_type = ImplementationFailure  # a failed call is hw3's implementation failure, as a Python one's is
+    reply_bound = REPLY_BOUND
 
     def __init__(
         self,
@@ -174,6 +177,8 @@ class CAdapter(DriverProcess):
         self._window = None
         offset = 0 if null_pool else self._pools.window(pool_size, GUARD, image=initial_pool(pool_size))
         guard = 0 if null_pool else GUARD_SIZE
+        if not null_pool:  # the window the driver maps (driver.c load_pool): the pool's, by what it maps
+            self._expect_window(self._pools.fd, offset, pool_size + 2 * guard)
         engine = self._request("I", pool_size, self._pools.fd, int(null_pool), struct.pack("<QQ", offset, guard))
         self._window = None if null_pool else (offset, guard, pool_size)
         self._owners = set()
@@ -227,7 +232,7 @@ class CAdapter(DriverProcess):
     def _outside(self, operation: Any, *args: int) -> Any:
         """operation(memory, *args) on the driver's memory, read (and written: the probes) by the grader from
         outside (outside.py), with the driver stopped where something of the submission could run meanwhile; a
-        driver that has ended is failed by how it ended."""
+        driver that has ended is failed by how it ended; what cannot be read is the submission's failure."""
         try:
             if self._memory is None:
                 assert self._proc is not None
@@ -241,3 +246,5 @@ class CAdapter(DriverProcess):
                 return operation(self._memory, *args)
         except DriverGone:
             raise self._fail("") from None
+        except Unreachable as why:
+            raise ImplementationFailure(str(why)) from None

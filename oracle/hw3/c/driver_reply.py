@@ -1,4 +1,5 @@
-"""The driver's protocol (driver.c, driven by adapter.py), and the reading of its replies.
+"""HW3's driver protocol (driver.c, driven by adapter.py), and the reading of its replies: the layout inside the
+core's frame (oracle/native/reply_pipe.py: the length, refused past REPLY_BOUND before the rest is read).
 
 Protocol (little-endian, over two dedicated pipes; the submission's stdout/stderr go to a capped file):
 
@@ -22,29 +23,21 @@ Protocol (little-endian, over two dedicated pipes; the submission's stdout/stder
 
 A reply says what the call returned, nothing of the pool or the engine: the grader reads the pool from its own
 memory file and the engine from outside the process (adapter.py). A reply comes from the submission's process,
-so it is untrusted: its length is refused before the rest is read when it is over REPLY_BOUND, and a reply that
-does not parse is the submission's failure, "a reply the grader cannot read".
+so it is untrusted: a reply that does not parse is the submission's failure (BadReply), "a reply the grader
+cannot read".
 """
 
-import os
-import select
 import struct
-import time
 from dataclasses import dataclass
 
-from oracle.hw3.c.log_channel import LogChannel
-from oracle.hw3.c.native_heap import HeapFacts
+from oracle.native.native_heap import HeapFacts
+from oracle.native.reply_pipe import BadReply, Fatal, fatal_reply
 
 _REQUEST = struct.Struct("<BiQii")
 _RESULT = struct.Struct("<qIIBQQQ")
-_U8, _U16, _U32 = struct.Struct("<B"), struct.Struct("<H"), struct.Struct("<I")
+_U16 = struct.Struct("<H")
 MAX_OBSERVED_BLOCKS = 1 << 20  # a larger ref_count is not read (probe_state.py)
 REPLY_BOUND = 1 << 12  # the most bytes an honest reply holds: a result, or a fatal reply's text (at most 511 bytes)
-UNREADABLE = "sent a reply the grader cannot read"
-
-
-class BadReply(Exception):
-    """A driver reply that is not the protocol's (its text says where)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,67 +60,17 @@ class CallStats:
     injected_failure: bool  # an allocation failed because fail_allocation() asked for it
     asked: int = 0  # natively, the requests for a fresh block the grader's ledger answered (native_heap.py)
 
-@dataclass(frozen=True, slots=True)
-class Fatal:
-    """A fatal reply (the driver exits after it): its words, and whether it is a memory error (status 4)."""
-
-    words: str
-    heap: bool
-
-
-def reply_length(head: bytes) -> int:
-    """The length a reply's first four bytes declare; BadReply when no honest reply is that long."""
-    (length,) = _U32.unpack_from(head)
-    if not 6 <= length <= REPLY_BOUND:
-        raise BadReply(f"a length of {length} bytes")
-    return length
-
 
 def parse_reply(data: bytes) -> tuple[int, HeapFacts] | Fatal:
     """One whole reply, its length field included: what the call returned with the process's own heap counts
-    (a claim: native_heap.py judges them), or a fatal reply. BadReply when it is neither."""
+    (a claim: native_heap.py judges them), or a fatal reply (the core's: reply_pipe.fatal_reply). BadReply when it
+    is neither."""
+    if (fatal := fatal_reply(data)) is not None:
+        return fatal
     status = data[4]
-    if status in (2, 4):  # 4: a memory error (a fault in the heap's guard pages, a double free, malloc aborting)
-        try:
-            (n,) = _U16.unpack_from(data, 5)
-        except struct.error:
-            raise BadReply(f"a fatal reply of {len(data)} bytes") from None
-        if 7 + n > len(data):
-            raise BadReply(f"a text of {n} bytes in a reply of {len(data)}")
-        return Fatal(data[7 : 7 + n].decode(errors="replace"), status == 4)
     if status != 0:
         raise BadReply(f"status {status}")
     if len(data) != 5 + _RESULT.size:
         raise BadReply(f"{len(data)} bytes")
     ret, allocations, frees, fired, _total, live_blocks, live_bytes = _RESULT.unpack_from(data, 5)
     return ret, HeapFacts(allocations, frees, bool(fired), live_blocks, live_bytes)
-
-
-def readable_within(fd: int, wait: float, log: LogChannel | None = None) -> bool:
-    """Whether `fd` is readable within `wait` s, draining valgrind's log meanwhile (valgrind blocks on a full
-    log, and the driver with it)."""
-    if log is None:
-        return bool(select.select([fd], [], [], wait)[0])
-    deadline = time.monotonic() + wait
-    while True:
-        ready = select.select([fd, log.fd], [], [], max(deadline - time.monotonic(), 0))[0]
-        if log.fd in ready:
-            log.drain()
-        if fd in ready:
-            return True
-        if time.monotonic() >= deadline:
-            return False
-
-
-def _drained(fd: int, timeout: float, log: LogChannel | None = None) -> bool:
-    """Reads fd to end of file within timeout (draining valgrind's log meanwhile); whether it got there."""
-    deadline = time.monotonic() + timeout
-    while (left := deadline - time.monotonic()) > 0:
-        ready = select.select([fd] + ([log.fd] if log else []), [], [], left)[0]
-        if log is not None and log.fd in ready:
-            log.drain()
-        if fd in ready and not os.read(fd, 65536):
-            if log is not None:
-                log.drain()
-            return True
-    return False

@@ -36,7 +36,7 @@ from oracle.hw3.c.adapter import CAdapter, Pointer
 from oracle.hw3.c.driver_reply import _REQUEST, _U16
 from oracle.hw3.pool import GUARD, GUARD_SIZE
 from oracle.run_cpu import HUNG_WALL
-from oracle.hw3.c.outside import MachineRefuses
+from oracle.native.outside import MachineRefuses
 from oracle.hw3.c.stray import Stray, Watch
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.probe_checks import Unavailable
@@ -122,6 +122,8 @@ class CProbeAdapter(CAdapter):
         offset, guard = (0, 0) if null else (self._pools.window(size, GUARD, pattern=pattern), GUARD_SIZE)
         assert self.watch is not None
         self.watch.calling("I", size, 0, int(null))
+        if not null:  # the window the driver maps (driver_probes.c probe_init): the pool's, by what it maps
+            self._expect_window(self._pools.fd, offset, size + 2 * guard)
         if self._native is not None:
             self._native.call_started(-1)
         body = self._probe("P", size, self._pools.fd, int(null), struct.pack("<QQ", offset, guard))

@@ -10,7 +10,7 @@ import ctypes
 import struct
 
 from oracle.hw3.c.driver_reply import MAX_OBSERVED_BLOCKS  # a larger ref_count is not read (big_pool: one at a time)
-from oracle.hw3.c.outside import OutsideMemory, Unreachable
+from oracle.native.outside import OutsideMemory, Unreachable
 from oracle.hw3.observation import WILD, EngineState, ImplementationFailure, SequenceState
 from oracle.hw3.probe_target import Counts, SequenceView
 from oracle.hw3.spec import L1_PT_SIZE, L2_PT_SIZE
@@ -85,7 +85,7 @@ def sequence(memory: OutsideMemory, address: int) -> SequenceView:
             continue
         try:
             table.append(struct.unpack(f"<{L2_PT_SIZE}i", memory.read(l2, L2_PT_SIZE * _INT, "an L2 table")))
-        except ImplementationFailure:
+        except Unreachable:
             table.append(WILD)
     return SequenceView(seq.seq_id, seq.kv_count, tuple(table), tuple(l2 or None for l2 in l2s))
 

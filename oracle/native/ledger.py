@@ -11,13 +11,18 @@ makes a guard or freed page accessible). A page is granted at most once in a run
 reaches a later block. Everything that would change a live block's pages otherwise, run code, or map memory
 into the span by another call is refused (EPERM).
 
-Outside the span, the grader knows whose memory is whose by where the call was made: the driver's own mappings
-(its tables, reply buffer and pool) are made by one system call instruction of its own, whose address the ledger
-learns from the first mapping call after the handover (no submission code has run then). Any other mapping outside
-the span is memory reached behind the heap's count (a computed call of mmap, or the C library's own malloc reached
-by address, which then maps its heap): it runs, and is an allocation of the call and a live block for the rest of
-the run (the program may not unmap memory outside the span: a free the grader could not tell from one of memory
-never mapped). brk may not grow, nor a mapping by mremap, for the whole run.
+Outside the span, no instruction is trusted once the submission's code has run (review 12's
+sequences_on_the_drivers_pages: the submission found the driver's own system call instruction by its bytes and
+called it). The driver maps its own tables and reply buffer at their bounded size before the handover, and sends
+their places with the listener (`driver_regions`): from then on no call may unmap, remap or advise them. The one
+mapping the driver makes later is a pool's window, told by what it maps, never by where the call was made: MAP_SHARED
+of the grader's own memory file, read-write, at the offset and length the grader gave for that request
+(`expect_window`), once. Every other mapping outside the span is memory of the submission's (a computed call of
+mmap, the driver's own code reached by address, or the C library's own malloc reached so, which then maps its
+heap): a request for a block as a grant is (counted, failed in turn by the countdown, FULL past the budget), and a
+live block for the rest of the run once granted: the program may not unmap memory outside the span (a free the
+grader could not tell from one of memory never mapped). brk may not grow, nor a mapping by mremap (nor be copied
+by MREMAP_DONTUNMAP), for the whole run.
 
 A block the fence cannot hold (the live blocks' bytes or number at the ledger's limits) is answered FULL, ENOMEM: the
 allocation fails as on a machine out of memory, and nothing is spent (no C library heap takes the block, and no
@@ -40,7 +45,7 @@ MMAP, MPROTECT, MUNMAP, BRK, MREMAP, MADVISE, SHMAT, REMAP_FILE_PAGES, PKEY_MPRO
 PROT_READ, PROT_WRITE, PROT_EXEC = 1, 2, 4
 MAP_SHARED, MAP_PRIVATE, MAP_TYPE = 0x01, 0x02, 0x0F
 MAP_FIXED, MAP_ANONYMOUS, MAP_FIXED_NOREPLACE = 0x10, 0x20, 0x100000
-MREMAP_FIXED = 2
+MREMAP_FIXED, MREMAP_DONTUNMAP = 2, 4
 
 CONTINUE = 0  # the call runs as asked
 FULL = errno.ENOMEM  # the fence cannot hold the block (its bytes or blocks): it fails as memory that ran out
@@ -81,7 +86,9 @@ class Ledger:
     budget: int = 1 << 28
     max_blocks: int = 1 << 40
     fail_at: int = 0
-    driver_site: int | None = None  # the instruction the driver's own mapping calls are made from
+    driver_regions: tuple[tuple[int, int], ...] = ()  # the driver's own memory, mapped before the handover: (start, length)
+    window: tuple[int, int, int] | None = None  # the pool's window this call may map: (descriptor, offset, length)
+    next_window: tuple[int, int, int] | None = None  # the one the next call may map (expect_window)
     outside: int = 0  # live blocks mapped outside the span behind the heap's count, and their pages
     outside_pages: int = 0
     live: dict[int, int] = field(default_factory=dict)  # a live block's first page: its page count
@@ -101,6 +108,7 @@ class Ledger:
         """A new API call: its counts start at zero; `fail_at` as the request's (-1: unchanged)."""
         self.grants = self.frees = self.call_strays = self.asked = 0
         self.injected = False
+        self.window, self.next_window = self.next_window, None  # a window is the request's that carries it, or none
         if fail_at >= 0:
             self.fail_at = fail_at
 
@@ -117,55 +125,75 @@ class Ledger:
         """The stray pages counted in the run: those kept, and the sink's."""
         return len(self.faulted) + self.sunk
 
-    def answer(self, nr: int, args: tuple[int, ...], site: int = 0) -> int:
-        """The answer to one system call made at instruction `site`: CONTINUE, the errno it fails with, or
-        BRK_REFUSED; the ledger updated. The first mapping call is the driver's own, before any submission code
-        runs: its site is the driver's from then on."""
-        if self.driver_site is None and nr == MMAP:
-            self.driver_site = site
-        own = site == self.driver_site  # the driver's own memory (its tables, reply buffer, pools)
+    def expect_window(self, fd: int, offset: int, length: int) -> None:
+        """The next call (its request carries a pool) maps `length` bytes of the grader's memory file, open as
+        descriptor `fd` in the driver, at `offset`: that one mapping is the pool's, not a block."""
+        self.next_window = (fd, offset, length)
+
+    def answer(self, nr: int, args: tuple[int, ...]) -> int:
+        """The answer to one system call: CONTINUE, the errno it fails with, or BRK_REFUSED; the ledger updated.
+        Where the call was made plays no part: the submission's code can reach any instruction of the process."""
         if nr == MMAP:
-            return self._mmap(*args[:4], own=own)
+            return self._mmap(*args[:6])
         if nr == BRK:
-            return CONTINUE if args[0] == 0 or own else BRK_REFUSED
+            return CONTINUE if args[0] == 0 else BRK_REFUSED
         if nr == MPROTECT:
             return self._mprotect(args[0], args[1], args[2])
         if nr == MUNMAP:
             if not _in_span(args[0], args[1]):
-                return CONTINUE if own else errno.EPERM
+                return errno.EPERM  # the driver's memory, a pool or a block outside the span: none is unmapped
             first, end = _pages(args[0], args[1])
             if self._touches_live(first, end):
                 return errno.EPERM
             self.sink = [page for page in self.sink if not first <= page < end]  # room for the sink's next page
             return CONTINUE
-        if nr == MREMAP:  # the driver's own memory, never the span's
+        if nr == MREMAP:
             old, old_len, new_len, flags, new = args[:5]
             into_span = flags & MREMAP_FIXED and _in_span(new, new_len)
-            if _in_span(old, max(old_len, 1)) or into_span:
+            over_driver = flags & MREMAP_FIXED and self._drivers(new, new_len)
+            if _in_span(old, max(old_len, 1)) or into_span or self._drivers(old, old_len) or over_driver:
                 return errno.EPERM
-            return errno.ENOMEM if new_len > old_len and not own else CONTINUE
+            if flags & MREMAP_DONTUNMAP:
+                return errno.EPERM  # a copy of the mapping's pages at a new place: memory no call counted
+            return errno.ENOMEM if new_len > old_len else CONTINUE
         if nr == MADVISE:
-            return errno.EPERM if _in_span(args[0], args[1]) else CONTINUE
+            return errno.EPERM if _in_span(args[0], args[1]) or self._drivers(args[0], args[1]) else CONTINUE
         return errno.EPERM  # shmat, remap_file_pages, pkey_mprotect, map_shadow_stack: the driver needs none
 
     # ---- the calls ----
 
-    def _mmap(self, addr: int, length: int, prot: int, flags: int, own: bool) -> int:
+    def _mmap(self, addr: int, length: int, prot: int, flags: int, fd: int = _U64, offset: int = 0) -> int:
         if prot & PROT_EXEC:
             return errno.EPERM  # no code but the program's own
         if not _in_span(addr, length):
             if flags & MAP_FIXED:
                 return errno.EPERM  # it would replace the program's pages
-            if not own:  # memory behind the heap's count: a block of the call's, live from now on
-                self.grants += 1
-                self.outside += 1
-                self.outside_pages += _pages(0, length)[1]
-            return CONTINUE
+            if self._is_window(addr, length, prot, flags, fd, offset):
+                self.window = None  # once: the pool is mapped
+                return CONTINUE
+            return self._outside_block(length)
         first, end = _pages(addr, length)
         if (flags & MAP_TYPE == MAP_PRIVATE and flags & MAP_ANONYMOUS and flags & MAP_FIXED_NOREPLACE
                 and prot == PROT_READ | PROT_WRITE and addr % PAGE == 0):
             return self._grant(first, end)
         return self._protect(first, end, prot)
+
+    def _is_window(self, addr: int, length: int, prot: int, flags: int, fd: int, offset: int) -> bool:
+        """Whether the mapping is the pool's window this call may map: by what it maps, the grader's file where
+        the grader put the pool, shared, read-write, placed by the kernel."""
+        return (self.window is not None and (fd & 0xFFFFFFFF, offset, length) == self.window and addr == 0
+                and flags & (MAP_TYPE | MAP_ANONYMOUS) == MAP_SHARED and prot == PROT_READ | PROT_WRITE)
+
+    def _outside_block(self, length: int) -> int:
+        """A mapping outside the span, not the driver's: a request for a block, answered as a grant's is (the
+        countdown first, then the budget), and once made a live block for the rest of the run."""
+        pages = _pages(0, length)[1]
+        if (refused := self._requested(pages)) != CONTINUE:
+            return refused
+        self.grants += 1
+        self.outside += 1
+        self.outside_pages += pages
+        return CONTINUE
 
     def _mprotect(self, addr: int, length: int, prot: int) -> int:
         if prot & PROT_EXEC or not _in_span(addr, length) or addr % PAGE:
@@ -182,23 +210,30 @@ class Ledger:
     def _grant(self, first: int, end: int) -> int:
         if first <= self.granted_to or self._faulted_in(first, end):
             return errno.EEXIST  # not fresh: the driver moves on
+        if (refused := self._requested(end - first)) != CONTINUE:
+            return refused
+        self.live[first] = end - first
+        self.starts.append(first)  # above every page granted before: the list stays sorted
+        self.live_pages += end - first
+        self.granted_to = end
+        self.grants += 1
+        return CONTINUE
+
+    def _requested(self, pages: int) -> int:
+        """A request for a block of `pages` fresh pages, counted (`asked`): ENOMEM when the grader fails it, FULL
+        when the fence cannot hold it, else CONTINUE. The failure countdown first, on every request, whatever the
+        answer would be: a budget filled on purpose (review 10's budget_filled) once made every later request FULL,
+        served by the C library, never failed."""
         self.asked += 1
-        # the failure countdown first, on every request, whatever the answer would be: a budget filled on purpose
-        # (review 10's budget_filled) once made every later request FULL, served by the C library, never failed
-        if self.injected:  # from the k-th on every grant of the call fails: memory that ran out stays out
+        if self.injected:  # from the k-th on every request of the call fails: memory that ran out stays out
             return errno.ENOMEM
         if self.fail_at > 0:
             self.fail_at -= 1
             if self.fail_at == 0:
                 self.injected = True
                 return errno.ENOMEM
-        if (end - first) * PAGE + self.live_bytes > self.budget or len(self.live) >= self.max_blocks:
+        if pages * PAGE + self.live_bytes > self.budget or self.live_blocks >= self.max_blocks:
             return FULL  # the allocation fails; nothing changes (an oversized request spends nothing)
-        self.live[first] = end - first
-        self.starts.append(first)  # above every page granted before: the list stays sorted
-        self.live_pages += end - first
-        self.granted_to = end
-        self.grants += 1
         return CONTINUE
 
     def _protect(self, first: int, end: int, prot: int) -> int:
@@ -229,9 +264,17 @@ class Ledger:
         at = bisect.bisect_left(self.starts, end)  # the blocks that start before `end`
         return at > 0 and self.starts[at - 1] + self.live[self.starts[at - 1]] > first
 
+    def _drivers(self, addr: int, length: int) -> bool:
+        """Whether [addr, addr + length) touches the driver's own memory (mapped before the handover)."""
+        return any(_overlaps(addr, length, start, size) for start, size in self.driver_regions)
+
     def _faulted_in(self, first: int, end: int) -> bool:
         at = bisect.bisect_left(self.faulted, first)
         return (at < len(self.faulted) and self.faulted[at] < end) or any(first <= page < end for page in self.sink)
+
+
+def _overlaps(addr: int, length: int, start: int, size: int) -> bool:
+    return addr < start + size and min(addr + max(length, 1), _U64) > start
 
 
 def _pages(addr: int, length: int) -> tuple[int, int]:

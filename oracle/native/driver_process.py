@@ -1,9 +1,15 @@
 """The driver program of a C submission (built by build.py) as a process: started in the sandbox, lazily and
-again after a failure, with its two dedicated pipes (the protocol: driver_reply.py) and its stdout/stderr going to
-a capped file, new for each driver as its pools' file is (oracle/handed.py); natively, every mapping call it
-makes answered by the grader's ledger (ledger.py, native_heap.py). A request is written whole and a reply read
-within the call's time, judged in the run's CPU seconds (oracle/run_cpu.py); a driver that stops answering is
-failed by how it ended. adapter.py speaks the Adapter protocol over it."""
+again after a failure, with its two dedicated pipes (a reply's frame: reply_pipe.py) and its stdout/stderr going
+to a capped file, new for each driver as the files it is handed are (oracle/handed.py); natively, every mapping
+call it makes answered by the grader's ledger (ledger.py, native_heap.py). A request is written whole and a reply
+read within the call's time, judged in the run's CPU seconds (oracle/run_cpu.py); a driver that stops answering is
+failed by how it ended. A family's adapter speaks its API over it, and passes in its facts: the longest honest
+reply of its layout (`reply_bound`) and the failure it raises (`failure_type`, DriverFailure by default).
+
+The driver's command line, which every family's driver.c reads the same way: the request pipe, the reply pipe,
+its CPU seconds, its output limit, its address-space limit (0: none), whether it installs its seccomp filter,
+valgrind's log descriptor (-1: none), then natively the socket for its listener and whether blocks lie at their
+first page's start."""
 
 import os
 import select
@@ -15,14 +21,18 @@ from pathlib import Path
 from typing import Sequence
 
 from oracle.handed import Handed, Renewable
-from oracle.hw3.c.driver_reply import UNREADABLE, BadReply, _drained, readable_within, reply_length
-from oracle.hw3.c.heap_notify import Listener, receive_listener
-from oracle.hw3.c.ledger import Ledger, fence_blocks, max_map_count
-from oracle.hw3.c.log_channel import LogChannel
-from oracle.hw3.c.native_heap import NativeHeap
-from oracle.hw3.observation import ImplementationFailure
+from oracle.native.heap_notify import Listener, receive_listener
+from oracle.native.ledger import Ledger, fence_blocks, max_map_count
+from oracle.native.log_channel import LogChannel
+from oracle.native.native_heap import NativeHeap
+from oracle.native.reply_pipe import UNREADABLE, BadReply, drained, readable_within, reply_length
 from oracle.run_cpu import RunClock
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
+
+
+class DriverFailure(Exception):
+    """The driver did not answer a call normally: it crashed, exited, hung, or sent a reply the grader cannot
+    read. The message says which; a family's adapter raises its own type instead (`failure_type`)."""
 
 
 def failure_label(returncode: int) -> str:
@@ -39,6 +49,8 @@ class DriverProcess:
     heap_from_outside = True  # natively, the heap's facts are the grader's: its ledger (or the driver's mappings)
     blocks_at_start = False  # natively, each block at its first page's start rather than its last page's end
     LEDGER_START = 60.0  # s the driver may take to hand over its listener (it does so before any submission code)
+    failure_type: type[Exception] = DriverFailure  # what a failed call raises: the family's own type
+    reply_bound: int  # the most bytes an honest reply of the family's layout holds
 
     def __init__(self, driver: Path | str, *, timeout: float, output_limit: int, cpu_seconds: int, memory_limit: int,
                  wrapper: Sequence[str], seccomp: bool, close_timeout: float, sandbox: Sandbox | None,
@@ -110,13 +122,21 @@ class DriverProcess:
         self._native = self._listener = None
         if ours is not None:
             with ours:
-                fd = receive_listener(ours, self.LEDGER_START)
-            if fd is not None:  # else no seccomp user notification here: the driver's mappings are read instead
-                self._listener = Listener(fd, Ledger(budget=self.memory_limit // 4 if self.seccomp else 1 << 30,
-                                                     max_blocks=fence_blocks(max_map_count())))
+                handover = receive_listener(ours, self.LEDGER_START)
+            if handover is not None:  # else no seccomp user notification here: the driver's mappings are read instead
+                self._listener = Listener(handover.fd, Ledger(
+                    budget=self.memory_limit // 4 if self.seccomp else 1 << 30,
+                    max_blocks=fence_blocks(max_map_count()), driver_regions=handover.regions))
                 os.set_blocking(self._cmd, False)
             self._native = NativeHeap(self._proc, self.box.expose(self.driver), self._listener)
         self._clock = RunClock(self._proc.pid)  # the run's CPU seconds: what a call's timeout judges
+
+    def _expect_window(self, fd: int, offset: int, length: int) -> None:
+        """The next request carries a pool: the driver maps `length` bytes of the grader's memory file `fd` at
+        `offset` for it (MAP_SHARED, read-write), which the ledger then takes for the pool's, not a block. Before
+        the request's call_started."""
+        if self._listener is not None:
+            self._listener.ledger.expect_window(fd, offset, length)
 
     def _new_driver(self) -> None:
         """What a new driver process makes stale (the adapter's view of the last one)."""
@@ -130,7 +150,7 @@ class DriverProcess:
             return None, False
         self._clock.close()
         os.close(self._cmd)
-        exited = wait > 0 and _drained(self._reply, wait, self.log_channel or self._listener)  # type: ignore[arg-type]
+        exited = wait > 0 and drained(self._reply, wait, self.log_channel or self._listener)
         if self._native is not None:
             self._native.close()
             self._native = self._listener = None
@@ -141,13 +161,13 @@ class DriverProcess:
         status = self.box.stop(proc, grace=1.0 if exited else 0.0)
         return status, exited
 
-    def _fail(self, label: str, wait: float = 1.0) -> ImplementationFailure:
+    def _fail(self, label: str, wait: float = 1.0) -> Exception:
         status, exited = self._stop(wait)
         if label == "":
             killed = status == -signal.SIGKILL and not exited
             label = "stopped answering and did not exit" if killed or status is None else failure_label(status)
         self.failure = label
-        return ImplementationFailure(label)
+        return self.failure_type(label)
 
     def close(self) -> None:
         """Stops the driver (letting it exit cleanly on end of input) and kills its process group."""
@@ -195,7 +215,7 @@ class DriverProcess:
                 except DeadlinePassed:
                     self._fail("the grade's time limit was reached", wait=0)
                     raise
-                ready = readable_within(self._reply, wait, self.log_channel or self._listener)  # type: ignore[arg-type]
+                ready = readable_within(self._reply, wait, self.log_channel or self._listener)
                 # (valgrind's log drained meanwhile, or the driver's mapping calls answered)
                 if not ready and wait < left:  # the grade's deadline, not this call's timeout
                     self._fail("the grade's time limit was reached", wait=0)
@@ -207,7 +227,7 @@ class DriverProcess:
                         continue
                     raise self._fail(f"hung: no answer within {self.timeout} s", wait=0)
             else:  # no limit: still answer the driver's mapping calls (and drain valgrind's log) while it works
-                while not readable_within(self._reply, 60.0, self.log_channel or self._listener):  # type: ignore[arg-type]
+                while not readable_within(self._reply, 60.0, self.log_channel or self._listener):
                     pass
             chunk = os.read(self._reply, max(n - have, 65536) if have == 0 else n - have)
             if not chunk:
@@ -217,12 +237,12 @@ class DriverProcess:
         return b"".join(chunks)
 
     def _reply_bytes(self) -> bytes:
-        """One reply, its length checked against REPLY_BOUND before the rest is read."""
+        """One reply, its length checked against `reply_bound` before the rest is read."""
         # one deadline for the whole reply, however it trickles in (none without a time limit)
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         data = self._read(4, self.timeout, deadline)
         try:
-            length = reply_length(data)
+            length = reply_length(data, self.reply_bound)
         except BadReply as bad:
             raise self._fail(f"{UNREADABLE} ({bad})") from None
         if len(data) < length:

@@ -1,8 +1,9 @@
 """Runs a built driver under valgrind, for the invalid reads, writes and uninitialised uses that heap
-accounting and the pool comparison cannot see.
+accounting and the family's comparisons cannot see.
 
 The driver's own bookkeeping lives in mappings, never in heap blocks, so a block the submission never freed is
-reported as lost. Usage: adapter = valgrind_adapter(driver, log); run calls; verdict = finish(adapter).
+reported as lost. Usage: adapter = valgrind_adapter(FamilyAdapter, driver, log); run calls;
+verdict = finish(adapter, log).
 """
 
 import functools
@@ -11,13 +12,16 @@ import platform
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, TypeVar
 
-from oracle.hw3.c.adapter import CAdapter
-from oracle.hw3.c.log_channel import LogChannel
+from oracle.native.driver_process import DriverProcess
+from oracle.native.log_channel import LogChannel
 from oracle.sandbox import Sandbox
 
 ERROR_EXIT = 99
 VALGRIND = ("valgrind", "--leak-check=full", f"--error-exitcode={ERROR_EXIT}", "--track-origins=yes")
+
+Driven = TypeVar("Driven", bound=DriverProcess)
 
 
 @functools.cache
@@ -40,16 +44,18 @@ class ValgrindVerdict:
     log: str
 
 
-def valgrind_adapter(driver: Path | str, log_path: Path | str, timeout: float = 30.0, sandbox: Sandbox | None = None) -> CAdapter:
-    """A CAdapter whose driver runs under valgrind, in the sandbox. No seccomp filter or address-space limit:
-    valgrind needs neither in its way. Valgrind writes its log to a socket of ours (LogChannel), out of the
-    program's reach, so the submission cannot write the verdict; finish() copies it to log_path."""
+def valgrind_adapter(adapter: Callable[..., Driven], driver: Path | str, log_path: Path | str, timeout: float = 30.0,
+                     sandbox: Sandbox | None = None) -> Driven:
+    """The family's `adapter` (a DriverProcess) whose driver runs under valgrind, in the sandbox. No seccomp filter
+    or address-space limit: valgrind needs neither in its way. Valgrind writes its log to a socket of ours
+    (LogChannel), out of the program's reach, so the submission cannot write the verdict; finish() copies it to
+    log_path."""
     channel = LogChannel()
-    return CAdapter(driver, timeout=timeout, wrapper=(*VALGRIND, f"--log-fd={channel.child_fd}"), seccomp=False,
-                    close_timeout=timeout, sandbox=sandbox, log_channel=channel, program=memcheck_program())
+    return adapter(driver, timeout=timeout, wrapper=(*VALGRIND, f"--log-fd={channel.child_fd}"), seccomp=False,
+                   close_timeout=timeout, sandbox=sandbox, log_channel=channel, program=memcheck_program())
 
 
-def finish(adapter: CAdapter, log_path: Path | str) -> ValgrindVerdict:
+def finish(adapter: DriverProcess, log_path: Path | str) -> ValgrindVerdict:
     """Lets the driver exit (valgrind checks leaks at exit) and reads valgrind's verdict: clean when it exited
     with status 0 and its log holds its final error summary (a program that ends otherwise dodged the check)."""
     adapter.close()

@@ -1,7 +1,7 @@
 """The kernel's channel from the driver's process to the ledger (ledger.py): a seccomp user-notification
 listener. driver.c installs, before any submission code runs, a filter that hands every memory-mapping system
 call of the process to a listener, and sends the listener's descriptor to the grader on a socket the grader
-made (SCM_RIGHTS), closing its own copy. Each such call then waits in the kernel until the grader answers it
+made (SCM_RIGHTS), closing its own copy, with the places of the memory it mapped for itself before (Handover). Each such call then waits in the kernel until the grader answers it
 here: let it run (SECCOMP_USER_NOTIF_FLAG_CONTINUE) or fail it with an errno. The calls' arguments come from
 the kernel (registers at the call), never from the process's memory.
 
@@ -16,8 +16,9 @@ import os
 import select
 import socket
 import struct
+from dataclasses import dataclass
 
-from oracle.hw3.c.ledger import BRK_REFUSED, CONTINUE, Ledger
+from oracle.native.ledger import BRK_REFUSED, CONTINUE, Ledger
 
 _NOTIF = struct.Struct("=QII iIQ6Q")  # struct seccomp_notif: id, pid, flags, seccomp_data (nr, arch, ip, args)
 _RESP = struct.Struct("=QqiI")  # struct seccomp_notif_resp: id, val, error, flags
@@ -32,12 +33,25 @@ FLAG_CONTINUE = 1
 NO_LISTENER = b"n"  # the driver could not install the filter (no seccomp user notification here)
 
 
-def receive_listener(sock: socket.socket, timeout: float) -> int | None:
-    """The listener descriptor the driver sends at its start; None when it says it has none, or sends
-    nothing within `timeout` s (it ended first)."""
+_REGION = struct.Struct("=QQ")  # one of the driver's own mappings: start, length
+MOST_REGIONS = 2  # driver_main.c's reserve_own_memory: the heap's table, the reply buffer
+
+
+@dataclass(frozen=True)
+class Handover:
+    """What the driver sends at its start, before any submission code runs: the listener's descriptor, and the
+    places (start, length) of the memory it mapped for itself."""
+
+    fd: int
+    regions: tuple[tuple[int, int], ...]
+
+
+def receive_listener(sock: socket.socket, timeout: float) -> Handover | None:
+    """The listener descriptor the driver sends at its start, with its own memory's places; None when it says it
+    has none, or sends nothing (or more than the protocol holds) within `timeout` s (it ended first)."""
     sock.settimeout(timeout)
     try:
-        data, ancillary, _, _ = sock.recvmsg(1, socket.CMSG_SPACE(4))
+        data, ancillary, _, _ = sock.recvmsg(1 + MOST_REGIONS * _REGION.size + 1, socket.CMSG_SPACE(4))
     except (OSError, TimeoutError):
         return None
     fds = array.array("i")
@@ -46,11 +60,12 @@ def receive_listener(sock: socket.socket, timeout: float) -> int | None:
             fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
     for extra in fds[1:]:
         os.close(extra)
-    if data != b"y" or not fds:
+    regions = data[1:]
+    if data[:1] != b"y" or not fds or len(regions) % _REGION.size or len(regions) > MOST_REGIONS * _REGION.size:
         if fds:
             os.close(fds[0])
         return None
-    return fds[0]
+    return Handover(fds[0], tuple(_REGION.iter_unpack(regions)))
 
 
 class Listener:
@@ -74,8 +89,8 @@ class Listener:
             if error.errno in (errno.ENOENT, errno.EINTR, errno.EAGAIN):
                 return False  # the caller died, or was interrupted, before we took it
             raise
-        notif_id, _pid, _flags, nr, _arch, ip, *args = _NOTIF.unpack(buf)
-        error = self.ledger.answer(nr, tuple(args), ip)
+        notif_id, _pid, _flags, nr, _arch, _ip, *args = _NOTIF.unpack(buf)
+        error = self.ledger.answer(nr, tuple(args))  # by what the call asks, never where it was made
         self.handled += 1
         if error == BRK_REFUSED:  # brk returns the break, never an errno: 0 reads as "not moved"
             reply = _RESP.pack(notif_id, 0, 0, 0)
@@ -94,7 +109,7 @@ class Listener:
         while self.pending() and self.answer_one():
             pass
 
-    drain = answer_waiting  # as a LogChannel: what driver_reply._drained calls while it waits for the end
+    drain = answer_waiting  # as a LogChannel: what reply_pipe.drained calls while it waits for the end
 
     def close(self) -> None:
         if self.fd >= 0:

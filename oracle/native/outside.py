@@ -1,15 +1,15 @@
 """The submission's memory, read and written by the grader itself, from its own process (/proc/PID/mem).
 
-The white-box probes read a C submission's objects (the engine, its ref_count, its sequences' block tables)
-and edit them. Code in the submission's process can find and rewrite whatever that process holds, the
+A family's white-box reading (a graded run's observation of the submission's objects, a probe's reads and
+edits) goes through here. Code in the submission's process can find and rewrite whatever that process holds, the
 driver's reply buffer and its request loop included, and could write on the reply pipe itself; so the bytes a
-probe judges are read here, by the grader, never reported by the driver. The addresses come from the
-submission anyway (the engine handle, the Sequence pointers, the table pointers in its structs, whose layout
-llm_memory.h fixes); the bytes at them are the grader's reading.
+verdict rests on are read here, by the grader, never reported by the driver. The addresses come from the
+submission anyway (the handles its calls returned, the pointers in its structs, whose layout the family's header
+fixes); the bytes at them are the grader's reading.
 
     memory = OutsideMemory.attach(proc, program)   # after the driver has answered once
     with memory.stopped(deadline):
-        engine = memory.read(address, 40, "your engine (LLMEngine)")
+        record = memory.read(address, 40, "your record")
 
 Which process: the one the grader started, found by construction, never a pid the child reports. From the
 Popen (bwrap, or the supervisor shell without bubblewrap) down the process tree to the one process whose
@@ -25,9 +25,10 @@ killed), but a signal handler (a timer's) could still run while the grader reads
 what one operation reads is one moment's state.
 
 What cannot be read or written (an address the process does not map, a memory it made unreadable) raises
-Unreachable, the submission's failure on that item, with the object and the address in the words of a C
-student. Only when the grader cannot open the process it started itself either (bwrap, or the supervisor
-shell: the run's uid) is it the machine's doing (MachineRefuses: the probe cannot run here).
+Unreachable, the submission's failure on that item (the family's adapter makes it its own failure type), with the
+object and the address in the words of a C student. Only when the grader cannot open the process it started
+itself either (bwrap, or the supervisor shell: the run's uid) is it the machine's doing (MachineRefuses: the
+probe cannot run here).
 """
 
 import errno
@@ -42,16 +43,16 @@ from pathlib import Path
 from subprocess import Popen
 from typing import Iterator
 
-from oracle.hw3.c.heap_maps import unreadable
-from oracle.hw3.observation import ImplementationFailure
+from oracle.native.heap_maps import unreadable
 from oracle.child import PYTHON  # the system's: a run's uid may run it (the grader's own may be out of reach)
 from oracle.run_cpu import children
 
 _STOPPED = {"T", "t", "Z", "X"}  # /proc/PID/stat states of a task that runs no code
 
 
-class Unreachable(ImplementationFailure):
-    """The grader could not read or write the submission's memory where its own pointers say an object is."""
+class Unreachable(Exception):
+    """The grader could not read or write the submission's memory where its own pointers say an object is: the
+    submission's failure (a family's adapter raises it as its own)."""
 
 
 class DriverGone(Exception):
@@ -246,7 +247,7 @@ class OutsideMemory:
 
     def read(self, address: int, length: int, what: str) -> bytes:
         """`length` bytes at `address`, where the process itself may read them; `what` names the object for the
-        message ("your engine's ref_count")."""
+        message ("your table's counts")."""
         why = unreadable(self._maps, address, length) if length and self._maps >= 0 and 0 <= address < 1 << 64 else None
         if why is not None:
             self._check_alive()

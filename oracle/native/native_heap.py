@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from subprocess import Popen
 
-from oracle.hw3.c.heap_maps import HeapMaps, MapsReader
-from oracle.hw3.c.heap_notify import Listener
-from oracle.hw3.c.outside import driver_pid
+from oracle.native.heap_maps import HeapMaps, MapsReader
+from oracle.native.heap_notify import Listener
+from oracle.native.outside import driver_pid
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,121 @@
+"""oracle.seccomp's page-cache answers, in a real run of each isolation: no run may ask which pages of a file are
+resident or take pages out of the cache (tests/test_tamper_cache_quiet.py: alloc_failure's tries counted themselves
+so), while the same calls without the flag or advice that does so still work."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from oracle.sandbox import Sandbox
+from tests.test_sandbox import _without_bwrap
+
+_PROBES = """import ctypes, json, mmap, os
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open(os.__file__, os.O_RDONLY)
+seen = {}
+
+
+def tried(name, call):
+    try:
+        call()
+        seen[name] = "ok"
+    except OSError as exc:
+        seen[name] = exc.errno
+
+
+def raw(number, *args):
+    def call():
+        if libc.syscall(number, *args) != 0:
+            raise OSError(ctypes.get_errno(), str(number))
+    return call
+
+
+mapped = mmap.mmap(fd, 4096, prot=mmap.PROT_READ)
+tried("preadv2 RWF_NOWAIT", lambda: os.preadv(fd, [bytearray(1)], 0, os.RWF_NOWAIT))
+tried("pwritev2 RWF_NOWAIT", lambda: os.pwritev(fd, [b"x"], 0, os.RWF_NOWAIT))
+tried("fadvise DONTNEED", lambda: os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED))
+tried("fadvise NOREUSE", lambda: os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_NOREUSE))
+tried("madvise COLD", lambda: mapped.madvise(20))
+tried("madvise PAGEOUT", lambda: mapped.madvise(21))
+tried("mincore", raw(27, ctypes.c_void_p(0x10000), 4096, ctypes.create_string_buffer(1)))
+tried("cachestat", raw(451, fd, ctypes.create_string_buffer(16), ctypes.create_string_buffer(40), 0))
+tried("readahead", raw(187, fd, ctypes.c_long(0), 4096))
+tried("io_setup", raw(206, 1, ctypes.create_string_buffer(8)))
+tried("process_madvise", raw(440, 0, None, 0, 21, 0))
+tried("preadv2", lambda: os.preadv(fd, [bytearray(1)], 0, 0))
+tried("fadvise RANDOM", lambda: os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM))
+tried("fadvise WILLNEED", lambda: os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED))
+tried("madvise DONTNEED", lambda: mapped.madvise(mmap.MADV_DONTNEED))
+tried("madvise WILLNEED", lambda: mapped.madvise(mmap.MADV_WILLNEED))
+print(json.dumps(seen))
+"""
+REFUSED = ("mincore", "cachestat", "io_setup", "process_madvise")  # EPERM
+NOT_DONE = ("fadvise DONTNEED", "fadvise NOREUSE", "madvise COLD", "madvise PAGEOUT", "readahead")  # 0
+AGAIN = ("preadv2 RWF_NOWAIT", "pwritev2 RWF_NOWAIT")  # EAGAIN, the page resident or not
+ALLOWED = ("preadv2", "fadvise RANDOM", "fadvise WILLNEED", "madvise DONTNEED", "madvise WILLNEED")
+
+
+def _resident_pages(path: Path) -> int:
+    """How many pages of `path` are in the page cache, asked here, outside any run (a miss starts a read of its
+    page: ask once)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+        resident = 0
+        for at in range(0, os.fstat(fd).st_size, 4096):
+            try:
+                os.preadv(fd, [bytearray(1)], at, os.RWF_NOWAIT)
+                resident += 1
+            except BlockingIOError:
+                pass
+        return resident
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
+def test_a_run_can_neither_probe_nor_empty_the_page_cache(without_bwrap: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probes fail with EPERM, preadv2 and pwritev2 with RWF_NOWAIT answer EAGAIN on a page just read (so
+    resident: pwritev2 on a read-only descriptor would fail EBADF if the filter let it through), the hints that
+    drop pages answer 0; reads and harmless advice succeed."""
+    if os.uname().machine != "x86_64":
+        pytest.skip("the raw numbers in the probe are x86_64's")
+    if without_bwrap:
+        _without_bwrap(monkeypatch)
+    with Sandbox() as box:
+        done = box.run(["/usr/bin/python3", "-c", _PROBES], timeout=20)
+    seen = json.loads(done.output.strip().splitlines()[-1])  # names and errnos, printed by the run
+    assert {name: seen[name] for name in REFUSED} == dict.fromkeys(REFUSED, 1), done.output  # 1: EPERM
+    assert {name: seen[name] for name in NOT_DONE} == dict.fromkeys(NOT_DONE, "ok"), done.output
+    assert {name: seen[name] for name in AGAIN} == dict.fromkeys(AGAIN, 11), done.output  # 11: EAGAIN
+    assert {name: seen[name] for name in ALLOWED} == dict.fromkeys(ALLOWED, "ok"), done.output
+
+
+_DROP = """import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.read(fd, 1 << 20)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_NOREUSE)
+mapped = mmap.mmap(fd, 1 << 20, prot=mmap.PROT_READ)
+mapped.madvise(21)
+mapped.madvise(20)
+print("dropped")
+"""
+
+
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
+def test_a_run_that_asks_to_drop_pages_leaves_them_cached(without_bwrap: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file the run reads whole, then asks the kernel to drop (posix_fadvise DONTNEED and NOREUSE, madvise
+    PAGEOUT and COLD): every page of it is still resident afterwards, asked from outside the run."""
+    if without_bwrap:
+        _without_bwrap(monkeypatch)
+    with Sandbox() as box:
+        area = box.area("cached")
+        data = area / "data"
+        data.write_bytes(os.urandom(1 << 20))
+        os.sync()  # clean pages, which DONTNEED would drop
+        done = box.run(["/usr/bin/python3", "-c", _DROP, str(data)], readable=[area], timeout=20)
+        assert done.output.strip() == "dropped", done.output
+        assert _resident_pages(data) == 256
