@@ -4,8 +4,10 @@ Python, in the sandbox.
 The grader copies the server with oracle/serve.py (the loop every family's server shares), and the
 submission's files (found without running them), into read-only areas of the sandbox, and talks to the
 server over two dedicated pipes; what the submission prints goes to a capped file, which each process is handed
-new with the family's files (oracle/handed.py). It has no folder to write in
-(no $TMPDIR under Landlock: that would be the grader's own disk). A reply is read within a
+new with the family's files (oracle/handed.py). It may write only its temporary folder, bounded as bubblewrap's
+16 MiB tmpfs under either isolation (oracle/run_view.py; under Landlock a folder of at most 16 files of at most
+1 MiB, oracle/tmp_bound.py). A message of its names no path of the grader's (oracle/run_view.py `spelled`: /tmp,
+/usr, `.` for its own folder). A reply is read within a
 deadline, refused when its length is over MAX_REPLY before any of it is read, and decoded by oracle/reply.py
 (strict, bounded, plain data only); a failure the server reports, a process that ends, a hang or
 a reply that is not the protocol's each raise the family's ImplementationFailure with a label, and a process
@@ -28,6 +30,7 @@ from typing import Any
 from oracle.handed import Handed, Renewable
 from oracle.reply import Unreadable, decode
 from oracle.run_cpu import RunClock
+from oracle.run_view import spelled
 from oracle.runtime import PYTHON
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, environment, signal_label
 from oracle.site import VARIABLE, missing_module_hint
@@ -117,6 +120,7 @@ class PythonChild:
         self.generation = 0
         self._proc: subprocess.Popen | None = None
         self._cmd = self._reply = -1
+        self._words: dict[str, str] = {}  # the grader's paths its messages may name, and how each is spelled
         self.handed = Handed(output_limit, handed)  # its output file and `handed`, new for each start
         self._area = server_area(sandbox, server)
         self._server = self._area / "oracle" / server.resolve().relative_to(ORACLE)
@@ -154,8 +158,9 @@ class PythonChild:
                 pass_fds=(cmd_r, reply_w, *handed.fds),
                 stdout=handed.output,
                 stderr=handed.output,
-                private_tmp=False,  # the server writes no file: under Landlock it gets no folder to fill
+                bounded_tmp=True,  # its temporary folder holds what bubblewrap's tmpfs holds (oracle/run_view.py)
             )
+            self._words = {**self.sandbox.spellings(self._proc), str(self._files): "."}
         finally:
             os.close(cmd_r)
             os.close(reply_w)
@@ -172,7 +177,8 @@ class PythonChild:
             self.stop()
             if type(reason) is not str:
                 raise LoadFailure("the server sent no load result")
-            raise LoadFailure(reason[:MAX_LABEL] + missing_module_hint(reason[:MAX_LABEL], self.site))
+            reason = spelled(reason, self._words)[:MAX_LABEL]
+            raise LoadFailure(reason + missing_module_hint(reason, self.site))
 
     def stop(self, grace: float = 0.0) -> int | None:
         """Ends the server and everything it started, after letting it exit by itself for up to `grace` s;
@@ -221,7 +227,7 @@ class PythonChild:
                 raise self._fail("sent a reply the grader cannot read (failure is not a string)")
             if reply.get("fatal") is not False:
                 self.stop()
-            raise self.failure(label[:500])
+            raise self.failure(spelled(label, self._words)[:500])
         return reply
 
     def _fail(self, label: str) -> Exception:

@@ -7,7 +7,9 @@ chosen by its calls, and a later run (a second opinion, oracle/hw3/alone.py) rea
 Landlock reads no file of the host's: only this copy, its own areas and a few devices (`Runtime.start`). The copy
 holds the interpreter, its standard library and the system's dist-packages, the shell tools (`_TOOLS`: the
 supervisor's sh, bash and setpriv among them, oracle/isolation.py), valgrind's launcher and its memcheck tool, every
-shared library those load (found by ldd), and the dynamic loader. Every program of the copy is started through
+shared library those load (found by ldd), the dynamic loader, and the data the libraries read at run time that
+bubblewrap shows too (oracle/run_view.py `system_data`: the time zones and the locales, in share/NAME, which each
+run's environment names: `Runtime.data`). Every program of the copy is started through
 the copied loader (`--library-path`), so no run opens the host's loader or libraries: the tools by the command
 line `command` gives, or by their name on the copy's PATH (bin/: a static launcher, oracle/runtime_launch.c, that
 starts elf/NAME so); a C driver by its own file, whose interpreter names the copy's loader (`adopt`,
@@ -39,11 +41,12 @@ from typing import Iterable
 
 from oracle.elf_interp import build_id, interpreter, point_at
 from oracle.hypothesis_home import cache_home
+from oracle.run_view import system_data
 
 PYTHON = "/usr/bin/python3"  # the system Python every Python submission runs under
 FROZEN_NS = 4_000_000_000 * 10**9  # 2096-10-02: an access time in the future, which relatime never updates
 KEEP = 2  # runtimes kept in the cache (one per interpreter version)
-_FORMAT = "2"  # bumped when the copy's layout changes: older copies are then rebuilt
+_FORMAT = "3"  # bumped when the copy's layout changes: older copies are then rebuilt
 # the supervisor's (oracle/isolation.py) and a shell's tools, found on the run's PATH; valgrind: its launcher
 _TOOLS = ("sh", "bash", "setpriv", "cat", "ls", "touch", "sleep", "setsid", "id", "stat", "env", "true", "false",
           "mkdir", "rm", "head", "wc", "valgrind")
@@ -103,6 +106,14 @@ class Runtime:
     root: Path
     python: Path  # root/bin/pythonX.Y
 
+    def data(self) -> dict[str, str]:
+        """The environment that points a run at the copy's data folders (oracle/run_view.py), those it holds."""
+        found: dict[str, str] = {}
+        for data in system_data():
+            folder = self.root / "share" / data.name
+            found.update(data.pointed(folder if folder.is_dir() else None))
+        return found
+
     @property
     def loader(self) -> Path:
         return self.root / "libs" / "ld.so"
@@ -128,7 +139,7 @@ class Runtime:
         (the sandbox's folder: an exposed driver) runs by its own file when `adopt` made it name the copy's
         loader, else through that loader."""
         program, libraries = argv[0], {"LD_LIBRARY_PATH": str(self.root / "libs")}
-        extra = {"PATH": str(self.root / "bin")}
+        extra = {"PATH": str(self.root / "bin"), **self.data()}
         if program == PYTHON:
             return [*self.command("python"), *argv[1:]], extra
         if Path(program).is_relative_to(own):
@@ -181,18 +192,20 @@ def frozen_runtime(folder: Path | None = None, *, traversable: bool = False) -> 
     version = python.name.removeprefix("python")
     info = python.stat()
     tools = [shutil.which(tool, path="/usr/bin:/bin") for tool in _TOOLS]  # one installed later: a new copy
+    data = {d.name: d.source for d in system_data() if d.source is not None}
     held = (_FORMAT, str(python), info.st_mtime_ns, info.st_size, tools, _LAUNCHER.read_bytes(),
-            Path(__file__).read_bytes())  # how it is built: this very text
+            Path(__file__).read_bytes(), [(name, str(source), source.stat().st_mtime_ns) for name, source in
+                                          data.items()])  # how it is built: this very text, the data it copies
     key = hashlib.sha256(repr(held).encode()).hexdigest()[:16]
     root = folder / f"python{version}-{key}"
     if not (root / "complete").exists():
-        _build(folder, root, python, version)
+        _build(folder, root, python, version, data)
     os.utime(root, ns=(FROZEN_NS, time.time_ns()))  # its mtime: when it was last used (the least recent goes first)
     _bound(folder, keep=root)
     return Runtime(root, root / "bin" / python.name)
 
 
-def _build(folder: Path, root: Path, python: Path, version: str) -> None:
+def _build(folder: Path, root: Path, python: Path, version: str, data: dict[str, Path]) -> None:
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=folder))
     try:
         for part in ("bin", "elf", "libs"):
@@ -209,6 +222,8 @@ def _build(folder: Path, root: Path, python: Path, version: str) -> None:
                      prefix / "local" / "lib" / stdlib.name / "dist-packages"):
             if site.is_dir():
                 shutil.copytree(site, work / site.relative_to(prefix), symlinks=False, ignore_dangling_symlinks=True)
+        for name, source in data.items():  # the data every run reads (oracle/run_view.py: time zones, locales)
+            _copy_resolved(source, work / "share" / name)
         loader = _copy_libraries(work)
         shutil.copy2(loader, work / "libs" / "ld.so")
         _copy_debug(work)
@@ -225,6 +240,23 @@ def _build(folder: Path, root: Path, python: Path, version: str) -> None:
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
+
+
+def _copy_resolved(source: Path, target: Path) -> None:
+    """Copies the files under `source` into `target`, each link as the file it names (relative to its folder, where
+    copytree's check looks in the working directory and drops it); a link to nothing, to a folder, out of `source` or by
+    an absolute path (zoneinfo's localtime: /etc/localtime, which bubblewrap does not show) is left out."""
+    inside = os.path.realpath(source) + os.sep
+    for folder, _dirs, files in os.walk(source):
+        into = target / os.path.relpath(folder, source)
+        into.mkdir(parents=True, exist_ok=True)
+        for name in files:
+            path = os.path.join(folder, name)
+            real = os.path.realpath(path)
+            if os.path.islink(path) and os.path.isabs(os.readlink(path)):
+                continue
+            if os.path.isfile(real) and real.startswith(inside):
+                shutil.copyfile(real, into / name)
 
 
 def _copy_tools(work: Path) -> None:

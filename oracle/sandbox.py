@@ -13,7 +13,8 @@ Isolation, strongest first (`Sandbox.isolation`, and one line for reports in `de
   (oracle/landlock.py): each run may read only a frozen copy of the system's runtime (Python, the C library and
   loader a driver loads, valgrind, the shell tools, whose access times no run can change: oracle/runtime.py), or
   for the toolchain of a build (gcc, nm, objdump, objcopy) /usr less our own packages, the paths it names, /proc and a few devices, and write only its `writable` paths and a private temporary folder of its own
-  ($TMPDIR, removed when the run ends); no internet socket (the system call filter); signals and abstract unix
+  ($TMPDIR, removed when the run ends; `bounded_tmp`: at most tmp_bytes, as bubblewrap's tmpfs, oracle/tmp_bound.py);
+  both isolations show the same data folders and name them alike (oracle/run_view.py); no internet socket (the system call filter); signals and abstract unix
   sockets stay inside the run. Our package, the reference solutions, the rubric, other runs' areas, /etc and the
   host's /tmp and /dev/shm are unreachable by construction (an allow-list, whatever the files' modes). When the
   grader is root, each run also gets an unprivileged uid of its own. No pid or network namespace: other processes'
@@ -35,6 +36,7 @@ import os
 import resource
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
@@ -43,9 +45,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from oracle import landlock, seccomp
+from oracle import landlock, seccomp, tmp_bound
 from oracle.isolation import RUN_PATH, bwrap_problem, supervised, system_paths
 from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
+from oracle.run_view import TMP, system_data
 from oracle.runtime import SHARED, Runtime, freeze, frozen_runtime
 
 _PR_SET_PDEATHSIG = 1
@@ -142,6 +145,9 @@ class Sandbox:
         self._run_uid: dict[subprocess.Popen, int] = {}  # each run's own uid, outside bubblewrap
         self._lock = threading.Lock()
         self._runtime: Runtime | None = None
+        # the data every run reads (oracle/run_view.py): bubblewrap shows those not under /usr at their own path
+        self._data = [d for d in system_data() if d.source is not None]
+        self._elsewhere = [d for d in self._data if d.source is not None and not d.source.is_relative_to("/usr")]
 
     @property
     def description(self) -> str:
@@ -214,15 +220,21 @@ class Sandbox:
     def popen(self, argv: Sequence[str | Path], *, readable: Sequence[Path] = (), writable: Sequence[Path] = (),
               cwd: Path | None = None, limits: Limits = Limits(), pass_fds: Sequence[int] = (),
               stdin: Any = subprocess.DEVNULL, stdout: Any = subprocess.DEVNULL, stderr: Any = subprocess.DEVNULL,
-              env: dict[str, str] | None = None, private_tmp: bool = True) -> subprocess.Popen:
+              env: dict[str, str] | None = None, private_tmp: bool = True, bounded_tmp: bool = False
+              ) -> subprocess.Popen:
         """Starts argv in the sandbox, in a session of its own, with `limits` in force from its first
         instruction. Paths in `readable` / `writable` are visible (read-only / read-write) at their own path.
         `private_tmp=False`: under Landlock, no $TMPDIR (a folder on the grader's own disk, bounded per file, not in
-        total) for a run that writes no file (a Python server): it can write nowhere at all."""
+        total): it can write nowhere at all. `bounded_tmp`: under Landlock its $TMPDIR holds at most
+        `limits.tmp_bytes`, as bubblewrap's tmpfs (oracle/tmp_bound.py, oracle/run_view.py)."""
         bubblewrap = self.isolation == "bubblewrap"
         uid = fresh_uid() if self.as_root else None
         env = dict(_ENV if env is None else env)
         ruleset, tmp, runtime = None, None, None
+        if bubblewrap:  # the data the frozen copy holds under Landlock: the same folders (oracle/run_view.py)
+            for data in self._data:  # named as under Landlock, where it is there already
+                env.update(data.pointed(data.source))
+            readable = [*readable, *(data.source for data in self._elsewhere if data.source is not None)]
         if self.isolation == "landlock":  # a private $TMPDIR (gcc and valgrind need one), then the allow-list
             tmp = self._scratch() if private_tmp else None
             env.pop("TMPDIR", None)
@@ -237,6 +249,8 @@ class Sandbox:
                 env.update(added)
             freeze(readable)  # access times no run can change (oracle/runtime.py), put back before every process
             ruleset = landlock.Ruleset.build(read=[*system, *readable], write=write)
+        # the count of files in the fallback's $TMPDIR: a filter whose listener the child sends back before exec
+        bound = socket.socketpair() if tmp is not None and bounded_tmp and tmp_bound.available() else None
 
         def before_exec() -> None:  # pragma: no cover  (in the child, after the uid change, before exec: coverage
             # does not follow a child between fork and exec; tests/test_sandbox.py checks each limit's effect)
@@ -257,6 +271,8 @@ class Sandbox:
             # no System V IPC (memory no rlimit counts, which would outlive the run), no internet socket; outside
             # bwrap's pid namespace, no leaving the run's process group (its end kills that group)
             seccomp.install(keep_group=not bubblewrap)
+            if bound is not None:
+                tmp_bound.install_in_child(bound[1])
             if ruleset is not None:  # last: from here on only the allow-list is reachable
                 ruleset.enforce()
 
@@ -273,15 +289,30 @@ class Sandbox:
                 env=env, start_new_session=True, preexec_fn=before_exec,
                 user=uid, group=uid, extra_groups=[] if uid is not None else None,
             )
+        except BaseException:
+            if bound is not None:
+                bound[0].close()
+            raise
         finally:
             if ruleset is not None:
                 ruleset.close()
+            if bound is not None:
+                bound[1].close()
         with self._lock:
             self._procs.add(proc)
             if tmp is not None:
                 self._private_tmp[proc] = tmp
             if uid is not None and not bubblewrap:
                 self._run_uid[proc] = uid
+        if bound is not None and tmp is not None:
+            with bound[0]:
+                try:
+                    bound[0].settimeout(10)
+                    listener = tmp_bound.receive(bound[0])
+                except OSError:
+                    self.stop(proc)
+                    raise
+            tmp_bound.Bound(listener, tmp, proc.pid, limits.tmp_bytes, limits.file_bytes).start()
         return proc
 
     def run(self, argv: Sequence[str | Path], *, timeout: float, output_limit: int = 1 << 20,
@@ -335,6 +366,19 @@ class Sandbox:
         if private_tmp is not None:  # what the run left there (its processes are gone: the group, or its uid)
             shutil.rmtree(private_tmp, ignore_errors=True)
         return status
+
+    def spellings(self, proc: subprocess.Popen) -> dict[str, str]:
+        """The grader's paths a message of the running `proc` may hold, each with the word that message spells it as
+        (oracle/run_view.py `spelled`): the same words under both isolations."""
+        words = {str(self.root): "<sandbox>"}
+        if (tmp := self._private_tmp.get(proc)) is not None:
+            words[str(tmp)] = TMP
+        if self.isolation == "landlock" and self._runtime is not None:
+            words[str(self._runtime.root)] = "/usr"
+            words.update({str(self._runtime.root / "share" / data.name): data.usual for data in system_data()})
+        if self.isolation == "bubblewrap":
+            words.update({str(data.source): data.usual for data in self._elsewhere})
+        return words
 
     def status(self, returncode: int) -> int:
         """A process's exit status as subprocess gives it (negative: a signal). The supervisor (and bwrap)

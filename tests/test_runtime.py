@@ -276,3 +276,28 @@ def test_the_builds_toolchain_still_reads_the_hosts_usr(fallback: Sandbox) -> No
     may read /usr, and only a build's (a run of a program the copy does not hold)."""
     assert fallback.frozen_runtime().start(["gcc", "--version"], fallback.root) is None
     assert fallback.run(["gcc", "--version"], timeout=20).status == 0
+
+
+def test_a_data_folder_is_copied_with_its_links_as_the_files_they_name(tmp_path: Path) -> None:
+    """runtime._copy_resolved (the time zones, the locales: oracle/run_view.py): a relative link is copied as the file
+    it names inside the folder (copytree's own check looked for it in the working directory and dropped it); a link by
+    an absolute path (zoneinfo's localtime -> /etc/localtime, which bubblewrap does not show), one out of the folder,
+    one to nothing and one to a folder are left out."""
+    from oracle.runtime import _copy_resolved
+
+    source = tmp_path / "zoneinfo"
+    (source / "America").mkdir(parents=True)
+    (source / "America" / "New_York").write_bytes(b"TZif new york")
+    (tmp_path / "elsewhere").write_bytes(b"not ours")
+    (source / "US").mkdir()
+    (source / "US" / "Eastern").symlink_to("../America/New_York")
+    (source / "localtime").symlink_to(source / "America" / "New_York")  # absolute
+    (source / "escapes").symlink_to("../elsewhere")
+    (source / "dangling").symlink_to("nothing")
+    (source / "posix").symlink_to(".")
+    copy = tmp_path / "copy"
+    _copy_resolved(source, copy)
+    found = sorted(str(p.relative_to(copy)) for p in copy.rglob("*") if p.is_file())
+    assert found == ["America/New_York", "US/Eastern"], found
+    assert not any(p.is_symlink() for p in copy.rglob("*"))
+    assert (copy / "US" / "Eastern").read_bytes() == b"TZif new york"

@@ -395,3 +395,110 @@ def test_our_own_packages_are_hidden_where_they_lie_under_usr(monkeypatch: pytes
     with Sandbox() as box:
         done = box.run(["/bin/ls", "/usr/share/doc"], timeout=10)
     assert done.status == 0 and done.output == ""
+
+
+_NEW_YORK = ("import zoneinfo, datetime; zone = zoneinfo.ZoneInfo('America/New_York'); "
+             "print(datetime.datetime(2026, 1, 1, tzinfo=zone).utcoffset(), len(zoneinfo.available_timezones()))")
+
+
+def test_a_run_reads_the_same_system_data_with_bubblewrap_and_without(monkeypatch: pytest.MonkeyPatch) -> None:
+    """oracle/run_view.py: the time zone database and the compiled locales are folders bubblewrap shows and the
+    fallback's frozen runtime copies; a Python run under -I loads a zone (review 12's zoneinfo_at_import) and sets its
+    LANG's locale (C.UTF-8, which this machine's C library reads from /usr/lib/locale) alike."""
+    seen = []
+    for without_bwrap in (False, True):
+        if without_bwrap:
+            if not landlock.abi_version():
+                pytest.skip("this kernel has no Landlock")
+            _without_bwrap(monkeypatch)
+        with Sandbox() as box:
+            assert box.isolation == ("landlock" if without_bwrap else "bubblewrap")
+            code = f"{_NEW_YORK}; import locale; print(locale.setlocale(locale.LC_ALL, ''))"
+            seen.append(box.run(["/usr/bin/python3", "-I", "-c", code], timeout=60).output)
+    assert seen[0] == seen[1] and seen[0].startswith("-1 day, 19:00:00 ") and seen[0].endswith("\nC.UTF-8\n"), seen
+
+
+def test_a_host_without_time_zones_reads_the_tzdata_packages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the interpreter's TZPATH holds no database, every run reads the tzdata package's (a dependency of
+    pagedcheck): bubblewrap binds it at its own path, so a zone loads on any machine."""
+    import sysconfig
+
+    from oracle import run_view
+
+    real = sysconfig.get_config_var
+    monkeypatch.setattr(sysconfig, "get_config_var",
+                        lambda name: "/nonexistent/zoneinfo" if name == "TZPATH" else real(name))
+    zones = run_view.time_zones()
+    assert zones is not None and zones.parts[-2:] == ("tzdata", "zoneinfo"), zones
+    with Sandbox() as box:
+        if box.isolation != "bubblewrap":
+            pytest.skip("bubblewrap does not run here")
+        done = box.run(["/usr/bin/python3", "-I", "-c", "import zoneinfo; print(zoneinfo.TZPATH); " + _NEW_YORK],
+                       timeout=60)
+    assert done.output.splitlines() == [repr((str(zones),)), done.output.splitlines()[1]], done.output
+    assert done.output.splitlines()[1].startswith("-1 day, 19:00:00 "), done.output
+
+
+_FILL_TMP = """
+import errno, mmap, os, tempfile
+folder = tempfile.gettempdir()
+kept = {}
+def make(name, keep=False, data=b""):
+    try:
+        f = open(os.path.join(folder, name), "wb")
+    except OSError as exc:
+        return errno.errorcode[exc.errno]
+    f.write(data)
+    kept[name] = f if keep else f.close()
+    return "made"
+print([make(f"s{n}", data=b"x" * 102400) for n in range(100)].count("made"))  # closed: at their blocks
+print([make(f"o{n}", keep=True) for n in range(17)].count("made"))  # open for writing: 1 MiB each
+kept.pop("o0").close()
+print(make("p0", keep=True), make("p1"))
+os.unlink(os.path.join(folder, "o1"))  # deleted, still open: still 1 MiB
+print(make("q0"))
+kept.pop("o2").close()
+os.unlink(os.path.join(folder, "o2"))
+print(make("r0", keep=True), make("r1"))
+kept.pop("r0").close()
+with open(os.path.join(folder, "s0"), "r+b") as f:
+    mapped = mmap.mmap(f.fileno(), 4096)  # mapped shared and writable, its descriptor closed: 1 MiB
+print(make("t0"))
+"""
+
+
+@needs_landlock
+def test_the_fallbacks_bounded_tmp_holds_what_bubblewraps_tmpfs_holds(fallback: Sandbox) -> None:
+    """oracle/tmp_bound.py: with bounded_tmp a run's $TMPDIR holds at most tmp_bytes (16 MiB), each file counted at its
+    blocks when closed, at the file-size limit (1 MiB) while it may still grow (open for writing, mapped shared and
+    writable, deleted but open); an open past that is refused with EDQUOT."""
+    done = fallback.run(["/usr/bin/python3", "-I", "-c", _FILL_TMP], timeout=60, bounded_tmp=True,
+                        limits=Limits(file_bytes=1 << 20, tmp_bytes=16 << 20))
+    # 100 closed files of 100 KiB leave room for 6 open ones; each later line fills the room one freed, once
+    assert done.output.splitlines() == ["100", "6", "made EDQUOT", "EDQUOT", "made EDQUOT", "EDQUOT"], done.output
+
+
+@needs_landlock
+def test_the_fallbacks_unbounded_tmp_is_bounded_per_file_only(fallback: Sandbox) -> None:
+    """Without bounded_tmp (gcc, a driver, valgrind) the filter is not installed: the count is not kept."""
+    done = fallback.run(["/usr/bin/python3", "-I", "-c", _FILL_TMP], timeout=60,
+                        limits=Limits(file_bytes=1 << 20, tmp_bytes=16 << 20))
+    assert done.output.splitlines()[:2] == ["100", "17"], done.output
+
+
+@needs_landlock
+def test_the_fallbacks_bound_ends_with_its_run(fallback: Sandbox) -> None:
+    """oracle/tmp_bound.py's thread answers a run while it runs and ends when its last process is gone."""
+    import threading
+
+    def bounds() -> list[str]:
+        return [t.name for t in threading.enumerate() if t.name.startswith("tmp-bound-")]
+
+    proc = fallback.popen(["/usr/bin/python3", "-I", "-c", "import time; time.sleep(30)"], bounded_tmp=True)
+    assert bounds() == [f"tmp-bound-{proc.pid}"]
+    fallback.stop(proc)
+    for _ in range(50):
+        if not bounds():
+            break
+        time.sleep(0.1)
+    assert not bounds()

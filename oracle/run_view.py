@@ -1,0 +1,79 @@
+"""What a run sees of the system besides its own paths, declared once for both isolations (issue 17, one-view): the
+same data to read and the same bounded temporary folder to write, with bubblewrap and without it.
+
+READ. Bubblewrap shows a run the host's /usr; the Landlock fallback only its frozen copy (oracle/runtime.py). Of the
+data the C and Python libraries read from /usr at run time, `system_data` declares what a run reads, each a folder with
+the variables that name it: the time zone database (zoneinfo.ZoneInfo, datetime with a zone; C's localtime under TZ:
+PYTHONTZPATH, which zoneinfo reads even under `python -I`, and TZDIR), from the host's own (the first folder of the
+interpreter's TZPATH that holds one) or, on a host without one, the `tzdata` package's (a dependency of pagedcheck),
+so that it exists on any machine; and the compiled locales (/usr/lib/locale, LOCPATH: this machine's C library reads
+C.UTF-8, every run's LANG, from there: 0.4 MiB). Bubblewrap shows each folder (under /usr it is there already, at the
+place the libraries look, else bound read-only at its own path), the frozen copy holds a copy of each (share/NAME),
+and under both the variables name the folder a run reads (so both read the same: LOCPATH, say, makes the C library
+skip a locale-archive in both). No run has a network, so no certificate store; /etc is shown
+by neither isolation.
+
+WRITE. Every run may write its own temporary folder, bounded in total the same way in both: bubblewrap's is a tmpfs
+of `Limits.tmp_bytes`; the fallback's is a folder on the grader's disk, where each file is bounded by the run's
+file-size limit and the grader refuses (EDQUOT) a new file or an open for writing that could take the folder past
+tmp_bytes (oracle/tmp_bound.py), as the tmpfs refuses a write past it (ENOSPC). The Python server's run has it
+(oracle/child.py: `bounded_tmp`); the C runs' (gcc, a driver, valgrind) fallback folder is still bounded per file only.
+
+WORDS. A message to the student names no path of the grader's, and reads the same under both isolations
+(`spelled`, oracle/sandbox.py `spellings`): the fallback's temporary folder is /tmp and its frozen copy /usr, as
+bubblewrap shows them, a data folder bound from elsewhere is where bubblewrap's /usr would show it, the submission's
+own folder is
+`.` (its working directory) and the rest of the sandbox's folder `<sandbox>`.
+"""
+
+import os
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+
+TMP = "/tmp"  # the run's temporary folder, as every message spells it
+
+
+@dataclass(frozen=True)
+class Data:
+    """A folder of data the libraries read at run time: `source` on this host (None: none here), `name` its folder in
+    the frozen copy (share/NAME), `variables` the environment variables that point a run at it, and `usual` where the
+    libraries look without them (bubblewrap's /usr shows it there)."""
+
+    name: str
+    source: Path | None
+    variables: tuple[str, ...]
+    usual: str
+
+    def pointed(self, folder: Path | None) -> dict[str, str]:
+        """The environment that makes a run read this data from `folder` (none for None)."""
+        return {variable: str(folder) for variable in self.variables} if folder is not None else {}
+
+
+def system_data() -> list[Data]:
+    """What every run reads of the system's data, with bubblewrap and without it (see the module's text)."""
+    locales = Path("/usr/lib/locale")
+    return [Data("zoneinfo", time_zones(), ("PYTHONTZPATH", "TZDIR"), "/usr/share/zoneinfo"),
+            Data("locale", locales if locales.is_dir() else None, ("LOCPATH",), str(locales))]
+
+
+def time_zones() -> Path | None:
+    """The time zone database every run reads: the host's (a TZPATH folder holding UTC), else the tzdata package's;
+    None when neither is here."""
+    for folder in (sysconfig.get_config_var("TZPATH") or "").split(os.pathsep):
+        if folder and os.path.isfile(os.path.join(folder, "UTC")):
+            return Path(folder)
+    try:
+        import tzdata
+    except ImportError:
+        return None
+    folder = Path(tzdata.__file__).parent / "zoneinfo"
+    return folder if (folder / "UTC").is_file() else None
+
+
+def spelled(text: str, spellings: dict[str, str]) -> str:
+    """`text` (a message of a run's) with each path of the grader's in `spellings` written as the word it maps to (the
+    longest path first, so a folder inside another keeps its own word)."""
+    for path in sorted(spellings, key=len, reverse=True):
+        text = text.replace(path, spellings[path])
+    return text
