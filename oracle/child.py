@@ -4,9 +4,8 @@ Python, in the sandbox.
 The grader copies the server with oracle/serve.py (the loop every family's server shares), and the
 submission's files (found without running them), into read-only areas of the sandbox, and talks to the
 server over two dedicated pipes; what the submission prints goes to a capped file, which each process is handed
-new with the family's files (oracle/handed.py). It may write only its temporary folder, bounded as bubblewrap's
-16 MiB tmpfs under either isolation (oracle/run_view.py; under Landlock a folder of at most 16 files of at most
-1 MiB, oracle/tmp_bound.py). A message of its names no path of the grader's (oracle/run_view.py `spelled`: /tmp,
+new with the family's files (oracle/handed.py). It may write no file under either isolation: no temporary
+folder, nothing writable (oracle/run_view.py). A message of its names no path of the grader's (oracle/run_view.py `spelled`: /tmp,
 /usr, `.` for its own folder). A reply is read within a
 deadline, refused when its length is over MAX_REPLY before any of it is read, and decoded by oracle/reply.py
 (strict, bounded, plain data only); a failure the server reports, a process that ends, a hang or
@@ -158,7 +157,7 @@ class PythonChild:
                 pass_fds=(cmd_r, reply_w, *handed.fds),
                 stdout=handed.output,
                 stderr=handed.output,
-                bounded_tmp=True,  # its temporary folder holds what bubblewrap's tmpfs holds (oracle/run_view.py)
+                private_tmp=False,  # no writable folder under either isolation (oracle/run_view.py)
             )
             self._words = {**self.sandbox.spellings(self._proc), str(self._files): "."}
         finally:

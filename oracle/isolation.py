@@ -44,8 +44,10 @@ def _bwrap_prefix(tmp_bytes: int) -> list[str]:
         shutil.which(BWRAP) or BWRAP, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
         "--ro-bind", "/usr", "/usr", *hidden, "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
         "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
-        "--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
-        "--size", str(tmp_bytes), "--tmpfs", "/dev/shm",
+        "--proc", "/proc", "--dev", "/dev",
+        # a sized in-memory /tmp and /dev/shm; none (an empty /tmp, sealed read-only with the root) for tmp_bytes 0
+        *(["--size", str(tmp_bytes), "--tmpfs", "/tmp", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm"] if tmp_bytes
+          else ["--dir", "/tmp"]),
     ]
 
 

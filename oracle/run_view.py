@@ -1,5 +1,5 @@
 """What a run sees of the system besides its own paths, declared once for both isolations (issue 17, one-view): the
-same data to read and the same bounded temporary folder to write, with bubblewrap and without it.
+same data to read and the same temporary folder to write (or none), with bubblewrap and without it.
 
 READ. Bubblewrap shows a run the host's /usr; the Landlock fallback only its frozen copy (oracle/runtime.py). Of the
 data the C and Python libraries read from /usr at run time, `system_data` declares what a run reads, each a folder with
@@ -13,11 +13,13 @@ and under both the variables name the folder a run reads (so both read the same:
 skip a locale-archive in both). No run has a network, so no certificate store; /etc is shown
 by neither isolation.
 
-WRITE. Every run may write its own temporary folder, bounded in total the same way in both: bubblewrap's is a tmpfs
-of `Limits.tmp_bytes`; the fallback's is a folder on the grader's disk, where each file is bounded by the run's
-file-size limit and the grader refuses (EDQUOT) a new file or an open for writing that could take the folder past
-tmp_bytes (oracle/tmp_bound.py), as the tmpfs refuses a write past it (ENOSPC). The Python server's run has it
-(oracle/child.py: `bounded_tmp`); the C runs' (gcc, a driver, valgrind) fallback folder is still bounded per file only.
+WRITE. A run that needs a temporary folder (gcc, a driver, valgrind) gets a private one: bubblewrap's is a tmpfs of
+`Limits.tmp_bytes`; the fallback's a folder on the grader's disk, each file bounded by the run's file-size limit (no
+unprivileged mount can size it in total). The Python server's run, which runs the submission's code as long as it
+is graded, gets none under either isolation (oracle/child.py: `private_tmp=False`): an empty /tmp and /dev/shm
+sealed read-only under bubblewrap, no $TMPDIR and nothing writable under Landlock, so a submission that writes a
+file fails the same way in both (a folder the grader bounded by counting a run's files was broken three ways by
+review 13: a fairness limit on open files, a count hidden by an undumpable process, and the count's own cost).
 
 WORDS. A message to the student names no path of the grader's, and reads the same under both isolations
 (`spelled`, oracle/sandbox.py `spellings`): the fallback's temporary folder is /tmp and its frozen copy /usr, as

@@ -12,9 +12,11 @@ Isolation, strongest first (`Sandbox.isolation`, and one line for reports in `de
 - "landlock": no working bwrap (a container that cannot create namespaces), Linux Landlock available
   (oracle/landlock.py): each run may read only a frozen copy of the system's runtime (Python, the C library and
   loader a driver loads, valgrind, the shell tools, whose access times no run can change: oracle/runtime.py), or
-  for the toolchain of a build (gcc, nm, objdump, objcopy) /usr less our own packages, the paths it names, /proc and a few devices, and write only its `writable` paths and a private temporary folder of its own
-  ($TMPDIR, removed when the run ends; `bounded_tmp`: at most tmp_bytes, as bubblewrap's tmpfs, oracle/tmp_bound.py);
-  both isolations show the same data folders and name them alike (oracle/run_view.py); no internet socket (the system call filter); signals and abstract unix
+  for the toolchain of a build (gcc, nm, objdump, objcopy) /usr less our own packages, the paths it names, /proc
+  and a few devices, and write only its `writable` paths and a private temporary folder of its own ($TMPDIR,
+  removed when the run ends; none for a run that may write nowhere, `private_tmp=False`, as under bubblewrap);
+  both isolations show the same data folders and name them alike (oracle/run_view.py); no internet socket (the
+  system call filter); signals and abstract unix
   sockets stay inside the run. Our package, the reference solutions, the rubric, other runs' areas, /etc and the
   host's /tmp and /dev/shm are unreachable by construction (an allow-list, whatever the files' modes). When the
   grader is root, each run also gets an unprivileged uid of its own. No pid or network namespace: other processes'
@@ -45,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from oracle import landlock, seccomp, tmp_bound
+from oracle import landlock, seccomp
 from oracle.isolation import RUN_PATH, bwrap_problem, supervised, system_paths
 from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
 from oracle.run_view import TMP, system_data
@@ -220,13 +222,12 @@ class Sandbox:
     def popen(self, argv: Sequence[str | Path], *, readable: Sequence[Path] = (), writable: Sequence[Path] = (),
               cwd: Path | None = None, limits: Limits = Limits(), pass_fds: Sequence[int] = (),
               stdin: Any = subprocess.DEVNULL, stdout: Any = subprocess.DEVNULL, stderr: Any = subprocess.DEVNULL,
-              env: dict[str, str] | None = None, private_tmp: bool = True, bounded_tmp: bool = False
-              ) -> subprocess.Popen:
+              env: dict[str, str] | None = None, private_tmp: bool = True) -> subprocess.Popen:
         """Starts argv in the sandbox, in a session of its own, with `limits` in force from its first
         instruction. Paths in `readable` / `writable` are visible (read-only / read-write) at their own path.
-        `private_tmp=False`: under Landlock, no $TMPDIR (a folder on the grader's own disk, bounded per file, not in
-        total): it can write nowhere at all. `bounded_tmp`: under Landlock its $TMPDIR holds at most
-        `limits.tmp_bytes`, as bubblewrap's tmpfs (oracle/tmp_bound.py, oracle/run_view.py)."""
+        `private_tmp=False`: no writable temporary folder under either isolation (no $TMPDIR under Landlock, where
+        no mount can size one; an empty /tmp and /dev/shm sealed read-only under bubblewrap): it can write nowhere at
+        all, the same in both (oracle/run_view.py)."""
         bubblewrap = self.isolation == "bubblewrap"
         uid = fresh_uid() if self.as_root else None
         env = dict(_ENV if env is None else env)
@@ -249,9 +250,6 @@ class Sandbox:
                 env.update(added)
             freeze(readable)  # access times no run can change (oracle/runtime.py), put back before every process
             ruleset = landlock.Ruleset.build(read=[*system, *readable], write=write)
-        # the count of files in the fallback's $TMPDIR: a filter whose listener the child sends back before exec
-        bound = socket.socketpair() if tmp is not None and bounded_tmp and tmp_bound.available() else None
-
         def before_exec() -> None:  # pragma: no cover  (in the child, after the uid change, before exec: coverage
             # does not follow a child between fork and exec; tests/test_sandbox.py checks each limit's effect)
             if not bubblewrap:  # bwrap's --die-with-parent does it for the whole sandbox
@@ -271,13 +269,12 @@ class Sandbox:
             # no System V IPC (memory no rlimit counts, which would outlive the run), no internet socket; outside
             # bwrap's pid namespace, no leaving the run's process group (its end kills that group)
             seccomp.install(keep_group=not bubblewrap)
-            if bound is not None:
-                tmp_bound.install_in_child(bound[1])
             if ruleset is not None:  # last: from here on only the allow-list is reachable
                 ruleset.enforce()
 
         cmd = supervised(argv, self.isolation, self.as_root, self._lifeline[0], readable=readable, writable=writable,
-                         cwd=cwd, tmp_bytes=limits.tmp_bytes, tools=runtime.command if runtime else None)
+                         cwd=cwd, tmp_bytes=limits.tmp_bytes if private_tmp else 0,
+                         tools=runtime.command if runtime else None)
         if uid is not None:
             for path in [*writable, *([tmp] if tmp else [])]:
                 os.chown(path, uid, uid)
@@ -289,30 +286,15 @@ class Sandbox:
                 env=env, start_new_session=True, preexec_fn=before_exec,
                 user=uid, group=uid, extra_groups=[] if uid is not None else None,
             )
-        except BaseException:
-            if bound is not None:
-                bound[0].close()
-            raise
         finally:
             if ruleset is not None:
                 ruleset.close()
-            if bound is not None:
-                bound[1].close()
         with self._lock:
             self._procs.add(proc)
             if tmp is not None:
                 self._private_tmp[proc] = tmp
             if uid is not None and not bubblewrap:
                 self._run_uid[proc] = uid
-        if bound is not None and tmp is not None:
-            with bound[0]:
-                try:
-                    bound[0].settimeout(10)
-                    listener = tmp_bound.receive(bound[0])
-                except OSError:
-                    self.stop(proc)
-                    raise
-            tmp_bound.Bound(listener, tmp, proc.pid, limits.tmp_bytes, limits.file_bytes).start()
         return proc
 
     def run(self, argv: Sequence[str | Path], *, timeout: float, output_limit: int = 1 << 20,

@@ -439,66 +439,31 @@ def test_a_host_without_time_zones_reads_the_tzdata_packages(monkeypatch: pytest
     assert done.output.splitlines()[1].startswith("-1 day, 19:00:00 "), done.output
 
 
-_FILL_TMP = """
-import errno, mmap, os, tempfile
-folder = tempfile.gettempdir()
-kept = {}
-def make(name, keep=False, data=b""):
+_WRITE_SOMEWHERE = """
+import os, tempfile
+for folder in ("/tmp", "/dev/shm", "/var/tmp", os.getcwd(), os.environ.get("HOME", "")):
     try:
-        f = open(os.path.join(folder, name), "wb")
-    except OSError as exc:
-        return errno.errorcode[exc.errno]
-    f.write(data)
-    kept[name] = f if keep else f.close()
-    return "made"
-print([make(f"s{n}", data=b"x" * 102400) for n in range(100)].count("made"))  # closed: at their blocks
-print([make(f"o{n}", keep=True) for n in range(17)].count("made"))  # open for writing: 1 MiB each
-kept.pop("o0").close()
-print(make("p0", keep=True), make("p1"))
-os.unlink(os.path.join(folder, "o1"))  # deleted, still open: still 1 MiB
-print(make("q0"))
-kept.pop("o2").close()
-os.unlink(os.path.join(folder, "o2"))
-print(make("r0", keep=True), make("r1"))
-kept.pop("r0").close()
-with open(os.path.join(folder, "s0"), "r+b") as f:
-    mapped = mmap.mmap(f.fileno(), 4096)  # mapped shared and writable, its descriptor closed: 1 MiB
-print(make("t0"))
+        with open(os.path.join(folder, "note"), "w") as f:
+            f.write("x")
+        print("wrote", folder)
+    except OSError:
+        pass
+try:
+    print("tmp", tempfile.gettempdir())
+except FileNotFoundError:
+    print("no temporary folder")
 """
 
 
-@needs_landlock
-def test_the_fallbacks_bounded_tmp_holds_what_bubblewraps_tmpfs_holds(fallback: Sandbox) -> None:
-    """oracle/tmp_bound.py: with bounded_tmp a run's $TMPDIR holds at most tmp_bytes (16 MiB), each file counted at its
-    blocks when closed, at the file-size limit (1 MiB) while it may still grow (open for writing, mapped shared and
-    writable, deleted but open); an open past that is refused with EDQUOT."""
-    done = fallback.run(["/usr/bin/python3", "-I", "-c", _FILL_TMP], timeout=60, bounded_tmp=True,
-                        limits=Limits(file_bytes=1 << 20, tmp_bytes=16 << 20))
-    # 100 closed files of 100 KiB leave room for 6 open ones; each later line fills the room one freed, once
-    assert done.output.splitlines() == ["100", "6", "made EDQUOT", "EDQUOT", "made EDQUOT", "EDQUOT"], done.output
-
-
-@needs_landlock
-def test_the_fallbacks_unbounded_tmp_is_bounded_per_file_only(fallback: Sandbox) -> None:
-    """Without bounded_tmp (gcc, a driver, valgrind) the filter is not installed: the count is not kept."""
-    done = fallback.run(["/usr/bin/python3", "-I", "-c", _FILL_TMP], timeout=60,
-                        limits=Limits(file_bytes=1 << 20, tmp_bytes=16 << 20))
-    assert done.output.splitlines()[:2] == ["100", "17"], done.output
-
-
-@needs_landlock
-def test_the_fallbacks_bound_ends_with_its_run(fallback: Sandbox) -> None:
-    """oracle/tmp_bound.py's thread answers a run while it runs and ends when its last process is gone."""
-    import threading
-
-    def bounds() -> list[str]:
-        return [t.name for t in threading.enumerate() if t.name.startswith("tmp-bound-")]
-
-    proc = fallback.popen(["/usr/bin/python3", "-I", "-c", "import time; time.sleep(30)"], bounded_tmp=True)
-    assert bounds() == [f"tmp-bound-{proc.pid}"]
-    fallback.stop(proc)
-    for _ in range(50):
-        if not bounds():
-            break
-        time.sleep(0.1)
-    assert not bounds()
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
+def test_a_run_without_a_private_tmp_writes_nowhere_under_either_isolation(without_bwrap: bool,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """private_tmp=False (the Python server's run): no temporary folder and nothing writable, the same under
+    bubblewrap (an empty /tmp and /dev/shm sealed read-only) as under Landlock (no $TMPDIR), so a submission that
+    writes a file fails the same way in both (oracle/run_view.py)."""
+    if without_bwrap:
+        _without_bwrap(monkeypatch)
+    with Sandbox() as box:
+        done = box.run(["/usr/bin/python3", "-I", "-c", _WRITE_SOMEWHERE], timeout=60, private_tmp=False)
+        assert box.isolation == ("landlock" if without_bwrap else "bubblewrap")
+    assert done.output.splitlines() == ["no temporary folder"], done.output
