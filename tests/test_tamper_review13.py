@@ -1,0 +1,93 @@
+"""Tamper suite, the thirteenth adversarial review's attacks (issue 17, round 13): submissions written by a reviewer who
+had not seen the designs being built, aimed at today's: the fallback's bounded temporary folder (one-view's
+oracle/tmp_bound.py: the grader answers each open for writing from a count of what the run holds), seccomp's answers
+to the page cache (oracle/seccomp.py), alloc_failure's shuffled tries and its try past each count
+(oracle/hw3/alloc_failure.py), and the C machinery in oracle/native. The table of what each does and how it fared:
+tests/hostile_review13/README.md.
+
+Same shape as tests/test_tamper_review12.py: each submission is graded by a separate `pagedcheck` process in a world
+of its own on the items it concerns, and must get exactly its honest score, leave no process, change no file outside
+the scratch, and the grader must write its report. A correct submission written in an unusual way is graded under
+bubblewrap and without it in one test: fairness asks the same full marks in both. An attack that breaks the grader is
+a strict xfail naming the mechanism and a fix by construction; one that holds is a plain test saying why.
+"""
+
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from tests.tamper import ROOT, Reaper, Scene
+from tests.tamper_grading import (c_submission, check_report, grade_in_scene, graded_problems,  # noqa: F401
+                                  reaper, scene)
+from tests.test_blockspace_grade import student_copy
+
+C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review13"
+PY_ATTACKS = Path(__file__).with_name("hostile_review13")
+BROKEN_BLOCKSPACE = ROOT / "tests" / "broken_blockspace"
+
+
+def blockspace_submission(scene: Scene, base: str | None, attack: str) -> Path:
+    """A student's folder: our engine's block manager (with tests/broken_blockspace/<base>.patch; None: correct), and
+    tests/hostile_review13/<attack>.py appended to its block_manager.py."""
+    folder = student_copy(scene.root / "submission", str(BROKEN_BLOCKSPACE / f"{base}.patch") if base else None)
+    manager = folder / "block_manager.py"
+    manager.write_text(manager.read_text() + "\n\n" + scene.fill((PY_ATTACKS / f"{attack}.py").read_text()))
+    return folder
+
+
+def blockspace_graded(scene: Scene, reaper: Reaper, sub: Path, points: dict[str, int], honest: int) -> list[str]:
+    """`sub` graded by `pagedcheck grade --family blockspace` on a course's rubric of `points`: what its grading did
+    that the promises do not allow, a score other than `honest` among them."""
+    from tests.test_tamper_review3a import grade_args, rubric
+
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric(scene.rubric_dir / "rubric.toml", points)))
+    return evidence.problems + check_report(scene.out, honest, sum(points.values()))
+
+
+def in_both_isolations(tmp_path: Path, reaper: Reaper, attack: str, points: dict[str, int]) -> list[str]:
+    """A correct blockspace submission (our engine and tests/hostile_review13/<attack>.py) graded under bubblewrap and
+    without it (the Landlock fallback), each in a world of its own: what either grading did that the promises do not
+    allow, full marks in each among them (so the same grade in both)."""
+    problems = []
+    for without_bwrap in (False, True):
+        with closing(Scene(tmp_path / ("without-bwrap" if without_bwrap else "bwrap"), without_bwrap=without_bwrap)) \
+                as world:
+            sub = blockspace_submission(world, None, attack)
+            found = blockspace_graded(world, reaper, sub, points, sum(points.values()))
+            problems += [f"{'without bubblewrap' if without_bwrap else 'bubblewrap'}: {p}" for p in found]
+    return problems
+
+
+# --- 1. many small files open at once in the temporary folder (one-view: oracle/tmp_bound.py, oracle/run_view.py) ---
+# tests/hostile_review13/journal_per_sequence.py on the correct engine: the manager keeps a crash log per sequence, a
+# TemporaryFile of a few bytes each, open for the manager's life. The fuzz's programs hold more than 16 sequences in one
+# manager. Graded on block_table (10) and fuzz (25).
+JOURNAL_POINTS = {"block_table": 10, "fuzz": 25}
+JOURNAL_BROKEN = (
+    "the two isolations bound the temporary folder by different rules: bubblewrap's is a tmpfs of 16 MiB (bytes: any "
+    "number of small files fit), the fallback's (one-view: oracle/tmp_bound.py) counts every file a run holds open for "
+    "writing at the run's file-size limit (the Python server's: its output limit, 1 MiB) whatever it holds, and refuses"
+    " (EDQUOT) an open for writing once that count and one more such file would pass 16 MiB; so at most 16 files may be "
+    "open for writing at once, a few bytes each or not: a correct module that keeps a small journal per sequence gets "
+    "35/35 under bubblewrap and 0/35 without it (\"fuzz (4 of 150 programs, 83 calls, seed 1): can_allocate(group 16) "
+    "and allocate it if OK: allocate raised OSError: [Errno 122] Disk quota exceeded\", measured with one-view's "
+    "grader; on main, before one-view, 0/35 as well: the fallback's server has no temporary folder, review 12's "
+    "log_in_tmp). Fix by construction: one rule for both isolations, the same declaration applied by each: either "
+    "the fallback's count is of bytes the files hold (each open for writing counted at its size, and a write, "
+    "ftruncate or fallocate that would take the folder past tmp_bytes refused: the same notification for those calls"
+    " on a descriptor under the folder), or bubblewrap's runs get tmp_bound's very filter too (the same 16 open files "
+    "in both, and the rule written in the course's documentation)")
+
+
+@pytest.mark.xfail(strict=True, reason=JOURNAL_BROKEN)
+def test_a_small_journal_per_sequence_grades_the_same_in_both_isolations(tmp_path: Path, reaper: Reaper) -> None:
+    problems = in_both_isolations(tmp_path, reaper, "journal_per_sequence", JOURNAL_POINTS)
+    assert not problems, "\n".join(["journal_per_sequence (correct, honest 35/35 in both isolations):", *problems])
+
+
+def test_every_review13_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
+    assert on_disk == sorted(["journal_per_sequence"])
+    table = (PY_ATTACKS / "README.md").read_text()
+    assert all(f"`{name}" in table or f"`review13/{name}" in table for name in on_disk)
