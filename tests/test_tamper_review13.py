@@ -15,6 +15,8 @@ a strict xfail naming the mechanism and a fix by construction; one that holds is
 from contextlib import closing
 from pathlib import Path
 
+import json
+
 import pytest
 
 from tests.tamper import ROOT, Reaper, Scene
@@ -86,8 +88,33 @@ def test_a_small_journal_per_sequence_grades_the_same_in_both_isolations(tmp_pat
     assert not problems, "\n".join(["journal_per_sequence (correct, honest 35/35 in both isolations):", *problems])
 
 
+# --- 2. a correct C submission that asks again for an allocation that failed (oracle/hw3/alloc_failure.py, ledger.py) --
+# tests/submissions/hostile/review13/asked_again.patch on the reference C: malloc and calloc are macros for a loop that
+# asks up to three times while the answer is NULL, then returns it (checked as the reference checks malloc's). In
+# alloc_failure's tries a call then makes more requests than it was counted making, and the grader must neither take
+# that for "allocated otherwise than counted" (that rule is for the try past the count, where nothing fails) nor let
+# a second ask succeed where memory ran out. Graded on compiles (5), llm_init (6), memory_safety (10) and
+# alloc_failure weighed 5: honest 26/26.
+ASKED_AGAIN_ITEMS = ("compiles", "llm_init", "memory_safety", "alloc_failure")
+ASKED_AGAIN_HONEST = ASKED_AGAIN_MAX = 26
+
+
+# held: the ledger fails every grant of the call from the k-th on (ledger.py: memory that ran out stays out), so the
+# second and third asks get NULL too and the reference's own checks fail the call cleanly; the count is compared only
+# in the try past it, where nothing fails and the loop asks once each time
+@pytest.mark.bwrap_repeat  # the grader's ledger decides, in both isolations
+def test_an_allocation_asked_again_after_it_failed_keeps_full_marks(scene: Scene, reaper: Reaper) -> None:
+    sub = c_submission(scene, None, C_ATTACKS / "asked_again.patch")
+    problems = graded_problems(scene, reaper, sub, ASKED_AGAIN_ITEMS, ASKED_AGAIN_HONEST, ASKED_AGAIN_MAX,
+                               {"alloc_failure": 5})
+    report = json.loads((scene.out / "report.json").read_text())
+    failed = [i["message"] for i in report["items"] if i["id"] == "alloc_failure"]
+    assert failed and "allocations failed one at a time" in failed[0], failed
+    assert not problems, "\n".join([f"asked_again (honest {ASKED_AGAIN_HONEST}/{ASKED_AGAIN_MAX}):", *problems])
+
+
 def test_every_review13_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["journal_per_sequence"])
+    assert on_disk == sorted(["journal_per_sequence", "asked_again"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"`review13/{name}" in table for name in on_disk)
