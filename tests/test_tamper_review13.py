@@ -15,10 +15,14 @@ a strict xfail naming the mechanism and a fix by construction; one that holds is
 from contextlib import closing
 from pathlib import Path
 
+import importlib.util
 import json
+import shutil
+import tempfile
 
 import pytest
 
+from tests.as_nobody import NOBODY, graded_as_nobody, nobody_cannot_grade
 from tests.tamper import ROOT, Reaper, Scene
 from tests.tamper_grading import (c_submission, check_report, grade_in_scene, graded_problems,  # noqa: F401
                                   reaper, scene)
@@ -113,8 +117,64 @@ def test_an_allocation_asked_again_after_it_failed_keeps_full_marks(scene: Scene
     assert not problems, "\n".join([f"asked_again (honest {ASKED_AGAIN_HONEST}/{ASKED_AGAIN_MAX}):", *problems])
 
 
+# --- 3. the fallback's count of the files a run holds, hidden from a grader of the run's own uid (one-view's tmp_bound) -
+# tests/hostile_review13/spill_unseen.py on the correct engine: at import the process makes itself not dumpable
+# (prctl PR_SET_DUMPABLE 0), opens 48 files of its temporary folder while all are empty, then writes a MiB less a page
+# into each (48 MiB, three times the 16 MiB bubblewrap's tmpfs holds); any refusal stops the import. Honest: 0/35 (it
+# must not load) under either isolation and as either uid: bubblewrap's tmpfs answers ENOSPC, the fallback EDQUOT at
+# the 17th open (as root), and on main, before one-view, the fallback's server has no temporary folder at all.
+SPILL_POINTS = {"block_table": 10, "fuzz": 25}
+SPILL_HONEST = 0
+TMP_COUNTED = importlib.util.find_spec("oracle.tmp_bound") is not None  # one-view's count (not on main before it)
+SPILL_BROKEN = (
+    "the fallback's count of what a run holds in its temporary folder (one-view: oracle/tmp_bound.py `held`) reads "
+    "the files it holds open for writing in /proc/PID/fd, fdinfo and maps, and a process that makes itself not "
+    "dumpable (prctl PR_SET_DUMPABLE 0, no privilege needed) hands those to root: a grader of the run's own uid "
+    "(not root: a course's own machine) reads nothing there (`_growing` takes the OSError for a process gone), so "
+    "files held open count only at the blocks they have when the next open asks. Opened while empty, 48 files then "
+    "take 1 MiB each, unasked: graded as uid 65534 without bubblewrap, spill_unseen loads and gets 35/35 for the "
+    "honest 0/35, with 50,176,000 bytes in the run's temporary folder at its peak (three times the 16 MiB bound; "
+    "measured with one-view's grader; as root, or without the prctl, EDQUOT at the 17th open, 0/35, 40 KiB), and, "
+    "not measured, the same goes up to the open-files limit (1024 and more: a GiB of the grader's disk a run) and "
+    "past it through mappings of unnamed files (O_TMPFILE, which no walk of the folder sees). Fix by construction: the count must not "
+    "rest on what the run lets the grader read: what a run can write is bounded where the kernel enforces it (a file "
+    "system of the run's own that the kernel sizes, or a quota on a project id of the run's folder), or a refusal the run cannot hide from: refuse every open for writing while any file of the "
+    "run's is open for writing and unreadable to the grader (a process whose /proc cannot be read holds tmp_bytes), "
+    "or refuse prctl(PR_SET_DUMPABLE) in oracle/seccomp.py (if no program we run needs it: not checked)")
+
+
+# held as root: the grader keeps CAP_SYS_PTRACE, so a process that is not dumpable still shows it its descriptors
+@pytest.mark.bwrap_repeat  # bubblewrap's tmpfs is sized by the kernel; the fallback's count is the grader's
+def test_files_held_open_by_a_process_that_is_not_dumpable_are_counted_as_root(scene: Scene, reaper: Reaper) -> None:
+    sub = blockspace_submission(scene, None, "spill_unseen")
+    problems = blockspace_graded(scene, reaper, sub, SPILL_POINTS, SPILL_HONEST)
+    assert not problems, "\n".join([f"spill_unseen as root (honest {SPILL_HONEST}/35):", *problems])
+
+
+@pytest.mark.xfail(TMP_COUNTED, strict=True, reason=SPILL_BROKEN)
+@pytest.mark.skipif(nobody_cannot_grade() is not None, reason=str(nobody_cannot_grade()))
+def test_files_held_open_by_a_process_that_is_not_dumpable_are_counted_as_the_graders_uid() -> None:
+    from tests.test_tamper_review3a import rubric
+
+    folder = Path(tempfile.mkdtemp(prefix="review13-", dir="/tmp"))  # pytest's folders are root's alone (0700)
+    try:
+        folder.chmod(0o755)
+        sub = student_copy(folder / "submission")
+        manager = sub / "block_manager.py"
+        manager.write_text(manager.read_text() + "\n\n" + (PY_ATTACKS / "spill_unseen.py").read_text())
+        rubric(folder / "rubric.toml", SPILL_POINTS)
+        (folder / "tmp").mkdir()  # the grader's TMPDIR: the run's temporary folder is made in it
+        graded_as_nobody(folder, str(sub), True, {"TMPDIR": str(folder / "tmp")},
+                         ("--family", "blockspace", "--timeout", "2"))
+        problems = check_report(folder / "out", SPILL_HONEST, sum(SPILL_POINTS.values()))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert not problems, "\n".join([f"spill_unseen graded as uid {NOBODY} without bubblewrap (honest "
+                                     f"{SPILL_HONEST}/35):", *problems])
+
+
 def test_every_review13_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["journal_per_sequence", "asked_again"])
+    assert on_disk == sorted(["journal_per_sequence", "asked_again", "spill_unseen"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"`review13/{name}" in table for name in on_disk)
