@@ -173,8 +173,14 @@ def test_files_held_open_by_a_process_that_is_not_dumpable_are_counted_as_the_gr
                                      f"{SPILL_HONEST}/35):", *problems])
 
 
+# --- 4. the grader's own time, spent on a run's empty files (one-view: oracle/tmp_bound.py) ----------------------------
+# tests/hostile_review13/empty_files_at_import.py makes N empty files at import: its grade is full marks in both
+# isolations, and what it breaks is the grader's time (N squared under the fallback), which no test asserts:
+# tests/bench/tmp_folder_entries.py measures it (the table in tests/hostile_review13/README.md).
+
+
 def test_every_review13_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["journal_per_sequence", "asked_again", "spill_unseen"])
+    assert on_disk == sorted(["journal_per_sequence", "asked_again", "spill_unseen", "empty_files_at_import"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"`review13/{name}" in table for name in on_disk)
