@@ -74,7 +74,8 @@ JOURNAL_BROKEN = (
     "the two isolations bound the temporary folder by different rules: bubblewrap's is a tmpfs of 16 MiB (bytes: any "
     "number of small files fit), the fallback's (one-view: oracle/tmp_bound.py) counts every file a run holds open for "
     "writing at the run's file-size limit (the Python server's: its output limit, 1 MiB) whatever it holds, and refuses"
-    " (EDQUOT) an open for writing once that count and one more such file would pass 16 MiB; so at most 16 files may be "
+    " (EDQUOT) an open for writing once that count and one more such file would pass 16 MiB; so at most 16 files may"
+    " be "
     "open for writing at once, a few bytes each or not: a correct module that keeps a small journal per sequence gets "
     "35/35 under bubblewrap and 0/35 without it (\"fuzz (4 of 150 programs, 83 calls, seed 1): can_allocate(group 16) "
     "and allocate it if OK: allocate raised OSError: [Errno 122] Disk quota exceeded\", measured with one-view's "
@@ -92,7 +93,7 @@ def test_a_small_journal_per_sequence_grades_the_same_in_both_isolations(tmp_pat
     assert not problems, "\n".join(["journal_per_sequence (correct, honest 35/35 in both isolations):", *problems])
 
 
-# --- 2. a correct C submission that asks again for an allocation that failed (oracle/hw3/alloc_failure.py, ledger.py) --
+# --- 2. a correct C submission that asks again for an allocation that failed (oracle/hw3/alloc_failure.py, ledger.py)
 # tests/submissions/hostile/review13/asked_again.patch on the reference C: malloc and calloc are macros for a loop that
 # asks up to three times while the answer is NULL, then returns it (checked as the reference checks malloc's). In
 # alloc_failure's tries a call then makes more requests than it was counted making, and the grader must neither take
@@ -117,7 +118,7 @@ def test_an_allocation_asked_again_after_it_failed_keeps_full_marks(scene: Scene
     assert not problems, "\n".join([f"asked_again (honest {ASKED_AGAIN_HONEST}/{ASKED_AGAIN_MAX}):", *problems])
 
 
-# --- 3. the fallback's count of the files a run holds, hidden from a grader of the run's own uid (one-view's tmp_bound) -
+# --- 3. the fallback's count of the files a run holds, hidden from a grader of the run's own uid (one-view tmp_bound)
 # tests/hostile_review13/spill_unseen.py on the correct engine: at import the process makes itself not dumpable
 # (prctl PR_SET_DUMPABLE 0), opens 48 files of its temporary folder while all are empty, then writes a MiB less a page
 # into each (48 MiB, three times the 16 MiB bubblewrap's tmpfs holds); any refusal stops the import. Honest: 0/35 (it
@@ -136,9 +137,10 @@ SPILL_BROKEN = (
     "honest 0/35, with 50,176,000 bytes in the run's temporary folder at its peak (three times the 16 MiB bound; "
     "measured with one-view's grader; as root, or without the prctl, EDQUOT at the 17th open, 0/35, 40 KiB), and, "
     "not measured, the same goes up to the open-files limit (1024 and more: a GiB of the grader's disk a run) and "
-    "past it through mappings of unnamed files (O_TMPFILE, which no walk of the folder sees). Fix by construction: the count must not "
-    "rest on what the run lets the grader read: what a run can write is bounded where the kernel enforces it (a file "
-    "system of the run's own that the kernel sizes, or a quota on a project id of the run's folder), or a refusal the run cannot hide from: refuse every open for writing while any file of the "
+    "past it through mappings of unnamed files (O_TMPFILE, which no walk of the folder sees). Fix by construction: "
+    "the count must not rest on what the run lets the grader read: what a run can write is bounded where the "
+    "kernel enforces it (a file system of the run's own that the kernel sizes, or a quota on a project id of the run's folder), or a refusal "
+    "the run cannot hide from: refuse every open for writing while any file of the "
     "run's is open for writing and unreadable to the grader (a process whose /proc cannot be read holds tmp_bytes), "
     "or refuse prctl(PR_SET_DUMPABLE) in oracle/seccomp.py (if no program we run needs it: not checked)")
 
@@ -173,7 +175,7 @@ def test_files_held_open_by_a_process_that_is_not_dumpable_are_counted_as_the_gr
                                      f"{SPILL_HONEST}/35):", *problems])
 
 
-# --- 4. the grader's own time, spent on a run's empty files (one-view: oracle/tmp_bound.py) ----------------------------
+# --- 4. the grader's own time, spent on a run's empty files (one-view: oracle/tmp_bound.py) -------------------------
 # tests/hostile_review13/empty_files_at_import.py makes N empty files at import: its grade is full marks in both
 # isolations, and what it breaks is the grader's time (N squared under the fallback), which no test asserts:
 # tests/bench/tmp_folder_entries.py measures it (the table in tests/hostile_review13/README.md).

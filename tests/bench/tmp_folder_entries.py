@@ -1,4 +1,5 @@
-"""Benchmark: what a run's empty files cost the grader, under bubblewrap and the Landlock fallback (issue 17, review 13).
+"""Benchmark: what a run's empty files cost the grader, under bubblewrap and the Landlock fallback (issue 17, review
+13).
 
 A correct blockspace module that makes N empty files in its temporary folder at import
 (tests/hostile_review13/empty_files_at_import.py) is graded on block_table (10) by a separate `pagedcheck` process in
