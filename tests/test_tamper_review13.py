@@ -139,9 +139,9 @@ SPILL_BROKEN = (
     "not measured, the same goes up to the open-files limit (1024 and more: a GiB of the grader's disk a run) and "
     "past it through mappings of unnamed files (O_TMPFILE, which no walk of the folder sees). Fix by construction: "
     "the count must not rest on what the run lets the grader read: what a run can write is bounded where the "
-    "kernel enforces it (a file system of the run's own that the kernel sizes, or a quota on a project id of the run's folder), or a refusal "
-    "the run cannot hide from: refuse every open for writing while any file of the "
-    "run's is open for writing and unreadable to the grader (a process whose /proc cannot be read holds tmp_bytes), "
+    "kernel enforces it (a file system of the run's own that the kernel sizes, or a quota on a project id of the "
+    "run's folder), or a refusal the run cannot hide from: refuse every open for writing while any file of the run's"
+    " is open for writing and unreadable to the grader (a process whose /proc cannot be read holds tmp_bytes), "
     "or refuse prctl(PR_SET_DUMPABLE) in oracle/seccomp.py (if no program we run needs it: not checked)")
 
 
