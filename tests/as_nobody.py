@@ -29,10 +29,11 @@ def nobody_cannot_grade() -> str | None:
 
 
 def graded_as_nobody(folder: Path, submission: str, without_bwrap: bool,
-                     environment: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+                     environment: dict[str, str] | None = None, options: tuple[str, ...] = ()
+                     ) -> subprocess.CompletedProcess[str]:
     """`pagedcheck grade <submission> --rubric <folder>/rubric.toml` as uid NOBODY, in `folder` (given to NOBODY),
     its reports in `folder`/out; without bubblewrap (a bwrap that fails first on PATH: the Landlock fallback) when
-    `without_bwrap`; `environment`: more variables of the grader's."""
+    `without_bwrap`; `environment`: more variables of the grader's; `options`: more of grade's (`--family ...`)."""
     env = {"HOME": str(folder), "PATH": os.environ["PATH"],
            "PYTHONPATH": os.pathsep.join([sysconfig.get_paths()["purelib"], str(ROOT)]), **(environment or {})}
     if without_bwrap:
@@ -46,7 +47,7 @@ def graded_as_nobody(folder: Path, submission: str, without_bwrap: bool,
     for path in [folder, *folder.rglob("*")]:
         os.chown(path, NOBODY, NOBODY)
     return subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", SYSTEM_PYTHON, "-c",
-                           MAIN, "grade", submission, "--rubric", str(folder / "rubric.toml"), "--json",
+                           MAIN, "grade", *options, submission, "--rubric", str(folder / "rubric.toml"), "--json",
                            str(out / "report.json"), "--gradescope", str(out / "results.json"), "--out", str(out),
                            "-q"], cwd=folder, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                           timeout=600)
