@@ -47,16 +47,17 @@ def blockspace_graded(scene: Scene, reaper: Reaper, sub: Path, points: dict[str,
     return evidence.problems + check_report(scene.out, honest, sum(points.values()))
 
 
-def in_both_isolations(tmp_path: Path, reaper: Reaper, attack: str, points: dict[str, int]) -> list[str]:
+def in_both_isolations(tmp_path: Path, reaper: Reaper, attack: str, points: dict[str, int],
+                       honest: int | None = None) -> list[str]:
     """A correct blockspace submission (our engine and tests/hostile_review12/<attack>.py) graded under bubblewrap and
     without it (the Landlock fallback), each in a world of its own: what either grading did that the promises do not
-    allow, full marks in each among them (so the same grade in both)."""
+    allow, a score other than `honest` (default: full marks) in each among them (so the same grade in both)."""
     problems = []
     for without_bwrap in (False, True):
         with closing(Scene(tmp_path / ("without-bwrap" if without_bwrap else "bwrap"), without_bwrap=without_bwrap)) \
                 as world:
             sub = blockspace_submission(world, None, attack)
-            found = blockspace_graded(world, reaper, sub, points, sum(points.values()))
+            found = blockspace_graded(world, reaper, sub, points, sum(points.values()) if honest is None else honest)
             problems += [f"{'without bubblewrap' if without_bwrap else 'bubblewrap'}: {p}" for p in found]
     return problems
 
@@ -106,14 +107,18 @@ TMP_BROKEN = (
     "no writable /tmp for it either)")
 
 
-# held since one-view: the Python server writes its own temporary folder under both isolations, bounded alike
-# (oracle/run_view.py): bubblewrap's 16 MiB tmpfs; the fallback's private $TMPDIR, where each file is bounded by the
-# run's file-size limit (1 MiB) and oracle/tmp_bound.py's filter refuses a 17th file (EDQUOT), so 16 MiB at most; a
-# message spells that folder /tmp, as bubblewrap's; TMP_BROKEN is what it broke, kept as the record
+# held since one-view, by the second fix TMP_BROKEN names: the Python server writes nowhere under either isolation
+# (oracle/run_view.py: no $TMPDIR under Landlock; an empty /tmp sealed read-only under bubblewrap), so the module's
+# FileHandler fails at import the same way in both, 0/25 in each, in the same words, naming no folder of the grader's.
+# (A folder bounded by the grader's count of a run's files held it first, and review 13 broke that count three ways:
+# tests/test_tamper_review13.py.) TMP_BROKEN is what it broke, kept as the record
 def test_a_debug_log_in_the_temporary_folder_grades_the_same_in_both_isolations(tmp_path: Path,
                                                                                   reaper: Reaper) -> None:
-    problems = in_both_isolations(tmp_path, reaper, "log_in_tmp", FAIR_POINTS)
-    assert not problems, "\n".join(["log_in_tmp (correct, honest 25/25 in both isolations):", *problems])
+    problems = in_both_isolations(tmp_path, reaper, "log_in_tmp", FAIR_POINTS, honest=0)
+    said = {(tmp_path / world / "out" / "results.json").read_text().count("No usable temporary directory")
+            for world in ("bwrap", "without-bwrap")}
+    assert said != {0} and len(said) == 1, said  # the load error, said alike in both
+    assert not problems, "\n".join(["log_in_tmp (writes a file: 0/25 in both isolations):", *problems])
 
 
 # --- 3. Unicode's bidirectional controls in a submission's words (report.html, results.json's Markdown) --------------

@@ -51,16 +51,17 @@ def blockspace_graded(scene: Scene, reaper: Reaper, sub: Path, points: dict[str,
     return evidence.problems + check_report(scene.out, honest, sum(points.values()))
 
 
-def in_both_isolations(tmp_path: Path, reaper: Reaper, attack: str, points: dict[str, int]) -> list[str]:
+def in_both_isolations(tmp_path: Path, reaper: Reaper, attack: str, points: dict[str, int],
+                       honest: int | None = None) -> list[str]:
     """A correct blockspace submission (our engine and tests/hostile_review13/<attack>.py) graded under bubblewrap and
     without it (the Landlock fallback), each in a world of its own: what either grading did that the promises do not
-    allow, full marks in each among them (so the same grade in both)."""
+    allow, a score other than `honest` (default: full marks) in each among them (so the same grade in both)."""
     problems = []
     for without_bwrap in (False, True):
         with closing(Scene(tmp_path / ("without-bwrap" if without_bwrap else "bwrap"), without_bwrap=without_bwrap)) \
                 as world:
             sub = blockspace_submission(world, None, attack)
-            found = blockspace_graded(world, reaper, sub, points, sum(points.values()))
+            found = blockspace_graded(world, reaper, sub, points, sum(points.values()) if honest is None else honest)
             problems += [f"{'without bubblewrap' if without_bwrap else 'bubblewrap'}: {p}" for p in found]
     return problems
 
@@ -87,10 +88,12 @@ JOURNAL_BROKEN = (
     "in both, and the rule written in the course's documentation)")
 
 
-@pytest.mark.xfail(strict=True, reason=JOURNAL_BROKEN)
+# held since the Python server writes nowhere (oracle/run_view.py): the first journal fails to open the same way
+# under both isolations, so the grade is the same in both, 0/35 (every graded run's first allocate raises); no
+# count of open files decides it any more. JOURNAL_BROKEN is what it broke, kept as the record
 def test_a_small_journal_per_sequence_grades_the_same_in_both_isolations(tmp_path: Path, reaper: Reaper) -> None:
-    problems = in_both_isolations(tmp_path, reaper, "journal_per_sequence", JOURNAL_POINTS)
-    assert not problems, "\n".join(["journal_per_sequence (correct, honest 35/35 in both isolations):", *problems])
+    problems = in_both_isolations(tmp_path, reaper, "journal_per_sequence", JOURNAL_POINTS, honest=0)
+    assert not problems, "\n".join(["journal_per_sequence (writes files: 0/35 in both isolations):", *problems])
 
 
 # --- 2. a correct C submission that asks again for an allocation that failed (oracle/hw3/alloc_failure.py, ledger.py)
@@ -153,6 +156,8 @@ def test_files_held_open_by_a_process_that_is_not_dumpable_are_counted_as_root(s
     assert not problems, "\n".join([f"spill_unseen as root (honest {SPILL_HONEST}/35):", *problems])
 
 
+# held since the Python server writes nowhere (oracle/run_view.py): no folder, so nothing to count or hide; TMP_COUNTED
+# and SPILL_BROKEN are the record of the count review 13 broke
 @pytest.mark.xfail(TMP_COUNTED, strict=True, reason=SPILL_BROKEN)
 @pytest.mark.skipif(nobody_cannot_grade() is not None, reason=str(nobody_cannot_grade()))
 def test_files_held_open_by_a_process_that_is_not_dumpable_are_counted_as_the_graders_uid() -> None:

@@ -5,9 +5,9 @@ A correct blockspace module that makes N empty files in its temporary folder at 
 (tests/hostile_review13/empty_files_at_import.py) is graded on block_table (10) by a separate `pagedcheck` process in
 a world of its own (tests/tamper.py's Scene), once with bubblewrap and once without it; for each N and isolation it
 prints the score, the grading's wall-clock seconds and the CPU seconds of the grader and everything it ran (the
-children's rusage). Under the fallback with one-view's tmp_bound each creation waits while the grader walks the run's
-whole folder and /proc, so the grader's time grows as N squared while the run's own CPU time (what its limits bound)
-stays small; past the load's wall-clock cap (10 times its 10 s) the module does not load.
+children's rusage). Under the fallback with one-view's first tmp_bound each creation waited while the grader walked
+the run's whole folder and /proc, so the grader's time grew as N squared; since the Python server writes nowhere
+(oracle/run_view.py) the module fails to load at its first file in both isolations, at no cost to the grader.
 
     python tests/bench/tmp_folder_entries.py [N ...]     (default 1000 2000)
 

@@ -1,7 +1,8 @@
 """A correct but unusual blockspace submission (review12; appended to our engine's block_manager.py, no bug): the
 manager keeps a debug log in a file of the temporary folder, opened once at import (logging's FileHandler, in
 tempfile.gettempdir(), as a student debugging a scheduler does), and writes a line at each allocate. Nothing else
-changes: every call is our engine's. It must get full marks wherever it is graded, with bubblewrap and without."""
+changes: every call is our engine's. It must get the same grade wherever it is graded, with bubblewrap and without:
+a Python submission may write no file (oracle/run_view.py), so the same 0 in both."""
 
 import logging as _logging
 import os as _os

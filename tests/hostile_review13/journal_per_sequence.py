@@ -3,7 +3,8 @@ manager journals each sequence's block tables to a temporary file of that sequen
 an unnamed file of the temporary folder, a few bytes each), opened when the sequence first gets a table (allocate,
 fork), written at each change, and kept for the manager's life (closed when the manager goes), so that a crash's
 post-mortem reads every sequence's history, freed or not: a student's crash log per sequence. Nothing else
-changes: every answer is our engine's. It must get full marks wherever it is graded, with bubblewrap and without."""
+changes: every answer is our engine's. It must get the same grade wherever it is graded, with bubblewrap and without:
+a Python submission may write no file (oracle/run_view.py), so the same 0 in both."""
 
 import tempfile as _tempfile
 
