@@ -121,12 +121,12 @@ class PythonAdapter:
 
 def _state_of(read: dict) -> EngineState:
     """The EngineState of read_engine's dict, read in this process: its ints are already checked (64-bit ints,
-    bounded lists), so what a child's reply needs (pyreply.engine_state) is not asked again."""
+    bounded lists)."""
     return EngineState(
         total_local_blocks=read["total"], free_local_blocks=read["free"], ref_count=tuple(read["ref_count"]),
         sequences=tuple(SequenceState(seq_id, kv_count, tuple(None if l2 is None else tuple(l2) for l2 in table))
                         for seq_id, kv_count, table in read["sequences"]),
-        list_error=None if read["list_error"] is None else read["list_error"][:2000])  # as pyreply.text bounds it
+        list_error=None if read["list_error"] is None else read["list_error"][:2000])
 
 
 def load_python(spec: str) -> Callable[[], PythonAdapter]:
