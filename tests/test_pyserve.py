@@ -15,7 +15,8 @@ from engine import llm_memory as base
 from oracle.hw3 import pyserve
 from oracle.hw3.pool import GUARD, GUARD_SIZE
 from oracle.hw3.pool_file import PoolFile
-from oracle.hw3.pyserve import API, Engines, _value, read_engine
+from oracle.hw3.engine_objects import read_engine
+from oracle.hw3.pyserve import API, Engines, _value
 from oracle.serve import AdapterFailure, AdapterServer, Fatal, load, load_error
 
 FRAME = struct.Struct("<I")
@@ -200,8 +201,8 @@ def test_load_imports_a_module_by_name_or_file(tmp_path) -> None:
 
 
 def test_an_int_the_grader_cannot_compare_is_unreadable_with_its_place() -> None:
-    """pyserve._int and _ints: an int past 64 bits, a value that is no int, a list past MAX_ITEMS, each named."""
-    from oracle.hw3.pyserve import MAX_ITEMS, Unreadable, _int, _ints
+    """engine_objects._int and _ints: an int past 64 bits, a value that is no int, a list past MAX_ITEMS, each named."""
+    from oracle.hw3.engine_objects import MAX_ITEMS, Unreadable, _int, _ints
 
     assert _int(True, "flag") == 1 and _ints((1, -2, 3), "ref_count") == [1, -2, 3]
     with pytest.raises(Unreadable, match=r"^free_local_blocks is \d+, beyond 64 bits$"):

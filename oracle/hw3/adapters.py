@@ -20,7 +20,7 @@ from typing import Any, Callable, Protocol
 
 from oracle.hw3.observation import EngineState, ImplementationFailure, Observation, SequenceState
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
-from oracle.hw3.pyserve import Unreadable, read_engine
+from oracle.hw3.engine_objects import Unreadable, read_engine
 from oracle.hw3.spec import API
 from oracle.target import load_target
 
@@ -46,7 +46,7 @@ class PythonAdapter:
     `total_local_blocks`, `free_local_blocks`, `ref_count` and `active_seqs` (a circular list of nodes with
     `prev` and `next`); each sequence's `seq_id`, `kv_count`, `block_table` (16 entries, each None or 16
     ints) and `node`. A node is mapped back to its sequence through the sequences create and fork returned.
-    The reading is pyserve.read_engine's, the same as in a child process.
+    The reading is engine_objects.read_engine's.
     """
 
     def __init__(self, impl: Any, name: str | None = None):

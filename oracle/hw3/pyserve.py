@@ -4,9 +4,8 @@ Run in the sandbox as `/usr/bin/python3 -I -B pyserve.py REQUESTS_FD REPLIES_FD 
 a dotted name, or the name of a .py file in ROOT), staged beside oracle/serve.py by oracle/child.py, whose loop
 (serve_adapter: the frames, loading, one reply per request) serves `Engines`, the submission's six calls, for the
 process's whole life; the grader holds the core's remote adapter (oracle/served.py, the table in pyremote.py). It
-imports the standard library and oracle/serve.py only (nothing else of pagedcheck is visible there); the grader
-also imports it, for `read_engine`, the one definition of how a Python implementation's objects are read
-white-box (adapters.PythonAdapter, in the grader's own process: never here).
+imports the standard library and oracle/serve.py only (nothing else of pagedcheck is visible there); it reads none
+of the submission's objects (engine_objects.py does, for an implementation in the grader's own process only).
 
 Each request is {"op": "call", "method": one of API, "args": [...]}:
 
@@ -26,7 +25,6 @@ grader rests no verdict on what it would say of them (oracle/hw3/evidence.py).
 Only the process that started the server replies: a fork's copy exits at once; a call that forked is fatal.
 """
 
-import array
 import errno
 import fcntl
 import mmap
@@ -44,107 +42,8 @@ from oracle.serve import Fatal, text as _text  # noqa: E402
 
 API = ("llm_init", "create_sequence", "fork_sequence", "append_kv", "free_sequence", "llm_destroy")
 POINTER_CALLS = ("llm_init", "create_sequence", "fork_sequence")
-L1_SLOTS = 16  # L1_PT_SIZE; this file cannot import oracle.hw3.spec
-UNMAPPED = -1
-MAX_ITEMS = 1 << 21  # entries read from one list the submission owns (ref_count, an L2 table)
 POOLS_FD = 3  # the pools' memory file, in every process of a submission
 POOLS_SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL  # pool_file.SEALS; this file cannot import oracle.hw3
-
-
-class Unreadable(Exception):
-    """A field the contract names is missing or has a shape the C structs cannot have."""
-
-
-def _int(value: object, what: str) -> int:
-    """An int the way the grader compares it: an int or anything that is one (operator.index)."""
-    if type(value) is int or type(value) is bool:
-        number = int(value)
-    else:
-        try:
-            number = operator.index(value)  # type: ignore[arg-type]
-        except TypeError:
-            raise Unreadable(f"{what} is {_text(repr(value), 80)}, not an integer") from None
-    if not -(1 << 63) <= number < 1 << 63:
-        raise Unreadable(f"{what} is {_text(number, 80)}, beyond 64 bits")
-    return number
-
-
-def _ints(values: object, what: object) -> list[int]:
-    if type(values) in (list, tuple) and len(values) <= MAX_ITEMS:  # type: ignore[arg-type]
-        try:
-            return array.array("q", values).tolist()  # type: ignore[arg-type]
-        except (TypeError, OverflowError):
-            pass  # the loop below names the entry
-    out = []
-    for i, value in enumerate(values):  # type: ignore[call-overload]
-        if i >= MAX_ITEMS:
-            raise Unreadable(f"{what} has more than {MAX_ITEMS} entries")
-        if type(value) is int and -(1 << 63) <= value < 1 << 63:
-            out.append(value)
-        else:
-            out.append(_int(value, f"{what}[{i}]"))
-    return out
-
-
-def read_table(seq: object, slots: int | None = L1_SLOTS) -> list:
-    """seq.block_table (its first `slots` entries, all when None): None or a list of ints per entry."""
-    table = list(seq.block_table)[:slots] if slots is not None else list(seq.block_table)  # type: ignore[attr-defined]
-    return [None if l2 is None else _ints(l2, _EntryName(seq, l1)) for l1, l2 in enumerate(table)]
-
-
-class _EntryName:
-    """`seq <id> block_table[<l1>]`, worded only when a message needs it (most reads need none)."""
-
-    def __init__(self, seq: object, l1: int):
-        self.seq, self.l1 = seq, l1
-
-    def __str__(self) -> str:
-        return f"seq {_text(getattr(self.seq, 'seq_id', '?'), 40)} block_table[{self.l1}]"
-
-
-def read_engine(engine: object, owners: dict[int, object]) -> dict:
-    """The engine's counters, ref_count and active list, read white-box with the C field names; `owners`
-    maps id(node) to the sequence create or fork returned (container_of). Raises Unreadable, AttributeError
-    or TypeError when the objects do not have the contract's shape.
-
-    Checking prev at every node also ends every cycle: the first node met twice is met from a different
-    node the second time, so its prev cannot match.
-    """
-    head = engine.active_seqs  # type: ignore[attr-defined]
-    sequences: list = []
-    list_error = None
-    prev, node = head, head.next
-    while node is not head:
-        seq = owners.get(id(node))
-        if node.prev is not prev:
-            list_error = f"{_position(len(sequences), seq)}: prev does not point to the node before it"
-            break
-        if seq is None:
-            list_error = f"{_position(len(sequences), seq)}: the node belongs to no sequence that create or fork returned"
-            break
-        sequences.append([_int(seq.seq_id, "seq_id"), _int(seq.kv_count, "kv_count"), read_table(seq)])  # type: ignore[attr-defined]
-        prev, node = node, node.next
-    else:
-        if head.prev is not prev:
-            list_error = "head.prev is not the last node"
-    return {
-        "total": _int(engine.total_local_blocks, "total_local_blocks"),  # type: ignore[attr-defined]
-        "free": _int(engine.free_local_blocks, "free_local_blocks"),  # type: ignore[attr-defined]
-        "ref_count": _ints(engine.ref_count, "ref_count"),  # type: ignore[attr-defined]
-        "sequences": sequences,
-        "list_error": list_error,
-    }
-
-
-def _position(index: int, seq: object) -> str:
-    return f"position {index}" + (f" (seq {seq.seq_id})" if seq is not None else "")  # type: ignore[attr-defined]
-
-
-def _list_length(head: object, limit: int) -> int:
-    n, node = 0, head.next  # type: ignore[attr-defined]
-    while node is not head and n <= limit:
-        n, node = n + 1, node.next
-    return n
 
 
 class Engines:
@@ -224,13 +123,14 @@ def alone(pid: int, doing: str) -> None:
 
 def _value(result: object) -> object:
     """A return value as JSON: a bool as it is, an int or anything that is one (operator.index: an IntEnum, a
-    numpy integer) as that int, anything else as its text (which equals no expected value)."""
+    numpy integer) within 64 bits as that int, anything else as its text (which equals no expected value)."""
     if type(result) is bool:
         return result
     try:
-        return _int(result, "the return value")
-    except Exception:  # noqa: BLE001  (not an integer, beyond 64 bits, or an __index__ that raised)
+        number = operator.index(result)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001  (not an integer, or an __index__ that raised)
         return _text(result, 200)
+    return number if -(1 << 63) <= number < 1 << 63 else _text(result, 200)
 
 
 def _sealed(fd: int) -> bool:
