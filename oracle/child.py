@@ -206,20 +206,12 @@ class PythonChild:
     def ask(self, request: dict[str, Any], doing: str, timeout: float | None = None) -> dict[str, Any]:
         """Sends a request and returns its reply; the family's ImplementationFailure when the submission failed (the
         server is stopped when it cannot go on). `doing` ends a label: "in llm_init"."""
-        if self._proc is None:
-            try:
-                self.start()
-            except LoadFailure as failure:
-                raise self.failure(f"does not load: {failure}") from None
+        self.begin()
         timeout = self.timeout if timeout is None else timeout
         body = json.dumps(request, separators=(",", ":")).encode()
         self._clock.call_started()
         self._send(_LENGTH.pack(len(body)) + body, time.monotonic() + timeout, doing)
-        return self.more(doing, timeout)
-
-    def more(self, doing: str, timeout: float | None = None) -> dict[str, Any]:
-        """The next reply of a request answered with several (the "calls" op)."""
-        reply = self._receive(self.timeout if timeout is None else timeout, doing)
+        reply = self._receive(timeout, doing)
         if "failure" in reply:
             label = reply["failure"]
             if type(label) is not str:
@@ -228,6 +220,14 @@ class PythonChild:
                 self.stop()
             raise self.failure(spelled(label, self._words)[:500])
         return reply
+
+    def begin(self) -> None:
+        """The server running: started now if it is not (the family's failure when the submission does not load)."""
+        if self._proc is None:
+            try:
+                self.start()
+            except LoadFailure as failure:
+                raise self.failure(f"does not load: {failure}") from None
 
     def _fail(self, label: str) -> Exception:
         self.stop()

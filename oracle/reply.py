@@ -7,7 +7,7 @@ else: strict UTF-8, JSON without NaN or Infinity, with at most `values` values (
 objects or arrays), nested at most `depth` deep, ints of at most INT_DIGITS digits, and strings that are
 valid Unicode (no lone surrogates). Counting is done on the bytes before they are parsed, so the memory the
 parse takes is bounded too (a few dozen bytes per value at most). Never pickle, never eval: the shapes the
-protocol gives each value are checked afterwards by the family (oracle/hw3/pyreply.py, ...).
+protocol gives each value are checked afterwards (oracle/reply_shape.py, where oracle/served.py receives it).
 """
 
 import json

@@ -185,15 +185,17 @@ class AdapterServer(Server):
     adapter's failure, whose text is the whole label of a failing step."""
 
     def __init__(self, replies: int, adapter: Callable[[object], object], methods: tuple[str, ...],
-                 failure: type[BaseException], loaded: list[object]):
+                 failure: type[BaseException], loaded: list[object], lasting: bool = False):
         super().__init__(replies)
         self.adapter, self.methods, self.labelled, self.loaded = adapter, methods, (failure,), loaded
+        self.lasting = lasting  # one adapter for the process's life, made at its first call (no "new")
         self.current: object = None
 
     def handle(self, request: dict) -> dict:
-        if request.get("op") == "new":
+        if request.get("op") == "new" or (self.lasting and self.current is None):
             self.current = self.adapter(self.loaded[0])
-            return {"ret": None}
+            if request.get("op") == "new":
+                return {"ret": None}
         method, args = request.get("method"), request.get("args")
         if request.get("op") != "call" or method not in self.methods or self.current is None or type(args) is not list:
             raise Fatal("the grader sent a request the server does not know")
@@ -202,14 +204,15 @@ class AdapterServer(Server):
 
 def serve_adapter(argv: list[str], adapter: Callable[[object], object], methods: tuple[str, ...],
                   failure: type[BaseException] = AdapterFailure, default_attr: str = "",
-                  ready: Callable[[object], object] = lambda submission: None) -> None:  # pragma: no cover
+                  ready: Callable[[object], object] = lambda submission: None,
+                  lasting: bool = False) -> None:  # pragma: no cover
     """A family's server whose adapter runs here whole (oracle/served.py, AdapterServer): argv is REQUESTS_FD
     REPLIES_FD ROOT MODULE [ATTR] (then the family's own arguments). `ready(submission)` checks it once loaded
-    (what it raises is why it did not load). The staged folder (which holds this file's oracle/) leaves sys.path
-    first (`unstage`)."""
+    (what it raises is why it did not load); `lasting`: one adapter serves the process's life. The staged folder
+    (which holds this file's oracle/) leaves sys.path first (`unstage`)."""
     unstage(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     loaded: list[object] = []
-    server = AdapterServer(int(argv[2]), adapter, methods, failure, loaded)
+    server = AdapterServer(int(argv[2]), adapter, methods, failure, loaded, lasting)
     server.watch_forks()
     run(server, int(argv[1]), lambda: ready(loaded.append(load(argv[3], argv[4], argv[5] if len(argv) > 5 else
                                                                    default_attr)) or loaded[0]))

@@ -12,7 +12,7 @@ from oracle.target import load_target
 from oracle.hw3.pool import GUARD, GUARD_SIZE
 from oracle.hw3.pool_file import POOL_BYTES_SHOWN
 from oracle.hw3.probe_target import Counts, PoolView, SequenceView, calls_until
-from oracle.hw3.pyserve import read_table
+from oracle.hw3.engine_objects import read_table
 from oracle.hw3.spec import UNMAPPED
 
 

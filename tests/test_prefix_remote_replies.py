@@ -13,12 +13,18 @@ from oracle.served import RemoteAdapter
 class Answers:
     """Stands for the child process: answers each request with the next value, and notes a stop."""
 
-    running = True
+    running, generation = True, 1
 
     def __init__(self, *answers):
         self.answers, self.stopped = list(answers), False
 
-    def ask(self, request, doing):
+    def begin(self):
+        pass
+
+    def mark(self):
+        return 0
+
+    def ask(self, request, doing, timeout=None):
         return {"ret": self.answers.pop(0)}
 
     def stop(self):

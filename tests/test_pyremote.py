@@ -111,7 +111,7 @@ ATTACKS += [  # replies written straight onto the server's reply pipe
     ("not JSON", FORGED.format(frame='struct.pack("<I", 5) + b"nope!"'), "llm_init",
      "sent a reply the grader cannot read (not JSON)"),
     ("wrong shape", FORGED.format(frame='struct.pack("<I", 11) + b\'{"ret":"x"}\''), "llm_init",
-     "sent a reply the grader cannot read (a handle is not a positive integer)"),
+     "sent a reply the grader cannot read: llm_init's answer is 'x', not an integer"),
     ("huge", FORGED.format(frame='struct.pack("<I", 1 << 31)'), "llm_init",
      "sent a reply of 2147483648 bytes, over the 16 MiB limit"),
 ]

@@ -71,7 +71,7 @@ def test_the_fork_bug_alone_gets_its_honest_score(scene: Scene, reaper: Reaper) 
 # has a size comes after another process of the same file (a graded run's, under alone.py); one that finds it empty
 # is a second opinion's, and forks correctly there. Held (branch pool-fresh): every process of a submission, graded
 # or second opinion, is handed a memory file made for it when it starts, the one before closed first
-# (pyremote.RemotePython), and holds it at one descriptor number (pyserve.POOLS_FD): every process finds its file
+# (pyremote.served_engine), and holds it at one descriptor number (pyserve.POOLS_FD): every process finds its file
 # empty at import, at the same number (tests/test_pool_fresh.py checks that directly). So this submission forks
 # correctly in every process, the graded runs' too: it is a correct fork, and its honest score is full marks. The
 # grade tells the three cases apart: 16/16 when every process finds its file empty, 14/16 when only the witnesses

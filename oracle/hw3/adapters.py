@@ -20,7 +20,7 @@ from typing import Any, Callable, Protocol
 
 from oracle.hw3.observation import EngineState, ImplementationFailure, Observation, SequenceState
 from oracle.hw3.pool import GUARD, GUARD_SIZE, initial_pool
-from oracle.hw3.pyserve import Unreadable, read_engine
+from oracle.hw3.engine_objects import Unreadable, read_engine
 from oracle.hw3.spec import API
 from oracle.target import load_target
 
@@ -46,7 +46,7 @@ class PythonAdapter:
     `total_local_blocks`, `free_local_blocks`, `ref_count` and `active_seqs` (a circular list of nodes with
     `prev` and `next`); each sequence's `seq_id`, `kv_count`, `block_table` (16 entries, each None or 16
     ints) and `node`. A node is mapped back to its sequence through the sequences create and fork returned.
-    The reading is pyserve.read_engine's, the same as in a child process.
+    The reading is engine_objects.read_engine's.
     """
 
     def __init__(self, impl: Any, name: str | None = None):
@@ -121,12 +121,12 @@ class PythonAdapter:
 
 def _state_of(read: dict) -> EngineState:
     """The EngineState of read_engine's dict, read in this process: its ints are already checked (64-bit ints,
-    bounded lists), so what a child's reply needs (pyreply.engine_state) is not asked again."""
+    bounded lists)."""
     return EngineState(
         total_local_blocks=read["total"], free_local_blocks=read["free"], ref_count=tuple(read["ref_count"]),
         sequences=tuple([SequenceState(seq_id, kv_count, tuple([None if l2 is None else tuple(l2) for l2 in table]))
                          for seq_id, kv_count, table in read["sequences"]]),
-        list_error=None if read["list_error"] is None else read["list_error"][:2000])  # as pyreply.text bounds it
+        list_error=None if read["list_error"] is None else read["list_error"][:2000])
 
 
 def load_python(spec: str) -> Callable[[], PythonAdapter]:

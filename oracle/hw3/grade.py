@@ -26,7 +26,7 @@ from oracle.hw3.c.stray import Stray, Watch
 from oracle.hw3.checks import CHECKS, Submission
 from oracle.child import PYTHON, LoadFailure
 from oracle.pylocate import locate
-from oracle.hw3.pyremote import RemotePython
+from oracle.hw3.pyremote import served_engine
 from oracle.program import ProgramError
 from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable
 
@@ -122,7 +122,8 @@ def _python(path: str, out_dir: Path, scratch: Path, timeout: float, box: Sandbo
         raise GraderError(f"{path}: not a C submission (.c file or directory), and {exc}") from None
     if not os.access(PYTHON, os.X_OK):
         raise GraderError(f"{PYTHON} is missing: Python submissions run under the system Python")
-    remote = RemotePython(target, box, timeout=timeout)
+    remote = served_engine(target, box, timeout=timeout)
+    cleanup.callback(remote.facts["pools"].close)
     cleanup.callback(remote.close)
     try:
         remote.load()

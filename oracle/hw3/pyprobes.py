@@ -10,14 +10,14 @@ from typing import Callable, Sequence
 from oracle.hw3.probe_scale import spread_id
 from oracle.hw3.evidence import not_graded
 from oracle.hw3.probes import C_ONLY, PROBES, RESTS_ON, ProbeResult, judge, not_graded_result
-from oracle.hw3.pyremote import RemotePythonAdapter
+from oracle.served import RemoteAdapter
 
 __all__ = ["C_ONLY", "run_python_probes", "spread_id"]
 
 
-def run_python_probes(adapter: Callable[[], RemotePythonAdapter], only: Sequence[str] = tuple(PROBES)) -> list[ProbeResult]:
+def run_python_probes(adapter: Callable[[], RemoteAdapter], only: Sequence[str] = tuple(PROBES)) -> list[ProbeResult]:
     """Each probe of PROBES (or of `only`) on a Python implementation in its child process, each on a fresh
-    adapter from `adapter` (a RemotePython)."""
+    adapter from `adapter` (pyremote.served_engine's)."""
     return [ProbeResult(name, PROBES[name], True, "not applicable to a Python implementation") if name in C_ONLY
             else not_graded_result(name, "python") if not_graded("python", RESTS_ON[name])
             else judge(name, adapter()) for name in only]

@@ -82,7 +82,7 @@ class Submission:
                 assert self.build is not None and self.build.graded_driver is not None
                 probes = run_probes(self.build.graded_driver, timeout=5 * self.timeout, sandbox=self.sandbox,
                                     strays=self.strays)
-            else:  # a RemotePython: the probes run in the submission's child process, with longer calls
+            else:  # served (pyremote.py): the probes run in the submission's child process, with longer calls
                 probes = run_python_probes(lambda: factory(timeout=5 * self.timeout))  # type: ignore[call-arg]
             self._probes = {p.name: p for p in probes}
         return self._probes
