@@ -8,7 +8,8 @@ grader's own).
 The submissions: `c_submission` (the reference with tests/submissions/broken/<base>.patch and an attack's patch on
 top), `python_module` (engine/llm_memory.py with what tests/broken/<base>.patch changes and an attack's code on top),
 `prefix_submission` (engine/prefix as the package `labsol`, with tests/broken_prefix/<base>.patch, and a
-kv_cache.py). `graded_problems` and `prefix_problems` grade one and say what its grade got that the honest score
+kv_cache.py), `blockspace_submission` (engine/blockspace as a student's folder, with tests/broken_blockspace/<base>.patch
+and an attack appended). `graded_problems` and `prefix_problems` grade one and say what its grade got that the honest score
 does not allow.
 """
 
@@ -28,6 +29,7 @@ from tests.tamper import (ROOT, Ran, Reaper, Scene, compile_grader, differences,
                           snapshot)
 
 PREFIX_ENGINE = ROOT / "engine" / "prefix"
+BROKEN_BLOCKSPACE = ROOT / "tests" / "broken_blockspace"
 PREFIX_RUBRIC = ROOT / "oracle" / "prefix" / "rubric.toml"
 PLAIN_KV_CACHE = "from labsol import KVCacheManager, Request\n"
 # the items a Python submission is not graded on: C's own, and those whose rule shows only in the engine's
@@ -241,3 +243,31 @@ def prefix_problems(tmp_path: Path, reaper: Reaper, base: str | None, kv_cache: 
             weighted(rubric, item, points)
         evidence = grade_in_scene(scene, reaper, prefix_grade_args(sub, scene, rubric))
         return evidence.problems + check_report(scene.out, honest, full)
+
+
+def blockspace_submission(scene: Scene, base: str | None, attack: Path) -> Path:
+    """A student's folder: our engine's block manager (with tests/broken_blockspace/<base>.patch; None: correct), and
+    the Python file `attack` appended to its block_manager.py."""
+    from tests.test_blockspace_grade import student_copy
+
+    folder = student_copy(scene.root / "submission", str(BROKEN_BLOCKSPACE / f"{base}.patch") if base else None)
+    manager = folder / "block_manager.py"
+    manager.write_text(manager.read_text() + "\n\n" + scene.fill(attack.read_text()))
+    return folder
+
+
+def blockspace_in_both_isolations(tmp_path: Path, reaper: Reaper, attack: Path, points: dict[str, int],
+                                  honest: int | None = None) -> list[str]:
+    """A correct blockspace submission (our engine and `attack`) graded under bubblewrap and without it (the Landlock
+    fallback), each in a world of its own: what either grading did that the promises do not allow, a score other than
+    `honest` (default: full marks) in each among them (so the same grade in both)."""
+    from tests.test_tamper_review3a import graded
+
+    problems = []
+    for without_bwrap in (False, True):
+        with closing(Scene(tmp_path / ("without-bwrap" if without_bwrap else "bwrap"), without_bwrap=without_bwrap)) \
+                as world:
+            sub = blockspace_submission(world, None, attack)
+            found = graded(world, reaper, sub, points, sum(points.values()) if honest is None else honest)
+            problems += [f"{'without bubblewrap' if without_bwrap else 'bubblewrap'}: {p}" for p in found]
+    return problems

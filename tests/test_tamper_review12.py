@@ -14,52 +14,28 @@ grader is a strict xfail naming the mechanism and a fix by construction; one tha
 
 import json
 import unicodedata
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from tests.tamper import ROOT, Reaper, Scene
-from tests.tamper_grading import (c_submission, check_report, grade_in_scene, graded_problems,  # noqa: F401
-                                  reaper, scene)
-from tests.test_blockspace_grade import student_copy
+from tests import tamper_grading
+from tests.tamper_grading import c_submission, graded_problems, reaper, scene  # noqa: F401
+from tests.test_tamper_review3a import graded as blockspace_graded
 
 C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review12"
 PY_ATTACKS = Path(__file__).with_name("hostile_review12")
-BROKEN_BLOCKSPACE = ROOT / "tests" / "broken_blockspace"
 
 
 def blockspace_submission(scene: Scene, base: str | None, attack: str) -> Path:
-    """A student's folder: our engine's block manager (with tests/broken_blockspace/<base>.patch; None: correct), and
-    tests/hostile_review12/<attack>.py appended to its block_manager.py."""
-    folder = student_copy(scene.root / "submission", str(BROKEN_BLOCKSPACE / f"{base}.patch") if base else None)
-    manager = folder / "block_manager.py"
-    manager.write_text(manager.read_text() + "\n\n" + scene.fill((PY_ATTACKS / f"{attack}.py").read_text()))
-    return folder
-
-
-def blockspace_graded(scene: Scene, reaper: Reaper, sub: Path, points: dict[str, int], honest: int) -> list[str]:
-    """`sub` graded by `pagedcheck grade --family blockspace` on a course's rubric of `points`: what its grading did
-    that the promises do not allow, a score other than `honest` among them."""
-    from tests.test_tamper_review3a import grade_args, rubric
-
-    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric(scene.rubric_dir / "rubric.toml", points)))
-    return evidence.problems + check_report(scene.out, honest, sum(points.values()))
+    """tamper_grading.blockspace_submission with tests/hostile_review12/<attack>.py."""
+    return tamper_grading.blockspace_submission(scene, base, PY_ATTACKS / f"{attack}.py")
 
 
 def in_both_isolations(tmp_path: Path, reaper: Reaper, attack: str, points: dict[str, int],
                        honest: int | None = None) -> list[str]:
-    """A correct blockspace submission (our engine and tests/hostile_review12/<attack>.py) graded under bubblewrap and
-    without it (the Landlock fallback), each in a world of its own: what either grading did that the promises do not
-    allow, a score other than `honest` (default: full marks) in each among them (so the same grade in both)."""
-    problems = []
-    for without_bwrap in (False, True):
-        with closing(Scene(tmp_path / ("without-bwrap" if without_bwrap else "bwrap"), without_bwrap=without_bwrap)) \
-                as world:
-            sub = blockspace_submission(world, None, attack)
-            found = blockspace_graded(world, reaper, sub, points, sum(points.values()) if honest is None else honest)
-            problems += [f"{'without bubblewrap' if without_bwrap else 'bubblewrap'}: {p}" for p in found]
-    return problems
+    """tamper_grading.blockspace_in_both_isolations with tests/hostile_review12/<attack>.py."""
+    return tamper_grading.blockspace_in_both_isolations(tmp_path, reaper, PY_ATTACKS / f"{attack}.py", points, honest)
 
 
 # --- 1. the frozen runtime's view of the system against bubblewrap's (oracle/runtime.py, oracle/isolation.py) ------
