@@ -100,24 +100,21 @@ def read_table(seq: object, slots: int | None = L1_SLOTS, frozen: bool = False) 
     """seq.block_table (its first `slots` entries, all when None): None or a list of ints per entry; with
     `frozen`, tuples in place of the lists (what an EngineState holds, read in this process)."""
     table = list(seq.block_table)[:slots] if slots is not None else list(seq.block_table)  # type: ignore[attr-defined]
-    try:  # the usual table, None or a list of 64-bit ints in every entry, at once (_ints' own first try)
-        if frozen:
-            return tuple([None if l2 is None else tuple(array.array("q", l2).tolist())
-                          if type(l2) is list and len(l2) <= MAX_ITEMS else _unusual() for l2 in table])
-        return [None if l2 is None else array.array("q", l2).tolist()
-                if type(l2) is list and len(l2) <= MAX_ITEMS else _unusual() for l2 in table]
-    except (TypeError, OverflowError, _Unusual):
-        pass  # entry by entry: _ints names the entry that is not one
-    read = [None if l2 is None else _ints(l2, _EntryName(seq, l1)) for l1, l2 in enumerate(table)]
-    return tuple([None if l2 is None else tuple(l2) for l2 in read]) if frozen else read
-
-
-class _Unusual(Exception):
-    """An entry of a block table that is neither None nor a list: read_table reads it entry by entry."""
-
-
-def _unusual() -> None:
-    raise _Unusual
+    read: list = []
+    for l1, l2 in enumerate(table):
+        if l2 is None:
+            read.append(None)
+            continue
+        if type(l2) is list and len(l2) <= MAX_ITEMS:  # _ints' own first try, without a call per entry
+            try:
+                ints = array.array("q", l2).tolist()
+                read.append(tuple(ints) if frozen else ints)
+                continue
+            except (TypeError, OverflowError):
+                pass  # _ints names the entry
+        ints = _ints(l2, _EntryName(seq, l1))
+        read.append(tuple(ints) if frozen else ints)
+    return tuple(read) if frozen else read
 
 
 class _EntryName:
