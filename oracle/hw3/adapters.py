@@ -63,7 +63,7 @@ class PythonAdapter:
         try:
             return getattr(self.impl, api)(*args)
         except Exception as exc:  # the implementation's bug, reported as a failing step
-            raise _failure(exc) from exc
+            raise ImplementationFailure(f"raised {type(exc).__name__}: {exc}") from exc
 
     def llm_init(self, pool_size: int, null_pool: bool = False) -> Any:
         self._owners.clear()
@@ -87,10 +87,7 @@ class PythonAdapter:
         return self._track(self._call("fork_sequence", engine, parent_seq_id, new_seq_id))
 
     def append_kv(self, engine: Any, seq_id: int, kv_data: int) -> int:
-        try:  # _call's, without its frame: the call a burst makes thousands of times
-            return self.impl.append_kv(engine, seq_id, kv_data)
-        except Exception as exc:
-            raise _failure(exc) from exc
+        return self._call("append_kv", engine, seq_id, kv_data)
 
     def free_sequence(self, engine: Any, seq_id: int) -> int:
         return self._call("free_sequence", engine, seq_id)
@@ -116,24 +113,19 @@ class PythonAdapter:
 
     def _engine_state(self, engine: Any) -> EngineState:
         try:
-            read = read_engine(engine, self._owners, frozen=True)
+            read = read_engine(engine, self._owners)
         except (Unreadable, AttributeError, TypeError) as exc:  # fields missing, or not the C structs' shapes
             raise ImplementationFailure(f"state unreadable: {exc}") from exc
         return _state_of(read)
 
 
-def _failure(exc: Exception) -> ImplementationFailure:
-    """The implementation's exception as a failing step."""
-    return ImplementationFailure(f"raised {type(exc).__name__}: {exc}")
-
-
 def _state_of(read: dict) -> EngineState:
-    """The EngineState of read_engine's frozen dict, read in this process: its ints are already checked (64-bit
-    ints, bounded lists) and its tables already tuples, so what a child's reply needs (pyreply.engine_state) is not
-    asked again."""
+    """The EngineState of read_engine's dict, read in this process: its ints are already checked (64-bit ints,
+    bounded lists), so what a child's reply needs (pyreply.engine_state) is not asked again."""
     return EngineState(
-        total_local_blocks=read["total"], free_local_blocks=read["free"], ref_count=read["ref_count"],
-        sequences=tuple([SequenceState(seq_id, kv_count, table) for seq_id, kv_count, table in read["sequences"]]),
+        total_local_blocks=read["total"], free_local_blocks=read["free"], ref_count=tuple(read["ref_count"]),
+        sequences=tuple([SequenceState(seq_id, kv_count, tuple([None if l2 is None else tuple(l2) for l2 in table]))
+                         for seq_id, kv_count, table in read["sequences"]]),
         list_error=None if read["list_error"] is None else read["list_error"][:2000])  # as pyreply.text bounds it
 
 

@@ -96,25 +96,10 @@ def _ints(values: object, what: object) -> list[int]:
     return out
 
 
-def read_table(seq: object, slots: int | None = L1_SLOTS, frozen: bool = False) -> list | tuple:
-    """seq.block_table (its first `slots` entries, all when None): None or a list of ints per entry; with
-    `frozen`, tuples in place of the lists (what an EngineState holds, read in this process)."""
+def read_table(seq: object, slots: int | None = L1_SLOTS) -> list:
+    """seq.block_table (its first `slots` entries, all when None): None or a list of ints per entry."""
     table = list(seq.block_table)[:slots] if slots is not None else list(seq.block_table)  # type: ignore[attr-defined]
-    read: list = []
-    for l1, l2 in enumerate(table):
-        if l2 is None:
-            read.append(None)
-            continue
-        if type(l2) is list and len(l2) <= MAX_ITEMS:  # _ints' own first try, without a call per entry
-            try:
-                ints = array.array("q", l2).tolist()
-                read.append(tuple(ints) if frozen else ints)
-                continue
-            except (TypeError, OverflowError):
-                pass  # _ints names the entry
-        ints = _ints(l2, _EntryName(seq, l1))
-        read.append(tuple(ints) if frozen else ints)
-    return tuple(read) if frozen else read
+    return [None if l2 is None else _ints(l2, _EntryName(seq, l1)) for l1, l2 in enumerate(table)]
 
 
 class _EntryName:
@@ -127,11 +112,10 @@ class _EntryName:
         return f"seq {_text(getattr(self.seq, 'seq_id', '?'), 40)} block_table[{self.l1}]"
 
 
-def read_engine(engine: object, owners: dict[int, object], frozen: bool = False) -> dict:
+def read_engine(engine: object, owners: dict[int, object]) -> dict:
     """The engine's counters, ref_count and active list, read white-box with the C field names; `owners`
     maps id(node) to the sequence create or fork returned (container_of). Raises Unreadable, AttributeError
-    or TypeError when the objects do not have the contract's shape. `frozen`: ref_count and each block table
-    as tuples (read_table), for an EngineState in this process; lists otherwise (a reply's JSON).
+    or TypeError when the objects do not have the contract's shape.
 
     Checking prev at every node also ends every cycle: the first node met twice is met from a different
     node the second time, so its prev cannot match.
@@ -148,16 +132,15 @@ def read_engine(engine: object, owners: dict[int, object], frozen: bool = False)
         if seq is None:
             list_error = f"{_position(len(sequences), seq)}: the node belongs to no sequence that create or fork returned"
             break
-        sequences.append([_int(seq.seq_id, "seq_id"), _int(seq.kv_count, "kv_count"), read_table(seq, L1_SLOTS, frozen)])  # type: ignore[attr-defined]
+        sequences.append([_int(seq.seq_id, "seq_id"), _int(seq.kv_count, "kv_count"), read_table(seq)])  # type: ignore[attr-defined]
         prev, node = node, node.next
     else:
         if head.prev is not prev:
             list_error = "head.prev is not the last node"
-    ref_count = _ints(engine.ref_count, "ref_count")  # type: ignore[attr-defined]
     return {
         "total": _int(engine.total_local_blocks, "total_local_blocks"),  # type: ignore[attr-defined]
         "free": _int(engine.free_local_blocks, "free_local_blocks"),  # type: ignore[attr-defined]
-        "ref_count": tuple(ref_count) if frozen else ref_count,
+        "ref_count": _ints(engine.ref_count, "ref_count"),  # type: ignore[attr-defined]
         "sequences": sequences,
         "list_error": list_error,
     }
