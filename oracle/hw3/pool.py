@@ -10,7 +10,6 @@ This is the one definition: the C programs (repro.py's repro and battery files) 
 MAGIC_MUL and MAGIC_BASE from here and compute the same numbers in unsigned arithmetic.
 """
 
-import functools
 import struct
 
 from oracle.hw3.spec import KV_SIZE
@@ -38,11 +37,17 @@ def magic_slot(value: int) -> int:
     return (((value & _MASK) - MAGIC_BASE) * _MAGIC_INV) & _MASK
 
 
-@functools.lru_cache(maxsize=32)  # every program starts from one of a few pool sizes
+_numbers = b""  # the magic numbers of the first slots, as many as the largest pool asked for yet
+
+
 def initial_pool(pool_size: int) -> bytes:
-    """The pool's bytes before any call: magic numbers slot by slot, a trailing partial slot cut short."""
-    slots = -(-pool_size // KV_SIZE)
-    return struct.pack(f"<{slots}i", *(magic(s) for s in range(slots)))[:pool_size]
+    """The pool's bytes before any call: magic numbers slot by slot, a trailing partial slot cut short. (A slot's
+    number depends on its index alone: every pool is the start of the largest one made yet, cut.)"""
+    global _numbers
+    if len(_numbers) < pool_size:
+        slots = -(-pool_size // KV_SIZE)
+        _numbers = struct.pack(f"<{slots}i", *(magic(s) for s in range(slots)))
+    return _numbers[:pool_size]
 
 
 GUARD = bytes([GUARD_BYTE]) * GUARD_SIZE
