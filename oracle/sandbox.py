@@ -38,7 +38,6 @@ import os
 import resource
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading

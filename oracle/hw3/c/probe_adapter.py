@@ -24,7 +24,6 @@ a write lands on a page the driver maps for it, in no live block, so the probe g
 and its verdict stands; the stray is charged to memory_safety alone, through the adapter's Watch (c/stray.py).
 """
 
-import os
 import signal
 import struct
 from dataclasses import replace
