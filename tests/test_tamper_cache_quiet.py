@@ -83,7 +83,8 @@ def _alloc_failure_of_the_tally(tmp_path: Path) -> tuple[str, str]:
 # program's order let it dodge (the control: alloc_failure passes on its bug), and in a secret order it meets an
 # unchecked allocation. Its count still tells it something of the order (how many tries of its call ran since a try
 # of a later call), so it dodges some of the four unchecked tries (2.3, 4.3, 4.4, 5.3) by chance, and the try reported
-# is whichever it missed first; it dodges all four about once in 10^5 grades (a simulation of its tally over 200,000
+# is whichever it missed first (its words differ: heap blocks left allocated at one, a free count off at another, so
+# the test asks for the call and the rule, not the words); it dodges all four about once in 10^5 grades (a simulation of its tally over 200,000
 # shuffles of the 16 tries), which would fail this test.
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 def test_tries_in_a_secret_order_learn_no_k_even_from_an_open_page_cache(without_bwrap: bool, tmp_path: Path,
@@ -96,10 +97,16 @@ def test_tries_in_a_secret_order_learn_no_k_even_from_an_open_page_cache(without
     with monkeypatch.context() as in_order:
         in_order.setattr(alloc_failure, "_shuffled", lambda counts: [(index, k) for index, count in enumerate(counts)
                                                                      for k in range(1, count + 1)])
-        (tmp_path / "in_order").mkdir()
-        control = _alloc_failure_of_the_tally(tmp_path / "in_order")
-    assert control[0] == "passed", f"the control: in the program's order the tally should dodge: {control}"
+        controls = []
+        for attempt in range(3):  # the tally reads the page cache, which the kernel fills in the background
+            # (readahead): now and then a count comes out wrong and the tally meets its own unchecked allocation.
+            # The control shows the channel is there, so one dodge in three attempts is enough.
+            (tmp_path / f"in_order{attempt}").mkdir()
+            controls.append(_alloc_failure_of_the_tally(tmp_path / f"in_order{attempt}"))
+            if controls[-1][0] == "passed":
+                break
+    assert controls[-1][0] == "passed", f"the control: in the program's order the tally should dodge: {controls}"
     (tmp_path / "secret").mkdir()
     status, message = _alloc_failure_of_the_tally(tmp_path / "secret")
     assert status == "failed", message
-    assert "create_sequence" in message and "heap blocks the failed call left allocated" in message, message
+    assert "create_sequence" in message and "[rule: Robustness: a failed malloc leaves no trace" in message, message
