@@ -4,28 +4,18 @@ run.py from the graded step), and the same run's later calls, the program as wri
 (graded_calls.py), show a free of the parent or child followed by a grant that an engine whose references hold must
 refuse; and rules.py charging what follows such a fork to the fork."""
 
-import copy
-import struct
 from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from oracle.difference import Difference
 from oracle.hw3 import load_adapter, programs
-from oracle.hw3.difference import CONTENTS, GUARD, POOL, RETURN
-from oracle.hw3.effects import wrote_elsewhere, wrote_held, wrote_in_place
-from oracle.hw3.fork_witness import AppendsInPlace, ForkWitness, references_missed
+from oracle.hw3.fork_witness import ForkWitness, references_missed
 from oracle.hw3.graded_calls import GradedCalls
-from oracle.hw3.call import Call
-from oracle.hw3.model import Model
-from oracle.hw3.observation import UNREAD, Observation
-from oracle.hw3.pool import initial_pool
 from oracle.hw3.pyremote import served
 from oracle.hw3.resync import TrackedModel
-from oracle.hw3.rules import FIRST_FIT, MEMORY_SAFETY, TASKS, Effects, rule_of
+from oracle.hw3.rules import TASKS
 from oracle.hw3.run import Trace, run
-from oracle.hw3.step import predict
 from oracle.program import Program, Step
 from tests.conftest import broken_python
 
