@@ -4,13 +4,14 @@ each call on the implementation and the model and checks every invariant after i
 (oracle/table_machine.py), built from this table of operations. A test class:
 `machine_for(load_adapter("engine")).TestCase`."""
 
-from hypothesis import strategies as st
-
 from oracle.blockspace.driver import Driver
 from oracle.blockspace.model import Policy
+from oracle.step_strategy import Between, Choice
 from oracle.table_machine import Operation, table_machine, valid
 
-picks = st.integers(0, 7)  # which live sequence or group, modulo how many there are
+# Each argument is one plain choice (oracle/step_strategy.py): the choices Hypothesis's sampled_from, integers and
+# one_of drew, without their spans; the first alternative is what shrinking aims at.
+picks = Between(0, 7)  # which live sequence or group, modulo how many there are
 
 
 def _seq(driver: Driver, pick: int, status: str = "running") -> int | None:
@@ -40,20 +41,19 @@ def append(driver: Driver, pick: int, tokens: int) -> None:
         tokens -= 1
 
 
-START = Operation(start, {"block_size": st.sampled_from([1, 2, 4, 4]), "gpu": st.integers(2, 24),
-                          "cpu": st.one_of(st.integers(0, 4), st.integers(0, 16)),
-                          "watermark": st.sampled_from([0.0, 0.0, 0.01, 0.1, 0.25])})
+START = Operation(start, {"block_size": Choice(1, 2, 4, 4), "gpu": Between(2, 24),
+                          "cpu": Choice(Between(0, 4), Between(0, 16)), "watermark": Choice(0.0, 0.0, 0.01, 0.1, 0.25)})
 OPERATIONS = {
-    "arrive": Operation(arrive, {"prompt_len": st.integers(1, 13), "samples": st.sampled_from([1, 1, 1, 2, 3])}),
+    "arrive": Operation(arrive, {"prompt_len": Between(1, 13), "samples": Choice(1, 1, 1, 2, 3)}),
     "admit": Operation(Driver.admit),
-    "append": Operation(append, {"pick": picks, "tokens": st.sampled_from([1, 1, 2, 3, 5])}),
+    "append": Operation(append, {"pick": picks, "tokens": Choice(1, 1, 2, 3, 5)}),
     "fork": Operation(lambda driver, pick, new_group: driver.fork(_seq(driver, pick), new_group),
-                      {"pick": picks, "new_group": st.sampled_from([False, False, True])}),
+                      {"pick": picks, "new_group": Choice(False, False, True)}),
     # a sequence finishes, or a swapped one is aborted
     "free": Operation(lambda d, pick, swapped: d.free(_seq(d, pick, "swapped" if swapped else "running")),
-                      {"pick": picks, "swapped": st.sampled_from([False, False, True])}),
+                      {"pick": picks, "swapped": Choice(False, False, True)}),
     "swap": Operation(lambda d, pick, out: d.swap(_group(d, pick, "running" if out else "swapped"), out),
-                      {"pick": picks, "out": st.booleans()}),
+                      {"pick": picks, "out": Choice(False, True)}),
     "recompute": Operation(lambda driver, pick: driver.recompute(_group(driver, pick, "running")), {"pick": picks}),
 }
 # the policy: what load_adapter says the implementation is checked under

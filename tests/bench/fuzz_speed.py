@@ -8,6 +8,8 @@ by the family's machine with nothing called, observed or compared (its rules and
 costs to draw that family's programs), and by the family's machine against the implementation, every check on.
 Printed: steps per CPU second of each (the CPU time of this process, where all run, so the figure holds on a
 machine shared with other work) and the ratio of the checked machine's rate to each. Target (issue 19): >= 0.5.
+`--family blockspace` measures that family's machine too (against the bare machine only: it has no
+nothing-called figure).
 """
 
 import argparse
