@@ -138,3 +138,32 @@ def test_a_module_that_loads_libc_by_find_library_grades_the_same_in_both_isolat
     problems = tamper_grading.blockspace_in_both_isolations(tmp_path, reaper, PY_ATTACKS / "libc_by_find_library.py",
                                                             FIND_LIBRARY_POINTS)
     assert not problems, "\n".join(["libc_by_find_library (correct: 10/10 in both isolations):", *problems])
+
+
+# --- 5. a probe told from a graded run by the grader's own stop (oracle/native/outside.py `stopped`) ----------------
+# tests/submissions/hostile/review14/probe_told_by_sigcont.patch on broken/l1_traversal.patch (freeing a block table
+# stops at the first NULL L1 slot): llm_init blocks SIGCONT (sigprocmask); a process stopped and continued keeps a
+# blocked SIGCONT pending, which sigpending() shows. The white-box probes read and edit the engine with the driver
+# stopped; a graded run's reads do not stop it. Once it has been stopped, the engine visits all 16 slots. Graded on
+# compiles (5) and l1_traversal (4): honest 5/9 (review 4's probe_spotted).
+SIGCONT_ITEMS = ("compiles", "l1_traversal")
+SIGCONT_HONEST, SIGCONT_MAX = 5, 9
+SIGCONT_BROKEN = (
+    "a probe's reads stop the driver (SIGSTOP, then SIGCONT through the pidfd: outside.py `stopped`, "
+    "probe_adapter.stop_to_read) and a graded run's do not, and a stop leaves a mark the process reads itself: a "
+    "blocked SIGCONT still continues it and then stays pending (sigprocmask and sigpending, which the build does not "
+    "refuse, no handler needed); the engine keeps the known bug until it has been stopped once and visits all 16 L1 "
+    "slots from then on, so l1_traversal's probe sees a correct walk: 9/9 for the honest 5/9, bwrap and fallback. "
+    "Fix by construction: nothing a probe does may be seen by the process: stop no driver at all (a graded run does "
+    "not; a probe's edits are made while the driver waits in its read of the next request, which the grader alone "
+    "ends: a driver that has replied runs no code of the submission's, the filter kills clone, and a signal handler "
+    "or timer of its own is refused at build), or, if a stop stays, stop every run's driver the same way at the same "
+    "points (graded runs too), so a pending SIGCONT tells nothing")
+
+
+@pytest.mark.xfail(strict=True, reason=SIGCONT_BROKEN)
+@pytest.mark.bwrap_repeat  # the grader's stop decides, in both isolations
+def test_a_probe_cannot_be_told_by_the_stop_it_makes(scene: Scene, reaper: Reaper) -> None:
+    sub = c_submission(scene, "l1_traversal", C_ATTACKS / "probe_told_by_sigcont.patch")
+    problems = graded_problems(scene, reaper, sub, SIGCONT_ITEMS, SIGCONT_HONEST, SIGCONT_MAX)
+    assert not problems, "\n".join([f"probe_told_by_sigcont (honest {SIGCONT_HONEST}/{SIGCONT_MAX}):", *problems])
