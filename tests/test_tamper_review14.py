@@ -167,3 +167,46 @@ def test_a_probe_cannot_be_told_by_the_stop_it_makes(scene: Scene, reaper: Reape
     sub = c_submission(scene, "l1_traversal", C_ATTACKS / "probe_told_by_sigcont.patch")
     problems = graded_problems(scene, reaper, sub, SIGCONT_ITEMS, SIGCONT_HONEST, SIGCONT_MAX)
     assert not problems, "\n".join([f"probe_told_by_sigcont (honest {SIGCONT_HONEST}/{SIGCONT_MAX}):", *problems])
+
+
+# --- 6. the grader's own time, charged to a call (oracle/run_cpu.py, oracle/native/ledger.py) -----------------------
+# tests/submissions/hostile/review14/allocator_churn.patch on the reference C: once its arguments are checked, llm_init
+# makes 60,000 malloc(16)/free pairs (a volatile store each, so gcc keeps them) before it builds the engine: a correct
+# engine, a few milliseconds of CPU natively. Graded on llm_init (6): 6/6.
+CHURN_ITEMS = ("llm_init",)
+CHURN_MAX = 6
+CHURN_BROKEN = (
+    "a call's time limit is its run's CPU seconds, capped at HUNG_WALL (10) times the limit of wall clock, and on "
+    "the fence every malloc and free is a mapping call the driver waits on while the grader's ledger answers it in "
+    "Python: about 0.6 ms of the grader's CPU each (measured: 3,000 pairs in llm_init added 3.5 s of the grader's user "
+    "time, 6,000 added 9.5 s; `/usr/bin/time pagedcheck grade`, load average 15 on 2 cores), time that is the "
+    "grader's, not the run's, yet counts against the call's wall-clock cap: a correct llm_init that makes 60,000 "
+    "malloc/free pairs gets 'hung: no answer within 2 s' (0/6, bwrap and fallback) when the driver has used 1.34 s "
+    "of its 2 s of CPU (0.05 user, 1.29 system: polled in /proc until it was killed), so the wall-clock cap ended it, "
+    "and the number of allocations a call may make before that cap depends on the grader's speed and the machine's "
+    "load: the same submission can pass on an idle machine and fail on a busy one. Fix by construction: the wall "
+    "clock a call is held to excludes the time the driver spent waiting on the grader's answers (the ledger sums the "
+    "time from each notification received to its answer sent, and RunClock.owed adds it to the call's cap), so only "
+    "the run's own CPU and its own waiting decide a time limit")
+
+
+@pytest.mark.xfail(strict=True, reason=CHURN_BROKEN)
+@pytest.mark.bwrap_repeat  # the ledger answers every mapping call in both isolations
+def test_a_call_is_not_charged_the_graders_time_answering_its_allocations(scene: Scene, reaper: Reaper) -> None:
+    from tests.tamper_grading import check_report, grade_args, grade_in_scene
+    from tests.test_grade import small_rubric
+
+    sub = c_submission(scene, None, C_ATTACKS / "allocator_churn.patch")
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(CHURN_ITEMS))
+    # a limit of 1 s, a wall-clock cap of 10 s: the same verdict as at 2 s (measured), in half the test's time
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric, timeout=1.0))
+    problems = evidence.problems + check_report(scene.out, CHURN_MAX, CHURN_MAX)
+    assert not problems, "\n".join([f"allocator_churn (correct: {CHURN_MAX}/{CHURN_MAX}):", *problems])
+
+
+def test_every_review14_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
+    assert on_disk == sorted(["fault_caught_by_alias", "log_in_tmp_c", "spill_past_tmpfs", "libc_by_find_library",
+                              "probe_told_by_sigcont", "allocator_churn"])
+    table = (PY_ATTACKS / "README.md").read_text()
+    assert all(f"`{name}" in table or f"`review14/{name}" in table for name in on_disk)
