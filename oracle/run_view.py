@@ -13,10 +13,11 @@ and under both the variables name the folder a run reads (so both read the same:
 skip a locale-archive in both). No run has a network, so no certificate store; /etc is shown
 by neither isolation.
 
-WRITE. A run that needs a temporary folder (gcc, a driver, valgrind) gets a private one: bubblewrap's is a tmpfs of
+WRITE. A run that needs a temporary folder (gcc, valgrind) gets a private one: bubblewrap's is a tmpfs of
 `Limits.tmp_bytes`; the fallback's a folder on the grader's disk, each file bounded by the run's file-size limit (no
-unprivileged mount can size it in total). The Python server's run, which runs the submission's code as long as it
-is graded, gets none under either isolation (oracle/child.py: `private_tmp=False`): an empty /tmp and /dev/shm
+unprivileged mount can size it in total). The runs that run the submission's code as long as it is graded, the
+Python server and a native C driver, get none under either isolation (`private_tmp=False`: oracle/child.py,
+oracle/native/driver_process.py; review 14's log_in_tmp_c and spill_past_tmpfs): an empty /tmp and /dev/shm
 sealed read-only under bubblewrap, no $TMPDIR and nothing writable under Landlock, so a submission that writes a
 file fails the same way in both (a folder the grader bounded by counting a run's files was broken three ways by
 review 13: a fairness limit on open files, a count hidden by an undumpable process, and the count's own cost).

@@ -100,6 +100,9 @@ class DriverProcess:
                 [*self.wrapper, driver, *args],
                 readable=[driver.parent],
                 limits=limits,
+                # natively a driver writes nowhere under either isolation (oracle/run_view.py): only valgrind
+                # needs a folder (its client's command line, at start)
+                private_tmp=bool(self.wrapper),
                 stdout=self.handed.output,
                 stderr=self.handed.output,
                 pass_fds=(cmd_r, reply_w, *self.pass_fds, *self.handed.fds,
