@@ -22,9 +22,9 @@ descriptor is read for at the call: heap_notify.py). The submission's code share
 a number proves nothing: a file of its own put at the pool's number (dup2) made the next pool a window on that file,
 which the grader never reads, while the grader judged its own file, which the submission wrote a clean copy into
 (tests/test_ledger_window.py). A mapping of the window's shape whose descriptor names another file (or none the
-grader can read) is refused, EBADF: the driver maps no pool but the grader's. Every other mapping outside the span is memory of the submission's (a computed call of
-mmap, the driver's own code reached by address, or the C library's own malloc reached so, which then maps its
-heap): a request for a block as a grant is (counted, failed in turn by the countdown, FULL past the budget), and a
+grader can read) is refused, EBADF: the driver maps no pool but the grader's. Every other mapping outside the span
+is memory of the submission's (a computed call of mmap, the driver's own code reached by address, or the C
+library's own malloc reached so, which then maps its heap): a request for a block as a grant is (counted, failed in turn by the countdown, FULL past the budget), and a
 live block for the rest of the run once granted: the program may not unmap memory outside the span (a free the
 grader could not tell from one of memory never mapped). brk may not grow, nor a mapping by mremap (nor be copied
 by MREMAP_DONTUNMAP), for the whole run.
