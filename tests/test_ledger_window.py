@@ -128,12 +128,12 @@ def test_a_file_put_at_the_pools_number_maps_no_pool(drivers: dict[str, Path], b
 
 
 def test_a_driver_that_hands_over_its_mappings_has_one_thread_whatever_its_command_line(
-        drivers: dict[str, Path]) -> None:
+        drivers: dict[str, Path], box: Sandbox) -> None:
     """The look at the descriptor and the kernel's mapping see the same one only while no other thread or process
     shares the driver's descriptors: a driver with the ledger forbids processes even when told not to (SANDBOX 0,
     `seccomp=False`), so the fork hostile's create_sequence dies of SIGSYS (without the filter its fork failed,
     EAGAIN under RLIMIT_NPROC, and the call returned as the reference's: a limit that binds no root process)."""
-    adapter = CAdapter(drivers["fork"], seccomp=False)
+    adapter = CAdapter(drivers["fork"], seccomp=False, sandbox=box)
     try:
         engine = adapter.llm_init(4096)
         assert adapter._listener is not None, "the driver handed over no seccomp listener"
