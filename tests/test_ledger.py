@@ -185,6 +185,8 @@ TABLE_SIZE, REPLY_SIZE = 5 << 20, 4096 + 16
 ANON = MAP_PRIVATE | MAP_ANONYMOUS
 NO_FD = 2**64 - 1
 POOLS_FD, OFFSET = 5, 3 * PAGE  # the grader's memory file as the driver holds it, and where the grader put a pool
+POOLS_FILE = (1, 1735)  # that file as the kernel knows it (st_dev, st_ino)
+FILES = {POOLS_FD: POOLS_FILE, 6: (44, 4)}  # the files the driver's descriptors name
 
 
 def handed_over() -> Ledger:
@@ -229,27 +231,28 @@ def test_a_mapping_outside_the_span_is_a_block_that_stays_live_whoever_made_it()
 def test_the_pools_window_is_told_by_what_it_maps_once_in_the_call_that_carries_it() -> None:
     """The one mapping the driver makes after the handover: MAP_SHARED of the grader's memory file, read-write,
     at the offset and length the grader gave for the request (expect_window), placed by the kernel. Any other
-    mapping, one differing in any of these, or the same one again, is a block of the call's."""
+    mapping, one differing in any of these, or the same one again, is a block of the call's. (Whose file the
+    descriptor names, whatever its number: tests/test_ledger_window.py.)"""
     ledger = handed_over()
-    ledger.expect_window(POOLS_FD, OFFSET, 3 * PAGE)
-    assert ledger.answer(MMAP, window()) == CONTINUE and ledger.live_blocks == 1  # before its request: a block
+    ledger.expect_window(POOLS_FILE, OFFSET, 3 * PAGE)
+    assert ledger.answer(MMAP, window(), FILES.get) == CONTINUE and ledger.live_blocks == 1  # before its request
     ledger.call_started()
-    for other in (window(length=4 * PAGE), window(fd=6), window(offset=0), window(flags=MAP_PRIVATE),
+    for other in (window(length=4 * PAGE), window(offset=0), window(flags=MAP_PRIVATE),
                   window(flags=MAP_SHARED | MAP_ANONYMOUS), window(addr=0x7F0000000000), window(prot=PROT_READ)):
-        assert ledger.answer(MMAP, other) == CONTINUE
-    assert (ledger.grants, ledger.live_blocks) == (7, 8)
-    assert ledger.answer(MMAP, window()) == CONTINUE and (ledger.grants, ledger.live_blocks) == (7, 8)  # the pool's
-    assert ledger.answer(MMAP, window()) == CONTINUE and (ledger.grants, ledger.live_blocks) == (8, 9)  # once
-    ledger.expect_window(POOLS_FD, OFFSET, 3 * PAGE)
+        assert ledger.answer(MMAP, other, FILES.get) == CONTINUE
+    assert (ledger.grants, ledger.live_blocks) == (6, 7)
+    assert ledger.answer(MMAP, window(), FILES.get) == CONTINUE and (ledger.grants, ledger.live_blocks) == (6, 7)
+    assert ledger.answer(MMAP, window(), FILES.get) == CONTINUE and (ledger.grants, ledger.live_blocks) == (7, 8)  # once
+    ledger.expect_window(POOLS_FILE, OFFSET, 3 * PAGE)
     ledger.call_started()
     ledger.call_started()  # a request that did not map it: the window is gone with its call
-    assert ledger.answer(MMAP, window()) == CONTINUE and ledger.live_blocks == 10
-    ledger.expect_window(POOLS_FD, OFFSET, 3 * PAGE)
+    assert ledger.answer(MMAP, window(), FILES.get) == CONTINUE and ledger.live_blocks == 9
+    ledger.expect_window(POOLS_FILE, OFFSET, 3 * PAGE)
     ledger.call_started(fail_at=1)
-    assert ledger.answer(MMAP, window((1 << 31) + 2 * PAGE)) == errno.ENOMEM  # another size: a block, failed
-    assert ledger.injected and ledger.live_blocks == 10
-    assert ledger.answer(MMAP, window(fd=POOLS_FD | 0xFFFFFFFF00000000)) == CONTINUE  # the int the driver passed
-    assert ledger.live_blocks == 10 and ledger.window is None  # the pool, mapped though the call failed a block
+    assert ledger.answer(MMAP, window((1 << 31) + 2 * PAGE), FILES.get) == errno.ENOMEM  # another size: a block, failed
+    assert ledger.injected and ledger.live_blocks == 9
+    assert ledger.answer(MMAP, window(fd=POOLS_FD | 0xFFFFFFFF00000000), FILES.get) == CONTINUE  # the int passed
+    assert ledger.live_blocks == 9 and ledger.window is None  # the pool, mapped though the call failed a block
 
 
 def test_a_mapping_outside_the_span_is_failed_in_turn_and_past_the_budget_as_a_grant_is() -> None:

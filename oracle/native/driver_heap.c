@@ -54,7 +54,9 @@ void *memalign(size_t alignment, size_t size);
  * window (the family's: MAP_SHARED of the grader's memory file, at the offset the grader gave), which the ledger
  * tells by what it maps, never by where the call was made: the submission's code runs in this process and can
  * reach any instruction of it (review 12's sequences_on_the_drivers_pages called the driver's own system call
- * instruction). Every other mapping outside the span is the submission's (oracle/native/ledger.py). */
+ * instruction), and change any descriptor of it: the ledger reads which file the call's descriptor names (a
+ * file of the submission's put at the number of the grader's is refused, EBADF). Every other mapping outside the
+ * span is the submission's (oracle/native/ledger.py). */
 static int own_sealed; /* the handover is made: the driver's own memory may no longer grow */
 
 /* The driver's mapping calls, made by a system call instruction of its own (the C library's mmap may be a

@@ -136,10 +136,11 @@ class DriverProcess:
 
     def _expect_window(self, fd: int, offset: int, length: int) -> None:
         """The next request carries a pool: the driver maps `length` bytes of the grader's memory file `fd` at
-        `offset` for it (MAP_SHARED, read-write), which the ledger then takes for the pool's, not a block. Before
-        the request's call_started."""
-        if self._listener is not None:
-            self._listener.ledger.expect_window(fd, offset, length)
+        `offset` for it (MAP_SHARED, read-write), which the ledger then takes for the pool's, not a block, when the
+        descriptor the driver names is that file still. Before the request's call_started."""
+        if self._listener is not None:  # the file as the kernel knows it: the driver's number may name another by then
+            named = os.fstat(fd)
+            self._listener.ledger.expect_window((named.st_dev, named.st_ino), offset, length)
 
     def _new_driver(self) -> None:
         """What a new driver process makes stale (the adapter's view of the last one)."""

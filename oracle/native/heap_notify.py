@@ -7,6 +7,13 @@ the kernel (registers at the call), never from the process's memory.
 
 The grader answers inline, whenever it waits for the driver (adapter.py's select loops), so a call's counts are
 complete once its reply arrives: the driver cannot reply before every system call it made was answered.
+
+One fact is read from the process itself: for a mapping of the pool's window's shape, the file its descriptor names
+(`file_of`: /proc/PID/fd/N's device and inode, then the notification checked still pending, so PID is still the
+caller). It is the file the kernel maps once the call goes on: the caller waits in the call meanwhile, and nothing
+else can change its descriptors, for the driver's process has one thread and no other shares its table (its filter
+kills clone, clone3, fork and vfork, installed with the listener's, driver_main.c; io_uring, whose kernel workers
+act for a process, is refused to every run, oracle/seccomp.py).
 """
 
 import array
@@ -18,7 +25,7 @@ import socket
 import struct
 from dataclasses import dataclass
 
-from oracle.native.ledger import BRK_REFUSED, CONTINUE, Ledger
+from oracle.native.ledger import BRK_REFUSED, CONTINUE, FileId, Ledger
 
 _NOTIF = struct.Struct("=QII iIQ6Q")  # struct seccomp_notif: id, pid, flags, seccomp_data (nr, arch, ip, args)
 _RESP = struct.Struct("=QqiI")  # struct seccomp_notif_resp: id, val, error, flags
@@ -29,6 +36,7 @@ def _iowr(nr: int, size: int) -> int:
 
 
 NOTIF_RECV, NOTIF_SEND = _iowr(0, _NOTIF.size), _iowr(1, _RESP.size)
+NOTIF_ID_VALID = (2 << 30) | (8 << 16) | (ord("!") << 8) | 2  # _IOR('!', 2, __u64): the number every kernel takes
 FLAG_CONTINUE = 1
 NO_LISTENER = b"n"  # the driver could not install the filter (no seccomp user notification here)
 
@@ -89,8 +97,10 @@ class Listener:
             if error.errno in (errno.ENOENT, errno.EINTR, errno.EAGAIN):
                 return False  # the caller died, or was interrupted, before we took it
             raise
-        notif_id, _pid, _flags, nr, _arch, _ip, *args = _NOTIF.unpack(buf)
-        error = self.ledger.answer(nr, tuple(args))  # by what the call asks, never where it was made
+        notif_id, pid, _flags, nr, _arch, _ip, *args = _NOTIF.unpack(buf)
+        window = self.ledger.window
+        # by what the call asks and maps, never where it was made
+        error = self.ledger.answer(nr, tuple(args), lambda fd: self.file_of(notif_id, pid, fd))
         self.handled += 1
         if error == BRK_REFUSED:  # brk returns the break, never an errno: 0 reads as "not moved"
             reply = _RESP.pack(notif_id, 0, 0, 0)
@@ -102,7 +112,19 @@ class Listener:
         except OSError as failed:
             if failed.errno != errno.ENOENT:  # the call was interrupted (its process killed) meanwhile
                 raise
+            # before Linux 5.19 a signal too: the call may come again, a new notification, and the window with it
+            self.ledger.window = self.ledger.window or window
         return True
+
+    def file_of(self, notif_id: int, pid: int, fd: int) -> FileId | None:
+        """The file descriptor `fd` of the thread `pid` names, waiting in notification `notif_id`: (st_dev, st_ino),
+        or None when there is none, the grader may not read it, or the call is gone (PID may be another's now)."""
+        try:
+            named = os.stat(f"/proc/{pid}/fd/{fd}")
+            fcntl.ioctl(self.fd, NOTIF_ID_VALID, struct.pack("=Q", notif_id))
+        except OSError:
+            return None
+        return named.st_dev, named.st_ino
 
     def answer_waiting(self) -> None:
         """Answers every system call waiting now."""

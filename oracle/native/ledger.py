@@ -15,11 +15,16 @@ Outside the span, no instruction is trusted once the submission's code has run (
 sequences_on_the_drivers_pages: the submission found the driver's own system call instruction by its bytes and
 called it). The driver maps its own tables and reply buffer at their bounded size before the handover, and sends
 their places with the listener (`driver_regions`): from then on no call may unmap, remap or advise them. The one
-mapping the driver makes later is a pool's window, told by what it maps, never by where the call was made: MAP_SHARED
-of the grader's own memory file, read-write, at the offset and length the grader gave for that request
-(`expect_window`), once. Every other mapping outside the span is memory of the submission's (a computed call of
-mmap, the driver's own code reached by address, or the C library's own malloc reached so, which then maps its
-heap): a request for a block as a grant is (counted, failed in turn by the countdown, FULL past the budget), and a
+mapping the driver makes later is a pool's window, told by what it maps, never by where the call was made nor by the
+descriptor's number: MAP_SHARED, read-write, placed by the kernel, at the offset and length the grader gave for that
+request (`expect_window`), once, of the file the grader's memory file is (its device and inode, which the caller's
+descriptor is read for at the call: heap_notify.py). The submission's code shares the driver's descriptor table, so
+a number proves nothing: a file of its own put at the pool's number (dup2) made the next pool a window on that file,
+which the grader never reads, while the grader judged its own file, which the submission wrote a clean copy into
+(tests/test_ledger_window.py). A mapping of the window's shape whose descriptor names another file (or none the
+grader can read) is refused, EBADF: the driver maps no pool but the grader's. Every other mapping outside the span
+is memory of the submission's (a computed call of mmap, the driver's own code reached by address, or the C
+library's own malloc reached so, which then maps its heap): a request for a block as a grant is (counted, failed in turn by the countdown, FULL past the budget), and a
 live block for the rest of the run once granted: the program may not unmap memory outside the span (a free the
 grader could not tell from one of memory never mapped). brk may not grow, nor a mapping by mremap (nor be copied
 by MREMAP_DONTUNMAP), for the whole run.
@@ -31,6 +36,7 @@ answer of the ledger's changes how it takes any later call: review 10's ledger_s
 
 import bisect
 import errno
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +57,9 @@ CONTINUE = 0  # the call runs as asked
 FULL = errno.ENOMEM  # the fence cannot hold the block (its bytes or blocks): it fails as memory that ran out
 BRK_REFUSED = -1  # brk answered 0, not an errno: the C library reads it as a failure and asks the kernel afresh
 QUARANTINE_BLOCKS = 1024  # driver.c's: freed blocks whose mappings stay
+
+FileId = tuple[int, int]  # a file as the kernel knows it: (st_dev, st_ino)
+FileOf = Callable[[int], FileId | None]  # the file a descriptor of the caller names now (None: none, or unreadable)
 
 
 def max_map_count() -> int:
@@ -87,8 +96,8 @@ class Ledger:
     max_blocks: int = 1 << 40
     fail_at: int = 0
     driver_regions: tuple[tuple[int, int], ...] = ()  # the driver's own memory, mapped before the handover: (start, length)
-    window: tuple[int, int, int] | None = None  # the pool's window this call may map: (descriptor, offset, length)
-    next_window: tuple[int, int, int] | None = None  # the one the next call may map (expect_window)
+    window: tuple[FileId, int, int] | None = None  # the pool's window this call may map: (file, offset, length)
+    next_window: tuple[FileId, int, int] | None = None  # the one the next call may map (expect_window)
     outside: int = 0  # live blocks mapped outside the span behind the heap's count, and their pages
     outside_pages: int = 0
     live: dict[int, int] = field(default_factory=dict)  # a live block's first page: its page count
@@ -125,16 +134,17 @@ class Ledger:
         """The stray pages counted in the run: those kept, and the sink's."""
         return len(self.faulted) + self.sunk
 
-    def expect_window(self, fd: int, offset: int, length: int) -> None:
-        """The next call (its request carries a pool) maps `length` bytes of the grader's memory file, open as
-        descriptor `fd` in the driver, at `offset`: that one mapping is the pool's, not a block."""
-        self.next_window = (fd, offset, length)
+    def expect_window(self, file: FileId, offset: int, length: int) -> None:
+        """The next call (its request carries a pool) maps `length` bytes of the grader's memory file `file` at
+        `offset`: that one mapping is the pool's, not a block."""
+        self.next_window = (file, offset, length)
 
-    def answer(self, nr: int, args: tuple[int, ...]) -> int:
+    def answer(self, nr: int, args: tuple[int, ...], file_of: FileOf | None = None) -> int:
         """The answer to one system call: CONTINUE, the errno it fails with, or BRK_REFUSED; the ledger updated.
-        Where the call was made plays no part: the submission's code can reach any instruction of the process."""
+        Where the call was made plays no part: the submission's code can reach any instruction of the process.
+        `file_of(fd)`: the file the caller's descriptor `fd` names, read only for a mapping of the window's shape."""
         if nr == MMAP:
-            return self._mmap(*args[:6])
+            return self._mmap(*args[:6], file_of=file_of)
         if nr == BRK:
             return CONTINUE if args[0] == 0 else BRK_REFUSED
         if nr == MPROTECT:
@@ -162,15 +172,18 @@ class Ledger:
 
     # ---- the calls ----
 
-    def _mmap(self, addr: int, length: int, prot: int, flags: int, fd: int = _U64, offset: int = 0) -> int:
+    def _mmap(self, addr: int, length: int, prot: int, flags: int, fd: int = _U64, offset: int = 0,
+              file_of: FileOf | None = None) -> int:
         if prot & PROT_EXEC:
             return errno.EPERM  # no code but the program's own
         if not _in_span(addr, length):
             if flags & MAP_FIXED:
                 return errno.EPERM  # it would replace the program's pages
-            if self._is_window(addr, length, prot, flags, fd, offset):
-                self.window = None  # once: the pool is mapped
-                return CONTINUE
+            if self._window_shaped(addr, length, prot, flags, offset):
+                assert self.window is not None
+                file, self.window = self.window[0], None  # once: the pool is mapped, or it never will be
+                named = file_of(fd & 0xFFFFFFFF) if file_of is not None else None  # the kernel reads an int
+                return CONTINUE if named == file else errno.EBADF  # no pool on a file the grader does not read
             return self._outside_block(length)
         first, end = _pages(addr, length)
         if (flags & MAP_TYPE == MAP_PRIVATE and flags & MAP_ANONYMOUS and flags & MAP_FIXED_NOREPLACE
@@ -178,10 +191,10 @@ class Ledger:
             return self._grant(first, end)
         return self._protect(first, end, prot)
 
-    def _is_window(self, addr: int, length: int, prot: int, flags: int, fd: int, offset: int) -> bool:
-        """Whether the mapping is the pool's window this call may map: by what it maps, the grader's file where
-        the grader put the pool, shared, read-write, placed by the kernel."""
-        return (self.window is not None and (fd & 0xFFFFFFFF, offset, length) == self.window and addr == 0
+    def _window_shaped(self, addr: int, length: int, prot: int, flags: int, offset: int) -> bool:
+        """Whether the mapping has the shape of the pool's window this call may map: a file's bytes where the grader
+        put the pool, shared, read-write, placed by the kernel. Whose file it is, is the caller's (_mmap)."""
+        return (self.window is not None and (offset, length) == self.window[1:] and addr == 0
                 and flags & (MAP_TYPE | MAP_ANONYMOUS) == MAP_SHARED and prot == PROT_READ | PROT_WRITE)
 
     def _outside_block(self, length: int) -> int:

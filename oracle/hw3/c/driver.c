@@ -43,9 +43,14 @@ static void *load_pool(int cmd_fd, int fd, size_t size, int null)
     size_t guard = (size_t)where[1];
     pool.len = size + 2 * guard;
     pool.region = own_mmap_at(pool.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)where[0]);
+    if (pool.region == MAP_FAILED && errno == EBADF) { /* the grader's ledger, or the kernel: not the grader's file */
+        pool.region = NULL;
+        fatal("pagedcheck driver: cannot map a pool of %zu bytes: descriptor %d no longer names the grader's memory "
+              "file (the program closed it, or put another file in its place)", size, fd);
+    }
     if (pool.region == MAP_FAILED) {
         pool.region = NULL;
-        fatal("pagedcheck driver: cannot map a pool of %zu bytes", size);
+        fatal("pagedcheck driver: cannot map a pool of %zu bytes (%s)", size, strerror(errno));
     }
     return pool.region + guard;
 }
