@@ -92,6 +92,28 @@ def patched_copy(patch: Path, source: Path, copy: Path) -> Path:
     return copy
 
 
+_DRIVER_OBJECT: list[Path] = []
+
+
+def seeded_build_cache(folder: Path) -> Path:
+    """`folder` as a C build cache (oracle/native/build_cache.py private_cache: made 0700) holding HW3's driver object,
+    as the first build into it would leave it: a test whose subject is not that compile skips its 0.7 CPU s (a tamper
+    scene's grade, a probe's fresh cache). The object is compiled once a process by the grader's own code
+    (oracle/native/build.py `_driver_object`: our driver's source alone, no submission's) and copied, so its name
+    is the digest the grader looks for and a build of this version finds it."""
+    from oracle.hw3.c.build import FACTS
+    from oracle.native.build import _driver_object
+    from oracle.native.build_cache import private_cache
+
+    if not _DRIVER_OBJECT:
+        compiled = Path(tempfile.mkdtemp(prefix="pagedcheck-driver-"))
+        atexit.register(shutil.rmtree, compiled, ignore_errors=True)
+        _DRIVER_OBJECT.append(_driver_object(compiled, FACTS))
+    cache = private_cache(folder)
+    shutil.copyfile(_DRIVER_OBJECT[0], cache / _DRIVER_OBJECT[0].name)
+    return cache
+
+
 PYTHON_ENGINE = ROOT / "engine" / "llm_memory.py"
 BROKEN_PYTHON = ROOT / "tests" / "broken"
 _broken_root: list[Path] = []

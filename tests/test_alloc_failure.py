@@ -8,7 +8,7 @@ from oracle.hw3.alloc_failure import ALLOCATING, MOST_PER_CALL, _allocations, _i
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import build
 from oracle.hw3.grade import grade, load
-from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched, seeded_build_cache
 from tests.test_grade import small_rubric
 
 SPARE_RECORDS = SUBMISSIONS / "correct_review2" / "spare_records.patch"  # llm_init: 2 + 8000 allocations
@@ -204,7 +204,7 @@ def test_a_try_past_a_calls_count_must_make_as_many_allocations_and_fail_none(tm
     directory = tmp_path / "reference"
     directory.mkdir()
     (directory / "llm_memory.c").write_text(REFERENCE_C.read_text())
-    built = build(directory, tmp_path / "work")
+    built = build(directory, seeded_build_cache(tmp_path / "work"))
     assert built.ok and built.driver is not None, built.message
     adapter = CAdapter(built.driver)
     try:

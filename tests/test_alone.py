@@ -18,7 +18,7 @@ from oracle.hw3.resync import TrackedModel
 from oracle.hw3.run import run
 from oracle.program import Program, Step
 from oracle.sandbox import Sandbox
-from tests.conftest import REFERENCE_C
+from tests.conftest import REFERENCE_C, seeded_build_cache
 from tests.test_fresh_pool import FIRST_FIT_LOOP
 from tests.tamper_grading import python_module
 
@@ -69,7 +69,7 @@ def test_a_c_runs_driver_is_ended_for_each_second_opinion_and_its_calls_replayed
     assert text.count(FIRST_FIT_LOOP) == 1
     (tmp_path / "llm_memory.c").write_text(
         text.replace(FIRST_FIT_LOOP, FIRST_FIT_LOOP.replace("engine->total_local_blocks", "engine->free_local_blocks")))
-    driver = build(tmp_path, tmp_path / "cache").driver
+    driver = build(tmp_path, seeded_build_cache(tmp_path / "cache")).driver
     assert driver is not None
     graded = CAdapter(driver, watch=Watch([]))
     try:
@@ -150,7 +150,7 @@ def test_a_c_witness_is_handed_what_the_graded_runs_first_driver_was(without_bwr
                                                 "static LLMEngine *reference_llm_init(void *pool_addr")
     (tmp_path / "llm_memory.c").write_text(reference + C_FINGERPRINT)
     with Sandbox() as box:
-        driver = build(tmp_path, tmp_path / "cache", box).driver
+        driver = build(tmp_path, seeded_build_cache(tmp_path / "cache"), box).driver
         assert driver is not None
         graded = CAdapter(driver, sandbox=box)
         try:

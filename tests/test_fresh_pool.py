@@ -14,7 +14,7 @@ from oracle.hw3.fresh_pool import left_unmapped, maps_on_a_fresh_pool, search_fa
 from oracle.hw3.call import Call
 from oracle.hw3.rules import FIRST_FIT, TASKS, Effects, rule_of
 from oracle.hw3.programs import parse
-from tests.conftest import REFERENCE_C
+from tests.conftest import REFERENCE_C, seeded_build_cache
 
 FIRST_FIT_LOOP = "    for (int block = 0; block < engine->total_local_blocks; block++) {\n        if (engine->ref_count[block] == 0) {"
 VARIANTS = {
@@ -50,7 +50,7 @@ def opener(tmp_path: Path, name: str):  # noqa: ANN201
     text = REFERENCE_C.read_text()
     assert not old or text.count(old) == 1, old
     (tmp_path / "llm_memory.c").write_text(text.replace(old, new) if old else text)
-    driver = build(tmp_path, tmp_path / "cache").driver
+    driver = build(tmp_path, seeded_build_cache(tmp_path / "cache")).driver
     assert driver is not None
     return lambda: CAdapter(driver)
 

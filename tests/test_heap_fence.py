@@ -13,7 +13,7 @@ from oracle.hw3.c.build import build
 from oracle.native.heap_maps import REGION_BASE, MapsReader, heap_maps
 from oracle.native.outside import driver_pid
 from oracle.hw3.observation import ImplementationFailure
-from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched, seeded_build_cache
 
 TAMPER2 = SUBMISSIONS / "hostile" / "tamper2"
 
@@ -27,7 +27,7 @@ def _driver(source: str, workdir: Path, name: str) -> Path:
     folder = workdir / name
     folder.mkdir(exist_ok=True)
     (folder / "llm_memory.c").write_text(source)
-    result = build(folder / "llm_memory.c", workdir / f"{name}-build")
+    result = build(folder / "llm_memory.c", seeded_build_cache(workdir / f"{name}-build"))
     assert result.ok and result.driver is not None, result.message
     return result.driver
 
@@ -241,7 +241,7 @@ def test_a_signal_handler_is_refused_at_build(call: str, symbol: str, workdir: P
     folder = workdir / f"handler-{call[:6]}"
     folder.mkdir()
     (folder / "llm_memory.c").write_text(source)
-    result = build(folder / "llm_memory.c", workdir / f"handler-{call[:6]}-build")
+    result = build(folder / "llm_memory.c", seeded_build_cache(workdir / f"handler-{call[:6]}-build"))
     assert not result.ok
     assert f"installs signal handlers ({symbol}): a submission may not catch the faults" in result.message
 

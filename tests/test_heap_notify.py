@@ -13,7 +13,7 @@ from oracle.hw3.c.build import build
 from oracle.native.heap_maps import heap_maps
 from oracle.native.outside import driver_pid
 from oracle.native.ledger import PAGE
-from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched, seeded_build_cache
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +105,7 @@ def test_a_page_mapped_by_calling_the_drivers_own_instruction_is_a_block_counted
     source = tmp_path / "llm_memory.c"
     base = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "alloc_failure.patch")
     source.write_text(patched(base, SUBMISSIONS / "hostile" / "review12" / "l2_tables_on_the_drivers_pages.patch"))
-    result = build(source, tmp_path / "build")
+    result = build(source, seeded_build_cache(tmp_path / "build"))
     assert result.ok and result.driver is not None, result.message
     adapter = CAdapter(result.driver)
     try:

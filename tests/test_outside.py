@@ -19,7 +19,7 @@ from oracle.hw3.c.build import build
 from oracle.native.outside import DriverGone, OutsideMemory, Unreachable, driver_pid
 from oracle.hw3.probes import run_probes
 from oracle.sandbox import Sandbox
-from tests.conftest import REFERENCE_C, ROOT, SUBMISSIONS, patched
+from tests.conftest import REFERENCE_C, ROOT, SUBMISSIONS, patched, seeded_build_cache
 
 CHILD = r"""
 #include <stdio.h>
@@ -191,7 +191,7 @@ def test_a_forged_reply_on_the_pipe_is_not_what_the_probe_reads(box: Sandbox, tm
     itself, under every isolation, and sees the blocks the buggy free kept."""
     base = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "l1_traversal.patch")
     (tmp_path / "llm_memory.c").write_text(patched(base, SUBMISSIONS / "hostile" / "tamper2" / "forged_probe_reply.patch"))
-    driver = build(tmp_path, tmp_path / "cache", box).graded_driver
+    driver = build(tmp_path, seeded_build_cache(tmp_path / "cache"), box).graded_driver
     assert driver is not None
     (result,) = run_probes(driver, sandbox=box, only=["l1_gap_free"])
     assert not result.passed and "the blocks past the gap still have ref_count 1" in result.detail

@@ -16,6 +16,7 @@ from oracle.child import PythonChild
 from oracle.hw3.pyremote import served
 from oracle.hw3.pyserve import POOLS_FD
 from oracle.sandbox import Sandbox
+from tests.conftest import seeded_build_cache
 from tests.tamper_grading import python_module
 
 # what a process finds at import: each descriptor naming the grader's pools' file, with the file's size
@@ -107,7 +108,7 @@ def test_a_c_witness_driver_finds_a_pools_file_no_earlier_driver_grew(tmp_path: 
     includes = "#define _GNU_SOURCE\n" + includes
     (tmp_path / "llm_memory.c").write_text(includes + reference + C_POOLS_SIZE)
     with Sandbox() as box:
-        driver = build(tmp_path, tmp_path / "cache", box).driver
+        driver = build(tmp_path, seeded_build_cache(tmp_path / "cache"), box).driver
         assert driver is not None
         graded = CAdapter(driver, sandbox=box)
         try:

@@ -13,12 +13,12 @@ from oracle.hw3.c.stray import Stray
 from oracle.hw3.pool import GUARD
 from oracle.hw3.probe_pool import PATTERN
 from oracle.hw3.probes import ProbeResult, run_probes
-from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.conftest import REFERENCE_C, SUBMISSIONS, patched, seeded_build_cache
 
 
 def driver_of(tmp_path: Path, source: str) -> Path:
     (tmp_path / "llm_memory.c").write_text(source)
-    driver = build(tmp_path, tmp_path / "cache").graded_driver
+    driver = build(tmp_path, seeded_build_cache(tmp_path / "cache")).graded_driver
     assert driver is not None
     return driver
 

@@ -10,14 +10,15 @@ import pytest
 from oracle.hw3.c.build import build
 from oracle.hw3.probes import PROBES, ProbeResult
 from oracle.hw3.probes import run_probes as run_on_driver
+from tests.conftest import seeded_build_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "engine" / "c"
 
 
 def run_probes(submission: Path, cache: Path, timeout: float = 10) -> list[ProbeResult]:
-    """Every probe on a C submission, built into its driver in `cache`."""
-    driver = build(submission, cache).graded_driver
+    """Every probe on a C submission, built into its driver in `cache` (seeded with our driver's object)."""
+    driver = build(submission, seeded_build_cache(cache)).graded_driver
     assert driver is not None
     return run_on_driver(driver, timeout)
 
@@ -120,8 +121,8 @@ def test_a_probe_that_judged_its_rule_names_another_items_bug_it_met(
 
 
 def run_probe(submission: Path, cache: Path, probe: str) -> ProbeResult:
-    """One probe on a C submission, built into its driver in `cache`."""
-    driver = build(submission, cache).graded_driver
+    """One probe on a C submission, built into its driver in `cache` (seeded with our driver's object)."""
+    driver = build(submission, seeded_build_cache(cache)).graded_driver
     assert driver is not None
     (result,) = run_on_driver(driver, 10, only=[probe])
     return result

@@ -12,6 +12,7 @@ read into an abort, so a read that works shows as a score below the honest one.
 
 import csv
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -247,7 +248,7 @@ def test_grade_all_shows_no_control_character_of_a_submission(mode: str, scene: 
 @pytest.fixture
 def shared_cache_scenes(tmp_path: Path) -> Iterator[tuple[Scene, Scene]]:
     with_bwrap, without = Scene(tmp_path / "with"), Scene(tmp_path / "without", without_bwrap=True)
-    without.cache.rmdir()
+    shutil.rmtree(without.cache)  # (it holds the driver object every scene's cache starts with)
     without.cache.symlink_to(with_bwrap.cache)  # one grader's cache, graded in both isolations
     yield with_bwrap, without
     with_bwrap.close()
