@@ -154,3 +154,18 @@ def test_shrink_points_an_argument_at_an_earlier_result_and_drops_the_step_that_
     assert isinstance(failure, Divergence)
     shrunk, _ = Shrinker(no_cow(), Budget(500)).shrink(program(lines), failure)
     assert printed(shrunk) == MINIMAL, shrunk
+
+
+def test_a_program_of_another_family_reads_as_steps_and_prints_back_the_same() -> None:
+    """The prefix family's machine: a list and a word among the arguments, a result passed on."""
+    from oracle.family import families
+
+    prefix = families()["prefix"]
+    machine = prefix.machine_for(prefix.load_adapter("engine"), RunStats())
+    lines = ["state = PrefixMachine()", "state.start(num_blocks=4, block_size=2)",
+             "requests_0 = state.admit(base=0, count=1, cut='blocks_plus_one', tail=[1, 2])",
+             "state.free(rid=requests_0)", "state.teardown()"]
+    read = parse(machine, lines)
+    assert read is not None and read.steps[1] == Step("admit", (0, 1, "blocks_plus_one", [1, 2]))
+    assert read.steps[2] == Step("free", (Made(1),)) and render(machine, read) == lines
+    assert replay(machine, read)[:2] == (None, 3)  # the engine agrees with the model
