@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, Phase, seed as use_seed, settings
 from hypothesis.errors import Flaky, FlakyFailure, Unsatisfiable, UnsatisfiedAssumption
 from hypothesis.stateful import run_state_machine_as_test
 
-from oracle.campaign import MACHINE, campaign_machine, database
+from oracle.campaign import campaign_machine, database
 from oracle.determinism import fixed_constants
 from oracle.family import AdapterFactory, Family
-from oracle.shrink import Budget, Shrinker
+from oracle.shrink import Budget, Shrinker, parse, render
 from oracle.stats import RunStats
 
 _PROGRAM_LINE = re.compile(r"^(\w+(, \w+)* = )?state\b")  # a step as Hypothesis prints it
@@ -162,10 +162,10 @@ def fuzz(
     if divergence and replay is None:
         stats = before[0]  # without Hypothesis's replay of the failing program
     program = [note for note in notes if _PROGRAM_LINE.match(note)]
-    if replay is not None:  # the program is the family's machine's, as the preamble names it
-        program = [note.replace(f"state = {MACHINE}()", f"state = {machine.__name__}()") for note in program]
     report = FuzzReport(impl, seed, 0.0, stats, divergence, failure=error, unreplayed=unreplayed)
-    if divergence and error is not None and program:
+    machine = family.machine_for(adapter_factory, RunStats()) if divergence and error is not None else None
+    steps = parse(machine, program) if machine is not None else None  # None: not a table machine's, printed as it is
+    if steps is not None and steps.steps:
         budget = Budget(shrink_replays, deadline)
 
         def replayed(count: int) -> None:
@@ -173,8 +173,8 @@ def fuzz(
             if progress:
                 progress(stats)
 
-        shrinker = Shrinker(family.machine_for(adapter_factory, RunStats()), budget, replayed)
-        program, report.failure = shrinker.shrink(program, error)
+        shrunk, report.failure = Shrinker(machine, budget, replayed).shrink(steps, error)
+        program = render(machine, shrunk)
         report.divergence = str(report.failure).splitlines()[0]
         stats.shrink_replays = budget.spent
         report.cut_short = f"shrink-{budget.cut_short}" if budget.cut_short else None

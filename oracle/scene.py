@@ -1,7 +1,7 @@
 """The failing call of a fuzz run, replayed for its picture, for any family whose `state_tables` hook draws
 a machine's state as tables (oracle/tables.py).
 
-The one program the fuzz shrank is run again by the shrinker's own loop (oracle/shrink.py, replay) on a
+The one program the fuzz shrank is run again through the family's driver (oracle/shrink.py, replay) on a
 fresh adapter whose calls are watched: every time the machine observes the implementation, the family's
 hook draws both sides (the model's state, the implementation's as observed); facts the machine derives from
 an observation after making it (what each block holds) are drawn as callables, read when the machine next
@@ -12,18 +12,17 @@ picture (None) when it does not fail again. A family's own replay of a directed 
 same way while it runs (Watch.adapter, Watch.scene: the prefix family's directed items).
 """
 
-import re
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Callable
 
-from oracle.shrink import replay
+from oracle.shrink import parse, replay
 from oracle.stats import RunStats
 from oracle.tables import State, settled
 
 Sides = tuple[State, State | None]  # expected (the model), actual (the implementation; None: unreadable)
 # a family's hook: (a machine, what the implementation's observe just returned or None) -> its state, both sides
 StateTables = Callable[[Any, Any], Sides]
-_START = re.compile(r"^state = \w+\(\)$")
 
 
 @dataclass(frozen=True)
@@ -126,24 +125,20 @@ class _WatchedFactory:
 
 def scene_of(machine_for: Callable[..., type], factory: Callable[[], Any], program: list[str] | tuple[str, ...],
              draw: StateTables) -> tuple[Scene, BaseException] | None:
-    """Replays a printed program (its preamble, if any, is skipped) against fresh adapters from `factory`; the
-    scene of its failure and the failure, or None when it does not fail."""
-    start = next((n for n, line in enumerate(program) if _START.match(line)), None)
-    if start is None:
-        return None
+    """Replays a printed program (its preamble, if any, is skipped) through a driver on fresh adapters from
+    `factory`; the scene of its failure and the failure, or None when it does not fail."""
     watch = Watch(draw)
-    base = machine_for(_WatchedFactory(factory, watch), RunStats())
-
-    def __init__(self: Any) -> None:
-        base.__init__(self)
-        watch.machine = self
-
-    def teardown(self: Any) -> None:
+    machine = machine_for(_WatchedFactory(factory, watch), RunStats())
+    steps = parse(machine, program)
+    if steps is None:
+        return None
+    driver = machine.make_driver(machine.adapter_factory(), machine.stats, machine.adapter_factory)
+    watch.machine = SimpleNamespace(driver=driver)  # what the family's hook draws: a machine's driver
+    try:
+        failure, at, _ = replay(machine, steps, driver, close=False)
         watch.after = watch.settled_sides()
-        base.teardown(self)
-
-    machine = type(base.__name__, (base,), {"__init__": __init__, "teardown": teardown})
-    failure, line, _ = replay(machine, list(program[start:]))
+    finally:
+        driver.impl.close()
     if failure is None or watch.after is None:
         return None
-    return Scene(getattr(failure, "call", ""), line, watch.after, watch.before), failure
+    return Scene(getattr(failure, "call", ""), at + 1, watch.after, watch.before), failure

@@ -1,35 +1,39 @@
-"""Shrinking a failing program, as printed: our own loop over its lines, with a budget we count.
+"""Shrinking a failing program (oracle/program.py), our own loop over its steps, with a budget we count.
 
-A program is the list of lines Hypothesis prints for a failing state machine run: `state = Name()`, one
-line per rule (`sequences_0 = state.create(initial_kv_len=1, seq_id=1)`), then `state.teardown()`. The
-shrinker replays candidate programs with `exec` and keeps one when it still fails with the same kind of
-exception (as Hypothesis judges "the same bug"). Its passes: keep only the failing step, the steps whose
-results it uses and one set-up step; delete chunks of the steps before the failing step (halving their size,
-each step with the later steps that use a name it defines); point an argument that names an earlier result
-at an earlier one (dropping the step that made the old one), or at the value it held, so that the step that
-made it can go; simplify literal arguments, first every step's simplest values (all of a step's at once,
-then each: integers to 0 or 1, booleans to False), then each integer's search (up in powers of two, one
-below the first that fails, a bisection; or one step towards 0). Every candidate is cut after the
-step that now fails. After any progress it starts again, until no pass changes anything or the budget is
-spent; the names the program assigns are then numbered again from 0. The passes favour candidates that do
-not fail, which are cheap, over a walk of many small failing steps: a failing replay may wait out a whole
-per-call timeout (a hang). Every replay is counted; the same program and budget give the same result on
-any machine.
+A machine's program (oracle/table_machine.py) is a Program of its operations, a Step's arguments in the order of
+the machine's `arguments`; one that is what an earlier step returned (a sequence it made) is `Made(its index)`.
+`parse` reads a program Hypothesis printed, `render` prints one so again (runnable after the family's preamble),
+`replay` runs one through the family's driver, the one loop of every program (oracle/checked.py).
+
+A candidate is kept when it still fails with the same kind of exception (as Hypothesis judges "the same bug"). The
+passes: keep only the failing step (the last), the steps whose results it uses and one set-up step; delete chunks of
+the steps before it (halving their size, each with the later steps that use its result); point an argument that is
+an earlier result at an earlier one (dropping the step that made the old one), or at the value it held; simplify
+literals: each step's simplest values (all at once, then each: integers to 0 or 1, booleans to False), then each
+integer's search (up in powers of two, one below the first that fails, a bisection; or one step towards 0). Each
+candidate is cut after the step that now fails; after any progress it starts again, until nothing changes or the
+budget is spent. It favours candidates that do not fail, which are cheap (a failing one may wait out a hang's
+timeout). Every replay is counted: the same program and budget give the same result anywhere.
 """
 
 import ast
-import re
 import time
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, NamedTuple
 
 from hypothesis.stateful import MultipleResults
 
-_NAME = re.compile(r"\b\w+\b")
-_NUMBERED = re.compile(r"(\w+)_(\d+)$")
-_SOURCE = "<program>"
+from oracle import checked
+from oracle.program import Program, Step
+
 SET_UP_STEPS = 3  # the first steps tried as the set-up of the failing step (with what it uses)
+END = "teardown"  # the step replay adds last: the machine's end (its check of the state left), as printed
+
+
+@dataclass(frozen=True)
+class Made:
+    step: int  # an argument that is what the program's step `step` (0-based) returned
 
 
 @dataclass
@@ -42,32 +46,31 @@ class Budget:
     cut_short: str | None = None  # "replays" or "seconds", when a limit stopped the shrinking
 
     def take(self) -> bool:
-        if self.spent >= self.replays:
-            self.cut_short = "replays"
-        elif self.deadline is not None and time.monotonic() > self.deadline:
-            self.cut_short = "seconds"
-        else:
-            self.spent += 1
-            return True
-        return False
+        late = self.deadline is not None and time.monotonic() > self.deadline
+        self.cut_short = "replays" if self.spent >= self.replays else "seconds" if late else None
+        self.spent += not self.cut_short
+        return not self.cut_short
+
+
+Steps = tuple[Step, ...]
 
 
 @dataclass
 class Shrinker:
-    """Replays programs against `machine` (bound to the name the first line uses) within `budget`."""
+    """Replays programs of `machine` (a class of oracle/table_machine.py) within `budget`."""
 
     machine: type
     budget: Budget
     on_replay: Callable[[int], None] | None = None  # called after each replay with the count (progress)
     kind: type = AssertionError  # what a candidate must raise to count as the same failure
-    _seen: dict[tuple[str, ...], "Replayed"] = field(default_factory=dict)
-    _values: dict[str, object] | None = None  # what the current program's names hold (None: not replayed yet)
+    _seen: dict[str, "Replayed"] = field(default_factory=dict)
+    _values: list | None = None  # what the current program's steps returned (None: not replayed yet)
 
-    def shrink(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
-        """The smallest program found that still fails, and its failure. The program as given is taken to
-        fail as `failure` says (it just did): it is not replayed again."""
-        self.kind = type(failure)
-        self._seen[tuple(steps)] = Replayed(failure, len(steps) - 2, None)
+    def shrink(self, program: Program, failure: BaseException) -> tuple[Program, BaseException]:
+        """The smallest program found that still fails, and its failure. The program as given is taken to fail
+        at its last step as `failure` says (it just did): it is not replayed again."""
+        self.kind, steps = type(failure), program.steps
+        self._seen[repr(steps)] = Replayed(failure, len(steps) - 1, None)
         passes = (self._keep_what_the_failing_step_needs, self._delete_chunks, self._rebind_arguments,
                   self._simplify_arguments)
         while not self.budget.cut_short:
@@ -78,277 +81,273 @@ class Shrinker:
                     break
             else:
                 break
-        return _renumbered(steps), failure
+        return replace(program, steps=steps), failure
 
     # -- passes ------------------------------------------------------------------------------------------
 
-    def _keep_what_the_failing_step_needs(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
-        """The failing step with only the steps whose results it uses (transitively), first alone, then
-        after one of the program's first steps (where it sets up): a few replays, each a big jump."""
-        if len(steps) < 4:
+    def _keep_what_the_failing_step_needs(self, steps: Steps, failure: BaseException) -> tuple[Steps, BaseException]:
+        """The failing step with only the steps whose results it uses (transitively), first alone, then after
+        one of the program's first steps (where it sets up): a few replays, each a big jump."""
+        if len(steps) < 2:
             return steps, failure
-        needed = _needed(steps, len(steps) - 2)
-        for keep in (needed, *({at} | needed for at in range(1, min(SET_UP_STEPS, min(needed) - 1) + 1))):
-            if len(keep) + 2 < len(steps):
-                outcome = self._try([steps[0], *(steps[at] for at in sorted(keep)), steps[-1]])
+        needed = _needed(steps, len(steps) - 1)
+        for keep in (needed, *({at} | needed for at in range(min(SET_UP_STEPS, min(needed))))):
+            if len(keep) < len(steps):
+                outcome = self._try(_only(steps, keep))
                 if outcome:
                     return outcome
         return steps, failure
 
-    def _delete_chunks(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
-        """Deletes chunks of the steps before the failing step (the last one), from the end (its causes are
-        earlier), halving the chunk size down to single steps; then the failing step itself (the teardown
-        may fail without it)."""
-        size = 1 << max(0, (len(steps) - 3).bit_length() - 1)
+    def _delete_chunks(self, steps: Steps, failure: BaseException) -> tuple[Steps, BaseException]:
+        """Deletes chunks of the steps before the failing (last) step, from the end (its causes are earlier), halving
+        their size down to single steps; then the failing step itself (the end may fail without it)."""
+        size = 1 << max(0, (len(steps) - 1).bit_length() - 1)
         while size >= 1:
-            end = len(steps) - 2
-            while end > 1:
-                start = max(1, end - size)
+            end = len(steps) - 1
+            while end > 0:
+                start = max(0, end - size)
                 outcome = self._try(_without_steps(steps, start, end - start))
                 if outcome:
                     steps, failure = outcome
                 elif self.budget.cut_short:
                     return steps, failure
-                end = min(start, len(steps) - 2)
+                end = min(start, len(steps) - 1)
             size //= 2
-        if len(steps) > 2:
-            steps, failure = self._try(_without_steps(steps, len(steps) - 2, 1)) or (steps, failure)
+        if steps:
+            steps, failure = self._try(_without_steps(steps, len(steps) - 1, 1)) or (steps, failure)
         return steps, failure
 
-    def _simplify_arguments(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
+    def _simplify_arguments(self, steps: Steps, failure: BaseException) -> tuple[Steps, BaseException]:
         """Each step's literal arguments, in two sweeps over the steps: the simplest values first (all of a
         step's at once, then each), so that later steps ask for less (a pool's size bounds what they can
         take); then each integer's search."""
         for search in (False, True):
-            index = 1
-            while index < len(steps) - 1 and not self.budget.cut_short:
+            index = 0
+            while index < len(steps) and not self.budget.cut_short:
                 if not search:
                     steps, failure = self._simplest_at_once(steps, failure, index)
-                for name in _literal_arguments(steps[index]) if index < len(steps) - 1 else []:
-                    if index < len(steps) - 1:
-                        steps, failure = self._simplify(steps, failure, index, name, search)
+                for at in [at for at, a in enumerate(steps[index].args) if not isinstance(a, Made)] \
+                        if index < len(steps) else []:
+                    if index < len(steps):
+                        steps, failure = self._simplify(steps, failure, index, at, search)
                 index += 1
         return steps, failure
 
-    def _simplest_at_once(self, steps: list[str], failure: BaseException, index: int) -> tuple[list[str], BaseException]:
-        simplest = {name: _simpler(_argument(steps[index], name))[:1] for name in _literal_arguments(steps[index])}
-        if sum(map(len, simplest.values())) < 2:
+    def _simplest_at_once(self, steps: Steps, failure: BaseException, index: int) -> tuple[Steps, BaseException]:
+        args = steps[index].args
+        simplest = tuple(a if isinstance(a, Made) else [*_simpler(a), a][0] for a in args)
+        if sum(a != b for a, b in zip(args, simplest)) < 2:
             return steps, failure
-        candidate = steps
-        for name, value in simplest.items():
-            candidate = _with(candidate, index, name, ast.Constant(value[0])) if value else candidate
-        return self._try(candidate) or (steps, failure)
+        return self._try((*steps[:index], replace(steps[index], args=simplest), *steps[index + 1:])) or (steps, failure)
 
-    def _rebind_arguments(self, steps: list[str], failure: BaseException) -> tuple[list[str], BaseException]:
-        index = len(steps) - 2
-        while index > 0 and not self.budget.cut_short:
-            for name, held in _reference_arguments(steps[index]) if index < len(steps) - 1 else []:
-                steps, failure = self._rebind(steps, failure, index, name, held)
+    def _rebind_arguments(self, steps: Steps, failure: BaseException) -> tuple[Steps, BaseException]:
+        index = len(steps) - 1
+        while index >= 0 and not self.budget.cut_short:
+            for at in range(len(steps[index].args) if index < len(steps) else 0):  # (a rebind may drop steps)
+                if index < len(steps) and at < len(steps[index].args) and isinstance(steps[index].args[at], Made):
+                    steps, failure = self._rebind(steps, failure, index, at)
             index -= 1
         return steps, failure
 
-    def _simplify(self, steps: list[str], failure: BaseException, index: int, name: str,
-                  search: bool = True) -> tuple[list[str], BaseException]:
-        """One argument of steps[index]: its simplest value that still fails; for an integer 0, else 1 (or
-        -1), else (if `search`) the smallest magnitude towards 0 that fails: up from 1 in powers of two to the first that
-        fails (else one step towards 0: a value at a boundary stops there), one below it (a boundary stops
-        there), then a bisection. Few candidates fail that way, and a failing replay may cost a whole
-        per-call timeout (a hang)."""
-        value = _argument(steps[index], name)
+    def _simplify(self, steps: Steps, failure: BaseException, index: int, at: int,
+                  search: bool = True) -> tuple[Steps, BaseException]:
+        """One argument of steps[index]: its simplest value that still fails (0, else 1 or -1), else (if `search`)
+        an integer's smallest magnitude that fails: up from 1 in powers of two to the first that fails (else one
+        step towards 0), one below it (a boundary stops there), a bisection: few candidates that fail (a hang's)."""
+        value = steps[index].args[at]
         for simpler in _simpler(value):
-            outcome = self._try(_with(steps, index, name, ast.Constant(simpler)))
+            outcome = self._try(_with(steps, index, at, simpler))
             if outcome:
                 return outcome
         if not search or not isinstance(value, int) or isinstance(value, bool) or abs(value) <= 1:
             return steps, failure
         sign, low, high = (1 if value > 0 else -1), 1, None  # low does not fail; high (once found) does
         while 2 * low < abs(value) and not self.budget.cut_short:  # up from 1 in powers of two
-            outcome = self._try(_with(steps, index, name, ast.Constant(sign * 2 * low)))
+            outcome = self._try(_with(steps, index, at, sign * 2 * low))
             if outcome:
                 (steps, failure), high = outcome, 2 * low
                 if high - low > 1:  # a power of two is often the boundary itself (64 bytes, 256 blocks)
-                    outcome = self._try(_with(steps, index, name, ast.Constant(sign * (high - 1))))
+                    outcome = self._try(_with(steps, index, at, sign * (high - 1)))
                     if not outcome:
                         return steps, failure
                     (steps, failure), high = outcome, high - 1
                 break
             low *= 2
         if high is None:  # no power of two fails: one step towards 0, or the value is at a boundary already
-            outcome = self._try(_with(steps, index, name, ast.Constant(value - sign)))
+            outcome = self._try(_with(steps, index, at, value - sign))
             if not outcome:
                 return steps, failure
             (steps, failure), high = outcome, abs(value) - 1
         while high - low > 1 and not self.budget.cut_short:
             middle = (low + high) // 2
-            outcome = self._try(_with(steps, index, name, ast.Constant(sign * middle)))
+            outcome = self._try(_with(steps, index, at, sign * middle))
             if outcome:
                 (steps, failure), high = outcome, middle
             else:
                 low = middle
         return steps, failure
 
-    def _rebind(self, steps: list[str], failure: BaseException, index: int, name: str, held: str) -> tuple[list[str], BaseException]:
-        """An argument that names an earlier step's result: the earliest other result that still fails, else
-        the value it holds as a literal if the step that made `held` can then go."""
-        maker = next((at for at in range(1, index) if held in _defined([steps[at]])), None)
-        for earlier in _defined(steps[1:index]):  # not `state` itself
-            if earlier == held:
-                break
-            candidate = _with(steps, index, name, ast.Name(earlier))
-            if maker is not None and not any(held in _NAME.findall(line.split(" = ", 1)[-1]) for line in candidate[maker + 1 : -1]):
-                outcome = self._try(_without_steps(candidate, maker, 1))  # and the step that made `held`, now unused
+    def _rebind(self, steps: Steps, failure: BaseException, index: int, at: int) -> tuple[Steps, BaseException]:
+        """An argument that is an earlier step's result: the earliest other result that still fails, else the
+        value it holds as a literal if the step that made it can then go."""
+        maker, values = steps[index].args[at].step, self._held(steps)
+        for earlier in (j for j in range(min(maker, len(values))) if _one(values[j]) is not None):
+            candidate = _with(steps, index, at, Made(earlier))
+            if not any(Made(maker) in step.args for step in candidate[maker + 1:]):
+                outcome = self._try(_without_steps(candidate, maker, 1))  # and the step that made the old one, unused
                 if outcome:
                     return outcome
             outcome = self._try(candidate)
             if outcome:
                 return outcome
-        value = self._held(steps).get(held) if maker is not None else None
-        if isinstance(value, (int, str)) and maker is not None:  # the value itself, without the step that made it
-            return self._try(_without_steps(_with(steps, index, name, ast.Constant(value)), maker, 1)) or (steps, failure)
+        value = _one(values[maker]) if maker < len(values) else None
+        if isinstance(value, (int, str)):  # the value itself, without the step that made it
+            return self._try(_without_steps(_with(steps, index, at, value), maker, 1)) or (steps, failure)
         return steps, failure
 
-    def _held(self, steps: list[str]) -> dict[str, object]:
-        """What the names of `steps` (the current program) hold; the program given to shrink() was not
-        replayed, so it is, once, when a pass first needs its values."""
+    def _held(self, steps: Steps) -> list:
+        """What the current program's steps returned (the program given to shrink() replayed once, if need be)."""
         if self._values is None and self.budget.take():
-            self._values = replay(self.machine, steps).values
-            if self.on_replay:
-                self.on_replay(self.budget.spent)
-        return self._values or {}
+            self._values = self._replay(steps).values
+        return self._values or []
+
+    def _replay(self, steps: Steps) -> "Replayed":
+        replayed = replay(self.machine, Program(self.machine.__name__, steps))
+        if self.on_replay:
+            self.on_replay(self.budget.spent)
+        return replayed
 
     # -- one candidate -----------------------------------------------------------------------------------
 
-    def _try(self, candidate: list[str]) -> tuple[list[str], BaseException] | None:
-        """The candidate, cut after its failing step, and its failure; None when it does not fail the same
-        way (or the budget is spent)."""
-        key = tuple(candidate)
+    def _try(self, candidate: Steps) -> tuple[Steps, BaseException] | None:
+        """The candidate, cut after its failing step, and its failure; None: not the same failure, or no budget."""
+        key = repr(candidate)
         if key not in self._seen:
             if not self.budget.take():
                 return None
-            self._seen[key] = replay(self.machine, candidate)
-            if self.on_replay:
-                self.on_replay(self.budget.spent)
-        failure, line, values = self._seen[key]
+            self._seen[key] = self._replay(candidate)
+        failure, at, values = self._seen[key]
         if not isinstance(failure, self.kind):
             return None
-        if line < len(candidate) - 1:
-            candidate = candidate[: line + 1] + [candidate[-1]]  # the rest never ran: keep the teardown line
         self._values = values
-        return candidate, failure
+        return candidate[: at + 1], failure  # the rest never ran (at == len: the end failed)
 
 
 class Replayed(NamedTuple):
     failure: BaseException | None  # what the program ended in; None when it passed or was not valid
-    line: int  # the index of the line that raised it (len(steps) when none did)
-    values: dict[str, object] | None  # what the names the program assigned hold (None: not known)
+    at: int  # the index of the step that raised it (len(steps): the end; -1: the driver could not be made)
+    values: list | None  # what each step that ran returned (None: not known)
 
 
-def replay(machine: type, steps: list[str]) -> Replayed:
-    """Runs a printed program line by line, with `machine` under the name its first line gives it. A
-    program is not valid (no failure) when a step needs a name that a deleted step defined, or that a
-    refused step left without a value (an empty `multiple()`: Hypothesis never passes one on). A program
-    that stops early is torn down here, so an implementation's process does not outlive it."""
-    name = re.match(r"state = (\w+)\(\)$", steps[0])
-    namespace: dict = {name[1] if name else "HW3Machine": machine}
-    values: dict[str, object] = {}
-    for index, line in enumerate(steps):
-        try:
-            exec(compile(line, _SOURCE, "exec"), namespace)
-        except Exception as failure:
-            try:
-                namespace["state"].teardown()
-            except Exception:
-                pass
-            return Replayed(None if isinstance(failure, NameError) else failure, index, values)
-        for held in _defined([line]) if index else []:  # line 0 makes `state`
-            value = namespace.get(held)
-            if isinstance(value, MultipleResults) and not value.values:
-                del namespace[held]
-            else:
-                values[held] = value
-    return Replayed(None, len(steps), values)
+def replay(machine: type, program: Program, driver: Any = None, close: bool = True) -> Replayed:
+    """Runs the program through the family's driver (a new one, unless `driver` is given), then the machine's end,
+    by checked.replay. A program is not valid (no failure) when a step uses what an earlier step did not make. The
+    adapter is closed after (`close`; else the caller closes it)."""
+    made: list = []
+    raised: list[BaseException] = []
+
+    def operation(act: Callable[..., Any], names: tuple[str, ...] = ()) -> Callable[..., None]:
+        def call(driver: Any, *args: Any) -> None:
+            try:  # (a list given copied: an operation may change it)
+                values = [_made(made, a.step) if isinstance(a, Made) else list(a) if isinstance(a, list) else a
+                          for a in args]
+                made.append(act(driver, **dict(zip(names, values))))
+            except Exception as failure:
+                raised.append(failure)
+                raise
+        return call
+
+    operations = {op: operation(machine.operations[op].act, machine.arguments[op]) for op in program.ops}
+    operations[END] = operation(lambda driver: machine.end(driver) if machine.end else None)
+    try:  # a failure to start the implementation is at step -1
+        driver = driver or machine.make_driver(machine.adapter_factory(), machine.stats, machine.adapter_factory)
+        found = checked.replay(replace(program, steps=(*program.steps, Step(END))), driver, operations, [],
+                               close=close)
+    except Exception as failure:  # noqa: BLE001  (an implementation's own assertion, an invalid program's)
+        return Replayed(None if isinstance(failure, NameError) else failure, len(made) if driver else -1, made)
+    return Replayed(raised[-1], len(made), made) if found else Replayed(None, len(program.steps), made[:-1])
 
 
-def _without_steps(steps: list[str], index: int, count: int) -> list[str]:
-    """The program without steps[index:index + count] and every later step that uses a name they (or such
-    a step) define. The last line (the teardown) always stays."""
-    dropped, names = set(range(index, min(index + count, len(steps) - 1))), set()
-    for at in range(index, len(steps) - 1):
-        uses = set(_NAME.findall(steps[at].split(" = ", 1)[-1]))
-        if at in dropped or uses & names:
-            dropped.add(at)
-            head, sep, _ = steps[at].partition(" = ")
-            names |= {n.strip() for n in head.split(",")} if sep else set()
-    return [step for at, step in enumerate(steps) if at not in dropped]
+def parse(machine: type, lines: list[str] | tuple[str, ...]) -> Program | None:
+    """The program Hypothesis printed (a line that is no step of `state`, a preamble's, is skipped); None when it is
+    no program of a table machine's (a rule that draws as it runs, `data=data(...)`; a machine of its own)."""
+    steps: list[Step] = []
+    named: dict[str, Made] = {}  # each name a printed step assigned, and the step
+    try:
+        for line in lines:
+            node = ast.parse(line).body[0]
+            call = getattr(node, "value", None)
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)) or call.func.attr == END:
+                continue
+            given = {k.arg: named[k.value.id] if isinstance(k.value, ast.Name) else ast.literal_eval(k.value)
+                     for k in call.keywords}
+            steps.append(Step(call.func.attr, tuple(given[name] for name in machine.arguments[call.func.attr])))
+            for target in getattr(node, "targets", []):
+                for name in target.elts if isinstance(target, ast.Tuple) else [target]:
+                    named[name.id] = Made(len(steps) - 1)
+    except (AttributeError, IndexError, KeyError, SyntaxError, ValueError):
+        return None
+    return Program(machine.__name__, tuple(steps))
 
 
-def _call(line: str) -> ast.Call:
-    return _call_of(ast.parse(line))
+def render(machine: type, program: Program) -> list[str]:
+    """The program as Hypothesis prints one, runnable after the family's preamble: each result a later step uses
+    named after its bundle, numbered from 0 in the order they are made (`sequences_0 = state.create(...)`)."""
+    used = {a.step for step in program.steps for a in step.args if isinstance(a, Made)}
+    names: dict[int, str] = {}
+    made = Counter[str]()
+    lines = [f"state = {machine.__name__}()"]
+    for at, step in enumerate(program.steps):
+        if at in used:
+            bundle = machine.operations[step.op].target.name
+            names[at], made[bundle] = f"{bundle}_{made[bundle]}", made[bundle] + 1
+        args = ", ".join(f"{name}={names[a.step] if isinstance(a, Made) else repr(a)}"
+                         for name, a in zip(machine.arguments[step.op], step.args))
+        lines.append(f"{names[at] + ' = ' if at in used else ''}state.{step.op}({args})")
+    return [*lines, f"state.{END}()"]
 
 
-def _literal_arguments(line: str) -> list[str]:
-    """The keyword arguments of a step that are literals (not names of earlier results)."""
-    names = []
-    for keyword in _call(line).keywords:
-        try:
-            ast.literal_eval(keyword.value)
-        except ValueError:
-            continue
-        names.append(keyword.arg)
-    return names
+def _without_steps(steps: Steps, index: int, count: int) -> Steps:
+    """The program without steps[index:index + count] and the later steps that use their results (_only)."""
+    return _only(steps, set(range(index)) | set(range(index + count, len(steps))))
 
 
-def _reference_arguments(line: str) -> list[tuple[str, str]]:
-    """The keyword arguments of a step that name an earlier step's result, with that name."""
-    return [(k.arg, k.value.id) for k in _call(line).keywords if isinstance(k.value, ast.Name) and k.arg]
+def _only(steps: Steps, keep: set[int]) -> Steps:
+    """The steps at the indices `keep` but those that use a result of a step left out, results renumbered."""
+    moved: dict[int, Made] = {}  # each step kept, and what it is now
+    for at, step in enumerate(steps):
+        if at in keep and all(a.step in moved for a in step.args if isinstance(a, Made)):
+            moved[at] = Made(len(moved))
+    return tuple(replace(steps[at], args=tuple(moved[a.step] if isinstance(a, Made) else a for a in steps[at].args))
+                 for at in moved)
 
 
-def _renumbered(steps: list[str]) -> list[str]:
-    """The program with the names it assigns numbered again from 0 in the order they are made, per prefix
-    (`sequences_2` alone becomes `sequences_0`): the same program, read more easily."""
-    renamed: dict[str, str] = {}
-    made: Counter[str] = Counter()
-    for name in _defined(steps[1:]):
-        numbered = _NUMBERED.match(name)
-        if numbered and name not in renamed:
-            renamed[name] = f"{numbered[1]}_{made[numbered[1]]}"
-            made[numbered[1]] += 1
-    return [_NAME.sub(lambda m: renamed.get(m[0], m[0]), line) for line in steps]
-
-
-def _needed(steps: list[str], index: int) -> set[int]:
-    """The indices of the steps before steps[index] whose results it uses, directly or through another such
-    step, with index itself."""
-    needed, wanted = {index}, set(_NAME.findall(steps[index].split(" = ", 1)[-1]))
-    for at in range(index - 1, 0, -1):
-        if wanted & set(_defined([steps[at]])):
-            needed.add(at)
-            wanted |= set(_NAME.findall(steps[at].split(" = ", 1)[-1]))
+def _needed(steps: Steps, index: int) -> set[int]:
+    """index, and the indices of the steps whose results steps[index] uses, directly or through such a step."""
+    needed = {index}
+    for at in range(index, -1, -1):
+        if at in needed:
+            needed |= {a.step for a in steps[at].args if isinstance(a, Made)}
     return needed
 
 
-def _defined(steps: list[str]) -> list[str]:
-    """The names the steps assign, in order."""
-    return [n.strip() for line in steps if " = " in line for n in line.partition(" = ")[0].split(",")]
+def _with(steps: Steps, index: int, at: int, value: object) -> Steps:
+    """The program with the argument `at` of steps[index] replaced by `value` (a literal or a Made)."""
+    args = steps[index].args
+    return (*steps[:index], replace(steps[index], args=(*args[:at], value, *args[at + 1:])), *steps[index + 1:])
 
 
-def _argument(line: str, name: str) -> object:
-    return next(ast.literal_eval(k.value) for k in _call(line).keywords if k.arg == name)
+def _one(result: object) -> object:
+    """What a later step gets of a step's result: the value, or the one of a `multiple()`; else None."""
+    return (result.values[0] if len(result.values) == 1 else None) if isinstance(result, MultipleResults) else result
 
 
-def _with(steps: list[str], index: int, name: str, value: ast.expr) -> list[str]:
-    """The program with the argument `name` of steps[index] replaced by `value` (a literal or a name)."""
-    node = ast.parse(steps[index])
-    for keyword in _call_of(node).keywords:
-        if keyword.arg == name:
-            keyword.value = value
-    return steps[:index] + [ast.unparse(node)] + steps[index + 1 :]
-
-
-def _call_of(module: ast.Module) -> ast.Call:
-    call = module.body[0].value  # type: ignore[attr-defined]
-    assert isinstance(call, ast.Call)
-    return call
+def _made(made: list, step: int) -> object:
+    """What the step `step` made; NameError (not a valid program) when it made nothing, an empty `multiple()`."""
+    value = _one(made[step]) if step < len(made) else None
+    if value is None:
+        raise NameError(f"step {step} made no result")
+    return value
 
 
 def _simpler(value: object) -> list[object]:

@@ -60,8 +60,9 @@ def table_machine(name: str, start: Operation | Callable[[AdapterFactory], Opera
     """`machine_for(adapter_factory, stats=None)`: a machine class bound to an implementation, whose runs count
     into `stats`; `driver(adapter, stats, adapter_factory)` makes a program's driver. `start` may depend on the
     implementation: `start(adapter_factory)` is its start (the sizes it supports). `start_name`: what a printed program
-    calls the start by; `end(driver)`: the program's last step (its teardown), made unless a step failed (a check
-    of the state it leaves, say)."""
+    calls the start by; `end(driver)`: the program's last step (its teardown), made unless a step failed (a check of
+    the state it leaves, say). A Program of its operations (oracle/shrink.py) replays without Hypothesis, through
+    the class's `operations` (`arguments`: each one's names in a Step's order), `make_driver` and `end`."""
 
     def __init__(self: Any) -> None:
         RuleBasedStateMachine.__init__(self)
@@ -82,12 +83,16 @@ def table_machine(name: str, start: Operation | Callable[[AdapterFactory], Opera
     rules = {op: _rule(op, operation, rule) for op, operation in operations.items()}
     fixed = isinstance(start, Operation)
     first = {start_name: _rule(start_name, start, initialize)} if fixed else {}
-    base = type(name, (RuleBasedStateMachine,), {"__init__": __init__, "teardown": teardown, **rules, **first})
+    base = type(name, (RuleBasedStateMachine,), {"__init__": __init__, "teardown": teardown, **rules, **first,
+                                                 "make_driver": staticmethod(driver), "end": staticmethod(end)})
 
     def machine_for(adapter_factory: AdapterFactory, stats: RunStats | None = None) -> type:
-        own = {} if fixed else {start_name: _rule(start_name, start(adapter_factory), initialize)}
-        return type(name, (base,), {"adapter_factory": staticmethod(adapter_factory),
-                                    "stats": stats if stats is not None else RunStats(), **own})
+        begin = start if fixed else start(adapter_factory)
+        own = {} if fixed else {start_name: _rule(start_name, begin, initialize)}
+        table = {start_name: begin, **operations}  # and a step's arguments by name, as Hypothesis prints them
+        arguments = {op: tuple(o.arguments if op == start_name else sorted(o.arguments)) for op, o in table.items()}
+        return type(name, (base,), {"adapter_factory": staticmethod(adapter_factory), "operations": table,
+                                    "arguments": arguments, "stats": stats if stats is not None else RunStats(), **own})
 
     return machine_for
 
