@@ -10,7 +10,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Generator, Mapping
 
 from hypothesis.errors import HypothesisDeprecationWarning
 from hypothesis.reporting import with_reporter
@@ -18,6 +18,7 @@ from hypothesis.reporting import with_reporter
 from oracle.child import PYTHON, LoadFailure
 from oracle.finding import Finding
 from oracle.grading.grader import Check, Excuse, GraderError, Incomplete, NotRun, Outcome, rubric_for, run_checks
+from oracle.grading.judge import Judge, Replayed, directed
 from oracle.grading.settlement import Seen
 from oracle.grading.report import GradeReport, ItemResult
 from oracle.grading.rubric import Rubric, at_least, positive
@@ -44,43 +45,25 @@ class Submission:
 
 
 def scenario_check(item: str, rule: str, programs: list[Program],
-                   replay: Callable[[Program, Any, list[str], str], Finding | None], judged: set[str]) -> Check:
+                   replay: Callable[[Program, Any, list[str], str], Finding | None], judged: set[str],
+                   items: frozenset[str] | None = None) -> Check:
     """An item judged by call programs, each replayed on a fresh adapter (`replay` gives the difference that
     stopped it as a Finding, words each call into its list, and reads past another rule's difference where the
-    model can follow the implementation: oracle/checked.py). A difference of the item's own rule fails it, even
-    one met after another rule's difference was read past (so a planted difference cannot hide it). Else another
-    rule's difference, stopped at or read past, leaves the failure to its own item (settlement.py, Excuse), as a
-    stopped excuse either way (what the program did after it is not what it was written to check: the item
-    fails too where that item is worth fewer points): the item passes when a call of `judged` had run before
-    the first such difference, and is not run otherwise (it checked nothing of its own rule)."""
+    model can follow the implementation: oracle/checked.py), by the one judge (oracle/grading/judge.py): a call
+    of `judged` exercises the item's rule, and the model's following is no checking (what the program did after a
+    refusal is not what it was written to check), so another rule's difference, read past or stopped at, is a
+    stopped excuse either way. The first program with a difference decides; `items`: the family's items (None:
+    every rule is one's)."""
 
-    def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-        factory, checked = sub.adapters(), False
+    def replays(item: str, sub: Submission) -> Generator[Replayed, None, None]:
+        factory = sub.adapters()
         for program in programs:
             calls: list[str] = []
             found = replay(program, factory(), calls, item)
             details = f"The calls of the program {program.name}:\n" + "\n".join(calls)
-            if found is None:
-                checked = True
-                continue
-            own = found.rule == item and not found.followed
-            others = [f for f in (*found.past, *([] if own else [found])) if f.rule != item]
-            # an owner the rubric leaves out sends the failure back to this item (absent_holds=False), as in the prefix
-            # family, and so does an owner cheaper than this item (stopped: a planted cheap bug must not hide a
-            # costlier one)
-            excuses = tuple(Excuse(frozenset({f.rule}), Seen(f.message, details), absent_holds=False, stopped=True)
-                            for f in others)
-            if own:  # its own failure; the differences read past on the way still cost their items
-                return Outcome(False, found.message, details, excuse=excuses or None)
-            first = others[0]
-            why = f"{first.where}: {first.problem} (item {first.rule}'s rule)"
-            said = f"read past {why}, then nothing of its own rule" if found.followed else f"not checked past {why}"
-            if checked or any(step.op in judged for step in program.steps[:first.step - 1]):
-                return Outcome(True, said, excuse=excuses)
-            raise NotRun(f"checked nothing of its own rule: {why}", excuses)
-        return Outcome(True)
+            yield Replayed(program, found, lambda _, details=details: details)
 
-    return Check(item, rule, run)
+    return directed(item, rule, Judge(lambda _, step: step.op in judged, items), replays)
 
 
 def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | None] | None = None,
@@ -186,7 +169,8 @@ class ServedGrader:
 
     @cached_property
     def checks(self) -> dict[str, Check]:
-        return {item: scenario_check(item, self.rules[item], list(programs), self.replay, self.judged[item])
+        return {item: scenario_check(item, self.rules[item], list(programs), self.replay, self.judged[item],
+                                     frozenset(self.programs))
                 for item, programs in self.programs.items()} | {
             "fuzz": fuzz_check(self.family, self.rules["fuzz"], also=self.also)}
 

@@ -1,24 +1,22 @@
 """The prefix family's rubric checks: one directed program per rule of the lab (oracle/prefix/programs.py),
 and the state machine against the model (fuzz).
 
-A directed item fails on the first difference of its own rule (oracle/prefix/rules.py). Every other
-difference goes to the item of its rule through the rules' table, settled once every item has run
-(oracle/grading/settlement.py): that item, if it passed, fails with it; if the rubric does not grade that
-item, the difference is the reader's. A free order another rule's (the model reads on in the
-implementation's order) is left to its item and the program goes on: an excuse naming its rule's item, which,
-if it passed, fails with it, once (a release order not where free_queue's item, whose bug may make one too, failed);
-an item never reads past a difference its own rule may have made (MAY_MAKE), it fails with it. Any other difference stops the
-program: the item passes with a note naming that step and the item whose rule it is, or, when none of its
-own steps had run yet, is not run (it checked nothing of its own rule, so it earns nothing); a crash in a
-step it does not judge, which no rule's item owns, fails the item once it has checked something.
+A directed item is judged by the one judge of every family (oracle/grading/judge.py) on the lab's facts: its
+program's `*` steps exercise its rule, each difference breaks the rule of the rules' table (oracle/prefix/rules.py,
+by the program's step: `in_program_terms`), a free, release or touch order is read past and the program goes on
+(the model reads on in the implementation's order), and an item never reads past a difference its own rule may
+have made (MAY_MAKE). A crash in a step it does not judge breaks no item's rule ("fuzz"). An item whose rule the
+target's policy or shape lacks is not applicable (`not_applicable`); a difference of such an item's rule that
+stops another item's program is that item's own.
 """
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Generator
 
 from oracle import checked
-from oracle.grading.grader import Check, Excuse, NotApplicable, NotRun, Outcome, Seen
+from oracle.grading.grader import NotApplicable
+from oracle.grading.judge import Judge, Replayed, directed
 from oracle.grading.python_family import Submission, fuzz_check
 from oracle.difference import CRASH
 from oracle.finding import Finding
@@ -112,70 +110,45 @@ def _details(adapter: Any, made: tuple) -> str:
     return f"The calls the pool received (request ids in admission order):\n{calls}"
 
 
-def judge(item: str, program: Program, found: Finding | None, adapter: Any, lookup: bool, ungraded: set[str],
-          sub: Submission, watch: Watch) -> Outcome:
-    """The item's verdict on its program's replay (oracle/checked.py). Its own rule's difference, or one its rule may
-    have made (MAY_MAKE), fails it; each other rule's difference the model read past (a free order, a null block
-    kept free) is an excuse naming that rule's item, which, if it passed, fails with it. Any other difference
-    stopped the program: the item passes, excused, or is not run when none of its own steps (judged) ran before;
-    a crash in a step it does not judge, which no rule's item owns, fails it once it has checked something."""
-    if found is None:
-        return Outcome(True)
-    words = lambda finding: in_program_terms(program, finding, item, lookup)  # noqa: E731
-    past = [words(f) for f in ([found, *found.past] if found.followed else found.past)]
-    read = tuple(Excuse(frozenset({f.rule}), Seen(f.message, _details(adapter, f.made)),
-                        unless=MAY_MAKE.get(f.difference.aspect, frozenset())) for f in past)
-    why = lambda f: f"{f.where}: {f.problem} (that is item {f.rule}'s to judge)"  # noqa: E731
-    if found.followed:
-        return Outcome(True, f"read past {why(past[0])}", excuse=read)
-    broke, details = words(found), _details(adapter, found.made)
-    checked_own = any(step.judge for step in program.steps[:found.step - 1])
-    if broke.rule == item or item in MAY_MAKE.get(broke.difference.aspect, ()):  # never read past a difference
-        sub.evidence[item] = watch.scene(broke.call)  # its own rule may have made
-        return Outcome(False, broke.message, details, excuse=read or None)
-    if broke.rule not in BY_ITEM:  # a crash in a step it does not judge: no rule's item owns it
-        if checked_own:
-            return Outcome(False, broke.message, details, excuse=read or None)
-        raise NotRun(f"checked nothing of its own rule: {why(broke)}")
-    # the program stops here, and what follows may hide a failure of its own rule: the difference goes to its
-    # rule's item, or back to this one where the rubric or the policy grades no such item, and to this one too
-    # where that item is worth fewer points (settlement.py: a stopped excuse)
-    owner = item if broke.rule in ungraded else broke.rule
-    stopped = Excuse(frozenset({owner}), Seen(broke.message, details), absent_holds=False, stopped=True)
-    if checked_own:
-        return Outcome(True, f"not checked past {why(broke)}", excuse=(*read, stopped))
-    raise NotRun(f"checked nothing of its own rule: {why(broke)}", (*read, stopped))
+# the shared judge (oracle/grading/judge.py) with the lab's facts: a program's `*` steps judge its rule; the model takes
+# over the pool's order past a free, release or touch order (taken_order.py) and the program goes on checking
+JUDGE = Judge(lambda _, step: step.judge, frozenset(BY_ITEM), MAY_MAKE, goes_on=True)
 
 
-def directed(item: str) -> Check:
-    def run(sub: Submission, options: Mapping[str, Any]) -> Outcome:
-        adapter = sub.adapters()()
-        program = program_for(item, adapter.supports)  # its own, or one without the fork the target lacks
-        reason = not_applicable(item, program, adapter)
-        if reason:
-            adapter.close()
-            raise NotApplicable(reason)
-        ungraded = {other for other in BY_ITEM
-                    if not_applicable(other, program_for(other, adapter.supports), adapter)}
-        watch = Watch(state_tables)  # the failing call's state, for the HTML page (oracle/scene.py)
-        alone(adapter)  # its program starts in a fresh process
-        driver = Driver(watch.adapter(adapter), follow=False, by_takes=True)  # a free's order: by its own takes
-        watch.machine = driver
-        try:
-            found = checked.replay(program, driver, OPERATIONS, [], item, close=False)
-            # the calls listed through the adapter itself: a listing is no call whose state the picture shows
-            return judge(item, program, found, adapter, "lookup" in adapter.supports, ungraded, sub, watch)
-        finally:
-            driver.impl.close()
+def replays(item: str, sub: Submission) -> Generator[Replayed, None, None]:
+    """The item's program replayed on a pool in a fresh process, for the judge; NotApplicable where the pool's
+    policy or shape has no such rule."""
+    adapter = sub.adapters()()
+    program = program_for(item, adapter.supports)  # its own, or one without the fork the target lacks
+    reason = not_applicable(item, program, adapter)
+    if reason:
+        adapter.close()
+        raise NotApplicable(reason)
+    ungraded = frozenset(other for other in BY_ITEM
+                         if not_applicable(other, program_for(other, adapter.supports), adapter))
+    watch = Watch(state_tables)  # the failing call's state, for the HTML page (oracle/scene.py)
+    alone(adapter)  # its program starts in a fresh process
+    driver = Driver(watch.adapter(adapter), follow=False, by_takes=True)  # a free's order: by its own takes
+    watch.machine = driver
+    lookup = "lookup" in adapter.supports
 
-    return Check(item, RULES[item], run)
+    def seen(broke: Finding) -> None:  # its own rule's failing call, pictured
+        sub.evidence[item] = watch.scene(broke.call)
+
+    try:
+        found = checked.replay(program, driver, OPERATIONS, [], item, close=False)
+        # the calls listed through the adapter itself: a listing is no call whose state the picture shows
+        yield Replayed(program, found, lambda finding: _details(adapter, finding.made),
+                       lambda finding: in_program_terms(program, finding, item, lookup), ungraded, seen)
+    finally:
+        driver.impl.close()
 
 
 def _aspect(failure: BaseException) -> str:
     return getattr(getattr(failure, "difference", None), "aspect", "")
 
 
-CHECKS = {item: directed(item) for item in BY_ITEM}
+CHECKS = {item: directed(item, RULES[item], JUDGE, replays) for item in BY_ITEM}
 # the rule: the divergence's (driver.py); its item fails too where it passed, but for a free or release order (the fuzz
 # reads the order of the queue the pool shows, by one shape: either of two rules may make it, it charges no one; a
 # directed item's reading past one, named by the program's own takes (taken_order.py), charges its rule's item). A
