@@ -212,7 +212,7 @@ def _far_block(r: LargePoolTarget, on: Any, seq: Any, blocks: int) -> int:
     about."""
     r.map_entry(seq, 0, FAR)
     r.hold_blocks(on, FAR + 1, blocks - FAR - 1)
-    if (block := _block_of(r, seq, 0)) != FAR:
+    if _block_of(r, seq, 0) != FAR:
         raise NotChecked(f"create_sequence(engine, 1, 1) left block_table[0] NULL: no L2 table for its record (item "
                          "create_free)", "create_free")
     return FAR

@@ -13,26 +13,22 @@ def load_c(submission: Path | str, workdir: Path | str | None = None, **options:
     the sandbox, into the private build cache (or `workdir`).
 
     Raises ValueError when the path is bad or the build fails, with the compiler's or linker's words. A
-    submission whose only problem is warnings is judged as `grade` judges it: the spec's -Werror makes them
-    errors, which the factory carries in `faults`, and it drives the build without -Werror.
+    submission whose only problem is warnings is driven, as `grade` drives it, on the build without -Werror.
     `options` go to CAdapter (timeout, output_limit, sandbox, ...).
     """
     result = build(submission, workdir, options.get("sandbox"))
     driver = result.graded_driver
     if driver is None:
         raise ValueError(result.message)
-    faults = () if result.ok else (f"{result.verdict}\n{result.shown_log}".rstrip(),)
-    return DriverFactory(driver, options, faults)
+    return DriverFactory(driver, options)
 
 
 @dataclass(frozen=True)
 class DriverFactory:
-    """A new CAdapter on a built driver at each call; `faults`: the rules the build broke (only warnings:
-    the spec's -Werror), each a line and the compiler's words."""
+    """A new CAdapter on a built driver at each call."""
 
     driver: Path
     options: dict[str, Any]
-    faults: tuple[str, ...] = ()
 
     def __call__(self) -> "CAdapter":
         return CAdapter(self.driver, **self.options)
