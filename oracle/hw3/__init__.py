@@ -14,18 +14,17 @@ def load_adapter(impl: str) -> AdapterFactory:
     if impl == "engine":
         return load_python(BUILTIN_ENGINE)
     if impl.endswith(".c") or Path(impl).is_dir():
-        from oracle.hw3.c.factory import load_c
+        from oracle.hw3.c.adapter import load_c
 
         return load_c(impl)
     return load_python(impl)
 
 
 def repro_preamble(impl: str) -> list[str]:
-    return [
-        "from oracle.hw3 import load_adapter",
-        "from oracle.hw3.machine import machine_for",
-        f"HW3Machine = machine_for(load_adapter({impl!r}))",
-    ]
+    """The core's preamble (oracle/table_machine.py) for HW3Machine, imported on first use (it needs Hypothesis)."""
+    from oracle.table_machine import repro_preamble as lines
+
+    return lines("oracle.hw3", "HW3Machine")(impl)
 
 
 def load_rubric(path: Path | None = None) -> Rubric:
