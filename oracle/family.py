@@ -57,6 +57,16 @@ class Family:
     takes_site: bool = False  # its grade takes `site`, a folder of packages the submission needs (oracle/site.py)
 
 
+def on_first_use(module: str, name: str) -> Callable[..., Any]:
+    """`module`'s `name`, imported at its first call: a family's package stays light (its modules may need
+    Hypothesis, gcc's or the sandbox's, or import the package's FAMILY themselves)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(import_module(module), name)(*args, **kwargs)
+
+    return call
+
+
 def draws_page(family: Family) -> bool:
     """Whether `fuzz --html` and `grade --out` can picture the family's failures."""
     return family.picture is not None or family.state_tables is not None

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from oracle.hw3.c.adapter import CAdapter
-from oracle.hw3.c.factory import load_c
+from oracle.hw3.c.adapter import CAdapter, load_c
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.spec import BLOCK_SIZE, MAX_LOGICAL_BLOCKS, MAX_KV
 

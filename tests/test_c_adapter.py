@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from oracle.hw3.c.adapter import CAdapter, Pointer
-from oracle.hw3.c.factory import load_c
+from oracle.hw3.c.adapter import CAdapter, Pointer, load_c
 from oracle.hw3.c.build import build
 from oracle.hw3.observation import WILD, ImplementationFailure
 

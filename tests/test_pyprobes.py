@@ -9,7 +9,8 @@ import pytest
 
 from oracle.hw3.evidence import EDIT, STATE, WORDS, not_graded
 from oracle.hw3.probes import PROBES, RESTS_ON, judge
-from oracle.hw3.pyprobes import C_ONLY, run_python_probes, spread_id
+from oracle.hw3.probe_scale import spread_id
+from oracle.hw3.pyprobes import C_ONLY, run_python_probes
 from oracle.hw3.pyremote import served
 from tests.probe_in_process import InProcessTarget
 

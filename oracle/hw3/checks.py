@@ -17,7 +17,7 @@ from typing import Any, Mapping
 from hypothesis.reporting import with_reporter
 
 from oracle.grading.grader import Check, Incomplete, NotApplicable, NotRun, Outcome, joined
-from oracle.grading.rubric import at_least, positive
+from oracle.grading.python_family import FUZZ_LIMITS  # the core's fuzz item's limits: the same options
 from oracle.difference import Difference
 from oracle.hw3.difference import CRASH, POOL
 from oracle.hw3.evidence import item_not_graded
@@ -98,7 +98,6 @@ def check_l1_traversal(sub: Submission, options: Mapping[str, Any]) -> Outcome:
 # ---- the stateful fuzz ----------------------------------------------------------------------------------
 
 FUZZ_OPTIONS = {"seed": 110, "examples": 120, "steps": 50, "shrink_replays": 2000, "seconds": 300.0}
-FUZZ_LIMITS = {"examples": at_least(1), "steps": at_least(1), "shrink_replays": at_least(0), "seconds": positive}
 
 
 def check_fuzz(sub: Submission, options: Mapping[str, Any]) -> Outcome:

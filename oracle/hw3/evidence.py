@@ -22,9 +22,8 @@ ITEMS declares, for each rubric item, what its fixed programs rest on (its probe
 probes.RESTS_ON): an item whose rule shows only in the engine's objects (the list's order, the L1 walk) is
 not graded for a Python submission at all (`item_not_graded`, the one place that decides).
 
-"Not graded" is decided by the probe's declaration, never by where a run goes: a probe that edits only on a
-path the submission's state chooses judges, where the target cannot edit, on what holds without the edit, so
-a submission cannot steer a graded probe into "not graded" to hide a bug.
+"Not graded" is decided by the probe's declaration, never by where a run goes, so a submission cannot steer a
+graded probe into "not graded" to hide a bug.
 """
 
 RETURNS, POOL, STATE, EDIT = "returns", "pool", "state", "edit"
@@ -52,15 +51,6 @@ ITEMS: dict[str, frozenset[str]] = {
     "tail_insertion": frozenset({STATE}),  # the active list's order: no call returns or writes anything by it
     "l1_traversal": frozenset({STATE}),  # which L1 slots a free or fork left untouched: its ref counts, tables
 }
-
-
-class InProcessEdit(Exception):
-    """A probe asked a target that cannot edit (a Python submission's) for an edit: what the probe would have
-    judged past it is not graded for that submission (`kind`: "python")."""
-
-    def __init__(self, kind: str) -> None:
-        super().__init__(f"a {_LANGUAGE[kind]} submission's objects are not edited by the grader")
-        self.kind = kind
 
 
 def not_graded(kind: str, rests_on: frozenset[str]) -> str | None:

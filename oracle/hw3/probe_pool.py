@@ -126,7 +126,7 @@ def big_pool(target: ProbeTarget) -> str:
         others.append(CheckedPast("create_sequence(engine, 1, 1) mapped no block for its record: block_table[0] is NULL "
                                   "(item create_free)", "create_free"))
     elif first == -1:  # its search found none of them: first fit's bug; the probe maps one itself
-        others.append(CheckedPast(f"create_sequence(engine, 1, 1) with only blocks 2^25 to 2^25 + 2 free mapped no block "
+        others.append(CheckedPast("create_sequence(engine, 1, 1) with only blocks 2^25 to 2^25 + 2 free mapped no block "
                                   "(item first_fit); the probe mapped block 2^25 itself", "first_fit"))
         first = _far_block(r, on, seq, blocks)
     elif first not in far:  # it keeps its own record of free blocks, which the probe's ref_count edit did not change
@@ -172,7 +172,7 @@ def big_pool(target: ProbeTarget) -> str:
         raise first_of(others, f"the copy-on-write was not checked: append_kv(engine, 2, 0xC0DE) after the fork wrote into the "
                           f"shared block {block} instead of a copy (item append_cow)", "append_cow")
     if copy == -1:
-        raise first_of(others, f"the copy-on-write was not checked: append_kv(engine, 2, 0xC0DE) after the fork mapped no block, "
+        raise first_of(others, "the copy-on-write was not checked: append_kv(engine, 2, 0xC0DE) after the fork mapped no block, "
                           "with blocks 2^25 + 1 and 2^25 + 2 free (item first_fit)", "first_fit")
     if copy not in far:  # its own record of free blocks again: the copy still reads block 2^25's records
         notes.append(f"the copy-on-write copied block {block} into block {copy}")
@@ -212,8 +212,8 @@ def _far_block(r: LargePoolTarget, on: Any, seq: Any, blocks: int) -> int:
     about."""
     r.map_entry(seq, 0, FAR)
     r.hold_blocks(on, FAR + 1, blocks - FAR - 1)
-    if (block := _block_of(r, seq, 0)) != FAR:
-        raise NotChecked(f"create_sequence(engine, 1, 1) left block_table[0] NULL: no L2 table for its record (item "
+    if _block_of(r, seq, 0) != FAR:
+        raise NotChecked("create_sequence(engine, 1, 1) left block_table[0] NULL: no L2 table for its record (item "
                          "create_free)", "create_free")
     return FAR
 

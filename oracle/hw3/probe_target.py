@@ -1,9 +1,9 @@
-"""What a white-box probe drives: one small interface, implemented for C by the driver (c/probe_adapter.py)
-and for Python by the submission's child process (pyremote.py), so that one probe (probe_*.py) serves both.
+"""What a white-box probe drives: one small interface, implemented for C by the driver (c/probe_adapter.py) and,
+for the tests' own Python variants, in the tests' process (tests/probe_in_process.py): one probe (probe_*.py)
+serves both. No probe runs on a graded Python submission (pyprobes.py).
 
 Everything here is an observation: what a call returned, a counter, a block table, the pool's bytes, or an
-edit of a live table. The probe judges it in the grader; the submission's process never holds a verdict. A
-target that cannot edit (a Python submission's: evidence.py) raises InProcessEdit from the edits.
+edit of a live table. The probe judges it in the grader; the submission's process never holds a verdict.
 """
 
 from dataclasses import dataclass

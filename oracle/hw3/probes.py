@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from oracle.hw3.c.stray import Stray, Watch, named
-from oracle.hw3.evidence import EDIT, POOL, RETURNS, STATE, InProcessEdit, not_graded
+from oracle.hw3.evidence import EDIT, POOL, RETURNS, STATE, not_graded
 from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3.probe_checks import CheckedPast, NotChecked, ProbeFailed, Unavailable
 from oracle.hw3.probe_pool import big_pool, destroy_keeps_pool, init_untouched
@@ -43,11 +43,10 @@ PROBE_FUNCTIONS: dict[str, Callable[[ProbeTarget], str]] = {
 C_ONLY = {"big_pool"}  # about int overflow in a C address: no Python counterpart
 MEMORY_SAFETY_ITEM = "memory_safety"  # the item a memory error the grader saw in a probe's run is left to
 
-# What each probe's verdict rests on (evidence.py): a probe resting on an EDIT is not run where edits are not
-# graded (Python). Two edit only on a path the submission's state chooses (many_sequences, to tell a free count's
-# bug from a create's refusal; a create's set-up, to set a wild L1 slot to NULL): where the target cannot edit,
-# each words what the facts hold without the edit (the count's bug; the create's), never "not graded", which
-# a submission could steer a probe to.
+# What each probe's verdict rests on (evidence.py): a probe resting on an EDIT or the STATE is not run where
+# those are not graded (Python: none is run there, pyprobes.py). Two edit only on a path the submission's state
+# chooses (many_sequences, to tell a free count's bug from a create's refusal; a create's set-up, to set a wild
+# L1 slot to NULL); they rest on the STATE, so they never run where an edit cannot be made.
 RESTS_ON: dict[str, frozenset[str]] = {
     "l1_gap_free": frozenset({RETURNS, STATE, EDIT}), "l1_gap_fork": frozenset({RETURNS, STATE, EDIT}),
     "l2_hole_free": frozenset({RETURNS, STATE, EDIT}), "l2_hole_fork": frozenset({RETURNS, STATE, EDIT}),
@@ -111,8 +110,6 @@ def _verdict(name: str, rule: str, target: ProbeTarget) -> ProbeResult:
     """Probe `name`'s result on `target`, from what it observed alone."""
     try:
         return ProbeResult(name, rule, True, PROBE_FUNCTIONS[name](target))
-    except InProcessEdit:  # a probe that edits only on some paths words what holds without the edit itself, so
-        raise  # that a submission cannot steer it to "not graded"; one that reaches here is a bug of ours
     except Unavailable as why:
         return ProbeResult(name, rule, True, f"not checked: {why}", unavailable=True, checked=False)
     except CheckedPast as why:

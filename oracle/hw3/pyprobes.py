@@ -7,12 +7,9 @@ in its own words. big_pool, about int overflow in a C address, has no Python cou
 
 from typing import Callable, Sequence
 
-from oracle.hw3.probe_scale import spread_id
 from oracle.hw3.evidence import not_graded
 from oracle.hw3.probes import C_ONLY, PROBES, RESTS_ON, ProbeResult, judge, not_graded_result
 from oracle.served import RemoteAdapter
-
-__all__ = ["C_ONLY", "run_python_probes", "spread_id"]
 
 
 def run_python_probes(adapter: Callable[[], RemoteAdapter], only: Sequence[str] = tuple(PROBES)) -> list[ProbeResult]:

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT)]
 
 from oracle.hw3.c.adapter import CAdapter  # noqa: E402
-from oracle.hw3.c.factory import load_c  # noqa: E402
+from oracle.hw3.c.adapter import load_c  # noqa: E402
 from oracle.native.outside import driver_pid  # noqa: E402
 from oracle.sandbox import shared  # noqa: E402
 from tests.conftest import REFERENCE_C, SUBMISSIONS, patched  # noqa: E402

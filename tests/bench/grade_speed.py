@@ -17,7 +17,7 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).parent)]
 
 from fuzz_speed import compare_with_bare  # noqa: E402
 
-from oracle.hw3.c.factory import load_c  # noqa: E402
+from oracle.hw3.c.adapter import load_c  # noqa: E402
 from oracle.hw3.grade import grade, load  # noqa: E402
 from oracle.hw3.machine import machine_for  # noqa: E402
 from oracle.stats import RunStats  # noqa: E402

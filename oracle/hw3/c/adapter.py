@@ -14,14 +14,18 @@ it reads itself, while the driver waits for its next request:
 A reply comes from the submission's process, so it is untrusted: its length is refused before the rest is
 read when it is over what any honest reply can hold (driver_reply.REPLY_BOUND), and a reply that does not
 parse is the submission's failure, "a reply the grader cannot read".
+
+    factory = load_c("alice/llm_memory.c")   # built once; each factory() a fresh CAdapter on its driver
 """
 
 import struct
 import time
+from functools import partial
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from oracle.hw3.c import probe_state
+from oracle.hw3.c.build import build
 from oracle.hw3.c.driver_reply import _REQUEST, REPLY_BOUND, CallStats, Pointer, parse_reply
 from oracle.native.driver_process import DriverProcess
 from oracle.native.log_channel import LogChannel
@@ -248,3 +252,17 @@ class CAdapter(DriverProcess):
             raise self._fail("") from None
         except Unreachable as why:
             raise ImplementationFailure(str(why)) from None
+
+
+def load_c(submission: Path | str, workdir: Path | str | None = None, **options: Any) -> Callable[[], CAdapter]:
+    """An adapter factory for a C submission (llm_memory.c or a directory holding one), built once now, in the
+    sandbox, into the private build cache (or `workdir`): a fresh CAdapter on its driver at each call.
+
+    Raises ValueError when the path is bad or the build fails, with the compiler's or linker's words. A
+    submission whose only problem is warnings is driven, as `grade` drives it, on the build without -Werror.
+    `options` go to CAdapter (timeout, output_limit, sandbox, ...).
+    """
+    result = build(submission, workdir, options.get("sandbox"))
+    if result.graded_driver is None:
+        raise ValueError(result.message)
+    return partial(CAdapter, result.graded_driver, **options)

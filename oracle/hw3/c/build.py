@@ -5,6 +5,7 @@ from pathlib import Path
 
 from oracle.native.build import BuildFacts, BuildResult, build as build_against
 from oracle.native.upload import submission_source as source_in
+from oracle.hw3.spec import API
 from oracle.sandbox import Sandbox
 
 HEADER_DIR = Path(__file__).resolve().parents[3] / "engine" / "c"  # the official header; our driver's -I
@@ -12,7 +13,6 @@ HEADER = HEADER_DIR / "llm_memory.h"
 DRIVER_SOURCE = Path(__file__).with_name("driver.c")
 SOURCE_NAME = "llm_memory.c"
 OFFICIAL_FLAGS = ("-std=c11", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-O2", "-ggdb")  # the spec's
-API = ("llm_init", "create_sequence", "fork_sequence", "append_kv", "free_sequence", "llm_destroy")
 FACTS = BuildFacts(
     source_name=SOURCE_NAME,
     header=HEADER,

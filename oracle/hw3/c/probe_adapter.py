@@ -34,6 +34,7 @@ from oracle.hw3.c import probe_state
 from oracle.hw3.c.adapter import CAdapter, Pointer
 from oracle.hw3.c.driver_reply import _REQUEST, _U16
 from oracle.hw3.pool import GUARD, GUARD_SIZE
+from oracle.child import PYTHON
 from oracle.run_cpu import HUNG_WALL
 from oracle.native.outside import MachineRefuses
 from oracle.hw3.c.stray import Stray, Watch
@@ -42,8 +43,6 @@ from oracle.hw3.probe_checks import Unavailable
 from oracle.hw3.probe_target import Counts, PoolView, SequenceView, calls_until
 from oracle.hw3.pool_file import POOL_BYTES_SHOWN
 from oracle.sandbox import Limits, Sandbox
-
-PYTHON = "/usr/bin/python3"
 
 PROBE_LIMITS = Limits(cpu_seconds=60, memory_bytes=4 << 30, file_bytes=1 << 20)  # big_pool maps 2 GiB
 _INIT = struct.Struct("<BQQ")
