@@ -1,15 +1,16 @@
 """Test-wide setup.
 
-Hypothesis keeps its files in the user's cache, as the CLI does (oracle/hypothesis_home.py). The repo root goes on sys.path, so `tests.broken.probe_bugs:<variant>` imports by name the way the CLI
-(`--impl tests.broken.probe_bugs:x`) and the printed repro programs import it, whatever directory pytest runs from.
+Hypothesis keeps its files in the user's cache, as the CLI does (oracle/hypothesis_home.py). The repo root goes on sys.path, so `tests.refusal_bugs:<variant>` imports by name the way the CLI
+(`--impl tests.refusal_bugs:x`) and the printed repro programs import it, whatever directory pytest runs from.
 Under mutmut (MUTANT_UNDER_TEST set) Hypothesis runs derandomized, with no deadline and no example
 database, so each mutant meets the same programs and a kill is reproducible. It also skips the shrink phase:
 a mutant is killed by the first failing program, and shrinking that program (a 4096-append burst, say)
 would only spend the mutant's time budget. The budget itself (examples, steps) is the CI profile's.
 Every broken fixture is a patch against one of our engines (tests/submissions/*/ against engine/c/llm_memory.c,
-tests/broken/ against engine/llm_memory.py, tests/broken_prefix/ and tests/broken_blockspace/ against a file of
-engine/prefix and engine/blockspace), applied at test time into a scratch copy by `patched_copy`: the `submission`
-fixture materialises the C ones, `broken_python` the Python ones; tests/fixtures.py says what each must fail.
+tests/broken/ and tests/broken/probes/ against engine/llm_memory.py, tests/broken_prefix/ and tests/broken_blockspace/
+against a file of engine/prefix and engine/blockspace), applied at test time into a scratch copy by `patched_copy`:
+the `submission` fixture materialises the C ones, `broken_python` the Python ones; tests/fixtures.py says what each
+must fail.
 """
 
 import atexit
@@ -116,6 +117,7 @@ def seeded_build_cache(folder: Path) -> Path:
 
 PYTHON_ENGINE = ROOT / "engine" / "llm_memory.py"
 BROKEN_PYTHON = ROOT / "tests" / "broken"
+BROKEN_PROBES = BROKEN_PYTHON / "probes"  # one white-box probe's bug each (tests/test_pyprobes.py)
 _broken_root: list[Path] = []
 
 
@@ -132,17 +134,26 @@ def broken_python_folder() -> Path:
     return _broken_root[0]
 
 
+def broken_python_patch(name: str) -> Path:
+    """tests/broken/<name>.patch, or tests/broken/probes/<name>.patch (a name is one fixture's, in either folder);
+    ValueError for neither."""
+    found = [folder / f"{name}.patch" for folder in (BROKEN_PYTHON, BROKEN_PROBES) if (folder / f"{name}.patch").is_file()]
+    if len(found) != 1:
+        raise ValueError(f"{name}: {len(found)} patches of that name in tests/broken/ and tests/broken/probes/, expected 1")
+    return found[0]
+
+
 def broken_python(name: str) -> str:
-    """The module name (`hw3_broken.<name>`) of engine/llm_memory.py with tests/broken/<name>.patch applied, written
-    once a process into broken_python_folder(): what `grade`, `fuzz --impl` and load_python are given for a broken
-    Python engine. Its child process sees that package and nothing of ours."""
-    patched_copy(BROKEN_PYTHON / f"{name}.patch", PYTHON_ENGINE, broken_python_folder() / "hw3_broken" / f"{name}.py")
+    """The module name (`hw3_broken.<name>`) of engine/llm_memory.py with broken_python_patch(name) applied, written
+    once a process into broken_python_folder(): what `grade`, `fuzz --impl`, load_python and load_target are given
+    for a broken Python engine. Its child process sees that package and nothing of ours."""
+    patched_copy(broken_python_patch(name), PYTHON_ENGINE, broken_python_folder() / "hw3_broken" / f"{name}.py")
     return f"hw3_broken.{name}"
 
 
 def broken_python_source(name: str) -> str:
-    """engine/llm_memory.py with tests/broken/<name>.patch applied, as text."""
-    return patched(PYTHON_ENGINE.read_text(), BROKEN_PYTHON / f"{name}.patch")
+    """engine/llm_memory.py with broken_python_patch(name) applied, as text."""
+    return patched(PYTHON_ENGINE.read_text(), broken_python_patch(name))
 
 
 def patched(text: str, patch: Path) -> str:

@@ -1,5 +1,5 @@
 """A ProbeTarget over a Python implementation loaded in the test's own process, edits included: the tests' own
-variants (tests/broken/probe_bugs.py), trusted code, so the probes that rest on an edit (probes.RESTS_ON),
+variants (tests/broken/probes/*.patch), trusted code, so the probes that rest on an edit (probes.RESTS_ON),
 written once for C and Python, keep their unit tests on Python variants. A graded Python submission never gets
 such a target: its objects are not edited by the grader (oracle/hw3/evidence.py), and those probes are not
 graded for it (tests/test_pyprobes.py checks that too).

@@ -5,7 +5,13 @@ from types import SimpleNamespace
 from typing import Any
 
 from engine import llm_memory as base
-from tests.broken.probe_bugs import API, variant
+
+API = ("llm_init", "create_sequence", "fork_sequence", "append_kv", "free_sequence", "llm_destroy")
+
+
+def variant(**calls: Any) -> SimpleNamespace:
+    """The engine's six calls, some replaced."""
+    return SimpleNamespace(**{name: getattr(base, name) for name in API} | calls)
 
 
 def _refuses_long(engine, seq_id, initial_kv_len):

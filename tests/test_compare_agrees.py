@@ -2,7 +2,6 @@
 nothing: asked beside it after every call of real machine runs, on the Python engine and on each broken variant
 (whose states differ from the model's in every aspect the variants break)."""
 
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, seed, settings
@@ -13,9 +12,9 @@ from oracle.hw3.compare import agrees, first_difference
 from oracle.hw3.machine import Divergence, Driver, machine_of
 from oracle.hw3.observation import ImplementationFailure
 from oracle.stats import RunStats
-from tests.conftest import broken_python
+from tests.conftest import BROKEN_PYTHON, broken_python
 
-BROKEN = sorted(p.stem for p in (Path(__file__).parent / "broken").glob("*.py") if p.stem not in ("__init__", "probe_bugs"))
+BROKEN = sorted(p.stem for p in BROKEN_PYTHON.glob("*.patch"))
 
 
 class Disagreement(Exception):

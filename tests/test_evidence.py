@@ -63,7 +63,7 @@ def test_an_item_graded_on_the_rest_passes_and_says_what_was_not_graded(tmp_path
 def test_an_item_stopped_by_another_items_bug_stays_not_run_when_its_probes_are_not_graded(tmp_path: Path) -> None:
     """create_free's programs stop at llm_init's bug; its probes, not graded for Python, do not turn that into
     not applicable (which would hide the stop from the score)."""
-    report = grade("tests.broken.probe_bugs:init_returns_null", load(small_rubric(tmp_path / "r.toml", ["create_free"])),
+    report = grade(broken_python("init_returns_null"), load(small_rubric(tmp_path / "r.toml", ["create_free"])),
                    tmp_path, timeout=1.0)
     (item,) = report.items
     assert (item.status, item.max_points) == ("not_run", 10), item.message

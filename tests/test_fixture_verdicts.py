@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from oracle.hw3.grade import grade, load
-from tests.conftest import BROKEN_PYTHON, SUBMISSIONS, broken_python, sampled
-from tests.fixtures import (HW3_C_FAILS, HW3_C_NOT_PASSED, HW3_C_NOT_RUN, HW3_PYTHON_FAILS,
-                            HW3_UNSEEN_FAILS)
+from tests.conftest import BROKEN_PROBES, BROKEN_PYTHON, SUBMISSIONS, broken_python, sampled
+from tests.fixtures import (HW3_C_FAILS, HW3_C_NOT_PASSED, HW3_C_NOT_RUN, HW3_C_WORDS, HW3_PROBE_FAILS,
+                            HW3_PROBE_VERDICTS, HW3_PYTHON_FAILS, HW3_UNSEEN_FAILS)
 from tests.test_grade import small_rubric
 
 FIXTURES = sorted(HW3_C_FAILS)
@@ -25,6 +25,11 @@ def test_every_broken_hw3_fixture_has_its_expected_items() -> None:
     assert {patch.stem for patch in (SUBMISSIONS / "broken").glob("*.patch")} == HW3_C_FAILS.keys()
     assert {patch.stem for patch in (SUBMISSIONS / "unseen").glob("*.patch")} >= HW3_UNSEEN_FAILS.keys()
     assert {patch.stem for patch in BROKEN_PYTHON.glob("*.patch")} == HW3_PYTHON_FAILS.keys()
+    assert {patch.stem for patch in BROKEN_PROBES.glob("*.patch")} == HW3_PROBE_FAILS.keys()
+    assert not HW3_PYTHON_FAILS.keys() & HW3_PROBE_FAILS.keys()  # one name, one patch (conftest.broken_python_patch)
+    assert HW3_PROBE_VERDICTS.keys() <= HW3_PROBE_FAILS.keys() | HW3_PYTHON_FAILS.keys()
+    for name, (item, _) in HW3_C_WORDS.items():  # the item its message is read from is one it fails
+        assert item in HW3_C_FAILS[name] | {"fuzz"}, name
 
 
 # The default suite's sample: the fixture named after each rubric item (int_block_offset is big_pool's; compiles is
@@ -93,3 +98,18 @@ def test_a_broken_python_variant_fails_exactly_its_own_items(name: str, tmp_path
     assert failed - {"fuzz"} == HW3_PYTHON_FAILS[name], sorted(failed)
     assert [item.id for item in report.items if item.status == "not_run" and item.max_points] == []
 
+
+
+# The white-box probes' bugs (tests/broken/probes/) graded as a Python submission, pinned as measured. The default
+# suite's sample: a bug that stops most items' programs at llm_init (their items not run) and one that answers every
+# call from the wrong engine (the patch that replaces the calls); the long profile grades every one.
+DEFAULT_PROBE_BUGS = {"init_returns_null", "two_engines"}
+
+
+@pytest.mark.parametrize("name", sampled(sorted(HW3_PROBE_FAILS), DEFAULT_PROBE_BUGS))
+def test_a_probe_bug_fails_exactly_its_pinned_items(name: str, tmp_path: Path) -> None:
+    report = grade(broken_python(name), load(small_rubric(tmp_path / "rubric.toml")), tmp_path, timeout=1.0)
+    failed, not_run = HW3_PROBE_FAILS[name]
+    assert {item.id for item in report.items if item.status == "failed"} - {"fuzz"} == failed, \
+        [(item.id, item.message) for item in report.items if item.status == "failed"]
+    assert {item.id for item in report.items if item.status == "not_run" and item.max_points} == not_run

@@ -1,11 +1,12 @@
-"""The C fixtures are patches of the reference: each applies exactly and changes it, and a patch that no
-longer matches the reference fails loudly instead of building some other program."""
+"""The C fixtures are patches of the reference, the Python ones of engine/llm_memory.py: each applies exactly and
+changes it (a Python one into a module that compiles), and a patch that no longer matches the reference fails
+loudly instead of building some other program."""
 
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REFERENCE_C, SUBMISSIONS, patched
+from tests.conftest import BROKEN_PROBES, BROKEN_PYTHON, PYTHON_ENGINE, REFERENCE_C, SUBMISSIONS, patched
 
 PATCHES = sorted(SUBMISSIONS.glob("*/*.patch"))
 
@@ -14,6 +15,17 @@ PATCHES = sorted(SUBMISSIONS.glob("*/*.patch"))
 def test_each_patch_applies_and_changes_the_reference(patch: Path) -> None:
     reference = REFERENCE_C.read_text()
     assert patched(reference, patch) != reference
+
+
+PYTHON_PATCHES = sorted([*BROKEN_PYTHON.glob("*.patch"), *BROKEN_PROBES.glob("*.patch")])
+
+
+@pytest.mark.parametrize("patch", PYTHON_PATCHES, ids=[p.relative_to(BROKEN_PYTHON).as_posix() for p in PYTHON_PATCHES])
+def test_each_python_patch_applies_and_changes_the_engine(patch: Path) -> None:
+    engine = PYTHON_ENGINE.read_text()
+    broken = patched(engine, patch)
+    assert broken != engine and "# BUG" in broken
+    compile(broken, str(patch), "exec")
 
 
 def test_a_patch_that_no_longer_matches_is_an_error() -> None:

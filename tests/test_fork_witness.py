@@ -52,8 +52,8 @@ def _blamed(trace: Trace) -> list[int]:
     return [ran.number for ran in trace.steps if ran.effects is not None and ran.effects.wrong_fork]
 
 
-@pytest.mark.parametrize("impl", [broken_python("fork_no_incref"), "tests.broken.probe_bugs:fork_shares_no_block"])
-def test_a_fork_that_takes_no_reference_is_shown_wrong_at_the_append_that_wrote_in_place(impl: str) -> None:
+def test_a_fork_that_takes_no_reference_is_shown_wrong_at_the_append_that_wrote_in_place() -> None:
+    impl = broken_python("fork_no_incref")
     assert _blamed(_graded(impl, FORKED)) == [5]
     assert _witness(impl, FORKED, 5, IN_PLACE)
 
@@ -223,7 +223,7 @@ def test_a_count_bug_that_shows_without_the_fork_is_not_the_forks() -> None:
     assert not _witness(broken_python("free_count_not_incremented"), FORKED, 5, IN_PLACE)
     # a create that counts a block free again grants what it must refuse, but before any sharer's free: not the fork's
     early = [*FORKED[:5], Step("create_sequence", (3, 144)), FORKED[5]]
-    assert not references_missed(early, _returns("tests.broken.probe_bugs:create_takes_no_block", early), 3)
+    assert not references_missed(early, _returns(broken_python("create_takes_no_block"), early), 3)
 
 
 def test_a_crash_before_the_create_gives_no_opinion_and_one_at_it_is_no_refusal() -> None:

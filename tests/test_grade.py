@@ -13,6 +13,7 @@ from oracle.cli import main
 from oracle.grading.report import timing_free
 from oracle.hw3.grade import DEFAULT_RUBRIC, grade, load
 from tests.conftest import broken_python
+from tests.fixtures import HW3_C_WORDS
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "engine" / "c"
@@ -39,39 +40,8 @@ def test_the_reference_gets_full_marks_with_the_default_rubric(tmp_path: Path) -
     assert not list(tmp_path.glob("repro*.c"))
 
 
-# Each broken submission, the item it must fail, and words its message must hold.
-BROKEN_ITEMS = [
-    ("compiles", "compiles", "unused variable"),
-    ("llm_init", "llm_init", "llm_init(pool, 63): return value: expected NULL, got an engine"),
-    ("create_free", "create_free", "free_sequence(engine, 2): return value: expected -1, got 0"),
-    ("fork", "fork", "seq 2 kv_count: expected 21, got 0 [rule: Task 3"),
-    ("append_cow", "append_cow", "append_kv(engine, 2, 10): pool block 2 slot 2"),
-    ("llm_destroy", "llm_destroy", "heap: expected every allocation freed"),
-    ("null_engine", "null_engine", "append_kv(NULL, 1, 5): crashed with SIGSEGV [rule: Constraint 1: Pointer Safety]"),
-    ("check_before_allocate", "check_before_allocate", "a failing call must allocate nothing"),
-    ("oom_append_l2", "check_before_allocate", "step 3 append_kv(engine, 1, 7): seq 1 block_table[1]: expected NULL, got an L2 table"),
-    ("first_fit", "first_fit", "[rule: Constraint 3: First-Fit Allocation]"),
-    ("no_premature_writes", "no_premature_writes", "[rule: Constraint 4: No Premature Memory Modification]"),
-    # the copy-on-write drops the shared block's reference: counted free though the parent still holds it
-    ("free_count", "free_count", "append_kv(engine, 2, 1): free_local_blocks: expected 7, got 8"),
-    ("l1_traversal", "l1_traversal", "l1_gap_free"),
-    ("tail_insertion", "tail_insertion", "active list: expected [3, 1], got [1, 3]"),
-    ("fuzz", "fuzz", "create_sequence(engine, -"),  # a negative id (shrinking may stop before -1)
-    ("memory_safety", "memory_safety", "Invalid read of size 4"),
-    ("alloc_failure", "alloc_failure", "heap blocks the failed call left allocated: expected 0, got 2"),
-    # survivors of the C mutation campaign (mutation/README.md), each now failing the item of its rule
-    ("cmut_cow_copies_63_bytes", "append_cow", "pool block"),
-    ("cmut_create_cap_257", "create_free", "create_sequence_cap: step 2 create_sequence(engine, 1, 4097): return value: expected NULL, got a Sequence"),
-    ("cmut_fork_break_at_null_l1", "l1_traversal", "l1_gap_fork: fork_sequence(engine, 1, 2)"),
-    ("cmut_init_refuses_32mib", "llm_init", "init_untouched: llm_init(pool, 67108864) returned NULL"),
-    # bugs only a probe or a debugging malloc shows (the white-box probes, the driver's 0xA5 fill)
-    ("many_sequences", "create_free", "many_sequences: create_sequence(engine, "),
-    ("two_engines", "create_free", "two_engines: free_sequence(a, 2) succeeded, expected NULL / -1: sequence 2 lives in engine b, not a"),
-    ("l2_hole_free", "create_free", "l2_hole_free: after freeing a sequence whose block_table[0] maps entries 0, 2 and 5"),
-    ("l2_hole_fork", "fork", "l2_hole_fork: fork_sequence(engine, 1, 2) of a parent whose block_table[0] maps entries 0, 2 and 5"),
-    ("malloc_ref_count", "llm_init", "llm_init(pool, 64): ref_count[0]: expected 0, got -1515870811 [rule: Task 1"),
-    ("int_block_offset", "big_pool", "big_pool: crashed: SIGSEGV"),
-]
+# Each broken submission, the item it must fail, and words its message must hold: tests/fixtures.py, HW3_C_WORDS.
+BROKEN_ITEMS = [(name, item, words) for name, (item, words) in HW3_C_WORDS.items()]
 
 
 def test_an_engine_llm_init_should_have_refused_is_not_counted_as_a_leak(

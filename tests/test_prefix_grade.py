@@ -15,7 +15,7 @@ from oracle.prefix.grade import grade, load
 from oracle.prefix.programs import BY_ITEM
 from oracle.prefix.rules import RULES
 from tests.conftest import ROOT
-from tests.fixtures import PREFIX_FAILS, PREFIX_FUZZ
+from tests.fixtures import PREFIX_FAILS, PREFIX_FUZZ, PREFIX_SHAPES_APPLY
 from tests.test_prefix_teeth import broken_engine  # noqa: F401 (a fixture)
 
 
@@ -111,16 +111,8 @@ def test_a_failing_item_names_the_step_and_values(broken_engine, tmp_path):  # n
                             "them from the free queue) [rule: reverse_order_free]")
 
 
-# shape -> the items that apply to its test implementation under its own policy (the rest: not applicable);
-# a look-up is replayed as an admission and a free on shapes without one
-APPLIES = {
-    # no fork: no_false_hit is graded by its program without fork (programs.WITHOUT_FORK)
-    "minivllm": {"free_queue", "hash_chaining", "touch", "eviction", "atomic_allocation", "no_false_hit", "append", "fuzz"},
-    # its index entries stay when a block is reused (old nano-vllm's design), which is how old nano-vllm's
-    # false hit comes about: the fuzz item and no_false_hit's program without fork find it (see the test below)
-    "nanovllm": {"free_queue", "hash_chaining", "touch", "atomic_allocation", "reverse_order_free", "append"},
-    "yaie": {"free_queue", "atomic_allocation", "fuzz"},
-}
+# shape -> the items that apply to its test implementation under its own policy: tests/fixtures.py, PREFIX_SHAPES_APPLY
+APPLIES = PREFIX_SHAPES_APPLY
 
 
 @pytest.mark.parametrize("shape", sorted(APPLIES))

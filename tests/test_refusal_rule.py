@@ -102,11 +102,11 @@ def test_a_refusal_before_any_call_moved_the_count_is_the_calls_own_and_asks_not
 
 
 def test_a_refusal_after_a_create_that_miscounted_is_the_free_counts() -> None:
-    """probe_bugs' create_miscounts counts one block more than each create takes: with no free at all, the refusal
+    """tests/broken/probes/create_miscounts counts one block more than each create takes: with no free at all, the refusal
     its count makes is Constraint 5's, as a C engine's count itself would show (it refuses no create alone)."""
     asked: list[str] = []
     steps = [Step("llm_init", (640,)), Step("create_sequence", (1, 16)), Step("create_sequence", (2, 144))]
-    ran = _refusal(_graded("tests.broken.probe_bugs:create_miscounts", steps, asked))
+    ran = _refusal(_graded(broken_python("create_miscounts"), steps, asked))
     assert ran.number == 3 and ran.counted and ran.effects is not None and ran.effects.short
     assert rule_of(ran.found[0], ran.call, ran.effects) == FREE_BLOCK_CONSISTENCY
     assert asked == ["create_sequence(engine, 2, 144)"]
@@ -118,7 +118,7 @@ def test_the_creates_own_programs_show_the_calls_each_engine_refuses_alone() -> 
     for spec in ("tests.refusal_bugs:refuses_long_creates", "tests.refusal_bugs:free_count_with_a_planted_refusal"):
         with served(spec) as remote:
             assert _shown(remote, "create_sequence") == frozenset({(4096,)}), spec  # create_sequence_cap's third call
-    for spec in ("engine.llm_memory", broken_python("last_fit"), "tests.broken.probe_bugs:init_free_one_short"):
+    for spec in ("engine.llm_memory", broken_python("last_fit"), broken_python("init_free_one_short")):
         with served(spec) as remote:
             assert _shown(remote, "create_sequence") == frozenset() == _shown(remote, "append_kv"), spec
 
