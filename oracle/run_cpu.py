@@ -50,12 +50,12 @@ class RunClock:
         if walk or not self._stats:
             self._walk()
         total = 0
-        for fd in self._stats.values():
+        for pid, fd in list(self._stats.items()):
             try:
                 fields = os.pread(fd, 4096, 0).rsplit(b")", 1)[1].split()
                 total += sum(int(fields[index]) for index in (11, 12, 13, 14))
             except (OSError, IndexError, ValueError):  # ended: its time is in its parent's cutime now
-                continue
+                os.close(self._stats.pop(pid))  # (a tree that starts processes all along keeps no file of each)
         return total / _TICKS
 
     def _walk(self) -> None:
@@ -76,3 +76,24 @@ class RunClock:
         for fd in self._stats.values():
             os.close(fd)
         self._stats.clear()
+
+
+class SafetyNet:
+    """A time limit on work whose budgets are counts (a fuzz's programs, a shrink's replays), there only to stop
+    one that would never end: `seconds` CPU seconds of this process's whole tree from now (the grader and every
+    run it started, which do the work), so a busy machine, which delays the work without adding to it, never
+    reaches it; with a cap of HUNG_WALL times `seconds` of wall clock for work that waits without computing (a
+    submission that sleeps in every call within its call's limit)."""
+
+    def __init__(self, seconds: float):
+        self.limit = seconds
+        self.clock = RunClock(os.getpid())
+        self.wall, self.cpu = time.monotonic(), self.clock.seconds(walk=True)
+
+    def passed(self) -> bool:
+        """Whether the limit has passed (a walk of the tree: called once per program or replay, not per call)."""
+        return (self.clock.seconds(walk=True) - self.cpu > self.limit
+                or time.monotonic() - self.wall > HUNG_WALL * self.limit)
+
+    def close(self) -> None:
+        self.clock.close()

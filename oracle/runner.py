@@ -16,6 +16,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from oracle.campaign import campaign_machine, database
 from oracle.determinism import fixed_constants
 from oracle.family import AdapterFactory, Family
+from oracle.run_cpu import SafetyNet
 from oracle.shrink import Budget, Shrinker, parse, render
 from oracle.stats import RunStats
 
@@ -94,12 +95,23 @@ def fuzz(
 ) -> FuzzReport:
     """Run `examples` programs of up to `steps` calls each, stopping at the first failure, then shrink it in
     at most `shrink_replays` replays. The same seed gives the same run on any machine: every budget is a
-    count. `seconds` is only a safety net on the wall clock; a run that reaches it says so (`cut_short`).
+    count. `seconds` is only a safety net, in CPU seconds of the grader's process tree (oracle/run_cpu.py
+    SafetyNet: a busy machine never reaches it); a run that reaches it says so (`cut_short`).
     `replay`: a campaign's folder (oracle/campaign.py): instead of generating, replay the failures its example
     database holds (read-only; `steps` must be the campaign's), then shrink the first that fails as usual."""
+    net = None if seconds is None else SafetyNet(seconds)
+    try:
+        return _fuzz(family, impl, adapter_factory, examples, steps, seed, progress, shrink_replays, net, replay)
+    finally:
+        if net is not None:
+            net.close()
+
+
+def _fuzz(family: Family, impl: str, adapter_factory: AdapterFactory, examples: int, steps: int, seed: int,
+          progress: Callable[[RunStats], None] | None, shrink_replays: int, net: SafetyNet | None,
+          replay: Path | None) -> FuzzReport:
     stats = RunStats()
     machine = _watched(family.machine_for(adapter_factory, stats))
-    deadline = None if seconds is None else time.monotonic() + seconds
     before = [RunStats()]  # the statistics before the latest program: Hypothesis replays a failure once
     stopped: list[str] = []
 
@@ -109,7 +121,7 @@ def fuzz(
         if not machine.failed:  # else this is Hypothesis's replay of the failing program, for printing
             if stats.examples >= examples:  # programs Hypothesis drops as invalid ran too: they count
                 stopped.append("examples")
-            elif deadline is not None and time.monotonic() > deadline:
+            elif net is not None and net.passed():
                 stopped.append("seconds")
             if stopped:
                 raise _Stop
@@ -166,7 +178,7 @@ def fuzz(
     machine = family.machine_for(adapter_factory, RunStats()) if divergence and error is not None else None
     steps = parse(machine, program) if machine is not None else None  # None: not a table machine's, printed as it is
     if steps is not None and steps.steps:
-        budget = Budget(shrink_replays, deadline)
+        budget = Budget(shrink_replays, net.passed if net is not None else None)
 
         def replayed(count: int) -> None:
             stats.shrink_replays = count

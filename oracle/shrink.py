@@ -17,7 +17,6 @@ timeout). Every replay is counted: the same program and budget give the same res
 """
 
 import ast
-import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, NamedTuple
@@ -38,15 +37,16 @@ class Made:
 
 @dataclass
 class Budget:
-    """At most `replays` replays, and (a safety net) nothing once the wall clock passes `deadline`."""
+    """At most `replays` replays, and (a safety net) nothing once `late()` says its time limit passed (the fuzz's
+    oracle/run_cpu.py SafetyNet: CPU seconds, so a busy machine never reaches it)."""
 
     replays: int
-    deadline: float | None = None  # time.monotonic() value
+    late: Callable[[], bool] | None = None
     spent: int = 0
     cut_short: str | None = None  # "replays" or "seconds", when a limit stopped the shrinking
 
     def take(self) -> bool:
-        late = self.deadline is not None and time.monotonic() > self.deadline
+        late = self.late is not None and self.late()
         self.cut_short = "replays" if self.spent >= self.replays else "seconds" if late else None
         self.spent += not self.cut_short
         return not self.cut_short

@@ -203,4 +203,4 @@ def test_a_fuzz_run_stopped_by_its_time_limit_is_incomplete_not_passed(tmp_path:
     report = grade(str(REFERENCE), load(path), tmp_path)
     (result,) = report.items
     assert result.status == "incomplete" and result.points == 0 and report.exit_status == 1
-    assert result.message.startswith("incomplete: stopped at the 1e-09 s time limit after 0 of 120 programs"), result.message
+    assert result.message.startswith("incomplete: stopped at the 1e-09 s time limit (CPU seconds; 1e-08 s of wall clock) after 0 of 120 programs"), result.message

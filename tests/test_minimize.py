@@ -84,7 +84,7 @@ def test_shrink_stops_at_its_replay_budget_with_a_failing_program() -> None:
 
 def test_shrink_stops_at_its_deadline() -> None:
     failure = replay(no_cow(), program(PADDED)).failure
-    budget = Budget(500, deadline=0.0)  # long past
+    budget = Budget(500, late=lambda: True)  # its time limit long past
     assert printed(Shrinker(no_cow(), budget).shrink(program(PADDED), failure)[0]) == PADDED
     assert budget.spent == 0 and budget.cut_short == "seconds"
 

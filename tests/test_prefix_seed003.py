@@ -38,6 +38,10 @@ COUNT_NEW_BLOCKS = [
 ]
 COUNT_APPENDED_TOKENS = [("        self.last_token = token_id\n",
                           "        self.last_token = token_id\n        self.num_tokens += 1\n")]
+# a manager slow in wall-clock time, not in CPU time, as a busy machine makes every one: each BlockManager() waits first
+WAITS_AT_START = [("        self.block_size = block_size\n        self.num_blocks = num_blocks\n",
+                   "        __import__('time').sleep(0.75)\n"
+                   "        self.block_size = block_size\n        self.num_blocks = num_blocks\n")]
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +138,23 @@ def test_graded_with_the_stale_length_alone_only_append_and_fuzz_fail(seed003, t
 def test_graded_fixed_it_gets_every_point_that_applies(seed003, tmp_path):
     report = grade(f"minivllm:{seed003('seed003_fixed', COUNT_NEW_BLOCKS, COUNT_APPENDED_TOKENS)}", load(), tmp_path)
     assert report.score == report.max_score == 68, [(i.id, i.status, i.message) for i in report.items]
+
+
+FUZZ_ONLY = ('[[item]]\nid = "fuzz"\npoints = 12\n[item.options]\n'
+             'seed = 1\nexamples = 20\nsteps = 10\nshrink_replays = 2000\nseconds = 10.0\n')
+
+
+def test_graded_fixed_but_slow_the_fuzz_time_limit_is_cpu_time_not_the_wall_clock(seed003, tmp_path):
+    """The fuzz's `seconds` is a safety net in CPU seconds of the grader's process tree (oracle/run_cpu.py
+    SafetyNet), so a correct manager that waits 0.75 s in every BlockManager() (past 10 s of wall clock in its 20
+    programs, as a busy machine makes any grade wait) gets the fuzz's points as the same manager does at full
+    speed. When it was the wall clock, the fixed seed 003 graded at load 12-16 lost the fuzz's 12 points as
+    `incomplete` (56 of 68), and this one did too."""
+    rubric = tmp_path / "fuzz.toml"
+    rubric.write_text(FUZZ_ONLY)
+    fixes = (COUNT_NEW_BLOCKS, COUNT_APPENDED_TOKENS)
+    fast = grade(f"minivllm:{seed003('seed003_fixed', *fixes)}", load(rubric), tmp_path / "fast")
+    slow = grade(f"minivllm:{seed003('seed003_fixed_slow', *fixes, WAITS_AT_START)}", load(rubric), tmp_path / "slow")
+    assert slow.items[0].seconds > 10.0  # it did wait past the limit, in wall-clock time
+    assert [(i.id, i.status, i.points, i.message) for i in slow.items] == \
+        [(i.id, i.status, i.points, i.message) for i in fast.items] == [("fuzz", "passed", 12, "")]

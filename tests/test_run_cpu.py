@@ -14,7 +14,7 @@ import pytest
 from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import build
 from oracle.hw3.observation import ImplementationFailure
-from oracle.run_cpu import HUNG_WALL, RunClock, children
+from oracle.run_cpu import HUNG_WALL, RunClock, SafetyNet, children
 
 REFERENCE = Path(__file__).resolve().parents[1] / "engine" / "c"
 OPENING = "Sequence *create_sequence(LLMEngine *engine, int seq_id, int initial_kv_len)\n{\n"
@@ -138,3 +138,27 @@ def test_a_python_call_delayed_by_a_busy_machine_is_not_hung(tmp_path: Path) -> 
         assert adapter.create_sequence(engine, 1, 1) is not None
         starver.join()
         assert time.monotonic() - started >= 1.5
+
+
+def test_the_safety_net_counts_the_cpu_of_the_graders_runs_not_the_wall_clock() -> None:
+    """A fuzz's time limit (SafetyNet) is CPU seconds of the grader's whole process tree: a run the grader started
+    that spins 0.6 s of CPU and ends reaches a 0.3 s limit (its time counted once reaped, its /proc file let go), a
+    run that waits 1 s without computing does not reach a 0.8 s one (it is no hang: the wall clock caps it only at
+    HUNG_WALL times the limit)."""
+    spinning = SafetyNet(0.3)
+    try:
+        spin = subprocess.Popen([sys.executable, "-c", "import time\nend = time.process_time() + 0.6\n"
+                                 "while time.process_time() < end: pass\nprint('spun', flush=True)\ninput()"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert spin.stdout is not None and spin.stdout.readline() == "spun\n"
+        assert spinning.passed()  # while it runs
+        spin.communicate("\n")  # it ends, and is reaped
+        assert spinning.passed() and spin.pid not in spinning.clock._stats
+    finally:
+        spinning.close()
+    waiting = SafetyNet(0.8)
+    try:
+        subprocess.run(["sleep", "1"], check=True)
+        assert not waiting.passed()
+    finally:
+        waiting.close()

@@ -24,6 +24,7 @@ from oracle.grading.report import GradeReport, ItemResult
 from oracle.grading.rubric import Rubric, at_least, positive
 from oracle.served import Served
 from oracle.program import Program
+from oracle.run_cpu import HUNG_WALL
 from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable
 
 FUZZ_OPTIONS = {"seed": 1, "examples": 150, "steps": 30, "shrink_replays": 2000, "seconds": 300.0}
@@ -89,7 +90,8 @@ def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | 
                           seconds=options["seconds"])
         ran = f"{report.stats.examples} of {options['examples']} programs, {report.stats.steps} calls, seed {seed}"
         if report.cut_short == "generate-seconds":
-            raise Incomplete(f"stopped at the {options['seconds']:g} s time limit after {ran}, no divergence so far")
+            raise Incomplete(f"stopped at the {options['seconds']:g} s time limit (CPU seconds; "
+                             f"{HUNG_WALL * options['seconds']:g} s of wall clock) after {ran}, no divergence so far")
         if report.passed:
             return Outcome(True)
         seen = report.failure or report.unreplayed  # a flaky failure was seen once: its rule is known

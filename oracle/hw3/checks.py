@@ -30,6 +30,7 @@ from oracle.hw3.rules import ITEMS, STRAY_WRITE, rule_of
 from oracle.hw3.verdicts import LENIENT, Submission, built as _built, failed, run_scenarios as _run_scenarios
 from oracle.hw3.verdicts import with_probes as _with_probes
 from oracle.family import family_named
+from oracle.run_cpu import HUNG_WALL
 from oracle.runner import fuzz
 
 EXACT: frozenset[str] = frozenset()  # first_fit compares block ids exactly
@@ -114,7 +115,8 @@ def check_fuzz(sub: Submission, options: Mapping[str, Any]) -> Outcome:
     stats = report.stats
     ran = f"{stats.examples} of {options['examples']} programs, {stats.steps} calls, seed {seed}"
     if report.cut_short == "generate-seconds":
-        raise Incomplete(f"stopped at the {options['seconds']:g} s time limit after {ran}, no divergence so far "
+        raise Incomplete(f"stopped at the {options['seconds']:g} s time limit (CPU seconds; "
+                         f"{HUNG_WALL * options['seconds']:g} s of wall clock) after {ran}, no divergence so far "
                          "(a safety net for a very slow submission or machine)")
     if report.passed:
         return Outcome(True)
