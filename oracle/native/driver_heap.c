@@ -252,7 +252,7 @@ static void on_abort(int sig)
         write_full(reply_fd, heap_abort_reply, heap_abort_len);
         _exit(0);
     }
-    raise(sig); /* SA_RESETHAND: the action is the default already (driver_main.c keep_own_handlers) */
+    raise(sig); /* SA_RESETHAND: the action is the default already (no change: driver_main.c keep_own_handlers) */
 }
 
 /* ---- what the family's driver defines (its driver.c, which includes this file first and driver_main.c last) ----

@@ -12,12 +12,20 @@
 
 /* ---- faults: a memory error in the heap, or the submission crashing ---- */
 
-/* Dies of `sig` from a handler, as if there were no handler, without changing any signal's action (natively the
- * seccomp filter keep_own_handlers refuses that): a fault the kernel raised (si_code > 0) is returned to with `sig`
- * blocked, so the same instruction faults again and the kernel, finding the signal blocked, ends the process by its
- * default action; a signal a process sent (raise) is followed by a read of address 0 with SIGSEGV blocked. */
+static int handlers_kept; /* keep_own_handlers' filter is installed: no action may change */
+
+/* Dies of `sig` from a handler, as if there were no handler. Without keep_own_handlers' filter (under valgrind, which
+ * does not apply a blocked fault's default action) by resetting the action; with it, without changing any action: a
+ * fault the kernel raised (si_code > 0) is returned to with `sig` blocked, so the same instruction faults again and
+ * the kernel, finding the signal blocked, ends the process by its default action; a signal a process sent (raise) is
+ * followed by a read of address 0 with SIGSEGV blocked. */
 static void die_of(int sig, const siginfo_t *info, void *context)
 {
+    if (!handlers_kept) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
     if (info->si_code > 0) {
         sigaddset(&((ucontext_t *)context)->uc_sigmask, sig); /* the mask the return restores */
         return;
@@ -174,6 +182,7 @@ static void keep_own_handlers(void)
     struct sock_fprog prog = {(unsigned short)(sizeof filter / sizeof filter[0]), filter};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
         die("pagedcheck driver: cannot install the seccomp filter\n");
+    handlers_kept = 1;
 #endif
 }
 
