@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h> /* on_fault's context: the mask its return restores (driver_main.c die_of) */
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -253,8 +254,7 @@ static void on_abort(int sig)
         write_full(reply_fd, heap_abort_reply, heap_abort_len);
         _exit(0);
     }
-    signal(sig, SIG_DFL);
-    raise(sig);
+    raise(sig); /* SA_RESETHAND: the action is the default already (no change: driver_main.c keep_own_handlers) */
 }
 
 /* ---- what the family's driver defines (its driver.c, which includes this file first and driver_main.c last) ----

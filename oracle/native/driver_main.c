@@ -12,18 +12,41 @@
 
 /* ---- faults: a memory error in the heap, or the submission crashing ---- */
 
+static int handlers_kept; /* keep_own_handlers' filter is installed: no action may change */
+
+/* Dies of `sig` from a handler, as if there were no handler. Without keep_own_handlers' filter (under valgrind, which
+ * does not apply a blocked fault's default action) by resetting the action; with it, without changing any action: a
+ * fault the kernel raised (si_code > 0) is returned to with `sig` blocked, so the same instruction faults again and
+ * the kernel, finding the signal blocked, ends the process by its default action; a signal a process sent (raise) is
+ * followed by a read of address 0 with SIGSEGV blocked. */
+static void die_of(int sig, const siginfo_t *info, void *context)
+{
+    if (!handlers_kept) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    if (info->si_code > 0) {
+        sigaddset(&((ucontext_t *)context)->uc_sigmask, sig); /* the mask the return restores */
+        return;
+    }
+    sigset_t segv;
+    sigemptyset(&segv);
+    sigaddset(&segv, SIGSEGV);
+    sigprocmask(SIG_BLOCK, &segv, NULL);
+    (void)*(volatile const char *)(uintptr_t)0;
+}
+
 /* A fault in the fence's region is a memory error (memory_safety's); anywhere else it is the submission
  * crashing, and the process dies of the signal as if there were no handler. */
 static void on_fault(int sig, siginfo_t *info, void *context)
 {
-    (void)context;
     if (in_fence((uintptr_t)info->si_addr) && fence_fault((uintptr_t)info->si_addr))
         return; /* the access goes on, on a page the grader counts from outside as a memory error */
     if (in_fence((uintptr_t)info->si_addr)) /* the page refused (the driver's records rewritten): a crash, its item's */
         fatal("SIG%s: an invalid read or write at %p, in the heap but in no live block (past a block's end, before "
               "its start, or in a freed block), on a page that could not be mapped", sigabbrev_np(sig), info->si_addr);
-    signal(sig, SIG_DFL);
-    raise(sig);
+    die_of(sig, info, context);
 }
 
 /* ---- sandbox ---- */
@@ -130,6 +153,39 @@ static void hand_mappings_to_grader(int sock, uint64_t regions[][2], size_t n_re
     own_sealed = fence.ledgered; /* from here on the driver's own memory stays as mapped */
 }
 
+/* Natively (strict), once the driver's own handlers and signal stack are in place and before any submission code:
+ * no signal action may change from here on and no other signal stack be set; either call fails with EPERM when it
+ * would (rt_sigaction with a new action, args[1] != 0, either 32-bit half; sigaltstack with a new stack, args[0] !=
+ * 0), and asking for the current ones still works. By the kernel, whatever symbol reached the call (an alias such as
+ * __sigaction, a versioned name, syscall, bytes of the submission's own): a fault always reaches on_fault. */
+static void keep_own_handlers(void)
+{
+#if defined(__x86_64__)
+#define REFUSE_IF_ARG_SET(nr, arg)                                                                                 \
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 5),                                                             \
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[arg])),                               \
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2),                                                                \
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[arg]) + 4),                           \
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),                                                                \
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM)
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        REFUSE_IF_ARG_SET(__NR_rt_sigaction, 1),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        REFUSE_IF_ARG_SET(__NR_sigaltstack, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+#undef REFUSE_IF_ARG_SET
+    struct sock_fprog prog = {(unsigned short)(sizeof filter / sizeof filter[0]), filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+        die("pagedcheck driver: cannot install the seccomp filter\n");
+    handlers_kept = 1;
+#endif
+}
+
 /* Natively, before the handover: the free room the C library's heap already has (its top chunk, its bins) is
  * taken now, and its top may grow by no more than a request needs, so from the handover on a block of the C
  * library's (its own malloc reached by address: the driver serves none natively) needs the heap to grow, a brk the
@@ -181,8 +237,10 @@ static void sandbox(rlim_t cpu_seconds, rlim_t output_limit, rlim_t memory_limit
     limit(RLIMIT_NPROC, 0); /* no fork at all for an ordinary user */
     if (memory_limit > 0)
         limit(RLIMIT_AS, memory_limit);
-    if (strict)
+    if (strict) {
         forbid_processes();
+        keep_own_handlers();
+    }
 }
 
 int main(int argc, char **argv)
@@ -204,7 +262,8 @@ int main(int argc, char **argv)
     sigaction(SIGSEGV, &sa, NULL);
     sigaction(SIGBUS, &sa, NULL);
     prepare_heap_abort_reply();
-    struct sigaction on_abort_sa = {.sa_handler = on_abort, .sa_flags = SA_NODEFER | SA_ONSTACK};
+    /* reset on delivery: every SIGABRT ends the process (on_abort), so no later sigaction is needed for that */
+    struct sigaction on_abort_sa = {.sa_handler = on_abort, .sa_flags = SA_NODEFER | SA_ONSTACK | SA_RESETHAND};
     sigaction(SIGABRT, &on_abort_sa, NULL);
 
     if (argc > 8 && atoi(argv[8]) >= 0) { /* natively: from here on the grader answers every mapping call */

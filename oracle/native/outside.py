@@ -8,7 +8,8 @@ submission anyway (the handles its calls returned, the pointers in its structs, 
 fixes); the bytes at them are the grader's reading.
 
     memory = OutsideMemory.attach(proc, program)   # after the driver has answered once
-    with memory.stopped(deadline):
+    record = memory.read(address, 40, "your record")  # natively, between a reply and the next request
+    with memory.stopped(deadline):                     # under valgrind (no seccomp filter: threads may run)
         record = memory.read(address, 40, "your record")
 
 Which process: the one the grader started, found by construction, never a pid the child reports. From the
@@ -19,10 +20,16 @@ clone and execve), so under bubblewrap's pid namespace and outside it that proce
 /proc/PID/mem is opened once, while the driver is known alive: the descriptor keeps that process's memory,
 so a pid reused after the driver died can never be read instead; signals go through a pidfd likewise.
 
-Stopped: every read or edit of a probe operation happens while the driver is stopped (SIGSTOP, then SIGCONT,
-through the pidfd; every task in /proc/PID/task is waited for). A probe's driver cannot make threads (clone is
-killed), but a signal handler (a timer's) could still run while the grader reads; stopped, nothing runs, so
-what one operation reads is one moment's state.
+Idle, not stopped: every read or edit happens while the driver waits in its read of the next request (it has
+replied and the grader has not sent another), so nothing of the submission's can run meanwhile: natively the driver's
+seccomp filters (oracle/native/driver_main.c) kill clone (no thread) and refuse every new signal action and signal
+stack once the driver's own are in place (keep_own_handlers: no handler of the submission's, so a timer's signal can
+only end the process), and only the grader ends that read. So a graded run's reads and a probe's reads and edits
+alike are made with the driver running, and nothing the process can see tells one from the other: a stop would be a
+mark (a process continued by a SIGCONT it blocks keeps it pending: review 14's probe_told_by_sigcont). `stopped`
+(SIGSTOP, then SIGCONT through the pidfd, every task in /proc/PID/task waited for) is for a driver without those
+filters alone: under valgrind (the memcheck runs), where clone is allowed and a thread of the submission's may run
+while the grader reads.
 
 What cannot be read or written (an address the process does not map, a memory it made unreadable) raises
 Unreachable, the submission's failure on that item (the family's adapter makes it its own failure type), with the

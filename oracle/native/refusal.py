@@ -15,7 +15,10 @@ object is refused when it:
   ifunc resolver, or an at-exit handler, which could act before the driver starts or after the last check;
 - installs a signal handler (`nm -u`: sigaction, signal, sigset, ...): natively a read or write past a heap
   block's end or into a freed block faults (driver.c's electric fence), and a handler of the submission's could
-  swallow that fault, or run code between the calls, when the grader reads the heap from outside.
+  swallow that fault, or run code between the calls, when the grader reads the heap from outside. This list is an
+  early one-line reason only, not what a verdict rests on: a name is easy to avoid (glibc's alias __sigaction, a
+  versioned sigaction@GLIBC_2.2.5: review 14's fault_caught_by_alias); natively the driver's seccomp filter refuses
+  every new signal action and signal stack, however the call is reached (driver_main.c keep_own_handlers).
 """
 
 import re

@@ -47,7 +47,7 @@ class CAdapter(DriverProcess):
     (c/stray.py).
     """
 
-    stop_to_read = False  # read the driver's memory with it stopped (without the seccomp filter it may have threads)
+    stop_to_read = False  # read the driver's memory with it stopped: without the seccomp filters (under valgrind) only
     failure_type = ImplementationFailure  # a failed call is hw3's implementation failure, as a Python one's is
     reply_bound = REPLY_BOUND
 
@@ -241,8 +241,8 @@ class CAdapter(DriverProcess):
             if self._memory is None:
                 assert self._proc is not None
                 self._memory = OutsideMemory.attach(self._proc, self.program or self.box.expose(self.driver), None)
-            if not self.stop_to_read:  # the seccomp filter kills clone: no thread, and no handler of its own
-                return operation(self._memory, *args)
+            if not self.stop_to_read:  # the seccomp filters: clone killed (no thread), no signal action changed (no
+                return operation(self._memory, *args)  # handler of its own): idle once it replied, nothing runs
             # a cap on this stop alone, from now: the grader's own work before it (on a busy machine, slow) is no
             # time of the driver's, so it never counts against the driver (a stop itself takes microseconds)
             deadline = time.monotonic() + (self._stop_wait or HUNG_WALL * (self.timeout or 1.0))

@@ -4,7 +4,8 @@ What a probe observes is the grader's own reading, never the driver's report:
 - a probe's pools are windows on a memory file (a memfd) that the grader creates, fills and passes to the
   driver: the grader reads each pool back itself;
 - the submission's objects (counters, ref_count, the active list, block tables) are read, and the probes'
-  white-box edits made, by the grader from its own process while the driver is stopped (outside.py, at the
+  white-box edits made, by the grader from its own process while the driver waits for its next request, as a
+  graded run's are: not stopped, so nothing tells a probe's reads from a graded run's (outside.py; at the
   addresses the submission's pointers give, in llm_memory.h's layout: probe_state.py); what cannot be read
   there is the submission's failure, with the object and the address.
 The driver only runs the API calls (adapter.py's requests) and, over adapter.py's request:
@@ -49,7 +50,9 @@ _INIT = struct.Struct("<BQQ")
 
 
 class CProbeAdapter(CAdapter):
-    stop_to_read = True  # each operation reads one moment's state, whatever the submission does
+    # stop_to_read stays CAdapter's: a probe's driver has the seccomp filters (no thread, no handler of the
+    # submission's: driver_main.c), so once it has replied nothing of the submission's runs until the next request,
+    # and a stop would be a mark it could see (review 14's probe_told_by_sigcont)
 
     def __init__(self, driver: Path | str, *, limit: float, sandbox: Sandbox | None = None, watch: Watch | None = None):
         super().__init__(driver, timeout=limit, cpu_seconds=PROBE_LIMITS.cpu_seconds,
@@ -106,7 +109,7 @@ class CProbeAdapter(CAdapter):
         return data[6:]
 
     def _outside(self, operation: Any, *args: int) -> Any:
-        """CAdapter._outside, the driver stopped; a machine where the grader may not read its runs cannot run
+        """CAdapter._outside, with the driver idle; a machine where the grader may not read its runs cannot run
         the probe."""
         try:
             return super()._outside(operation, *args)
