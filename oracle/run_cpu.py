@@ -3,7 +3,9 @@ so that a busy machine, which delays a program without its doing, changes no ver
 
 A call's limit is CPU seconds of the run's processes (its whole process tree: the supervisor, the program, a
 valgrind around it), with a cap on the wall clock of HUNG_WALL times the limit for a program that waits
-without computing (blocked on a pipe, asleep), which is hung too."""
+without computing (blocked on a pipe, asleep), which is hung too. The cap counts only the run's own time: the time
+the run waited on the grader (natively, each mapping call waits for the ledger's answer) is added to it, so how
+fast the grader answers, or how loaded its machine is, decides no verdict."""
 
 import os
 import time
@@ -37,12 +39,13 @@ class RunClock:
     def call_started(self) -> None:
         self._call = (time.monotonic(), self.seconds())
 
-    def owed(self, limit: float) -> float:
+    def owed(self, limit: float, excused: float = 0.0) -> float:
         """How much longer to wait for the current call past `limit`: the CPU seconds of it the run has not used
-        yet, within HUNG_WALL times the limit of wall-clock time since the call started."""
+        yet, within HUNG_WALL times the limit of wall-clock time since the call started, not counting the
+        `excused` seconds of it the run spent waiting on the grader (its answers to the run's mapping calls)."""
         wall, cpu = self._call
         unused = limit - (self.seconds(walk=True) - cpu)
-        return max(0.0, min(unused, wall + HUNG_WALL * limit - time.monotonic()))
+        return max(0.0, min(unused, wall + HUNG_WALL * limit + excused - time.monotonic()))
 
     def seconds(self, walk: bool = False) -> float:
         """User and system CPU seconds of the tree, those of reaped children included (utime, stime, cutime,

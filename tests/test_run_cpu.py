@@ -162,3 +162,72 @@ def test_the_safety_net_counts_the_cpu_of_the_graders_runs_not_the_wall_clock() 
         assert not waiting.passed()
     finally:
         waiting.close()
+
+CHURN = ("    for (;;) { volatile char *p = malloc(16); if (p) p[0] = 1; free((void *)p); }"
+         "  /* allocates and frees for ever */\n")
+
+
+def test_a_call_that_allocates_and_frees_for_ever_is_hung_within_a_bounded_count_of_mapping_calls(
+        tmp_path: Path) -> None:
+    """An endless loop of mapping calls (each malloc and free one the grader's ledger answers, heap_notify.py):
+    the time the driver waits on those answers is the grader's, not counted against its wall-clock cap
+    (run_cpu.py), and each adds the fence's work to its CPU limit (MAPPING_CALL_CPU), yet it is still hung: by its
+    CPU time, or at the latest once it has made the mapping calls its limit allows, a count
+    (MAPPING_CALLS_PER_SECOND a second of the limit), so the grader's work for the call is bounded."""
+    from oracle.native.heap_notify import MAPPING_CALLS_PER_SECOND
+
+    adapter = _adapter(tmp_path, CHURN, timeout=0.2)
+    try:
+        engine = adapter.llm_init(64 * 10)
+        listener = adapter._listener
+        if listener is None:
+            pytest.skip("no seccomp user notification here: no ledger answers the driver's mapping calls")
+        with pytest.raises(ImplementationFailure, match=r"hung: no answer within 0\.2 s"):
+            adapter.create_sequence(engine, 1, 1)
+        assert 0 < listener.call_handled <= MAPPING_CALLS_PER_SECOND * 0.2
+    finally:
+        adapter.close()
+
+
+def test_a_call_past_its_count_of_mapping_calls_is_hung_by_that_count_whatever_its_cpu(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a count of 1,000 mapping calls a second of the limit (a 0.5 s limit: 500), the endless loop of
+    allocations is ended by the count, long before its CPU time: the 501st mapping call is left unanswered and
+    the call judged hung, its message naming the count."""
+    from oracle.native import driver_process
+
+    monkeypatch.setattr(driver_process, "MAPPING_CALLS_PER_SECOND", 1000)
+    adapter = _adapter(tmp_path, CHURN, timeout=0.5)
+    try:
+        engine = adapter.llm_init(64 * 10)
+        listener = adapter._listener
+        if listener is None:
+            pytest.skip("no seccomp user notification here: no ledger answers the driver's mapping calls")
+        with pytest.raises(ImplementationFailure, match=r"hung: no answer within 0\.5 s \(it made 500 allocations, "
+                           r"frees and other memory-mapping calls, the most a call may make in a limit of 0\.5 s"):
+            adapter.create_sequence(engine, 1, 1)
+        assert listener.call_handled == 500
+    finally:
+        adapter.close()
+
+
+
+def test_a_call_that_churns_its_allocator_is_judged_by_its_own_time(tmp_path: Path) -> None:
+    """Review 14's allocator_churn (tests/submissions/hostile/review14/allocator_churn.patch: llm_init makes 60,000
+    malloc(16)/free pairs, some 179,000 mapping calls the ledger answers) is a correct llm_init: at a 1 s limit it
+    returns an engine, however long the grader took to answer (its answering is not charged to the call's wall
+    clock) and whatever the fence's mapping calls cost in the kernel (MAPPING_CALL_CPU each, added to its limit)."""
+    import shutil
+
+    patch = Path(__file__).resolve().parent / "submissions" / "hostile" / "review14" / "allocator_churn.patch"
+    shutil.copytree(REFERENCE, tmp_path / "sub")
+    subprocess.run(["patch", "-s", "-p0", "-i", str(patch)], cwd=tmp_path / "sub", check=True)
+    result = build(tmp_path / "sub" / "llm_memory.c", tmp_path / "cache")
+    assert result.ok and result.driver is not None, result.message
+    adapter = CAdapter(result.driver, timeout=1.0)
+    try:
+        assert adapter.llm_init(64 * 10) is not None
+        if adapter._listener is not None:
+            assert adapter._listener.call_handled > 150_000  # the fence answered every malloc and free
+    finally:
+        adapter.close()

@@ -187,6 +187,11 @@ def test_a_probe_cannot_be_told_by_the_stop_it_makes(scene: Scene, reaper: Reape
 # engine, a few milliseconds of CPU natively. Graded on llm_init (6): 6/6.
 CHURN_ITEMS = ("llm_init",)
 CHURN_MAX = 6
+# held since ledger-clock (the record of the attack as found): a call's wall-clock cap leaves out the time the grader
+# spent answering its mapping calls (heap_notify.Listener.call_busy), its CPU limit gains MAPPING_CALL_CPU for each
+# mapping call the fence made (the kernel's work of the fence, not the program's), and the count of mapping calls a
+# call may make (MAPPING_CALLS_PER_SECOND a second of its limit) bounds the grader's work: oracle/SANDBOX.md, "A
+# call's time"
 CHURN_BROKEN = (
     "a call's time limit is its run's CPU seconds, capped at HUNG_WALL (10) times the limit of wall clock, and on "
     "the fence every malloc and free is a mapping call the driver waits on while the grader's ledger answers it in "
@@ -200,9 +205,12 @@ CHURN_BROKEN = (
     "clock a call is held to excludes the time the driver spent waiting on the grader's answers (the ledger sums the "
     "time from each notification received to its answer sent, and RunClock.owed adds it to the call's cap), so only "
     "the run's own CPU and its own waiting decide a time limit")
+# What is left (oracle/SANDBOX.md, "A call's time"): the grading of this item makes some 30 llm_init calls of about
+# 179,000 mapping calls each, about 20 s of wall clock each at load average 10 on 2 cores: it passed in 170 s (load 5
+# to 8); before a probe's run had the fence's allowance too, one grading ran past the harness's 180 s (load 10 to 12):
+# close to it; the grade's own deadline (300 s) is wall clock too.
 
 
-@pytest.mark.xfail(strict=True, reason=CHURN_BROKEN)
 @pytest.mark.bwrap_repeat  # the ledger answers every mapping call in both isolations
 def test_a_call_is_not_charged_the_graders_time_answering_its_allocations(scene: Scene, reaper: Reaper) -> None:
     from tests.tamper_grading import check_report, grade_args, grade_in_scene

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Sequence
 
 from oracle.handed import Handed, Renewable
-from oracle.native.heap_notify import Listener, receive_listener
+from oracle.native.heap_notify import MAPPING_CALLS_PER_SECOND, Listener, MappingCallsSpent, receive_listener
 from oracle.native.ledger import Ledger, fence_blocks, max_map_count
 from oracle.native.log_channel import LogChannel
 from oracle.native.native_heap import NativeHeap
@@ -153,6 +153,8 @@ class DriverProcess:
         if proc is None:
             return None, False
         self._clock.close()
+        if self._listener is not None:
+            self._listener.limit_calls(None)  # its last mapping calls answered while it ends, within `wait`
         os.close(self._cmd)
         exited = wait > 0 and drained(self._reply, wait, self.log_channel or self._listener)
         if self._native is not None:
@@ -197,6 +199,8 @@ class DriverProcess:
     def _write_all(self, data: bytes) -> None:
         """Sends a request; the call's time starts here, in wall-clock and in the run's CPU seconds."""
         self._clock.call_started()
+        if self._listener is not None:
+            self._listener.call_started()
         view = memoryview(data)
         while view:
             try:
@@ -219,13 +223,19 @@ class DriverProcess:
                 except DeadlinePassed:
                     self._fail("the grade's time limit was reached", wait=0)
                     raise
-                ready = readable_within(self._reply, wait, self.log_channel or self._listener)
-                # (valgrind's log drained meanwhile, or the driver's mapping calls answered)
+                try:
+                    ready = readable_within(self._reply, wait, self.log_channel or self._listener)
+                    # (valgrind's log drained meanwhile, or the driver's mapping calls answered)
+                except MappingCallsSpent:
+                    raise self._fail(self._spent(timeout), wait=0) from None
                 if not ready and wait < left:  # the grade's deadline, not this call's timeout
                     self._fail("the grade's time limit was reached", wait=0)
                     raise DeadlinePassed()
                 if not ready:
-                    owed = self._clock.owed(timeout)
+                    owed = self._clock.owed(timeout) if self._listener is None else self._clock.owed(
+                        self._listener.call_limit(timeout), self._listener.call_busy)
+                    # (the fence's work in its mapping calls, and the wall clock it waited on the grader's
+                    # answers to them, are the grader's, not its own)
                     if owed > 0:  # a busy machine delayed it, not its own doing: it has not had its time yet
                         deadline = time.monotonic() + owed
                         continue
@@ -240,8 +250,16 @@ class DriverProcess:
             have += len(chunk)
         return b"".join(chunks)
 
+    def _spent(self, timeout: float) -> str:
+        assert self._listener is not None
+        return (f"hung: no answer within {self.timeout} s (it made {self._listener.call_handled:,} allocations, frees "
+                f"and other memory-mapping calls, the most a call may make in a limit of {timeout:g} s: "
+                f"{MAPPING_CALLS_PER_SECOND:,} a second)")
+
     def _reply_bytes(self) -> bytes:
         """One reply, its length checked against `reply_bound` before the rest is read."""
+        if self._listener is not None:  # the grader's answers for the call, bounded by a count its limit sets
+            self._listener.limit_calls(None if self.timeout is None else round(MAPPING_CALLS_PER_SECOND * self.timeout))
         # one deadline for the whole reply, however it trickles in (none without a time limit)
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         data = self._read(4, self.timeout, deadline)

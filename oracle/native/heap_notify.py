@@ -23,6 +23,7 @@ import os
 import select
 import socket
 import struct
+import time
 from dataclasses import dataclass
 
 from oracle.native.ledger import BRK_REFUSED, CONTINUE, FileId, Ledger
@@ -76,13 +77,51 @@ def receive_listener(sock: socket.socket, timeout: float) -> Handover | None:
     return Handover(fds[0], tuple(_REGION.iter_unpack(regions)))
 
 
+MAPPING_CALLS_PER_SECOND = 200_000  # the mapping calls one call may make per second of its time limit
+MAPPING_CALL_CPU = 25e-6  # CPU seconds each answered mapping call adds to its call's limit: the fence's own work
+# (mapping a block's page, protecting it, the quarantine's unmap, the wait for the answer: about 5 us of the kernel's
+# natively, 15 us under the listener, measured), which a C library's malloc does not make the program spend
+
+
+class MappingCallsSpent(Exception):
+    """The current call made all the mapping calls its limit allows (`Listener.limit_calls`): the next one waits
+    unanswered."""
+
+
 class Listener:
-    """A driver's listener descriptor and the ledger it answers from."""
+    """A driver's listener descriptor and the ledger it answers from. It keeps the grader's side of each call:
+    the mapping calls answered since the call started (`call_handled`), each of which adds the fence's own CPU
+    time to the call's limit (`call_limit`), the wall-clock seconds the grader spent answering them (`call_busy`:
+    time the driver waited on the grader, never its own), and past `limit_calls`' count it answers no more
+    (MappingCallsSpent), so the grader's work for one call is bounded by a count."""
 
     def __init__(self, fd: int, ledger: Ledger):
         self.fd = fd
         self.ledger = ledger
         self.handled = 0
+        self.busy = 0.0  # wall-clock seconds spent answering, from seeing a call waiting to the last answer sent
+        self._call = (0, 0.0)  # handled and busy when the current call started
+        self._most: int | None = None  # the current call's last mapping call to answer (handled), None: no bound
+
+    def call_started(self) -> None:
+        self._call, self._most = (self.handled, self.busy), None
+
+    def limit_calls(self, most: int | None) -> None:
+        """The current call may make `most` mapping calls (counted from its start; None: no bound)."""
+        self._most = None if most is None else self._call[0] + most
+
+    @property
+    def call_handled(self) -> int:
+        return self.handled - self._call[0]
+
+    @property
+    def call_busy(self) -> float:
+        return self.busy - self._call[1]
+
+    def call_limit(self, limit: float) -> float:
+        """The current call's CPU limit, `limit` (the request's) and MAPPING_CALL_CPU for each mapping call
+        answered: at most limit * (1 + MAPPING_CALLS_PER_SECOND * MAPPING_CALL_CPU), a count's, not a clock's."""
+        return limit + self.call_handled * MAPPING_CALL_CPU
 
     def pending(self) -> bool:
         return bool(select.select([self.fd], [], [], 0)[0])
@@ -127,9 +166,17 @@ class Listener:
         return named.st_dev, named.st_ino
 
     def answer_waiting(self) -> None:
-        """Answers every system call waiting now."""
-        while self.pending() and self.answer_one():
-            pass
+        """Answers every system call waiting now; MappingCallsSpent (that one left waiting) past the call's
+        bound. The time it takes is the grader's (`busy`)."""
+        started = time.monotonic()
+        try:
+            while self.pending():
+                if self._most is not None and self.handled >= self._most:
+                    raise MappingCallsSpent()
+                if not self.answer_one():
+                    break
+        finally:
+            self.busy += time.monotonic() - started
 
     drain = answer_waiting  # as a LogChannel: what reply_pipe.drained calls while it waits for the end
 

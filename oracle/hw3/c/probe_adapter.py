@@ -37,6 +37,7 @@ from oracle.hw3.c.driver_reply import _REQUEST, _U16
 from oracle.hw3.pool import GUARD, GUARD_SIZE
 from oracle.child import PYTHON
 from oracle.run_cpu import HUNG_WALL
+from oracle.native.heap_notify import MAPPING_CALL_CPU
 from oracle.native.outside import MachineRefuses
 from oracle.hw3.c.stray import Stray, Watch
 from oracle.hw3.observation import ImplementationFailure
@@ -73,9 +74,11 @@ class CProbeAdapter(CAdapter):
 
     def _left(self) -> float:
         """What is left of the probe's limit: CPU seconds of its run (oracle/run_cpu.py), so that a busy machine
-        changes no verdict; every call still ends by the wall-clock cap."""
+        changes no verdict; every call still ends by the wall-clock cap. The fence's work in the run's mapping calls
+        is the grader's, not the run's: MAPPING_CALL_CPU each answered (oracle/SANDBOX.md, "A call's time")."""
         assert self._proc is not None
-        return max(self.limit - self._clock.seconds(), 1e-3)
+        fence = self._listener.handled * MAPPING_CALL_CPU if self._listener is not None else 0.0
+        return max(self.limit + fence - self._clock.seconds(), 1e-3)
 
     def _stop(self, wait: float) -> tuple[int | None, bool]:
         status, exited = super()._stop(wait)
