@@ -158,6 +158,7 @@ class PythonChild:
                 stdout=handed.output,
                 stderr=handed.output,
                 private_tmp=False,  # no writable folder under either isolation (oracle/run_view.py)
+                frozen=True,  # the frozen runtime's programs and libraries alone, under either isolation
             )
             self._words = {**self.sandbox.spellings(self._proc), str(self._files): "."}
         finally:

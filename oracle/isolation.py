@@ -36,15 +36,17 @@ def system_paths() -> list[Path]:
     return paths + [Path(top) for top in ("/bin", "/lib", "/lib64", "/sbin")]
 
 
-def _bwrap_prefix(tmp_bytes: int) -> list[str]:
+def _bwrap_prefix(tmp_bytes: int, usr: bool = True) -> list[str]:
     hidden = [arg for path in _OURS if path.is_relative_to("/usr") for arg in ("--tmpfs", str(path))]
+    # the host's /usr and the links merged-/usr systems make into it; none for a run that sees only the frozen
+    # runtime (oracle/run_view.py: the Python server, whose programs and libraries are the copy's alone)
+    system = ["--ro-bind", "/usr", "/usr", *hidden, "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+              "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin"] if usr else []
     # the bwrap the grader's PATH names, by its full path: the probe and every run use that very program (a
     # run's uid resolving PATH itself would skip one in a folder it cannot enter and find another)
     return [
         shutil.which(BWRAP) or BWRAP, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-        "--ro-bind", "/usr", "/usr", *hidden, "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
-        "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
-        "--proc", "/proc", "--dev", "/dev",
+        *system, "--proc", "/proc", "--dev", "/dev",
         # a sized in-memory /tmp and /dev/shm; none (an empty /tmp, sealed read-only with the root) for tmp_bytes 0
         *(["--size", str(tmp_bytes), "--tmpfs", "/tmp", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm"] if tmp_bytes
           else ["--dir", "/tmp"]),
@@ -104,7 +106,8 @@ def supervised(argv: Sequence[str | Path], isolation: str, as_root: bool, lifeli
                tmp_bytes: int = 16 << 20, tools: Callable[[str], list[str]] | None = None) -> list[str]:
     """The command line that runs argv under `isolation` (each run as a uid of its own when `as_root`), under
     the supervisor, which ends the run when the grader's end of the `lifeline` pipe closes. `tools` gives the
-    command that runs sh, bash or setpriv (a private copy's, oracle/runtime.py), instead of the system's."""
+    command that runs sh, bash or setpriv (a private copy's, oracle/runtime.py), instead of the system's; under
+    bubblewrap, a run given `tools` sees no /usr of the host's (the copy is among its `readable` paths)."""
     argv = [str(part) for part in argv]
     alone = isolation == "bubblewrap" or as_root  # a pid namespace or a uid of the run's own
     kill = "kill -KILL -1" if alone else "kill -KILL 0"  # -1: its pid namespace, or its uid
@@ -123,11 +126,11 @@ def supervised(argv: Sequence[str | Path], isolation: str, as_root: bool, lifeli
     script = _SUPERVISOR.format(watch=watch, end=end)
     if isolation != "bubblewrap":
         return [*(tools("sh") if tools else ["/bin/sh"]), "-c", script, "supervisor", *argv]
-    cmd = _bwrap_prefix(tmp_bytes)
+    cmd = _bwrap_prefix(tmp_bytes, usr=tools is None)
     for path in readable:
         cmd += ["--ro-bind", str(path), str(path)]
     for path in writable:
         cmd += ["--bind", str(path), str(path)]
     if cwd is not None:
         cmd += ["--chdir", str(cwd)]
-    return [*cmd, *_BWRAP_SEAL, "--", "/bin/sh", "-c", script, "supervisor", *argv]
+    return [*cmd, *_BWRAP_SEAL, "--", *(tools("sh") if tools else ["/bin/sh"]), "-c", script, "supervisor", *argv]

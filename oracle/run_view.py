@@ -13,6 +13,14 @@ and under both the variables name the folder a run reads (so both read the same:
 skip a locale-archive in both). No run has a network, so no certificate store; /etc is shown
 by neither isolation.
 
+PROGRAMS AND LIBRARIES. The Python server (oracle/child.py) runs from the frozen copy under both isolations
+(`Sandbox.popen(frozen=True)`): bubblewrap binds the copy at its own path and shows no /usr, /bin or /lib of the
+host's, so the interpreter, its standard library, the C libraries and the programs on its PATH (the copy's shell
+tools) are one set in both, and whatever a library finds by looking is the same (review 14: find_library("c")
+started the host's gcc under bubblewrap only; `test`, `lib2to3`, `ensurepip` and gcc, sort, date were bubblewrap's
+only). Left: Landlock checks opening, not looking up, so under the fallback a host path still exists to os.stat
+(/usr/bin/gcc: found, not runnable) where bubblewrap has none. The C runs (gcc, a driver, valgrind) are unchanged.
+
 WRITE. A run that needs a temporary folder (gcc, valgrind) gets a private one: bubblewrap's is a tmpfs of
 `Limits.tmp_bytes`; the fallback's a folder on the grader's disk, each file bounded by the run's file-size limit (no
 unprivileged mount can size it in total). The runs that run the submission's code as long as it is graded, the

@@ -7,7 +7,8 @@ Isolation, strongest first (`Sandbox.isolation`, and one line for reports in `de
 
 - "bubblewrap": Debian's bwrap. New mount, pid, network, IPC and UTS namespaces; only /usr (read-only), a
   minimal /dev, /proc, a small private /tmp and /dev/shm (sized tmpfs) and the paths a run names are visible,
-  each at its own path; the in-memory root and /dev are read-only.
+  each at its own path; the in-memory root and /dev are read-only. The Python server sees the frozen copy of the
+  runtime instead of /usr, as under "landlock" (`frozen`, oracle/run_view.py).
   When the grader is root, each run also gets an unprivileged uid of its own, used by nothing else.
 - "landlock": no working bwrap (a container that cannot create namespaces), Linux Landlock available
   (oracle/landlock.py): each run may read only a frozen copy of the system's runtime (Python, the C library and
@@ -221,17 +222,24 @@ class Sandbox:
     def popen(self, argv: Sequence[str | Path], *, readable: Sequence[Path] = (), writable: Sequence[Path] = (),
               cwd: Path | None = None, limits: Limits = Limits(), pass_fds: Sequence[int] = (),
               stdin: Any = subprocess.DEVNULL, stdout: Any = subprocess.DEVNULL, stderr: Any = subprocess.DEVNULL,
-              env: dict[str, str] | None = None, private_tmp: bool = True) -> subprocess.Popen:
+              env: dict[str, str] | None = None, private_tmp: bool = True, frozen: bool = False) -> subprocess.Popen:
         """Starts argv in the sandbox, in a session of its own, with `limits` in force from its first
         instruction. Paths in `readable` / `writable` are visible (read-only / read-write) at their own path.
         `private_tmp=False`: no writable temporary folder under either isolation (no $TMPDIR under Landlock, where
         no mount can size one; an empty /tmp and /dev/shm sealed read-only under bubblewrap): it can write nowhere at
-        all, the same in both (oracle/run_view.py)."""
+        all, the same in both (oracle/run_view.py). `frozen` (a run of PYTHON): its programs, libraries and data are
+        the frozen runtime's alone under bubblewrap too, bound at its own path with no /usr of the host's, as under
+        Landlock (oracle/run_view.py `one view`)."""
         bubblewrap = self.isolation == "bubblewrap"
         uid = fresh_uid() if self.as_root else None
         env = dict(_ENV if env is None else env)
         ruleset, tmp, runtime = None, None, None
-        if bubblewrap:  # the data the frozen copy holds under Landlock: the same folders (oracle/run_view.py)
+        if bubblewrap and frozen:  # the Landlock fallback's view: the copy only, its data named as there
+            runtime = self.frozen_runtime()
+            argv, added = runtime.start([str(part) for part in argv], self.root) or (argv, {})
+            env.update(added)
+            readable = [*readable, runtime.root]
+        elif bubblewrap:  # the data the frozen copy holds under Landlock: the same folders (oracle/run_view.py)
             for data in self._data:  # named as under Landlock, where it is there already
                 env.update(data.pointed(data.source))
             readable = [*readable, *(data.source for data in self._elsewhere if data.source is not None)]
@@ -354,7 +362,7 @@ class Sandbox:
         words = {str(self.root): "<sandbox>"}
         if (tmp := self._private_tmp.get(proc)) is not None:
             words[str(tmp)] = TMP
-        if self.isolation == "landlock" and self._runtime is not None:
+        if self._runtime is not None:  # the fallback's runs and a frozen one under bubblewrap read it
             words[str(self._runtime.root)] = "/usr"
             words.update({str(self._runtime.root / "share" / data.name): data.usual for data in system_data()})
         if self.isolation == "bubblewrap":
