@@ -259,10 +259,13 @@ def load_c(submission: Path | str, workdir: Path | str | None = None, **options:
     sandbox, into the private build cache (or `workdir`): a fresh CAdapter on its driver at each call.
 
     Raises ValueError when the path is bad or the build fails, with the compiler's or linker's words. A
-    submission whose only problem is warnings is driven, as `grade` drives it, on the build without -Werror.
-    `options` go to CAdapter (timeout, output_limit, sandbox, ...).
+    submission whose only problem is warnings is judged as `grade` judges it: the spec's -Werror makes them
+    errors, which the factory carries in `faults` (read by `pagedcheck fuzz`), and it drives the build without
+    -Werror. `options` go to CAdapter (timeout, output_limit, sandbox, ...).
     """
     result = build(submission, workdir, options.get("sandbox"))
     if result.graded_driver is None:
         raise ValueError(result.message)
-    return partial(CAdapter, result.graded_driver, **options)
+    factory = partial(CAdapter, result.graded_driver, **options)
+    factory.faults = () if result.ok else (f"{result.verdict}\n{result.shown_log}".rstrip(),)  # type: ignore[attr-defined]
+    return factory
