@@ -175,9 +175,10 @@ def _fuzz(family: Family, impl: str, adapter_factory: AdapterFactory, examples: 
         stats = before[0]  # without Hypothesis's replay of the failing program
     program = [note for note in notes if _PROGRAM_LINE.match(note)]
     report = FuzzReport(impl, seed, 0.0, stats, divergence, failure=error, unreplayed=unreplayed)
-    machine = family.machine_for(adapter_factory, RunStats()) if divergence and error is not None else None
-    steps = parse(machine, program) if machine is not None else None  # None: not a table machine's, printed as it is
-    if steps is not None and steps.steps:
+    # a fresh, unwatched machine for the shrinker (the fuzz's `machine` counts into `stats`)
+    shrinking = family.machine_for(adapter_factory, RunStats()) if divergence and error is not None else None
+    failing = parse(shrinking, program) if shrinking is not None else None  # None: not a table machine's, printed as is
+    if failing is not None and failing.steps:
         budget = Budget(shrink_replays, net.passed if net is not None else None)
 
         def replayed(count: int) -> None:
@@ -185,8 +186,8 @@ def _fuzz(family: Family, impl: str, adapter_factory: AdapterFactory, examples: 
             if progress:
                 progress(stats)
 
-        shrunk, report.failure = Shrinker(machine, budget, replayed).shrink(steps, error)
-        program = render(machine, shrunk)
+        shrunk, report.failure = Shrinker(shrinking, budget, replayed).shrink(failing, error)
+        program = render(shrinking, shrunk)
         report.divergence = str(report.failure).splitlines()[0]
         stats.shrink_replays = budget.spent
         report.cut_short = f"shrink-{budget.cut_short}" if budget.cut_short else None
