@@ -1,0 +1,132 @@
+"""Tamper suite, the fifteenth adversarial review's attacks (issue 17, round 15): submissions written by a reviewer who
+had not seen the designs being built. The table of what each does and how it fared: tests/hostile_review15/README.md.
+
+Same shape as tests/test_tamper_review14.py: each submission is graded by a separate `pagedcheck` process in a world
+of its own on the items it concerns, and must get exactly its honest score, leave no process, change no file outside
+the scratch, and the grader must write its report. A submission whose grade may depend on the isolation is graded
+under bubblewrap and without it (fairness asks the same grade in both). An attack that breaks the grader is a strict
+xfail naming the mechanism and a fix by construction; one that holds is a plain test saying why.
+"""
+
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from tests.tamper import ROOT, Reaper, Scene
+from tests.tamper_grading import c_submission, graded_problems, reaper, scene  # noqa: F401
+
+C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review15"
+PY_ATTACKS = Path(__file__).with_name("hostile_review15")
+
+
+def c_in_both_isolations(tmp_path: Path, reaper: Reaper, base: str | None, attack: str, items: tuple[str, ...],
+                         honest: int, full: int) -> list[str]:
+    """The reference C (with tests/submissions/broken/<base>.patch; None: none) and
+    tests/submissions/hostile/review15/<attack>.patch graded on `items` under bubblewrap and without it (the Landlock
+    fallback), each in a world of its own: what either grading did that the promises do not allow, a score other
+    than `honest` of `full` in each among them (so the same grade in both)."""
+    problems = []
+    for without_bwrap in (False, True):
+        with closing(Scene(tmp_path / ("without-bwrap" if without_bwrap else "bwrap"), without_bwrap=without_bwrap)) \
+                as world:
+            sub = c_submission(world, base, C_ATTACKS / f"{attack}.patch")
+            found = graded_problems(world, reaper, sub, items, honest, full)
+            problems += [f"{'without bubblewrap' if without_bwrap else 'bubblewrap'}: {p}" for p in found]
+    return problems
+
+
+# --- 1. a read past a block made by the kernel, not by a load (oracle/native/driver_main.c, ledger.py) --------------
+# tests/submissions/hostile/review15/kernel_reads_past.patch on broken/memory_safety.patch (freeing a block table reads
+# l2[16]): the int past the L2 table is copied by the kernel, write(2) into a pipe of the submission's own and read(2)
+# back, instead of loaded by an instruction. Under valgrind (its preload named in LD_PRELOAD) the read is not made.
+# Graded on compiles (5) and memory_safety (10): honest 5/15 (the same bug read by a load: control measured 5/15,
+# "natively, a read or write outside any live heap block ... 1 page(s) of guard or freed memory touched").
+KERNEL_ITEMS = ("compiles", "memory_safety")
+KERNEL_HONEST, KERNEL_MAX = 5, 15
+KERNEL_BROKEN = (
+    "natively the fence sees a read past a block only as a fault: the guard page is inaccessible, the CPU's load "
+    "faults into the driver's on_fault, which asks the ledger for the page, counted as a stray. The kernel's own "
+    "copy from that page (copy_from_user for write(2)'s buffer, and every other system call that reads or writes "
+    "the caller's memory: a path, a struct, an iovec) raises no signal: it answers EFAULT, which only the caller "
+    "sees. The submission reads l2[16] by writing it into a pipe of its own and reading it back: on the guard page "
+    "the write fails with EFAULT, the value counts as -1, no page is asked for, no stray counted; under valgrind, "
+    "which checks write's buffer, it reads nothing (LD_PRELOAD names vgpreload): memory_safety passes, 15/15 for the "
+    "honest 5/15, bubblewrap and fallback (oracle/seccomp.py refuses process_vm_readv for this very reason, "
+    "one system call of the many that copy the caller's memory). Fix by construction: every access to a page of the "
+    "fence's span that is no live block's reaches the ledger, the kernel's as the CPU's: the driver's filter "
+    "allows, once the submission's code may run, only a list of system calls (default: kill), those whose every "
+    "pointer argument is a register (read, write, pread64, pwrite64, ...: no iovec, no msghdr, no struct holding a "
+    "pointer), and hands to the ledger any of those whose pointer argument lies in the span (BPF compares the upper "
+    "half of the register with the span's), which answers it as a stray when [pointer, pointer + count) touches a "
+    "page of no live block; or the guard and freed pages are userfaultfd-registered, never present, so that the "
+    "kernel's copy waits on the grader as the CPU's load does")
+
+
+@pytest.mark.xfail(strict=True, reason=KERNEL_BROKEN)
+@pytest.mark.bwrap_repeat  # the driver's fence decides, in both isolations
+def test_a_read_past_a_block_made_by_the_kernel_still_costs_memory_safety(scene: Scene, reaper: Reaper) -> None:
+    sub = c_submission(scene, "memory_safety", C_ATTACKS / "kernel_reads_past.patch")
+    problems = graded_problems(scene, reaper, sub, KERNEL_ITEMS, KERNEL_HONEST, KERNEL_MAX)
+    assert not problems, "\n".join([f"kernel_reads_past (honest {KERNEL_HONEST}/{KERNEL_MAX}):", *problems])
+
+
+# --- 2. a memcheck run's writable folder: where it is (oracle/native/driver_process.py private_tmp, isolation.py) ----
+# tests/submissions/hostile/review15/memcheck_told_by_tmp.patch on the reference C: under valgrind only (its preload in
+# LD_PRELOAD), llm_init opens /tmp/llm_memory.log for appending; when it cannot, it reads one int past the end of its
+# ref_count array, an invalid read valgrind reports. Natively nothing is tried. Graded on compiles (5) and
+# memory_safety (10): one grade in both isolations; once a memcheck run writes where a native run does (nowhere the
+# submission names), the read is made in both: 5/15 in both.
+MEMCHECK_TMP_ITEMS = ("compiles", "memory_safety")
+MEMCHECK_TMP_HONEST, MEMCHECK_TMP_MAX = 5, 15
+MEMCHECK_TMP_BROKEN = (
+    "a memcheck run (valgrind's) keeps a writable temporary folder, and the two isolations put it at different places: "
+    "bubblewrap a sized tmpfs at /tmp (and /dev/shm), the Landlock fallback a private $TMPDIR on the grader's disk "
+    "while /tmp stays the host's, which Landlock refuses (review 14's log_in_tmp_c, closed for the native driver "
+    "alone). The submission can tell the memcheck run from a native one (LD_PRELOAD names vgpreload) and the "
+    "isolation from whether /tmp takes a file: under bubblewrap it is valgrind-clean, 15/15, without it it makes an "
+    "invalid read, 5/15; the same submission, two grades. Fix by construction: the memcheck run's client writes "
+    "nowhere under either isolation, as the native driver: valgrind's folder is named by $TMPDIR alone at one path "
+    "in both (bubblewrap binds its tmpfs at the path the fallback's folder has, /tmp stays the sealed empty one), "
+    "and is made read-only (the grader's chmod of the folder it owns; a run's chmod is refused by oracle/seccomp.py) "
+    "once valgrind has started and before the driver's first request, so no code of the submission's can write a "
+    "file there in either")
+
+
+@pytest.mark.xfail(strict=True, reason=MEMCHECK_TMP_BROKEN)
+def test_a_memcheck_run_told_by_its_temporary_folder_grades_the_same_in_both_isolations(tmp_path: Path,
+                                                                                       reaper: Reaper) -> None:
+    problems = c_in_both_isolations(tmp_path, reaper, None, "memcheck_told_by_tmp", MEMCHECK_TMP_ITEMS,
+                                    MEMCHECK_TMP_HONEST, MEMCHECK_TMP_MAX)
+    assert not problems, "\n".join(["memcheck_told_by_tmp (one grade in both isolations):", *problems])
+
+
+# --- 3. what a Python run is told of a file it may not write (oracle/run_view.py WRITE, oracle/landlock.py) ---------
+# tests/hostile_review15/log_if_writable.py on the correct blockspace engine: at import the block manager asks
+# os.access("/tmp", os.W_OK) and opens a debug log there only when the answer is yes, the usual guard. Graded on
+# block_table (10): a correct module, 10/10 in both isolations.
+WRITABLE_POINTS = {"block_table": 10}
+WRITABLE_BROKEN = (
+    "a Python run may write nowhere under either isolation (run_view.py WRITE), but the two say it differently: "
+    "bubblewrap's /tmp is an empty folder sealed read-only, so access(2) answers EROFS (no); the Landlock fallback "
+    "leaves the host's /tmp (mode 1777) and refuses only the open, and Landlock does not govern access(2), which "
+    "answers yes from the mode bits: a correct module that opens its log only when os.access says it may gets 10/10 "
+    "under bubblewrap and 0/10 without it ('the submission did not load: PermissionError'). The same holds for a "
+    "file the host has and neither isolation shows (open('/etc/os-release'), measured: FileNotFoundError under "
+    "bubblewrap, PermissionError under the fallback; a module that catches FileNotFoundError for an optional file "
+    "loads in one and not the other). Fix by construction: one answer for 'not yours' in both isolations: every run's "
+    "seccomp filter (oracle/seccomp.py, installed in both) answers access, faccessat and faccessat2 with W_OK "
+    "EACCES for a run that may write nowhere (the true answer everywhere, since no run may write there), and "
+    "bubblewrap shows each top-level folder the host has and the run may not read as an unreadable empty folder "
+    "(mode 0), so a lookup under it answers EACCES as Landlock does, or the fallback answers ENOENT where bubblewrap "
+    "shows nothing (a user-notification on open's path)")
+
+
+@pytest.mark.xfail(strict=True, reason=WRITABLE_BROKEN)
+def test_a_module_that_logs_only_where_access_says_it_may_grades_the_same_in_both_isolations(tmp_path: Path,
+                                                                                            reaper: Reaper) -> None:
+    from tests import tamper_grading
+
+    problems = tamper_grading.blockspace_in_both_isolations(tmp_path, reaper, PY_ATTACKS / "log_if_writable.py",
+                                                            WRITABLE_POINTS)
+    assert not problems, "\n".join(["log_if_writable (correct: 10/10 in both isolations):", *problems])
