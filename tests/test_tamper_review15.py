@@ -130,3 +130,106 @@ def test_a_module_that_logs_only_where_access_says_it_may_grades_the_same_in_bot
     problems = tamper_grading.blockspace_in_both_isolations(tmp_path, reaper, PY_ATTACKS / "log_if_writable.py",
                                                             WRITABLE_POINTS)
     assert not problems, "\n".join(["log_if_writable (correct: 10/10 in both isolations):", *problems])
+
+
+
+# tests/submissions/hostile/review15/log_if_writable_c.patch on the reference C: the same guard in C, natively (review
+# 14's log_in_tmp_c without the guard: 0/6 in both since a driver writes nowhere): llm_init appends a line to
+# /tmp/llm_memory.log when access("/tmp", W_OK) says it may, and fails (NULL) when that open then fails. Graded on
+# llm_init (6): a correct engine, 6/6 in both.
+WRITABLE_C_ITEMS = ("llm_init",)
+WRITABLE_C_MAX = 6
+
+
+WRITABLE_C_BROKEN = (
+    "the same for a native C run (a driver writes nowhere under either isolation since review 14): bubblewrap's /tmp "
+    "is sealed read-only, so access(\"/tmp\", W_OK) answers EROFS and the engine keeps no log (6/6); under the "
+    "Landlock fallback access(2), which Landlock does not govern, answers yes from the host /tmp's mode 1777, the "
+    "fopen is then refused (EACCES) and llm_init fails: 0/6, 'expected an engine, got NULL'. Fix by construction: "
+    "as WRITABLE_BROKEN's, one answer in both: every run's seccomp filter answers access, faccessat and faccessat2 "
+    "asking W_OK with EACCES for a run that may write nowhere (bubblewrap's EROFS and Landlock's yes both become no)")
+
+
+@pytest.mark.xfail(strict=True, reason=WRITABLE_C_BROKEN)
+def test_a_c_engine_that_logs_only_where_access_says_it_may_grades_the_same_in_both_isolations(tmp_path: Path,
+                                                                                            reaper: Reaper) -> None:
+    problems = c_in_both_isolations(tmp_path, reaper, None, "log_if_writable_c", WRITABLE_C_ITEMS, WRITABLE_C_MAX,
+                                    WRITABLE_C_MAX)
+    assert not problems, "\n".join(["log_if_writable_c (correct: 6/6 in both isolations):", *problems])
+
+# --- 4. a signal the fence raises, blocked by the submission (oracle/native/driver_main.c die_of, keep_own_handlers) --
+# tests/submissions/hostile/review15/fault_blocked.patch on broken/memory_safety.patch: the read of l2[16] is made with
+# SIGSEGV and SIGBUS blocked (sigprocmask, which no filter refuses: the filter refuses new actions, not masks), hoping
+# that the fence's fault stays pending and never reaches on_fault; under valgrind the read is skipped. Graded on
+# compiles (5) and memory_safety (10): honest 5/15.
+BLOCKED_ITEMS = ("compiles", "memory_safety")
+BLOCKED_HONEST, BLOCKED_MAX = 5, 15
+
+
+# Holds: a fault is not an ordinary signal: the kernel forces it (force_sig_fault), and a blocked one is unblocked with
+# its action reset to the default, so the process dies of SIGSEGV at the read, "llm_destroy(engine): crashed with
+# SIGSEGV", a crash in the program memory_safety runs natively: 5/15, bubblewrap and fallback (measured both)
+@pytest.mark.bwrap_repeat  # the kernel's delivery of a fault decides, in both isolations
+def test_a_fault_of_the_fence_with_the_signal_blocked_still_costs_memory_safety(scene: Scene, reaper: Reaper) -> None:
+    sub = c_submission(scene, "memory_safety", C_ATTACKS / "fault_blocked.patch")
+    problems = graded_problems(scene, reaper, sub, BLOCKED_ITEMS, BLOCKED_HONEST, BLOCKED_MAX)
+    assert not problems, "\n".join([f"fault_blocked (honest {BLOCKED_HONEST}/{BLOCKED_MAX}):", *problems])
+
+
+# --- 5. the fuzz's safety net charged the grader's own answers (oracle/run_cpu.py SafetyNet, heap_notify.py) ---------
+# tests/submissions/hostile/review15/churn_per_append.patch on the reference C: every successful append_kv makes 3,000
+# malloc(16)/free pairs (a volatile store each) before it stores the token: a correct engine, some 100 us of a C
+# library's time a call, about 9,000 mapping calls of the fence (well within a call's 400,000 and its CPU limit).
+# Graded on the fuzz item alone, a course's options: seed 110, 30 programs of 30 calls, a safety net of 20 CPU seconds
+# (the reference: 10/10, the whole grade 2.4 s of the grader's CPU). A correct engine: 10/10.
+CHURN_RUBRIC = """title = "review15"
+[[item]]
+id = "fuzz"
+name = "Stateful fuzzing against the oracle"
+points = 10
+[item.options]
+seed = 110
+examples = 30
+steps = 30
+shrink_replays = 2000
+seconds = 20.0
+"""
+CHURN_MAX = 10
+CHURN_BROKEN = (
+    "the fuzz's safety net (runner.py, run_cpu.py SafetyNet) counts the CPU of the grader's whole process tree, the "
+    "grader's own process among it, and natively the grader's own process answers every mapping call of the driver "
+    "in Python (heap_notify.Listener, ledger.py), tens of microseconds each: time a call's limit excuses since review "
+    "14 (Listener.call_busy, MAPPING_CALL_CPU) but the net does not. A correct engine whose every append makes 3,000 "
+    "malloc/free pairs is stopped 'incomplete: stopped at the 20 s time limit (CPU seconds) after 6 of 30 programs, "
+    "180 calls, no divergence so far' (0/10) when the grader's own process alone had used 29.6 s of CPU "
+    "(getrusage RUSAGE_SELF), the reference's whole grade 2.4 s: the net, meant to stop a run that would never end "
+    "('a busy machine never reaches it'), stops a correct one by the grader's speed, a slower grader sooner. With the "
+    "net a course may well choose, 60 s (the same 30 programs of 30 calls), the grade's 300 s deadline of wall "
+    "clock came first: 'not run' (0/10), the grader's own process 141.8 s of CPU: the net is read between programs "
+    "only. Fix by construction: a budget of counts for the grader's answering too, as a call has: the net "
+    "counts the runs' own CPU (the drivers' trees, each call's fence allowance MAPPING_CALL_CPU a mapping call "
+    "taken off, as RunClock does) and never the grader's own process, whose work the fuzz bounds by counts already "
+    "(programs, calls, replays) and, for the ledger, by a count of mapping calls for the whole fuzz (the same on "
+    "every machine), past which it is cut short with the same words everywhere")
+
+
+@pytest.mark.xfail(strict=True, reason=CHURN_BROKEN)
+@pytest.mark.bwrap_repeat  # the grader's own answering decides, in both isolations
+def test_the_fuzz_safety_net_is_not_reached_by_the_graders_answers_to_a_correct_engine(scene: Scene,
+                                                                                     reaper: Reaper) -> None:
+    from tests.tamper_grading import check_report, grade_args, grade_in_scene
+
+    sub = c_submission(scene, None, C_ATTACKS / "churn_per_append.patch")
+    rubric = scene.rubric_dir / "rubric.toml"
+    rubric.write_text(CHURN_RUBRIC)
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric))
+    problems = evidence.problems + check_report(scene.out, CHURN_MAX, CHURN_MAX)
+    assert not problems, "\n".join([f"churn_per_append (correct: {CHURN_MAX}/{CHURN_MAX}):", *problems])
+
+
+def test_every_review15_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
+    assert on_disk == sorted(["kernel_reads_past", "memcheck_told_by_tmp", "log_if_writable", "log_if_writable_c",
+                              "fault_blocked", "churn_per_append"])
+    table = (PY_ATTACKS / "README.md").read_text()
+    assert all(f"`{name}" in table or f"`review15/{name}" in table for name in on_disk)
