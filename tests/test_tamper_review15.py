@@ -227,9 +227,45 @@ def test_the_fuzz_safety_net_is_not_reached_by_the_graders_answers_to_a_correct_
     assert not problems, "\n".join([f"churn_per_append (correct: {CHURN_MAX}/{CHURN_MAX}):", *problems])
 
 
+
+# --- 6. a call's CPU limit bought with mapping calls (oracle/native/heap_notify.py MAPPING_CALL_CPU, driver_process.py) -
+# tests/submissions/hostile/review15/time_bought_by_advice.patch on the reference C: a slow engine, whose llm_init
+# computes for 0.75 s of CPU (clock()) before it builds the engine, first makes 40,000 calls of posix_madvise (the C
+# library's wrapper of madvise, which the build's list of names does not hold) on a page nobody maps. Graded on
+# llm_init (6) at a limit of 0.5 s: honest 0/6 (the same engine without the calls: "llm_init(pool, 64): hung: no
+# answer within 0.5 s", measured).
+ADVICE_ITEMS = ("llm_init",)
+ADVICE_HONEST, ADVICE_MAX = 0, 6
+ADVICE_BROKEN = (
+    "every mapping call the ledger answers adds MAPPING_CALL_CPU (25 us) to its call's CPU limit (Listener.call_limit, "
+    "review 14's ledger-clock: the fence's kernel work, 5 to 15 us measured), whatever the call was and whoever made "
+    "it, and the allowance is CPU of any kind: a call that makes N cheap mapping calls (a posix_madvise of a page "
+    "nobody maps: the driver sleeps until the answer and spends a few us; malloc/free pairs buy less, or nothing on "
+    "a loaded kernel) may then compute in user mode for N x 25 us more than its limit, up to "
+    "MAPPING_CALLS_PER_SECOND x 25 us = 5 times it: a slow engine that needs 0.75 s of CPU in llm_init, hung at a "
+    "limit of 0.5 s (0/6), buys the time with 40,000 advices made first and passes, 6/6 (bubblewrap, measured; "
+    "`pagedcheck grade DIR --rubric R --timeout 0.5`). Fix by construction: the allowance pays for what it is for, the "
+    "kernel's work, never for the program's own: a call's user CPU is held to its limit alone, and its user and "
+    "system CPU together to the limit and the allowance (RunClock reads utime and stime apart already in /proc's "
+    "stat); and the allowance is counted for the fence's own grants and frees (Ledger.grants, frees: a block the "
+    "program asked for), not for every call the filter hands over")
+
+
+@pytest.mark.xfail(strict=True, reason=ADVICE_BROKEN)
+@pytest.mark.bwrap_repeat  # the ledger's allowance decides, in both isolations
+def test_a_calls_cpu_limit_cannot_be_bought_with_mapping_calls(scene: Scene, reaper: Reaper) -> None:
+    from tests.tamper_grading import check_report, grade_args, grade_in_scene
+    from tests.test_grade import small_rubric
+
+    sub = c_submission(scene, None, C_ATTACKS / "time_bought_by_advice.patch")
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(ADVICE_ITEMS))
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric, timeout=0.5))
+    problems = evidence.problems + check_report(scene.out, ADVICE_HONEST, ADVICE_MAX)
+    assert not problems, "\n".join([f"time_bought_by_advice (honest {ADVICE_HONEST}/{ADVICE_MAX}):", *problems])
+
 def test_every_review15_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
     assert on_disk == sorted(["kernel_reads_past", "memcheck_told_by_tmp", "log_if_writable", "log_if_writable_c",
-                              "fault_blocked", "churn_per_append"])
+                              "fault_blocked", "churn_per_append", "time_bought_by_advice"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"`review15/{name}" in table for name in on_disk)
