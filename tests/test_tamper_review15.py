@@ -243,7 +243,7 @@ ADVICE_BROKEN = (
     "nobody maps: the driver sleeps until the answer and spends a few us; malloc/free pairs buy less, or nothing on "
     "a loaded kernel) may then compute in user mode for N x 25 us more than its limit, up to "
     "MAPPING_CALLS_PER_SECOND x 25 us = 5 times it: a slow engine that needs 0.75 s of CPU in llm_init, hung at a "
-    "limit of 0.5 s (0/6), buys the time with 40,000 advices made first and passes, 6/6 (bubblewrap, measured; "
+    "limit of 0.5 s (0/6), buys the time with 40,000 advices made first and passes, 6/6 (bubblewrap and fallback, measured; "
     "`pagedcheck grade DIR --rubric R --timeout 0.5`). Fix by construction: the allowance pays for what it is for, the "
     "kernel's work, never for the program's own: a call's user CPU is held to its limit alone, and its user and "
     "system CPU together to the limit and the allowance (RunClock reads utime and stime apart already in /proc's "
