@@ -228,7 +228,7 @@ def test_the_fuzz_safety_net_is_not_reached_by_the_graders_answers_to_a_correct_
 
 
 
-# --- 6. a call's CPU limit bought with mapping calls (oracle/native/heap_notify.py MAPPING_CALL_CPU, driver_process.py) -
+# --- 6. a call's CPU limit bought with mapping calls (oracle/native/heap_notify.py MAPPING_CALL_CPU) ---------------
 # tests/submissions/hostile/review15/time_bought_by_advice.patch on the reference C: a slow engine, whose llm_init
 # computes for 0.75 s of CPU (clock()) before it builds the engine, first makes 40,000 calls of posix_madvise (the C
 # library's wrapper of madvise, which the build's list of names does not hold) on a page nobody maps. Graded on
@@ -243,12 +243,12 @@ ADVICE_BROKEN = (
     "nobody maps: the driver sleeps until the answer and spends a few us; malloc/free pairs buy less, or nothing on "
     "a loaded kernel) may then compute in user mode for N x 25 us more than its limit, up to "
     "MAPPING_CALLS_PER_SECOND x 25 us = 5 times it: a slow engine that needs 0.75 s of CPU in llm_init, hung at a "
-    "limit of 0.5 s (0/6), buys the time with 40,000 advices made first and passes, 6/6 (bubblewrap and fallback, measured; "
-    "`pagedcheck grade DIR --rubric R --timeout 0.5`). Fix by construction: the allowance pays for what it is for, the "
-    "kernel's work, never for the program's own: a call's user CPU is held to its limit alone, and its user and "
-    "system CPU together to the limit and the allowance (RunClock reads utime and stime apart already in /proc's "
-    "stat); and the allowance is counted for the fence's own grants and frees (Ledger.grants, frees: a block the "
-    "program asked for), not for every call the filter hands over")
+    "limit of 0.5 s (0/6), buys the time with 40,000 advices made first and passes, 6/6 (bubblewrap and fallback, "
+    "measured; `pagedcheck grade DIR --rubric R --timeout 0.5`). Fix by construction: the allowance pays for what "
+    "it is for, the kernel's work, never for the program's own: a call's user CPU is held to its limit alone, and "
+    "its user and system CPU together to the limit and the allowance (/proc's stat gives utime and stime apart, "
+    "RunClock sums them); and the allowance is counted for the fence's own grants and frees (Ledger.grants, "
+    "frees: a block the program asked for), not for every call the filter hands over")
 
 
 @pytest.mark.xfail(strict=True, reason=ADVICE_BROKEN)
