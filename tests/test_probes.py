@@ -107,6 +107,9 @@ PAST = "its rule holds; on the way, another item's bug: "
         # judges the walk past the gap
         ("l1_not_nulled", "l1_gap_free", "create_free", "block_table[3] is a wild pointer after create_sequence(engine, 1, "
          "528): reading its L2 table faulted; the probe set it to NULL, as the create should have (item create_free)"),
+        # the same on the fork's probe: what its set-up's create got wrong is noted past the fork it judged
+        ("l1_not_nulled", "l1_gap_fork", "create_free", "block_table[3] is a wild pointer after create_sequence(engine, 1, "
+         "528): reading its L2 table faulted; the probe set it to NULL, as the create should have (item create_free)"),
         # a search bounded by free_local_blocks cannot reach block 2^25 with 3 free: the probe maps it itself
         ("first_fit_bound_free_count", "big_pool", "first_fit", "create_sequence(engine, 1, 1) with only blocks 2^25 to "
          "2^25 + 2 free mapped no block (item first_fit); the probe mapped block 2^25 itself"),

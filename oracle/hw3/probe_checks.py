@@ -214,7 +214,7 @@ def check_forked(r: ProbeTarget, on: Any, parent_seq: Any, edit: str, why: str, 
         shared = ref_count[first] if 0 <= first < len(ref_count) else None
         raise NotChecked(f"after {fork}, the child's block_table[0][0] is {have} and ref_count[{first}] is {shared}, expected "
                          f"the parent's block {first} with ref_count 2, before any gap (item fork)", "fork")
-    others = []
+    others = list(past or ())  # what the set-up read past, first
     if child.kv_count != parent.kv_count:
         others.append(CheckedPast(f"{fork}: the child's kv_count is {child.kv_count}, expected the parent's {parent.kv_count} "
                                   "(item fork)", "fork"))
