@@ -11,6 +11,7 @@ from oracle.failed_item import FailedItem
 if TYPE_CHECKING:
     from oracle.family import Family
     from oracle.grading.report import GradeReport
+    from oracle.program import Program
     from oracle.runner import FuzzReport
 
 PAGE_NAME = "report.html"  # what `grade` writes into its output directory
@@ -35,20 +36,20 @@ def fuzz_items(report: "FuzzReport", family: "Family | None" = None, factory: An
     if family is not None and family.picture is not None:  # the failure recorded what its picture needs
         rule = getattr(report.failure, "rule", "") or ""
     elif family is not None and factory is not None and family.state_tables is not None:
-        evidence, rule = fuzz_scene(family, factory, report.program), getattr(report.failure, "rule", "") or ""
+        evidence, rule = fuzz_scene(family, factory, report.failing), getattr(report.failure, "rule", "") or ""
     return [FailedItem("fuzz", rule, report.divergence or "", "", tuple(report.program), evidence)]
 
 
-def fuzz_scene(family: "Family", factory: Any, program: list[str] | tuple[str, ...]) -> Any:
-    """The Scene of a fuzz run's minimal program, replayed once more on adapters from `factory`; None when
-    the family draws no tables or the program does not fail again."""
+def fuzz_scene(family: "Family", factory: Any, program: "Program | None") -> Any:
+    """The Scene of a fuzz run's minimal program (FuzzReport.failing), replayed once more on adapters from
+    `factory`; None when the family draws no tables, there is no such program, or it does not fail again."""
     import warnings
 
     from hypothesis.errors import HypothesisDeprecationWarning
 
     from oracle.scene import scene_of
 
-    if family.state_tables is None or not program:
+    if family.state_tables is None or program is None or not program.steps:
         return None
     try:
         with warnings.catch_warnings():  # the replay runs outside Hypothesis, where a machine's `assume` warns

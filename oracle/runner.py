@@ -16,6 +16,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from oracle.campaign import campaign_machine, database
 from oracle.determinism import fixed_constants
 from oracle.family import AdapterFactory, Family
+from oracle.program import Program
 from oracle.run_cpu import SafetyNet
 from oracle.shrink import Budget, Shrinker, parse, render
 from oracle.stats import RunStats
@@ -32,6 +33,7 @@ class FuzzReport:
     stats: RunStats
     divergence: str | None = None  # one line: what differed first, and after which call
     program: list[str] = field(default_factory=list)  # the minimal failing program, runnable with python
+    failing: Program | None = None  # the same as data (None: a machine that is not a table machine's)
     failure: BaseException | None = None  # the family's exception from the minimal program (calls, model, ...)
     # None, or which limit stopped the run early: "generate-seconds" (the time limit, before `examples`
     # programs ran), "shrink-replays" (the shrink budget) or "shrink-seconds" (the time limit, shrinking)
@@ -187,7 +189,7 @@ def _fuzz(family: Family, impl: str, adapter_factory: AdapterFactory, examples: 
                 progress(stats)
 
         shrunk, report.failure = Shrinker(shrinking, budget, replayed).shrink(failing, error)
-        program = render(shrinking, shrunk)
+        program, report.failing = render(shrinking, shrunk), shrunk
         report.divergence = str(report.failure).splitlines()[0]
         stats.shrink_replays = budget.spent
         report.cut_short = f"shrink-{budget.cut_short}" if budget.cut_short else None

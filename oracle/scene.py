@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from oracle.shrink import parse, replay
+from oracle.program import Program
+from oracle.shrink import replay
 from oracle.stats import RunStats
 from oracle.tables import State, settled
 
@@ -123,19 +124,16 @@ class _WatchedFactory:
         return getattr(self._factory, name)
 
 
-def scene_of(machine_for: Callable[..., type], factory: Callable[[], Any], program: list[str] | tuple[str, ...],
+def scene_of(machine_for: Callable[..., type], factory: Callable[[], Any], program: Program,
              draw: StateTables) -> tuple[Scene, BaseException] | None:
-    """Replays a printed program (its preamble, if any, is skipped) through a driver on fresh adapters from
-    `factory`; the scene of its failure and the failure, or None when it does not fail."""
+    """Replays a program (the fuzz's shrunk one, as data) through a driver on fresh adapters from `factory`; the
+    scene of its failure and the failure, or None when it does not fail."""
     watch = Watch(draw)
     machine = machine_for(_WatchedFactory(factory, watch), RunStats())
-    steps = parse(machine, program)
-    if steps is None:
-        return None
     driver = machine.make_driver(machine.adapter_factory(), machine.stats, machine.adapter_factory)
     watch.machine = SimpleNamespace(driver=driver)  # what the family's hook draws: a machine's driver
     try:
-        failure, at, _ = replay(machine, steps, driver, close=False)
+        failure, at, _ = replay(machine, program, driver, close=False)
         watch.after = watch.settled_sides()
     finally:
         driver.impl.close()

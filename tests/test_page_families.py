@@ -169,14 +169,17 @@ def test_a_program_that_does_not_fail_again_gives_no_scene(tmp_path: Path, broke
     none (the page then shows the program alone)."""
     from oracle.page import fuzz_scene
     from oracle.prefix import FAMILY, load_adapter
+    from oracle.shrink import parse as parse_program
+    from oracle.stats import RunStats
 
     impl = f"lab:{broken('prefix', 'eviction_keeps_index').name}"
     _, report, _ = fuzzed(tmp_path, "prefix", impl, "--examples", "300", "--steps", "20")
-    program = report["program"].splitlines()
-    scene = fuzz_scene(FAMILY, load_adapter(impl), program)
+    program = report["program"].splitlines()  # as printed, read back as data (oracle/shrink.py)
+    steps = parse_program(FAMILY.machine_for(load_adapter(impl), RunStats()), program)
+    scene = fuzz_scene(FAMILY, load_adapter(impl), steps)
     first = next(n for n, line in enumerate(program) if line.startswith("state = "))
     assert scene is not None and scene.call == "admit(req 1, 2 tokens)" and scene.line == replay_line(program) - first
-    assert fuzz_scene(FAMILY, load_adapter("engine"), program) is None
+    assert fuzz_scene(FAMILY, load_adapter("engine"), steps) is None
 
 
 def test_a_run_that_agrees_writes_a_page_saying_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -210,7 +213,7 @@ def test_before_the_failing_call_expected_and_actual_agree(family: str, variant:
     factory = chosen.load_adapter(impl)
     report = fuzz(chosen, impl, factory, examples=300, steps=20 if family == "prefix" else 30, seed=0)
     assert not report.passed
-    scene = fuzz_scene(chosen, factory, report.program)
+    scene = fuzz_scene(chosen, factory, report.failing)
     assert scene is not None and report.divergence.startswith(scene.call)
     if scene.before is None:  # the pool's creation failed: nothing came before it
         assert scene.line == 1

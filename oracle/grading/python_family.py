@@ -98,7 +98,7 @@ def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | 
         broken = None if seen is None else rule_of(seen) if rule_of else getattr(seen, "rule", None)
         note = " (shrinking stopped at its budget: the program may not be minimal)" if report.cut_short else ""
         named = family_named(family)
-        sub.evidence["fuzz"] = fuzz_scene(named, factory, report.program)  # while it is served
+        sub.evidence["fuzz"] = fuzz_scene(named, factory, report.failing)  # while it is served
         # the failing program as the calls the implementation received, where the family words them
         details = "\n".join(named.describe_failure(report.failure, sub.spec)[:-2]) if named.describe_failure else ""
         message = f"fuzz ({ran}): {report.divergence}" + (f" [rule: {broken}]" if broken else "") + note
