@@ -18,6 +18,8 @@ from tests.fixtures import (HW3_C_FAILS, HW3_C_NOT_PASSED, HW3_C_NOT_RUN, HW3_C_
                             HW3_PROBE_VERDICTS, HW3_PYTHON_FAILS, HW3_UNSEEN_FAILS)
 from tests.test_grade import small_rubric
 
+pytestmark = pytest.mark.whole_grade  # verdicts of whole grades: unmeasured by --cov (conftest.py MEASURE_ALL)
+
 FIXTURES = sorted(HW3_C_FAILS)
 
 

@@ -115,6 +115,7 @@ def test_a_failing_item_names_the_step_and_values(broken_engine, tmp_path):  # n
 APPLIES = PREFIX_SHAPES_APPLY
 
 
+@pytest.mark.whole_grade
 @pytest.mark.parametrize("shape", sorted(APPLIES))
 def test_shape_test_implementation_grades_cleanly_under_its_policy(shape, tmp_path):
     report = grade(f"{shape}:tests.prefix_shapes.{shape}_shape", load(), tmp_path)

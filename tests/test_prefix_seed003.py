@@ -22,6 +22,8 @@ from oracle.prefix.grade import grade, load
 from oracle.prefix.rules import rule_of
 from oracle.runner import fuzz
 
+pytestmark = pytest.mark.whole_grade  # verdicts of whole grades: unmeasured by --cov (conftest.py MEASURE_ALL)
+
 SEED = os.environ.get("PAGEDCHECK_SEED003") or next(iter(sorted(Path("/work/shared/seeds").glob("003_*.txt"))), "")
 
 # each bug's fix, as (published text, fixed text): a test fails if the seed's text no longer has it
