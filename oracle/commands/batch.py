@@ -92,8 +92,8 @@ def run(args: argparse.Namespace) -> int:
     root = str(Path(__file__).resolve().parents[2])  # holds oracle/: the child imports this very pagedcheck
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     rows = grade_all(submissions, out.resolve(), command, [item.id for item in rubric.items], jobs=args.jobs,
-                     timeout=HUNG_WALL * args.time_limit + GRADE_ALL_MARGIN, env=env, progress=None if args.quiet else sys.stderr,
-                     skipped=skipped, kept=kept)
+                     timeout=HUNG_WALL * args.time_limit + GRADE_ALL_MARGIN, env=env,
+                     progress=None if args.quiet else sys.stderr, skipped=skipped, kept=kept)
     graded = sum(row.status not in ("grader error", "skipped") for row in rows)
     kept_note = f", {len(kept)} other rows kept" if args.only else ""
     print(f"graded {graded} of {len(rows)} submissions{kept_note}; scores in {out / 'scores.csv'}, one report per folder")

@@ -48,7 +48,6 @@ def run(args: argparse.Namespace) -> int:
     from oracle.grading.grader import GraderError
     from oracle.grading.rubric import RubricError
     from oracle.grading.table import render
-
     from oracle.run_cpu import Budget
 
     family = grading_family(args)

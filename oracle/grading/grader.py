@@ -54,8 +54,8 @@ class NotApplicable(Exception):
 
 
 class Incomplete(Exception):
-    """The check stopped at a safety limit (CPU seconds, oracle/run_cpu.py) before it could decide; the item scores 0 and its
-    message says how far it got. Its budgets are counts, so only a very slow run gets here."""
+    """The check stopped at a safety limit (CPU seconds, oracle/run_cpu.py) before it could decide; the item scores
+    0 and its message says how far it got. Its budgets are counts, so only a very slow run gets here."""
 
 
 @dataclass(frozen=True)

@@ -75,8 +75,8 @@ def grade(
 ) -> GradeReport:
     """Runs every rubric item against the submission; repro files go to out_dir. `seed` overrides the fuzz
     item's; `timeout` bounds each call of the submission; items not started before `budget` (the
-    grade's time limit, oracle/run_cpu.py) has passed are not run. All submission code (gcc included) runs in one Sandbox for the
-    run, closed (every process it started killed) before the report is made. Raises GraderError when
+    grade's time limit, oracle/run_cpu.py) has passed are not run. All submission code (gcc included) runs in one
+    Sandbox for the run, closed (every process it started killed) before the report is made. Raises GraderError when
     grading cannot start, e.g. `require_sandbox` without bubblewrap. `lang` "python" grades a directory as a
     Python upload (its llm_memory.py); None or "c" tells a path from a module as is_c does."""
     start = time.perf_counter()
