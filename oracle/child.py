@@ -6,8 +6,8 @@ submission's files (found without running them), into read-only areas of the san
 server over two dedicated pipes; what the submission prints goes to a capped file, which each process is handed
 new with the family's files (oracle/handed.py). It may write no file under either isolation: no temporary
 folder, nothing writable (oracle/run_view.py). A message of its names no path of the grader's (oracle/run_view.py `spelled`: /tmp,
-/usr, `.` for its own folder). A reply is read within a
-deadline, refused when its length is over MAX_REPLY before any of it is read, and decoded by oracle/reply.py
+/usr, `.` for its own folder). A reply is read within the
+call's limit, refused when its length is over MAX_REPLY before any of it is read, and decoded by oracle/reply.py
 (strict, bounded, plain data only); a failure the server reports, a process that ends, a hang or
 a reply that is not the protocol's each raise the family's ImplementationFailure with a label, and a process
 that cannot go on is stopped with everything it started (the next request starts a new one).
@@ -245,16 +245,11 @@ class PythonChild:
                 raise self._fail(f"{ended(self._stop_after_end())} {doing}") from None
 
     def _receive(self, timeout: float, doing: str) -> dict[str, Any]:
-        try:
-            wait = self.sandbox.wait_limit(timeout)  # less when the grade's time limit comes first
-        except DeadlinePassed:
-            self.stop()
-            raise
-        deadline = time.monotonic() + wait
-        (length,) = _LENGTH.unpack(self._read(_LENGTH.size, deadline, timeout, doing))
+        end = time.monotonic() + timeout  # the call's, however its reply trickles in (and its CPU, owed, past it)
+        (length,) = _LENGTH.unpack(self._read(_LENGTH.size, end, timeout, doing))
         if length > MAX_REPLY:
             raise self._fail(f"sent a reply of {length} bytes, over the {MAX_REPLY >> 20} MiB limit")
-        body = self._read(length, deadline, timeout, doing)
+        body = self._read(length, end, timeout, doing)
         try:
             reply = decode(body)
         except Unreadable as why:
@@ -263,15 +258,24 @@ class PythonChild:
             raise self._fail("sent a reply the grader cannot read (not an object)")
         return reply
 
-    def _read(self, n: int, deadline: float, timeout: float, doing: str) -> bytes:
+    def _read(self, n: int, end: float, timeout: float, doing: str) -> bytes:
         chunks, have = [], 0
         while have < n:
-            if not select.select([self._reply], [], [], max(0.0, deadline - time.monotonic()))[0]:
-                if self.sandbox.deadline is not None and time.monotonic() >= self.sandbox.deadline:
+            left = max(0.0, end - time.monotonic())
+            try:
+                wait = self.sandbox.wait_limit(left)  # less when the grade's time limit may come first
+            except DeadlinePassed:  # the grade's time limit, not this call's: the item is not run
+                self.stop()
+                raise
+            if not select.select([self._reply], [], [], wait)[0]:
+                if wait < left:  # cut short for the grade's time limit: asked again
+                    continue
+                budget = self.sandbox.budget
+                if budget is not None and budget.passed():  # both passed: the grade's, as above
                     self.stop()
-                    raise DeadlinePassed()  # the grade's time limit, not this call's: the item is not run
+                    raise DeadlinePassed()
                 if (owed := self._clock.owed(timeout)) > 0:  # a busy machine delayed it, not its own doing
-                    deadline = min(time.monotonic() + owed, self.sandbox.deadline or float("inf"))
+                    end = time.monotonic() + owed
                     continue
                 raise self._fail(f"hung: no answer within {timeout:g} s" + (" while loading" if doing == "while loading" else ""))
             chunk = os.read(self._reply, min(n - have, 1 << 20))

@@ -42,7 +42,8 @@ class Family:
     # the failing step its checks recorded themselves (a grade item's evidence, a fuzz run's failure) -> a Scene
     # (oracle/scene.py) of its state as tables, or None: the core draws it without replaying anything
     picture: Callable[[Any], Any] | None = None
-    # grade(submission, rubric, out_dir, *, seed, timeout, on_item, deadline, require_sandbox) -> GradeReport;
+    # grade(submission, rubric, out_dir, *, seed, timeout, on_item, budget, require_sandbox) -> GradeReport (budget:
+    # the whole grade's time limit, oracle/run_cpu.py Budget);
     # raises oracle.grading.grader.GraderError when grading cannot start (a bad path, a kind it cannot grade)
     grade: Callable[..., Any] | None = None
     default_rubric: Path | None = None  # the shipped rubric, named in a report when grading cannot start

@@ -5,7 +5,8 @@ A call's limit is CPU seconds of the run's processes (its whole process tree: th
 valgrind around it), with a cap on the wall clock of HUNG_WALL times the limit for a program that waits
 without computing (blocked on a pipe, asleep), which is hung too. The cap counts only the run's own time: the time
 the run waited on the grader (natively, each mapping call waits for the ledger's answer) is added to it, so how
-fast the grader answers, or how loaded its machine is, decides no verdict."""
+fast the grader answers, or how loaded its machine is, decides no verdict. A whole grade's time limit, and a fuzz's
+safety net, count the same way for the grader's whole process tree (Budget)."""
 
 import os
 import time
@@ -81,22 +82,58 @@ class RunClock:
         self._stats.clear()
 
 
-class SafetyNet:
-    """A time limit on work whose budgets are counts (a fuzz's programs, a shrink's replays), there only to stop
-    one that would never end: `seconds` CPU seconds of this process's whole tree from now (the grader and every
+class Budget:
+    """A time limit on work of this process: `seconds` CPU seconds of its whole tree from now (the grader and every
     run it started, which do the work), so a busy machine, which delays the work without adding to it, never
-    reaches it; with a cap of HUNG_WALL times `seconds` of wall clock for work that waits without computing (a
-    submission that sleeps in every call within its call's limit)."""
+    reaches it; with a cap of HUNG_WALL times `seconds` of wall clock for work that waits without computing. The
+    whole grade's time limit (--time-limit: the grade's budget) and a fuzz's or shrink's safety net (SafetyNet).
+
+    `passed()` reads the tree (a walk of /proc, some 0.4 ms of CPU: asked once per item, program or replay);
+    `left()`, asked before each wait of a call, reads it only when the last reading no longer shows the time left,
+    the tree having possibly used every core since; a wait it cut short asks it again."""
 
     def __init__(self, seconds: float):
         self.limit = seconds
         self.clock = RunClock(os.getpid())
         self.wall, self.cpu = time.monotonic(), self.clock.seconds(walk=True)
+        self._used, self._read_at = 0.0, self.wall  # CPU seconds used at the last reading, and when it was
+        self._cores = os.cpu_count() or 1  # the most CPU seconds the tree can use in a second of wall clock
+
+    def used(self) -> float:
+        """CPU seconds the tree has used since the start, read now (never less than an earlier reading: a process
+        that ended unreaped by the tree takes its time along)."""
+        self._used = max(self._used, self.clock.seconds(walk=True) - self.cpu)
+        self._read_at = time.monotonic()
+        return self._used
 
     def passed(self) -> bool:
-        """Whether the limit has passed (a walk of the tree: called once per program or replay, not per call)."""
-        return (self.clock.seconds(walk=True) - self.cpu > self.limit
-                or time.monotonic() - self.wall > HUNG_WALL * self.limit)
+        """Whether the limit has passed: its CPU seconds, or the wall-clock cap."""
+        return self.used() > self.limit or time.monotonic() - self.wall > HUNG_WALL * self.limit
+
+    def left(self) -> float:
+        """How long one may wait, in wall-clock seconds, before the limit may have passed; 0 when it has."""
+        now = time.monotonic()
+        wall = self.wall + HUNG_WALL * self.limit - now
+        if wall <= 0:
+            return 0.0
+        cpu = self._read_at + (self.limit - self._used) / self._cores - now
+        if cpu <= 0:  # the last reading's time may be spent: read again
+            unused = self.limit - self.used()
+            if unused < 0:
+                return 0.0
+            cpu = max(unused / self._cores, 1 / _TICKS)  # no finer than the clock's tick
+        return min(wall, cpu)
 
     def close(self) -> None:
         self.clock.close()
+
+    def __enter__(self) -> "Budget":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SafetyNet(Budget):
+    """A time limit on work whose budgets are counts (a fuzz's programs, a shrink's replays), there only to stop
+    one that would never end (a submission that sleeps in every call within its call's limit reaches its cap)."""

@@ -49,6 +49,7 @@ from typing import Any, Sequence
 
 from oracle import landlock, seccomp
 from oracle.isolation import RUN_PATH, bwrap_problem, supervised, system_paths
+from oracle.run_cpu import Budget
 from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
 from oracle.run_view import TMP, system_data
 from oracle.runtime import SHARED, Runtime, freeze, frozen_runtime
@@ -83,9 +84,9 @@ class SandboxUnavailable(Exception):
 
 
 class DeadlinePassed(BaseException):
-    """The sandbox's deadline (the whole grade's time limit) passed while a run was waited for; the run has
-    been killed. A BaseException, so that no `except Exception` in a check (or in Hypothesis) takes it for
-    the submission's failure; the grading loop reports the item as not run."""
+    """The sandbox's budget (the whole grade's time limit: oracle/run_cpu.py) passed while a run was waited for;
+    the run has been killed. A BaseException, so that no `except Exception` in a check (or in Hypothesis) takes
+    it for the submission's failure; the grading loop reports the item as not run."""
 
 
 @dataclass(frozen=True)
@@ -124,8 +125,8 @@ def _limit(resource_id: int, value: int) -> None:
 class Sandbox:
     """Runs untrusted programs; one per grading run, used as a context manager (close() kills what is left)."""
 
-    def __init__(self, *, require_full: bool = False, deadline: float | None = None):
-        self.deadline = deadline  # time.monotonic() past which no run is waited for (DeadlinePassed)
+    def __init__(self, *, require_full: bool = False, budget: Budget | None = None):
+        self.budget = budget  # the grade's time limit: once it has passed, no run is waited for (DeadlinePassed)
         self.as_root = os.geteuid() == 0  # then every run gets a fresh unprivileged uid
         problem = bwrap_problem(self.as_root)
         self.landlock = 0 if problem is None else landlock.abi_version()  # the fallback's Landlock ABI
@@ -310,24 +311,24 @@ class Sandbox:
         started is killed before this returns."""
         with tempfile.TemporaryFile() as out:
             proc = self.popen(argv, stdout=out, stderr=subprocess.STDOUT, **popen)
-            wait = self.wait_limit(timeout)
-            try:
-                status: int | None = proc.wait(wait)
-            except subprocess.TimeoutExpired:
-                status = None
+            status, end = None, time.monotonic() + timeout  # (the run's own limit: wall clock)
+            try:  # waits cut short by the grade's budget ask it again, until it has passed (DeadlinePassed)
+                while status is None and (left := end - time.monotonic()) > 0:
+                    try:
+                        status = proc.wait(self.wait_limit(left))
+                    except subprocess.TimeoutExpired:
+                        pass
             finally:
                 ended = self.stop(proc)
-            if status is None and wait < timeout:
-                raise DeadlinePassed()
             status = None if status is None else ended
             return Finished(status, os.pread(out.fileno(), output_limit, 0).decode(errors="replace"))
 
     def wait_limit(self, timeout: float) -> float:
-        """How long a run may be waited for: `timeout`, or less if the deadline comes first. Raises
-        DeadlinePassed when it has passed already."""
-        if self.deadline is None:
+        """How long a run may be waited for: `timeout`, or less if the grade's budget may pass first (a wait it cut
+        short asks again). Raises DeadlinePassed when it has passed already."""
+        if self.budget is None:
             return timeout
-        left = self.deadline - time.monotonic()
+        left = self.budget.left()
         if left <= 0:
             raise DeadlinePassed()
         return min(timeout, left)

@@ -76,7 +76,8 @@ ATTACKS_C = [
            items=("compiles", "null_engine"), memory_guard=4 << 30),
     Attack("include_dev_stdin", "append_cow", 10, "gcc reads an empty standard input: its own code is graded"),
     Attack("include_etc_passwd", "append_cow", 0, "does not compile", items=("compiles", "null_engine")),
-    Attack("slow_calls", "append_cow", 5, "append_cow is stopped by the time limit; compiles passes",
+    Attack("slow_calls", "append_cow", 5, "its calls sleep, spending none of the grade's 20 CPU seconds: append_cow "
+           "fails on its bug within the wall-clock cap (10 times the limit), or is stopped by it; compiles passes",
            items=("compiles", "append_cow"), options=("--time-limit", "20")),
     Attack("kill_parent", "append_cow", 0, CONSTRUCTOR, items=WITH_PROBES),
     Attack("kill_group", "append_cow", 5, COMPILES_ONLY),

@@ -213,7 +213,8 @@ CHURN_BROKEN = (
 # What is left (oracle/SANDBOX.md, "A call's time"): the grading of this item makes some 30 llm_init calls of about
 # 179,000 mapping calls each, about 20 s of wall clock each at load average 10 on 2 cores: it passed in 170 s (load 5
 # to 8); before a probe's run had the fence's allowance too, one grading ran past the harness's 180 s (load 10 to 12):
-# close to it; the grade's own deadline (300 s) is wall clock too.
+# close to it; the grade's own time limit (300 s) counts the grade's CPU seconds now (oracle/run_cpu.py Budget), not
+# the wall clock it used to.
 
 
 @pytest.mark.bwrap_repeat  # the ledger answers every mapping call in both isolations

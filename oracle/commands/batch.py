@@ -8,8 +8,11 @@ from pathlib import Path
 
 from oracle.commands.options import add_grade_options, grading_family, lang_for, positive, site_for
 from oracle.commands.status import UsageError
+from oracle.run_cpu import HUNG_WALL
 
-GRADE_ALL_MARGIN = 60.0  # seconds past --time-limit before grade-all kills a grade (it still writes its report)
+# seconds past a grade's wall-clock cap (HUNG_WALL times --time-limit, which counts CPU seconds: oracle/run_cpu.py)
+# before grade-all kills it; by then the grade has ended its last call and written its report
+GRADE_ALL_MARGIN = 60.0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -89,8 +92,8 @@ def run(args: argparse.Namespace) -> int:
     root = str(Path(__file__).resolve().parents[2])  # holds oracle/: the child imports this very pagedcheck
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     rows = grade_all(submissions, out.resolve(), command, [item.id for item in rubric.items], jobs=args.jobs,
-                     timeout=args.time_limit + GRADE_ALL_MARGIN, env=env, progress=None if args.quiet else sys.stderr,
-                     skipped=skipped, kept=kept)
+                     timeout=HUNG_WALL * args.time_limit + GRADE_ALL_MARGIN, env=env,
+                     progress=None if args.quiet else sys.stderr, skipped=skipped, kept=kept)
     graded = sum(row.status not in ("grader error", "skipped") for row in rows)
     kept_note = f", {len(kept)} other rows kept" if args.only else ""
     print(f"graded {graded} of {len(rows)} submissions{kept_note}; scores in {out / 'scores.csv'}, one report per folder")

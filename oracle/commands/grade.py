@@ -5,7 +5,6 @@ import errno
 import os
 import sys
 import tempfile
-import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -49,21 +48,22 @@ def run(args: argparse.Namespace) -> int:
     from oracle.grading.grader import GraderError
     from oracle.grading.rubric import RubricError
     from oracle.grading.table import render
+    from oracle.run_cpu import Budget
 
     family = grading_family(args)
-    deadline = time.monotonic() + args.time_limit
+    budget = Budget(args.time_limit)  # CPU seconds of this grade's process tree from now (and a wall-clock cap)
 
     def on_item(item) -> None:
         if not args.quiet:
             print(f"grade: {item.id}: {item.status.replace('_', ' ')} ({item.seconds:.1f} s)", file=sys.stderr)
 
     keep = artifacts_dir(args)
-    with _folder(keep) as out_dir:
+    with budget, _folder(keep) as out_dir:
         try:
             rubric = family.load_rubric(args.rubric)
             site = site_for(args, family, rubric)  # --site, else the rubric's
             report = family.grade(args.submission, rubric, out_dir, seed=args.seed, timeout=args.timeout,
-                                  on_item=on_item, deadline=deadline, require_sandbox=args.require_sandbox,
+                                  on_item=on_item, budget=budget, require_sandbox=args.require_sandbox,
                                   **lang_for(args, family), **site)
         except (RubricError, GraderError) as exc:
             failure = GradeReport(family.name, args.submission, "unknown", "", str(args.rubric or family.default_rubric),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from oracle.commands.status import UsageError
 from oracle.family import DEFAULT_FAMILY, Family, families, family_named
+from oracle.run_cpu import HUNG_WALL
 
 
 def positive(text: str) -> int:
@@ -72,8 +73,10 @@ def add_quiet_option(p: argparse.ArgumentParser, text: str = "no progress lines"
 
 def add_limit_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time-limit", type=seconds, default=300.0, metavar="SECONDS",
-                   help="seconds for the whole grade of one submission; items not started by then are not run "
-                   "(default: 300)")
+                   help="the whole grade of one submission may use this many CPU seconds, those of the grader and "
+                   "of every run it starts (so a busy machine, which only delays it, does not reach the limit), and "
+                   f"at most {HUNG_WALL} times as many seconds of wall clock (a submission that waits without "
+                   "computing); items not started by then are not run (default: 300)")
     p.add_argument("--require-sandbox", action="store_true",
                    help="refuse to grade unless submission code runs in the full sandbox (bubblewrap)")
 

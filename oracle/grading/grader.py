@@ -4,7 +4,8 @@ A family supplies its checks; each check is a function of (context, options) ret
 raising NotRun (a prerequisite failed: 0 points), NotApplicable (not for this kind of implementation: not
 counted) or Incomplete (stopped at a safety limit before deciding: 0 points). Any other exception is the
 grader's own fault: the item is an `error` and the report says so.
-Past the grade's deadline (a time.monotonic() value) the items not yet started are `not_run`.
+Once the grade's budget has passed (its time limit: CPU seconds of the grader's process tree, oracle/run_cpu.py)
+the items not yet started are `not_run`.
 An item that read past another rule's failure says so with an excuse; once every item has run, the settlement
 (oracle/grading/settlement.py) decides which item that failure costs.
 """
@@ -20,6 +21,7 @@ from oracle.grading.report import ItemResult, not_graded, plain
 from oracle.grading.rubric import OptionRule, Rubric, load_rubric
 from oracle.grading.settlement import (  # noqa: F401 (the checks' words)
     ANY_OTHER, Excuse, Seen, Verdict, joined, settle, strict)
+from oracle.run_cpu import Budget
 from oracle.sandbox import DeadlinePassed
 
 OUT_OF_TIME = "the time limit for the whole grade was reached before this item started"
@@ -52,8 +54,8 @@ class NotApplicable(Exception):
 
 
 class Incomplete(Exception):
-    """The check stopped at a safety limit (wall clock) before it could decide; the item scores 0 and its
-    message says how far it got. Its budgets are counts, so only a very slow run gets here."""
+    """The check stopped at a safety limit (CPU seconds, oracle/run_cpu.py) before it could decide; the item scores
+    0 and its message says how far it got. Its budgets are counts, so only a very slow run gets here."""
 
 
 @dataclass(frozen=True)
@@ -89,17 +91,17 @@ def run_checks(
     rubric: Rubric,
     context: Any,
     on_item: Callable[[ItemResult], None] | None = None,
-    deadline: float | None = None,
+    budget: Budget | None = None,
 ) -> list[ItemResult]:
     """Runs each rubric item's check in rubric order; never raises for a check's failure or error. An item
-    that would start at or past `deadline` is not run."""
+    that would start once `budget` (the grade's time limit) has passed is not run."""
     results: list[ItemResult] = []
     excuses: dict[str, tuple[Excuse, ...]] = {}
     for item in rubric.items:
         check = checks[item.id]
         start = time.perf_counter()
         try:
-            if deadline is not None and time.monotonic() >= deadline:
+            if budget is not None and budget.passed():
                 raise NotRun(OUT_OF_TIME)
             outcome = check.run(context, item.options)
             status = "passed" if outcome.passed else "failed"

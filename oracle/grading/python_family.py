@@ -24,7 +24,7 @@ from oracle.grading.report import GradeReport, ItemResult
 from oracle.grading.rubric import Rubric, at_least, positive
 from oracle.served import Served
 from oracle.program import Program
-from oracle.run_cpu import HUNG_WALL
+from oracle.run_cpu import HUNG_WALL, Budget
 from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable
 
 FUZZ_OPTIONS = {"seed": 1, "examples": 150, "steps": 30, "shrink_replays": 2000, "seconds": 300.0}
@@ -112,7 +112,7 @@ def fuzz_check(family: str, rule: str, rule_of: Callable[[BaseException], str | 
 
 def grade(family: str, checks: Mapping[str, Check], submission: str, target: Any, serve: Callable[..., Any],
           rubric: Rubric, out_dir: Path, *, seed: int | None = None, timeout: float = 2.0,
-          on_item: Callable[[ItemResult], None] | None = None, deadline: float | None = None,
+          on_item: Callable[[ItemResult], None] | None = None, budget: Budget | None = None,
           require_sandbox: bool = False, spec: str | None = None) -> GradeReport:
     """Every rubric item against `target` (oracle/child.py's PythonTarget), served by `serve(target, sandbox,
     timeout)`: an adapter factory with load() (LoadFailure) and close(). `spec`: what the family's load_adapter
@@ -122,7 +122,7 @@ def grade(family: str, checks: Mapping[str, Check], submission: str, target: Any
     if not os.access(PYTHON, os.X_OK):
         raise GraderError(f"{PYTHON} is missing: Python submissions run under the system Python")
     try:
-        box = Sandbox(require_full=require_sandbox, deadline=deadline)
+        box = Sandbox(require_full=require_sandbox, budget=budget)
     except SandboxUnavailable as exc:
         raise GraderError(str(exc)) from None
     with box, ExitStack() as cleanup:
@@ -136,7 +136,7 @@ def grade(family: str, checks: Mapping[str, Check], submission: str, target: Any
             sub.not_loaded = str(failure)
         except DeadlinePassed:
             pass
-        items = run_checks(checks, rubric, sub, on_item, deadline)
+        items = run_checks(checks, rubric, sub, on_item, budget)
     fuzz_seed = next((item.options["seed"] for item in rubric.items if item.id == "fuzz"), 0)
     return GradeReport(family=family, submission=submission, kind="python", rubric_title=rubric.title,
                        rubric_source=rubric.source, seed=fuzz_seed if seed is None else seed, items=items,

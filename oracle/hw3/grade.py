@@ -28,6 +28,7 @@ from oracle.child import PYTHON, LoadFailure
 from oracle.pylocate import locate
 from oracle.hw3.pyremote import served_engine
 from oracle.program import ProgramError
+from oracle.run_cpu import Budget
 from oracle.sandbox import DeadlinePassed, Sandbox, SandboxUnavailable
 
 DEFAULT_RUBRIC = Path(__file__).with_name("rubric.toml")
@@ -68,21 +69,21 @@ def grade(
     timeout: float = 2.0,
     build_cache: Path | None = None,
     on_item: Callable[[ItemResult], None] | None = None,
-    deadline: float | None = None,
+    budget: Budget | None = None,
     require_sandbox: bool = False,
     lang: str | None = None,
 ) -> GradeReport:
     """Runs every rubric item against the submission; repro files go to out_dir. `seed` overrides the fuzz
-    item's; `timeout` bounds each call of the submission; items not started by `deadline` (a
-    time.monotonic() value) are not run. All submission code (gcc included) runs in one Sandbox for the
-    run, closed (every process it started killed) before the report is made. Raises GraderError when
+    item's; `timeout` bounds each call of the submission; items not started before `budget` (the
+    grade's time limit, oracle/run_cpu.py) has passed are not run. All submission code (gcc included) runs in one
+    Sandbox for the run, closed (every process it started killed) before the report is made. Raises GraderError when
     grading cannot start, e.g. `require_sandbox` without bubblewrap. `lang` "python" grades a directory as a
     Python upload (its llm_memory.py); None or "c" tells a path from a module as is_c does."""
     start = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
     fuzz_seed = next((item.options["seed"] for item in rubric.items if item.id == "fuzz"), 0)
     try:
-        box = Sandbox(require_full=require_sandbox, deadline=deadline)
+        box = Sandbox(require_full=require_sandbox, budget=budget)
     except SandboxUnavailable as exc:
         raise GraderError(str(exc)) from None
     with box, tempfile.TemporaryDirectory(prefix="pagedcheck-grade-") as scratch, ExitStack() as cleanup:
@@ -94,10 +95,10 @@ def grade(
                 sub = _python(submission, out_dir, Path(scratch), timeout, box, cleanup)
             else:
                 sub = _submission(submission, out_dir, Path(scratch), build_cache, timeout, box)
-            sub.seed, sub.deadline = seed, deadline
+            sub.seed, sub.budget = seed, budget
         except DeadlinePassed:  # the time limit ran out while building: every item is not run, with why
             pass
-        items = run_checks(CHECKS, rubric, sub, on_item, deadline)
+        items = run_checks(CHECKS, rubric, sub, on_item, budget)
     return GradeReport(
         family="hw3",
         submission=submission,

@@ -19,6 +19,7 @@ from oracle.hw3.refusal_rule import refused_alone, same_call
 from oracle.hw3.replay import Finding, Reading, listing, replay
 from oracle.hw3.rules import ITEMS, TASKS, item_of
 from oracle.program import Program
+from oracle.run_cpu import Budget
 from oracle.sandbox import Sandbox
 
 LENIENT = frozenset({"block_ids"})  # every item but first_fit compares block ids up to a renaming
@@ -38,7 +39,7 @@ class Submission:
     timeout: float = 2.0  # per call
     not_loaded: str | None = None  # why a Python submission does not load (factory is None then)
     seed: int | None = None  # overrides the fuzz item's seed
-    deadline: float | None = None  # time.monotonic() by which the whole grade must end; None: no limit
+    budget: Budget | None = None  # the whole grade's time limit (oracle/run_cpu.py); None: no limit
     fuzz_failure: Divergence | None = None  # set by the fuzz check, for the memory-safety check's repro run
     repro_sources: dict[str, str] = field(default_factory=dict)  # file name -> C source, written this run
     sandbox: Sandbox | None = None  # where its code runs (None: the process's shared sandbox)

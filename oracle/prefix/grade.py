@@ -14,6 +14,7 @@ from oracle.grading.grader import GraderError, rubric_for
 from oracle.grading.report import GradeReport, ItemResult
 from oracle.grading.rubric import Rubric
 from oracle.pylocate import locate
+from oracle.run_cpu import Budget
 from oracle.prefix.checks import CHECKS, DEFAULT_RUBRIC
 from oracle.sandbox import Sandbox
 from oracle.site import site_folder
@@ -57,7 +58,7 @@ def _folder_module(folder: Path) -> str:
 
 
 def grade(submission: str, rubric: Rubric, out_dir: Path, *, site: Path | str | None = None, seed: int | None = None,
-          timeout: float = 2.0, on_item: Callable[[ItemResult], None] | None = None, deadline: float | None = None,
+          timeout: float = 2.0, on_item: Callable[[ItemResult], None] | None = None, budget: Budget | None = None,
           require_sandbox: bool = False, **_: object) -> GradeReport:
     """Runs every rubric item against the submission, served by its child in one Sandbox for the run (the core's
     pipeline, oracle/grading/python_family.py), with the packages of the site folder `site` (oracle/site.py), if
@@ -84,4 +85,4 @@ def grade(submission: str, rubric: Rubric, out_dir: Path, *, site: Path | str | 
         return served_pool(target, adapter, policy, box, timeout, site)
 
     return python_family.grade("prefix", CHECKS, submission, target, serve, rubric, out_dir, spec=spec, seed=seed,
-                               timeout=timeout, on_item=on_item, deadline=deadline, require_sandbox=require_sandbox)
+                               timeout=timeout, on_item=on_item, budget=budget, require_sandbox=require_sandbox)
