@@ -72,17 +72,24 @@ CALLS: dict[int, tuple[tuple[int, _Length], ...]] = {
     444: ((0, "a1"),), 445: ((2, 1),),  # landlock_create_ruleset, landlock_add_rule
 }
 _FCNTL_LOCKS = frozenset((5, 6, 7, 36, 37, 38))  # F_GETLK, F_SETLK, F_SETLKW and the OFD ones: a struct flock
-IOCTL, FCNTL = 16, 72
+IOCTL, FCNTL, PRCTL, ARCH_PRCTL = 16, 72, 157, 158
+_PR_NAME = frozenset((15, 16))  # PR_SET_NAME, PR_GET_NAME: the thread's name, 16 bytes
+_ARCH_GET = frozenset((0x1003, 0x1004))  # ARCH_GET_FS, ARCH_GET_GS: 8 bytes written
 
 
 def _variadic(nr: int, args: tuple[int, ...]) -> list[tuple[int, int]]:
-    """ioctl's and fcntl's third argument, a pointer only for the commands that take one: an ioctl whose number
-    encodes a direction and a size (_IOR, _IOW, _IOWR), an fcntl lock (a legacy ioctl number, TCGETS's, says
-    nothing: not judged)."""
-    if nr == IOCTL and (args[1] >> 30) & 3 and (args[1] >> 16) & 0x3FFF:
-        return [(args[2], (args[1] >> 16) & 0x3FFF)]
-    if nr == FCNTL and args[1] & 0xFFFFFFFF in _FCNTL_LOCKS:
+    """The pointer of a call whose command says whether it takes one: ioctl's third argument when its number
+    encodes a direction and a size (_IOR, _IOW, _IOWR; a legacy number, TCGETS's, says nothing: not judged), fcntl's
+    for a lock, prctl's for a thread's name, arch_prctl's for a base read back."""
+    command = args[1] & 0xFFFFFFFF
+    if nr == IOCTL and (command >> 30) & 3 and (command >> 16) & 0x3FFF:
+        return [(args[2], (command >> 16) & 0x3FFF)]
+    if nr == FCNTL and command in _FCNTL_LOCKS:
         return [(args[2], 32)]
+    if nr == PRCTL and args[0] & 0xFFFFFFFF in _PR_NAME:
+        return [(args[1], 16)]
+    if nr == ARCH_PRCTL and args[0] & 0xFFFFFFFF in _ARCH_GET:
+        return [(args[1], 8)]
     return []
 
 
