@@ -10,6 +10,7 @@ from oracle.native.ledger import (
 
 RW = PROT_READ | PROT_WRITE
 READ, WRITE, FSTAT, GETRANDOM, CLOSE, IOCTL, FCNTL, RT_SIGRETURN, OPENAT, PRCTL = 0, 1, 5, 318, 3, 16, 72, 15, 257, 157
+ARCH_PRCTL = 158
 AT_FDCWD = 2**64 - 100
 
 
@@ -110,6 +111,7 @@ def test_an_ioctl_names_its_argument_by_the_size_its_number_encodes() -> None:
     assert ranges(IOCTL, (5, 0x5401, 77, 0, 0, 0)) == []  # TCGETS, a legacy number: no size, not judged
     assert ranges(PRCTL, (15, 77, 0, 0, 0, 0)) == [(77, 16)]  # PR_SET_NAME reads 16 bytes
     assert ranges(PRCTL, (38, 77, 0, 0, 0, 0)) == []  # PR_SET_NO_NEW_PRIVS: a number
+    assert ranges(ARCH_PRCTL, (0x1003, 77, 0, 0, 0, 0)) == [(77, 8)]  # ARCH_GET_FS writes 8 bytes
     ledger = with_blocks((1, 1))
     assert ledger.answer(IOCTL, (5, 0x80085401, page(2) - 4, 0, 0, 0)) == CONTINUE  # 4 bytes in, 4 past
     assert ledger.faulted == [page(2) // PAGE]

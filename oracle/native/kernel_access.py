@@ -86,9 +86,9 @@ def _variadic(nr: int, args: tuple[int, ...]) -> list[tuple[int, int]]:
         return [(args[2], (command >> 16) & 0x3FFF)]
     if nr == FCNTL and command in _FCNTL_LOCKS:
         return [(args[2], 32)]
-    if nr == PRCTL and args[0] & 0xFFFFFFFF in _PR_NAME:
+    if nr == PRCTL and (args[0] & 0xFFFFFFFF) in _PR_NAME:
         return [(args[1], 16)]
-    if nr == ARCH_PRCTL and args[0] & 0xFFFFFFFF in _ARCH_GET:
+    if nr == ARCH_PRCTL and (args[0] & 0xFFFFFFFF) in _ARCH_GET:
         return [(args[1], 8)]
     return []
 
