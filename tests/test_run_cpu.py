@@ -204,7 +204,8 @@ def test_a_call_past_its_count_of_mapping_calls_is_hung_by_that_count_whatever_i
         if listener is None:
             pytest.skip("no seccomp user notification here: no ledger answers the driver's mapping calls")
         with pytest.raises(ImplementationFailure, match=r"hung: no answer within 0\.5 s \(it made 500 allocations, "
-                           r"frees and other memory-mapping calls, the most a call may make in a limit of 0\.5 s"):
+                           r"frees, other memory-mapping calls and system calls on heap memory, the most a call "
+                           r"may make in a limit of 0\.5 s"):
             adapter.create_sequence(engine, 1, 1)
         assert listener.call_handled == 500
     finally:

@@ -89,12 +89,24 @@ static void forbid_processes(void)
  * notification): each waits in the kernel until the grader, whose ledger (ledger.py) keeps the heap's pages,
  * lets it run or fails it. The listener's descriptor goes to the grader over `sock` (SCM_RIGHTS) with "y" and the
  * places of the driver's own memory (`regions`: start:u64 length:u64 each, mapped before, reserve_own_memory),
- * or "n" when this kernel cannot; this process keeps no copy of either. brk too: the C library's heap may not grow. */
+ * or "n" when this kernel cannot; this process keeps no copy of either. brk too: the C library's heap may not grow.
+ * And every other call with an argument in the fence's span (a pointer to the heap, or any value there): the kernel
+ * reads and writes the caller's memory without a fault the driver sees, so the grader's ledger judges the range the
+ * call names (ledger.py kernel_access). The driver's own calls name none: its buffers, stack and tables lie outside
+ * the span, its only calls on the span's pages are mapping calls. */
 static void hand_mappings_to_grader(int sock, uint64_t regions[][2], size_t n_regions)
 {
     int listener = -1;
 #if defined(__x86_64__)
 #define NOTIFY_ON(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, 0x7fc00000U)
+    /* any other call one of whose arguments lies in the fence's span: its upper 32 bits are FENCE_BASE's to the
+     * span's last page's (0x2000 to 0x20FF). The grader's ledger counts a range that touches a page of no live block
+     * as a stray, as a fault's (the kernel's copy of a guard page raises no signal), and lets the call go on. */
+#define NOTIFY_IF_IN_SPAN(arg)                                                                                     \
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[arg]) + 4),                           \
+    BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)(FENCE_BASE >> 32), 0, 2),                                     \
+    BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (uint32_t)((FENCE_BASE + FENCE_SPAN - 1) >> 32), 1, 0),                  \
+    BPF_STMT(BPF_RET | BPF_K, 0x7fc00000U)
     struct sock_filter filter[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
@@ -112,9 +124,16 @@ static void hand_mappings_to_grader(int sock, uint64_t regions[][2], size_t n_re
         NOTIFY_ON(__NR_remap_file_pages),
         NOTIFY_ON(329), /* pkey_mprotect */
         NOTIFY_ON(453), /* map_shadow_stack */
+        NOTIFY_IF_IN_SPAN(0),
+        NOTIFY_IF_IN_SPAN(1),
+        NOTIFY_IF_IN_SPAN(2),
+        NOTIFY_IF_IN_SPAN(3),
+        NOTIFY_IF_IN_SPAN(4),
+        NOTIFY_IF_IN_SPAN(5),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
 #undef NOTIFY_ON
+#undef NOTIFY_IF_IN_SPAN
     struct sock_fprog prog = {(unsigned short)(sizeof filter / sizeof filter[0]), filter};
     const unsigned long new_listener = 1UL << 3, wait_killable = 1UL << 5;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0) {
@@ -151,6 +170,39 @@ static void hand_mappings_to_grader(int sock, uint64_t regions[][2], size_t n_re
     close(sock);
     fence.ledgered = listener >= 0;
     own_sealed = fence.ledgered; /* from here on the driver's own memory stays as mapped */
+}
+
+/* Natively, with the ledger, after the handover (its sendmsg) and before any submission code: the calls whose buffers
+ * the kernel finds through pointers in memory (an iovec array, a msghdr), not in the registers the filter above
+ * sees, fail with EPERM: the grader could not tell which pages they read or write. No driver nor honest engine
+ * needs them (write and read take the buffer in a register). process_vm_readv and _writev: oracle/seccomp.py. */
+static void refuse_indirect_io(void)
+{
+#if defined(__x86_64__)
+#define REFUSE(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM)
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        REFUSE(__NR_readv),
+        REFUSE(__NR_writev),
+        REFUSE(__NR_preadv),
+        REFUSE(__NR_pwritev),
+        REFUSE(327), /* preadv2 */
+        REFUSE(328), /* pwritev2 */
+        REFUSE(__NR_sendmsg),
+        REFUSE(__NR_recvmsg),
+        REFUSE(307), /* sendmmsg */
+        REFUSE(299), /* recvmmsg */
+        REFUSE(__NR_vmsplice),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+#undef REFUSE
+    struct sock_fprog prog = {(unsigned short)(sizeof filter / sizeof filter[0]), filter};
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+        die("pagedcheck driver: cannot install the seccomp filter\n");
+#endif
 }
 
 /* Natively (strict), once the driver's own handlers and signal stack are in place and before any submission code:
@@ -272,6 +324,8 @@ int main(int argc, char **argv)
         uint64_t regions[2][2];
         size_t n_regions = reserve_own_memory(regions);
         hand_mappings_to_grader(atoi(argv[8]), regions, n_regions);
+        if (fence.ledgered)
+            refuse_indirect_io();
     }
     /* with the ledger, processes are forbidden whatever SANDBOX says: one thread, whose descriptors nothing else can
      * change while it waits in a mapping call the grader answers (the pool's window is told by the file its

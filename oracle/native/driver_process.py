@@ -251,8 +251,9 @@ class DriverProcess:
 
     def _spent(self, timeout: float) -> str:
         assert self._listener is not None
-        return (f"hung: no answer within {self.timeout} s (it made {self._listener.call_handled:,} allocations, frees "
-                f"and other memory-mapping calls, the most a call may make in a limit of {timeout:g} s: "
+        return (f"hung: no answer within {self.timeout} s (it made {self._listener.call_handled:,} allocations, frees, "
+                f"other memory-mapping calls and system calls on heap memory, the most a call may make in a limit of "
+                f"{timeout:g} s: "
                 f"{MAPPING_CALLS_PER_SECOND:,} a second)")
 
     def _reply_bytes(self) -> bytes:

@@ -1,6 +1,7 @@
 """The kernel's channel from the driver's process to the ledger (ledger.py): a seccomp user-notification
 listener. driver.c installs, before any submission code runs, a filter that hands every memory-mapping system
-call of the process to a listener, and sends the listener's descriptor to the grader on a socket the grader
+call of the process to a listener (and every other call with an argument in the heap's span: the kernel's own access
+to the heap, ledger.py kernel_access), and sends the listener's descriptor to the grader on a socket the grader
 made (SCM_RIGHTS), closing its own copy, with the places of the memory it mapped for itself before (Handover). Each such call then waits in the kernel until the grader answers it
 here: let it run (SECCOMP_USER_NOTIF_FLAG_CONTINUE) or fail it with an errno. The calls' arguments come from
 the kernel (registers at the call), never from the process's memory.
@@ -26,7 +27,7 @@ import struct
 import time
 from dataclasses import dataclass
 
-from oracle.native.ledger import BRK_REFUSED, CONTINUE, FileId, Ledger
+from oracle.native.ledger import BRK_REFUSED, CONTINUE, MAPPING_CALLS, FileId, Ledger
 
 _NOTIF = struct.Struct("=QII iIQ6Q")  # struct seccomp_notif: id, pid, flags, seccomp_data (nr, arch, ip, args)
 _RESP = struct.Struct("=QqiI")  # struct seccomp_notif_resp: id, val, error, flags
@@ -80,7 +81,10 @@ def receive_listener(sock: socket.socket, timeout: float) -> Handover | None:
 MAPPING_CALLS_PER_SECOND = 200_000  # the mapping calls one call may make per second of its time limit
 MAPPING_CALL_CPU = 25e-6  # CPU seconds each answered mapping call adds to its call's limit: the fence's own work
 # (mapping a block's page, protecting it, the quarantine's unmap, the wait for the answer: about 5 us of the kernel's
-# natively, 15 us under the listener, measured), which a C library's malloc does not make the program spend
+# natively, 15 us under the listener, measured), which a C library's malloc does not make the program spend.
+# A call of the program's own handed over because it names the span (a write of a heap buffer: ledger.py
+# kernel_access) adds nothing: it is the program's call, which it makes with any malloc; its wait on the grader is
+# the grader's time (busy) all the same, and it counts towards the bound (limit_calls) as a mapping call does.
 
 
 class MappingCallsSpent(Exception):
@@ -99,12 +103,13 @@ class Listener:
         self.fd = fd
         self.ledger = ledger
         self.handled = 0
+        self.mapping = 0  # of those, the mapping calls (each adds MAPPING_CALL_CPU to its call's limit)
         self.busy = 0.0  # wall-clock seconds spent answering, from seeing a call waiting to the last answer sent
-        self._call = (0, 0.0)  # handled and busy when the current call started
+        self._call = (0, 0.0, 0)  # handled, busy and mapping when the current call started
         self._most: int | None = None  # the current call's last mapping call to answer (handled), None: no bound
 
     def call_started(self) -> None:
-        self._call, self._most = (self.handled, self.busy), None
+        self._call, self._most = (self.handled, self.busy, self.mapping), None
 
     def limit_calls(self, most: int | None) -> None:
         """The current call may make `most` mapping calls (counted from its start; None: no bound)."""
@@ -120,8 +125,9 @@ class Listener:
 
     def call_limit(self, limit: float) -> float:
         """The current call's CPU limit, `limit` (the request's) and MAPPING_CALL_CPU for each mapping call
-        answered: at most limit * (1 + MAPPING_CALLS_PER_SECOND * MAPPING_CALL_CPU), a count's, not a clock's."""
-        return limit + self.call_handled * MAPPING_CALL_CPU
+        answered (not the program's other calls handed over): at most limit * (1 + MAPPING_CALLS_PER_SECOND *
+        MAPPING_CALL_CPU), a count's, not a clock's."""
+        return limit + (self.mapping - self._call[2]) * MAPPING_CALL_CPU
 
     def pending(self) -> bool:
         return bool(select.select([self.fd], [], [], 0)[0])
@@ -141,6 +147,7 @@ class Listener:
         # by what the call asks and maps, never where it was made
         error = self.ledger.answer(nr, tuple(args), lambda fd: self.file_of(notif_id, pid, fd))
         self.handled += 1
+        self.mapping += nr in MAPPING_CALLS
         if error == BRK_REFUSED:  # brk returns the break, never an errno: 0 reads as "not moved"
             reply = _RESP.pack(notif_id, 0, 0, 0)
         else:

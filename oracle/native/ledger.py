@@ -9,7 +9,9 @@ may make a page of the span accessible without being counted as a *stray* access
 maps a page so when the submission's code read or wrote outside any live block, and so does any other code that
 makes a guard or freed page accessible). A page is granted at most once in a run, so a dangling pointer never
 reaches a later block. Everything that would change a live block's pages otherwise, run code, or map memory
-into the span by another call is refused (EPERM).
+into the span by another call is refused (EPERM). The kernel's own access to the span counts too: any other system
+call with an argument in the span is handed over (`kernel_access`), and a range it names that reaches a page of no
+live block is a stray as a fault's is (the kernel's copy of such a page raises no fault: review 15's kernel_reads_past).
 
 Outside the span, no instruction is trusted once the submission's code has run (review 12's
 sequences_on_the_drivers_pages: the submission found the driver's own system call instruction by its bytes and
@@ -40,6 +42,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from oracle.native import kernel_access
+
 SPAN_START = 0x200000000000  # driver.c's FENCE_BASE
 SPAN_END = SPAN_START + (1 << 40)
 PAGE = 4096
@@ -47,6 +51,8 @@ PAGE = 4096
 # x86_64 system call numbers the filter hands over (driver.c's hand_mappings_to_grader)
 MMAP, MPROTECT, MUNMAP, BRK, MREMAP, MADVISE, SHMAT, REMAP_FILE_PAGES, PKEY_MPROTECT, MAP_SHADOW_STACK = (
     9, 10, 11, 12, 25, 28, 30, 216, 329, 453)
+MAPPING_CALLS = frozenset((MMAP, MPROTECT, MUNMAP, BRK, MREMAP, MADVISE, SHMAT, REMAP_FILE_PAGES, PKEY_MPROTECT,
+                           MAP_SHADOW_STACK))
 
 PROT_READ, PROT_WRITE, PROT_EXEC = 1, 2, 4
 MAP_SHARED, MAP_PRIVATE, MAP_TYPE = 0x01, 0x02, 0x0F
@@ -106,6 +112,7 @@ class Ledger:
     granted_to: int = 0  # one past the last page ever granted: a grant lies above it, with a page between
     faulted: list[int] = field(default_factory=list)  # pages stray accesses made accessible, sorted
     call_strays: int = 0  # pages the current call's stray accesses made accessible (at most STRAYS_PER_CALL)
+    call_kernel_strays: int = 0  # pages the kernel reached for the current call's system calls, kept (at most as many)
     sink: list[int] = field(default_factory=list)  # past that, the pages mapped now (at most SINK_PAGES), oldest first
     sunk: int = 0  # stray pages counted past a call's STRAYS_PER_CALL (the sink's, each counted as it is mapped)
     grants: int = 0  # in the current call (since call_started)
@@ -115,7 +122,7 @@ class Ledger:
 
     def call_started(self, fail_at: int = -1) -> None:
         """A new API call: its counts start at zero; `fail_at` as the request's (-1: unchanged)."""
-        self.grants = self.frees = self.call_strays = self.asked = 0
+        self.grants = self.frees = self.call_strays = self.call_kernel_strays = self.asked = 0
         self.injected = False
         self.window, self.next_window = self.next_window, None  # a window is the request's that carries it, or none
         if fail_at >= 0:
@@ -142,7 +149,11 @@ class Ledger:
     def answer(self, nr: int, args: tuple[int, ...], file_of: FileOf | None = None) -> int:
         """The answer to one system call: CONTINUE, the errno it fails with, or BRK_REFUSED; the ledger updated.
         Where the call was made plays no part: the submission's code can reach any instruction of the process.
-        `file_of(fd)`: the file the caller's descriptor `fd` names, read only for a mapping of the window's shape."""
+        `file_of(fd)`: the file the caller's descriptor `fd` names, read only for a mapping of the window's shape.
+        Any other call (the filter hands one over when an argument lies in the span) is the kernel's access to the
+        caller's memory: `kernel_access`."""
+        if nr not in MAPPING_CALLS:
+            return self.kernel_access(kernel_access.ranges(nr, args))
         if nr == MMAP:
             return self._mmap(*args[:6], file_of=file_of)
         if nr == BRK:
@@ -269,6 +280,39 @@ class Ledger:
             for page in new:
                 bisect.insort(self.faulted, page)
         return CONTINUE
+
+    def kernel_access(self, ranges: list[tuple[int, int]]) -> int:
+        """A system call's access to the caller's memory, made by the kernel (`ranges`: start, length; those outside
+        the span are none of the fence's): in each range, the first page of the span that is no live block's and no
+        page counted before is where the kernel's copy stops (EFAULT, and no signal the driver sees), and is counted
+        as a stray, as a fault's page is (`strays`: the same count, the same words for the student). The call then
+        goes on as the kernel makes it (CONTINUE): an honest call behaves as before. The walk over a range passes
+        live blocks and counted pages only, so its work is bounded by what the ledger holds, not by the length."""
+        for start, length in ranges:
+            if not _in_span(start, length):
+                continue
+            first, end = _pages(max(start, SPAN_START), min(start + length, SPAN_END) - max(start, SPAN_START))
+            page = first
+            while page < end:
+                at = bisect.bisect_right(self.starts, page)
+                if at > 0 and self.starts[at - 1] + self.live[self.starts[at - 1]] > page:
+                    page = self.starts[at - 1] + self.live[self.starts[at - 1]]  # past the live block
+                elif self._faulted_in(page, page + 1):
+                    page += 1  # counted before (and mapped for the fault): the kernel reads on
+                else:
+                    self._count_stray(page)
+                    break
+        return CONTINUE
+
+    def _count_stray(self, page: int) -> None:
+        """One page the kernel's access reached outside any live block: kept as a fault's page is, while the call
+        has room (STRAYS_PER_CALL of the kernel's, apart from the faults' room, which the driver counts alike: its
+        sink, driver_heap.c), else counted as the sink's are (none is mapped: the kernel's copy maps nothing)."""
+        if self.call_kernel_strays < STRAYS_PER_CALL:
+            self.call_kernel_strays += 1
+            bisect.insort(self.faulted, page)
+        else:
+            self.sunk += 1
 
     # ---- pages ----
 
