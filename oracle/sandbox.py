@@ -233,9 +233,9 @@ class Sandbox:
         `start_folder` (with `private_tmp=False`; a memcheck run, whose valgrind writes its client's files at start):
         a folder of the grader's named by $TMPDIR, at the same path and of the same kind (on disk) under every
         isolation, /tmp and /dev/shm sealed as for `private_tmp=False`; `seal(proc)` closes it once the program has
-        started (oracle/SANDBOX.md "What a run may write"). `frozen` (a run of PYTHON): its programs, libraries and data are
-        the frozen runtime's alone under bubblewrap too, bound at its own path with no /usr of the host's, as under
-        Landlock (oracle/run_view.py `one view`)."""
+        started (oracle/SANDBOX.md "What a run may write"). `frozen` (a run of PYTHON): its programs, libraries and
+        data are the frozen runtime's alone under bubblewrap too, bound at its own path with no /usr of the host's, as
+        under Landlock (oracle/run_view.py `one view`)."""
         bubblewrap = self.isolation == "bubblewrap"
         uid = fresh_uid() if self.as_root else None
         env = dict(_ENV if env is None else env)

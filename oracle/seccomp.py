@@ -69,7 +69,7 @@ _WATCH = {"x86_64": (253, 294, 254, 300, 301), "aarch64": (26, 27, 262, 263)}
 # on both machines)
 _CACHE = {"x86_64": (27, 206, 209, 451, 440), "aarch64": (232, 0, 2, 451, 440)}
 _READAHEAD = {"x86_64": 187, "aarch64": 213}  # a hint: answered 0, not done
-# a run that may write nowhere: the calls that make, remove or rename a name, or cut a file by its path (answered EROFS):
+# a run that may write nowhere: the calls that make, remove or rename a name, or cut a file by its path (EROFS):
 # rename, mkdir, rmdir, link, unlink, symlink, mknod, truncate, mkdirat, mknodat, unlinkat, renameat, linkat, symlinkat,
 # renameat2
 _NAMES = {"x86_64": (82, 83, 84, 86, 87, 88, 133, 76, 258, 259, 263, 264, 265, 266, 316),
@@ -160,7 +160,8 @@ _BUFFERS = {key: ctypes.create_string_buffer(code or b"") for key, code in _PROG
 
 
 def install(*, keep_group: bool = False, writes: str = "anywhere") -> None:  # pragma: no cover  (runs in a child
-    # before exec, where coverage does not follow; tests/test_sandbox.py and the review's UDP and spawn attacks check its effect)
+    # before exec, where coverage does not follow; tests/test_sandbox.py and the review's UDP and spawn attacks check
+    # its effect)
     """Installs the filter in the calling process (and all it will start); for a child before exec.
     `keep_group` where no pid namespace holds the run: a process that could leave the run's process group
     (a daemon in a session of its own) would outlive it, since the run ends by killing that group. `writes`: one of
