@@ -103,11 +103,13 @@ def bwrap_problem(as_other_uid: bool) -> str | None:
 
 def supervised(argv: Sequence[str | Path], isolation: str, as_root: bool, lifeline: int, *,
                readable: Sequence[Path] = (), writable: Sequence[Path] = (), cwd: Path | None = None,
-               tmp_bytes: int = 16 << 20, tools: Callable[[str], list[str]] | None = None) -> list[str]:
+               tmp_bytes: int = 16 << 20, tools: Callable[[str], list[str]] | None = None,
+               seccomp_fd: int | None = None) -> list[str]:
     """The command line that runs argv under `isolation` (each run as a uid of its own when `as_root`), under
     the supervisor, which ends the run when the grader's end of the `lifeline` pipe closes. `tools` gives the
     command that runs sh, bash or setpriv (a private copy's, oracle/runtime.py), instead of the system's; under
-    bubblewrap, a run given `tools` sees no /usr of the host's (the copy is among its `readable` paths)."""
+    bubblewrap, a run given `tools` sees no /usr of the host's (the copy is among its `readable` paths), and
+    `seccomp_fd` names a BPF program bwrap installs once its mounts are made, before the command."""
     argv = [str(part) for part in argv]
     alone = isolation == "bubblewrap" or as_root  # a pid namespace or a uid of the run's own
     kill = "kill -KILL -1" if alone else "kill -KILL 0"  # -1: its pid namespace, or its uid
@@ -133,4 +135,5 @@ def supervised(argv: Sequence[str | Path], isolation: str, as_root: bool, lifeli
         cmd += ["--bind", str(path), str(path)]
     if cwd is not None:
         cmd += ["--chdir", str(cwd)]
+    cmd += ["--add-seccomp-fd", str(seccomp_fd)] if seccomp_fd is not None else []
     return [*cmd, *_BWRAP_SEAL, "--", *(tools("sh") if tools else ["/bin/sh"]), "-c", script, "supervisor", *argv]

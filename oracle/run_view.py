@@ -21,7 +21,7 @@ started the host's gcc under bubblewrap only; `test`, `lib2to3`, `ensurepip` and
 only). Left: Landlock checks opening, not looking up, so under the fallback a host path still exists to os.stat
 (/usr/bin/gcc: found, not runnable) where bubblewrap has none. The C runs (gcc, a driver, valgrind) are unchanged.
 
-WRITE. A run that needs a temporary folder (gcc, valgrind) gets a private one: bubblewrap's is a tmpfs of
+WRITE. A run that needs a temporary folder (gcc) gets a private one: bubblewrap's is a tmpfs of
 `Limits.tmp_bytes`; the fallback's a folder on the grader's disk, each file bounded by the run's file-size limit (no
 unprivileged mount can size it in total). The runs that run the submission's code as long as it is graded, the
 Python server and a native C driver, get none under either isolation (`private_tmp=False`: oracle/child.py,
@@ -29,6 +29,9 @@ oracle/native/driver_process.py; review 14's log_in_tmp_c and spill_past_tmpfs):
 sealed read-only under bubblewrap, no $TMPDIR and nothing writable under Landlock, so a submission that writes a
 file fails the same way in both (a folder the grader bounded by counting a run's files was broken three ways by
 review 13: a fairness limit on open files, a count hidden by an undumpable process, and the count's own cost).
+A memcheck run's valgrind writes its folder at start only: the same folder in both, sealed before the submission's
+code runs (`start_folder`), and every run of submission code is told it may write nowhere alike (oracle/seccomp.py
+`writes`; oracle/SANDBOX.md "What a run may write").
 
 WORDS. A message to the student names no path of the grader's, and reads the same under both isolations
 (`spelled`, oracle/sandbox.py `spellings`): the fallback's temporary folder is /tmp and its frozen copy /usr, as

@@ -33,6 +33,7 @@ when the grader itself is killed; with a uid of its own, every process of the ru
 command ends (as bwrap's pid namespace ends with its first process) and again when the sandbox closes.
 """
 
+import contextlib
 import ctypes
 import errno
 import os
@@ -223,14 +224,19 @@ class Sandbox:
     def popen(self, argv: Sequence[str | Path], *, readable: Sequence[Path] = (), writable: Sequence[Path] = (),
               cwd: Path | None = None, limits: Limits = Limits(), pass_fds: Sequence[int] = (),
               stdin: Any = subprocess.DEVNULL, stdout: Any = subprocess.DEVNULL, stderr: Any = subprocess.DEVNULL,
-              env: dict[str, str] | None = None, private_tmp: bool = True, frozen: bool = False) -> subprocess.Popen:
+              env: dict[str, str] | None = None, private_tmp: bool = True, start_folder: bool = False,
+              frozen: bool = False) -> subprocess.Popen:
         """Starts argv in the sandbox, in a session of its own, with `limits` in force from its first
         instruction. Paths in `readable` / `writable` are visible (read-only / read-write) at their own path.
         `private_tmp=False`: no writable temporary folder under either isolation (no $TMPDIR under Landlock, where
         no mount can size one; an empty /tmp and /dev/shm sealed read-only under bubblewrap): it can write nowhere at
-        all, the same in both (oracle/run_view.py). `frozen` (a run of PYTHON): its programs, libraries and data are
-        the frozen runtime's alone under bubblewrap too, bound at its own path with no /usr of the host's, as under
-        Landlock (oracle/run_view.py `one view`)."""
+        all, the same in both (oracle/run_view.py), and is told so alike (oracle/seccomp.py `writes`: "nowhere").
+        `start_folder` (with `private_tmp=False`; a memcheck run, whose valgrind writes its client's files at start):
+        a folder of the grader's named by $TMPDIR, at the same path and of the same kind (on disk) under every
+        isolation, /tmp and /dev/shm sealed as for `private_tmp=False`; `seal(proc)` closes it once the program has
+        started (oracle/SANDBOX.md "What a run may write"). `frozen` (a run of PYTHON): its programs, libraries and
+        data are the frozen runtime's alone under bubblewrap too, bound at its own path with no /usr of the host's, as
+        under Landlock (oracle/run_view.py `one view`)."""
         bubblewrap = self.isolation == "bubblewrap"
         uid = fresh_uid() if self.as_root else None
         env = dict(_ENV if env is None else env)
@@ -244,8 +250,13 @@ class Sandbox:
             for data in self._data:  # named as under Landlock, where it is there already
                 env.update(data.pointed(data.source))
             readable = [*readable, *(data.source for data in self._elsewhere if data.source is not None)]
+        writes = "at_start" if start_folder else "anywhere" if private_tmp or writable else "nowhere"
+        if start_folder:  # the same folder under every isolation: bound at its own path under bubblewrap
+            tmp = self._scratch()
+            env["TMPDIR"] = str(tmp)
+            private_tmp = False
         if self.isolation == "landlock":  # a private $TMPDIR (gcc and valgrind need one), then the allow-list
-            tmp = self._scratch() if private_tmp else None
+            tmp = tmp or (self._scratch() if private_tmp else None)
             env.pop("TMPDIR", None)
             env.update({"TMPDIR": str(tmp)} if tmp else {})
             write = [*writable, *([tmp] if tmp else [])]
@@ -276,13 +287,20 @@ class Sandbox:
             signal.pthread_sigmask(signal.SIG_SETMASK, [])  # a runner that blocks signals must not pass that on
             # no System V IPC (memory no rlimit counts, which would outlive the run), no internet socket; outside
             # bwrap's pid namespace, no leaving the run's process group (its end kills that group)
-            seccomp.install(keep_group=not bubblewrap)
+            seccomp.install(keep_group=not bubblewrap, writes="anywhere" if bubblewrap else writes)
             if ruleset is not None:  # last: from here on only the allow-list is reachable
                 ruleset.enforce()
 
-        cmd = supervised(argv, self.isolation, self.as_root, self._lifeline[0], readable=readable, writable=writable,
+        # under bubblewrap the answers to a run that may not write are installed by bwrap, past its own mkdirs
+        told = seccomp.writes_program(writes) if bubblewrap else None
+        told_fd = os.memfd_create("pagedcheck-seccomp", os.MFD_CLOEXEC) if told else None
+        if told_fd is not None:
+            os.write(told_fd, told)
+            os.lseek(told_fd, 0, os.SEEK_SET)
+        cmd = supervised(argv, self.isolation, self.as_root, self._lifeline[0], readable=readable,
+                         writable=[*writable, *([tmp] if start_folder and tmp else [])],
                          cwd=cwd, tmp_bytes=limits.tmp_bytes if private_tmp else 0,
-                         tools=runtime.command if runtime else None)
+                         tools=runtime.command if runtime else None, seccomp_fd=told_fd)
         if uid is not None:
             for path in [*writable, *([tmp] if tmp else [])]:
                 os.chown(path, uid, uid)
@@ -290,13 +308,16 @@ class Sandbox:
                 self._uids.append(uid)
         try:
             proc = subprocess.Popen(
-                cmd, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, pass_fds=(*pass_fds, self._lifeline[0]),
+                cmd, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr,
+                pass_fds=(*pass_fds, self._lifeline[0], *([told_fd] if told_fd is not None else [])),
                 env=env, start_new_session=True, preexec_fn=before_exec,
                 user=uid, group=uid, extra_groups=[] if uid is not None else None,
             )
         finally:
             if ruleset is not None:
                 ruleset.close()
+            if told_fd is not None:
+                os.close(told_fd)
         with self._lock:
             self._procs.add(proc)
             if tmp is not None:
@@ -354,8 +375,18 @@ class Sandbox:
             kill_uid(uid)  # objects (bwrap's IPC namespace takes those along; here they would outlive it)
             remove_ipc(uid)
         if private_tmp is not None:  # what the run left there (its processes are gone: the group, or its uid)
+            with contextlib.suppress(OSError):
+                private_tmp.chmod(0o700)  # a sealed start folder's entries can be removed again
             shutil.rmtree(private_tmp, ignore_errors=True)
         return status
+
+    def seal(self, proc: subprocess.Popen) -> None:
+        """Closes the running `proc`'s start folder (popen's `start_folder`): read-only from now on, by the grader's
+        chmod (a run's own chmod is refused: oracle/seccomp.py), the same folder under every isolation."""
+        with self._lock:
+            folder = self._private_tmp.get(proc)
+        if folder is not None:
+            folder.chmod(0o555)
 
     def spellings(self, proc: subprocess.Popen) -> dict[str, str]:
         """The grader's paths a message of the running `proc` may hold, each with the word that message spells it as

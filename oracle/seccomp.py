@@ -36,6 +36,12 @@ preadv2 and pwritev2 with RWF_NOWAIT answer EAGAIN whatever is cached; the hints
 (posix_fadvise's DONTNEED and NOREUSE, madvise's COLD and PAGEOUT) and readahead answer 0 and do nothing, as a
 kernel may. Every other advice, and those calls without the flag, pass. What is left is timing a read, which needs a
 page that goes from absent to resident (oracle/SANDBOX.md, "The page cache").
+A run that may write nowhere is told so in one way under every isolation (`writes`, oracle/SANDBOX.md "What a run may
+write"): bubblewrap's read-only mounts answer EROFS where the Landlock fallback answers EACCES, and Landlock does not
+govern access(2) at all (the host's /tmp, mode 1777, said "writable" and then refused the open). So access, faccessat
+and faccessat2 asking W_OK answer EROFS ("nowhere" and "at_start": a memcheck run, whose valgrind writes its folder
+at start and never asks), and for "nowhere" (no folder at all) every call that makes, removes or renames a name
+(mkdir, mknod, unlink, rmdir, rename, link, symlink in all their forms, truncate by path) answers EROFS too.
 
     install()   # in the child, pre-exec
 """
@@ -63,6 +69,15 @@ _WATCH = {"x86_64": (253, 294, 254, 300, 301), "aarch64": (26, 27, 262, 263)}
 # on both machines)
 _CACHE = {"x86_64": (27, 206, 209, 451, 440), "aarch64": (232, 0, 2, 451, 440)}
 _READAHEAD = {"x86_64": 187, "aarch64": 213}  # a hint: answered 0, not done
+# a run that may write nowhere: the calls that make, remove or rename a name, or cut a file by its path (EROFS):
+# rename, mkdir, rmdir, link, unlink, symlink, mknod, truncate, mkdirat, mknodat, unlinkat, renameat, linkat, symlinkat,
+# renameat2
+_NAMES = {"x86_64": (82, 83, 84, 86, 87, 88, 133, 76, 258, 259, 263, 264, 265, 266, 316),
+          "aarch64": (34, 33, 35, 38, 37, 36, 45, 276)}
+_W_OK = 2
+# asking whether a path may be written (access's mode: W_OK), answered EROFS: (number, argument holding the mode)
+_ASK_WRITE = {"x86_64": ((21, 1), (269, 2), (439, 2)), "aarch64": ((48, 2), (439, 2))}
+WRITES = ("anywhere", "at_start", "nowhere")  # what a run may write: its paths; a folder at start only; nothing
 _NATIVE = {"x86_64": (0xC000003E, 41, (29, 68, 64, 310, 311, *_URING, 248, 249, 250, 240, *_METADATA["x86_64"],
                                        *_WATCH["x86_64"], *_CACHE["x86_64"]), (112, 109)),
            "aarch64": (0xC00000B7, 198, (194, 186, 190, 270, 271, *_URING, 217, 218, 219, 180, *_METADATA["aarch64"],
@@ -85,18 +100,22 @@ class _Program(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def _filter(*, keep_group: bool) -> bytes | None:
+def _filter(*, keep_group: bool, writes: str = "anywhere", base: bool = True) -> bytes | None:
     """The BPF program, or None on a machine whose numbers we do not know (the filter is then left out);
-    `keep_group`: setsid and setpgid are refused too, so nothing a run starts leaves its process group."""
+    `keep_group`: setsid and setpgid are refused too, so nothing a run starts leaves its process group; `writes`
+    (one of WRITES): "at_start" and "nowhere" answer EROFS to a question whether a path may be written, "nowhere"
+    also to every call that makes, removes or renames a name; `base` False: those answers alone (bubblewrap's, which
+    installs them after its own set-up: `writes_program`)."""
     machine = platform.machine()
     native = _NATIVE.get(machine)
     if native is None:
         return None
     arch, socket, forbidden, sessions = native
-    forbidden = (*forbidden, *sessions) if keep_group else forbidden
+    forbidden = () if not base else (*forbidden, *sessions) if keep_group else forbidden
     answers = {"ALLOW": _RET_ALLOW, "DENY": _RET_ERRNO | errno.EPERM, "IGNORE": _RET_ERRNO | 0,
-               "AGAIN": _RET_ERRNO | errno.EAGAIN}
-    # every jump to an answer goes forward to the last four instructions, one per answer; a check of a call's
+               "AGAIN": _RET_ERRNO | errno.EAGAIN, "ROFS": _RET_ERRNO | errno.EROFS}
+    # every jump to an answer goes forward to the last instructions, one per answer (ALLOW first: a call no check
+    # named falls through to it); a check of a call's
     # argument is a block that ends in ALLOW (the accumulator then holds the argument, not the call's number)
     code: list[tuple[int, int | str, int, int]] = [
         (_LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
@@ -105,8 +124,12 @@ def _filter(*, keep_group: bool) -> bytes | None:
         (_LD_W_ABS, 0, 0, 0),  # seccomp_data.nr
         (_JGE_K, "DENY", 0, _X32_BIT)]  # x32 numbers
     code += [(_JEQ_K, "DENY", 0, number) for number in forbidden]
-    code += [(_JEQ_K, "IGNORE", 0, _READAHEAD[machine])]
-    for number, argument, values, bits, answer in (*_BY_ARGUMENT[machine], (socket, 0, _INTERNET, 0, "DENY")):
+    code += [(_JEQ_K, "IGNORE", 0, _READAHEAD[machine])] if base else []
+    code += [(_JEQ_K, "ROFS", 0, number) for number in (_NAMES[machine] if writes == "nowhere" else ())]
+    asked = [(number, argument, (), _W_OK, "ROFS") for number, argument in _ASK_WRITE[machine]] \
+        if writes != "anywhere" else []
+    by_argument = (*_BY_ARGUMENT[machine], (socket, 0, _INTERNET, 0, "DENY")) if base else ()
+    for number, argument, values, bits, answer in (*by_argument, *asked):
         block: list[tuple[int, int | str, int, int]] = [(_LD_W_ABS, 0, 0, _ARG0 + 8 * argument)]
         block += [(_JEQ_K, answer, 0, value) for value in values]
         block += [(_JSET_K, answer, 0, bits)] if bits else []
@@ -124,21 +147,30 @@ def _filter(*, keep_group: bool) -> bytes | None:
     return b"".join(struct.pack("HBBI", *resolved(at, insn)) for at, insn in enumerate(code))
 
 
-# built in the grader: the child only installs one
-_PROGRAMS = {keep: _filter(keep_group=keep) for keep in (False, True)}
-_BUFFERS = {keep: ctypes.create_string_buffer(code or b"") for keep, code in _PROGRAMS.items()}
+def writes_program(writes: str) -> bytes | None:
+    """The answers to a run that may not write (`writes`, one of WRITES) alone, as a BPF program: under bubblewrap,
+    handed to bwrap (`--add-seccomp-fd`), which installs it after it has made its mounts and before the command;
+    None when there are none (or this machine's numbers are unknown)."""
+    return None if writes == "anywhere" else _filter(keep_group=False, writes=writes, base=False)
 
 
-def install(*, keep_group: bool = False) -> None:  # pragma: no cover  (runs in a child before exec, where
-    # coverage does not follow; tests/test_sandbox.py and the review's UDP and spawn attacks check its effect)
+# built in the grader: the child only installs one (bubblewrap's runs: the base one, their `writes_program` by bwrap)
+_PROGRAMS = {(keep, writes): _filter(keep_group=keep, writes=writes) for keep in (False, True) for writes in WRITES}
+_BUFFERS = {key: ctypes.create_string_buffer(code or b"") for key, code in _PROGRAMS.items()}
+
+
+def install(*, keep_group: bool = False, writes: str = "anywhere") -> None:  # pragma: no cover  (runs in a child
+    # before exec, where coverage does not follow; tests/test_sandbox.py and the review's UDP and spawn attacks check
+    # its effect)
     """Installs the filter in the calling process (and all it will start); for a child before exec.
     `keep_group` where no pid namespace holds the run: a process that could leave the run's process group
-    (a daemon in a session of its own) would outlive it, since the run ends by killing that group."""
-    code = _PROGRAMS[keep_group]
+    (a daemon in a session of its own) would outlive it, since the run ends by killing that group. `writes`: one of
+    WRITES, what the run may write (the answers above)."""
+    code = _PROGRAMS[(keep_group, writes)]
     if code is None:
         return
     if _LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-    program = _Program(len(code) // 8, ctypes.cast(_BUFFERS[keep_group], ctypes.c_void_p))
+    program = _Program(len(code) // 8, ctypes.cast(_BUFFERS[(keep_group, writes)], ctypes.c_void_p))
     if _LIBC.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(program), 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")

@@ -301,10 +301,14 @@ int main(int argc, char **argv)
         die("usage: driver CMD_FD REPLY_FD CPU_SECONDS OUTPUT_LIMIT MEMORY_LIMIT SANDBOX [CLOSE_FD [LEDGER_FD [LAYOUT]]]\n");
     fence_reserve(strtoul(argv[5], NULL, 10), argc > 9 && atoi(argv[9]) == 1);
     heap.counting = 1;
-    if (argc > 7 && atoi(argv[7]) >= 0)
-        close(atoi(argv[7]));
     int cmd_fd = atoi(argv[1]);
     reply_fd = atoi(argv[2]);
+    if (argc > 7 && atoi(argv[7]) >= 0) { /* under valgrind, which has written its start folder's files by now */
+        close(atoi(argv[7]));
+        /* one byte before any code of the submission's: the grader then seals that folder (oracle/sandbox.py seal) */
+        if (write(reply_fd, "S", 1) != 1)
+            die("pagedcheck driver: cannot write to the grader\n");
+    }
     setvbuf(stdout, NULL, _IONBF, 0); /* a crash must not lose what the submission printed */
 
     static char alt_stack[1 << 16]; /* so a stack overflow still reaches on_fault */

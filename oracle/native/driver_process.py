@@ -101,8 +101,9 @@ class DriverProcess:
                 readable=[driver.parent],
                 limits=limits,
                 # natively a driver writes nowhere under either isolation (oracle/run_view.py): only valgrind
-                # needs a folder (its client's command line, at start)
-                private_tmp=bool(self.wrapper),
+                # needs a folder (its client's command line, at start), sealed once it has started
+                private_tmp=bool(self.wrapper) and self.log_channel is None,
+                start_folder=self.log_channel is not None,
                 stdout=self.handed.output,
                 stderr=self.handed.output,
                 pass_fds=(cmd_r, reply_w, *self.pass_fds, *self.handed.fds,
@@ -133,6 +134,28 @@ class DriverProcess:
                 os.set_blocking(self._cmd, False)
             self._native = NativeHeap(self._proc, self.box.expose(self.driver), self._listener)
         self._clock = RunClock(self._proc.pid)  # the run's CPU seconds: what a call's timeout judges
+        if self.log_channel is not None:
+            self._seal_start_folder()
+
+    def _seal_start_folder(self) -> None:
+        """Under valgrind: waits for the driver's first byte (valgrind has written and removed its client's files in
+        its start folder, and no code of the submission's has run: driver_main.c), then has the sandbox seal that
+        folder, so the submission writes nowhere under any isolation (oracle/SANDBOX.md "What a run may write")."""
+        assert self._proc is not None
+        left = max(self.close_timeout or 0.0, self.timeout or 0.0, 30.0)
+        try:
+            wait = self.box.wait_limit(left)
+        except DeadlinePassed:
+            self._fail("the grade's time limit was reached", wait=0)
+            raise
+        if not readable_within(self._reply, wait, self.log_channel):
+            if wait < left:
+                self._fail("the grade's time limit was reached", wait=0)
+                raise DeadlinePassed()
+            raise self._fail(f"valgrind did not start within {left:g} s", wait=0)
+        if os.read(self._reply, 1) != b"S":
+            raise self._fail("")
+        self.box.seal(self._proc)
 
     def _expect_window(self, fd: int, offset: int, length: int) -> None:
         """The next request carries a pool: the driver maps `length` bytes of the grader's memory file `fd` at

@@ -19,7 +19,9 @@ from oracle.native.log_channel import LogChannel
 from oracle.sandbox import Sandbox
 
 ERROR_EXIT = 99
-VALGRIND = ("valgrind", "--leak-check=full", f"--error-exitcode={ERROR_EXIT}", "--track-origins=yes")
+# --vgdb=no: no gdbserver's FIFOs in the start folder (oracle/sandbox.py start_folder): valgrind writes there only its
+# client's command line and auxiliary vector, each removed at once, before the driver's first instruction
+VALGRIND = ("valgrind", "--leak-check=full", f"--error-exitcode={ERROR_EXIT}", "--track-origins=yes", "--vgdb=no")
 
 Driven = TypeVar("Driven", bound=DriverProcess)
 
