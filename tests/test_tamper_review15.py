@@ -196,6 +196,10 @@ shrink_replays = 2000
 seconds = 20.0
 """
 CHURN_MAX = 10
+# held since cpu-accounting (the record of the attack as found): the safety net counts the CPU of the runs the grader
+# started, never the grader's own process, by a call's rule (run_cpu.cpu_left: user CPU to the net's seconds, user and
+# system CPU to them and MAPPING_CALL_CPU for each mapping call the grader answered meanwhile, a count); the grader's own
+# answering is bounded by the fuzz's counts: oracle/SANDBOX.md, "A call's time"
 CHURN_BROKEN = (
     "the fuzz's safety net (runner.py, run_cpu.py SafetyNet) counts the CPU of the grader's whole process tree, the "
     "grader's own process among it, and natively the grader's own process answers every mapping call of the driver "
@@ -214,7 +218,6 @@ CHURN_BROKEN = (
     "every machine), past which it is cut short with the same words everywhere")
 
 
-@pytest.mark.xfail(strict=True, reason=CHURN_BROKEN)
 @pytest.mark.bwrap_repeat  # the grader's own answering decides, in both isolations
 def test_the_fuzz_safety_net_is_not_reached_by_the_graders_answers_to_a_correct_engine(scene: Scene,
                                                                                      reaper: Reaper) -> None:
@@ -237,6 +240,10 @@ def test_the_fuzz_safety_net_is_not_reached_by_the_graders_answers_to_a_correct_
 # answer within 0.5 s", measured).
 ADVICE_ITEMS = ("llm_init",)
 ADVICE_HONEST, ADVICE_MAX = 0, 6
+# held since cpu-accounting (the record of the attack as found): a call's user CPU is held to its limit alone, its user
+# and system CPU together to the limit and the fence's allowance (run_cpu.cpu_left, RunClock.times: utime and stime
+# apart; the same function for a probe's run, probe_adapter._left): the advice buys kernel time, the computing is user
+# time: oracle/SANDBOX.md, "A call's time"
 ADVICE_BROKEN = (
     "every mapping call the ledger answers adds MAPPING_CALL_CPU (25 us) to its call's CPU limit (Listener.call_limit, "
     "review 14's ledger-clock: the fence's kernel work, 5 to 15 us measured), whatever the call was and whoever made "
@@ -252,7 +259,6 @@ ADVICE_BROKEN = (
     "frees: a block the program asked for), not for every call the filter hands over")
 
 
-@pytest.mark.xfail(strict=True, reason=ADVICE_BROKEN)
 @pytest.mark.bwrap_repeat  # the ledger's allowance decides, in both isolations
 def test_a_calls_cpu_limit_cannot_be_bought_with_mapping_calls(scene: Scene, reaper: Reaper) -> None:
     from tests.tamper_grading import check_report, grade_args, grade_in_scene

@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 
 from oracle.native.ledger import BRK_REFUSED, CONTINUE, FileId, Ledger
+from oracle.run_cpu import ANSWERED
 
 _NOTIF = struct.Struct("=QII iIQ6Q")  # struct seccomp_notif: id, pid, flags, seccomp_data (nr, arch, ip, args)
 _RESP = struct.Struct("=QqiI")  # struct seccomp_notif_resp: id, val, error, flags
@@ -78,9 +79,6 @@ def receive_listener(sock: socket.socket, timeout: float) -> Handover | None:
 
 
 MAPPING_CALLS_PER_SECOND = 200_000  # the mapping calls one call may make per second of its time limit
-MAPPING_CALL_CPU = 25e-6  # CPU seconds each answered mapping call adds to its call's limit: the fence's own work
-# (mapping a block's page, protecting it, the quarantine's unmap, the wait for the answer: about 5 us of the kernel's
-# natively, 15 us under the listener, measured), which a C library's malloc does not make the program spend
 
 
 class MappingCallsSpent(Exception):
@@ -91,8 +89,9 @@ class MappingCallsSpent(Exception):
 class Listener:
     """A driver's listener descriptor and the ledger it answers from. It keeps the grader's side of each call:
     the mapping calls answered since the call started (`call_handled`), each of which adds the fence's own CPU
-    time to the call's limit (`call_limit`), the wall-clock seconds the grader spent answering them (`call_busy`:
-    time the driver waited on the grader, never its own), and past `limit_calls`' count it answers no more
+    time in the kernel to the call's limit (run_cpu.MAPPING_CALL_CPU, cpu_left: to its user and system CPU together,
+    never its user CPU alone), the wall-clock seconds the grader spent answering them (`call_busy`: time the
+    driver waited on the grader, never its own), and past `limit_calls`' count it answers no more
     (MappingCallsSpent), so the grader's work for one call is bounded by a count."""
 
     def __init__(self, fd: int, ledger: Ledger):
@@ -118,11 +117,6 @@ class Listener:
     def call_busy(self) -> float:
         return self.busy - self._call[1]
 
-    def call_limit(self, limit: float) -> float:
-        """The current call's CPU limit, `limit` (the request's) and MAPPING_CALL_CPU for each mapping call
-        answered: at most limit * (1 + MAPPING_CALLS_PER_SECOND * MAPPING_CALL_CPU), a count's, not a clock's."""
-        return limit + self.call_handled * MAPPING_CALL_CPU
-
     def pending(self) -> bool:
         return bool(select.select([self.fd], [], [], 0)[0])
 
@@ -141,6 +135,7 @@ class Listener:
         # by what the call asks and maps, never where it was made
         error = self.ledger.answer(nr, tuple(args), lambda fd: self.file_of(notif_id, pid, fd))
         self.handled += 1
+        ANSWERED.total += 1  # the count a fuzz's safety net allows the fence's kernel work by
         if error == BRK_REFUSED:  # brk returns the break, never an errno: 0 reads as "not moved"
             reply = _RESP.pack(notif_id, 0, 0, 0)
         else:
