@@ -197,9 +197,9 @@ seconds = 20.0
 """
 CHURN_MAX = 10
 # held since cpu-accounting (the record of the attack as found): the safety net counts the CPU of the runs the grader
-# started, never the grader's own process, by a call's rule (run_cpu.cpu_left: user CPU to the net's seconds, user and
-# system CPU to them and MAPPING_CALL_CPU for each mapping call the grader answered meanwhile, a count); the grader's own
-# answering is bounded by the fuzz's counts: oracle/SANDBOX.md, "A call's time"
+# started, never the grader's own process, by a call's rule (run_cpu.cpu_left: user CPU to the net's seconds, user
+# and system CPU to them and MAPPING_CALL_CPU for each mapping call the grader answered meanwhile, a count); the
+# grader's own answering is bounded by the fuzz's counts: oracle/SANDBOX.md, "A call's time"
 CHURN_BROKEN = (
     "the fuzz's safety net (runner.py, run_cpu.py SafetyNet) counts the CPU of the grader's whole process tree, the "
     "grader's own process among it, and natively the grader's own process answers every mapping call of the driver "
