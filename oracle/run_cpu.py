@@ -5,14 +5,55 @@ A call's limit is CPU seconds of the run's processes (its whole process tree: th
 valgrind around it), with a cap on the wall clock of HUNG_WALL times the limit for a program that waits
 without computing (blocked on a pipe, asleep), which is hung too. The cap counts only the run's own time: the time
 the run waited on the grader (natively, each mapping call waits for the ledger's answer) is added to it, so how
-fast the grader answers, or how loaded its machine is, decides no verdict. A whole grade's time limit, and a fuzz's
-safety net, count the same way for the grader's whole process tree (Budget)."""
+fast the grader answers, or how loaded its machine is, decides no verdict.
+
+Natively each mapping call the grader answers (oracle/native/heap_notify.py) is the fence's work in the kernel, not
+the program's: it adds MAPPING_CALL_CPU to the limit of the run's user and system CPU together, never to its user
+CPU, which the limit alone holds (`cpu_left`): the allowance pays for the kernel's work, and buys no computing. A whole grade's time limit counts
+the CPU of the grader's whole process tree, the grader's own included (Budget)."""
 
 import os
 import time
+from typing import NamedTuple
 
 HUNG_WALL = 10  # a call gets at most this many times its limit in wall-clock time, whatever its CPU time
 _TICKS = os.sysconf("SC_CLK_TCK")
+MAPPING_CALL_CPU = 25e-6  # CPU seconds each answered mapping call adds to its call's limit: the fence's own work
+# (mapping a block's page, protecting it, the quarantine's unmap, the wait for the answer: about 5 us of the kernel's
+# natively, 15 us under the listener, measured), which a C library's malloc does not make the program spend
+
+
+class Cpu(NamedTuple):
+    """CPU seconds of a process tree: in user mode, in the kernel."""
+
+    user: float
+    system: float
+
+    def since(self, earlier: "Cpu") -> "Cpu":
+        return Cpu(self.user - earlier.user, self.system - earlier.system)
+
+
+def allowed(limit: float, mapping_calls: int) -> float:
+    """A limit of `limit` CPU seconds with the fence's allowance for `mapping_calls` answered mapping calls: what
+    user and system CPU together may reach (and what a wall-clock cap is HUNG_WALL times)."""
+    return limit + mapping_calls * MAPPING_CALL_CPU
+
+
+def cpu_left(limit: float, mapping_calls: int, used: Cpu) -> float:
+    """The CPU seconds left of a limit of `limit` after `used`, with `mapping_calls` mapping calls answered (negative:
+    past it): the user CPU is held to `limit` alone, user and system together to `limit` and the allowance. The
+    one rule for a call's limit, a probe's and a fuzz's safety net."""
+    return min(limit - used.user, allowed(limit, mapping_calls) - used.user - used.system)
+
+
+class _Answered:
+    """The mapping calls this process has answered for its runs, every listener's together (heap_notify.Listener
+    counts each): a count, what a safety net allows the fence's kernel work by."""
+
+    total = 0
+
+
+ANSWERED = _Answered()
 
 
 def children(pid: int) -> list[int]:
@@ -32,35 +73,45 @@ class RunClock:
     kept open (one pread each), and the tree is walked again for processes started since when asked. It times
     the run's current call: `call_started()` when a request goes out, `owed(limit)` when its limit has passed."""
 
-    def __init__(self, root: int):
+    def __init__(self, root: int, own: bool = True):
         self.root = root
+        self.own = own  # count the root's own CPU (else only its children's, reaped or not: a safety net's)
         self._stats: dict[int, int] = {}  # pid -> its /proc/PID/stat, open
-        self._call = (time.monotonic(), 0.0)  # when the current call started: wall clock, the run's CPU seconds
+        self._call = (time.monotonic(), Cpu(0.0, 0.0))  # when the current call started: wall clock, the run's CPU
 
     def call_started(self) -> None:
-        self._call = (time.monotonic(), self.seconds())
+        self._call = (time.monotonic(), self.times())
 
-    def owed(self, limit: float, excused: float = 0.0) -> float:
+    def owed(self, limit: float, excused: float = 0.0, mapping_calls: int = 0) -> float:
         """How much longer to wait for the current call past `limit`: the CPU seconds of it the run has not used
-        yet, within HUNG_WALL times the limit of wall-clock time since the call started, not counting the
-        `excused` seconds of it the run spent waiting on the grader (its answers to the run's mapping calls)."""
+        yet (`cpu_left`, with the allowance of the `mapping_calls` the grader answered in it), within HUNG_WALL
+        times the limit and the allowance of wall-clock time since the call started, not counting the `excused`
+        seconds of it the run spent waiting on the grader (its answers to the run's mapping calls)."""
         wall, cpu = self._call
-        unused = limit - (self.seconds(walk=True) - cpu)
-        return max(0.0, min(unused, wall + HUNG_WALL * limit + excused - time.monotonic()))
+        unused = cpu_left(limit, mapping_calls, self.times(walk=True).since(cpu))
+        return max(0.0, min(unused, wall + HUNG_WALL * allowed(limit, mapping_calls) + excused - time.monotonic()))
 
     def seconds(self, walk: bool = False) -> float:
-        """User and system CPU seconds of the tree, those of reaped children included (utime, stime, cutime,
+        """User and system CPU seconds of the tree together (`times`)."""
+        return sum(self.times(walk))
+
+    def times(self, walk: bool = False) -> Cpu:
+        """User and system CPU seconds of the tree, those of reaped children included (utime and cutime, stime and
         cstime); `walk`: look for processes started since the last walk first."""
         if walk or not self._stats:
             self._walk()
-        total = 0
+        user = system = 0
         for pid, fd in list(self._stats.items()):
             try:
                 fields = os.pread(fd, 4096, 0).rsplit(b")", 1)[1].split()
-                total += sum(int(fields[index]) for index in (11, 12, 13, 14))
+                ticks = [int(fields[index]) for index in (11, 12, 13, 14)]  # utime stime cutime cstime
             except (OSError, IndexError, ValueError):  # ended: its time is in its parent's cutime now
                 os.close(self._stats.pop(pid))  # (a tree that starts processes all along keeps no file of each)
-        return total / _TICKS
+                continue
+            if pid == self.root and not self.own:
+                ticks[0] = ticks[1] = 0
+            user, system = user + ticks[0] + ticks[2], system + ticks[1] + ticks[3]
+        return Cpu(user / _TICKS, system / _TICKS)
 
     def _walk(self) -> None:
         todo, seen = [self.root], set()
@@ -134,6 +185,28 @@ class Budget:
         self.close()
 
 
-class SafetyNet(Budget):
+class SafetyNet:
     """A time limit on work whose budgets are counts (a fuzz's programs, a shrink's replays), there only to stop
-    one that would never end (a submission that sleeps in every call within its call's limit reaches its cap)."""
+    one that would never end: `seconds` CPU seconds, from now, of the runs this process started (its children,
+    running or reaped, and theirs: they do the submission's work, a Python pool's server as a C driver), by the same
+    rule as a call's limit (`cpu_left`): the runs' user CPU held to `seconds`, their user and system CPU together to
+    `seconds` and MAPPING_CALL_CPU for each mapping call this process answered meanwhile (ANSWERED: a count, the
+    fence's work in the kernel). The grader's own process is not counted: its work (answering those calls, checking
+    replies) is bounded by the fuzz's counts (programs, calls, replays; a call's count of mapping calls), and a
+    slower grader must not stop sooner. A busy machine, which delays the work without adding to it, never reaches
+    it; a cap of HUNG_WALL times the limit with the allowance of wall clock stops work that waits without computing
+    (a submission that sleeps in every call within its call's limit)."""
+
+    def __init__(self, seconds: float):
+        self.limit = seconds
+        self.clock = RunClock(os.getpid(), own=False)
+        self.wall, self.cpu, self.answered = time.monotonic(), self.clock.times(walk=True), ANSWERED.total
+
+    def passed(self) -> bool:
+        """Whether the limit has passed (a walk of the tree: called once per program or replay, not per call)."""
+        calls = ANSWERED.total - self.answered
+        return (cpu_left(self.limit, calls, self.clock.times(walk=True).since(self.cpu)) < 0
+                or time.monotonic() - self.wall > HUNG_WALL * allowed(self.limit, calls))
+
+    def close(self) -> None:
+        self.clock.close()

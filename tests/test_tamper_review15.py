@@ -210,6 +210,11 @@ shrink_replays = 2000
 seconds = 20.0
 """
 CHURN_MAX = 10
+# the net held since cpu-accounting (the record of the attack as found): the safety net counts the CPU of the runs
+# the grader started, never the grader's own process, by a call's rule (run_cpu.cpu_left: user CPU to the net's
+# seconds, user and system CPU to them and MAPPING_CALL_CPU for each mapping call the grader answered meanwhile, a
+# count); the grader's own answering is bounded by the fuzz's counts: oracle/SANDBOX.md, "A call's time". What is
+# left of it is CHURN_LEFT.
 CHURN_BROKEN = (
     "the fuzz's safety net (runner.py, run_cpu.py SafetyNet) counts the CPU of the grader's whole process tree, the "
     "grader's own process among it, and natively the grader's own process answers every mapping call of the driver "
@@ -228,7 +233,17 @@ CHURN_BROKEN = (
     "every machine), past which it is cut short with the same words everywhere")
 
 
-@pytest.mark.xfail(strict=True, reason=CHURN_BROKEN)
+CHURN_LEFT = (
+    "the net holds (cpu-accounting: it no longer counts the grader's own process), but the grading of this correct "
+    "engine does not end within the harness's 180 s of wall clock: its fuzz makes millions of mapping calls (some "
+    "7,085,000 after 20 min of grading, load 10 to 14; the driver 16 us of system CPU each, within the allowance) and "
+    "the grader answers each in Python, some 40 us of its CPU (266 s by then): a cost of the grader's that no limit of "
+    "the submission's charges, bounded only by the fuzz's counts. Fix by construction: a count of mapping calls for "
+    "the whole fuzz (the same on every machine) and a cheaper answer, or a grade deadline in CPU of the runs "
+    "(branch grade-budget) with a harness limit that fits the count")
+
+
+@pytest.mark.xfail(strict=True, reason=CHURN_LEFT)
 @pytest.mark.bwrap_repeat  # the grader's own answering decides, in both isolations
 def test_the_fuzz_safety_net_is_not_reached_by_the_graders_answers_to_a_correct_engine(scene: Scene,
                                                                                      reaper: Reaper) -> None:
@@ -251,6 +266,10 @@ def test_the_fuzz_safety_net_is_not_reached_by_the_graders_answers_to_a_correct_
 # answer within 0.5 s", measured).
 ADVICE_ITEMS = ("llm_init",)
 ADVICE_HONEST, ADVICE_MAX = 0, 6
+# held since cpu-accounting (the record of the attack as found): a call's user CPU is held to its limit alone, its user
+# and system CPU together to the limit and the fence's allowance (run_cpu.cpu_left, RunClock.times: utime and stime
+# apart; the same function for a probe's run, probe_adapter._left): the advice buys kernel time, the computing is user
+# time: oracle/SANDBOX.md, "A call's time"
 ADVICE_BROKEN = (
     "every mapping call the ledger answers adds MAPPING_CALL_CPU (25 us) to its call's CPU limit (Listener.call_limit, "
     "review 14's ledger-clock: the fence's kernel work, 5 to 15 us measured), whatever the call was and whoever made "
@@ -266,7 +285,6 @@ ADVICE_BROKEN = (
     "frees: a block the program asked for), not for every call the filter hands over")
 
 
-@pytest.mark.xfail(strict=True, reason=ADVICE_BROKEN)
 @pytest.mark.bwrap_repeat  # the ledger's allowance decides, in both isolations
 def test_a_calls_cpu_limit_cannot_be_bought_with_mapping_calls(scene: Scene, reaper: Reaper) -> None:
     from tests.tamper_grading import check_report, grade_args, grade_in_scene

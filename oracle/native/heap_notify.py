@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 
 from oracle.native.ledger import BRK_REFUSED, CONTINUE, MAPPING_CALLS, FileId, Ledger
+from oracle.run_cpu import ANSWERED
 
 _NOTIF = struct.Struct("=QII iIQ6Q")  # struct seccomp_notif: id, pid, flags, seccomp_data (nr, arch, ip, args)
 _RESP = struct.Struct("=QqiI")  # struct seccomp_notif_resp: id, val, error, flags
@@ -79,12 +80,10 @@ def receive_listener(sock: socket.socket, timeout: float) -> Handover | None:
 
 
 MAPPING_CALLS_PER_SECOND = 200_000  # the mapping calls one call may make per second of its time limit
-MAPPING_CALL_CPU = 25e-6  # CPU seconds each answered mapping call adds to its call's limit: the fence's own work
-# (mapping a block's page, protecting it, the quarantine's unmap, the wait for the answer: about 5 us of the kernel's
-# natively, 15 us under the listener, measured), which a C library's malloc does not make the program spend.
-# A call of the program's own handed over because it names the span (a write of a heap buffer: ledger.py
-# kernel_access) adds nothing: it is the program's call, which it makes with any malloc; its wait on the grader is
-# the grader's time (busy) all the same, and it counts towards the bound (limit_calls) as a mapping call does.
+# run_cpu.MAPPING_CALL_CPU is what each answered mapping call adds to its call's limit (system CPU: the fence's work
+# in the kernel). A call of the program's own handed over because it names the span (a write of a heap buffer:
+# ledger.py kernel_access) adds nothing: it is the program's call, which it makes with any malloc; its wait on the
+# grader is the grader's time (busy) all the same, and it counts towards the bound (limit_calls) as a mapping call does.
 
 
 class MappingCallsSpent(Exception):
@@ -95,8 +94,9 @@ class MappingCallsSpent(Exception):
 class Listener:
     """A driver's listener descriptor and the ledger it answers from. It keeps the grader's side of each call:
     the mapping calls answered since the call started (`call_handled`), each of which adds the fence's own CPU
-    time to the call's limit (`call_limit`), the wall-clock seconds the grader spent answering them (`call_busy`:
-    time the driver waited on the grader, never its own), and past `limit_calls`' count it answers no more
+    time in the kernel to the call's limit (run_cpu.MAPPING_CALL_CPU, cpu_left: to its user and system CPU together,
+    never its user CPU alone), the wall-clock seconds the grader spent answering them (`call_busy`: time the
+    driver waited on the grader, never its own), and past `limit_calls`' count it answers no more
     (MappingCallsSpent), so the grader's work for one call is bounded by a count."""
 
     def __init__(self, fd: int, ledger: Ledger):
@@ -123,11 +123,11 @@ class Listener:
     def call_busy(self) -> float:
         return self.busy - self._call[1]
 
-    def call_limit(self, limit: float) -> float:
-        """The current call's CPU limit, `limit` (the request's) and MAPPING_CALL_CPU for each mapping call
-        answered (not the program's other calls handed over): at most limit * (1 + MAPPING_CALLS_PER_SECOND *
-        MAPPING_CALL_CPU), a count's, not a clock's."""
-        return limit + (self.mapping - self._call[2]) * MAPPING_CALL_CPU
+    @property
+    def call_mapping(self) -> int:
+        """The mapping calls answered since the call started (not the program's other calls handed over): what adds
+        run_cpu.MAPPING_CALL_CPU each to the call's limit of user and system CPU (run_cpu.cpu_left)."""
+        return self.mapping - self._call[2]
 
     def pending(self) -> bool:
         return bool(select.select([self.fd], [], [], 0)[0])
@@ -148,6 +148,7 @@ class Listener:
         error = self.ledger.answer(nr, tuple(args), lambda fd: self.file_of(notif_id, pid, fd))
         self.handled += 1
         self.mapping += nr in MAPPING_CALLS
+        ANSWERED.total += nr in MAPPING_CALLS  # the count a fuzz's safety net allows the fence's kernel work by
         if error == BRK_REFUSED:  # brk returns the break, never an errno: 0 reads as "not moved"
             reply = _RESP.pack(notif_id, 0, 0, 0)
         else:

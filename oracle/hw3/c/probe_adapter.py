@@ -36,8 +36,7 @@ from oracle.hw3.c.adapter import CAdapter, Pointer
 from oracle.hw3.c.driver_reply import _REQUEST, _U16
 from oracle.hw3.pool import GUARD, GUARD_SIZE
 from oracle.child import PYTHON
-from oracle.run_cpu import HUNG_WALL
-from oracle.native.heap_notify import MAPPING_CALL_CPU
+from oracle.run_cpu import HUNG_WALL, cpu_left
 from oracle.native.outside import MachineRefuses
 from oracle.hw3.c.stray import Stray, Watch
 from oracle.hw3.observation import ImplementationFailure
@@ -74,11 +73,12 @@ class CProbeAdapter(CAdapter):
 
     def _left(self) -> float:
         """What is left of the probe's limit: CPU seconds of its run (oracle/run_cpu.py), so that a busy machine
-        changes no verdict; every call still ends by the wall-clock cap. The fence's work in the run's mapping calls
-        is the grader's, not the run's: MAPPING_CALL_CPU each answered (oracle/SANDBOX.md, "A call's time")."""
+        changes no verdict; every call still ends by the wall-clock cap. The fence's work in the kernel for the run's
+        mapping calls is the grader's, not the run's: a call's rule (run_cpu.cpu_left, oracle/SANDBOX.md "A call's
+        time"), for the whole run."""
         assert self._proc is not None
-        fence = self._listener.handled * MAPPING_CALL_CPU if self._listener is not None else 0.0
-        return max(self.limit + fence - self._clock.seconds(), 1e-3)
+        calls = self._listener.mapping if self._listener is not None else 0
+        return max(cpu_left(self.limit, calls, self._clock.times()), 1e-3)
 
     def _stop(self, wait: float) -> tuple[int | None, bool]:
         status, exited = super()._stop(wait)
