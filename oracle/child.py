@@ -31,7 +31,8 @@ from oracle.reply import Unreadable, decode
 from oracle.run_cpu import RunClock
 from oracle.run_view import spelled
 from oracle.runtime import PYTHON
-from oracle.sandbox import DeadlinePassed, Limits, Sandbox, environment, signal_label
+from oracle.run_limits import signal_label
+from oracle.sandbox import DeadlinePassed, Limits, Sandbox, environment
 from oracle.site import VARIABLE, missing_module_hint
 
 ORACLE = Path(__file__).resolve().parent

@@ -27,7 +27,8 @@ from oracle.native.log_channel import LogChannel
 from oracle.native.native_heap import NativeHeap
 from oracle.native.reply_pipe import UNREADABLE, BadReply, drained, readable_within, reply_length
 from oracle.run_cpu import RunClock
-from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared, signal_label
+from oracle.run_limits import signal_label
+from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared
 
 
 class DriverFailure(Exception):
