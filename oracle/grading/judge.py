@@ -130,8 +130,8 @@ class Replayed:
     words: Callable[[Finding], Finding] | None = None  # a finding in the family's terms
     ungraded: frozenset[str] = frozenset()  # the items the target's policy or shape does not grade
     seen: Callable[[Finding], None] | None = None  # told of the item's own rule's failure
-    checked: bool | None = None  # it compared something the item's rule decides before its finding (None: unknown,
-    # judged by the program's steps)
+    checked: bool | None = None  # it compared a call that could show a bug of the item's rule (the family's replay
+    # knows; None: judged by the program's steps before the finding, `Judge.judges`)
     student: Callable[[Finding], str] | None = None  # what a student reads of a finding ("": its message plainly)
     failed: Callable[[Finding], Outcome] | None = None  # the item's own failure as its reader needs it (a repro)
 
