@@ -167,3 +167,14 @@ def test_the_family_words_its_own_failure_and_what_a_student_reads_of_a_read():
     outcome = _directed(worded)
     assert (outcome.passed, outcome.message, outcome.repro) == (False, "own words", "r.c")
     assert [e.failure.student for e in outcome.excuse] == ["**Call 2**"]
+
+
+def test_a_family_whose_bug_may_make_any_difference_read_past_lets_its_failure_pay_for_them():
+    """HW3's fact (no table of what a bug may make): fork_no_incref's fork fails, and the create and append
+    differences its programs read past first are its own bug's making: they charge no other item."""
+    alone = Judge(lambda item, step: False, goes_on=True, owner=NAMED.owner, failed_reads_cost=False)
+    read = Replayed(PROGRAM, finding(2, "rule of other", followed=True), listed, checked=True)
+    own = Replayed(PROGRAM, finding(4, "rule of own", past=(finding(3, "rule of other"),)), listed, checked=True)
+    failed = directed("own", "rule of own", alone, lambda item, sub: (r for r in (read, own))).run(None, {})
+    assert not failed.passed and failed.excuse is None
+    assert _directed(read, own).excuse  # where reads cost their items (the default), both are left to "other"

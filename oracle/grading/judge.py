@@ -47,6 +47,8 @@ class Judge:
     # it too, besides its rule's: an item of these never reads past it, and its excuse is not charged where they failed
     goes_on: bool = False  # a difference read past leaves the program checking the rest of its own rule
     owner: Callable[[str], str] | None = None  # rule -> the item that enforces it (ANY_OTHER: none); None: its name
+    failed_reads_cost: bool = True  # an item that fails of its own leaves what it read past to their items (False: the
+    # family has no table of what its bug may make, and its own bug may have made them: its failure pays for them)
 
     def __call__(self, item: str, program: Program, found: Finding | None, details: Callable[[Finding], str], *,
                  checked: bool = False, ungraded: Iterable[str] = (), words: Callable[[Finding], Finding] | None = None,
@@ -74,9 +76,10 @@ class Judge:
         if self.owns(item, broke):
             if seen is not None:
                 seen(broke)
+            left = (read or None) if self.failed_reads_cost else None
             if replayed is not None and replayed.failed is not None:
-                return replace(replayed.failed(broke), excuse=read or None)
-            return Outcome(False, broke.message, details(broke), excuse=read or None)
+                return replace(replayed.failed(broke), excuse=left)
+            return Outcome(False, broke.message, details(broke), excuse=left)
         stop = past[0] if past and not self.goes_on else broke  # where it stopped checking its own rule
         checked = checked or bool(fact) or (fact is None and self._checked(item, program, stop))
         if self.items is not None and broke.rule not in self.items:  # no item's rule: its own failure, once checked

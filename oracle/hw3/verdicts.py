@@ -99,8 +99,11 @@ class Submission:
 
 
 # the one judge with HW3's facts: a rule's item is the one rules.py names (ANY_OTHER: none); the model takes over
-# past another rule's difference and the program goes on, its replay saying what it checked (Replayed.checked)
-JUDGE = Judge(lambda item, step: False, goes_on=True, owner=lambda rule: item_of(rule) or ANY_OTHER)
+# past another rule's difference and the program goes on, its replay saying what it checked (Replayed.checked); an
+# item that fails of its own charges nothing it read past: its bug may have made them (fork_no_incref's create
+# and append differences), and the fuzz item charges the rule of any other bug
+JUDGE = Judge(lambda item, step: False, goes_on=True, owner=lambda rule: item_of(rule) or ANY_OTHER,
+              failed_reads_cost=False)
 
 
 def scenario_replays(scenarios: list[Program], modulo: frozenset[str] = LENIENT) -> Replays:
