@@ -7,8 +7,8 @@ import pytest
 
 from oracle.difference import Difference
 from oracle.finding import Finding
-from oracle.grading.grader import NotRun, settle
-from oracle.grading.judge import Judge
+from oracle.grading.grader import ANY_OTHER, NotRun, Outcome, settle
+from oracle.grading.judge import Judge, Replayed, directed
 from oracle.program import Program, Step
 
 # steps 1-5; step 3 is the one that exercises the item "own"'s rule (marked `*`, and its operation is "grow")
@@ -121,3 +121,60 @@ def test_settled_a_stop_charges_the_owner_that_passed_and_holds_where_it_failed(
     charged = settle({"own": "passed", "other": "passed"}, {"own": outcome.excuse})
     assert set(charged) == {"other"} and charged["other"].reader == "own"
     assert settle({"own": "passed", "other": "failed"}, {"own": outcome.excuse}) == {}
+
+
+# A family whose rules are not named as its items (HW3's: rules.py names each rule's item), whose replay says itself
+# what it compared of the item's rule (Replayed.checked), and whose programs go on: `directed` over several programs.
+RULE_ITEMS = {"rule of own": "own", "rule of other": "other"}
+NAMED = Judge(lambda item, step: False, goes_on=True, owner=lambda rule: RULE_ITEMS.get(rule, ANY_OTHER))
+
+
+def _directed(*replayed: Replayed):
+    return directed("own", "rule of own", NAMED, lambda item, sub: (r for r in replayed)).run(None, {})
+
+
+def test_a_rule_is_judged_as_the_item_the_family_names_for_it():
+    outcome = NAMED("own", PROGRAM, finding(4, "rule of own", past=(finding(2, "rule of other"),)), listed)
+    assert not outcome.passed and outcome.message.endswith("[rule: rule of own]")
+    assert [set(e.owners) for e in outcome.excuse] == [{"other"}]
+    read = NAMED("own", PROGRAM, finding(2, "rule nobody grades", followed=True), listed)
+    assert read.passed and [set(e.owners) for e in read.excuse] == [{ANY_OTHER}]
+    assert read.message.endswith("(that is rule rule nobody grades's to judge)")
+
+
+def test_a_program_read_past_to_its_end_lets_the_next_one_fail_it_and_every_read_is_left_to_its_item():
+    read = Replayed(PROGRAM, finding(2, "rule of other", followed=True), listed, checked=True)
+    own = Replayed(PROGRAM, finding(4, "rule of own"), listed, checked=True)
+    failed = _directed(read, own)
+    assert not failed.passed and failed.message.startswith("p: step 4")
+    assert [(set(e.owners), e.failure.details) for e in failed.excuse] == [({"other"}, "calls up to step 2")]
+    passed = _directed(read, Replayed(PROGRAM, None, listed, checked=True), read)
+    assert passed.passed and passed.message.startswith("read past p: step 2 call2()")
+    assert [set(e.owners) for e in passed.excuse] == [{"other"}, {"other"}]
+
+
+def test_an_item_whose_programs_compared_nothing_of_its_rule_is_not_run_whatever_they_read_past():
+    unchecked = Replayed(PROGRAM, finding(2, "rule of other", followed=True), listed, checked=False)
+    with pytest.raises(NotRun, match=r"^checked nothing of its own rule: p: step 2 .*item other's to judge") as stop:
+        _directed(unchecked, Replayed(PROGRAM, None, listed, checked=False))
+    assert [set(e.owners) for e in stop.value.excuse] == [{"other"}]
+    assert _directed(unchecked, Replayed(PROGRAM, None, listed, checked=True)).passed  # a later program checked it
+
+
+def test_the_family_words_its_own_failure_and_what_a_student_reads_of_a_read():
+    worded = Replayed(PROGRAM, finding(4, "rule of own", past=(finding(2, "rule of other"),)), listed, checked=True,
+                      student=lambda found: f"**Call {found.step}**", failed=lambda found: Outcome(False, "own words", repro="r.c"))
+    outcome = _directed(worded)
+    assert (outcome.passed, outcome.message, outcome.repro) == (False, "own words", "r.c")
+    assert [e.failure.student for e in outcome.excuse] == ["**Call 2**"]
+
+
+def test_a_family_whose_bug_may_make_any_difference_read_past_lets_its_failure_pay_for_them():
+    """HW3's fact (no table of what a bug may make): fork_no_incref's fork fails, and the create and append
+    differences its programs read past first are its own bug's making: they charge no other item."""
+    alone = Judge(lambda item, step: False, goes_on=True, owner=NAMED.owner, failed_reads_cost=False)
+    read = Replayed(PROGRAM, finding(2, "rule of other", followed=True), listed, checked=True)
+    own = Replayed(PROGRAM, finding(4, "rule of own", past=(finding(3, "rule of other"),)), listed, checked=True)
+    failed = directed("own", "rule of own", alone, lambda item, sub: (r for r in (read, own))).run(None, {})
+    assert not failed.passed and failed.excuse is None
+    assert _directed(read, own).excuse  # where reads cost their items (the default), both are left to "other"

@@ -23,7 +23,7 @@ from tests.test_grade import REFERENCE, small_rubric
 ITEMS = ["compiles", "fork", "append_cow", "free_count", "tail_insertion", "fuzz"]
 # What a student must never read: our packages and machine steps, notes between items, item ids, paths.
 FORBIDDEN = ["from oracle", "oracle.hw3", "load_adapter", "HW3Machine", "state = ", "blind_call",
-             "create_filling_pool", "branch(", "teardown", "not checked past", "to judge", "White-box probe",
+             "create_filling_pool", "branch(", "teardown", "not checked past", "read past", "to judge", "White-box probe",
              "/autograder", "[rule:", "item append_cow", "append_cow's", "Hypothesis", "/tmp/"]
 
 
@@ -70,7 +70,7 @@ def test_nothing_a_student_reads_names_the_graders_internals(graded) -> None:
         t["name"] for t in results["tests"] if t["status"] == "failed"]
     # the staff's report keeps the detail
     staff = {item["id"]: item for item in graded["report"]["items"]}
-    assert "not checked past" in staff["fork"]["message"] and "state = " in staff["fuzz"]["program"]
+    assert "read past" in staff["fork"]["message"] and "state = " in staff["fuzz"]["program"]
 
 
 @pytest.mark.parametrize("name_part", ["Task 4", "fuzzing"])

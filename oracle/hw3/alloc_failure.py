@@ -19,7 +19,7 @@ import secrets
 from contextlib import closing
 from typing import Any, Mapping
 
-from oracle.grading.grader import NotApplicable, NotRun, Outcome
+from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outcome, Seen
 from oracle.hw3.c.stray import named
 from oracle.hw3.feedback import student_text
 from oracle.hw3.compare import first_difference
@@ -31,9 +31,9 @@ from oracle.hw3.observation import ImplementationFailure
 from oracle.hw3 import programs
 from oracle.hw3.replay import Finding, listing, replay
 from oracle.hw3.step import call_on as _call, expected_calls, predict
-from oracle.hw3.rules import ROBUSTNESS, rule_of
+from oracle.hw3.rules import ROBUSTNESS, item_of, rule_of
 from oracle.program import Program, Step
-from oracle.hw3.verdicts import LENIENT, Submission, excuse_for, passed_over_note
+from oracle.hw3.verdicts import LENIENT, Submission
 
 ANY_ORDER = LENIENT | {"list_order"}  # block ids up to a renaming, the list as a set of ids: others own them
 
@@ -77,9 +77,14 @@ def check_alloc_failure(sub: Submission, options: Mapping[str, Any]) -> Outcome:
         finding = failed[1]
         return Outcome(False, finding.message, listing(finding.calls, finding.step), student=student_text(finding, "c"))
     done = f"{sum(counts)} allocations failed one at a time"
-    if passed_over:
-        excused = [passed_over[key] for key in sorted(passed_over)]
-        return Outcome(True, f"{done}; {passed_over_note(excused[0])}", excuse=excuse_for(excused))
+    if passed_over:  # each try's free count off (its rule's item's), said as the first try shows it
+        first = passed_over[min(passed_over)]
+        owners = frozenset(item_of(finding.rule) or ANY_OTHER for finding in passed_over.values())
+        whose = f"item {item_of(first.rule)}" if item_of(first.rule) else f"rule {first.rule}"
+        seen = Seen(first.message, f"The calls ({first.program}):\n{listing(first.calls, first.step)}",
+                    student=student_text(first, "c"))
+        return Outcome(True, f"{done}; not checked past {first.program} step {first.step} {first.call}: "
+                       f"{first.problem} (that is {whose}'s to judge)", excuse=Excuse(owners, seen))
     return Outcome(True, done)
 
 

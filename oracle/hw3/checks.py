@@ -4,7 +4,8 @@ Directed checks are fixed programs (program files in programs/, named per item b
 (replay.py); after every call every difference is listed (compare.py), each a structured value whose rule is
 a property of it (rules.py). An item fails on the first difference of its own rule, a failure reading
 `scenario: step N call: what differs: expected X, got Y [rule: R]`; it reads past another rule's bug (the
-model takes over the implementation's state) and says in one line what it could not check (verdicts.py).
+model takes over the implementation's state) and says in one line what it read past, by the one judge of every
+family (oracle/grading/judge.py, on verdicts.py's facts).
 Block ids are compared up to a renaming except by first_fit. The fuzz check runs the HW3 state machine,
 strict on everything; memory safety runs valgrind and our own heap accounting; robustness makes each
 allocation fail in turn. Every failed item with a program behind it gets a standalone repro C file next to
@@ -27,7 +28,8 @@ from oracle.hw3 import programs
 from oracle.hw3.effects import stray_write
 from oracle.hw3.replay import Finding
 from oracle.hw3.rules import ITEMS, STRAY_WRITE, rule_of
-from oracle.hw3.verdicts import LENIENT, Submission, built as _built, failed, run_scenarios as _run_scenarios
+from oracle.grading.judge import directed
+from oracle.hw3.verdicts import JUDGE, LENIENT, Submission, built as _built, failed, one_excuse, scenario_replays
 from oracle.hw3.verdicts import with_probes as _with_probes
 from oracle.family import family_named
 from oracle.run_cpu import HUNG_WALL
@@ -54,9 +56,10 @@ def check_compiles(sub: Submission, options: Mapping[str, Any]) -> Outcome:
 
 
 def _directed(sub: Submission, item: str, options: Mapping[str, Any], modulo: frozenset[str] = LENIENT) -> Outcome:
-    """The item's programs (programs.py: its `programs` option, else the shipped ones) run as run_scenarios runs
-    them."""
-    return _run_scenarios(sub, item, programs.for_item(item, options), modulo)
+    """The item's programs (programs.py: its `programs` option, else the shipped ones) replayed, and judged by the one
+    judge of every family (oracle/grading/judge.py) on HW3's facts (verdicts.JUDGE)."""
+    replays = scenario_replays(programs.for_item(item, options), modulo)
+    return directed(item, ITEMS[item], JUDGE, replays).run(sub, options)
 
 
 def _directed_check(item: str, *probes: str, modulo: frozenset[str] = LENIENT) -> Check:
@@ -90,9 +93,10 @@ def check_l1_traversal(sub: Submission, options: Mapping[str, Any]) -> Outcome:
             probed = _with_probes(None, sub, "l1_gap_free", "l1_gap_fork")  # not run either when they check nothing
         except NotApplicable:  # the probes are not graded for this submission (a Python one): the stop stands
             raise stop from None
-        if not probed.passed or stop.excuse is None:
+        read = one_excuse(stop.excuse)
+        if not probed.passed or read is None:
             return probed
-        return Outcome(True, f"{stop}; {probed.message}" if probed.message else str(stop), excuse=joined(stop.excuse, probed.excuse))
+        return Outcome(True, f"{stop}; {probed.message}" if probed.message else str(stop), excuse=joined(read, probed.excuse))
     return _with_probes(outcome, sub, "l1_gap_free", "l1_gap_fork")
 
 

@@ -3,11 +3,12 @@ the model together (run.py), and judged for a directed item: a Finding (oracle/f
 needs) says where a replay first broke a rule the check owns.
 
 A directed check owns some rules (rules.py). After each call every difference is listed; a difference that
-was already there before the call is not the call's. The first new difference of an owned rule fails the
-check. A new difference of another rule does not: the model takes over the implementation's state
-(resync.py), so the next calls are judged by what each of them changes, and the check says in one line what
-it could not check and which item owns it. Where the model cannot take the state over, the differences it
-leaves are carried, and only new ones count. A crash or hang after a structural difference of another rule
+was already there before the call is not the call's. The first new difference of an owned rule is the finding.
+A new difference of another rule is not: the model takes over the implementation's state (resync.py), so the
+next calls are judged by what each of them changes, and the first such difference of the program is handed to
+the one judge (oracle/grading/judge.py) as read past (the finding's `past`, or the finding itself, `followed`,
+when the program found nothing of its own rule): what follows it in that program may be its consequence. Where
+the model cannot take the state over, the differences it leaves are carried, and only new ones count. A crash or hang after a structural difference of another rule
 in the same program is read past like it. A create or append that left a block unmapped gets a second
 opinion (fresh_pool.py): if its search for a free block failed, the difference is first fit's."""
 
@@ -45,32 +46,24 @@ class Finding(finding.Finding):
     effects: Effects | None = None  # what the call did to the implementation's state, when known
 
 
-@dataclass
-class Reading:
-    """What replays of a directed item met besides its own rule's differences."""
-
-    passed_over: list[Finding] = dataclasses.field(default_factory=list)  # other rules' differences, read past
-    checked: list[Call] = dataclasses.field(default_factory=list)  # calls that could have shown its rule's bug
-    cut: list[Finding] = dataclasses.field(default_factory=list)  # what stopped a replay before its last call
-
-
 def replay(
     adapter: Adapter,
     scenario: Program,
     modulo: frozenset[str] = frozenset(),
     owns: Callable[[str], bool] | None = None,
-    reading: "Reading | None" = None,
+    checked: list[Call] | None = None,
     fresh: Callable[[], Adapter] | None = None,
     refuses_alone: Callable[[Call, Callable[[], Adapter]], bool] | None = None,
 ) -> Finding | None:
     """Runs a scenario through the adapter and the model (run.py), comparing after every call (leniently on the
-    aspects in `modulo`); the first difference of a rule `owns` accepts (every rule when None). What else it
-    met goes into `reading` (given with `owns`): differences of other rules (read past, the model re-synchronised),
-    the calls it checked for a rule `owns` accepts, and whether another rule's crash or hang (or a state the model
-    cannot take over) stopped it before its last call. `fresh` opens another adapter on the implementation, for a
+    aspects in `modulo`); the first difference of a rule `owns` accepts (every rule when None). Given `checked`
+    (with `owns`), it reads past differences of other rules (the model re-synchronised; a crash or hang, or a state
+    the model cannot take over, ends the program), collects in `checked` the calls it compared that could have
+    shown a bug of a rule `owns` accepts, and hands the judge the first difference it read past: as the finding's
+    `past`, or as the finding itself (`followed`) when none of an owned rule came. `fresh` opens another adapter on the implementation, for a
     second opinion on a create or append that left a block unmapped (fresh_pool.py); `refuses_alone` says whose
     rule a refusal is where the free count is not read (run.py, refusal_rule.py)."""
-    model, found = TrackedModel(), []
+    model, found, passed_over = TrackedModel(), [], []
 
     def finding(ran: Ran, difference: Difference) -> Finding:
         output = _printed(adapter) if ran.printed is None else ran.printed  # up to its step
@@ -83,30 +76,28 @@ def replay(
 
     def judge(ran: Ran) -> bool:
         if ran.return_only:  # a NULL-engine call after a state that could not be read: its return value alone
-            if reading is not None and not ran.found and _speaks_for(ran.call, owns, (RETURN,), ran.walk):
-                reading.checked.append(ran.call)
+            if checked is not None and not ran.found and _speaks_for(ran.call, owns, (RETURN,), ran.walk):
+                checked.append(ran.call)
             mine = next((d for d in ran.found if owns is None or owns(rule_of(d, ran.call))), None)
             if mine:
                 found.append(finding(ran, mine))
             return mine is not None
-        if not _aftermath(ran.call, ran.stopped, scenario.name, reading):
+        if not _aftermath(ran.call, ran.stopped, passed_over if checked is not None else None):
             mine = next(((d, rule) for d in ran.found for rule in rules_of(d, ran.call, ran.effects)
                          if owns is None or owns(rule)), None)
             if mine:
                 found.append(dataclasses.replace(finding(ran, mine[0]), rule=mine[1]))
                 return True
-        if reading is not None and ran.seen is not None and _speaks_for(ran.call, owns, _compared(ran.found, modulo), ran.walk):
-            reading.checked.append(ran.call)
-        if ran.found and reading is not None:
-            reading.passed_over.append(finding(ran, ran.found[0]))
+        if checked is not None and ran.seen is not None and _speaks_for(ran.call, owns, _compared(ran.found, modulo), ran.walk):
+            checked.append(ran.call)
+        if ran.found and checked is not None:
+            passed_over.append(finding(ran, ran.found[0]))
         return False
 
-    trace = run(scenario, named(adapter, scenario.name), model, modulo, fresh, judge, refuses_alone)  # each step one call
+    run(scenario, named(adapter, scenario.name), model, modulo, fresh, judge, refuses_alone)  # each step one call
     if found:
-        return found[0]
-    if trace.cut and reading is not None and reading.passed_over:
-        reading.cut.append(reading.passed_over[-1])
-    return None
+        return dataclasses.replace(found[0], past=tuple(passed_over[:1]))
+    return dataclasses.replace(passed_over[0], followed=True) if passed_over else None
 
 
 # The differences that can leave memory a later call trips on: a table, a mapping, a count of references or
@@ -114,14 +105,14 @@ def replay(
 _STRUCTURAL = frozenset({TABLE_SHAPE, MAPPING, REF_COUNT, KV_COUNT, LIST_BROKEN, LIST_IDS})
 
 
-def _aftermath(call: Call, stopped: bool, program: str, reading: "Reading | None") -> bool:
+def _aftermath(call: Call, stopped: bool, passed_over: "list[Finding] | None") -> bool:
     """Whether a call that crashed or hung (`stopped`) may be showing another rule's bug: the first difference
-    read past in this program was a structural one (a fork that shared its parent's L2 table, which llm_destroy
-    then frees twice). A NULL-engine call reads no state: its crash is its own."""
-    if not stopped or call.null or reading is None:
+    read past in this program (`passed_over`; None: nothing is read past) was a structural one (a fork that shared
+    its parent's L2 table, which llm_destroy then frees twice). A NULL-engine call reads no state: its crash is its
+    own."""
+    if not stopped or call.null or not passed_over:
         return False
-    first = next((f for f in reading.passed_over if f.program == program), None)
-    return first is not None and first.difference.aspect in _STRUCTURAL
+    return passed_over[0].difference.aspect in _STRUCTURAL
 
 
 def _compared(found: list[Difference], modulo: frozenset[str]) -> tuple[str, ...]:

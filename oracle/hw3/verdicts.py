@@ -1,13 +1,17 @@
-"""What the checks grade (a Submission) and how a directed check turns replays into an item's Outcome: its
-own rule's first difference fails it, with the calls and a standalone repro; another rule's bug is passed
-over with a one-line note naming the item that owns it."""
+"""What the checks grade (a Submission), and HW3's facts for the one judge of every family's directed items
+(oracle/grading/judge.py): a difference's rule is enforced by the item rules.py names (`item_of`); the model takes
+over the implementation's state past another rule's difference and the program goes on (replay.py), saying which
+of its calls could have shown the item's rule's bug (`Replayed.checked`); its own rule's first difference fails it,
+with the calls, what the code printed and a standalone repro; a difference read past is said in a student's words."""
 
+import functools
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Generator
 
-from oracle.grading.grader import ANY_OTHER, Excuse, NotApplicable, NotRun, Outcome, Seen
+from oracle.grading.grader import ANY_OTHER, Excuse, Excuses, NotApplicable, NotRun, Outcome, Seen, joined
+from oracle.grading.judge import Judge, Replayed, Replays
 from oracle.hw3.adapters import Adapter
 from oracle.hw3.c.build import OFFICIAL_FLAGS
 from oracle.native.build import BuildResult
@@ -16,7 +20,7 @@ from oracle.hw3.call import Call
 from oracle.hw3.feedback import printed, student_text
 from oracle.hw3.machine import Divergence
 from oracle.hw3.refusal_rule import refused_alone, same_call
-from oracle.hw3.replay import Finding, Reading, listing, replay
+from oracle.hw3.replay import Finding, listing, replay
 from oracle.hw3.rules import ITEMS, TASKS, item_of
 from oracle.program import Program
 from oracle.run_cpu import Budget
@@ -95,47 +99,35 @@ class Submission:
         return self.build.flags if self.build is not None else OFFICIAL_FLAGS
 
 
-def run_scenarios(sub: Submission, item: str, scenarios: list[Program], modulo: frozenset[str] = LENIENT) -> Outcome:
-    """Each scenario on a fresh adapter, compared leniently on `modulo` (block ids up to a renaming, by
-    default); the item fails on the first difference of its own rule. When a scenario meets another rule's
-    bug first, the item reads past it (see replay.py) and its message says, in one line, what it could not
-    check and which item owns that rule. An item that checked no call of its own rule (another rule's bug
-    stopped every program first) is not run: it earns nothing for what it could not see."""
-    rule = ITEMS[item]
-    reading = Reading()
-    for scenario in scenarios:
-        with closing(sub.adapter()) as adapter:
-            finding = replay(adapter, scenario, modulo, owns=lambda r: r == rule, reading=reading, fresh=sub.witness,
-                             refuses_alone=sub.refuses_alone)
-        if finding:
-            return failed(sub, item, finding)
-    if not reading.passed_over:
-        return Outcome(True)
-    excuse = excuse_for(reading.passed_over, sub.kind)
-    if not reading.checked:
-        raise NotRun(passed_over_note(reading.passed_over[0]).replace("not checked past", "could not check its rule past", 1),
-                     excuse)
-    return Outcome(True, passed_over_note(reading.passed_over[0]), excuse=excuse)
+# the one judge with HW3's facts: a rule's item is the one rules.py names (ANY_OTHER: none); the model takes over
+# past another rule's difference and the program goes on, its replay saying what it checked (Replayed.checked); an
+# item that fails of its own charges nothing it read past: its bug may have made them (fork_no_incref's create
+# and append differences), and the fuzz item charges the rule of any other bug
+JUDGE = Judge(lambda item, step: False, goes_on=True, owner=lambda rule: item_of(rule) or ANY_OTHER,
+              failed_reads_cost=False)
 
 
-def excuse_for(findings: list[Finding], kind: str = "c") -> Excuse:
-    """The items that must fail for the bugs an item read past (see grading.grader.Excuse), and what the item
-    says if they do not: the first of those bugs, which no other item then charges. In each program only the
-    first difference read past counts: what follows in that program may be its consequence."""
-    firsts: dict[str, Finding] = {}
-    for finding in findings:
-        firsts.setdefault(finding.program, finding)
-    owners = frozenset(item_of(finding.rule) or ANY_OTHER for finding in firsts.values())
-    first = findings[0]
-    details = f"The calls ({first.program}):\n{listing(first.calls, first.step)}"
-    return Excuse(owners, Seen(first.message, details, student=student_text(first, kind)))
+def scenario_replays(scenarios: list[Program], modulo: frozenset[str] = LENIENT) -> Replays:
+    """An item's programs (`scenarios`), each on a fresh adapter and compared leniently on `modulo` (block ids up
+    to a renaming, by default), replayed for the judge: the first difference of its own rule, else the first of
+    another rule read past, and whether a call of the program could have shown its rule's bug."""
+
+    def replays(item: str, sub: Submission) -> Generator[Replayed, None, None]:
+        rule = ITEMS[item]
+        for scenario in scenarios:
+            checked: list[Call] = []
+            with closing(sub.adapter()) as adapter:
+                found = replay(adapter, scenario, modulo, owns=lambda r: r == rule, checked=checked,
+                               fresh=sub.witness, refuses_alone=sub.refuses_alone)
+            yield Replayed(scenario, found, _calls, checked=bool(checked),
+                           student=lambda finding: student_text(finding, sub.kind),
+                           failed=lambda finding: failed(sub, item, finding))
+
+    return replays
 
 
-def passed_over_note(finding: Finding) -> str:
-    owner = item_of(finding.rule)
-    whose = f"item {owner}" if owner else f"rule {finding.rule}"
-    return (f"not checked past {finding.program} step {finding.step} {finding.call}: {finding.problem} "
-            f"(that is {whose}'s to judge)")
+def _calls(finding: Finding) -> str:
+    return f"The calls ({finding.program}):\n{listing(finding.calls, finding.step)}"
 
 
 def failed(sub: Submission, item: str, finding: Finding, program: str = "") -> Outcome:
@@ -190,8 +182,9 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
     if outcome is not None and not outcome.passed:
         return outcome
     notes: list[str] = []
-    owners: set[str] = set(outcome.excuse.owners) if outcome is not None and outcome.excuse else set()
-    failure = outcome.excuse.failure if outcome is not None and outcome.excuse else None
+    read = one_excuse(outcome.excuse) if outcome is not None else None  # what its programs read past
+    owners: set[str] = set(read.owners) if read is not None else set()
+    failure = read.failure if read is not None else None
     unavailable, left_out, absent_holds, unchecked = [], [], True, 0
     for probe in probes:
         result = sub.probes()[probe]
@@ -235,6 +228,13 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
         return Outcome(True, f"{message}; {left_out[0]}" if message else left_out[0], excuse=excuse,
                        student=f"Passed what was graded. {left_out[0]}")
     return Outcome(True, message, excuse=excuse)
+
+
+def one_excuse(excuses: Excuses) -> Excuse | None:
+    """What an item's programs read past (the judge's excuses, one a difference) as one excuse naming every owner,
+    saying the first: where the probes that follow add their own."""
+    listed = (excuses,) if isinstance(excuses, Excuse) else excuses or ()
+    return functools.reduce(joined, listed[1:], listed[0]) if listed else None
 
 
 def built(sub: Submission) -> Callable[[], Adapter]:
