@@ -96,9 +96,12 @@ def test_hostile_submissions_are_each_graded_with_exit_1_and_leave_nothing(
         items = {i["id"]: i for i in report["items"]}
         for item in reached:  # the act was reached: the item failed with its label, not for another reason
             assert items[item]["status"] == "failed" and label in items[item]["message"] + items[item]["details"], (name, item)
-        for item in items.values():  # an item that judged nothing says what stopped it
+        for item in items.values():  # an item that judged nothing says what stopped it: a directed item in the
+            # judge's words (oracle/grading/judge.py), memory_safety's battery and alloc_failure in their own
             if item["status"] == "not_run" and name != "missing_symbol":
-                assert "checked nothing of its own rule: " in item["message"], (name, item["id"], item["message"])
+                said = item["message"]
+                assert "checked nothing of its own rule: " in said or "could not check its rule past" in said, \
+                    (name, item["id"], said)
         fuzz = items["fuzz"]
         if fuzz["status"] == "failed":  # a divergence: the minimal program, twice
             assert fuzz["program"] and fuzz["repro"] == "repro.c" and (out / name / "repro.c").is_file(), name
