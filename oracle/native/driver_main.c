@@ -57,6 +57,11 @@ static void limit(int resource, rlim_t value)
     setrlimit(resource, &rl);
 }
 
+/* Every filter's first instructions: a call of any other ABI than x86-64's kills the process. */
+#define X86_64_ONLY                                                                                          \
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),                                \
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)
+
 /* Kills the process (SIGSYS) on any attempt to start a process, run a program or signal another
  * process. RLIMIT_NPROC cannot do this for root, whose process count is never limited. */
 static void forbid_processes(void)
@@ -64,9 +69,7 @@ static void forbid_processes(void)
 #if defined(__x86_64__)
 #define KILL_ON(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)
     struct sock_filter filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        X86_64_ONLY,
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
         KILL_ON(__NR_fork),
         KILL_ON(__NR_vfork),
@@ -108,9 +111,7 @@ static void hand_mappings_to_grader(int sock, uint64_t regions[][2], size_t n_re
     BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (uint32_t)((FENCE_BASE + FENCE_SPAN - 1) >> 32), 1, 0),                  \
     BPF_STMT(BPF_RET | BPF_K, 0x7fc00000U)
     struct sock_filter filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        X86_64_ONLY,
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
         BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1), /* the x32 numbering of the same calls */
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
@@ -181,9 +182,7 @@ static void refuse_indirect_io(void)
 #if defined(__x86_64__)
 #define REFUSE(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM)
     struct sock_filter filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        X86_64_ONLY,
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
         REFUSE(__NR_readv),
         REFUSE(__NR_writev),
@@ -221,9 +220,7 @@ static void keep_own_handlers(void)
     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),                                                                \
     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM)
     struct sock_filter filter[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        X86_64_ONLY,
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
         REFUSE_IF_ARG_SET(__NR_rt_sigaction, 1),
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
