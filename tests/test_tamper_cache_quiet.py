@@ -66,10 +66,11 @@ def _page_cache_open(monkeypatch: pytest.MonkeyPatch) -> None:
     opened = tuple(number for number in forbidden if number not in seccomp._CACHE[machine])
     monkeypatch.setitem(seccomp._NATIVE, machine, (arch, socket, opened, sessions))
     monkeypatch.setitem(seccomp._BY_ARGUMENT, machine, ())
-    programs = {keep: seccomp._filter(keep_group=keep) for keep in (False, True)}
+    programs = {(keep, writes): seccomp._filter(keep_group=keep, writes=writes)
+                for keep in (False, True) for writes in seccomp.WRITES}
     monkeypatch.setattr(seccomp, "_PROGRAMS", programs)
-    monkeypatch.setattr(seccomp, "_BUFFERS", {keep: ctypes.create_string_buffer(code or b"")
-                                              for keep, code in programs.items()})
+    monkeypatch.setattr(seccomp, "_BUFFERS", {key: ctypes.create_string_buffer(code or b"")
+                                              for key, code in programs.items()})
 
 
 def _alloc_failure_of_the_tally(tmp_path: Path) -> tuple[str, str]:
