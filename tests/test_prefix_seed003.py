@@ -21,6 +21,7 @@ from oracle.prefix import FAMILY, load_adapter
 from oracle.prefix.grade import grade, load
 from oracle.prefix.rules import rule_of
 from oracle.runner import fuzz
+from tests.test_prefix_grade import clean_grade_rubric
 
 pytestmark = pytest.mark.whole_grade  # verdicts of whole grades: unmeasured by --cov (conftest.py MEASURE_ALL)
 
@@ -138,7 +139,8 @@ def test_graded_with_the_stale_length_alone_only_append_and_fuzz_fail(seed003, t
 
 
 def test_graded_fixed_it_gets_every_point_that_applies(seed003, tmp_path):
-    report = grade(f"minivllm:{seed003('seed003_fixed', COUNT_NEW_BLOCKS, COUNT_APPENDED_TOKENS)}", load(), tmp_path)
+    report = grade(f"minivllm:{seed003('seed003_fixed', COUNT_NEW_BLOCKS, COUNT_APPENDED_TOKENS)}",
+                   clean_grade_rubric(tmp_path / "rubric.toml"), tmp_path / "out")
     assert report.score == report.max_score == 68, [(i.id, i.status, i.message) for i in report.items]
 
 
