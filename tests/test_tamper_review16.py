@@ -1,0 +1,116 @@
+"""Tamper suite, the sixteenth adversarial review's attacks (issue 17, round 16). The table of what each does and how
+it fared: tests/hostile_review16/README.md.
+
+Same shape as tests/test_tamper_review15.py: each submission is graded by a separate `pagedcheck` process in a world
+of its own on the items it concerns, and must get exactly its honest score, leave no process, change no file outside
+the scratch, and the grader must write its report. A submission whose grade may depend on the isolation is graded
+under bubblewrap and without it (fairness asks the same grade in both). An attack that breaks the grader is a strict
+xfail naming the mechanism and a fix by construction; one that holds is a plain test saying why.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from tests.tamper import ROOT, Reaper, Scene
+from tests.tamper_grading import c_submission, graded_problems, reaper, scene  # noqa: F401
+
+C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review16"
+PY_ATTACKS = Path(__file__).with_name("hostile_review16")
+
+# the known bug under both C attacks: tests/submissions/broken/memory_safety.patch (freeing a block table reads
+# l2[16]); graded on compiles (5) and memory_safety (10): honest 5/15 (the bug alone: "valgrind, program
+# odd_pool_sizes: Invalid read of size 4"; review 15's kernel_reads_past, the same read made by write(2): 5/15,
+# "natively, a read or write outside any live heap block")
+KERNEL_ITEMS = ("compiles", "memory_safety")
+KERNEL_HONEST, KERNEL_MAX = 5, 15
+KERNEL_FIX = (
+    "Fix by construction: the filter's answer for a call that names the span is decided by the call, not by a table "
+    "the grader keeps beside it: the driver's user-notification filter hands over a call with an argument in the "
+    "span only when it is one of an allow-list whose every byte range the grader computes exactly (read, write, "
+    "pread64, pwrite64, getrandom, ... each with its full length: poll's and ppoll's nfds x 8, select's "
+    "ceil(nfds / 64) x 8 for each set, epoll_wait's maxevents x 12, futex's second address and timeout by operation), "
+    "and answers every other call with an argument in the span EPERM (SECCOMP_RET_ERRNO in the same filter, before "
+    "the notification): a call the table does not know cannot name the heap, so no range is judged by nobody; or, "
+    "whatever the call, the guard and freed pages are never left PROT_NONE but userfaultfd-registered (missing), so "
+    "that the kernel's copy from them waits on the grader exactly as the CPU's load faults")
+
+# --- 1. an array the kernel copies past a block, named by its first byte (oracle/native/kernel_access.py) ---------
+# tests/submissions/hostile/review16/poll_array_past.patch on broken/memory_safety.patch: the read of l2[16] made by
+# poll(2) with an array of two struct pollfd that starts at l2[14] (live) and ends at l2[17] (the guard page); under
+# valgrind the read is skipped (vgpreload in LD_PRELOAD).
+POLL_BROKEN = (
+    "natively every call with an argument register in the fence's span is handed to the grader, whose table "
+    "(kernel_access.py CALLS) says which bytes the kernel touches; for poll (7) it names the array by its first byte "
+    "((0, 1)), though the kernel copies nfds x 8 bytes of it before anything else. The submission hands poll the L2 "
+    "table's last two ints as an array of two pollfd: the register names a live byte, the ledger counts nothing, "
+    "the kernel's copy runs into the guard page and answers EFAULT without a signal: memory_safety passes, 15/15 for "
+    "the honest 5/15, bubblewrap and fallback (measured both). The same holds for ppoll (271), select and pselect6's "
+    "fd sets (23, 270: ceil(nfds / 64) x 8 bytes each), epoll_wait and epoll_pwait's events (232, 281: maxevents x 12 "
+    "written), each named by its first byte. " + KERNEL_FIX)
+
+
+@pytest.mark.xfail(strict=True, reason=POLL_BROKEN)
+@pytest.mark.bwrap_repeat  # the driver's filter and the grader's table decide, in both isolations
+def test_an_array_the_kernel_copies_past_a_block_still_costs_memory_safety(scene: Scene, reaper: Reaper) -> None:
+    sub = c_submission(scene, "memory_safety", C_ATTACKS / "poll_array_past.patch")
+    problems = graded_problems(scene, reaper, sub, KERNEL_ITEMS, KERNEL_HONEST, KERNEL_MAX)
+    assert not problems, "\n".join([f"poll_array_past (honest {KERNEL_HONEST}/{KERNEL_MAX}):", *problems])
+
+
+# --- 2. a system call missing from the grader's table (oracle/native/kernel_access.py CALLS) ----------------------
+# tests/submissions/hostile/review16/untabled_call_past.patch on broken/memory_safety.patch: the read of l2[16] made by
+# sched_setparam(0, (struct sched_param *)&l2[16]), which copies one int from its pointer before anything else;
+# skipped under valgrind.
+UNTABLED_BROKEN = (
+    "the filter hands the grader sched_setparam (142), whose second argument lies in the span, but the grader's table "
+    "does not name it, so kernel_access.ranges returns no range and the call goes on (CONTINUE): the kernel's copy of "
+    "the guard page answers EFAULT, no signal, nothing counted: 15/15 for the honest 5/15, bubblewrap and fallback "
+    "(measured both). Any call every filter allows that copies the caller's memory and is missing from the table "
+    "does the same (sched_getparam, sched_setscheduler, sched_setattr and _getattr, clock_settime, settimeofday, "
+    "capget and capset, get_robust_list, rt_tgsigqueueinfo, ...): oracle/SANDBOX.md lists 'a call missing from the "
+    "table' as left, and this shows it is a full way round memory_safety, not a corner. " + KERNEL_FIX)
+
+
+@pytest.mark.xfail(strict=True, reason=UNTABLED_BROKEN)
+@pytest.mark.bwrap_repeat  # the driver's filter and the grader's table decide, in both isolations
+def test_a_call_missing_from_the_graders_table_still_costs_memory_safety(scene: Scene, reaper: Reaper) -> None:
+    sub = c_submission(scene, "memory_safety", C_ATTACKS / "untabled_call_past.patch")
+    problems = graded_problems(scene, reaper, sub, KERNEL_ITEMS, KERNEL_HONEST, KERNEL_MAX)
+    assert not problems, "\n".join([f"untabled_call_past (honest {KERNEL_HONEST}/{KERNEL_MAX}):", *problems])
+
+
+# --- 3. whether a folder may be written, asked of its mount (oracle/seccomp.py `writes`, run_view.py) --------------
+# tests/hostile_review16/log_if_mount_writable.py on the correct blockspace engine: at import the block manager asks
+# statvfs("/tmp") whether its file system is mounted read-only (ST_RDONLY) and opens a debug log there only when not.
+# Graded on block_table (10): a correct module, 10/10 in both isolations.
+MOUNT_POINTS = {"block_table": 10}
+MOUNT_BROKEN = (
+    "oracle/SANDBOX.md promises 'asked, the answer is no, in both', and the filter (seccomp.py `writes`) answers the "
+    "question asked by access(2) alone. statvfs(2) asks the mount: under bubblewrap the sealed /tmp is a read-only "
+    "mount (f_flag has ST_RDONLY), under the Landlock fallback it is the host's /tmp, mounted read-write, and the "
+    "open that follows is refused by Landlock: a correct module that opens its log only when the mount is writable "
+    "gets 10/10 under bubblewrap and 0/10 without it ('the submission did not load: PermissionError'). Fix by "
+    "construction: the two isolations show a run the same mounts, not only the same answers to one call: the "
+    "fallback cannot remount, so the difference is closed from the other side, by bubblewrap showing a run no "
+    "read-only mount it would not see read-only under Landlock either, or (simpler, one answer for both) every run's "
+    "filter answers statfs and fstatfs (and statvfs's callers through them) for a path outside the run's own "
+    "read-only view with the same struct (a user notification copying a fixed statfs of a read-only file system), "
+    "so every question a run may ask about writing gets the same no")
+
+
+@pytest.mark.xfail(strict=True, reason=MOUNT_BROKEN)
+def test_a_module_that_logs_only_where_the_mount_is_writable_grades_the_same_in_both_isolations(
+        tmp_path: Path, reaper: Reaper) -> None:
+    from tests import tamper_grading
+
+    problems = tamper_grading.blockspace_in_both_isolations(tmp_path, reaper, PY_ATTACKS / "log_if_mount_writable.py",
+                                                            MOUNT_POINTS)
+    assert not problems, "\n".join(["log_if_mount_writable (correct: 10/10 in both isolations):", *problems])
+
+
+def test_every_review16_fixture_is_in_the_table() -> None:
+    on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
+    assert on_disk == sorted(["poll_array_past", "untabled_call_past", "log_if_mount_writable"])
+    table = (PY_ATTACKS / "README.md").read_text()
+    assert all(f"`{name}" in table or f"`review16/{name}" in table for name in on_disk)
