@@ -8,6 +8,7 @@ under bubblewrap and without it (fairness asks the same grade in both). An attac
 xfail naming the mechanism and a fix by construction; one that holds is a plain test saying why.
 """
 
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,22 @@ from tests.tamper_grading import c_submission, graded_problems, reaper, scene  #
 
 C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review16"
 PY_ATTACKS = Path(__file__).with_name("hostile_review16")
+
+
+def c_in_both_isolations(tmp_path: Path, reaper: Reaper, base: str | None, attack: str, items: tuple[str, ...],
+                         honest: int, full: int) -> list[str]:
+    """The reference C (with tests/submissions/broken/<base>.patch; None: none) and
+    tests/submissions/hostile/review16/<attack>.patch graded on `items` under bubblewrap and without it (the Landlock
+    fallback), each in a world of its own: what either grading did that the promises do not allow, a score other
+    than `honest` of `full` in each among them (so the same grade in both)."""
+    problems = []
+    for without_bwrap in (False, True):
+        with closing(Scene(tmp_path / ("without-bwrap" if without_bwrap else "bwrap"), without_bwrap=without_bwrap)) \
+                as world:
+            sub = c_submission(world, base, C_ATTACKS / f"{attack}.patch")
+            found = graded_problems(world, reaper, sub, items, honest, full)
+            problems += [f"{'without bubblewrap' if without_bwrap else 'bubblewrap'}: {p}" for p in found]
+    return problems
 
 # the known bug under both C attacks: tests/submissions/broken/memory_safety.patch (freeing a block table reads
 # l2[16]); graded on compiles (5) and memory_safety (10): honest 5/15 (the bug alone: "valgrind, program
@@ -109,8 +126,57 @@ def test_a_module_that_logs_only_where_the_mount_is_writable_grades_the_same_in_
     assert not problems, "\n".join(["log_if_mount_writable (correct: 10/10 in both isolations):", *problems])
 
 
+# tests/submissions/hostile/review16/log_if_mount_writable_c.patch on the reference C: the same guard in C, natively:
+# llm_init appends a line to /tmp/llm_memory.log when statvfs("/tmp") says the mount is not read-only, and fails (NULL)
+# when that fopen then fails. Graded on llm_init (6): a correct engine, 6/6 in both.
+MOUNT_C_ITEMS = ("llm_init",)
+MOUNT_C_MAX = 6
+MOUNT_C_BROKEN = (
+    "the same for a native C run: the driver's /tmp is bubblewrap's sealed read-only mount (ST_RDONLY: no log, 6/6) "
+    "and the host's read-write /tmp under the Landlock fallback, where the fopen is then refused (EACCES) and "
+    "llm_init fails: 0/6, 'llm_init(pool, 64): return value: expected an engine, got NULL'. Fix by construction: "
+    "as MOUNT_BROKEN's: one answer in both to every question about writing, statfs's among them")
+
+
+@pytest.mark.xfail(strict=True, reason=MOUNT_C_BROKEN)
+def test_a_c_engine_that_logs_only_where_the_mount_is_writable_grades_the_same_in_both_isolations(
+        tmp_path: Path, reaper: Reaper) -> None:
+    problems = c_in_both_isolations(tmp_path, reaper, None, "log_if_mount_writable_c", MOUNT_C_ITEMS, MOUNT_C_MAX,
+                                    MOUNT_C_MAX)
+    assert not problems, "\n".join(["log_if_mount_writable_c (correct: 6/6 in both isolations):", *problems])
+
+
+# --- 4. what a memcheck run is told when it makes a name (oracle/seccomp.py `writes`: the names rule) -------------
+# tests/submissions/hostile/review16/cache_folder_unless_rofs.patch on the reference C: llm_init makes a cache folder
+# /tmp/llm_memory_cache and takes EEXIST and EROFS (a read-only file system) as "no cache", any other error as a
+# failure (NULL). Graded on compiles (5) and memory_safety (10): a correct engine, 15/15 in both.
+ROFS_ITEMS = ("compiles", "memory_safety")
+ROFS_MAX = 15
+ROFS_BROKEN = (
+    "a run's filter answers mkdir, unlink, rename and the other calls that make or remove a name with EROFS in both "
+    "isolations for the native driver's and the Python server's runs, but not for a memcheck run (oracle/seccomp.py: "
+    "valgrind removes its own files at start), whose mkdir(\"/tmp/...\") meets the isolation's own answer: EROFS from "
+    "bubblewrap's read-only /tmp, EACCES from Landlock. A correct engine that tolerates a read-only file system and "
+    "nothing else gets its engine natively in both and under valgrind only with bubblewrap: 15/15 under bubblewrap, "
+    "5/15 without it ('program init_destroy_empty behaves differently under valgrind than natively, at step 1 "
+    "llm_init(pool, 640): returned an engine natively, NULL under valgrind'). Fix by construction: a memcheck run is "
+    "told what a native run is: its filter gets the names rule too, installed after valgrind's start (valgrind's "
+    "own unlink of its start files happens before the driver's start byte: the grader seals the folder then, and "
+    "the driver installs the same EROFS filter itself before the first request, as it installs keep_own_handlers), "
+    "so mkdir and its kin answer EROFS in every run of both isolations")
+
+
+@pytest.mark.xfail(strict=True, reason=ROFS_BROKEN)
+def test_a_c_engine_that_tolerates_a_read_only_file_system_grades_the_same_in_both_isolations(
+        tmp_path: Path, reaper: Reaper) -> None:
+    problems = c_in_both_isolations(tmp_path, reaper, None, "cache_folder_unless_rofs", ROFS_ITEMS, ROFS_MAX,
+                                    ROFS_MAX)
+    assert not problems, "\n".join(["cache_folder_unless_rofs (correct: 15/15 in both isolations):", *problems])
+
+
 def test_every_review16_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
-    assert on_disk == sorted(["poll_array_past", "untabled_call_past", "log_if_mount_writable"])
+    assert on_disk == sorted(["poll_array_past", "untabled_call_past", "log_if_mount_writable",
+                              "log_if_mount_writable_c", "cache_folder_unless_rofs"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"`review16/{name}" in table for name in on_disk)
