@@ -174,9 +174,38 @@ def test_a_c_engine_that_tolerates_a_read_only_file_system_grades_the_same_in_bo
     assert not problems, "\n".join(["cache_folder_unless_rofs (correct: 15/15 in both isolations):", *problems])
 
 
+# --- 5. a string the kernel reads to its NUL, judged at its longest (kernel_access.py _variadic: prctl) ------------
+# tests/submissions/hostile/review16/thread_named_from_heap.patch on the reference C: llm_init names its thread as a
+# server does, from a heap copy of "llm" (malloc(strlen + 1), 4 bytes) handed to prctl(PR_SET_NAME), which reads the
+# string to its NUL (at most 16 bytes); glibc's pthread_setname_np for the calling thread makes the same call. Graded on
+# compiles (5) and memory_safety (10): a correct engine, 15/15 in both (valgrind is clean: it checks the string to its
+# NUL). Control: the same with the copy in malloc(16): 15/15.
+NAME_ITEMS = ("compiles", "memory_safety")
+NAME_MAX = 15
+NAME_BROKEN = (
+    "kernel_access.py judges prctl(PR_SET_NAME)'s argument as 16 bytes (_PR_NAME: the thread's name), but the kernel "
+    "reads a NUL-terminated string (strncpy_from_user, up to 16 bytes, stopping at the NUL; a word read that meets the "
+    "guard page is retried byte by byte inside the kernel, no fault the program sees). Natively the fence puts the "
+    "4-byte heap string at its page's end, the ledger's range [p, p + 16) reaches the guard page and counts a stray: "
+    "a correct engine gets 5/15 for 15/15, bubblewrap and fallback ('init_destroy_empty: step 1 llm_init(pool, 640): "
+    "natively, a read or write outside any live heap block ... (valgrind did not say where)'); the control with a "
+    "16-byte block: 15/15. Fix by construction: the grader judges a string argument by the string the kernel reads, "
+    "not by its bound: for PR_SET_NAME (and every path, today judged by its first byte), the ledger reads the string "
+    "from the stopped caller's memory itself (/proc/PID/mem, the call waiting in the kernel), page by live page, and "
+    "counts a stray only where the string runs off a live block before its NUL (or its bound)")
+
+
+@pytest.mark.xfail(strict=True, reason=NAME_BROKEN)
+@pytest.mark.bwrap_repeat  # the grader's table decides, in both isolations
+def test_a_thread_named_from_a_short_heap_string_keeps_memory_safety(scene: Scene, reaper: Reaper) -> None:
+    sub = c_submission(scene, None, C_ATTACKS / "thread_named_from_heap.patch")
+    problems = graded_problems(scene, reaper, sub, NAME_ITEMS, NAME_MAX, NAME_MAX)
+    assert not problems, "\n".join([f"thread_named_from_heap (correct: {NAME_MAX}/{NAME_MAX}):", *problems])
+
+
 def test_every_review16_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
     assert on_disk == sorted(["poll_array_past", "untabled_call_past", "log_if_mount_writable",
-                              "log_if_mount_writable_c", "cache_folder_unless_rofs"])
+                              "log_if_mount_writable_c", "cache_folder_unless_rofs", "thread_named_from_heap"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"`review16/{name}" in table for name in on_disk)
