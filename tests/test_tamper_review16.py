@@ -97,7 +97,39 @@ def test_a_call_missing_from_the_graders_table_still_costs_memory_safety(scene: 
     assert not problems, "\n".join([f"untabled_call_past (honest {KERNEL_HONEST}/{KERNEL_MAX}):", *problems])
 
 
-# --- 3. whether a folder may be written, asked of its mount (oracle/seccomp.py `writes`, run_view.py) --------------
+# --- 3. the heap named by a file offset: the process's own memory file (kernel_access.py: "nothing else names
+# memory") --------------------------------------------------------------------------------------------------------
+# tests/submissions/hostile/review16/proc_self_mem_past.patch on broken/memory_safety.patch: the read of l2[16] made by
+# pread(2) of /proc/self/mem into a buffer on the stack at the offset &l2[16]; skipped under valgrind. A diagnostic copy
+# that aborts when the pread returns 4 bytes was graded 5/15 'llm_destroy(engine): aborted (SIGABRT)' in both
+# isolations: the read is made, and returns the guard page's bytes.
+PROC_MEM_BROKEN = (
+    "the kernel reads the process's own memory for a read of /proc/self/mem at an offset that is an address "
+    "(access_remote_vm with FOLL_FORCE: a PROT_NONE page the mapping may read is read, no fault, no EFAULT), so the "
+    "known bug's read of l2[16] succeeds and returns the guard page's bytes. The driver's filter hands the pread to "
+    "the grader (its offset register lies in the span), but kernel_access.py's table names pread64's buffer alone "
+    "(on the stack): nothing is judged, nothing counted: 15/15 for the honest 5/15, bubblewrap and fallback (measured "
+    "both). lseek(fd, &l2[16]) then read(fd, stack, 4) does the same with a read that names no heap address at all, "
+    "and pwrite on the same file writes past a block (or into the driver's own pages: FOLL_FORCE writes through "
+    "read-only mappings too). Fix by construction: a run's process cannot open its own memory file: the grader's "
+    "listener is handed open, openat and openat2 (by number, in the filter that hands it the mapping calls) and "
+    "refuses (EACCES) a path that resolves to a process's mem file (/proc/PID/mem, /proc/PID/task/TID/mem, "
+    "read from the waiting caller's memory and resolved against its root), so no descriptor of the heap's pages by "
+    "offset ever exists; or both isolations show the run a /proc without the mem files (bubblewrap binds an "
+    "unreadable file over /proc/self/mem's target before exec; the fallback's Landlock grants /proc only the files a "
+    "run needs)")
+
+
+@pytest.mark.xfail(strict=True, reason=PROC_MEM_BROKEN)
+@pytest.mark.bwrap_repeat  # the kernel's memory file and the grader's table decide, in both isolations
+def test_a_read_past_a_block_through_the_processs_memory_file_still_costs_memory_safety(scene: Scene,
+                                                                                         reaper: Reaper) -> None:
+    sub = c_submission(scene, "memory_safety", C_ATTACKS / "proc_self_mem_past.patch")
+    problems = graded_problems(scene, reaper, sub, KERNEL_ITEMS, KERNEL_HONEST, KERNEL_MAX)
+    assert not problems, "\n".join([f"proc_self_mem_past (honest {KERNEL_HONEST}/{KERNEL_MAX}):", *problems])
+
+
+# --- 4. whether a folder may be written, asked of its mount (oracle/seccomp.py `writes`, run_view.py) --------------
 # tests/hostile_review16/log_if_mount_writable.py on the correct blockspace engine: at import the block manager asks
 # statvfs("/tmp") whether its file system is mounted read-only (ST_RDONLY) and opens a debug log there only when not.
 # Graded on block_table (10): a correct module, 10/10 in both isolations.
@@ -146,7 +178,7 @@ def test_a_c_engine_that_logs_only_where_the_mount_is_writable_grades_the_same_i
     assert not problems, "\n".join(["log_if_mount_writable_c (correct: 6/6 in both isolations):", *problems])
 
 
-# --- 4. what a memcheck run is told when it makes a name (oracle/seccomp.py `writes`: the names rule) -------------
+# --- 5. what a memcheck run is told when it makes a name (oracle/seccomp.py `writes`: the names rule) -------------
 # tests/submissions/hostile/review16/cache_folder_unless_rofs.patch on the reference C: llm_init makes a cache folder
 # /tmp/llm_memory_cache and takes EEXIST and EROFS (a read-only file system) as "no cache", any other error as a
 # failure (NULL). Graded on compiles (5) and memory_safety (10): a correct engine, 15/15 in both.
@@ -174,7 +206,7 @@ def test_a_c_engine_that_tolerates_a_read_only_file_system_grades_the_same_in_bo
     assert not problems, "\n".join(["cache_folder_unless_rofs (correct: 15/15 in both isolations):", *problems])
 
 
-# --- 5. a string the kernel reads to its NUL, judged at its longest (kernel_access.py _variadic: prctl) ------------
+# --- 6. a string the kernel reads to its NUL, judged at its longest (kernel_access.py _variadic: prctl) ------------
 # tests/submissions/hostile/review16/thread_named_from_heap.patch on the reference C: llm_init names its thread as a
 # server does, from a heap copy of "llm" (malloc(strlen + 1), 4 bytes) handed to prctl(PR_SET_NAME), which reads the
 # string to its NUL (at most 16 bytes); glibc's pthread_setname_np for the calling thread makes the same call. Graded on
@@ -206,6 +238,7 @@ def test_a_thread_named_from_a_short_heap_string_keeps_memory_safety(scene: Scen
 def test_every_review16_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
     assert on_disk == sorted(["poll_array_past", "untabled_call_past", "log_if_mount_writable",
-                              "log_if_mount_writable_c", "cache_folder_unless_rofs", "thread_named_from_heap"])
+                              "log_if_mount_writable_c", "cache_folder_unless_rofs", "thread_named_from_heap",
+                              "proc_self_mem_past"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"`review16/{name}" in table for name in on_disk)
