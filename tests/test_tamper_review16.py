@@ -129,6 +129,39 @@ def test_a_read_past_a_block_through_the_processs_memory_file_still_costs_memory
     assert not problems, "\n".join([f"proc_self_mem_past (honest {KERNEL_HONEST}/{KERNEL_MAX}):", *problems])
 
 
+# --- 3b. the driver's fault handler rewritten through the same file (driver_main.c on_fault, keep_own_handlers) ----
+# tests/submissions/hostile/review16/driver_handler_rewritten.patch on broken/memory_safety.patch: the read of l2[16] is
+# a plain load, made after the submission has asked where the driver's SIGSEGV handler is (glibc's __sigaction with no
+# new action: allowed) and written a jump to a function of its own over that handler's first bytes through
+# /proc/self/mem (opened O_RDWR); its function siglongjmps back to the read. Where the rewrite fails the read is made
+# plainly (the honest bug); skipped under valgrind. A diagnostic copy that aborts where the jump lands was graded 5/15
+# 'llm_destroy(engine): aborted (SIGABRT)' under bubblewrap: the fault was caught by the submission's code.
+REWRITE_BROKEN = (
+    "the driver's fault handler is the grader's only witness of a load past a block (on_fault asks the ledger for the "
+    "sink page), and it lives in the submission's process: keep_own_handlers refuses a new signal action, but the "
+    "process may write its own code through /proc/self/mem (FOLL_FORCE writes through the read-only text mapping, "
+    "copy-on-write), and may ask where the handler is (sigaction with no new action, by glibc's alias __sigaction, "
+    "which the build's list of names does not hold). The submission writes a jump to its own function over on_fault's "
+    "first bytes; its function siglongjmps back to the read of l2[16]: the fault never reaches the fence, no page is "
+    "asked for, nothing counted: 15/15 for the honest 5/15 under bubblewrap (its /proc takes the write); under the "
+    "Landlock fallback the open for writing is refused, the read faults as before: 5/15 (so the isolations differ "
+    "too). Whatever code of the driver's a grade rests on can be rewritten the same way (the reply writer, the heap's "
+    "counts). Fix by construction: the driver's process has no way to write its own code: no descriptor of its memory "
+    "file for writing can exist (the grader's listener refuses the open of any process's mem file, PROC_MEM_BROKEN's "
+    "fix, in both isolations; or bubblewrap's /proc and the fallback's Landlock rules leave /proc/*/mem unwritable), "
+    "and, better, the witness of a fault leaves the process: the fence's guard and freed pages are registered with a "
+    "userfaultfd the grader holds (a fault on them waits on the grader, whatever the process's handlers or code)")
+
+
+@pytest.mark.xfail(strict=True, reason=REWRITE_BROKEN)
+def test_a_driver_handler_rewritten_through_the_memory_file_still_costs_memory_safety_in_both_isolations(
+        tmp_path: Path, reaper: Reaper) -> None:
+    problems = c_in_both_isolations(tmp_path, reaper, "memory_safety", "driver_handler_rewritten", KERNEL_ITEMS,
+                                    KERNEL_HONEST, KERNEL_MAX)
+    assert not problems, "\n".join([f"driver_handler_rewritten (honest {KERNEL_HONEST}/{KERNEL_MAX} in both):",
+                                     *problems])
+
+
 # --- 4. whether a folder may be written, asked of its mount (oracle/seccomp.py `writes`, run_view.py) --------------
 # tests/hostile_review16/log_if_mount_writable.py on the correct blockspace engine: at import the block manager asks
 # statvfs("/tmp") whether its file system is mounted read-only (ST_RDONLY) and opens a debug log there only when not.
@@ -239,6 +272,6 @@ def test_every_review16_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
     assert on_disk == sorted(["poll_array_past", "untabled_call_past", "log_if_mount_writable",
                               "log_if_mount_writable_c", "cache_folder_unless_rofs", "thread_named_from_heap",
-                              "proc_self_mem_past"])
+                              "proc_self_mem_past", "driver_handler_rewritten"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"`review16/{name}" in table for name in on_disk)
