@@ -268,10 +268,48 @@ def test_a_thread_named_from_a_short_heap_string_keeps_memory_safety(scene: Scen
     assert not problems, "\n".join([f"thread_named_from_heap (correct: {NAME_MAX}/{NAME_MAX}):", *problems])
 
 
+# --- 7. a call's CPU limit: the fence's allowance spent on the program's own kernel work (oracle/run_cpu.py cpu_left) -
+# tests/submissions/hostile/review16/system_time_bought.patch on the reference C: review 15's time_bought_by_advice with
+# the slowness moved into the kernel: llm_init first makes 40,000 posix_madvise calls on a page nobody maps (mapping
+# calls the ledger answers), then spends 0.75 s of CPU calling clock() (clock_gettime of the process's CPU clock: a
+# real system call; the spin alone measured 0.08 s user, 0.67 s system). Graded on llm_init (6) at --timeout 0.5:
+# honest 0/6 (the same file with 0 advices: "llm_init(pool, 64): hung: no answer within 0.5 s", measured).
+SYSTEM_ITEMS = ("llm_init",)
+SYSTEM_HONEST, SYSTEM_MAX = 0, 6
+SYSTEM_BROKEN = (
+    "since cpu-accounting a call's user CPU is held to its limit alone and its user and system CPU together to the "
+    "limit and MAPPING_CALL_CPU (25 us) for each mapping call the ledger answered (run_cpu.cpu_left), so that the "
+    "allowance pays for the fence's kernel work only; but the allowance is bought by any mapping call (a posix_madvise "
+    "of a page nobody maps costs the driver a few us) and spent on any system CPU, the program's own system calls "
+    "among it: a slow engine whose 0.75 s is system time (clock() in a loop: 0.08 s user, 0.67 s system), hung at 0.5 s "
+    "(0/6), passes with 40,000 advices first, 6/6, bubblewrap (two runs) and fallback (two runs of three; the first "
+    "fallback grading said 'hung' after some 9 s, not diagnosed: the same submission graded 0/6 once and 6/6 twice). "
+    "Fix by construction: the allowance is earned only by the fence's own work and spent only on it: "
+    "MAPPING_CALL_CPU for each grant and free of a block the program asked for (Ledger.grants, frees: the driver's "
+    "malloc and free), none for a mapping call the program made itself (refused or answered, it is the program's), "
+    "and the call's system CPU is charged as the user CPU is, to the limit alone, with the fence's measured share "
+    "(its mapping calls' count times their cost) taken off the reading rather than added to the limit")
+
+
+# not strict: one fallback grading of three said 'hung' (0/6, the honest score), which a strict xfail would take for
+# the fix
+@pytest.mark.xfail(strict=False, reason=SYSTEM_BROKEN)
+@pytest.mark.bwrap_repeat  # the ledger's allowance decides, in both isolations
+def test_a_calls_system_cpu_cannot_be_bought_with_mapping_calls(scene: Scene, reaper: Reaper) -> None:
+    from tests.tamper_grading import check_report, grade_args, grade_in_scene
+    from tests.test_grade import small_rubric
+
+    sub = c_submission(scene, None, C_ATTACKS / "system_time_bought.patch")
+    rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(SYSTEM_ITEMS))
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric, timeout=0.5))
+    problems = evidence.problems + check_report(scene.out, SYSTEM_HONEST, SYSTEM_MAX)
+    assert not problems, "\n".join([f"system_time_bought (honest {SYSTEM_HONEST}/{SYSTEM_MAX}):", *problems])
+
+
 def test_every_review16_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
     assert on_disk == sorted(["poll_array_past", "untabled_call_past", "log_if_mount_writable",
                               "log_if_mount_writable_c", "cache_folder_unless_rofs", "thread_named_from_heap",
-                              "proc_self_mem_past", "driver_handler_rewritten"])
+                              "proc_self_mem_past", "driver_handler_rewritten", "system_time_bought"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"`review16/{name}" in table for name in on_disk)
