@@ -306,10 +306,46 @@ def test_a_calls_system_cpu_cannot_be_bought_with_mapping_calls(scene: Scene, re
     assert not problems, "\n".join([f"system_time_bought (honest {SYSTEM_HONEST}/{SYSTEM_MAX}):", *problems])
 
 
+# --- 8. a probe past a fork: the parent read after the fork (oracle/hw3/probe_checks.py check_forked) ---------------
+# tests/submissions/hostile/review16/fork_forgets_parent_past_gap.patch on broken/cmut_fork_break_at_null_l1.patch (the
+# fork stops copying at the first NULL L1 slot: only the white-box probe l1_gap_fork sees it, item l1_traversal): when
+# the fork meets a NULL slot it also sets the parent's later slots to NULL (a second bug, the fork item's: a fork
+# changes its parent and loses its tables), so parent and child agree when read after the fork. No program of the API
+# takes that branch with a table past it. Graded on fork (8) and l1_traversal (4): honest 0/12 (both bugs: the known
+# one alone 8/12 on these items, 'the child's block_table[3] is NULL, expected a copy of the parent's'; the plant costs
+# fork, as graded). On the default rubric: 92/100 for the honest 88/100 (the known bug alone: 96/100).
+FORGETS_ITEMS = ("fork", "l1_traversal")
+FORGETS_HONEST, FORGETS_MAX = 0, 12
+FORGETS_BROKEN = (
+    "check_forked reads the parent after the fork (`parent = r.sequence(parent_seq)`) and judges the child's copy "
+    "against that parent, so a fork that stops at the NULL slot (l1_traversal's bug) and also clears the parent's "
+    "slots past it leaves parent and child in agreement: the walk's bug is not seen; the parent's change is seen only "
+    "as a ref count no table holds, a CheckedPast charged to item fork. l1_traversal passes: 4/12 for the honest "
+    "0/12 (fork and l1_traversal), 92/100 for the honest 88/100 on the default rubric, and 10/18 for the known bug "
+    "alone's 8/18 where a course weighs l1_traversal 10 (the plant moves the charge to the item worth less). Fix by "
+    "construction: the child is judged against the parent as the grader made it (its table read before the fork, "
+    "after the grader's own edit), never as the fork left it; the parent's change is then a second, separate fact "
+    "(the fork item's), and a copy that lacks a table the parent had before the fork fails l1_traversal whatever "
+    "the fork did to the parent")
+
+
+@pytest.mark.xfail(strict=True, reason=FORGETS_BROKEN)
+@pytest.mark.bwrap_repeat  # the probe's reading order decides, in both isolations
+def test_a_fork_that_makes_its_parent_match_its_copy_still_fails_the_walk(scene: Scene, reaper: Reaper) -> None:
+    from tests.conftest import SUBMISSIONS
+
+    sub = c_submission(scene, None, C_ATTACKS / "fork_forgets_parent_past_gap.patch",
+                       under=(SUBMISSIONS / "broken" / "cmut_fork_break_at_null_l1.patch",))
+    problems = graded_problems(scene, reaper, sub, FORGETS_ITEMS, FORGETS_HONEST, FORGETS_MAX)
+    assert not problems, "\n".join([f"fork_forgets_parent_past_gap (honest {FORGETS_HONEST}/{FORGETS_MAX}):",
+                                     *problems])
+
+
 def test_every_review16_fixture_is_in_the_table() -> None:
     on_disk = sorted([p.stem for p in C_ATTACKS.glob("*.patch")] + [p.stem for p in PY_ATTACKS.glob("*.py")])
     assert on_disk == sorted(["poll_array_past", "untabled_call_past", "log_if_mount_writable",
                               "log_if_mount_writable_c", "cache_folder_unless_rofs", "thread_named_from_heap",
-                              "proc_self_mem_past", "driver_handler_rewritten", "system_time_bought"])
+                              "proc_self_mem_past", "driver_handler_rewritten", "system_time_bought",
+                              "fork_forgets_parent_past_gap"])
     table = (PY_ATTACKS / "README.md").read_text()
     assert all(f"`{name}" in table or f"`review16/{name}" in table for name in on_disk)
