@@ -160,6 +160,7 @@ class PythonChild:
                 stderr=handed.output,
                 private_tmp=False,  # no writable folder under either isolation (oracle/run_view.py)
                 frozen=True,  # the frozen runtime's programs and libraries alone, under either isolation
+                procfs=False,  # no /proc, so no process's memory file (oracle/run_view.py PROCFS)
             )
             self._words = {**self.sandbox.spellings(self._proc), str(self._files): "."}
         finally:

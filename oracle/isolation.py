@@ -36,7 +36,7 @@ def system_paths() -> list[Path]:
     return paths + [Path(top) for top in ("/bin", "/lib", "/lib64", "/sbin")]
 
 
-def _bwrap_prefix(tmp_bytes: int, usr: bool = True) -> list[str]:
+def _bwrap_prefix(tmp_bytes: int, usr: bool = True, procfs: bool = True) -> list[str]:
     hidden = [arg for path in _OURS if path.is_relative_to("/usr") for arg in ("--tmpfs", str(path))]
     # the host's /usr and the links merged-/usr systems make into it; none for a run that sees only the frozen
     # runtime (oracle/run_view.py: the Python server, whose programs and libraries are the copy's alone)
@@ -46,7 +46,10 @@ def _bwrap_prefix(tmp_bytes: int, usr: bool = True) -> list[str]:
     # run's uid resolving PATH itself would skip one in a folder it cannot enter and find another)
     return [
         shutil.which(BWRAP) or BWRAP, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-        *system, "--proc", "/proc", "--dev", "/dev",
+        # a procfs only for a run that needs one (valgrind reads /proc/self/maps; the toolchain), sealed read-only
+        # below: no process's memory file (/proc/PID/mem) opens for writing; for the others /proc is a folder no
+        # one may enter, so no memory file opens at all, EACCES as under Landlock (oracle/run_view.py PROCFS)
+        *system, *(["--proc", "/proc"] if procfs else ["--perms", "0000", "--dir", "/proc"]), "--dev", "/dev",
         # a sized in-memory /tmp and /dev/shm; none (an empty /tmp, sealed read-only with the root) for tmp_bytes 0
         *(["--size", str(tmp_bytes), "--tmpfs", "/tmp", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm"] if tmp_bytes
           else ["--dir", "/tmp"]),
@@ -57,6 +60,7 @@ def _bwrap_prefix(tmp_bytes: int, usr: bool = True) -> list[str]:
 # (device nodes stay writable on a read-only mount), so a run writes only its sized /tmp and /dev/shm and its
 # `writable` paths
 _BWRAP_SEAL = ["--remount-ro", "/dev", "--remount-ro", "/"]
+_BWRAP_PROC_SEAL = ["--remount-ro", "/proc"]  # a procfs read-only: /proc/PID/mem opens for reading at most (EROFS)
 
 
 # Every run's command is started by this shell, which ends the run when the grader dies, however it dies: it
@@ -78,8 +82,8 @@ status=$?
 {end} 2>/dev/null
 exit $status"""
 
-_BASH_WATCHER = ("for fd in /proc/$$/fd/*; do fd=${{fd##*/}}; [ \"$fd\" = {lifeline} ] || eval \"exec $fd>&-\"; done "
-                 "2>/dev/null; read -r _ <&{lifeline}; {kill}")
+# the descriptors it closes are the run's own, named by the grader (no /proc to list them: oracle/run_view.py PROCFS)
+_BASH_WATCHER = "for fd in {fds}; do eval \"exec $fd>&-\"; done 2>/dev/null; read -r _ <&{lifeline}; {kill}"
 
 _probed: dict[bool, str] = {}
 
@@ -104,31 +108,38 @@ def bwrap_problem(as_other_uid: bool) -> str | None:
 def supervised(argv: Sequence[str | Path], isolation: str, as_root: bool, lifeline: int, *,
                readable: Sequence[Path] = (), writable: Sequence[Path] = (), cwd: Path | None = None,
                tmp_bytes: int = 16 << 20, tools: Callable[[str], list[str]] | None = None,
-               seccomp_fd: int | None = None) -> list[str]:
+               seccomp_fd: int | None = None, fds: Sequence[int] = (), procfs: bool = True) -> list[str]:
     """The command line that runs argv under `isolation` (each run as a uid of its own when `as_root`), under
     the supervisor, which ends the run when the grader's end of the `lifeline` pipe closes. `tools` gives the
     command that runs sh, bash or setpriv (a private copy's, oracle/runtime.py), instead of the system's; under
     bubblewrap, a run given `tools` sees no /usr of the host's (the copy is among its `readable` paths), and
-    `seccomp_fd` names a BPF program bwrap installs once its mounts are made, before the command."""
+    `seccomp_fd` names a BPF program bwrap installs once its mounts are made, before the command. `fds`: the
+    descriptors the run is given besides 0, 1, 2 and the lifeline (the watcher closes them). `procfs`: the run sees a
+    procfs (read-only under bubblewrap); without one no process's memory file opens (oracle/run_view.py PROCFS)."""
     argv = [str(part) for part in argv]
     alone = isolation == "bubblewrap" or as_root  # a pid namespace or a uid of the run's own
     kill = "kill -KILL -1" if alone else "kill -KILL 0"  # -1: its pid namespace, or its uid
     end = "kill -KILL -1" if alone else "kill -KILL $watcher"  # otherwise the group is stop()'s
-    watch = f"read _ </proc/self/fd/{lifeline}; {kill}"
+    # the lifeline read as a descriptor, not reopened through /proc (a run may have none): sh's redirections
+    # stop at 9, bash's do not
+    bash = tools("bash") if tools else [found] if (found := shutil.which("bash", path=RUN_PATH)) else None
+    watch = (f"exec {shlex.join(bash)} -c {shlex.quote(f'read -r _ <&{lifeline}; {kill}')}" if bash and lifeline > 9
+             else f"read _ <&{lifeline}; {kill}" if lifeline <= 9 else f"read _ </proc/self/fd/{lifeline}; {kill}")
     if isolation != "bubblewrap":
         # the command dies with its supervisor, as under bwrap (whose pid namespace ends with it): a run that
         # kills its parent ends itself, and a chain of death signals reaches it from the grader. The watcher
         # then outlives the supervisor: it closes every descriptor but the lifeline first (bash can, sh not
         # above 9), so that it holds none of the run's pipes, whose end of file the grader waits for.
-        setpriv, bash = (tools(name) if tools else [found] if (found := shutil.which(name, path=RUN_PATH)) else None
-                         for name in ("setpriv", "bash"))
+        setpriv = tools("setpriv") if tools else [found] if (found := shutil.which("setpriv", path=RUN_PATH)) else None
         if setpriv and bash:
             argv = [*setpriv, "--pdeathsig", "KILL", "--", *argv]
-            watch = f"exec {shlex.join(bash)} -c {shlex.quote(_BASH_WATCHER.format(lifeline=lifeline, kill=kill))}"
+            closed = " ".join(str(fd) for fd in sorted({0, 1, 2, *fds} - {lifeline}))
+            watch = f"exec {shlex.join(bash)} -c " + shlex.quote(_BASH_WATCHER.format(fds=closed, lifeline=lifeline,
+                                                                                      kill=kill))
     script = _SUPERVISOR.format(watch=watch, end=end)
     if isolation != "bubblewrap":
         return [*(tools("sh") if tools else ["/bin/sh"]), "-c", script, "supervisor", *argv]
-    cmd = _bwrap_prefix(tmp_bytes, usr=tools is None)
+    cmd = _bwrap_prefix(tmp_bytes, usr=tools is None, procfs=procfs)
     for path in readable:
         cmd += ["--ro-bind", str(path), str(path)]
     for path in writable:
@@ -136,4 +147,4 @@ def supervised(argv: Sequence[str | Path], isolation: str, as_root: bool, lifeli
     if cwd is not None:
         cmd += ["--chdir", str(cwd)]
     cmd += ["--add-seccomp-fd", str(seccomp_fd)] if seccomp_fd is not None else []
-    return [*cmd, *_BWRAP_SEAL, "--", *(tools("sh") if tools else ["/bin/sh"]), "-c", script, "supervisor", *argv]
+    return [*cmd, *_BWRAP_SEAL, *(_BWRAP_PROC_SEAL if procfs else []), "--", *(tools("sh") if tools else ["/bin/sh"]), "-c", script, "supervisor", *argv]

@@ -33,6 +33,17 @@ A memcheck run's valgrind writes its folder at start only: the same folder in bo
 code runs (`start_folder`), and every run of submission code is told it may write nowhere alike (oracle/seccomp.py
 `writes`; oracle/SANDBOX.md "What a run may write").
 
+PROCFS. Through a process's memory file (/proc/PID/mem, /proc/PID/task/TID/mem) the kernel reads and writes that
+process's pages with FOLL_FORCE: a guard page read with no fault, the driver's read-only code rewritten (review 16's
+proc_self_mem_past, driver_handler_rewritten), and a process may always open its own. So a run that needs no procfs
+(`Sandbox.popen(procfs=False)`: a native driver, the Python server) gets none under either isolation: bubblewrap shows
+a /proc no one may enter (mode 0000 on the sealed root), Landlock grants no rule for /proc; opening anything there is
+EACCES in both (the lifeline is read as a descriptor, the watcher closes the descriptors the grader names, and the
+driver is given vm.max_map_count as the grader read it). A run that needs one (valgrind reads
+/proc/self/maps; the toolchain) sees it read-only: bubblewrap remounts it so (EROFS to an open for writing), Landlock
+grants reading alone (EACCES): no memory file opens for writing; for reading it does (left: valgrind's run). The
+grader's own reads of a driver's memory are from outside, through the host's /proc (oracle/native/outside.py).
+
 WORDS. A message to the student names no path of the grader's, and reads the same under both isolations
 (`spelled`, oracle/sandbox.py `spellings`): the fallback's temporary folder is /tmp and its frozen copy /usr, as
 bubblewrap shows them, a data folder bound from elsewhere is where bubblewrap's /usr would show it, the submission's

@@ -97,7 +97,7 @@ class Sandbox:
             self.root.chmod(0o711)  # the runs' uids may pass through to their areas, not list them
         self._uids: list[int] = []
         self._lifeline = os.pipe()  # we never write; when this process dies, every run's supervisor sees EOF
-        os.fchmod(self._lifeline[0], 0o444)  # a run's uid reopens it through /proc/self/fd (sh has no fd > 9)
+        os.fchmod(self._lifeline[0], 0o444)  # a run of its own uid reopens it through /proc/self/fd where no bash reads it as a descriptor
         self._count = 0
         self._exposed: dict[tuple[str, int, int], Path] = {}
         self._procs: set[subprocess.Popen] = set()
@@ -181,7 +181,7 @@ class Sandbox:
               cwd: Path | None = None, limits: Limits = Limits(), pass_fds: Sequence[int] = (),
               stdin: Any = subprocess.DEVNULL, stdout: Any = subprocess.DEVNULL, stderr: Any = subprocess.DEVNULL,
               env: dict[str, str] | None = None, private_tmp: bool = True, start_folder: bool = False,
-              frozen: bool = False) -> subprocess.Popen:
+              frozen: bool = False, procfs: bool = True) -> subprocess.Popen:
         """Starts argv in the sandbox, in a session of its own, with `limits` in force from its first
         instruction. Paths in `readable` / `writable` are visible (read-only / read-write) at their own path.
         `private_tmp=False`: no writable temporary folder under either isolation (no $TMPDIR under Landlock, where
@@ -192,7 +192,9 @@ class Sandbox:
         isolation, /tmp and /dev/shm sealed as for `private_tmp=False`; `seal(proc)` closes it once the program has
         started (oracle/SANDBOX.md "What a run may write"). `frozen` (a run of PYTHON): its programs, libraries and
         data are the frozen runtime's alone under bubblewrap too, bound at its own path with no /usr of the host's, as
-        under Landlock (oracle/run_view.py `one view`)."""
+        under Landlock (oracle/run_view.py `one view`). `procfs=False` (a run of submission code that needs none: a
+        native driver, the Python server): no /proc to open under either isolation, so no process's memory file
+        (/proc/PID/mem) either; with one (valgrind, the toolchain) it is read-only (oracle/run_view.py PROCFS)."""
         bubblewrap = self.isolation == "bubblewrap"
         uid = fresh_uid() if self.as_root else None
         env = dict(_ENV if env is None else env)
@@ -224,7 +226,7 @@ class Sandbox:
                 argv, added = started
                 env.update(added)
             freeze(readable)  # access times no run can change (oracle/runtime.py), put back before every process
-            ruleset = landlock.Ruleset.build(read=[*system, *readable], write=write)
+            ruleset = landlock.Ruleset.build(read=[*system, *readable], write=write, proc=procfs)
         before_exec = child_setup(limits, uid, pass_fds, bubblewrap, writes, ruleset)
 
         # under bubblewrap the answers to a run that may not write are installed by bwrap, past its own mkdirs
@@ -236,7 +238,8 @@ class Sandbox:
         cmd = supervised(argv, self.isolation, self.as_root, self._lifeline[0], readable=readable,
                          writable=[*writable, *([tmp] if start_folder and tmp else [])],
                          cwd=cwd, tmp_bytes=limits.tmp_bytes if private_tmp else 0,
-                         tools=runtime.command if runtime else None, seccomp_fd=told_fd)
+                         tools=runtime.command if runtime else None, seccomp_fd=told_fd, fds=pass_fds,
+                         procfs=procfs)
         if uid is not None:
             for path in [*writable, *([tmp] if tmp else [])]:
                 os.chown(path, uid, uid)

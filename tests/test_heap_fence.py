@@ -188,11 +188,12 @@ def test_a_runaway_write_is_counted_past_64_pages_and_the_call_goes_on(workdir: 
 
 FORGED_HEAP_REPLY = """int llm_destroy(LLMEngine *engine)
 {
-    char args[512] = {0}; /* the driver's command line: its path, its command pipe, its reply pipe */
-    int fd = open("/proc/self/cmdline", O_RDONLY);
-    if (fd >= 0 && read(fd, args, sizeof args - 1) > 0) {
-        const char *arg = args + strlen(args) + 1;
-        arg += strlen(arg) + 1;
+    /* the driver's reply pipe: its one descriptor above 2 open for writing on a pipe (a run has no /proc to read
+     * the driver's command line from) */
+    for (int fd = 3; fd < 256; fd++) {
+        struct stat st;
+        if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode) || (fcntl(fd, F_GETFL) & O_ACCMODE) != O_WRONLY)
+            continue;
         static const char text[] = "free(): double free detected in tcache 2";
         unsigned char msg[4 + 1 + 2 + sizeof text - 1];
         uint32_t len = sizeof msg; /* the whole reply's length, these 4 bytes too */
@@ -201,7 +202,7 @@ FORGED_HEAP_REPLY = """int llm_destroy(LLMEngine *engine)
         msg[4] = 4; /* status 4: "a heap found corrupted" */
         memcpy(msg + 5, &text_len, 2);
         memcpy(msg + 7, text, sizeof text - 1);
-        if (write(atoi(arg), msg, sizeof msg) == (ssize_t)sizeof msg)
+        if (write(fd, msg, sizeof msg) == (ssize_t)sizeof msg)
             _exit(0);
     }"""
 
@@ -212,7 +213,8 @@ def test_a_reply_saying_the_heap_was_found_corrupted_is_a_crash_natively(workdir
     in a graded run). The grader takes it for a crash of the call, the call's item's, never for a memory error
     (which rules.py would charge to memory_safety, whatever the call, every item reading past it)."""
     source = _on("").replace("int llm_destroy(LLMEngine *engine)\n{", FORGED_HEAP_REPLY, 1)
-    source = "#define _POSIX_C_SOURCE 200809L\n#include <fcntl.h>\n#include <stdint.h>\n#include <unistd.h>\n" + source
+    source = ("#define _POSIX_C_SOURCE 200809L\n#include <fcntl.h>\n#include <stdint.h>\n#include <sys/stat.h>\n"
+              "#include <unistd.h>\n" + source)
     adapter = CAdapter(_driver(source, workdir, "forged_heap_reply"))
     try:
         engine = adapter.llm_init(4096)

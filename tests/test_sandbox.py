@@ -467,3 +467,37 @@ def test_a_run_without_a_private_tmp_writes_nowhere_under_either_isolation(witho
         done = box.run(["/usr/bin/python3", "-I", "-c", _WRITE_SOMEWHERE], timeout=60, private_tmp=False)
         assert box.isolation == ("landlock" if without_bwrap else "bubblewrap")
     assert done.output.splitlines() == ["no temporary folder"], done.output
+
+
+_OPEN_MEMORY = """
+import errno, os
+pid = os.getpid()
+opened = []
+for path in ("/proc/self/mem", f"/proc/{pid}/mem", f"/proc/self/task/{pid}/mem", "/proc/thread-self/mem",
+             f"/proc/{os.getppid()}/mem"):
+    for flags in (os.O_RDONLY, os.O_RDWR):
+        try:
+            os.close(os.open(path, flags))
+            opened.append("opened")
+        except OSError as exc:
+            opened.append(errno.errorcode[exc.errno])
+print(" ".join(opened))
+"""
+
+
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
+def test_a_run_without_procfs_opens_no_processs_memory_file_under_either_isolation(
+        without_bwrap: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """procfs=False (a native driver's run, the Python server's): /proc/self/mem, /proc/PID/mem, a task's and the
+    parent's cannot be opened, for reading or writing, EACCES in both isolations (bubblewrap: a /proc no one may
+    enter; Landlock: no rule for /proc). Through that file the kernel reads a guard page unseen and writes the
+    driver's read-only code (review 16's proc_self_mem_past, driver_handler_rewritten). With a procfs (a memcheck
+    run's valgrind reads /proc/self/maps) no memory file opens for writing in either."""
+    if without_bwrap:
+        _without_bwrap(monkeypatch)
+    with Sandbox() as box:
+        alone, with_procfs = (box.run(["/usr/bin/python3", "-I", "-c", _OPEN_MEMORY], timeout=60, private_tmp=False,
+                                      frozen=True, procfs=procfs).output.split() for procfs in (False, True))
+        assert box.isolation == ("landlock" if without_bwrap else "bubblewrap")
+    assert alone == ["EACCES"] * 10, alone
+    assert len(with_procfs) == 10 and "opened" not in with_procfs[1::2], with_procfs  # O_RDWR: every second

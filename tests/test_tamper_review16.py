@@ -103,24 +103,12 @@ def test_a_call_missing_from_the_graders_table_still_costs_memory_safety(scene: 
 # pread(2) of /proc/self/mem into a buffer on the stack at the offset &l2[16]; skipped under valgrind. A diagnostic copy
 # that aborts when the pread returns 4 bytes was graded 5/15 'llm_destroy(engine): aborted (SIGABRT)' in both
 # isolations: the read is made, and returns the guard page's bytes.
-PROC_MEM_BROKEN = (
-    "the kernel reads the process's own memory for a read of /proc/self/mem at an offset that is an address "
-    "(access_remote_vm with FOLL_FORCE: a PROT_NONE page the mapping may read is read, no fault, no EFAULT), so the "
-    "known bug's read of l2[16] succeeds and returns the guard page's bytes. The driver's filter hands the pread to "
-    "the grader (its offset register lies in the span), but kernel_access.py's table names pread64's buffer alone "
-    "(on the stack): nothing is judged, nothing counted: 15/15 for the honest 5/15, bubblewrap and fallback (measured "
-    "both). lseek(fd, &l2[16]) then read(fd, stack, 4) does the same with a read that names no heap address at all, "
-    "and pwrite on the same file writes past a block (or into the driver's own pages: FOLL_FORCE writes through "
-    "read-only mappings too). Fix by construction: a run's process cannot open its own memory file: the grader's "
-    "listener is handed open, openat and openat2 (by number, in the filter that hands it the mapping calls) and "
-    "refuses (EACCES) a path that resolves to a process's mem file (/proc/PID/mem, /proc/PID/task/TID/mem, "
-    "read from the waiting caller's memory and resolved against its root), so no descriptor of the heap's pages by "
-    "offset ever exists; or both isolations show the run a /proc without the mem files (bubblewrap binds an "
-    "unreadable file over /proc/self/mem's target before exec; the fallback's Landlock grants /proc only the files a "
-    "run needs)")
-
-
-@pytest.mark.xfail(strict=True, reason=PROC_MEM_BROKEN)
+# Held since proc-mem: a native driver's run has no procfs to open (bubblewrap: a /proc no one may enter; the
+# Landlock fallback: no rule for /proc), so /proc/self/mem does not open (EACCES in both: oracle/run_view.py PROCFS,
+# tests/test_sandbox.py) and the fixture makes the known bug's read plainly (a volatile load; it returned -1, no
+# read at all, before proc-mem, when the file did not open), a load the fence sees: 5/15 in both
+# ("natively, a read or write outside any live heap block"). Broken before (15/15 in both): the kernel read the guard
+# page with FOLL_FORCE for a pread at the offset &l2[16], which no table of the grader's read as an address.
 @pytest.mark.bwrap_repeat  # the kernel's memory file and the grader's table decide, in both isolations
 def test_a_read_past_a_block_through_the_processs_memory_file_still_costs_memory_safety(scene: Scene,
                                                                                          reaper: Reaper) -> None:
@@ -136,24 +124,11 @@ def test_a_read_past_a_block_through_the_processs_memory_file_still_costs_memory
 # /proc/self/mem (opened O_RDWR); its function siglongjmps back to the read. Where the rewrite fails the read is made
 # plainly (the honest bug); skipped under valgrind. A diagnostic copy that aborts where the jump lands was graded 5/15
 # 'llm_destroy(engine): aborted (SIGABRT)' under bubblewrap: the fault was caught by the submission's code.
-REWRITE_BROKEN = (
-    "the driver's fault handler is the grader's only witness of a load past a block (on_fault asks the ledger for the "
-    "sink page), and it lives in the submission's process: keep_own_handlers refuses a new signal action, but the "
-    "process may write its own code through /proc/self/mem (FOLL_FORCE writes through the read-only text mapping, "
-    "copy-on-write), and may ask where the handler is (sigaction with no new action, by glibc's alias __sigaction, "
-    "which the build's list of names does not hold). The submission writes a jump to its own function over on_fault's "
-    "first bytes; its function siglongjmps back to the read of l2[16]: the fault never reaches the fence, no page is "
-    "asked for, nothing counted: 15/15 for the honest 5/15 under bubblewrap (its /proc takes the write); under the "
-    "Landlock fallback the open for writing is refused, the read faults as before: 5/15 (so the isolations differ "
-    "too). Whatever code of the driver's a grade rests on can be rewritten the same way (the reply writer, the heap's "
-    "counts). Fix by construction: the driver's process has no way to write its own code: no descriptor of its memory "
-    "file for writing can exist (the grader's listener refuses the open of any process's mem file, PROC_MEM_BROKEN's "
-    "fix, in both isolations; or bubblewrap's /proc and the fallback's Landlock rules leave /proc/*/mem unwritable), "
-    "and, better, the witness of a fault leaves the process: the fence's guard and freed pages are registered with a "
-    "userfaultfd the grader holds (a fault on them waits on the grader, whatever the process's handlers or code)")
-
-
-@pytest.mark.xfail(strict=True, reason=REWRITE_BROKEN)
+# Held since proc-mem: no run of submission code can open a process's memory file for writing (a native driver's has
+# no procfs in either isolation; a memcheck run's is read-only: EROFS under bubblewrap, EACCES under Landlock), so the
+# driver's code cannot be rewritten and the read faults into the fence: 5/15 in both ("natively, a read or write
+# outside any live heap block"). Broken before: 15/15 under bubblewrap, whose /proc took the write (FOLL_FORCE through
+# the read-only text mapping), 5/15 under the fallback.
 def test_a_driver_handler_rewritten_through_the_memory_file_still_costs_memory_safety_in_both_isolations(
         tmp_path: Path, reaper: Reaper) -> None:
     problems = c_in_both_isolations(tmp_path, reaper, "memory_safety", "driver_handler_rewritten", KERNEL_ITEMS,

@@ -410,11 +410,11 @@ static size_t read_max_map_count(void)
 /* The fence's room: a quarter of the address-space limit (1 GiB without one), and as many blocks as the map
  * count leaves beside the quarantine and the driver's own mappings, the count taken at most the kernel's default
  * (ledger.py's fence_blocks: the same on every machine that keeps the default or more). */
-static void fence_reserve(rlim_t memory_limit, int at_start)
+static void fence_reserve(rlim_t memory_limit, int at_start, size_t given_map_count)
 {
     if (RUNNING_ON_VALGRIND || sysconf(_SC_PAGESIZE) != PAGE)
         return;
-    size_t maps = read_max_map_count();
+    size_t maps = given_map_count > 0 ? given_map_count : read_max_map_count();
     if (maps > DEFAULT_MAP_COUNT)
         maps = DEFAULT_MAP_COUNT;
     fence.on = 1;

@@ -2,11 +2,13 @@
  * seccomp filter that forbids processes, the handover of every mapping call to the grader's ledger) and main.
  * Included last by a family's driver.c (driver_heap.c first; the family's serve loop between).
  *
- * Usage: driver CMD_FD REPLY_FD CPU_SECONDS OUTPUT_LIMIT MEMORY_LIMIT SANDBOX [CLOSE_FD [LEDGER_FD [LAYOUT]]]
+ * Usage: driver CMD_FD REPLY_FD CPU_SECONDS OUTPUT_LIMIT MEMORY_LIMIT SANDBOX [CLOSE_FD [LEDGER_FD [LAYOUT
+ * [MAX_MAP_COUNT]]]]
  * (oracle/native/driver_process.py). CLOSE_FD (under valgrind; -1: none): the descriptor valgrind was given for its
  * log, closed before any of the submission's calls (valgrind keeps its own copy, out of the program's reach).
  * LEDGER_FD (natively; -1: none): a socket to the grader, which receives the seccomp listener of every
  * memory-mapping call (ledger.py). LAYOUT: 0 blocks at their last page's end, 1 at their first page's start.
+ * MAX_MAP_COUNT: vm.max_map_count as the grader read it (the run has no procfs; absent: read here, else the default).
  * Requests arrive on CMD_FD and replies leave on REPLY_FD, so the submission may print anything on
  * stdout/stderr. */
 
@@ -294,9 +296,12 @@ static void sandbox(rlim_t cpu_seconds, rlim_t output_limit, rlim_t memory_limit
 
 int main(int argc, char **argv)
 {
-    if (argc < 7 || argc > 10)
-        die("usage: driver CMD_FD REPLY_FD CPU_SECONDS OUTPUT_LIMIT MEMORY_LIMIT SANDBOX [CLOSE_FD [LEDGER_FD [LAYOUT]]]\n");
-    fence_reserve(strtoul(argv[5], NULL, 10), argc > 9 && atoi(argv[9]) == 1);
+    if (argc < 7 || argc > 11)
+        die("usage: driver CMD_FD REPLY_FD CPU_SECONDS OUTPUT_LIMIT MEMORY_LIMIT SANDBOX [CLOSE_FD [LEDGER_FD [LAYOUT "
+            "[MAX_MAP_COUNT]]]]\n");
+    /* vm.max_map_count as the grader read it: a driver's run has no procfs (oracle/run_view.py PROCFS) */
+    fence_reserve(strtoul(argv[5], NULL, 10), argc > 9 && atoi(argv[9]) == 1,
+                  argc > 10 ? strtoul(argv[10], NULL, 10) : 0);
     heap.counting = 1;
     int cmd_fd = atoi(argv[1]);
     reply_fd = atoi(argv[2]);

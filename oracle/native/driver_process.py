@@ -93,6 +93,9 @@ class DriverProcess:
         if self.heap_from_outside and not self.wrapper:  # natively: the kernel hands us its mapping calls
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             args += [str(theirs.fileno()), str(int(self.blocks_at_start))]
+        else:
+            args += ["-1", "0"]  # no listener, nothing at start: as when absent
+        args.append(str(max_map_count()))  # the fence's room as the ledger counts it: the run has no /proc to read
         driver = self.box.expose(self.driver)
         limits = Limits(cpu_seconds=self.cpu_seconds, memory_bytes=self.memory_limit if self.seccomp else 0,
                         file_bytes=self.output_limit)
@@ -105,6 +108,7 @@ class DriverProcess:
                 # needs a folder (its client's command line, at start), sealed once it has started
                 private_tmp=bool(self.wrapper) and self.log_channel is None,
                 start_folder=self.log_channel is not None,
+                procfs=bool(self.wrapper),  # valgrind reads /proc/self/maps; a driver alone needs no procfs
                 stdout=self.handed.output,
                 stderr=self.handed.output,
                 pass_fds=(cmd_r, reply_w, *self.pass_fds, *self.handed.fds,
