@@ -86,9 +86,18 @@ def test_a_c_runs_driver_is_ended_for_each_second_opinion_and_its_calls_replayed
 
 
 # what a process of the submission can read of what the grader handed it: its folder, its command line (the
-# server's path, its descriptors' numbers), its descriptors, its environment
-FINGERPRINT = ("import os as _os, sys as _sys\n"
-               "print('FINGERPRINT', _os.getcwd(), __file__, _sys.argv, sorted(_os.listdir('/proc/self/fd')),\n"
+# server's path, its descriptors' numbers), its descriptors (each open number and its kind: no /proc/self/fd to list,
+# proc-mem), its environment
+FINGERPRINT = ("import os as _os, stat as _stat, sys as _sys\n"
+               "def _fds():\n"
+               "    found = []\n"
+               "    for fd in range(1024):\n"
+               "        try:\n"
+               "            found.append((fd, _stat.S_IFMT(_os.fstat(fd).st_mode)))\n"
+               "        except OSError:\n"
+               "            pass\n"
+               "    return found\n"
+               "print('FINGERPRINT', _os.getcwd(), __file__, _sys.argv, _fds(),\n"
                "      sorted(_os.environ.items()), file=_sys.stderr, flush=True)\n")
 
 
@@ -113,21 +122,19 @@ def test_a_witness_is_handed_what_the_graded_runs_first_process_was(without_bwra
 
 
 C_FINGERPRINT = r'''
-#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 
 static void fingerprint(void) {
-    char line[4096];
-    FILE *file = fopen("/proc/self/cmdline", "r");
-    size_t n = file ? fread(line, 1, sizeof line - 1, file) : 0;
-    if (file) fclose(file);
-    for (size_t i = 0; i < n; i++) if (!line[i]) line[i] = ' ';
-    line[n] = '\0';
-    fprintf(stderr, "FINGERPRINT %s TMPDIR=%s fds=", line, getenv("TMPDIR") ? getenv("TMPDIR") : "");
-    DIR *fds = opendir("/proc/self/fd");
-    for (struct dirent *fd; fds && (fd = readdir(fds));) fprintf(stderr, "%s,", fd->d_name);
-    if (fds) closedir(fds);
+    /* no /proc/self/cmdline or /proc/self/fd to read (proc-mem): each open descriptor's number, kind and access */
+    fprintf(stderr, "FINGERPRINT TMPDIR=%s fds=", getenv("TMPDIR") ? getenv("TMPDIR") : "");
+    for (int fd = 0; fd < 1024; fd++) {
+        struct stat st;
+        if (fstat(fd, &st) == 0)
+            fprintf(stderr, "%d:%o:%d,", fd, (unsigned)(st.st_mode >> 12), fcntl(fd, F_GETFL) & O_ACCMODE);
+    }
     fprintf(stderr, "\n");
 }
 

@@ -20,13 +20,14 @@ from tests.conftest import seeded_build_cache
 from tests.tamper_grading import python_module
 
 # what a process finds at import: each descriptor naming the grader's pools' file, with the file's size
-POOLS_FOUND = ("import os as _os, sys as _sys\n"
+# (a memory file: one that takes seals; a run has no /proc/self/fd to read its name from, proc-mem)
+POOLS_FOUND = ("import fcntl as _fcntl, os as _os, sys as _sys\n"
                "def _pools_found():\n"
                "    found = []\n"
-               "    for fd in sorted(_os.listdir('/proc/self/fd'), key=int):\n"
+               "    for fd in range(1024):\n"
                "        try:\n"
-               "            if 'pagedcheck-pools' in _os.readlink(f'/proc/self/fd/{fd}'):\n"
-               "                found.append((int(fd), _os.fstat(int(fd)).st_size))\n"
+               "            _fcntl.fcntl(fd, _fcntl.F_GET_SEALS)\n"
+               "            found.append((fd, _os.fstat(fd).st_size))\n"
                "        except OSError:\n"
                "            pass\n"
                "    return found\n"
@@ -69,18 +70,11 @@ def test_every_process_finds_an_empty_pools_file_at_one_number(without_bwrap: bo
 # pools' file it was handed can be found in /proc/self/fd and measured. Each llm_init prints that size.
 C_POOLS_SIZE = r'''
 static void pools_size(void) {
-    DIR *fds = opendir("/proc/self/fd");
-    char path[300], link[256];
-    long size = -1;
-    for (struct dirent *fd; fds && (fd = readdir(fds));) {
-        snprintf(path, sizeof path, "/proc/self/fd/%s", fd->d_name);
-        ssize_t n = readlink(path, link, sizeof link - 1);
+    long size = -1; /* the memory file's (the one taking seals: no /proc/self/fd to read its name, proc-mem) */
+    for (int fd = 3; fd < 1024; fd++) {
         struct stat st;
-        if (n < 0) continue;
-        link[n] = '\0';
-        if (strstr(link, "pagedcheck-pools") && fstat(atoi(fd->d_name), &st) == 0) size = (long)st.st_size;
+        if (fcntl(fd, F_GET_SEALS) >= 0 && fstat(fd, &st) == 0) size = (long)st.st_size;
     }
-    if (fds) closedir(fds);
     fprintf(stderr, "POOLS %ld\n", size);
 }
 
@@ -103,7 +97,7 @@ def test_a_c_witness_driver_finds_a_pools_file_no_earlier_driver_grew(tmp_path: 
 
     reference = REFERENCE_C.read_text().replace("LLMEngine *llm_init(void *pool_addr",
                                                 "static LLMEngine *reference_llm_init(void *pool_addr")
-    includes = "".join(f"#include <{header}>\n" for header in ("dirent.h", "stdio.h", "stdlib.h", "string.h",
+    includes = "".join(f"#include <{header}>\n" for header in ("fcntl.h", "stdio.h", "stdlib.h", "string.h",
                                                                   "sys/stat.h", "unistd.h"))
     includes = "#define _GNU_SOURCE\n" + includes
     (tmp_path / "llm_memory.c").write_text(includes + reference + C_POOLS_SIZE)

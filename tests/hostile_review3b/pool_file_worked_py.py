@@ -1,6 +1,6 @@
 """Hostile Python submission (issue 17, after pool_file_truncated_py), on top of
 tests/broken/free_count_not_incremented.patch: every create_sequence does to each memory file it holds (the grader's
-pools' memfd, in /proc/self/fd) all that the file's seals leave it, and tries what they refuse: it tries to seal
+pools' memfd, found by its seals) all that the file's seals leave it, and tries what they refuse: it tries to seal
 the file against writes and growth (F_ADD_SEALS), sets O_APPEND and O_NONBLOCK on its descriptor (a description
 shared with the grader's would append the grader's next window at the file's end), tries to make the file immutable
 or append-only (FS_IOC_SETFLAGS: the grader's writes would fail) and unreadable (fchmod 0), and punches a hole over
@@ -16,11 +16,9 @@ _libc.fallocate.argtypes = (_ctypes.c_int, _ctypes.c_int, _ctypes.c_int64, _ctyp
 
 
 def _work_memory_files():
-    for name in _os.listdir("/proc/self/fd"):
+    for fd in range(1024):  # a memory file takes seals (no /proc/self/fd to read its name from: proc-mem)
         try:
-            if "memfd:" not in _os.readlink(f"/proc/self/fd/{name}"):
-                continue
-            fd = int(name)
+            _fcntl.fcntl(fd, 1034)  # F_GET_SEALS: EBADF not open, EINVAL no memory file
             for seal in (0x0008, 0x0010, 0x0004):  # F_SEAL_WRITE, F_SEAL_FUTURE_WRITE, F_SEAL_GROW
                 try:
                     _fcntl.fcntl(fd, 1033, seal)  # F_ADD_SEALS
