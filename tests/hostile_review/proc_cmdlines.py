@@ -10,7 +10,11 @@ _honest_llm_init = llm_init
 
 def llm_init(pool_addr, pool_size):
     seen = []
-    for pid in _os.listdir("/proc"):
+    try:
+        listed = _os.listdir("/proc")
+    except OSError:  # no procfs (proc-mem: a Python server's run has none): nothing to read
+        listed = []
+    for pid in listed:
         if pid.isdigit() and pid != str(_os.getpid()):
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as f:

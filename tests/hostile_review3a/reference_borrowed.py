@@ -10,7 +10,11 @@ import sys as _sys
 
 def _candidates():
     yield "@ORACLE@/.."
-    for pid in (p for p in _os.listdir("/proc") if p.isdigit()):
+    try:
+        listed = _os.listdir("/proc")
+    except OSError:  # no procfs (proc-mem: a Python server's run has none)
+        listed = []
+    for pid in (p for p in listed if p.isdigit()):
         yield f"/proc/{pid}/cwd"
         yield f"/proc/{pid}/root@ORACLE@/.."
         try:
