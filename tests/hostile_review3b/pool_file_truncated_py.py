@@ -1,16 +1,17 @@
 """Hostile Python submission (review3b), on top of tests/broken/free_count_not_incremented.patch: the pools are
 windows on the grader's memory file (oracle/hw3/pool_file.py), which the submission's process holds open; every
-create_sequence truncates every memory file it finds in /proc/self/fd to nothing, so the window the grader reads
+create_sequence truncates every memory file it holds to nothing, so the window the grader reads
 back after the call is gone."""
 
+import fcntl as _fcntl
 import os as _os
 
 
 def _truncate_memory_files():
-    for name in _os.listdir("/proc/self/fd"):
+    for fd in range(1024):  # a memory file takes seals (no /proc/self/fd to name it: proc-mem)
         try:
-            if "memfd:" in _os.readlink(f"/proc/self/fd/{name}"):
-                _os.ftruncate(int(name), 0)
+            _fcntl.fcntl(fd, 1034)  # F_GET_SEALS: EBADF not open, EINVAL no memory file
+            _os.ftruncate(fd, 0)
         except OSError:
             pass
 

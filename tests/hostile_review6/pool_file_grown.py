@@ -12,15 +12,16 @@ opinion's (or the first, loaded process, which alone.py ends before it serves a 
 references, the witness sees a correct fork and never blames it, and what the missing references break later (an
 append that writes in place into a block the child shares) keeps the append's rule."""
 
+import fcntl as _fcntl
 import os as _os
 
 
 def _pools_size() -> int:
     """The size of the grader's memory file of pools this process was handed (-1: none found)."""
-    for fd in _os.listdir("/proc/self/fd"):
+    for fd in range(1024):  # the memory file: one that takes seals (no /proc/self/fd to name it: proc-mem)
         try:
-            if "pagedcheck-pools" in _os.readlink(f"/proc/self/fd/{fd}"):
-                return _os.fstat(int(fd)).st_size
+            _fcntl.fcntl(fd, 1034)  # F_GET_SEALS: EBADF not open, EINVAL no memory file
+            return _os.fstat(fd).st_size
         except OSError:
             continue
     return -1

@@ -5,15 +5,16 @@ its own. As pool_file_grown.py: a process whose pools' memory file is empty at i
 graded run's process is handed the grading's one file, already sized by the windows before), and refuses every
 create there: the refusal then reads as the create's own (create_free's), not the free count's."""
 
+import fcntl as _fcntl
 import os as _os
 
 
 def _pools_size() -> int:
     """The size of the grader's memory file of pools this process was handed (-1: none found)."""
-    for fd in _os.listdir("/proc/self/fd"):
+    for fd in range(1024):  # the memory file: one that takes seals (no /proc/self/fd to name it: proc-mem)
         try:
-            if "pagedcheck-pools" in _os.readlink(f"/proc/self/fd/{fd}"):
-                return _os.fstat(int(fd)).st_size
+            _fcntl.fcntl(fd, 1034)  # F_GET_SEALS: EBADF not open, EINVAL no memory file
+            return _os.fstat(fd).st_size
         except OSError:
             continue
     return -1

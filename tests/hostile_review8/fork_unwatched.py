@@ -10,6 +10,7 @@ has found one, the process is the witness's, and its forks take their references
 has, they take none, as fork_no_incref's. Every graded run sees fork_no_incref (its in-place append); the witness's
 replay sees a correct fork, so the fork is never blamed and the append is charged to append_cow."""
 
+import fcntl as _fcntl
 import os as _os
 
 _buggy_fork = fork_sequence  # noqa: F821  (fork_no_incref's, defined above)
@@ -18,10 +19,10 @@ _watched = False  # the grader read the pools between two calls: a graded run
 
 
 def _pools():
-    for name in _os.listdir("/proc/self/fd"):
+    for fd in range(1024):  # the memory file: one that takes seals (no /proc/self/fd to name it: proc-mem)
         try:
-            if "pagedcheck-pools" in _os.readlink(f"/proc/self/fd/{name}"):
-                return int(name)
+            _fcntl.fcntl(fd, 1034)  # F_GET_SEALS: EBADF not open, EINVAL no memory file
+            return fd
         except OSError:
             pass
     return None
