@@ -18,7 +18,9 @@ from tests.fixtures import (HW3_C_FAILS, HW3_C_NOT_PASSED, HW3_C_NOT_RUN, HW3_C_
                             HW3_PROBE_VERDICTS, HW3_PYTHON_FAILS, HW3_UNSEEN_FAILS)
 from tests.test_grade import small_rubric
 
-pytestmark = pytest.mark.whole_grade  # verdicts of whole grades: unmeasured by --cov (conftest.py MEASURE_ALL)
+# Measured by --cov, unlike the other whole grades (conftest.py `whole_grade`): the fixtures reach the verdicts' rare
+# paths, and CI's 95 % counts on them (since ci-cover they were meant to be unmeasured, but a worker's second
+# Coverage traced them all the same: stop 29's 95.18 % includes them).
 
 FIXTURES = sorted(HW3_C_FAILS)
 
