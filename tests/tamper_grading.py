@@ -71,11 +71,14 @@ class Evidence:
     problems: list[str]
 
 
-def grade_in_scene(scene: Scene, reaper: Reaper, args: list[str], memory_guard: int | None = None) -> Evidence:
+def grade_in_scene(scene: Scene, reaper: Reaper, args: list[str], memory_guard: int | None = None,
+                   limit: float = 180.0) -> Evidence:
     """Runs `pagedcheck ARGS`, then gathers the evidence: leftovers (killed), files changed outside the
-    scratch (restored), secrets in any report or in what the grader printed, connections to the port."""
+    scratch (restored), secrets in any report or in what the grader printed, connections to the port. `limit`: the
+    harness's seconds of wall clock, past which the grading is killed and counted a problem (a grader that never
+    ends), never a timing target."""
     before = snapshot(scene.outside_scratch())
-    ran = run_pagedcheck(args, scene, memory_guard=memory_guard)
+    ran = run_pagedcheck(args, scene, limit=limit, memory_guard=memory_guard)
     problems = [] if ran.status is not None else ["grading did not end within the harness's limit"]
     left = reaper.leftovers(*scene.markers)
     reaper.kill(left)
