@@ -276,6 +276,11 @@ def test_a_thread_named_from_a_short_heap_string_keeps_memory_safety(scene: Scen
 # honest 0/6 (the same file with 0 advices: "llm_init(pool, 64): hung: no answer within 0.5 s", measured).
 SYSTEM_ITEMS = ("llm_init",)
 SYSTEM_HONEST, SYSTEM_MAX = 0, 6
+# held since fence-allowance (the record of the attack as found): the allowance is earned only by the fence's own work,
+# a grant or a free of a block the ledger made (Ledger.fence_calls: 1 a grant, FREE_CALLS a free, its quarantine's
+# unmap included), never by a mapping call of the program's own; the same count for a call (Listener.call_fence), a
+# probe's run (probe_adapter._left: Listener.fence) and a fuzz's safety net (run_cpu.ANSWERED): the 40,000 advices
+# earn nothing, and the 0.67 s of system CPU is past the 0.5 s limit: oracle/SANDBOX.md, "A call's time"
 SYSTEM_BROKEN = (
     "since cpu-accounting a call's user CPU is held to its limit alone and its user and system CPU together to the "
     "limit and MAPPING_CALL_CPU (25 us) for each mapping call the ledger answered (run_cpu.cpu_left), so that the "
@@ -291,9 +296,6 @@ SYSTEM_BROKEN = (
     "(its mapping calls' count times their cost) taken off the reading rather than added to the limit")
 
 
-# not strict: one fallback grading of three said 'hung' (0/6, the honest score), which a strict xfail would take for
-# the fix
-@pytest.mark.xfail(strict=False, reason=SYSTEM_BROKEN)
 @pytest.mark.bwrap_repeat  # the ledger's allowance decides, in both isolations
 def test_a_calls_system_cpu_cannot_be_bought_with_mapping_calls(scene: Scene, reaper: Reaper) -> None:
     from tests.tamper_grading import check_report, grade_args, grade_in_scene
@@ -316,6 +318,10 @@ def test_a_calls_system_cpu_cannot_be_bought_with_mapping_calls(scene: Scene, re
 # fork, as graded). On the default rubric: 92/100 for the honest 88/100 (the known bug alone: 96/100).
 FORGETS_ITEMS = ("fork", "l1_traversal")
 FORGETS_HONEST, FORGETS_MAX = 0, 12
+# held since fence-allowance (the record of the attack as found): check_forked reads the parent before the fork (after
+# the probe's edit) and judges the child against that, so the copy that lacks block_table[3] fails l1_traversal; the
+# parent's change (read again after the fork) is the fork item's fact, met as well (ProbeFailed's `past`, the probe
+# result's `met`: an excuse on the failed item that charges fork when fork passed, oracle/hw3/verdicts.py with_probes)
 FORGETS_BROKEN = (
     "check_forked reads the parent after the fork (`parent = r.sequence(parent_seq)`) and judges the child's copy "
     "against that parent, so a fork that stops at the NULL slot (l1_traversal's bug) and also clears the parent's "
@@ -329,7 +335,6 @@ FORGETS_BROKEN = (
     "the fork did to the parent")
 
 
-@pytest.mark.xfail(strict=True, reason=FORGETS_BROKEN)
 @pytest.mark.bwrap_repeat  # the probe's reading order decides, in both isolations
 def test_a_fork_that_makes_its_parent_match_its_copy_still_fails_the_walk(scene: Scene, reaper: Reaper) -> None:
     from tests.conftest import SUBMISSIONS

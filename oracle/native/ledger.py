@@ -63,6 +63,8 @@ CONTINUE = 0  # the call runs as asked
 FULL = errno.ENOMEM  # the fence cannot hold the block (its bytes or blocks): it fails as memory that ran out
 BRK_REFUSED = -1  # brk answered 0, not an errno: the C library reads it as a failure and asks the kernel afresh
 QUARANTINE_BLOCKS = 1024  # driver.c's: freed blocks whose mappings stay
+FREE_CALLS = 2  # the fence's mapping calls for one free: the block made inaccessible, and the quarantine's unmap of
+# it later (counted at the free: an unmap names no block the ledger made, so any program could make one)
 
 FileId = tuple[int, int]  # a file as the kernel knows it: (st_dev, st_ino)
 FileOf = Callable[[int], FileId | None]  # the file a descriptor of the caller names now (None: none, or unreadable)
@@ -119,6 +121,8 @@ class Ledger:
     asked: int = 0  # the current call's requests for a fresh place, however answered (granted, failed or FULL)
     frees: int = 0
     injected: bool = False  # the current call had an allocation failed by the grader
+    fence_calls: int = 0  # the fence's own mapping calls in the run (never reset): FREE_CALLS for each free of a
+    # block, one for each grant of one in the span; what its CPU allowance is earned by (run_cpu.MAPPING_CALL_CPU each)
 
     def call_started(self, fail_at: int = -1) -> None:
         """A new API call: its counts start at zero; `fail_at` as the request's (-1: unchanged)."""
@@ -228,6 +232,7 @@ class Ledger:
             del self.starts[bisect.bisect_left(self.starts, first)]
             self.live_pages -= end - first
             self.frees += 1
+            self.fence_calls += FREE_CALLS
             return CONTINUE
         return self._protect(first, end, prot)
 
@@ -241,6 +246,7 @@ class Ledger:
         self.live_pages += end - first
         self.granted_to = end
         self.grants += 1
+        self.fence_calls += 1
         return CONTINUE
 
     def _requested(self, pages: int) -> int:
