@@ -103,9 +103,9 @@ _FCNTL: dict[int, tuple[Kind, ...]] = {
 # futex's operation (without FUTEX_PRIVATE_FLAG and FUTEX_CLOCK_REALTIME): its six registers
 _FUTEX: dict[int, tuple[Kind, ...]] = {
     0: (4, V, V, _TIMESPEC), 1: (4, V, V), 3: (4, V, V, V, 4), 4: (4, V, V, V, 4, V),  # WAIT, WAKE, (CMP_)REQUEUE
-    5: (4, V, V, V, 4, V), 6: (4, _, _, _TIMESPEC), 7: (4,), 8: (4,),  # WAKE_OP, LOCK_PI, UNLOCK_PI, TRYLOCK_PI
+    5: (4, V, V, V, 4, V), 6: (4, V, _, _TIMESPEC), 7: (4, V), 8: (4, V),  # WAKE_OP, LOCK_PI, UNLOCK_PI, TRYLOCK_PI
     9: (4, V, V, _TIMESPEC, _, V), 10: (4, V, V, _, _, V),  # WAIT_BITSET, WAKE_BITSET
-    11: (4, V, V, _TIMESPEC, 4, V), 12: (4, V, V, V, 4, V), 13: (4, _, _, _TIMESPEC),  # *_REQUEUE_PI, LOCK_PI2
+    11: (4, V, V, _TIMESPEC, 4, V), 12: (4, V, V, V, 4, V), 13: (4, V, _, _TIMESPEC),  # *_REQUEUE_PI, LOCK_PI2
 }
 # prctl's option: its five registers (the one a PR_SET_SECCOMP names holds a pointer to the filter: not judged, so
 # refused in the span as a value is)
