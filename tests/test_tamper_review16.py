@@ -67,7 +67,10 @@ POLL_BROKEN = (
     "written), each named by its first byte. " + KERNEL_FIX)
 
 
-@pytest.mark.xfail(strict=True, reason=POLL_BROKEN)
+# held since kernel-allowlist (kernel_access.py kinds, ledger.py kernel_call): every register a handed-over call takes
+# is judged by its kind, a pointer by its exact length: poll's array by nfds x sizeof(struct pollfd), 16 bytes from
+# l2[14], whose last 8 are the guard page's, counted as a stray as a fault's (as are ppoll's, select and pselect6's fd
+# sets by nfds, epoll_wait's events by maxevents). POLL_BROKEN is what it broke, kept as the record
 @pytest.mark.bwrap_repeat  # the driver's filter and the grader's table decide, in both isolations
 def test_an_array_the_kernel_copies_past_a_block_still_costs_memory_safety(scene: Scene, reaper: Reaper) -> None:
     sub = c_submission(scene, "memory_safety", C_ATTACKS / "poll_array_past.patch")
@@ -89,7 +92,10 @@ UNTABLED_BROKEN = (
     "table' as left, and this shows it is a full way round memory_safety, not a corner. " + KERNEL_FIX)
 
 
-@pytest.mark.xfail(strict=True, reason=UNTABLED_BROKEN)
+# held since kernel-allowlist (kernel_access.py, default deny): a call the table does not know is refused (EPERM)
+# when any of its registers lies in the span, and each such register is judged as an address by its first byte:
+# sched_setparam's &l2[16] is on the guard page, a stray; the kernel copies nothing. UNTABLED_BROKEN is what it broke,
+# kept as the record
 @pytest.mark.bwrap_repeat  # the driver's filter and the grader's table decide, in both isolations
 def test_a_call_missing_from_the_graders_table_still_costs_memory_safety(scene: Scene, reaper: Reaper) -> None:
     sub = c_submission(scene, "memory_safety", C_ATTACKS / "untabled_call_past.patch")
@@ -120,7 +126,10 @@ PROC_MEM_BROKEN = (
     "run needs)")
 
 
-@pytest.mark.xfail(strict=True, reason=PROC_MEM_BROKEN)
+# held since kernel-allowlist (kernel_access.py, default deny): pread64's offset is a value, and a value in the span
+# cannot be judged: the call is refused (EPERM), nothing is read, and the offset is judged as an address by its first
+# byte: &l2[16] on the guard page, a stray (lseek's offset likewise). PROC_MEM_BROKEN is what it broke, kept as the
+# record (the open of /proc/self/mem itself is not refused: REWRITE_BROKEN)
 @pytest.mark.bwrap_repeat  # the kernel's memory file and the grader's table decide, in both isolations
 def test_a_read_past_a_block_through_the_processs_memory_file_still_costs_memory_safety(scene: Scene,
                                                                                          reaper: Reaper) -> None:
@@ -260,7 +269,10 @@ NAME_BROKEN = (
     "counts a stray only where the string runs off a live block before its NUL (or its bound)")
 
 
-@pytest.mark.xfail(strict=True, reason=NAME_BROKEN)
+# held since kernel-allowlist (kernel_access.py Text, ledger.py kernel_call, heap_notify.py bytes_of): a string argument
+# is judged to its NUL, read by the grader from the waiting caller's memory (/proc/PID/mem) on live pages only, at most
+# the kernel's bound (PR_SET_NAME: 15 bytes): "llm" and its NUL, 4 bytes in the block, no stray. NAME_BROKEN is what it
+# broke, kept as the record
 @pytest.mark.bwrap_repeat  # the grader's table decides, in both isolations
 def test_a_thread_named_from_a_short_heap_string_keeps_memory_safety(scene: Scene, reaper: Reaper) -> None:
     sub = c_submission(scene, None, C_ATTACKS / "thread_named_from_heap.patch")

@@ -9,7 +9,10 @@ the kernel (registers at the call), never from the process's memory.
 The grader answers inline, whenever it waits for the driver (adapter.py's select loops), so a call's counts are
 complete once its reply arrives: the driver cannot reply before every system call it made was answered.
 
-One fact is read from the process itself: for a mapping of the pool's window's shape, the file its descriptor names
+Two facts are read from the process itself. A string a handed-over call names in the span (a path, a thread's name:
+ledger.py kernel_call), from its memory (/proc/PID/mem, opened once and the notification checked still pending
+after each read, so PID is still the caller, waiting: its one thread cannot change the bytes the kernel then reads).
+And for a mapping of the pool's window's shape, the file its descriptor names
 (`file_of`: /proc/PID/fd/N's device and inode, then the notification checked still pending, so PID is still the
 caller). It is the file the kernel maps once the call goes on: the caller waits in the call meanwhile, and nothing
 else can change its descriptors, for the driver's process has one thread and no other shares its table (its filter
@@ -28,6 +31,7 @@ import time
 from dataclasses import dataclass
 
 from oracle.native.ledger import BRK_REFUSED, CONTINUE, FileId, Ledger
+from oracle.native.outside import open_memory
 from oracle.run_cpu import ANSWERED
 
 _NOTIF = struct.Struct("=QII iIQ6Q")  # struct seccomp_notif: id, pid, flags, seccomp_data (nr, arch, ip, args)
@@ -111,6 +115,7 @@ class Listener:
         self.busy = 0.0  # wall-clock seconds spent answering, from seeing a call waiting to the last answer sent
         self._call = (0, 0.0, 0)  # handled, busy and fence when the current call started
         self._most: int | None = None  # the current call's last mapping call to answer (handled), None: no bound
+        self._memory: tuple[int, int] | None = None  # the caller's pid and its /proc/PID/mem, once a string was read
 
     def call_started(self) -> None:
         self._call, self._most = (self.handled, self.busy, self.fence), None
@@ -150,7 +155,8 @@ class Listener:
         notif_id, pid, _flags, nr, _arch, _ip, *args = _NOTIF.unpack(buf)
         window, fence = self.ledger.window, self.ledger.fence_calls
         # by what the call asks and maps, never where it was made
-        error = self.ledger.answer(nr, tuple(args), lambda fd: self.file_of(notif_id, pid, fd))
+        error = self.ledger.answer(nr, tuple(args), lambda fd: self.file_of(notif_id, pid, fd),
+                                   lambda address, length: self.bytes_of(notif_id, pid, address, length))
         self.handled += 1
         earned = self.ledger.fence_calls - fence  # a grant or a free of a block the ledger made: the fence's work
         self.fence += earned
@@ -179,6 +185,24 @@ class Listener:
             return None
         return named.st_dev, named.st_ino
 
+    def bytes_of(self, notif_id: int, pid: int, address: int, length: int) -> bytes | None:
+        """`length` bytes of the memory of the thread `pid`, waiting in notification `notif_id`, at `address`; None
+        when the grader cannot read them, or the call is gone (PID may be another's now)."""
+        try:
+            if self._memory is None or self._memory[0] != pid:
+                self._forget_memory()
+                self._memory = (pid, open_memory(pid, os.O_RDONLY))
+            data = os.pread(self._memory[1], length, address)
+            fcntl.ioctl(self.fd, NOTIF_ID_VALID, struct.pack("=Q", notif_id))
+        except (OSError, OverflowError, ValueError):
+            return None
+        return data
+
+    def _forget_memory(self) -> None:
+        if self._memory is not None:
+            os.close(self._memory[1])
+            self._memory = None
+
     def answer_waiting(self) -> None:
         """Answers every system call waiting now; MappingCallsSpent (that one left waiting) past the call's
         bound. The time it takes is the grader's (`busy`)."""
@@ -195,6 +219,7 @@ class Listener:
     drain = answer_waiting  # as a LogChannel: what reply_pipe.drained calls while it waits for the end
 
     def close(self) -> None:
+        self._forget_memory()
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
