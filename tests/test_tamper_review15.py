@@ -243,11 +243,10 @@ CHURN_LEFT = (
     "(branch grade-budget) with a harness limit that fits the count")
 
 
-# Not strict, and the long profile's: what is left is a cost of the grader's own CPU, so whether the grading ends within
-# the harness's 180 s depends on the machine's speed and load (stop 29's CI: XPASS without bubblewrap, after failing
-# on an earlier run); three minutes of CI for a break that is known and not yet fixed.
+# Not strict: what is left is a cost of the grader's own CPU, so whether the grading ends within the harness's 180 s
+# depends on the machine's speed and load (stop 29's CI: XPASS without bubblewrap, after failing on an earlier run).
+# Its fallback case stays in CI (tests/test_profile.py: no test's only run leaves CI).
 @pytest.mark.xfail(strict=False, reason=CHURN_LEFT)
-@pytest.mark.slow
 @pytest.mark.bwrap_repeat  # the grader's own answering decides, in both isolations
 def test_the_fuzz_safety_net_is_not_reached_by_the_graders_answers_to_a_correct_engine(scene: Scene,
                                                                                      reaper: Reaper) -> None:
