@@ -259,6 +259,22 @@ def blockspace_submission(scene: Scene, base: str | None, attack: Path) -> Path:
     return folder
 
 
+def c_in_both_isolations(tmp_path: Path, reaper: Reaper, base: str | None, attack: Path, items: tuple[str, ...],
+                         honest: int, full: int) -> list[str]:
+    """The reference C (with tests/submissions/broken/<base>.patch; None: none) and the patch `attack` graded on
+    `items` under bubblewrap and without it (the Landlock fallback), each in a world of its own: what either grading
+    did that the promises do not allow, a score other than `honest` of `full` in each among them (so the same grade in
+    both)."""
+    problems = []
+    for without_bwrap in (False, True):
+        with closing(Scene(tmp_path / ("without-bwrap" if without_bwrap else "bwrap"), without_bwrap=without_bwrap)) \
+                as world:
+            sub = c_submission(world, base, attack)
+            found = graded_problems(world, reaper, sub, items, honest, full)
+            problems += [f"{'without bubblewrap' if without_bwrap else 'bubblewrap'}: {p}" for p in found]
+    return problems
+
+
 def blockspace_in_both_isolations(tmp_path: Path, reaper: Reaper, attack: Path, points: dict[str, int],
                                   honest: int | None = None) -> list[str]:
     """A correct blockspace submission (our engine and `attack`) graded under bubblewrap and without it (the Landlock

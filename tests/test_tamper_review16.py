@@ -8,32 +8,16 @@ under bubblewrap and without it (fairness asks the same grade in both). An attac
 xfail naming the mechanism and a fix by construction; one that holds is a plain test saying why.
 """
 
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from tests.tamper import ROOT, Reaper, Scene
-from tests.tamper_grading import c_submission, graded_problems, reaper, scene  # noqa: F401
+from tests.tamper_grading import c_in_both_isolations, c_submission, graded_problems, reaper, scene  # noqa: F401
 
 C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review16"
 PY_ATTACKS = Path(__file__).with_name("hostile_review16")
 
-
-def c_in_both_isolations(tmp_path: Path, reaper: Reaper, base: str | None, attack: str, items: tuple[str, ...],
-                         honest: int, full: int) -> list[str]:
-    """The reference C (with tests/submissions/broken/<base>.patch; None: none) and
-    tests/submissions/hostile/review16/<attack>.patch graded on `items` under bubblewrap and without it (the Landlock
-    fallback), each in a world of its own: what either grading did that the promises do not allow, a score other
-    than `honest` of `full` in each among them (so the same grade in both)."""
-    problems = []
-    for without_bwrap in (False, True):
-        with closing(Scene(tmp_path / ("without-bwrap" if without_bwrap else "bwrap"), without_bwrap=without_bwrap)) \
-                as world:
-            sub = c_submission(world, base, C_ATTACKS / f"{attack}.patch")
-            found = graded_problems(world, reaper, sub, items, honest, full)
-            problems += [f"{'without bubblewrap' if without_bwrap else 'bubblewrap'}: {p}" for p in found]
-    return problems
 
 # the known bug under both C attacks: tests/submissions/broken/memory_safety.patch (freeing a block table reads
 # l2[16]); graded on compiles (5) and memory_safety (10): honest 5/15 (the bug alone: "valgrind, program
@@ -165,8 +149,8 @@ REWRITE_BROKEN = (
 @pytest.mark.xfail(strict=True, reason=REWRITE_BROKEN)
 def test_a_driver_handler_rewritten_through_the_memory_file_still_costs_memory_safety_in_both_isolations(
         tmp_path: Path, reaper: Reaper) -> None:
-    problems = c_in_both_isolations(tmp_path, reaper, "memory_safety", "driver_handler_rewritten", KERNEL_ITEMS,
-                                    KERNEL_HONEST, KERNEL_MAX)
+    problems = c_in_both_isolations(tmp_path, reaper, "memory_safety", C_ATTACKS / "driver_handler_rewritten.patch",
+                                    KERNEL_ITEMS, KERNEL_HONEST, KERNEL_MAX)
     assert not problems, "\n".join([f"driver_handler_rewritten (honest {KERNEL_HONEST}/{KERNEL_MAX} in both):",
                                      *problems])
 
@@ -215,8 +199,8 @@ MOUNT_C_BROKEN = (
 @pytest.mark.xfail(strict=True, reason=MOUNT_C_BROKEN)
 def test_a_c_engine_that_logs_only_where_the_mount_is_writable_grades_the_same_in_both_isolations(
         tmp_path: Path, reaper: Reaper) -> None:
-    problems = c_in_both_isolations(tmp_path, reaper, None, "log_if_mount_writable_c", MOUNT_C_ITEMS, MOUNT_C_MAX,
-                                    MOUNT_C_MAX)
+    problems = c_in_both_isolations(tmp_path, reaper, None, C_ATTACKS / "log_if_mount_writable_c.patch",
+                                    MOUNT_C_ITEMS, MOUNT_C_MAX, MOUNT_C_MAX)
     assert not problems, "\n".join(["log_if_mount_writable_c (correct: 6/6 in both isolations):", *problems])
 
 
@@ -243,8 +227,8 @@ ROFS_BROKEN = (
 @pytest.mark.xfail(strict=True, reason=ROFS_BROKEN)
 def test_a_c_engine_that_tolerates_a_read_only_file_system_grades_the_same_in_both_isolations(
         tmp_path: Path, reaper: Reaper) -> None:
-    problems = c_in_both_isolations(tmp_path, reaper, None, "cache_folder_unless_rofs", ROFS_ITEMS, ROFS_MAX,
-                                    ROFS_MAX)
+    problems = c_in_both_isolations(tmp_path, reaper, None, C_ATTACKS / "cache_folder_unless_rofs.patch",
+                                    ROFS_ITEMS, ROFS_MAX, ROFS_MAX)
     assert not problems, "\n".join(["cache_folder_unless_rofs (correct: 15/15 in both isolations):", *problems])
 
 
