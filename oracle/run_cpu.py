@@ -7,10 +7,13 @@ without computing (blocked on a pipe, asleep), which is hung too. The cap counts
 the run waited on the grader (natively, each mapping call waits for the ledger's answer) is added to it, so how
 fast the grader answers, or how loaded its machine is, decides no verdict.
 
-Natively each mapping call the grader answers (oracle/native/heap_notify.py) is the fence's work in the kernel, not
-the program's: it adds MAPPING_CALL_CPU to the limit of the run's user and system CPU together, never to its user
-CPU, which the limit alone holds (`cpu_left`): the allowance pays for the kernel's work, and buys no computing. A whole grade's time limit counts
-the CPU of the grader's whole process tree, the grader's own included (Budget)."""
+Natively the fence's own mapping calls (oracle/native/ledger.py `fence_calls`: each grant of a block the ledger made,
+each free of one and the quarantine's later unmap of it) are its work in the kernel, not the program's: each adds
+MAPPING_CALL_CPU to the limit of the run's user and system CPU together, never to its user CPU, which the limit alone
+holds (`cpu_left`): the allowance pays for the fence's kernel work, and buys no computing. A mapping call the program
+makes itself (an advice, an unmap, a protection of a page nobody maps), answered or refused, earns nothing: it is the
+program's, and review 16's system_time_bought bought 0.67 s of its own system CPU with 40,000 of them. A whole grade's
+time limit counts the CPU of the grader's whole process tree, the grader's own included (Budget)."""
 
 import os
 import time
@@ -18,9 +21,9 @@ from typing import NamedTuple
 
 HUNG_WALL = 10  # a call gets at most this many times its limit in wall-clock time, whatever its CPU time
 _TICKS = os.sysconf("SC_CLK_TCK")
-MAPPING_CALL_CPU = 25e-6  # CPU seconds each answered mapping call adds to its call's limit: the fence's own work
-# (mapping a block's page, protecting it, the quarantine's unmap, the wait for the answer: about 5 us of the kernel's
-# natively, 15 us under the listener, measured), which a C library's malloc does not make the program spend
+MAPPING_CALL_CPU = 25e-6  # CPU seconds each of the fence's own mapping calls adds to its call's limit (a block's
+# grant, its free, the quarantine's unmap of it: ledger.py `fence_calls`, about 5 us of the kernel's natively, 15 us
+# under the listener, measured), which a C library's malloc does not make the program spend
 
 
 class Cpu(NamedTuple):
@@ -33,22 +36,23 @@ class Cpu(NamedTuple):
         return Cpu(self.user - earlier.user, self.system - earlier.system)
 
 
-def allowed(limit: float, mapping_calls: int) -> float:
-    """A limit of `limit` CPU seconds with the fence's allowance for `mapping_calls` answered mapping calls: what
+def allowed(limit: float, fence_calls: int) -> float:
+    """A limit of `limit` CPU seconds with the fence's allowance for `fence_calls` of its own mapping calls: what
     user and system CPU together may reach (and what a wall-clock cap is HUNG_WALL times)."""
-    return limit + mapping_calls * MAPPING_CALL_CPU
+    return limit + fence_calls * MAPPING_CALL_CPU
 
 
-def cpu_left(limit: float, mapping_calls: int, used: Cpu) -> float:
-    """The CPU seconds left of a limit of `limit` after `used`, with `mapping_calls` mapping calls answered (negative:
-    past it): the user CPU is held to `limit` alone, user and system together to `limit` and the allowance. The
-    one rule for a call's limit, a probe's and a fuzz's safety net."""
-    return min(limit - used.user, allowed(limit, mapping_calls) - used.user - used.system)
+def cpu_left(limit: float, fence_calls: int, used: Cpu) -> float:
+    """The CPU seconds left of a limit of `limit` after `used`, with `fence_calls` of the fence's own mapping calls
+    made meanwhile (negative: past it): the user CPU is held to `limit` alone, user and system together to `limit`
+    and the allowance. The one rule for a call's limit, a probe's and a fuzz's safety net."""
+    return min(limit - used.user, allowed(limit, fence_calls) - used.user - used.system)
 
 
 class _Answered:
-    """The mapping calls this process has answered for its runs, every listener's together (heap_notify.Listener
-    counts each): a count, what a safety net allows the fence's kernel work by."""
+    """The fence's own mapping calls this process has answered for its runs (ledger.py `fence_calls`, every
+    listener's together: heap_notify.Listener adds each run's): a count, what a safety net allows the fence's kernel
+    work by. A mapping call of the program's own adds nothing."""
 
     total = 0
 
@@ -82,14 +86,14 @@ class RunClock:
     def call_started(self) -> None:
         self._call = (time.monotonic(), self.times())
 
-    def owed(self, limit: float, excused: float = 0.0, mapping_calls: int = 0) -> float:
+    def owed(self, limit: float, excused: float = 0.0, fence_calls: int = 0) -> float:
         """How much longer to wait for the current call past `limit`: the CPU seconds of it the run has not used
-        yet (`cpu_left`, with the allowance of the `mapping_calls` the grader answered in it), within HUNG_WALL
+        yet (`cpu_left`, with the allowance of the fence's `fence_calls` answered in it), within HUNG_WALL
         times the limit and the allowance of wall-clock time since the call started, not counting the `excused`
         seconds of it the run spent waiting on the grader (its answers to the run's mapping calls)."""
         wall, cpu = self._call
-        unused = cpu_left(limit, mapping_calls, self.times(walk=True).since(cpu))
-        return max(0.0, min(unused, wall + HUNG_WALL * allowed(limit, mapping_calls) + excused - time.monotonic()))
+        unused = cpu_left(limit, fence_calls, self.times(walk=True).since(cpu))
+        return max(0.0, min(unused, wall + HUNG_WALL * allowed(limit, fence_calls) + excused - time.monotonic()))
 
     def seconds(self, walk: bool = False) -> float:
         """User and system CPU seconds of the tree together (`times`)."""
@@ -190,8 +194,8 @@ class SafetyNet:
     one that would never end: `seconds` CPU seconds, from now, of the runs this process started (its children,
     running or reaped, and theirs: they do the submission's work, a Python pool's server as a C driver), by the same
     rule as a call's limit (`cpu_left`): the runs' user CPU held to `seconds`, their user and system CPU together to
-    `seconds` and MAPPING_CALL_CPU for each mapping call this process answered meanwhile (ANSWERED: a count, the
-    fence's work in the kernel). The grader's own process is not counted: its work (answering those calls, checking
+    `seconds` and MAPPING_CALL_CPU for each of the fence's own mapping calls this process answered meanwhile
+    (ANSWERED: a count, the fence's work in the kernel; a mapping call of the program's own adds nothing). The grader's own process is not counted: its work (answering those calls, checking
     replies) is bounded by the fuzz's counts (programs, calls, replays; a call's count of mapping calls), and a
     slower grader must not stop sooner. A busy machine, which delays the work without adding to it, never reaches
     it; a cap of HUNG_WALL times the limit with the allowance of wall clock stops work that waits without computing

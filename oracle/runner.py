@@ -16,6 +16,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from oracle.campaign import campaign_machine, database
 from oracle.determinism import fixed_constants
 from oracle.family import AdapterFactory, Family
+from oracle.one_cpu import on_one_cpu
 from oracle.program import Program
 from oracle.run_cpu import SafetyNet
 from oracle.shrink import Budget, Shrinker, parse, render
@@ -82,6 +83,7 @@ class Progress:
             self.stream.write("\n")
 
 
+@on_one_cpu()  # the implementation and the model take turns (oracle/one_cpu.py)
 def fuzz(
     family: Family,
     impl: str,

@@ -71,11 +71,14 @@ class Evidence:
     problems: list[str]
 
 
-def grade_in_scene(scene: Scene, reaper: Reaper, args: list[str], memory_guard: int | None = None) -> Evidence:
+def grade_in_scene(scene: Scene, reaper: Reaper, args: list[str], memory_guard: int | None = None,
+                   limit: float = 180.0) -> Evidence:
     """Runs `pagedcheck ARGS`, then gathers the evidence: leftovers (killed), files changed outside the
-    scratch (restored), secrets in any report or in what the grader printed, connections to the port."""
+    scratch (restored), secrets in any report or in what the grader printed, connections to the port. `limit`: the
+    harness's seconds of wall clock, past which the grading is killed and counted a problem (a grader that never
+    ends), never a timing target."""
     before = snapshot(scene.outside_scratch())
-    ran = run_pagedcheck(args, scene, memory_guard=memory_guard)
+    ran = run_pagedcheck(args, scene, limit=limit, memory_guard=memory_guard)
     problems = [] if ran.status is not None else ["grading did not end within the harness's limit"]
     left = reaper.leftovers(*scene.markers)
     reaper.kill(left)
@@ -254,6 +257,22 @@ def blockspace_submission(scene: Scene, base: str | None, attack: Path) -> Path:
     manager = folder / "block_manager.py"
     manager.write_text(manager.read_text() + "\n\n" + scene.fill(attack.read_text()))
     return folder
+
+
+def c_in_both_isolations(tmp_path: Path, reaper: Reaper, base: str | None, attack: Path, items: tuple[str, ...],
+                         honest: int, full: int) -> list[str]:
+    """The reference C (with tests/submissions/broken/<base>.patch; None: none) and the patch `attack` graded on
+    `items` under bubblewrap and without it (the Landlock fallback), each in a world of its own: what either grading
+    did that the promises do not allow, a score other than `honest` of `full` in each among them (so the same grade in
+    both)."""
+    problems = []
+    for without_bwrap in (False, True):
+        with closing(Scene(tmp_path / ("without-bwrap" if without_bwrap else "bwrap"), without_bwrap=without_bwrap)) \
+                as world:
+            sub = c_submission(world, base, attack)
+            found = graded_problems(world, reaper, sub, items, honest, full)
+            problems += [f"{'without bubblewrap' if without_bwrap else 'bubblewrap'}: {p}" for p in found]
+    return problems
 
 
 def blockspace_in_both_isolations(tmp_path: Path, reaper: Reaper, attack: Path, points: dict[str, int],

@@ -1,6 +1,7 @@
 """The kernel's access to the heap in a real driver (driver_main.c's filter, ledger.py kernel_access): an honest
 system call on a live block behaves exactly as on an ordinary heap and counts nothing, a read past a block made by
-the kernel is counted as a fault's would be, and the calls whose buffers no register names are refused."""
+the kernel is counted as a fault's would be, a string is judged to its NUL, and the calls whose buffers no register
+names, or whose register in the heap the grader's table cannot judge, are refused."""
 
 from pathlib import Path
 
@@ -10,8 +11,8 @@ from oracle.hw3.c.adapter import CAdapter
 from oracle.hw3.c.build import build
 from tests.conftest import REFERENCE_C, seeded_build_cache
 
-HEADERS = "#define _DEFAULT_SOURCE /* test: pipe, write, read, writev */\n#include <errno.h>\n#include <sys/uio.h>\n" \
-          "#include <unistd.h>\n"
+HEADERS = "#define _DEFAULT_SOURCE /* test: pipe, write, read, writev */\n#include <errno.h>\n#include <sched.h>\n" \
+          "#include <stdlib.h>\n#include <string.h>\n#include <sys/prctl.h>\n#include <sys/uio.h>\n#include <unistd.h>\n"
 # before llm_init returns: its engine (a live block) through a pipe and back, then `extra`; NULL when anything differs
 ROUND_TRIP = """    int fds[2];
     LLMEngine copy;
@@ -74,5 +75,35 @@ def test_writev_whose_buffers_no_register_names_is_refused(tmp_path: Path) -> No
         _listened(adapter)
         assert engine is not None  # writev answered EPERM
         assert adapter.observe(None).heap.faulted == 0
+    finally:
+        adapter.close()
+
+
+def test_a_thread_named_from_a_heap_string_at_its_blocks_end_counts_nothing(tmp_path: Path) -> None:
+    # review 16's thread_named_from_heap: "llm" in a 4-byte block (at its page's end), read by the kernel to its NUL
+    adapter = _adapter(tmp_path, "    char *name = malloc(4);\n    if (name == NULL)\n        return NULL;\n"
+                                 "    strcpy(name, \"llm\");\n"
+                                 "    if (prctl(PR_SET_NAME, name, 0, 0, 0) != 0)\n        return NULL;\n    free(name);")
+    try:
+        engine = adapter.llm_init(4096)
+        _listened(adapter)
+        assert engine is not None  # prctl went on and succeeded
+        assert adapter.observe(None).heap.faulted == 0
+    finally:
+        adapter.close()
+
+
+def test_a_call_the_table_does_not_know_is_refused_and_its_address_past_a_block_counted(tmp_path: Path) -> None:
+    # review 16's untabled_call_past: sched_setparam names a live block (refused, nothing counted), then the guard page
+    adapter = _adapter(tmp_path, "    const char *volatile past = (const char *)(engine + 1) + 64; /* past gcc's eye */\n"
+                                 "    if (sched_setparam(0, (const void *)engine) != -1 || errno != EPERM)\n"
+                                 "        return NULL;\n"
+                                 "    if (sched_setparam(0, (const void *)past) != -1 || errno != EPERM)\n"
+                                 "        return NULL;")
+    try:
+        engine = adapter.llm_init(4096)
+        _listened(adapter)
+        assert engine is not None  # both answered EPERM
+        assert adapter.observe(None).heap.faulted == 1
     finally:
         adapter.close()

@@ -62,7 +62,6 @@ HOSTILE_LABELS = {
 }
 
 
-@pytest.mark.whole_grade
 def test_hostile_submissions_are_each_graded_with_exit_1_and_leave_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], submission: Callable[..., Path],
     monkeypatch: pytest.MonkeyPatch,

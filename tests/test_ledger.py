@@ -4,7 +4,7 @@ refuses and with what, and what it counts. No process: the answers a driver's ca
 import errno
 
 from oracle.native.ledger import (
-    BRK, BRK_REFUSED, CONTINUE, FULL, MADVISE, MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MMAP, MPROTECT,
+    BRK, BRK_REFUSED, CONTINUE, FREE_CALLS, FULL, MADVISE, MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_PRIVATE, MAP_SHARED, MMAP, MPROTECT,
     MREMAP, MREMAP_DONTUNMAP, MREMAP_FIXED, MUNMAP, PAGE, PKEY_MPROTECT, PROT_EXEC, PROT_READ, PROT_WRITE, SHMAT, SINK_PAGES, SPAN_START, STRAYS_PER_CALL,
     Ledger,
     fence_blocks,
@@ -332,3 +332,24 @@ def test_the_fence_holds_the_blocks_the_default_map_count_leaves_on_any_machine(
     assert fence_blocks(65530) == 65530 - 1024 - 8192  # driver.c's fence_reserve
     assert fence_blocks(10000) == 1024
     assert fence_blocks(1048576) == fence_blocks(65530)  # a machine that allows more: the same count, the same grade
+
+
+def test_only_the_fences_grants_and_frees_earn_its_cpu_allowance() -> None:
+    """Review 16's system_time_bought: the fence's CPU allowance (run_cpu.MAPPING_CALL_CPU each) is earned by its
+    own work alone, one for a grant of a block the ledger made, FREE_CALLS for a free of one (its quarantine's unmap
+    later included); a mapping call of the program's own earns nothing, answered or refused: an advice or an unmap of
+    a page nobody maps, a page made inaccessible that is no block, a mapping outside the span, a stray page, a grant
+    refused, a free of a block already freed."""
+    ledger = handed_over()
+    for call in ((MADVISE, (0x1000, PAGE, 0, 0, 0, 0)), (MADVISE, (page(9), PAGE, 0, 0, 0, 0)),
+                 (MUNMAP, (page(9), PAGE, 0, 0, 0, 0)), (MPROTECT, (page(9), PAGE, 0, 0, 0, 0)),
+                 (MMAP, (0, PAGE, RW, ANON, NO_FD, 0)), (MPROTECT, (page(11), PAGE, PROT_READ, 0, 0, 0)),
+                 (BRK, (0, 0, 0, 0, 0, 0)), (PKEY_MPROTECT, (page(9), PAGE, RW, 0, 0, 0))):
+        ledger.answer(*call)
+    assert ledger.fence_calls == 0 and ledger.outside == 1 and ledger.strays == 1
+    assert grant(ledger, 1, 2) == CONTINUE and ledger.fence_calls == 1
+    assert grant(ledger, 1) == errno.EEXIST and ledger.fence_calls == 1  # refused: not fresh
+    assert free(ledger, 1, 2) == CONTINUE and ledger.fence_calls == 1 + FREE_CALLS
+    assert free(ledger, 1, 2) == CONTINUE and ledger.fence_calls == 1 + FREE_CALLS  # nothing live there: no free
+    ledger.call_started()
+    assert ledger.fence_calls == 1 + FREE_CALLS  # the run's count: a new call does not reset it

@@ -62,7 +62,7 @@ def test_every_rule_of_the_rubric_has_a_program_and_every_variant_an_expectation
 
 
 def test_our_engine_gets_full_marks_with_nothing_read_past(tmp_path):
-    report = grade("engine", load(), tmp_path)
+    report = grade("engine", clean_grade_rubric(tmp_path / "rubric.toml"), tmp_path / "out")
     assert report.exit_status == 0 and report.score == report.max_score == 100
     assert [item.message for item in report.items] == [""] * len(report.items)
     assert report.family == "prefix" and report.isolation.startswith("bubblewrap")

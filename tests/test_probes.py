@@ -167,3 +167,33 @@ def test_big_pool_leaves_the_bugs_of_the_calls_it_makes_to_their_items(
     (tmp_path / "llm_memory.c").write_text(reference.replace(old, new))
     result = run_probe(tmp_path / "llm_memory.c", tmp_path / "cache", "big_pool")
     assert result.passed and result.checked == checked and result.detail.startswith(detail), result.detail
+
+
+def test_a_fork_is_judged_against_its_parent_as_read_before_it(tmp_path: Path) -> None:
+    """Review 16's fork_forgets_parent_past_gap (on cmut_fork_break_at_null_l1: the fork stops copying at the first
+    NULL L1 slot, and also clears the parent's slots past it, so that parent and child agree when read after the
+    fork): the child is judged against the parent as read before the fork, so the walk's bug fails l1_gap_fork, and
+    the parent's change is the fork item's bug, met as well (owner fork, `met`: that item must fail for it too)."""
+    from tests.conftest import SUBMISSIONS, patched
+
+    source = (REFERENCE / "llm_memory.c").read_text()
+    for patch in (SUBMISSIONS / "broken" / "cmut_fork_break_at_null_l1.patch",
+                  SUBMISSIONS / "hostile" / "review16" / "fork_forgets_parent_past_gap.patch"):
+        (tmp_path / "patch").write_text(patch.read_text())
+        source = patched(source, tmp_path / "patch")
+    (tmp_path / "llm_memory.c").write_text(source)
+    result = run_probe(tmp_path / "llm_memory.c", tmp_path / "cache", "l1_gap_fork")
+    assert not result.passed and result.detail.startswith(
+        "fork_sequence(engine, 1, 2) of a parent whose L1 slots 0, 3 and 15 are in use (1, 2 and 4 to 14 NULL): "
+        "the child's block_table[3] is NULL, expected a copy of the parent's (the loop must not stop at a NULL slot)"), \
+        result.detail
+    assert result.owner == "fork" and result.met == (
+        "fork_sequence(engine, 1, 2) changed its parent: the parent's block_table[3] is NULL after it, expected an L2 "
+        "table, as before it (item fork)"), result.met
+
+
+def test_a_parent_left_as_it_was_is_no_bug_of_the_forks(tmp_path: Path, submission: Callable[..., Path]) -> None:
+    """The known bug alone (cmut_fork_break_at_null_l1) leaves its parent as it was: the probe fails, and names no
+    other item's bug."""
+    result = run_probe(submission("broken", "cmut_fork_break_at_null_l1"), tmp_path, "l1_gap_fork")
+    assert not result.passed and result.owner is None and result.met == ""

@@ -232,3 +232,32 @@ def test_a_call_that_churns_its_allocator_is_judged_by_its_own_time(tmp_path: Pa
             assert adapter._listener.call_handled > 150_000  # the fence answered every malloc and free
     finally:
         adapter.close()
+
+
+ADVICE = ("    { extern int posix_madvise(void *, size_t, int);  /* advice on a page nobody maps, 2,000 times */\n"
+          "      for (int i = 0; i < 2000; i++) (void)posix_madvise((void *)4096, 4096, 0); }\n")
+
+
+def test_the_fences_allowance_is_earned_by_its_grants_and_frees_not_by_the_programs_mapping_calls(
+        tmp_path: Path) -> None:
+    """Review 16's system_time_bought: a create_sequence that first makes 2,000 mapping calls of its own (advice on
+    a page nobody maps, each answered by the ledger) earns no more of the fence's CPU allowance than the reference's
+    (its Sequence, L1 table and L2 table: three grants); the count a fuzz's safety net allows by (run_cpu.ANSWERED)
+    grows by the same; free_sequence's three frees earn FREE_CALLS each."""
+    from oracle.native.ledger import FREE_CALLS
+    from oracle.run_cpu import ANSWERED
+
+    adapter = _adapter(tmp_path, ADVICE, timeout=5.0)
+    try:
+        engine = adapter.llm_init(64 * 10)
+        listener = adapter._listener
+        if listener is None:
+            pytest.skip("no seccomp user notification here: no ledger answers the driver's mapping calls")
+        answered = ANSWERED.total
+        assert adapter.create_sequence(engine, 1, 1) is not None
+        assert listener.call_handled >= 2000  # every advice handed to the grader and answered
+        assert (listener.ledger.grants, listener.call_fence, ANSWERED.total - answered) == (3, 3, 3)
+        assert adapter.free_sequence(engine, 1) == 0
+        assert (listener.ledger.frees, listener.call_fence) == (3, 3 * FREE_CALLS)
+    finally:
+        adapter.close()

@@ -87,6 +87,9 @@ def _alloc_failure_of_the_tally(tmp_path: Path) -> tuple[str, str]:
 # is whichever it missed first (its words differ: heap blocks left allocated at one, a free count off at another, so
 # the test asks for the call and the rule, not the words); it dodges all four about once in 10^5 grades (a simulation of its tally over 200,000
 # shuffles of the 16 tries), which would fail this test.
+# The long profile's (README, Development): in ci35 its control took 173 s without bubblewrap and 42 s with it, and
+# both times found no channel, so it skipped; the test above asserts the honest score under the real filter in CI.
+@pytest.mark.slow
 @pytest.mark.parametrize("without_bwrap", [False, True], ids=["bwrap", "without-bwrap"])
 def test_tries_in_a_secret_order_learn_no_k_even_from_an_open_page_cache(without_bwrap: bool, tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.tamper import ROOT, Reaper, Scene
-from tests.tamper_grading import c_submission, graded_problems, reaper, scene  # noqa: F401
+from tests.tamper_grading import c_in_both_isolations, c_submission, graded_problems, reaper, scene  # noqa: F401
 
 C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review14"
 PY_ATTACKS = Path(__file__).with_name("hostile_review14")
@@ -56,23 +56,6 @@ def test_a_fault_caught_by_a_handler_of_the_submissions_own_still_costs_memory_s
     assert not problems, "\n".join([f"fault_caught_by_alias (honest {ALIAS_HONEST}/{ALIAS_MAX}):", *problems])
 
 
-def c_in_both_isolations(tmp_path: Path, reaper: Reaper, attack: str, items: tuple[str, ...], honest: int,
-                         full: int) -> list[str]:
-    """The reference C with tests/submissions/hostile/review14/<attack>.patch graded on `items` under bubblewrap and
-    without it (the Landlock fallback), each in a world of its own: what either grading did that the promises do not
-    allow, a score other than `honest` of `full` in each among them (so the same grade in both)."""
-    from contextlib import closing
-
-    problems = []
-    for without_bwrap in (False, True):
-        with closing(Scene(tmp_path / ("without-bwrap" if without_bwrap else "bwrap"), without_bwrap=without_bwrap)) \
-                as world:
-            sub = c_submission(world, None, C_ATTACKS / f"{attack}.patch")
-            found = graded_problems(world, reaper, sub, items, honest, full)
-            problems += [f"{'without bubblewrap' if without_bwrap else 'bubblewrap'}: {p}" for p in found]
-    return problems
-
-
 # --- 2. a C run's writable temporary folder: where it is (oracle/isolation.py, oracle/sandbox.py) --------------------
 # tests/submissions/hostile/review14/log_in_tmp_c.patch on the reference C: llm_init appends a line to a debug log,
 # /tmp/llm_memory.log (fopen "a", fprintf, fclose: the FILE is malloc'd and freed in the call), and returns NULL when
@@ -94,7 +77,7 @@ LOG_BROKEN = (
 # oracle/run_view.py), the rule the Python server has: the log cannot be opened in either, so llm_init returns NULL
 # in both, 0/6 in both (LOG_BROKEN is the record of 6/6 against 0/6).
 def test_a_c_debug_log_in_tmp_grades_the_same_in_both_isolations(tmp_path: Path, reaper: Reaper) -> None:
-    problems = c_in_both_isolations(tmp_path, reaper, "log_in_tmp_c", TMP_ITEMS, 0, TMP_MAX)
+    problems = c_in_both_isolations(tmp_path, reaper, None, C_ATTACKS / "log_in_tmp_c.patch", TMP_ITEMS, 0, TMP_MAX)
     assert not problems, "\n".join(["log_in_tmp_c (writes a file: 0/6 in both isolations):", *problems])
 
 
@@ -117,7 +100,7 @@ SPILL_BROKEN = (
 # so the spill fails in both, 0/6 in both, and no C run's writes reach the disk a grade-all shares (SPILL_BROKEN is the
 # record). A memcheck run keeps a private folder (valgrind's own files, at start): oracle/SANDBOX.md "One view".
 def test_a_c_spill_past_sixteen_mib_grades_the_same_in_both_isolations(tmp_path: Path, reaper: Reaper) -> None:
-    problems = c_in_both_isolations(tmp_path, reaper, "spill_past_tmpfs", TMP_ITEMS, 0, TMP_MAX)
+    problems = c_in_both_isolations(tmp_path, reaper, None, C_ATTACKS / "spill_past_tmpfs.patch", TMP_ITEMS, 0, TMP_MAX)
     assert not problems, "\n".join(["spill_past_tmpfs (writes files: 0/6 in both isolations):", *problems])
 
 
@@ -225,7 +208,9 @@ def test_a_call_is_not_charged_the_graders_time_answering_its_allocations(scene:
     sub = c_submission(scene, None, C_ATTACKS / "allocator_churn.patch")
     rubric = small_rubric(scene.rubric_dir / "rubric.toml", list(CHURN_ITEMS))
     # a limit of 1 s, a wall-clock cap of 10 s: the same verdict as at 2 s (measured), in half the test's time
-    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric, timeout=1.0))
+    # the harness's limit well past the grading's own length (170 to 185 s at load 5 to 8, so 180 s failed it now and
+    # then: a flake on the machine's load, not a verdict), still finite for a grading that never ends
+    evidence = grade_in_scene(scene, reaper, grade_args(sub, scene, rubric, timeout=1.0), limit=600.0)
     problems = evidence.problems + check_report(scene.out, CHURN_MAX, CHURN_MAX)
     assert not problems, "\n".join([f"allocator_churn (correct: {CHURN_MAX}/{CHURN_MAX}):", *problems])
 

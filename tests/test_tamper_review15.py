@@ -8,32 +8,15 @@ under bubblewrap and without it (fairness asks the same grade in both). An attac
 xfail naming the mechanism and a fix by construction; one that holds is a plain test saying why.
 """
 
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from tests.tamper import ROOT, Reaper, Scene
-from tests.tamper_grading import c_submission, graded_problems, reaper, scene  # noqa: F401
+from tests.tamper_grading import c_in_both_isolations, c_submission, graded_problems, reaper, scene  # noqa: F401
 
 C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review15"
 PY_ATTACKS = Path(__file__).with_name("hostile_review15")
-
-
-def c_in_both_isolations(tmp_path: Path, reaper: Reaper, base: str | None, attack: str, items: tuple[str, ...],
-                         honest: int, full: int) -> list[str]:
-    """The reference C (with tests/submissions/broken/<base>.patch; None: none) and
-    tests/submissions/hostile/review15/<attack>.patch graded on `items` under bubblewrap and without it (the Landlock
-    fallback), each in a world of its own: what either grading did that the promises do not allow, a score other
-    than `honest` of `full` in each among them (so the same grade in both)."""
-    problems = []
-    for without_bwrap in (False, True):
-        with closing(Scene(tmp_path / ("without-bwrap" if without_bwrap else "bwrap"), without_bwrap=without_bwrap)) \
-                as world:
-            sub = c_submission(world, base, C_ATTACKS / f"{attack}.patch")
-            found = graded_problems(world, reaper, sub, items, honest, full)
-            problems += [f"{'without bubblewrap' if without_bwrap else 'bubblewrap'}: {p}" for p in found]
-    return problems
 
 
 # --- 1. a read past a block made by the kernel, not by a load (oracle/native/driver_main.c, ledger.py) --------------
@@ -106,8 +89,8 @@ MEMCHECK_TMP_BROKEN = (
 # made in both, 5/15 in both (MEMCHECK_TMP_BROKEN is the record of 15/15 against 5/15).
 def test_a_memcheck_run_told_by_its_temporary_folder_grades_the_same_in_both_isolations(tmp_path: Path,
                                                                                        reaper: Reaper) -> None:
-    problems = c_in_both_isolations(tmp_path, reaper, None, "memcheck_told_by_tmp", MEMCHECK_TMP_ITEMS,
-                                    MEMCHECK_TMP_HONEST, MEMCHECK_TMP_MAX)
+    problems = c_in_both_isolations(tmp_path, reaper, None, C_ATTACKS / "memcheck_told_by_tmp.patch",
+                                    MEMCHECK_TMP_ITEMS, MEMCHECK_TMP_HONEST, MEMCHECK_TMP_MAX)
     assert not problems, "\n".join(["memcheck_told_by_tmp (one grade in both isolations):", *problems])
 
 
@@ -168,8 +151,8 @@ WRITABLE_C_BROKEN = (
 # isolations, keeps no log, 6/6 in both (WRITABLE_C_BROKEN is the record of 6/6 against 0/6).
 def test_a_c_engine_that_logs_only_where_access_says_it_may_grades_the_same_in_both_isolations(tmp_path: Path,
                                                                                             reaper: Reaper) -> None:
-    problems = c_in_both_isolations(tmp_path, reaper, None, "log_if_writable_c", WRITABLE_C_ITEMS, WRITABLE_C_MAX,
-                                    WRITABLE_C_MAX)
+    problems = c_in_both_isolations(tmp_path, reaper, None, C_ATTACKS / "log_if_writable_c.patch",
+                                    WRITABLE_C_ITEMS, WRITABLE_C_MAX, WRITABLE_C_MAX)
     assert not problems, "\n".join(["log_if_writable_c (correct: 6/6 in both isolations):", *problems])
 
 # --- 4. a signal the fence raises, blocked by the submission (oracle/native/driver_main.c die_of, keep_own_handlers) --
@@ -243,11 +226,10 @@ CHURN_LEFT = (
     "(branch grade-budget) with a harness limit that fits the count")
 
 
-# Not strict, and the long profile's: what is left is a cost of the grader's own CPU, so whether the grading ends within
-# the harness's 180 s depends on the machine's speed and load (stop 29's CI: XPASS without bubblewrap, after failing
-# on an earlier run); three minutes of CI for a break that is known and not yet fixed.
+# Not strict: what is left is a cost of the grader's own CPU, so whether the grading ends within the harness's 180 s
+# depends on the machine's speed and load (stop 29's CI: XPASS without bubblewrap, after failing on an earlier run).
+# Its fallback case stays in CI (tests/test_profile.py: no test's only run leaves CI).
 @pytest.mark.xfail(strict=False, reason=CHURN_LEFT)
-@pytest.mark.slow
 @pytest.mark.bwrap_repeat  # the grader's own answering decides, in both isolations
 def test_the_fuzz_safety_net_is_not_reached_by_the_graders_answers_to_a_correct_engine(scene: Scene,
                                                                                      reaper: Reaper) -> None:

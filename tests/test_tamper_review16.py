@@ -8,32 +8,16 @@ under bubblewrap and without it (fairness asks the same grade in both). An attac
 xfail naming the mechanism and a fix by construction; one that holds is a plain test saying why.
 """
 
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from tests.tamper import ROOT, Reaper, Scene
-from tests.tamper_grading import c_submission, graded_problems, reaper, scene  # noqa: F401
+from tests.tamper_grading import c_in_both_isolations, c_submission, graded_problems, reaper, scene  # noqa: F401
 
 C_ATTACKS = ROOT / "tests" / "submissions" / "hostile" / "review16"
 PY_ATTACKS = Path(__file__).with_name("hostile_review16")
 
-
-def c_in_both_isolations(tmp_path: Path, reaper: Reaper, base: str | None, attack: str, items: tuple[str, ...],
-                         honest: int, full: int) -> list[str]:
-    """The reference C (with tests/submissions/broken/<base>.patch; None: none) and
-    tests/submissions/hostile/review16/<attack>.patch graded on `items` under bubblewrap and without it (the Landlock
-    fallback), each in a world of its own: what either grading did that the promises do not allow, a score other
-    than `honest` of `full` in each among them (so the same grade in both)."""
-    problems = []
-    for without_bwrap in (False, True):
-        with closing(Scene(tmp_path / ("without-bwrap" if without_bwrap else "bwrap"), without_bwrap=without_bwrap)) \
-                as world:
-            sub = c_submission(world, base, C_ATTACKS / f"{attack}.patch")
-            found = graded_problems(world, reaper, sub, items, honest, full)
-            problems += [f"{'without bubblewrap' if without_bwrap else 'bubblewrap'}: {p}" for p in found]
-    return problems
 
 # the known bug under both C attacks: tests/submissions/broken/memory_safety.patch (freeing a block table reads
 # l2[16]); graded on compiles (5) and memory_safety (10): honest 5/15 (the bug alone: "valgrind, program
@@ -67,7 +51,10 @@ POLL_BROKEN = (
     "written), each named by its first byte. " + KERNEL_FIX)
 
 
-@pytest.mark.xfail(strict=True, reason=POLL_BROKEN)
+# held since kernel-allowlist (kernel_access.py kinds, ledger.py kernel_call): every register a handed-over call takes
+# is judged by its kind, a pointer by its exact length: poll's array by nfds x sizeof(struct pollfd), 16 bytes from
+# l2[14], whose last 8 are the guard page's, counted as a stray as a fault's (as are ppoll's, select and pselect6's fd
+# sets by nfds, epoll_wait's events by maxevents). POLL_BROKEN is what it broke, kept as the record
 @pytest.mark.bwrap_repeat  # the driver's filter and the grader's table decide, in both isolations
 def test_an_array_the_kernel_copies_past_a_block_still_costs_memory_safety(scene: Scene, reaper: Reaper) -> None:
     sub = c_submission(scene, "memory_safety", C_ATTACKS / "poll_array_past.patch")
@@ -89,7 +76,10 @@ UNTABLED_BROKEN = (
     "table' as left, and this shows it is a full way round memory_safety, not a corner. " + KERNEL_FIX)
 
 
-@pytest.mark.xfail(strict=True, reason=UNTABLED_BROKEN)
+# held since kernel-allowlist (kernel_access.py, default deny): a call the table does not know is refused (EPERM)
+# when any of its registers lies in the span, and each such register is judged as an address by its first byte:
+# sched_setparam's &l2[16] is on the guard page, a stray; the kernel copies nothing. UNTABLED_BROKEN is what it broke,
+# kept as the record
 @pytest.mark.bwrap_repeat  # the driver's filter and the grader's table decide, in both isolations
 def test_a_call_missing_from_the_graders_table_still_costs_memory_safety(scene: Scene, reaper: Reaper) -> None:
     sub = c_submission(scene, "memory_safety", C_ATTACKS / "untabled_call_past.patch")
@@ -103,12 +93,30 @@ def test_a_call_missing_from_the_graders_table_still_costs_memory_safety(scene: 
 # pread(2) of /proc/self/mem into a buffer on the stack at the offset &l2[16]; skipped under valgrind. A diagnostic copy
 # that aborts when the pread returns 4 bytes was graded 5/15 'llm_destroy(engine): aborted (SIGABRT)' in both
 # isolations: the read is made, and returns the guard page's bytes.
-# Held since proc-mem: a native driver's run has no procfs to open (bubblewrap: a /proc no one may enter; the
-# Landlock fallback: no rule for /proc), so /proc/self/mem does not open (EACCES in both: oracle/run_view.py PROCFS,
-# tests/test_sandbox.py) and the fixture makes the known bug's read plainly (a volatile load; it returned -1, no
-# read at all, before proc-mem, when the file did not open), a load the fence sees: 5/15 in both
-# ("natively, a read or write outside any live heap block"). Broken before (15/15 in both): the kernel read the guard
-# page with FOLL_FORCE for a pread at the offset &l2[16], which no table of the grader's read as an address.
+PROC_MEM_BROKEN = (
+    "the kernel reads the process's own memory for a read of /proc/self/mem at an offset that is an address "
+    "(access_remote_vm with FOLL_FORCE: a PROT_NONE page the mapping may read is read, no fault, no EFAULT), so the "
+    "known bug's read of l2[16] succeeds and returns the guard page's bytes. The driver's filter hands the pread to "
+    "the grader (its offset register lies in the span), but kernel_access.py's table names pread64's buffer alone "
+    "(on the stack): nothing is judged, nothing counted: 15/15 for the honest 5/15, bubblewrap and fallback (measured "
+    "both). lseek(fd, &l2[16]) then read(fd, stack, 4) does the same with a read that names no heap address at all, "
+    "and pwrite on the same file writes past a block (or into the driver's own pages: FOLL_FORCE writes through "
+    "read-only mappings too). Fix by construction: a run's process cannot open its own memory file: the grader's "
+    "listener is handed open, openat and openat2 (by number, in the filter that hands it the mapping calls) and "
+    "refuses (EACCES) a path that resolves to a process's mem file (/proc/PID/mem, /proc/PID/task/TID/mem, "
+    "read from the waiting caller's memory and resolved against its root), so no descriptor of the heap's pages by "
+    "offset ever exists; or both isolations show the run a /proc without the mem files (bubblewrap binds an "
+    "unreadable file over /proc/self/mem's target before exec; the fallback's Landlock grants /proc only the files a "
+    "run needs)")
+
+
+# held since kernel-allowlist (kernel_access.py, default deny): pread64's offset is a value, and a value in the span
+# cannot be judged: the call is refused (EPERM), nothing is read, and the offset is judged as an address by its first
+# byte: &l2[16] on the guard page, a stray (lseek's offset likewise). PROC_MEM_BROKEN is what it broke, kept as the
+# record. Held twice since proc-mem: a native driver's run has no procfs to open (bubblewrap: a /proc no one may enter;
+# the Landlock fallback: no rule for /proc), so /proc/self/mem does not open (EACCES in both: oracle/run_view.py
+# PROCFS, tests/test_sandbox.py) and the fixture makes the known bug's read plainly (a volatile load), a load the
+# fence sees: 5/15 in both ("natively, a read or write outside any live heap block")
 @pytest.mark.bwrap_repeat  # the kernel's memory file and the grader's table decide, in both isolations
 def test_a_read_past_a_block_through_the_processs_memory_file_still_costs_memory_safety(scene: Scene,
                                                                                          reaper: Reaper) -> None:
@@ -131,8 +139,8 @@ def test_a_read_past_a_block_through_the_processs_memory_file_still_costs_memory
 # the read-only text mapping), 5/15 under the fallback.
 def test_a_driver_handler_rewritten_through_the_memory_file_still_costs_memory_safety_in_both_isolations(
         tmp_path: Path, reaper: Reaper) -> None:
-    problems = c_in_both_isolations(tmp_path, reaper, "memory_safety", "driver_handler_rewritten", KERNEL_ITEMS,
-                                    KERNEL_HONEST, KERNEL_MAX)
+    problems = c_in_both_isolations(tmp_path, reaper, "memory_safety", C_ATTACKS / "driver_handler_rewritten.patch",
+                                    KERNEL_ITEMS, KERNEL_HONEST, KERNEL_MAX)
     assert not problems, "\n".join([f"driver_handler_rewritten (honest {KERNEL_HONEST}/{KERNEL_MAX} in both):",
                                      *problems])
 
@@ -181,8 +189,8 @@ MOUNT_C_BROKEN = (
 @pytest.mark.xfail(strict=True, reason=MOUNT_C_BROKEN)
 def test_a_c_engine_that_logs_only_where_the_mount_is_writable_grades_the_same_in_both_isolations(
         tmp_path: Path, reaper: Reaper) -> None:
-    problems = c_in_both_isolations(tmp_path, reaper, None, "log_if_mount_writable_c", MOUNT_C_ITEMS, MOUNT_C_MAX,
-                                    MOUNT_C_MAX)
+    problems = c_in_both_isolations(tmp_path, reaper, None, C_ATTACKS / "log_if_mount_writable_c.patch",
+                                    MOUNT_C_ITEMS, MOUNT_C_MAX, MOUNT_C_MAX)
     assert not problems, "\n".join(["log_if_mount_writable_c (correct: 6/6 in both isolations):", *problems])
 
 
@@ -209,8 +217,8 @@ ROFS_BROKEN = (
 @pytest.mark.xfail(strict=True, reason=ROFS_BROKEN)
 def test_a_c_engine_that_tolerates_a_read_only_file_system_grades_the_same_in_both_isolations(
         tmp_path: Path, reaper: Reaper) -> None:
-    problems = c_in_both_isolations(tmp_path, reaper, None, "cache_folder_unless_rofs", ROFS_ITEMS, ROFS_MAX,
-                                    ROFS_MAX)
+    problems = c_in_both_isolations(tmp_path, reaper, None, C_ATTACKS / "cache_folder_unless_rofs.patch",
+                                    ROFS_ITEMS, ROFS_MAX, ROFS_MAX)
     assert not problems, "\n".join(["cache_folder_unless_rofs (correct: 15/15 in both isolations):", *problems])
 
 
@@ -235,7 +243,10 @@ NAME_BROKEN = (
     "counts a stray only where the string runs off a live block before its NUL (or its bound)")
 
 
-@pytest.mark.xfail(strict=True, reason=NAME_BROKEN)
+# held since kernel-allowlist (kernel_access.py Text, ledger.py kernel_call, heap_notify.py bytes_of): a string argument
+# is judged to its NUL, read by the grader from the waiting caller's memory (/proc/PID/mem) on live pages only, at most
+# the kernel's bound (PR_SET_NAME: 15 bytes): "llm" and its NUL, 4 bytes in the block, no stray. NAME_BROKEN is what it
+# broke, kept as the record
 @pytest.mark.bwrap_repeat  # the grader's table decides, in both isolations
 def test_a_thread_named_from_a_short_heap_string_keeps_memory_safety(scene: Scene, reaper: Reaper) -> None:
     sub = c_submission(scene, None, C_ATTACKS / "thread_named_from_heap.patch")
@@ -251,6 +262,11 @@ def test_a_thread_named_from_a_short_heap_string_keeps_memory_safety(scene: Scen
 # honest 0/6 (the same file with 0 advices: "llm_init(pool, 64): hung: no answer within 0.5 s", measured).
 SYSTEM_ITEMS = ("llm_init",)
 SYSTEM_HONEST, SYSTEM_MAX = 0, 6
+# held since fence-allowance (the record of the attack as found): the allowance is earned only by the fence's own work,
+# a grant or a free of a block the ledger made (Ledger.fence_calls: 1 a grant, FREE_CALLS a free, its quarantine's
+# unmap included), never by a mapping call of the program's own; the same count for a call (Listener.call_fence), a
+# probe's run (probe_adapter._left: Listener.fence) and a fuzz's safety net (run_cpu.ANSWERED): the 40,000 advices
+# earn nothing, and the 0.67 s of system CPU is past the 0.5 s limit: oracle/SANDBOX.md, "A call's time"
 SYSTEM_BROKEN = (
     "since cpu-accounting a call's user CPU is held to its limit alone and its user and system CPU together to the "
     "limit and MAPPING_CALL_CPU (25 us) for each mapping call the ledger answered (run_cpu.cpu_left), so that the "
@@ -266,9 +282,6 @@ SYSTEM_BROKEN = (
     "(its mapping calls' count times their cost) taken off the reading rather than added to the limit")
 
 
-# not strict: one fallback grading of three said 'hung' (0/6, the honest score), which a strict xfail would take for
-# the fix
-@pytest.mark.xfail(strict=False, reason=SYSTEM_BROKEN)
 @pytest.mark.bwrap_repeat  # the ledger's allowance decides, in both isolations
 def test_a_calls_system_cpu_cannot_be_bought_with_mapping_calls(scene: Scene, reaper: Reaper) -> None:
     from tests.tamper_grading import check_report, grade_args, grade_in_scene
@@ -291,6 +304,10 @@ def test_a_calls_system_cpu_cannot_be_bought_with_mapping_calls(scene: Scene, re
 # fork, as graded). On the default rubric: 92/100 for the honest 88/100 (the known bug alone: 96/100).
 FORGETS_ITEMS = ("fork", "l1_traversal")
 FORGETS_HONEST, FORGETS_MAX = 0, 12
+# held since fence-allowance (the record of the attack as found): check_forked reads the parent before the fork (after
+# the probe's edit) and judges the child against that, so the copy that lacks block_table[3] fails l1_traversal; the
+# parent's change (read again after the fork) is the fork item's fact, met as well (ProbeFailed's `past`, the probe
+# result's `met`: an excuse on the failed item that charges fork when fork passed, oracle/hw3/verdicts.py with_probes)
 FORGETS_BROKEN = (
     "check_forked reads the parent after the fork (`parent = r.sequence(parent_seq)`) and judges the child's copy "
     "against that parent, so a fork that stops at the NULL slot (l1_traversal's bug) and also clears the parent's "
@@ -304,7 +321,6 @@ FORGETS_BROKEN = (
     "the fork did to the parent")
 
 
-@pytest.mark.xfail(strict=True, reason=FORGETS_BROKEN)
 @pytest.mark.bwrap_repeat  # the probe's reading order decides, in both isolations
 def test_a_fork_that_makes_its_parent_match_its_copy_still_fails_the_walk(scene: Scene, reaper: Reaper) -> None:
     from tests.conftest import SUBMISSIONS

@@ -21,6 +21,7 @@ from oracle.grading.report import ItemResult, not_graded, plain
 from oracle.grading.rubric import OptionRule, Rubric, load_rubric
 from oracle.grading.settlement import (  # noqa: F401 (the checks' words)
     ANY_OTHER, Excuse, Seen, Verdict, joined, settle, strict)
+from oracle.one_cpu import on_one_cpu
 from oracle.run_cpu import Budget
 from oracle.sandbox import DeadlinePassed
 
@@ -86,6 +87,7 @@ def rubric_for(checks: Mapping[str, Check], path: Any) -> Rubric:
                        {check.id: check.limits for check in checks.values()})
 
 
+@on_one_cpu()  # the grader and the submission take turns: on one CPU, no wake-up crosses CPUs
 def run_checks(
     checks: Mapping[str, Check],
     rubric: Rubric,

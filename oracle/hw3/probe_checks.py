@@ -13,7 +13,12 @@ from oracle.hw3.spec import BLOCK_SIZE, KV_PER_BLOCK, L1_PT_SIZE, L2_PT_SIZE, UN
 
 
 class ProbeFailed(Exception):
-    """What differs from the probe's rule."""
+    """What differs from the probe's rule; `past`: another item's bug the probe met as well (a CheckedPast, whose
+    item must fail for it too: oracle/hw3/verdicts.py with_probes charges it)."""
+
+    def __init__(self, reason: str, past: "CheckedPast | None" = None) -> None:
+        super().__init__(reason)
+        self.past = past
 
 
 class NotChecked(Exception):
@@ -190,21 +195,25 @@ def check_forked(r: ProbeTarget, on: Any, parent_seq: Any, edit: str, why: str, 
                  past: list[CheckedPast] | None = None) -> None:
     """fork_sequence(engine, 1, 2) of a parent whose `edit` made a gap: the child has its own copy of each of
     the parent's L2 tables, entry for entry, NULL where the parent's slot is NULL, and each block is shared
-    (ref_count 2). `why` names the loop bug a mismatch most likely is. What comes before the gap (a child at
-    all, its block_table[0][0] shared), its kv_count, its own L2 tables and taking no block are the fork
-    item's facts; the free count the free_count item's. `undo` removes the gap, for a control fork when the
-    fork fails: only a fork that fails just with the gap is this probe's bug."""
+    (ref_count 2). The child is judged against the parent as the grader made it, read before the fork (after the
+    probe's edit), never as the fork left it (review 16's fork_forgets_parent_past_gap: a fork that stops at the gap
+    and clears the parent's slots past it leaves the two in agreement). `why` names the loop bug a mismatch most
+    likely is. What comes before the gap (a child at all, its block_table[0][0] shared), its kv_count, its own L2
+    tables, taking no block and leaving its parent as it was are the fork item's facts; the free count the
+    free_count item's. `undo` removes the gap, for a control fork when the fork fails: only a fork that fails just
+    with the gap is this probe's bug."""
     fork = "fork_sequence(engine, 1, 2)"
     free_before = r.counts(on).free
-    child_seq = r.call("fork_sequence", on, 1, 2)
     parent = r.sequence(parent_seq)
+    child_seq = r.call("fork_sequence", on, 1, 2)
+    changed = _parent_changed(parent, r.sequence(parent_seq), fork)  # the fork item's, whatever the walk did
     if (got := _no_child(r, child_seq)) is not None:
         undo()
         if (control := _no_child(r, r.call("fork_sequence", on, 1, 3))) is not None:
             raise NotChecked(f"{fork} returned {got} for a parent whose {edit}, and fork_sequence(engine, 1, 3) of the same "
                              f"parent without the gap returned {control}, with {free_before} free blocks (item fork)", "fork")
         raise ProbeFailed(f"{fork} returned {got} for a parent whose {edit}; without the gap, fork_sequence(engine, 1, 3) "
-                          "of the same parent succeeded")
+                          "of the same parent succeeded", changed)
     child = r.sequence(child_seq)
     counts = r.counts(on)
     ref_count = counts.ref_count
@@ -215,6 +224,8 @@ def check_forked(r: ProbeTarget, on: Any, parent_seq: Any, edit: str, why: str, 
         raise NotChecked(f"after {fork}, the child's block_table[0][0] is {have} and ref_count[{first}] is {shared}, expected "
                          f"the parent's block {first} with ref_count 2, before any gap (item fork)", "fork")
     others = list(past or ())  # what the set-up read past, first
+    if changed is not None:
+        others.append(changed)
     if child.kv_count != parent.kv_count:
         others.append(CheckedPast(f"{fork}: the child's kv_count is {child.kv_count}, expected the parent's {parent.kv_count} "
                                   "(item fork)", "fork"))
@@ -228,11 +239,11 @@ def check_forked(r: ProbeTarget, on: Any, parent_seq: Any, edit: str, why: str, 
                                           "slot is NULL, expected NULL (item fork)", "fork"))
             elif copy is not None:
                 raise ProbeFailed(f"{fork} of a parent whose L1 slot {l1} is NULL: the child's block_table[{l1}] is an "
-                                  "L2 table, expected NULL")
+                                  "L2 table, expected NULL", changed)
             continue
         if copy is None:
             raise ProbeFailed(f"{fork} of a parent whose {edit}: the child's block_table[{l1}] is NULL, expected a copy "
-                              f"of the parent's ({why})")
+                              f"of the parent's ({why})", changed)
         if child.l2_ids[l1] == parent.l2_ids[l1]:  # its entries are the parent's: the walk is still judged below
             others.append(CheckedPast(f"{fork}: the child's block_table[{l1}] is the parent's L2 table, expected its own "
                                       "copy (item fork)", "fork"))
@@ -243,10 +254,13 @@ def check_forked(r: ProbeTarget, on: Any, parent_seq: Any, edit: str, why: str, 
             gapped = gapped or want == UNMAPPED
             if entry != want:
                 raise ProbeFailed(f"{fork} of a parent whose {edit}: the child's block_table[{l1}][{j}] is {entry}, "
-                                  f"expected the parent's {want} ({why})")
+                                  f"expected the parent's {want} ({why})", changed)
+            if want != UNMAPPED and not 0 <= want < len(ref_count):  # the grader's own set-up: created() checked it
+                raise NotChecked(f"the parent's block_table[{l1}][{j}] is {want} before {fork}, no block of the "
+                                 f"engine's {len(ref_count)} (item create_free)", "create_free")
             if want != UNMAPPED and ref_count[want] != 2:
                 raise ProbeFailed(f"ref_count[{want}] is {ref_count[want]} after {fork}, expected 2: the block is in the "
-                                  f"parent's block_table[{l1}][{j}], and the parent's {edit} ({why})")
+                                  f"parent's block_table[{l1}][{j}], and the parent's {edit} ({why})", changed)
     parents = mapped(parent)
     taken = next((block for block, count in enumerate(ref_count) if count and block not in parents), None)
     if taken is not None:
@@ -256,6 +270,32 @@ def check_forked(r: ProbeTarget, on: Any, parent_seq: Any, edit: str, why: str, 
         others.append(CheckedPast(f"free_local_blocks is {counts.free} after {fork}, expected {free_before}: a fork takes "
                                   "no block, and ref_count shows none taken (item free_count)", "free_count"))
     checked_past(others)
+
+
+def _parent_changed(before: SequenceView, after: SequenceView, fork: str) -> CheckedPast | None:
+    """The first difference a fork made to its parent (read before and after it), the fork item's bug: a fork
+    leaves its parent's kv_count and block table as they were (its blocks then have one more reference each)."""
+    if after.kv_count != before.kv_count:
+        return CheckedPast(f"{fork} changed its parent: the parent's kv_count is {after.kv_count} after it, expected "
+                           f"{before.kv_count}, as before it (item fork)", "fork")
+    if len(after.block_table) != len(before.block_table):
+        return CheckedPast(f"{fork} changed its parent: it has {len(after.block_table)} L1 slots after it, expected "
+                           f"{len(before.block_table)}, as before it (item fork)", "fork")
+    for l1, (was, now) in enumerate(zip(before.block_table, after.block_table)):
+        if was is None or now is None or was == WILD or now == WILD:
+            if now != was:
+                return CheckedPast(f"{fork} changed its parent: the parent's block_table[{l1}] is {_slot(now)} after "
+                                   f"it, expected {_slot(was)}, as before it (item fork)", "fork")
+            continue
+        j = next((j for j, (a, b) in enumerate(zip(was, now)) if a != b), None)
+        if j is not None:
+            return CheckedPast(f"{fork} changed its parent: the parent's block_table[{l1}][{j}] is {now[j]} after it, "
+                               f"expected {was[j]}, as before it (item fork)", "fork")
+    return None
+
+
+def _slot(l2: Any) -> str:
+    return "NULL" if l2 is None else "a wild pointer" if l2 == WILD else "an L2 table"
 
 
 def _no_child(r: ProbeTarget, seq: Any) -> str | None:

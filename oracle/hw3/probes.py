@@ -72,12 +72,14 @@ class ProbeResult:
     passed: bool
     detail: str  # what was checked, or what differed
     stopped_in: str | None = None  # the API call the probe had entered last when the submission crashed or hung
-    owner: str | None = None  # not checked, or checked past: the item whose bug it met (None: some other item's)
+    owner: str | None = None  # not checked, checked past, or failed with `met`: the item whose bug it met (None:
+    # some other item's)
     unavailable: bool = False  # not checked: this machine cannot run it (no item's bug)
     checked: bool = True  # it judged its rule (passed or failed it): its set-up did not stop at another item's bug
     past: bool = False  # it judged its rule, which holds, and met another item's bug (owner's) on the way
     not_graded: str = ""  # not checked: its verdict would rest on what this kind of submission cannot give
     # (evidence.py), in a student's words; no point, no cost
+    met: str = ""  # failed, and met another item's bug (owner's) as well, in words: that item must fail for it too
 
     @property
     def elsewhere(self) -> bool:
@@ -118,7 +120,9 @@ def _verdict(name: str, rule: str, target: ProbeTarget) -> ProbeResult:
         return ProbeResult(name, rule, True, f"not checked: {why} (another item's bug)", owner=why.owner,
                            checked=False)
     except ProbeFailed as failure:
-        return ProbeResult(name, rule, False, str(failure))
+        also = failure.past
+        return ProbeResult(name, rule, False, str(failure), owner=also.owner if also is not None else None,
+                           met=str(also) if also is not None else "")
     except ImplementationFailure as failure:  # it crashed, hung, raised or left a state that cannot be read: on the
         # fence no memory error ends a call (each is a stray the run goes on past, driver.c), so a heap the C library
         # found corrupted (its blocks only past the fence's room) is a crash like any other, the probe's item's

@@ -200,8 +200,11 @@ def with_probes(outcome: Outcome | None, sub: Submission, *probes: str) -> Outco
                 failure = failure or Seen(f"{probe}: {result.detail} in {result.stopped_in} [rule: {result.rule}]",
                                           f"White-box probe {probe!r} failed.", elsewhere=False)
                 continue
-        elif not result.passed:
-            return Outcome(False, f"{probe}: {result.detail} [rule: {result.rule}]", f"White-box probe {probe!r} failed.")
+        elif not result.passed:  # its item fails; another item's bug it met as well is that item's too (settlement)
+            met = Excuse(frozenset({result.owner or ANY_OTHER}), Seen(f"{probe}: {result.met}",
+                                                                    f"White-box probe {probe!r}.")) if result.met else None
+            return Outcome(False, f"{probe}: {result.detail} [rule: {result.rule}]", f"White-box probe {probe!r} failed.",
+                           excuse=met)
         elif result.not_graded:
             left_out.append(result.not_graded)
             continue

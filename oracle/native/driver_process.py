@@ -260,9 +260,9 @@ class DriverProcess:
                     continue
                 if not ready:
                     owed = self._clock.owed(timeout) if self._listener is None else self._clock.owed(
-                        timeout, self._listener.call_busy, self._listener.call_mapping)
-                    # (the fence's work in the kernel for its mapping calls, and the wall clock it waited on the
-                    # grader's answers to them, are the grader's, not its own: run_cpu.cpu_left)
+                        timeout, self._listener.call_busy, self._listener.call_fence)
+                    # (the fence's work in the kernel for its own mapping calls, and the wall clock it waited on the
+                    # grader's answers to any, are the grader's, not its own: run_cpu.cpu_left)
                     if owed > 0:  # a busy machine delayed it, not its own doing: it has not had its time yet
                         deadline = time.monotonic() + owed
                         continue

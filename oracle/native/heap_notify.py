@@ -9,7 +9,10 @@ the kernel (registers at the call), never from the process's memory.
 The grader answers inline, whenever it waits for the driver (adapter.py's select loops), so a call's counts are
 complete once its reply arrives: the driver cannot reply before every system call it made was answered.
 
-One fact is read from the process itself: for a mapping of the pool's window's shape, the file its descriptor names
+Two facts are read from the process itself. A string a handed-over call names in the span (a path, a thread's name:
+ledger.py kernel_call), from its memory (/proc/PID/mem, opened once and the notification checked still pending
+after each read, so PID is still the caller, waiting: its one thread cannot change the bytes the kernel then reads).
+And for a mapping of the pool's window's shape, the file its descriptor names
 (`file_of`: /proc/PID/fd/N's device and inode, then the notification checked still pending, so PID is still the
 caller). It is the file the kernel maps once the call goes on: the caller waits in the call meanwhile, and nothing
 else can change its descriptors, for the driver's process has one thread and no other shares its table (its filter
@@ -27,7 +30,8 @@ import struct
 import time
 from dataclasses import dataclass
 
-from oracle.native.ledger import BRK_REFUSED, CONTINUE, MAPPING_CALLS, FileId, Ledger
+from oracle.native.ledger import BRK_REFUSED, CONTINUE, FileId, Ledger
+from oracle.native.outside import open_memory
 from oracle.run_cpu import ANSWERED
 
 _NOTIF = struct.Struct("=QII iIQ6Q")  # struct seccomp_notif: id, pid, flags, seccomp_data (nr, arch, ip, args)
@@ -80,10 +84,13 @@ def receive_listener(sock: socket.socket, timeout: float) -> Handover | None:
 
 
 MAPPING_CALLS_PER_SECOND = 200_000  # the mapping calls one call may make per second of its time limit
-# run_cpu.MAPPING_CALL_CPU is what each answered mapping call adds to its call's limit (system CPU: the fence's work
-# in the kernel). A call of the program's own handed over because it names the span (a write of a heap buffer:
-# ledger.py kernel_access) adds nothing: it is the program's call, which it makes with any malloc; its wait on the
-# grader is the grader's time (busy) all the same, and it counts towards the bound (limit_calls) as a mapping call does.
+# run_cpu.MAPPING_CALL_CPU is what each of the fence's own mapping calls adds to its call's limit (system CPU: the
+# fence's work in the kernel), counted by the ledger as it answers a grant or a free of a block it made
+# (Ledger.fence_calls). A call of the program's own adds nothing, whatever it is: a mapping call the ledger answers
+# (review 16's system_time_bought: 40,000 advices of a page nobody maps bought 1 s of system CPU for the program's
+# own system calls) or one handed over because it names the span (a write of a heap buffer: ledger.py
+# kernel_access); its wait on the grader is the grader's time (busy) all the same, and it counts towards the bound
+# (limit_calls).
 
 
 class MappingCallsSpent(Exception):
@@ -93,9 +100,10 @@ class MappingCallsSpent(Exception):
 
 class Listener:
     """A driver's listener descriptor and the ledger it answers from. It keeps the grader's side of each call:
-    the mapping calls answered since the call started (`call_handled`), each of which adds the fence's own CPU
-    time in the kernel to the call's limit (run_cpu.MAPPING_CALL_CPU, cpu_left: to its user and system CPU together,
-    never its user CPU alone), the wall-clock seconds the grader spent answering them (`call_busy`: time the
+    the mapping calls answered since the call started (`call_handled`), of which the fence's own (`call_fence`: a
+    grant or a free of a block the ledger made, Ledger.fence_calls) add the fence's CPU time in the kernel to the
+    call's limit (run_cpu.MAPPING_CALL_CPU, cpu_left: to its user and system CPU together, never its user CPU
+    alone), the wall-clock seconds the grader spent answering them (`call_busy`: time the
     driver waited on the grader, never its own), and past `limit_calls`' count it answers no more
     (MappingCallsSpent), so the grader's work for one call is bounded by a count."""
 
@@ -103,13 +111,14 @@ class Listener:
         self.fd = fd
         self.ledger = ledger
         self.handled = 0
-        self.mapping = 0  # of those, the mapping calls (each adds MAPPING_CALL_CPU to its call's limit)
+        self.fence = 0  # the fence's own mapping calls among them (Ledger.fence_calls: each adds MAPPING_CALL_CPU)
         self.busy = 0.0  # wall-clock seconds spent answering, from seeing a call waiting to the last answer sent
-        self._call = (0, 0.0, 0)  # handled, busy and mapping when the current call started
+        self._call = (0, 0.0, 0)  # handled, busy and fence when the current call started
         self._most: int | None = None  # the current call's last mapping call to answer (handled), None: no bound
+        self._memory: tuple[int, int] | None = None  # the caller's pid and its /proc/PID/mem, once a string was read
 
     def call_started(self) -> None:
-        self._call, self._most = (self.handled, self.busy, self.mapping), None
+        self._call, self._most = (self.handled, self.busy, self.fence), None
 
     def limit_calls(self, most: int | None) -> None:
         """The current call may make `most` mapping calls (counted from its start; None: no bound)."""
@@ -124,10 +133,11 @@ class Listener:
         return self.busy - self._call[1]
 
     @property
-    def call_mapping(self) -> int:
-        """The mapping calls answered since the call started (not the program's other calls handed over): what adds
-        run_cpu.MAPPING_CALL_CPU each to the call's limit of user and system CPU (run_cpu.cpu_left)."""
-        return self.mapping - self._call[2]
+    def call_fence(self) -> int:
+        """The fence's own mapping calls answered since the call started (grants and frees of the ledger's blocks,
+        never a call of the program's own): what adds run_cpu.MAPPING_CALL_CPU each to the call's limit of user and
+        system CPU (run_cpu.cpu_left)."""
+        return self.fence - self._call[2]
 
     def pending(self) -> bool:
         return bool(select.select([self.fd], [], [], 0)[0])
@@ -143,12 +153,14 @@ class Listener:
                 return False  # the caller died, or was interrupted, before we took it
             raise
         notif_id, pid, _flags, nr, _arch, _ip, *args = _NOTIF.unpack(buf)
-        window = self.ledger.window
+        window, fence = self.ledger.window, self.ledger.fence_calls
         # by what the call asks and maps, never where it was made
-        error = self.ledger.answer(nr, tuple(args), lambda fd: self.file_of(notif_id, pid, fd))
+        error = self.ledger.answer(nr, tuple(args), lambda fd: self.file_of(notif_id, pid, fd),
+                                   lambda address, length: self.bytes_of(notif_id, pid, address, length))
         self.handled += 1
-        self.mapping += nr in MAPPING_CALLS
-        ANSWERED.total += nr in MAPPING_CALLS  # the count a fuzz's safety net allows the fence's kernel work by
+        earned = self.ledger.fence_calls - fence  # a grant or a free of a block the ledger made: the fence's work
+        self.fence += earned
+        ANSWERED.total += earned  # the count a fuzz's safety net allows the fence's kernel work by
         if error == BRK_REFUSED:  # brk returns the break, never an errno: 0 reads as "not moved"
             reply = _RESP.pack(notif_id, 0, 0, 0)
         else:
@@ -173,6 +185,24 @@ class Listener:
             return None
         return named.st_dev, named.st_ino
 
+    def bytes_of(self, notif_id: int, pid: int, address: int, length: int) -> bytes | None:
+        """`length` bytes of the memory of the thread `pid`, waiting in notification `notif_id`, at `address`; None
+        when the grader cannot read them, or the call is gone (PID may be another's now)."""
+        try:
+            if self._memory is None or self._memory[0] != pid:
+                self._forget_memory()
+                self._memory = (pid, open_memory(pid, os.O_RDONLY))
+            data = os.pread(self._memory[1], length, address)
+            fcntl.ioctl(self.fd, NOTIF_ID_VALID, struct.pack("=Q", notif_id))
+        except (OSError, OverflowError, ValueError):
+            return None
+        return data
+
+    def _forget_memory(self) -> None:
+        if self._memory is not None:
+            os.close(self._memory[1])
+            self._memory = None
+
     def answer_waiting(self) -> None:
         """Answers every system call waiting now; MappingCallsSpent (that one left waiting) past the call's
         bound. The time it takes is the grader's (`busy`)."""
@@ -189,6 +219,7 @@ class Listener:
     drain = answer_waiting  # as a LogChannel: what reply_pipe.drained calls while it waits for the end
 
     def close(self) -> None:
+        self._forget_memory()
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1

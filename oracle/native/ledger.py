@@ -10,8 +10,10 @@ maps a page so when the submission's code read or wrote outside any live block, 
 makes a guard or freed page accessible). A page is granted at most once in a run, so a dangling pointer never
 reaches a later block. Everything that would change a live block's pages otherwise, run code, or map memory
 into the span by another call is refused (EPERM). The kernel's own access to the span counts too: any other system
-call with an argument in the span is handed over (`kernel_access`), and a range it names that reaches a page of no
-live block is a stray as a fault's is (the kernel's copy of such a page raises no fault: review 15's kernel_reads_past).
+call with an argument in the span is handed over (`kernel_call`): judged whole by kernel_access.py's table, each
+pointer by its exact length and each string to its NUL, and a range that reaches a page of no live block is a stray as
+a fault's is (the kernel's copy of such a page raises no fault: review 15's kernel_reads_past); a call with any other
+register in the span is refused (review 16).
 
 Outside the span, no instruction is trusted once the submission's code has run (review 12's
 sequences_on_the_drivers_pages: the submission found the driver's own system call instruction by its bytes and
@@ -63,9 +65,12 @@ CONTINUE = 0  # the call runs as asked
 FULL = errno.ENOMEM  # the fence cannot hold the block (its bytes or blocks): it fails as memory that ran out
 BRK_REFUSED = -1  # brk answered 0, not an errno: the C library reads it as a failure and asks the kernel afresh
 QUARANTINE_BLOCKS = 1024  # driver.c's: freed blocks whose mappings stay
+FREE_CALLS = 2  # the fence's mapping calls for one free: the block made inaccessible, and the quarantine's unmap of
+# it later (counted at the free: an unmap names no block the ledger made, so any program could make one)
 
 FileId = tuple[int, int]  # a file as the kernel knows it: (st_dev, st_ino)
 FileOf = Callable[[int], FileId | None]  # the file a descriptor of the caller names now (None: none, or unreadable)
+TextAt = Callable[[int, int], bytes | None]  # `length` bytes of the waiting caller's memory at an address (None: unread)
 
 
 def max_map_count() -> int:
@@ -119,6 +124,8 @@ class Ledger:
     asked: int = 0  # the current call's requests for a fresh place, however answered (granted, failed or FULL)
     frees: int = 0
     injected: bool = False  # the current call had an allocation failed by the grader
+    fence_calls: int = 0  # the fence's own mapping calls in the run (never reset): FREE_CALLS for each free of a
+    # block, one for each grant of one in the span; what its CPU allowance is earned by (run_cpu.MAPPING_CALL_CPU each)
 
     def call_started(self, fail_at: int = -1) -> None:
         """A new API call: its counts start at zero; `fail_at` as the request's (-1: unchanged)."""
@@ -146,14 +153,15 @@ class Ledger:
         `offset`: that one mapping is the pool's, not a block."""
         self.next_window = (file, offset, length)
 
-    def answer(self, nr: int, args: tuple[int, ...], file_of: FileOf | None = None) -> int:
+    def answer(self, nr: int, args: tuple[int, ...], file_of: FileOf | None = None,
+               text_at: TextAt | None = None) -> int:
         """The answer to one system call: CONTINUE, the errno it fails with, or BRK_REFUSED; the ledger updated.
         Where the call was made plays no part: the submission's code can reach any instruction of the process.
         `file_of(fd)`: the file the caller's descriptor `fd` names, read only for a mapping of the window's shape.
         Any other call (the filter hands one over when an argument lies in the span) is the kernel's access to the
-        caller's memory: `kernel_access`."""
+        caller's memory: `kernel_call` (`text_at`: the caller's memory, read only for a string in the span)."""
         if nr not in MAPPING_CALLS:
-            return self.kernel_access(kernel_access.ranges(nr, args))
+            return self.kernel_call(kernel_access.access(nr, args), text_at)
         if nr == MMAP:
             return self._mmap(*args[:6], file_of=file_of)
         if nr == BRK:
@@ -228,6 +236,7 @@ class Ledger:
             del self.starts[bisect.bisect_left(self.starts, first)]
             self.live_pages -= end - first
             self.frees += 1
+            self.fence_calls += FREE_CALLS
             return CONTINUE
         return self._protect(first, end, prot)
 
@@ -241,6 +250,7 @@ class Ledger:
         self.live_pages += end - first
         self.granted_to = end
         self.grants += 1
+        self.fence_calls += 1
         return CONTINUE
 
     def _requested(self, pages: int) -> int:
@@ -281,28 +291,69 @@ class Ledger:
                 bisect.insort(self.faulted, page)
         return CONTINUE
 
+    def kernel_call(self, access: kernel_access.Access, text_at: TextAt | None = None) -> int:
+        """A system call handed over because a register lies in the span, judged whole (`access`: what its registers
+        name, kernel_access.py): each range as `kernel_access` judges it; each string in the span to its NUL, read
+        by the grader from the waiting caller's memory (`text_at`) on live and counted pages only, at most the
+        kernel's bound: where it runs off them before its NUL, the next byte is the kernel's (its page a stray).
+        CONTINUE when every register in the span was judged so; EPERM when one cannot be (a value, a register of
+        a call the table does not know, a string the grader could not read): the call does not run, and such a
+        register is judged as an address by its first byte (the program handed the kernel a heap address: on a
+        page of no live block it is a stray, as review 16's sched_setparam and pread of /proc/self/mem past a
+        block are). A live block's address in a refused call costs nothing but the refusal."""
+        named, refused = list(access.ranges), False
+        for start, most in access.texts:
+            if _in_span(start, 1):
+                length = self._text_length(start, most, text_at)
+                refused |= length is None
+                named.append((start, length or 1))
+        unjudged = [(value, 1) for value in access.values if _in_span(value, 1)]
+        self.kernel_access(named + unjudged)
+        return errno.EPERM if refused or unjudged else CONTINUE
+
+    def _text_length(self, start: int, most: int, text_at: TextAt | None) -> int | None:
+        """The bytes the kernel reads of the string at `start` (at most `most`, the NUL included): read only where
+        the caller's pages are a live block's or counted ones (the kernel reads on there); None when the grader
+        cannot read them."""
+        first, end = _pages(start, most)
+        readable = min(self._reachable(first, end) * PAGE, start + most) - start
+        if readable <= 0:
+            return 1  # its first byte is on a page no live block holds: where the kernel's read stops
+        data = text_at(start, readable) if text_at is not None else None
+        if data is None or len(data) != readable:
+            return None
+        if (nul := data.find(0)) >= 0:
+            return nul + 1
+        return readable if readable == most else readable + 1
+
     def kernel_access(self, ranges: list[tuple[int, int]]) -> int:
         """A system call's access to the caller's memory, made by the kernel (`ranges`: start, length; those outside
         the span are none of the fence's): in each range, the first page of the span that is no live block's and no
         page counted before is where the kernel's copy stops (EFAULT, and no signal the driver sees), and is counted
-        as a stray, as a fault's page is (`strays`: the same count, the same words for the student). The call then
-        goes on as the kernel makes it (CONTINUE): an honest call behaves as before. The walk over a range passes
-        live blocks and counted pages only, so its work is bounded by what the ledger holds, not by the length."""
+        as a stray, as a fault's page is (`strays`: the same count, the same words for the student). The walk over a
+        range passes live blocks and counted pages only, so its work is bounded by what the ledger holds, not by
+        the length."""
         for start, length in ranges:
             if not _in_span(start, length):
                 continue
             first, end = _pages(max(start, SPAN_START), min(start + length, SPAN_END) - max(start, SPAN_START))
-            page = first
-            while page < end:
-                at = bisect.bisect_right(self.starts, page)
-                if at > 0 and self.starts[at - 1] + self.live[self.starts[at - 1]] > page:
-                    page = self.starts[at - 1] + self.live[self.starts[at - 1]]  # past the live block
-                elif self._faulted_in(page, page + 1):
-                    page += 1  # counted before (and mapped for the fault): the kernel reads on
-                else:
-                    self._count_stray(page)
-                    break
+            if (page := self._reachable(first, end)) < end:
+                self._count_stray(page)
         return CONTINUE
+
+    def _reachable(self, first: int, end: int) -> int:
+        """The first page in [first, end) that is no live block's and was not counted before (`end` when none):
+        where the kernel's copy from `first` on stops."""
+        page = first
+        while page < end:
+            at = bisect.bisect_right(self.starts, page)
+            if at > 0 and self.starts[at - 1] + self.live[self.starts[at - 1]] > page:
+                page = self.starts[at - 1] + self.live[self.starts[at - 1]]  # past the live block
+            elif self._faulted_in(page, page + 1):
+                page += 1  # counted before (and mapped for the fault): the kernel reads on
+            else:
+                return page
+        return end
 
     def _count_stray(self, page: int) -> None:
         """One page the kernel's access reached outside any live block: kept as a fault's page is, while the call

@@ -160,7 +160,7 @@ def _open_files(pid: int) -> tuple[int, int]:
         raise
 
 
-def _open_memory(pid: int, flags: int) -> int:
+def open_memory(pid: int, flags: int) -> int:
     """Process `pid`'s /proc/PID/mem, opened by the grader, else as the process's own uid (_as_owner)."""
     try:
         return os.open(f"/proc/{pid}/mem", flags | os.O_CLOEXEC)
@@ -194,7 +194,7 @@ def _refused(proc: Popen, why: str) -> Exception:
     not open the process it started itself either (bwrap, or the supervisor shell: the run's uid, a process
     the submission cannot signal, trace or change), which is the machine's (MachineRefuses)."""
     try:
-        os.close(_open_memory(proc.pid, os.O_RDONLY))
+        os.close(open_memory(proc.pid, os.O_RDONLY))
     except OSError:
         return MachineRefuses(f"the grader cannot read its runs' memory here ({why}): it needs ptrace access to "
                               "them (root with CAP_SYS_PTRACE, or the same uid under Yama ptrace_scope 0 or 1)")

@@ -73,11 +73,11 @@ class CProbeAdapter(CAdapter):
 
     def _left(self) -> float:
         """What is left of the probe's limit: CPU seconds of its run (oracle/run_cpu.py), so that a busy machine
-        changes no verdict; every call still ends by the wall-clock cap. The fence's work in the kernel for the run's
-        mapping calls is the grader's, not the run's: a call's rule (run_cpu.cpu_left, oracle/SANDBOX.md "A call's
-        time"), for the whole run."""
+        changes no verdict; every call still ends by the wall-clock cap. The fence's work in the kernel for its own
+        mapping calls in the run (grants and frees of the ledger's blocks: Listener.fence) is the grader's, not the
+        run's: a call's rule (run_cpu.cpu_left, oracle/SANDBOX.md "A call's time"), for the whole run."""
         assert self._proc is not None
-        calls = self._listener.mapping if self._listener is not None else 0
+        calls = self._listener.fence if self._listener is not None else 0
         return max(cpu_left(self.limit, calls, self._clock.times()), 1e-3)
 
     def _stop(self, wait: float) -> tuple[int | None, bool]:
