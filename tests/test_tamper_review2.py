@@ -72,8 +72,9 @@ ATTACKS += [
     # honest 5 (compiles), as hidden_leak_mprotect: each held since the ledger refuses memory reached behind the
     # heap's count (outside the span, from wherever the call is made since driver-pages; brk) for the whole run
     # (since fence-only: once until it said the fence is full), and the driver takes the C library's heap's room
-    # before the handover. Each finds the C library's file by the loader's link map (ld.so's _r_debug) since proc-mem,
-    # which left a native run no /proc/self/maps to read (before: by those maps, where the system's path was not in view)
+    # before the handover. Each finds the C library's file by the loader's link map (ld.so's _r_debug) since
+    # proc-mem, which left a native run no /proc/self/maps to read (before: by those maps, where the system's path
+    # was not in view)
     Attack("leak_by_computed_mmap", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5),
     Attack("leak_by_libc_malloc", "c", "llm_destroy", ("compiles", "llm_destroy", "memory_safety"), 5),
     # held since, with the ledger, only its answer made the driver serve a block from the C library; since fence-only
