@@ -84,11 +84,12 @@ def test_a_memory_error_that_ends_a_probes_run_does_not_excuse_the_probed_bug(at
 
 # tests/submissions/hostile/review7/forged_heap_reply.patch on broken/l1_traversal.patch: the same with no memory error
 # at all. In the same probe-only state, a reply of status 4 ("heap corrupted") is written on the driver's reply pipe
-# (its number is on the driver's command line, /proc/self/cmdline), and the process ends. The grader takes the status
-# for a fact: the probe is left to memory_safety, l1_traversal passes unchecked and memory_safety fails on the process's
-# word, 9/19. Its honest grade is l1_traversal's bug alone (the forged reply a crash of the probed call, its item's):
-# 15/19. It scores less than that here, but both verdicts are wrong, and under a course's weights (l1_traversal worth
-# more than memory_safety) or on a submission failing memory_safety anyway it scores more.
+# (its number is on the driver's command line: found below environ since proc-mem, /proc/self/cmdline before), and the
+# process ends. The grader takes the status for a fact: the probe is left to memory_safety, l1_traversal passes
+# unchecked and memory_safety fails on the process's word, 9/19. Its honest grade is l1_traversal's bug alone (the
+# forged reply a crash of the probed call, its item's): 15/19. It scores less than that here, but both verdicts are
+# wrong, and under a course's weights (l1_traversal worth more than memory_safety) or on a submission failing
+# memory_safety anyway it scores more.
 FORGED_HONEST = 15
 
 
