@@ -88,7 +88,8 @@ DRIVER_MEMORY_BROKEN = (
 # held on main: alloc-tries' copies of the driver were not merged (this review broke them); every try is a fresh
 # driver replaying the program (oracle/hw3/alloc_failure.py), holding nothing a try before it could leave, and
 # from the k-th allocation of the call on every grant fails. DRIVER_MEMORY_BROKEN is what broke the copies,
-# kept as the record
+# kept as the record. Moot since proc-mem: a driver's run has no procfs in either isolation, so the open of
+# /proc/<parent>/mem fails and the attack cannot even try; the test still asserts the honest score
 def test_a_try_cannot_count_the_tries_before_it_in_the_drivers_memory(scene: Scene, reaper: Reaper) -> None:
     problems = _alloc_problems(scene, reaper, "try_counted_in_driver")
     assert not problems, "\n".join([f"try_counted_in_driver (honest score {ALLOC_HONEST}/{ALLOC_MAX}):", *problems])
