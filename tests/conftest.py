@@ -181,12 +181,24 @@ def patched(text: str, patch: Path) -> str:
 
 
 LONG_PROFILE = os.environ.get("PAGEDCHECK_PROFILE") == "long"
-# A whole grade run in the test's own process under --cov traces every line of the grader's Python: about 4 times the
+# A grade run in the test's own process under --cov traces every line of the grader's Python: about 4 times the
 # CPU of the same grade unmeasured (tests/test_fixture_verdicts.py[create_free]: 7.6 s user unmeasured, 31.9 s under
-# --cov). Tests marked `whole_grade` repeat the grader's paths on many submissions for their verdicts: they run, and
-# assert, in every profile, but --cov measures them only with PAGEDCHECK_MEASURE=all; the figure CI enforces comes
-# from the rest, which grade the reference and a sample of every kind of bug in their own process, measured.
+# --cov). Tests marked `unmeasured` run, and assert, in every profile, but --cov measures them only with
+# PAGEDCHECK_MEASURE=all: those that repeat the grader's paths on many submissions for their verdicts, and those whose
+# every measured arc other tests measure too (tests/bench/unmeasured.py reads that off a run with a context per test).
 MEASURE_ALL = os.environ.get("PAGEDCHECK_MEASURE") == "all"
+# Tests whose every measured arc other tests measure too, by node id, one a line (`# ...` a comment): written by
+# tests/bench/unmeasured.py from a run with a context per test; each is marked `unmeasured` as it is collected.
+UNMEASURED_LIST = Path(__file__).with_name("unmeasured.txt")
+
+
+def listed_unmeasured() -> set[str]:
+    """The node ids tests/unmeasured.txt lists (none when it is missing)."""
+    try:
+        text = UNMEASURED_LIST.read_text()
+    except FileNotFoundError:
+        return set()
+    return {line.split("#", 1)[0].strip() for line in text.splitlines()} - {""}
 
 
 def sampled(cases: list, default: set[str]) -> list:
@@ -218,9 +230,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "bwrap_repeat: a tamper test whose defence does not depend on the isolation "
                                        "(a refusal at build, the grader's own reading of the evidence, a bounded "
                                        "reply, its own text): its bubblewrap case repeats the fallback's and is slow")
-    config.addinivalue_line("markers", "whole_grade: a test whose subject is the verdict of whole grades run in its "
-                                       "own process: not measured by --cov unless PAGEDCHECK_MEASURE=all (README, "
-                                       "Development)")
+    config.addinivalue_line("markers", "unmeasured: a test that runs and asserts but is not measured by --cov unless "
+                                       "PAGEDCHECK_MEASURE=all: its measured arcs other tests measure too "
+                                       "(tests/bench/unmeasured.py), or it repeats whole grades (README, Test strength)")
 
 
 def with_bubblewrap(item: pytest.Item) -> bool | None:
@@ -234,15 +246,15 @@ def with_bubblewrap(item: pytest.Item) -> bool | None:
 
 
 @pytest.fixture(autouse=True)
-def _whole_grade_unmeasured(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A `whole_grade` test unmeasured, its own processes (grade-all's grades, a `pagedcheck` it starts) too: coverage
+def _unmeasured(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """An `unmeasured` test unmeasured, its own processes (grade-all's grades, a `pagedcheck` it starts) too: coverage
     measures a child Python when COVERAGE_PROCESS_CONFIG is in its environment (pyproject's patch = subprocess).
     pytest-cov's `no_cover` alone is not enough under xdist: a worker runs more than one Coverage (one pytest-cov
     starts before it knows it is a worker, one the start-up hook of `patch = subprocess` starts), and stopping the
     top one resumes the one beneath, so the test was traced all the same (measured, `-n 1 --cov`:
     test_fixture_verdicts[l1_traversal] 48 s and 33.9 s of user CPU; without --cov 17 s and 8.4 s). So every running
     Coverage stops for the test and starts again after it, in the same order (coverage keeps them as a stack)."""
-    if not request.node.get_closest_marker("whole_grade") or MEASURE_ALL:
+    if not request.node.get_closest_marker("unmeasured") or MEASURE_ALL:
         yield
         return
     monkeypatch.delenv("COVERAGE_PROCESS_CONFIG", raising=False)
@@ -268,8 +280,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     them, unless PAGEDCHECK_PROFILE=long. So is the bubblewrap case of a test marked `bwrap_repeat` (issue 17 asks
     for the run without bubblewrap; where the defence is the same in both, CI runs that one). UsageError for a
     `bwrap_repeat` test with no isolation parameter: its one run must not leave CI."""
+    listed = listed_unmeasured()
     for item in items:
-        if item.get_closest_marker("whole_grade") and not MEASURE_ALL:
+        if item.nodeid in listed:
+            item.add_marker(pytest.mark.unmeasured)
+        if item.get_closest_marker("unmeasured") and not MEASURE_ALL:
             item.add_marker(pytest.mark.no_cover)
         if item.get_closest_marker("bwrap_repeat"):
             isolation = with_bubblewrap(item)

@@ -102,7 +102,7 @@ def test_a_call_that_succeeds_in_spite_of_a_failed_malloc_must_still_leave_nothi
     assert "llm_destroy afterwards: its status and the heap blocks left: expected 0 and 0, got 0 and 1" in message, message
 
 
-@pytest.mark.whole_grade  # the item's tries over 50-odd allocations a call: paths the tests above measure
+@pytest.mark.unmeasured  # the item's tries over 50-odd allocations a call: paths the tests above measure
 def test_a_leak_among_blocks_allocated_and_freed_around_a_calls_own_work_is_caught(tmp_path: Path) -> None:
     """alloc_failure's bug (a failed L2 table leaks the half-built Sequence), each call padded with 25 blocks
     allocated and freed before its own work and 25 after (tests/submissions/hostile/review3b, its 100 made 25 to
@@ -161,7 +161,7 @@ def test_a_submission_that_reads_its_request_cannot_tell_which_allocation_fails(
 
 
 
-@pytest.mark.whole_grade  # the item's tries over 50-odd allocations a call: paths the tests above measure
+@pytest.mark.unmeasured  # the item's tries over 50-odd allocations a call: paths the tests above measure
 def test_a_leak_among_blocks_kept_around_a_calls_own_work_is_caught(tmp_path: Path) -> None:
     """As above, with the padding kept until llm_destroy (a failing call frees its own)."""
     broken = patched(REFERENCE_C.read_text(), SUBMISSIONS / "broken" / "alloc_failure.patch")

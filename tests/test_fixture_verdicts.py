@@ -18,10 +18,10 @@ from tests.fixtures import (HW3_C_FAILS, HW3_C_NOT_PASSED, HW3_C_NOT_RUN, HW3_C_
                             HW3_PROBE_VERDICTS, HW3_PYTHON_FAILS, HW3_UNSEEN_FAILS)
 from tests.test_grade import small_rubric
 
-# Unmeasured by --cov (conftest.py `whole_grade`): measured, these grades took 68 s each in ci35 (about 45 of its 166 worker-minutes,
+# Unmeasured by --cov (conftest.py `unmeasured`): measured, these grades took 68 s each in ci35 (about 45 of its 166 worker-minutes,
 # 83 of wall clock), when ci35's coverage with them was 95.62 %; the verdicts' paths are measured by tests/test_grade.py's
 # graded fixtures and the judge's and settlement's own tests.
-pytestmark = pytest.mark.whole_grade
+pytestmark = pytest.mark.unmeasured
 
 FIXTURES = sorted(HW3_C_FAILS)
 

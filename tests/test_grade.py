@@ -32,6 +32,12 @@ def small_rubric(path: Path, items: list[str] | None = None) -> Path:
     return path
 
 
+# Unmeasured (conftest.py `unmeasured`): traced by --cov, the default rubric's fuzz ran past its safety net of 300
+# CPU seconds on a loaded machine (ci36: failed after 662 s; `incomplete` is no pass), which no student's grade comes
+# near (the same grade untraced: 21 s wall, 16.7 s of CPU, `pagedcheck grade engine/c -q`). Its paths are measured
+# by the measured grades of broken fixtures (each passes every item but its own) and the probes' run of the reference
+# (tests/test_probes.py).
+@pytest.mark.unmeasured
 def test_the_reference_gets_full_marks_with_the_default_rubric(tmp_path: Path) -> None:
     report = grade(str(REFERENCE), load(), tmp_path)
     failed = [(item.id, item.message) for item in report.items if item.status != "passed"]

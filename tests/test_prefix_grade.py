@@ -122,7 +122,7 @@ def test_a_failing_item_names_the_step_and_values(broken_engine, tmp_path):  # n
 APPLIES = PREFIX_SHAPES_APPLY
 
 
-@pytest.mark.whole_grade
+@pytest.mark.unmeasured
 @pytest.mark.parametrize("shape", sorted(APPLIES))
 def test_shape_test_implementation_grades_cleanly_under_its_policy(shape, tmp_path):
     # nanovllm's false hit is found by the default fuzz's budget (its seed and 600 x 50), not by the small one

@@ -23,7 +23,7 @@ from oracle.prefix.rules import rule_of
 from oracle.runner import fuzz
 from tests.test_prefix_grade import clean_grade_rubric
 
-pytestmark = pytest.mark.whole_grade  # verdicts of whole grades: unmeasured by --cov (conftest.py MEASURE_ALL)
+pytestmark = pytest.mark.unmeasured  # verdicts of whole grades: unmeasured by --cov (conftest.py MEASURE_ALL)
 
 SEED = os.environ.get("PAGEDCHECK_SEED003") or next(iter(sorted(Path("/work/shared/seeds").glob("003_*.txt"))), "")
 

@@ -11,7 +11,7 @@ import pytest
 from oracle.hw3.grade import grade, load
 from tests.test_grade import small_rubric
 
-pytestmark = pytest.mark.whole_grade  # verdicts of whole grades: unmeasured by --cov (conftest.py MEASURE_ALL)
+pytestmark = pytest.mark.unmeasured  # verdicts of whole grades: unmeasured by --cov (conftest.py MEASURE_ALL)
 
 
 def score(name: str, tmp_path: Path, submission: Callable[..., Path]) -> float:
