@@ -279,7 +279,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Tests marked `slow` are the long profile's (README, Development): skipped, with the command that runs
     them, unless PAGEDCHECK_PROFILE=long. So is the bubblewrap case of a test marked `bwrap_repeat` (issue 17 asks
     for the run without bubblewrap; where the defence is the same in both, CI runs that one). UsageError for a
-    `bwrap_repeat` test with no isolation parameter: its one run must not leave CI."""
+    `bwrap_repeat` test with no isolation parameter: its one run must not leave CI. A test tests/unmeasured.txt
+    lists is marked `unmeasured`."""
     listed = listed_unmeasured()
     for item in items:
         if item.nodeid in listed:
