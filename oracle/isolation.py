@@ -122,15 +122,26 @@ def supervised(argv: Sequence[str | Path], isolation: str, as_root: bool, lifeli
     end = "kill -KILL -1" if alone else "kill -KILL $watcher"  # otherwise the group is stop()'s
     # the lifeline read as a descriptor, not reopened through /proc (a run may have none): sh's redirections
     # stop at 9, bash's do not
-    bash = tools("bash") if tools else [found] if (found := shutil.which("bash", path=RUN_PATH)) else None
-    watch = (f"exec {shlex.join(bash)} -c {shlex.quote(f'read -r _ <&{lifeline}; {kill}')}" if bash and lifeline > 9
-             else f"read _ <&{lifeline}; {kill}" if lifeline <= 9 else f"read _ </proc/self/fd/{lifeline}; {kill}")
+    def tool(name: str) -> list[str] | None:
+        """`name` as a run finds it: from the frozen runtime, else on the run's PATH; None when it is not there."""
+        if tools:
+            return tools(name)
+        found = shutil.which(name, path=RUN_PATH)
+        return [found] if found else None
+
+    bash = tool("bash")
+    if lifeline <= 9:
+        watch = f"read _ <&{lifeline}; {kill}"
+    elif bash:
+        watch = f"exec {shlex.join(bash)} -c {shlex.quote(f'read -r _ <&{lifeline}; {kill}')}"
+    else:
+        watch = f"read _ </proc/self/fd/{lifeline}; {kill}"
     if isolation != "bubblewrap":
         # the command dies with its supervisor, as under bwrap (whose pid namespace ends with it): a run that
         # kills its parent ends itself, and a chain of death signals reaches it from the grader. The watcher
         # then outlives the supervisor: it closes every descriptor but the lifeline first (bash can, sh not
         # above 9), so that it holds none of the run's pipes, whose end of file the grader waits for.
-        setpriv = tools("setpriv") if tools else [found] if (found := shutil.which("setpriv", path=RUN_PATH)) else None
+        setpriv = tool("setpriv")
         if setpriv and bash:
             argv = [*setpriv, "--pdeathsig", "KILL", "--", *argv]
             closed = " ".join(str(fd) for fd in sorted({0, 1, 2, *fds} - {lifeline}))
