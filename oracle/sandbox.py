@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from oracle import landlock, seccomp
-from oracle.isolation import RUN_PATH, bwrap_problem, supervised, system_paths
+from oracle.isolation import RUN_PATH, bwrap_problem, proc_view, supervised, system_paths
 from oracle.run_cpu import Budget
 from oracle.run_limits import Finished, Limits, child_setup
 from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
@@ -240,7 +240,7 @@ class Sandbox:
                          writable=[*writable, *([tmp] if start_folder and tmp else [])],
                          cwd=cwd, tmp_bytes=limits.tmp_bytes if private_tmp else 0,
                          tools=runtime.command if runtime else None, seccomp_fd=told_fd, fds=pass_fds,
-                         procfs=procfs)
+                         procfs=procfs, view=proc_view(self.as_root) if bubblewrap and not procfs else None)
         if uid is not None:
             for path in [*writable, *([tmp] if tmp else [])]:
                 os.chown(path, uid, uid)
