@@ -7,8 +7,9 @@ Isolation, strongest first (`Sandbox.isolation`, and one line for reports in `de
 
 - "bubblewrap": Debian's bwrap. New mount, pid, network, IPC and UTS namespaces; only /usr (read-only), a
   minimal /dev, a read-only /proc (one in which nothing opens for a run of `procfs=False`), a small private /tmp
-  and /dev/shm (sized tmpfs) and the paths a run names are visible, each at its own path; the in-memory root and /dev are read-only. The Python server sees the frozen copy of the
-  runtime instead of /usr, as under "landlock" (`frozen`, oracle/run_view.py).
+  and /dev/shm (sized tmpfs) and the paths a run names are visible, each at its own path; the in-memory root and
+  /dev are read-only. The Python server sees the frozen copy of the runtime instead of /usr, as under "landlock"
+  (`frozen`, oracle/run_view.py).
   When the grader is root, each run also gets an unprivileged uid of its own, used by nothing else.
 - "landlock": no working bwrap (a container that cannot create namespaces), Linux Landlock available
   (oracle/landlock.py): each run may read only a frozen copy of the system's runtime (Python, the C library and
