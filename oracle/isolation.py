@@ -194,6 +194,5 @@ def supervised(argv: Sequence[str | Path], isolation: str, as_root: bool, lifeli
     if cwd is not None:
         cmd += ["--chdir", str(cwd)]
     cmd += ["--add-seccomp-fd", str(seccomp_fd)] if seccomp_fd is not None else []
-    return [*cmd, *_BWRAP_SEAL, *(_BWRAP_PROC_SEAL if procfs else []), "--",
-            *([PLACE] if view is not None else []), *(tools("sh") if tools else ["/bin/sh"]), "-c", script, "supervisor",
-            *argv]
+    return [*cmd, *_BWRAP_SEAL, *(_BWRAP_PROC_SEAL if procfs else []), "--", *([PLACE] if view is not None else []),
+            *(tools("sh") if tools else ["/bin/sh"]), "-c", script, "supervisor", *argv]

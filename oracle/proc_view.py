@@ -6,12 +6,13 @@ Landlock cannot be applied before bwrap (a Landlocked process may not mount), so
 (oracle/proc_view.c) once its mounts are made, before the run's shell: it grants every access Landlock handles
 beneath each entry of "/" but "proc" (bubblewrap's read-only mounts still refuse writes), restricts itself and execs
 the shell. That procfs is not remounted read-only: the kernel asks a mount before Landlock, so an open for writing
-would be EROFS there and EACCES under the fallback, whose /proc is the host's; Landlock refuses it in both. Its numbers are oracle/landlock.py's, for this kernel's ABI (`landlock.numbers`), compiled in. It is built
-once with the system's gcc, linked statically (a run of the frozen runtime has no /usr), and kept in the user's cache
-(mode 0700) or, for a root grader, whose runs each have a uid of their own, in SHARED (mode 0711: passed through, not
-listed), from where bwrap binds it read-only at PLACE (a copy handed over as data would need a chmod, which the
-system call filter refuses bwrap). None without Landlock or a static C library: bubblewrap then shows a /proc of
-mode 0000 (oracle/isolation.py)."""
+would be EROFS there and EACCES under the fallback, whose /proc is the host's; Landlock refuses it in both. Its
+numbers are oracle/landlock.py's, for this kernel's ABI (`landlock.numbers`), compiled in. It is built once with the
+system's gcc, linked statically (a run of the frozen runtime has no /usr), and kept in the user's cache (mode 0700)
+or, for a root grader, whose runs each have a uid of their own, in SHARED (mode 0711: passed through, not listed),
+from where bwrap binds it read-only at PLACE (a copy handed over as data would need a chmod, which the system call
+filter refuses bwrap). None without Landlock or a static C library: bubblewrap then shows a /proc of mode 0000
+(oracle/isolation.py)."""
 
 import hashlib
 import os

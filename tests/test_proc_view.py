@@ -71,8 +71,8 @@ def test_under_bubblewrap_a_run_without_procfs_still_reads_writes_and_ends_as_be
     """The launcher grants everything beneath every other top folder: a run reads /usr and its own paths, writes its
     writable folder and /tmp, is refused the sealed root (EROFS, bubblewrap's answer, as before), and its exit status
     is its command's."""
-    script = ("cat /bin/sh >/dev/null && cat {given}/given && echo x > made && echo y > /tmp/made && cat made /tmp/made "
-              "&& {{ echo z > /made; }} 2>&1 | grep -c 'Read-only'; exit 7")
+    script = ("cat /bin/sh >/dev/null && cat {given}/given && echo x > made && echo y > /tmp/made && "
+              "cat made /tmp/made && {{ echo z > /made; }} 2>&1 | grep -c 'Read-only'; exit 7")
     with Sandbox() as box:
         assert box.isolation == "bubblewrap"
         given, written = box.area("given"), box.area("written")
