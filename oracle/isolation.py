@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Callable, Sequence
 
+from oracle.proc_view import PLACE, SHARED, launcher
 from oracle.run_uid import fresh_uid
 
 BWRAP = "bwrap"
@@ -36,7 +37,7 @@ def system_paths() -> list[Path]:
     return paths + [Path(top) for top in ("/bin", "/lib", "/lib64", "/sbin")]
 
 
-def _bwrap_prefix(tmp_bytes: int, usr: bool = True, procfs: bool = True) -> list[str]:
+def _bwrap_prefix(tmp_bytes: int, usr: bool = True, procfs: bool = True, view: Path | None = None) -> list[str]:
     hidden = [arg for path in _OURS if path.is_relative_to("/usr") for arg in ("--tmpfs", str(path))]
     # the host's /usr and the links merged-/usr systems make into it; none for a run that sees only the frozen
     # runtime (oracle/run_view.py: the Python server, whose programs and libraries are the copy's alone)
@@ -46,10 +47,13 @@ def _bwrap_prefix(tmp_bytes: int, usr: bool = True, procfs: bool = True) -> list
     # run's uid resolving PATH itself would skip one in a folder it cannot enter and find another)
     return [
         shutil.which(BWRAP) or BWRAP, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-        # a procfs only for a run that needs one (valgrind reads /proc/self/maps; the toolchain), sealed read-only
-        # below: no process's memory file (/proc/PID/mem) opens for writing; for the others /proc is a folder no
-        # one may enter, so no memory file opens at all, EACCES as under Landlock (oracle/run_view.py PROCFS)
-        *system, *(["--proc", "/proc"] if procfs else ["--perms", "0000", "--dir", "/proc"]), "--dev", "/dev",
+        # a procfs for a run that needs one (valgrind reads /proc/self/maps; the toolchain), sealed read-only below: no
+        # process's memory file (/proc/PID/mem) opens for writing; for a run that needs none, the Landlock fallback's
+        # /proc: the launcher `view` (oracle/proc_view.py), which bwrap starts, lets nothing under it open, EACCES,
+        # while stat and access answer; without one (no Landlock here) a folder no one may enter, EACCES to those too
+        # (oracle/run_view.py PROCFS)
+        *system, *(["--proc", "/proc"] if procfs or view else ["--perms", "0000", "--dir", "/proc"]),
+        *(["--ro-bind", str(view), PLACE] if view else []), "--dev", "/dev",
         # a sized in-memory /tmp and /dev/shm; none (an empty /tmp, sealed read-only with the root) for tmp_bytes 0
         *(["--size", str(tmp_bytes), "--tmpfs", "/tmp", "--size", str(tmp_bytes), "--tmpfs", "/dev/shm"] if tmp_bytes
           else ["--dir", "/tmp"]),
@@ -60,7 +64,9 @@ def _bwrap_prefix(tmp_bytes: int, usr: bool = True, procfs: bool = True) -> list
 # (device nodes stay writable on a read-only mount), so a run writes only its sized /tmp and /dev/shm and its
 # `writable` paths
 _BWRAP_SEAL = ["--remount-ro", "/dev", "--remount-ro", "/"]
-_BWRAP_PROC_SEAL = ["--remount-ro", "/proc"]  # a procfs read-only: /proc/PID/mem opens for reading at most (EROFS)
+# a procfs read-only: /proc/PID/mem opens for reading at most (EROFS); not a procfs under the launcher `view`, in which
+# nothing opens (oracle/proc_view.py: a read-only mount would answer EROFS where the fallback answers EACCES)
+_BWRAP_PROC_SEAL = ["--remount-ro", "/proc"]
 
 
 # Every run's command is started by this shell, which ends the run when the grader dies, however it dies: it
@@ -105,17 +111,46 @@ def bwrap_problem(as_other_uid: bool) -> str | None:
     return _probed[as_other_uid] or None
 
 
+_viewed: dict[bool, Path | None] = {}
+# what the probe asks of the Landlock fallback's /proc: access(2) says statm is readable, the open is refused
+_VIEW_PROBE = "test -r /proc/self/statm && ! read -r _ </proc/self/statm 2>/dev/null"
+
+
+def proc_view(as_other_uid: bool) -> Path | None:
+    """The launcher (oracle/proc_view.py) that gives a run without procfs, under bubblewrap, the /proc of the Landlock
+    fallback, when it is built and shows that /proc under bwrap here; None: such a run's /proc is a folder of mode 0000
+    (no Landlock in this kernel, no static C library)."""
+    if as_other_uid not in _viewed:
+        try:
+            program, works = launcher(SHARED, traversable=True) if as_other_uid else launcher(), False
+        except OSError:  # a cache we may not use (another's, others may write it)
+            program, works = None, False
+        if program is not None and bwrap_problem(as_other_uid) is None:
+            uid = fresh_uid() if as_other_uid else None
+            cmd = [*_bwrap_prefix(1 << 20, procfs=False, view=program), *_BWRAP_SEAL, "--", PLACE, "/bin/sh", "-c",
+                   _VIEW_PROBE]
+            try:
+                works = subprocess.run(cmd, user=uid, group=uid, extra_groups=[] if uid is not None else None,
+                                       capture_output=True, timeout=30).returncode == 0
+            except (OSError, subprocess.SubprocessError):
+                pass
+        _viewed[as_other_uid] = program if works else None
+    return _viewed[as_other_uid]
+
+
 def supervised(argv: Sequence[str | Path], isolation: str, as_root: bool, lifeline: int, *,
                readable: Sequence[Path] = (), writable: Sequence[Path] = (), cwd: Path | None = None,
                tmp_bytes: int = 16 << 20, tools: Callable[[str], list[str]] | None = None,
-               seccomp_fd: int | None = None, fds: Sequence[int] = (), procfs: bool = True) -> list[str]:
+               seccomp_fd: int | None = None, fds: Sequence[int] = (), procfs: bool = True,
+               view: Path | None = None) -> list[str]:
     """The command line that runs argv under `isolation` (each run as a uid of its own when `as_root`), under
     the supervisor, which ends the run when the grader's end of the `lifeline` pipe closes. `tools` gives the
     command that runs sh, bash or setpriv (a private copy's, oracle/runtime.py), instead of the system's; under
     bubblewrap, a run given `tools` sees no /usr of the host's (the copy is among its `readable` paths), and
     `seccomp_fd` names a BPF program bwrap installs once its mounts are made, before the command. `fds`: the
     descriptors the run is given besides 0, 1, 2 and the lifeline (the watcher closes them). `procfs`: the run sees a
-    procfs (read-only under bubblewrap); without one no process's memory file opens (oracle/run_view.py PROCFS)."""
+    procfs (read-only under bubblewrap); without one no process's memory file opens (oracle/run_view.py PROCFS): under
+    bubblewrap `view` (the launcher `proc_view` gives) makes that /proc the fallback's."""
     argv = [str(part) for part in argv]
     alone = isolation == "bubblewrap" or as_root  # a pid namespace or a uid of the run's own
     kill = "kill -KILL -1" if alone else "kill -KILL 0"  # -1: its pid namespace, or its uid
@@ -150,7 +185,8 @@ def supervised(argv: Sequence[str | Path], isolation: str, as_root: bool, lifeli
     script = _SUPERVISOR.format(watch=watch, end=end)
     if isolation != "bubblewrap":
         return [*(tools("sh") if tools else ["/bin/sh"]), "-c", script, "supervisor", *argv]
-    cmd = _bwrap_prefix(tmp_bytes, usr=tools is None, procfs=procfs)
+    view = view if not procfs else None  # the launcher, which bwrap starts once its mounts are made
+    cmd = _bwrap_prefix(tmp_bytes, usr=tools is None, procfs=procfs, view=view)
     for path in readable:
         cmd += ["--ro-bind", str(path), str(path)]
     for path in writable:
@@ -158,4 +194,5 @@ def supervised(argv: Sequence[str | Path], isolation: str, as_root: bool, lifeli
     if cwd is not None:
         cmd += ["--chdir", str(cwd)]
     cmd += ["--add-seccomp-fd", str(seccomp_fd)] if seccomp_fd is not None else []
-    return [*cmd, *_BWRAP_SEAL, *(_BWRAP_PROC_SEAL if procfs else []), "--", *(tools("sh") if tools else ["/bin/sh"]), "-c", script, "supervisor", *argv]
+    return [*cmd, *_BWRAP_SEAL, *(_BWRAP_PROC_SEAL if procfs else []), "--", *([PLACE] if view is not None else []),
+            *(tools("sh") if tools else ["/bin/sh"]), "-c", script, "supervisor", *argv]

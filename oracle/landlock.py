@@ -57,6 +57,14 @@ def _handled_fs(abi: int) -> int:
     return _FS_V1 | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0) | (_IOCTL_DEV if abi >= 5 else 0)
 
 
+def numbers(abi: int) -> dict[str, int]:
+    """What a program of ours in C needs to build the rulesets this module builds on a kernel of ABI `abi`
+    (oracle/proc_view.c): the system calls, the rule type, the file system rights handled, and those a rule on a
+    file may hold."""
+    return {"SYS_CREATE": _SYS_CREATE_RULESET, "SYS_ADD": _SYS_ADD_RULE, "SYS_RESTRICT": _SYS_RESTRICT_SELF,
+            "RULE_PATH_BENEATH": _RULE_PATH_BENEATH, "HANDLED": _handled_fs(abi), "FILE_RIGHTS": _FILE_RIGHTS}
+
+
 @dataclass(frozen=True)
 class Ruleset:
     """A Landlock ruleset held open by the grader (fd), ready for a child to enforce."""

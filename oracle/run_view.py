@@ -36,13 +36,25 @@ code runs (`start_folder`), and every run of submission code is told it may writ
 PROCFS. Through a process's memory file (/proc/PID/mem, /proc/PID/task/TID/mem) the kernel reads and writes that
 process's pages with FOLL_FORCE: a guard page read with no fault, the driver's read-only code rewritten (review 16's
 proc_self_mem_past, driver_handler_rewritten), and a process may always open its own. So a run that needs no procfs
-(`Sandbox.popen(procfs=False)`: a native driver, the Python server) gets none under either isolation: bubblewrap shows
-a /proc no one may enter (mode 0000 on the sealed root), Landlock grants no rule for /proc; opening anything there is
-EACCES in both (the lifeline is read as a descriptor, the watcher closes the descriptors the grader names, and the
-driver is given vm.max_map_count as the grader read it). A run that needs one (valgrind reads
-/proc/self/maps; the toolchain) sees it read-only: bubblewrap remounts it so (EROFS to an open for writing), Landlock
-grants reading alone (EACCES): no memory file opens for writing; for reading it does (left: valgrind's run). The
-grader's own reads of a driver's memory are from outside, through the host's /proc (oracle/native/outside.py).
+(`Sandbox.popen(procfs=False)`: a native driver, the Python server) may open nothing under /proc, and every other
+question about /proc is answered alike under both isolations (review 17's statm_if_readable: a C engine that trusts
+access(2) crashed under one alone). Landlock governs opening, not looking up, so the fallback's /proc is the host's
+with no rule for it: stat(2), access(2) and readlink(2) answer as on the host, every open beneath it is EACCES.
+Bubblewrap shows the same: a procfs of the run's pid namespace, under the same Landlock decision, which bwrap's
+launcher (oracle/proc_view.py: a Landlocked process may not mount, so it is applied inside bwrap, after the mounts)
+takes: every handled access beneath each top folder but /proc, none under it. That procfs is not remounted
+read-only (a read-only mount answers an open for writing EROFS before Landlock answers EACCES). An open through a
+descriptor's link (/proc/self/fd/N, /dev/fd/N) is the file's own to answer, the same in both. A correct engine that
+trusts access(2) and not its fopen gets the same grade in both (tests/test_tamper_review17.py: 0/6 in both): no
+construction can answer "no" to access(2) under the fallback (no Landlock rule governs it, no system call filter
+sees a path) nor let statm open without /proc/self/mem. Without Landlock in the kernel (or a static C library to
+build the launcher) bubblewrap keeps a /proc of mode 0000 on the sealed root, where stat and access are EACCES too;
+there is then no Landlock fallback to differ from. The lifeline is read as a descriptor, the watcher closes the
+descriptors the grader names, and the driver is given vm.max_map_count as the grader read it. A run that needs a
+procfs (valgrind reads /proc/self/maps; the toolchain) sees it read-only: bubblewrap remounts it so (EROFS to an open
+for writing), Landlock grants reading alone (EACCES): no memory file opens for writing; for reading it does (left:
+valgrind's run). The grader's own reads of a driver's memory are from outside, through the host's /proc
+(oracle/native/outside.py).
 
 WORDS. A message to the student names no path of the grader's, and reads the same under both isolations
 (`spelled`, oracle/sandbox.py `spellings`): the fallback's temporary folder is /tmp and its frozen copy /usr, as

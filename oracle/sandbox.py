@@ -6,10 +6,10 @@
 Isolation, strongest first (`Sandbox.isolation`, and one line for reports in `description`):
 
 - "bubblewrap": Debian's bwrap. New mount, pid, network, IPC and UTS namespaces; only /usr (read-only), a
-  minimal /dev, a read-only /proc (none for a run of `procfs=False`), a small private /tmp and /dev/shm (sized
-  tmpfs) and the paths a run names are visible,
-  each at its own path; the in-memory root and /dev are read-only. The Python server sees the frozen copy of the
-  runtime instead of /usr, as under "landlock" (`frozen`, oracle/run_view.py).
+  minimal /dev, a read-only /proc (one in which nothing opens for a run of `procfs=False`), a small private /tmp
+  and /dev/shm (sized tmpfs) and the paths a run names are visible, each at its own path; the in-memory root and
+  /dev are read-only. The Python server sees the frozen copy of the runtime instead of /usr, as under "landlock"
+  (`frozen`, oracle/run_view.py).
   When the grader is root, each run also gets an unprivileged uid of its own, used by nothing else.
 - "landlock": no working bwrap (a container that cannot create namespaces), Linux Landlock available
   (oracle/landlock.py): each run may read only a frozen copy of the system's runtime (Python, the C library and
@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from oracle import landlock, seccomp
-from oracle.isolation import RUN_PATH, bwrap_problem, supervised, system_paths
+from oracle.isolation import RUN_PATH, bwrap_problem, proc_view, supervised, system_paths
 from oracle.run_cpu import Budget
 from oracle.run_limits import Finished, Limits, child_setup
 from oracle.run_uid import fresh_uid, kill_uid, remove_ipc
@@ -194,8 +194,9 @@ class Sandbox:
         started (oracle/SANDBOX.md "What a run may write"). `frozen` (a run of PYTHON): its programs, libraries and
         data are the frozen runtime's alone under bubblewrap too, bound at its own path with no /usr of the host's, as
         under Landlock (oracle/run_view.py `one view`). `procfs=False` (a run of submission code that needs none: a
-        native driver, the Python server): no /proc to open under either isolation, so no process's memory file
-        (/proc/PID/mem) either; with one (valgrind, the toolchain) it is read-only (oracle/run_view.py PROCFS)."""
+        native driver, the Python server): nothing under /proc opens under either isolation, so no process's memory
+        file (/proc/PID/mem) either, while stat and access answer alike in both (bubblewrap: oracle/proc_view.py); with
+        one (valgrind, the toolchain) it is read-only (oracle/run_view.py PROCFS)."""
         bubblewrap = self.isolation == "bubblewrap"
         uid = fresh_uid() if self.as_root else None
         env = dict(_ENV if env is None else env)
@@ -240,7 +241,7 @@ class Sandbox:
                          writable=[*writable, *([tmp] if start_folder and tmp else [])],
                          cwd=cwd, tmp_bytes=limits.tmp_bytes if private_tmp else 0,
                          tools=runtime.command if runtime else None, seccomp_fd=told_fd, fds=pass_fds,
-                         procfs=procfs)
+                         procfs=procfs, view=proc_view(self.as_root) if bubblewrap and not procfs else None)
         if uid is not None:
             for path in [*writable, *([tmp] if tmp else [])]:
                 os.chown(path, uid, uid)

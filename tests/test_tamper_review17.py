@@ -1,10 +1,8 @@
 """Review 17 (2026-11-28): attacks on one CPU per grade (oracle/one_cpu.py) and on branch proc-mem (no procfs for a
 native driver's or Python server's run). One CPU held (a submission at SCHED_IDLE under load: 100/100). proc-mem broke
-the promise of one grade in both isolations, for a correct engine: recorded here, strict, until it holds."""
+the promise of one grade in both isolations (6/6 against 0/6); held since proc-parity, 0/6 in both."""
 
 from pathlib import Path
-
-import pytest
 
 from tests.tamper import ROOT, Reaper
 from tests.tamper_grading import c_in_both_isolations, reaper  # noqa: F401
@@ -25,9 +23,13 @@ STATM_BROKEN = (
     "Landlock rules inside, so access and stat answer as under the fallback and every open is EACCES in both)")
 
 
-@pytest.mark.xfail(strict=True, reason=STATM_BROKEN)
+# Held since proc-parity, by that construction (oracle/proc_view.py; oracle/run_view.py PROCFS): a native run's /proc
+# answers every question as the fallback's does, access(2) "readable" and every open EACCES, so the aid's unchecked
+# fopen returns NULL in both and llm_destroy crashes in both: 0/6 in both (STATM_BROKEN is the record of 6/6 against
+# 0/6). 6/6 in both would need access(2) to say "no" under the fallback, which no Landlock rule governs and no system
+# call filter can ask by path, or statm to open in both, which no rule allows without /proc/self/mem (review 16).
 def test_a_c_engine_that_reads_statm_where_access_allows_grades_the_same_in_both_isolations(
         tmp_path: Path, reaper: Reaper) -> None:
     problems = c_in_both_isolations(tmp_path, reaper, None, C_ATTACKS / "statm_if_readable.patch",
-                                    STATM_ITEMS, STATM_MAX, STATM_MAX)
-    assert not problems, "\n".join(["statm_if_readable (correct: 6/6 in both isolations):", *problems])
+                                    STATM_ITEMS, 0, STATM_MAX)
+    assert not problems, "\n".join(["statm_if_readable (fopen NULL, trusted: 0/6 in both isolations):", *problems])
