@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from oracle import landlock
-from oracle.hypothesis_home import cache_home
+from oracle.hypothesis_home import cache_home, own_cache
 
 PLACE = "/.proc_view"  # where bwrap binds the launcher for a run: a read-only file on the sealed root
 SHARED = Path("/var/cache/pagedcheck/proc_view")  # a root grader's: its runs' uids pass through, on the system's disk
@@ -45,14 +45,7 @@ def _build(folder: Path, traversable: bool) -> Path | None:
         return None
     defines = [f"-D{name}={value}" for name, value in landlock.numbers(abi).items()]
     key = hashlib.sha256(repr((_SOURCE.read_bytes(), defines)).encode()).hexdigest()[:16]
-    folder.mkdir(mode=0o711 if traversable else 0o700, parents=True, exist_ok=True)
-    if traversable:
-        for up in [folder, *folder.parents][:-1]:  # not the root itself
-            if up.stat().st_uid == os.geteuid():
-                up.chmod(up.stat().st_mode & 0o7777 | 0o111)
-    mine = folder.lstat()
-    if mine.st_uid != os.geteuid() or mine.st_mode & 0o022 or folder.is_symlink():
-        raise OSError(f"the launcher's cache {folder} is not this user's alone: refusing to run a program from it")
+    own_cache(folder, traversable, "the /proc launcher")
     program = folder / f"proc_view-{key}"
     if program.is_file():
         return program

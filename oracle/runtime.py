@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Iterable
 
 from oracle.elf_interp import build_id, interpreter, point_at
-from oracle.hypothesis_home import cache_home
+from oracle.hypothesis_home import cache_home, own_cache
 from oracle.run_view import system_data
 
 PYTHON = "/usr/bin/python3"  # the system Python every Python submission runs under
@@ -180,14 +180,7 @@ def frozen_runtime(folder: Path | None = None, *, traversable: bool = False) -> 
     may pass through but not list it), built when missing or stale. OSError when another user owns the folder or
     others may write into it."""
     folder = cache_home() / "runtime" if folder is None else folder
-    folder.mkdir(mode=0o711 if traversable else 0o700, parents=True, exist_ok=True)
-    if traversable:
-        for up in [folder, *folder.parents][:-1]:  # not the root itself
-            if up.stat().st_uid == os.geteuid():
-                up.chmod(up.stat().st_mode & 0o7777 | 0o111)
-    mine = folder.lstat()
-    if mine.st_uid != os.geteuid() or mine.st_mode & 0o022 or folder.is_symlink():
-        raise OSError(f"the Python runtime's cache {folder} is not this user's alone: refusing to run programs from it")
+    own_cache(folder, traversable, "the Python runtime")
     python = Path(os.path.realpath(PYTHON))
     version = python.name.removeprefix("python")
     info = python.stat()
