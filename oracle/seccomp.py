@@ -77,6 +77,15 @@ _NAMES = {"x86_64": (82, 83, 84, 86, 87, 88, 133, 76, 258, 259, 263, 264, 265, 2
 _W_OK = 2
 # asking whether a path may be written (access's mode: W_OK), answered EROFS: (number, argument holding the mode)
 _ASK_WRITE = {"x86_64": ((21, 1), (269, 2), (439, 2)), "aarch64": ((48, 2), (439, 2))}
+# a run that may write nowhere: an open that asks to write (O_WRONLY, O_RDWR, O_CREAT or O_TRUNC in its flags; O_TMPFILE
+# holds O_WRONLY or O_RDWR), answered EROFS: (number, argument holding the flags): open, openat; creat always (EROFS)
+_OPEN_WRITE_FLAGS = 0o1 | 0o2 | 0o100 | 0o1000
+_OPEN_WRITE = {"x86_64": ((2, 1), (257, 2)), "aarch64": ((56, 2),)}
+_CREAT = {"x86_64": (85,), "aarch64": ()}
+# ... and answered ENOSYS, as by a kernel without them: the mount's statistics and flags (statfs, fstatfs: ST_RDONLY told
+# bubblewrap's read-only mounts from the fallback's writable ones), and openat2 (its flags lie in a struct the filter
+# cannot read; glibc and Python do not call it, and a caller that does falls back to openat on ENOSYS)
+_UNKNOWN = {"x86_64": (137, 138, 437), "aarch64": (43, 44, 437)}
 WRITES = ("anywhere", "at_start", "nowhere")  # what a run may write: its paths; a folder at start only; nothing
 _NATIVE = {"x86_64": (0xC000003E, 41, (29, 68, 64, 310, 311, *_URING, 248, 249, 250, 240, *_METADATA["x86_64"],
                                        *_WATCH["x86_64"], *_CACHE["x86_64"]), (112, 109)),
@@ -113,7 +122,7 @@ def _filter(*, keep_group: bool, writes: str = "anywhere", base: bool = True) ->
     arch, socket, forbidden, sessions = native
     forbidden = () if not base else (*forbidden, *sessions) if keep_group else forbidden
     answers = {"ALLOW": _RET_ALLOW, "DENY": _RET_ERRNO | errno.EPERM, "IGNORE": _RET_ERRNO | 0,
-               "AGAIN": _RET_ERRNO | errno.EAGAIN, "ROFS": _RET_ERRNO | errno.EROFS}
+               "AGAIN": _RET_ERRNO | errno.EAGAIN, "ROFS": _RET_ERRNO | errno.EROFS, "NOSYS": _RET_ERRNO | errno.ENOSYS}
     # every jump to an answer goes forward to the last instructions, one per answer (ALLOW first: a call no check
     # named falls through to it); a check of a call's
     # argument is a block that ends in ALLOW (the accumulator then holds the argument, not the call's number)
@@ -125,9 +134,13 @@ def _filter(*, keep_group: bool, writes: str = "anywhere", base: bool = True) ->
         (_JGE_K, "DENY", 0, _X32_BIT)]  # x32 numbers
     code += [(_JEQ_K, "DENY", 0, number) for number in forbidden]
     code += [(_JEQ_K, "IGNORE", 0, _READAHEAD[machine])] if base else []
-    code += [(_JEQ_K, "ROFS", 0, number) for number in (_NAMES[machine] if writes == "nowhere" else ())]
+    nowhere = writes == "nowhere"
+    code += [(_JEQ_K, "ROFS", 0, number) for number in ((*_NAMES[machine], *_CREAT[machine]) if nowhere else ())]
+    code += [(_JEQ_K, "NOSYS", 0, number) for number in (_UNKNOWN[machine] if nowhere else ())]
     asked = [(number, argument, (), _W_OK, "ROFS") for number, argument in _ASK_WRITE[machine]] \
         if writes != "anywhere" else []
+    asked += [(number, argument, (), _OPEN_WRITE_FLAGS, "ROFS") for number, argument in _OPEN_WRITE[machine]] \
+        if nowhere else []
     by_argument = (*_BY_ARGUMENT[machine], (socket, 0, _INTERNET, 0, "DENY")) if base else ()
     for number, argument, values, bits, answer in (*by_argument, *asked):
         block: list[tuple[int, int | str, int, int]] = [(_LD_W_ABS, 0, 0, _ARG0 + 8 * argument)]
