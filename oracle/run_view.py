@@ -52,7 +52,8 @@ build the launcher) bubblewrap keeps a /proc of mode 0000 on the sealed root, wh
 there is then no Landlock fallback to differ from. The lifeline is read as a descriptor, the watcher closes the
 descriptors the grader names, and the driver is given vm.max_map_count as the grader read it. A run that needs a
 procfs (valgrind reads /proc/self/maps; the toolchain) sees it read-only: bubblewrap remounts it so (EROFS to an open
-for writing), Landlock grants reading alone (EACCES): no memory file opens for writing; for reading it does (left:
+for writing), Landlock grants reading alone (EACCES; a memcheck run's driver answers EROFS first, in both): no memory
+file opens for writing; for reading it does (left:
 valgrind's run). The grader's own reads of a driver's memory are from outside, through the host's /proc
 (oracle/native/outside.py).
 

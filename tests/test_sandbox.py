@@ -491,9 +491,10 @@ def test_a_run_without_procfs_opens_no_processs_memory_file_under_either_isolati
         without_bwrap: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """procfs=False (a native driver's run, the Python server's): /proc/self/mem, /proc/PID/mem, a task's and the
     parent's cannot be opened, for reading EACCES in both isolations (bubblewrap: a /proc no one may enter; Landlock:
-    no rule for /proc), for writing EROFS in both (the filter of a run that may write nowhere answers first). Through that file the kernel reads a guard page unseen and writes the
-    driver's read-only code (review 16's proc_self_mem_past, driver_handler_rewritten). With a procfs (a memcheck
-    run's valgrind reads /proc/self/maps) no memory file opens for writing in either."""
+    no rule for /proc), for writing EROFS in both (the filter of a run that may write nowhere answers first). Through
+    that file the kernel reads a guard page unseen and writes the driver's read-only code (review 16's
+    proc_self_mem_past, driver_handler_rewritten). With a procfs (a memcheck run's valgrind reads /proc/self/maps) no
+    memory file opens for writing in either."""
     if without_bwrap:
         _without_bwrap(monkeypatch)
     with Sandbox() as box:

@@ -177,7 +177,7 @@ def test_a_module_that_logs_only_where_the_mount_is_writable_grades_the_same_in_
 
     problems = tamper_grading.blockspace_in_both_isolations(tmp_path, reaper, PY_ATTACKS / "log_if_mount_writable.py",
                                                             MOUNT_POINTS, honest=MOUNT_HONEST)
-    assert not problems, "\n".join([f"log_if_mount_writable ({MOUNT_HONEST}/10 in both isolations: statvfs unanswered):",
+    assert not problems, "\n".join([f"log_if_mount_writable ({MOUNT_HONEST}/10 in both: statvfs answers ENOSYS):",
                                      *problems])
 
 
