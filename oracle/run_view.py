@@ -39,7 +39,8 @@ proc_self_mem_past, driver_handler_rewritten), and a process may always open its
 (`Sandbox.popen(procfs=False)`: a native driver, the Python server) may open nothing under /proc, and every other
 question about /proc is answered alike under both isolations (review 17's statm_if_readable: a C engine that trusts
 access(2) crashed under one alone). Landlock governs opening, not looking up, so the fallback's /proc is the host's
-with no rule for it: stat(2), access(2) and readlink(2) answer as on the host, every open beneath it is EACCES.
+with no rule for it: stat(2), access(2) and readlink(2) answer as on the host, every open beneath it is EACCES (one
+for writing EROFS first: the filter of a run that may write nowhere, oracle/seccomp.py).
 Bubblewrap shows the same: a procfs of the run's pid namespace, under the same Landlock decision, which bwrap's
 launcher (oracle/proc_view.py: a Landlocked process may not mount, so it is applied inside bwrap, after the mounts)
 takes: every handled access beneath each top folder but /proc, none under it. That procfs is not remounted
