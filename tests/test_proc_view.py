@@ -1,7 +1,7 @@
 """oracle/proc_view.py: a run without procfs (a native driver's, the Python server's) meets one /proc under both
 isolations: stat(2), access(2) and readlink(2) answer as on the host, every open beneath it (a process's memory file
-among them) is EACCES (one for writing EROFS, the filter's answer first). Under bubblewrap the launcher gives that view (Landlock applied inside bwrap), under the fallback
-Landlock's own ruleset does (review 17's statm_if_readable)."""
+among them) is EACCES (one for writing EROFS, the filter's answer first). Under bubblewrap the launcher gives that view
+(Landlock applied inside bwrap), under the fallback Landlock's own ruleset does (review 17's statm_if_readable)."""
 
 import os
 import subprocess

@@ -98,7 +98,7 @@ class DriverProcess:
         else:
             args += ["-1", "0"]  # no listener, nothing at start: as when absent
         args.append(str(max_map_count()))  # the fence's room as the ledger counts it: the run has no /proc to read
-        if self.log_channel is not None:  # under valgrind: the answers to a run that writes nowhere, once it has started
+        if self.log_channel is not None:  # under valgrind: the answers to a run that writes nowhere, once it started
             args.append(told.hex() if (told := writes_program("nowhere")) else "-")
         driver = self.box.expose(self.driver)
         limits = Limits(cpu_seconds=self.cpu_seconds, memory_bytes=self.memory_limit if self.seccomp else 0,
