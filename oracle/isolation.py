@@ -83,13 +83,13 @@ _SUPERVISOR = """"$@" &
 command=$!
 ({watch}) &
 watcher=$!
-wait $command 2>&-
+wait $command 2>/dev/null
 status=$?
-{end} 2>&-
+{end} 2>/dev/null
 exit $status"""
 
 # the descriptors it closes are the run's own, named by the grader (no /proc to list them: oracle/run_view.py PROCFS)
-_BASH_WATCHER = "for fd in {fds}; do eval \"exec $fd>&-\"; done 2>&-; read -r _ <&{lifeline}; {kill}"
+_BASH_WATCHER = "for fd in {fds}; do eval \"exec $fd>&-\"; done 2>/dev/null; read -r _ <&{lifeline}; {kill}"
 
 _probed: dict[bool, str] = {}
 

@@ -32,9 +32,9 @@ review 13: a fairness limit on open files, a count hidden by an undumpable proce
 A memcheck run's valgrind writes its folder at start only: the same folder in both, sealed before the submission's
 code runs (`start_folder`), and every run of submission code is told it may write nowhere alike, by its system call
 filter and not by the mounts, which differ (oracle/seccomp.py `writes`; oracle/SANDBOX.md "What a run may write"):
-asked (access W_OK), made or removed a name, or opened for writing, EROFS in both; a mount's flags (statfs, fstatfs:
-bubblewrap's read-only mounts say ST_RDONLY, the fallback's host mounts do not) are not told at all, ENOSYS in both; a
-memcheck run's driver installs the same answers once valgrind has started.
+asked (access W_OK), made or removed a name, EROFS in both; a mount's flags (statfs, fstatfs: bubblewrap's read-only
+mounts say ST_RDONLY, the fallback's host mounts do not) are not told at all, ENOSYS in both; a memcheck run's driver
+installs the same answers once valgrind has started.
 
 PROCFS. Through a process's memory file (/proc/PID/mem, /proc/PID/task/TID/mem) the kernel reads and writes that
 process's pages with FOLL_FORCE: a guard page read with no fault, the driver's read-only code rewritten (review 16's
@@ -42,8 +42,7 @@ proc_self_mem_past, driver_handler_rewritten), and a process may always open its
 (`Sandbox.popen(procfs=False)`: a native driver, the Python server) may open nothing under /proc, and every other
 question about /proc is answered alike under both isolations (review 17's statm_if_readable: a C engine that trusts
 access(2) crashed under one alone). Landlock governs opening, not looking up, so the fallback's /proc is the host's
-with no rule for it: stat(2), access(2) and readlink(2) answer as on the host, every open beneath it is EACCES (one
-for writing EROFS first: the filter of a run that may write nowhere, oracle/seccomp.py).
+with no rule for it: stat(2), access(2) and readlink(2) answer as on the host, every open beneath it is EACCES.
 Bubblewrap shows the same: a procfs of the run's pid namespace, under the same Landlock decision, which bwrap's
 launcher (oracle/proc_view.py: a Landlocked process may not mount, so it is applied inside bwrap, after the mounts)
 takes: every handled access beneath each top folder but /proc, none under it. That procfs is not remounted
@@ -56,9 +55,8 @@ build the launcher) bubblewrap keeps a /proc of mode 0000 on the sealed root, wh
 there is then no Landlock fallback to differ from. The lifeline is read as a descriptor, the watcher closes the
 descriptors the grader names, and the driver is given vm.max_map_count as the grader read it. A run that needs a
 procfs (valgrind reads /proc/self/maps; the toolchain) sees it read-only: bubblewrap remounts it so (EROFS to an open
-for writing), Landlock grants reading alone (EACCES; a memcheck run's driver answers EROFS first, in both): no memory
-file opens for writing; for reading it does (left: valgrind's run). The grader's own reads of a driver's memory are
-from outside, through the host's /proc
+for writing), Landlock grants reading alone (EACCES): no memory file opens for writing; for reading it does (left:
+valgrind's run). The grader's own reads of a driver's memory are from outside, through the host's /proc
 (oracle/native/outside.py).
 
 WORDS. A message to the student names no path of the grader's, and reads the same under both isolations

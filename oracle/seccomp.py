@@ -37,17 +37,18 @@ preadv2 and pwritev2 with RWF_NOWAIT answer EAGAIN whatever is cached; the hints
 kernel may. Every other advice, and those calls without the flag, pass. What is left is timing a read, which needs a
 page that goes from absent to resident (oracle/SANDBOX.md, "The page cache").
 A run that may write nowhere is told so in one way under every isolation (`writes`, oracle/SANDBOX.md "What a run may
-write"): every question about writing is answered here, never by the isolation's mounts, since bubblewrap's read-only
-mounts answer EROFS and flag themselves ST_RDONLY where the Landlock fallback answers EACCES on the host's read-write
-mounts, and Landlock does not govern access(2) at all (the host's /tmp, mode 1777, said "writable" and then refused
-the open). So access, faccessat and faccessat2 asking W_OK answer EROFS ("nowhere" and "at_start": a memcheck run,
-whose valgrind writes its folder at start and never asks), and for "nowhere" (no folder at all): every call that
-makes, removes or renames a name (mkdir, mknod, unlink, rmdir, rename, link, symlink in all their forms, truncate by
-path) and every open that asks to write (open and openat with O_WRONLY, O_RDWR, O_CREAT or O_TRUNC; creat) answer
-EROFS, whatever the path (a device's too: the filter cannot read it), and statfs, fstatfs (a mount's flags: review
-16's log_if_mount_writable) and openat2 (its flags lie in a struct) answer ENOSYS, as a kernel without them would:
-"no such call" says nothing about any mount, and glibc and Python never call openat2. A memcheck run's driver installs
-the "nowhere" answers itself once valgrind's start files are made (`writes_program`, oracle/native/driver_main.c).
+write"): every question about writing a filter can read is answered here, not by the isolation's mounts, since
+bubblewrap's read-only mounts answer EROFS and flag themselves ST_RDONLY where the Landlock fallback answers EACCES
+on the host's read-write mounts, and Landlock does not govern access(2) at all (the host's /tmp, mode 1777, said
+"writable" and then refused the open). So access, faccessat and faccessat2 asking W_OK answer EROFS ("nowhere" and
+"at_start": a memcheck run, whose valgrind writes its folder at start and never asks), and for "nowhere" (no folder
+at all): every call that makes, removes or renames a name (mkdir, mknod, unlink, rmdir, rename, link, symlink in all
+their forms, truncate by path) answers EROFS, and statfs and fstatfs (a mount's flags: review 16's
+log_if_mount_writable) answer ENOSYS, as a kernel without them would: "no such call" says nothing about any mount.
+An open for writing is not answered here (the filter cannot read its path, and the devices must stay writable:
+`open(os.devnull, "w")` is an ordinary idiom), so where it fails its errno is still the isolation's
+(oracle/SANDBOX.md). A memcheck run's driver installs the "nowhere" answers itself once valgrind's start files are
+made (`writes_program`, oracle/native/driver_main.c).
 
     install()   # in the child, pre-exec
 """
@@ -83,15 +84,9 @@ _NAMES = {"x86_64": (82, 83, 84, 86, 87, 88, 133, 76, 258, 259, 263, 264, 265, 2
 _W_OK = 2
 # asking whether a path may be written (access's mode: W_OK), answered EROFS: (number, argument holding the mode)
 _ASK_WRITE = {"x86_64": ((21, 1), (269, 2), (439, 2)), "aarch64": ((48, 2), (439, 2))}
-# a run that may write nowhere: an open that asks to write (O_WRONLY, O_RDWR, O_CREAT or O_TRUNC in its flags; O_TMPFILE
-# holds O_WRONLY or O_RDWR), answered EROFS: (number, argument holding the flags): open, openat; creat always (EROFS)
-_OPEN_WRITE_FLAGS = 0o1 | 0o2 | 0o100 | 0o1000
-_OPEN_WRITE = {"x86_64": ((2, 1), (257, 2)), "aarch64": ((56, 2),)}
-_CREAT = {"x86_64": (85,), "aarch64": ()}
-# ... and answered ENOSYS, as by a kernel without them: the mount's statistics and flags (statfs, fstatfs: ST_RDONLY
-# told bubblewrap's read-only mounts from the fallback's writable ones), and openat2 (its flags lie in a struct the
-# filter cannot read; glibc and Python do not call it, and a caller that does falls back to openat on ENOSYS)
-_UNKNOWN = {"x86_64": (137, 138, 437), "aarch64": (43, 44, 437)}
+# a run that may write nowhere: the mount's statistics and flags (statfs, fstatfs: ST_RDONLY told bubblewrap's
+# read-only mounts from the fallback's writable ones), answered ENOSYS, as by a kernel without them
+_UNKNOWN = {"x86_64": (137, 138), "aarch64": (43, 44)}
 WRITES = ("anywhere", "at_start", "nowhere")  # what a run may write: its paths; a folder at start only; nothing
 _NATIVE = {"x86_64": (0xC000003E, 41, (29, 68, 64, 310, 311, *_URING, 248, 249, 250, 240, *_METADATA["x86_64"],
                                        *_WATCH["x86_64"], *_CACHE["x86_64"]), (112, 109)),
@@ -119,9 +114,8 @@ def _filter(*, keep_group: bool, writes: str = "anywhere", base: bool = True) ->
     """The BPF program, or None on a machine whose numbers we do not know (the filter is then left out);
     `keep_group`: setsid and setpgid are refused too, so nothing a run starts leaves its process group; `writes`
     (one of WRITES): "at_start" and "nowhere" answer EROFS to a question whether a path may be written, "nowhere"
-    also to every call that makes, removes or renames a name and to every open for writing, ENOSYS to statfs, fstatfs
-    and openat2; `base` False: those answers alone (bubblewrap's, which
-    installs them after its own set-up: `writes_program`)."""
+    also to every call that makes, removes or renames a name, and ENOSYS to statfs and fstatfs; `base` False: those
+    answers alone (bubblewrap's, which installs them after its own set-up: `writes_program`)."""
     machine = platform.machine()
     native = _NATIVE.get(machine)
     if native is None:
@@ -142,12 +136,10 @@ def _filter(*, keep_group: bool, writes: str = "anywhere", base: bool = True) ->
     code += [(_JEQ_K, "DENY", 0, number) for number in forbidden]
     code += [(_JEQ_K, "IGNORE", 0, _READAHEAD[machine])] if base else []
     nowhere = writes == "nowhere"
-    code += [(_JEQ_K, "ROFS", 0, number) for number in ((*_NAMES[machine], *_CREAT[machine]) if nowhere else ())]
+    code += [(_JEQ_K, "ROFS", 0, number) for number in (_NAMES[machine] if nowhere else ())]
     code += [(_JEQ_K, "NOSYS", 0, number) for number in (_UNKNOWN[machine] if nowhere else ())]
     asked = [(number, argument, (), _W_OK, "ROFS") for number, argument in _ASK_WRITE[machine]] \
         if writes != "anywhere" else []
-    asked += [(number, argument, (), _OPEN_WRITE_FLAGS, "ROFS") for number, argument in _OPEN_WRITE[machine]] \
-        if nowhere else []
     by_argument = (*_BY_ARGUMENT[machine], (socket, 0, _INTERNET, 0, "DENY")) if base else ()
     for number, argument, values, bits, answer in (*by_argument, *asked):
         block: list[tuple[int, int | str, int, int]] = [(_LD_W_ABS, 0, 0, _ARG0 + 8 * argument)]

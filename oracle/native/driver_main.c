@@ -242,8 +242,8 @@ static void keep_own_handlers(void)
 /* Under valgrind, after its start (its client's files made and removed in the start folder) and before any submission
  * code: the grader's answers to a run that may write nowhere (`hex`: oracle/seccomp.py writes_program("nowhere"), the
  * program a native run's filter holds), so a memcheck run is told what a native one is in both isolations: EROFS to
- * a call that makes or removes a name and to an open for writing, ENOSYS to statfs (oracle/SANDBOX.md "What a run may
- * write"). Valgrind makes the client's calls on the client's thread, so the filter binds them, and its own after. */
+ * a call that makes or removes a name, ENOSYS to statfs (oracle/SANDBOX.md "What a run may write"). Valgrind makes
+ * the client's calls on the client's thread, so the filter binds them, and its own after. */
 static void told_writes_nowhere(const char *hex)
 {
     static struct sock_filter filter[512];
