@@ -30,8 +30,11 @@ sealed read-only under bubblewrap, no $TMPDIR and nothing writable under Landloc
 file fails the same way in both (a folder the grader bounded by counting a run's files was broken three ways by
 review 13: a fairness limit on open files, a count hidden by an undumpable process, and the count's own cost).
 A memcheck run's valgrind writes its folder at start only: the same folder in both, sealed before the submission's
-code runs (`start_folder`), and every run of submission code is told it may write nowhere alike (oracle/seccomp.py
-`writes`; oracle/SANDBOX.md "What a run may write").
+code runs (`start_folder`), and every run of submission code is told it may write nowhere alike, by its system call
+filter and not by the mounts, which differ (oracle/seccomp.py `writes`; oracle/SANDBOX.md "What a run may write"):
+asked (access W_OK), made or removed a name, EROFS in both; a mount's flags (statfs, fstatfs: bubblewrap's read-only
+mounts say ST_RDONLY, the fallback's host mounts do not) are not told at all, ENOSYS in both; a memcheck run's driver
+installs the same answers once valgrind has started.
 
 PROCFS. Through a process's memory file (/proc/PID/mem, /proc/PID/task/TID/mem) the kernel reads and writes that
 process's pages with FOLL_FORCE: a guard page read with no fault, the driver's read-only code rewritten (review 16's

@@ -37,11 +37,18 @@ preadv2 and pwritev2 with RWF_NOWAIT answer EAGAIN whatever is cached; the hints
 kernel may. Every other advice, and those calls without the flag, pass. What is left is timing a read, which needs a
 page that goes from absent to resident (oracle/SANDBOX.md, "The page cache").
 A run that may write nowhere is told so in one way under every isolation (`writes`, oracle/SANDBOX.md "What a run may
-write"): bubblewrap's read-only mounts answer EROFS where the Landlock fallback answers EACCES, and Landlock does not
-govern access(2) at all (the host's /tmp, mode 1777, said "writable" and then refused the open). So access, faccessat
-and faccessat2 asking W_OK answer EROFS ("nowhere" and "at_start": a memcheck run, whose valgrind writes its folder
-at start and never asks), and for "nowhere" (no folder at all) every call that makes, removes or renames a name
-(mkdir, mknod, unlink, rmdir, rename, link, symlink in all their forms, truncate by path) answers EROFS too.
+write"): every question about writing a filter can read is answered here, not by the isolation's mounts, since
+bubblewrap's read-only mounts answer EROFS and flag themselves ST_RDONLY where the Landlock fallback answers EACCES
+on the host's read-write mounts, and Landlock does not govern access(2) at all (the host's /tmp, mode 1777, said
+"writable" and then refused the open). So access, faccessat and faccessat2 asking W_OK answer EROFS ("nowhere" and
+"at_start": a memcheck run, whose valgrind writes its folder at start and never asks), and for "nowhere" (no folder
+at all): every call that makes, removes or renames a name (mkdir, mknod, unlink, rmdir, rename, link, symlink in all
+their forms, truncate by path) answers EROFS, and statfs and fstatfs (a mount's flags: review 16's
+log_if_mount_writable) answer ENOSYS, as a kernel without them would: "no such call" says nothing about any mount.
+An open for writing is not answered here (the filter cannot read its path, and the devices must stay writable:
+`open(os.devnull, "w")` is an ordinary idiom), so where it fails its errno is still the isolation's
+(oracle/SANDBOX.md). A memcheck run's driver installs the "nowhere" answers itself once valgrind's start files are
+made (`writes_program`, oracle/native/driver_main.c).
 
     install()   # in the child, pre-exec
 """
@@ -77,6 +84,9 @@ _NAMES = {"x86_64": (82, 83, 84, 86, 87, 88, 133, 76, 258, 259, 263, 264, 265, 2
 _W_OK = 2
 # asking whether a path may be written (access's mode: W_OK), answered EROFS: (number, argument holding the mode)
 _ASK_WRITE = {"x86_64": ((21, 1), (269, 2), (439, 2)), "aarch64": ((48, 2), (439, 2))}
+# a run that may write nowhere: the mount's statistics and flags (statfs, fstatfs: ST_RDONLY told bubblewrap's
+# read-only mounts from the fallback's writable ones), answered ENOSYS, as by a kernel without them
+_UNKNOWN = {"x86_64": (137, 138), "aarch64": (43, 44)}
 WRITES = ("anywhere", "at_start", "nowhere")  # what a run may write: its paths; a folder at start only; nothing
 _NATIVE = {"x86_64": (0xC000003E, 41, (29, 68, 64, 310, 311, *_URING, 248, 249, 250, 240, *_METADATA["x86_64"],
                                        *_WATCH["x86_64"], *_CACHE["x86_64"]), (112, 109)),
@@ -104,8 +114,8 @@ def _filter(*, keep_group: bool, writes: str = "anywhere", base: bool = True) ->
     """The BPF program, or None on a machine whose numbers we do not know (the filter is then left out);
     `keep_group`: setsid and setpgid are refused too, so nothing a run starts leaves its process group; `writes`
     (one of WRITES): "at_start" and "nowhere" answer EROFS to a question whether a path may be written, "nowhere"
-    also to every call that makes, removes or renames a name; `base` False: those answers alone (bubblewrap's, which
-    installs them after its own set-up: `writes_program`)."""
+    also to every call that makes, removes or renames a name, and ENOSYS to statfs and fstatfs; `base` False: those
+    answers alone (bubblewrap's, which installs them after its own set-up: `writes_program`)."""
     machine = platform.machine()
     native = _NATIVE.get(machine)
     if native is None:
@@ -113,7 +123,7 @@ def _filter(*, keep_group: bool, writes: str = "anywhere", base: bool = True) ->
     arch, socket, forbidden, sessions = native
     forbidden = () if not base else (*forbidden, *sessions) if keep_group else forbidden
     answers = {"ALLOW": _RET_ALLOW, "DENY": _RET_ERRNO | errno.EPERM, "IGNORE": _RET_ERRNO | 0,
-               "AGAIN": _RET_ERRNO | errno.EAGAIN, "ROFS": _RET_ERRNO | errno.EROFS}
+               "AGAIN": _RET_ERRNO | errno.EAGAIN, "ROFS": _RET_ERRNO | errno.EROFS, "NOSYS": _RET_ERRNO | errno.ENOSYS}
     # every jump to an answer goes forward to the last instructions, one per answer (ALLOW first: a call no check
     # named falls through to it); a check of a call's
     # argument is a block that ends in ALLOW (the accumulator then holds the argument, not the call's number)
@@ -125,7 +135,9 @@ def _filter(*, keep_group: bool, writes: str = "anywhere", base: bool = True) ->
         (_JGE_K, "DENY", 0, _X32_BIT)]  # x32 numbers
     code += [(_JEQ_K, "DENY", 0, number) for number in forbidden]
     code += [(_JEQ_K, "IGNORE", 0, _READAHEAD[machine])] if base else []
-    code += [(_JEQ_K, "ROFS", 0, number) for number in (_NAMES[machine] if writes == "nowhere" else ())]
+    nowhere = writes == "nowhere"
+    code += [(_JEQ_K, "ROFS", 0, number) for number in (_NAMES[machine] if nowhere else ())]
+    code += [(_JEQ_K, "NOSYS", 0, number) for number in (_UNKNOWN[machine] if nowhere else ())]
     asked = [(number, argument, (), _W_OK, "ROFS") for number, argument in _ASK_WRITE[machine]] \
         if writes != "anywhere" else []
     by_argument = (*_BY_ARGUMENT[machine], (socket, 0, _INTERNET, 0, "DENY")) if base else ()
@@ -149,7 +161,8 @@ def _filter(*, keep_group: bool, writes: str = "anywhere", base: bool = True) ->
 
 def writes_program(writes: str) -> bytes | None:
     """The answers to a run that may not write (`writes`, one of WRITES) alone, as a BPF program: under bubblewrap,
-    handed to bwrap (`--add-seccomp-fd`), which installs it after it has made its mounts and before the command;
+    handed to bwrap (`--add-seccomp-fd`), which installs it after it has made its mounts and before the command; for a
+    memcheck run, "nowhere"'s, handed to the driver, which installs it once valgrind has started (driver_process.py);
     None when there are none (or this machine's numbers are unknown)."""
     return None if writes == "anywhere" else _filter(keep_group=False, writes=writes, base=False)
 

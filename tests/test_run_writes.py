@@ -37,6 +37,9 @@ tried("symlink /tmp/l", lambda: os.symlink("/usr", "/tmp/l"))
 tried("mknod /tmp/p", lambda: os.mkfifo("/tmp/p"))
 tried("truncate here", lambda: os.truncate(os.path.join(sys.argv[1], "kept"), 0))
 tried("write /dev/null", lambda: open(os.devnull, "w").write("x"))
+tried("read here", lambda: open(os.path.join(sys.argv[1], "kept")).read())
+for path in ("/tmp", "/", sys.argv[1]):
+    tried(f"statvfs {path}", lambda: os.statvfs(path).f_flag & os.ST_RDONLY)
 print(json.dumps(seen))
 """
 
@@ -59,7 +62,8 @@ def test_a_run_that_may_write_nowhere_is_told_so_with_erofs(without_bwrap: bool,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Asking whether a path may be written says no (EROFS, what bubblewrap's read-only mounts answer; Landlock does
     not govern access(2), which said yes from /tmp's mode 1777), for every path, and every call that makes, removes
-    or renames a name answers EROFS; reading is still asked truly and a device is still written."""
+    or renames a name answers EROFS; statvfs answers ENOSYS (no mount's flags to tell); reading is still asked and
+    done truly, and a device is still written."""
     seen, isolation = _told(without_bwrap, monkeypatch)
     assert isolation == ("landlock" if without_bwrap else "bubblewrap")
     for path in ("/tmp", "/usr", "/", "<area>", "/dev/null"):
@@ -70,6 +74,9 @@ def test_a_run_that_may_write_nowhere_is_told_so_with_erofs(without_bwrap: bool,
                  "truncate here"):
         assert seen[name] == "EROFS", (name, seen)
     assert seen["write /dev/null"] == 1, seen
+    assert seen["read here"] == "kept", seen
+    for path in ("/tmp", "/", "<area>"):
+        assert seen[f"statvfs {path}"] == "ENOSYS", seen
 
 
 def test_a_run_that_may_write_nowhere_is_told_the_same_in_both_isolations(monkeypatch: pytest.MonkeyPatch) -> None:

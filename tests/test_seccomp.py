@@ -1,9 +1,13 @@
 """oracle.seccomp's page-cache answers, in a real run of each isolation: no run may ask which pages of a file are
 resident or take pages out of the cache (tests/test_tamper_cache_quiet.py: alloc_failure's tries counted themselves
-so), while the same calls without the flag or advice that does so still work."""
+so), while the same calls without the flag or advice that does so still work. And its answers to a run that may write
+nowhere: statfs and fstatfs ENOSYS, in a child under the filter alone and in a run of each isolation (review 16's
+log_if_mount_writable, log_if_mount_writable_c)."""
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -119,3 +123,68 @@ def test_a_run_that_asks_to_drop_pages_leaves_them_cached(without_bwrap: bool, m
         done = box.run(["/usr/bin/python3", "-c", _DROP, str(data)], readable=[area], timeout=20)
         assert done.output.strip() == "dropped", done.output
         assert _resident_pages(data) == 256
+
+
+# --- a run that may write nowhere: no mount's flags to ask (oracle/seccomp.py `writes`) -------------------------------
+_WRITING = """import errno, json, os, sys
+target = sys.argv[1]  # a file the grader made, in a folder the run reads
+seen = {}
+
+
+def tried(name, call):
+    try:
+        call()
+        seen[name] = "ok"
+    except OSError as exc:
+        seen[name] = errno.errorcode[exc.errno]
+
+
+tried("statvfs", lambda: os.statvfs(target))
+tried("fstatvfs", lambda: os.fstatvfs(os.open(target, os.O_RDONLY)))
+tried("open O_RDONLY", lambda: os.read(os.open(target, os.O_RDONLY), 4))
+tried("write /dev/null", lambda: os.write(os.open(os.devnull, os.O_WRONLY), b"x"))
+print(json.dumps(seen))
+"""
+# what a run that may write nowhere is told, with bubblewrap and without it: no mount's statistics or flags; reading
+# and a device's writing as ever (an open is not the filter's to answer: it cannot read the path)
+NOWHERE_TOLD = {"statvfs": "ENOSYS", "fstatvfs": "ENOSYS", "open O_RDONLY": "ok", "write /dev/null": "ok"}
+
+
+def _told_here(target: Path, writes: str) -> dict[str, str]:
+    """_WRITING's answers in a child of this process under the filter alone (`writes`), no isolation around it."""
+    from oracle import seccomp
+
+    done = subprocess.run([sys.executable, "-c", _WRITING, str(target)], capture_output=True, text=True, timeout=30,
+                          preexec_fn=lambda: seccomp.install(writes=writes))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_filter_tells_a_run_that_may_write_nowhere_no_mounts_flags(tmp_path: Path) -> None:
+    """Under the filter of a run that may write nowhere, statfs and fstatfs answer ENOSYS (no mount's flags tell
+    bubblewrap's read-only mounts from the fallback's writable ones: review 16's log_if_mount_writable); reading and
+    writing a device still work. Without `writes` statvfs answers (so ENOSYS is the filter's)."""
+    if os.uname().machine not in ("x86_64", "aarch64"):
+        pytest.skip("the filter is left out on a machine whose numbers it does not know")
+    target = tmp_path / "file"
+    target.write_text("kept")
+    assert _told_here(target, "nowhere") == NOWHERE_TOLD
+    assert set(_told_here(target, "anywhere").values()) == {"ok"}
+
+
+@pytest.mark.parametrize("without_bwrap", [False, True], ids=["bubblewrap", "fallback"])
+def test_a_run_that_may_write_nowhere_is_told_no_mounts_flags_in_both_isolations(
+        without_bwrap: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same answers in a real run of each isolation (`Sandbox.popen(private_tmp=False)`): bubblewrap's read-only
+    mounts would answer statfs with ST_RDONLY, the Landlock fallback's host mounts without it; the filter answers
+    first, alike."""
+    if without_bwrap:
+        _without_bwrap(monkeypatch)
+    with Sandbox() as box:
+        area = box.area("readable")
+        (area / "file").write_text("kept")
+        done = box.run(["/usr/bin/python3", "-c", _WRITING, str(area / "file")], readable=[area], private_tmp=False,
+                       timeout=30)
+        assert (area / "file").read_text() == "kept"
+    told = json.loads(done.output.strip().splitlines()[-1])
+    assert told == NOWHERE_TOLD, done.output

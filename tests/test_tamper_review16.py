@@ -148,8 +148,9 @@ def test_a_driver_handler_rewritten_through_the_memory_file_still_costs_memory_s
 # --- 4. whether a folder may be written, asked of its mount (oracle/seccomp.py `writes`, run_view.py) --------------
 # tests/hostile_review16/log_if_mount_writable.py on the correct blockspace engine: at import the block manager asks
 # statvfs("/tmp") whether its file system is mounted read-only (ST_RDONLY) and opens a debug log there only when not.
-# Graded on block_table (10): a correct module, 10/10 in both isolations.
+# Graded on block_table (10): a correct module, but one that does not catch statvfs's OSError: 0/10 in both isolations.
 MOUNT_POINTS = {"block_table": 10}
+MOUNT_HONEST = 0
 MOUNT_BROKEN = (
     "oracle/SANDBOX.md promises 'asked, the answer is no, in both', and the filter (seccomp.py `writes`) answers the "
     "question asked by access(2) alone. statvfs(2) asks the mount: under bubblewrap the sealed /tmp is a read-only "
@@ -164,14 +165,20 @@ MOUNT_BROKEN = (
     "so every question a run may ask about writing gets the same no")
 
 
-@pytest.mark.xfail(strict=True, reason=MOUNT_BROKEN)
+# held since write-parity (oracle/seccomp.py `writes`): a run that may write nowhere is answered statfs and fstatfs by
+# its filter in both isolations, ENOSYS (a kernel or sandbox without the calls), so no run can read a mount's flags;
+# Python's os.statvfs raises OSError (errno 38) and this module, which does not catch it, does not load: 0/10 in both
+# ("the submission did not load: OSError: [Errno 38] Function not implemented: '/tmp'"), the same grade, not the
+# 10/10 of a run that could ask (no answer short of a copied struct, a user notification, keeps it). MOUNT_BROKEN is
+# what it broke, kept as the record
 def test_a_module_that_logs_only_where_the_mount_is_writable_grades_the_same_in_both_isolations(
         tmp_path: Path, reaper: Reaper) -> None:
     from tests import tamper_grading
 
     problems = tamper_grading.blockspace_in_both_isolations(tmp_path, reaper, PY_ATTACKS / "log_if_mount_writable.py",
-                                                            MOUNT_POINTS)
-    assert not problems, "\n".join(["log_if_mount_writable (correct: 10/10 in both isolations):", *problems])
+                                                            MOUNT_POINTS, honest=MOUNT_HONEST)
+    assert not problems, "\n".join([f"log_if_mount_writable ({MOUNT_HONEST}/10 in both: statvfs answers ENOSYS):",
+                                     *problems])
 
 
 # tests/submissions/hostile/review16/log_if_mount_writable_c.patch on the reference C: the same guard in C, natively:
@@ -186,7 +193,9 @@ MOUNT_C_BROKEN = (
     "as MOUNT_BROKEN's: one answer in both to every question about writing, statfs's among them")
 
 
-@pytest.mark.xfail(strict=True, reason=MOUNT_C_BROKEN)
+# held since write-parity: statvfs fails (ENOSYS, the filter's answer in both isolations), the engine makes no log, and
+# llm_init answers: 6/6 in both, natively and under valgrind (whose driver installs the same answers itself once
+# valgrind has started: driver_main.c told_writes_nowhere). MOUNT_C_BROKEN is what it broke, kept as the record
 def test_a_c_engine_that_logs_only_where_the_mount_is_writable_grades_the_same_in_both_isolations(
         tmp_path: Path, reaper: Reaper) -> None:
     problems = c_in_both_isolations(tmp_path, reaper, None, C_ATTACKS / "log_if_mount_writable_c.patch",
@@ -214,7 +223,10 @@ ROFS_BROKEN = (
     "so mkdir and its kin answer EROFS in every run of both isolations")
 
 
-@pytest.mark.xfail(strict=True, reason=ROFS_BROKEN)
+# held since write-parity: a memcheck run's driver installs the answers of a run that may write nowhere (the grader's
+# own program, oracle/seccomp.py writes_program("nowhere"), handed on its command line) after valgrind's start files
+# and before the first request, so its mkdir answers EROFS as a native run's does, in both isolations: 15/15 in both.
+# ROFS_BROKEN is what it broke, kept as the record
 def test_a_c_engine_that_tolerates_a_read_only_file_system_grades_the_same_in_both_isolations(
         tmp_path: Path, reaper: Reaper) -> None:
     problems = c_in_both_isolations(tmp_path, reaper, None, C_ATTACKS / "cache_folder_unless_rofs.patch",

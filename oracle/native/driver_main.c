@@ -3,9 +3,11 @@
  * Included last by a family's driver.c (driver_heap.c first; the family's serve loop between).
  *
  * Usage: driver CMD_FD REPLY_FD CPU_SECONDS OUTPUT_LIMIT MEMORY_LIMIT SANDBOX [CLOSE_FD [LEDGER_FD [LAYOUT
- * [MAX_MAP_COUNT]]]]
+ * [MAX_MAP_COUNT [WRITES]]]]]
  * (oracle/native/driver_process.py). CLOSE_FD (under valgrind; -1: none): the descriptor valgrind was given for its
  * log, closed before any of the submission's calls (valgrind keeps its own copy, out of the program's reach).
+ * WRITES (under valgrind; "-": none): the grader's answers to a run that may write nowhere (oracle/seccomp.py
+ * writes_program("nowhere")), a BPF program in hexadecimal, installed once valgrind has made its start files.
  * LEDGER_FD (natively; -1: none): a socket to the grader, which receives the seccomp listener of every
  * memory-mapping call (ledger.py). LAYOUT: 0 blocks at their last page's end, 1 at their first page's start.
  * MAX_MAP_COUNT: vm.max_map_count as the grader read it (the run has no procfs; absent: read here, else the default).
@@ -237,6 +239,30 @@ static void keep_own_handlers(void)
 #endif
 }
 
+/* Under valgrind, after its start (its client's files made and removed in the start folder) and before any submission
+ * code: the grader's answers to a run that may write nowhere (`hex`: oracle/seccomp.py writes_program("nowhere"), the
+ * program a native run's filter holds), so a memcheck run is told what a native one is in both isolations: EROFS to
+ * a call that makes or removes a name, ENOSYS to statfs (oracle/SANDBOX.md "What a run may write"). Valgrind makes
+ * the client's calls on the client's thread, so the filter binds them, and its own after. */
+static void told_writes_nowhere(const char *hex)
+{
+    static struct sock_filter filter[512];
+    size_t len = strlen(hex), n = len / 2 / sizeof filter[0];
+    if (len % (2 * sizeof filter[0]) != 0 || n == 0 || n > sizeof filter / sizeof filter[0])
+        die("pagedcheck driver: a malformed filter\n");
+    static const char digits[] = "0123456789abcdef";
+    unsigned char *bytes = (unsigned char *)filter;
+    for (size_t i = 0; i < len; i++) {
+        const char *digit = strchr(digits, hex[i]);
+        if (digit == NULL || *digit == '\0')
+            die("pagedcheck driver: a malformed filter\n");
+        bytes[i / 2] = (unsigned char)(bytes[i / 2] << 4 | (digit - digits));
+    }
+    struct sock_fprog prog = {(unsigned short)n, filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+        die("pagedcheck driver: cannot install the seccomp filter\n");
+}
+
 /* Natively, before the handover: the free room the C library's heap already has (its top chunk, its bins) is
  * taken now, and its top may grow by no more than a request needs, so from the handover on a block of the C
  * library's (its own malloc reached by address: the driver serves none natively) needs the heap to grow, a brk the
@@ -296,9 +322,9 @@ static void sandbox(rlim_t cpu_seconds, rlim_t output_limit, rlim_t memory_limit
 
 int main(int argc, char **argv)
 {
-    if (argc < 7 || argc > 11)
+    if (argc < 7 || argc > 12)
         die("usage: driver CMD_FD REPLY_FD CPU_SECONDS OUTPUT_LIMIT MEMORY_LIMIT SANDBOX [CLOSE_FD [LEDGER_FD [LAYOUT "
-            "[MAX_MAP_COUNT]]]]\n");
+            "[MAX_MAP_COUNT [WRITES]]]]]\n");
     /* vm.max_map_count as the grader read it: a driver's run has no procfs (oracle/run_view.py PROCFS) */
     fence_reserve(strtoul(argv[5], NULL, 10), argc > 9 && atoi(argv[9]) == 1,
                   argc > 10 ? strtoul(argv[10], NULL, 10) : 0);
@@ -307,6 +333,8 @@ int main(int argc, char **argv)
     reply_fd = atoi(argv[2]);
     if (argc > 7 && atoi(argv[7]) >= 0) { /* under valgrind, which has written its start folder's files by now */
         close(atoi(argv[7]));
+        if (argc > 11 && strcmp(argv[11], "-") != 0) /* valgrind's start files are made: no other file from here on */
+            told_writes_nowhere(argv[11]);
         /* one byte before any code of the submission's: the grader then seals that folder (oracle/sandbox.py seal) */
         if (write(reply_fd, "S", 1) != 1)
             die("pagedcheck driver: cannot write to the grader\n");

@@ -9,7 +9,8 @@ reply of its layout (`reply_bound`) and the failure it raises (`failure_type`, D
 The driver's command line, which every family's driver.c reads the same way: the request pipe, the reply pipe,
 its CPU seconds, its output limit, its address-space limit (0: none), whether it installs its seccomp filter,
 valgrind's log descriptor (-1: none), then natively the socket for its listener and whether blocks lie at their
-first page's start."""
+first page's start, vm.max_map_count, and under valgrind the answers to a run that may write nowhere (a BPF program in
+hexadecimal: oracle/seccomp.py writes_program, installed by the driver once valgrind's start files are made)."""
 
 import os
 import select
@@ -29,6 +30,7 @@ from oracle.native.reply_pipe import UNREADABLE, BadReply, drained, readable_wit
 from oracle.run_cpu import RunClock
 from oracle.run_limits import signal_label
 from oracle.sandbox import DeadlinePassed, Limits, Sandbox, shared
+from oracle.seccomp import writes_program
 
 
 class DriverFailure(Exception):
@@ -96,6 +98,8 @@ class DriverProcess:
         else:
             args += ["-1", "0"]  # no listener, nothing at start: as when absent
         args.append(str(max_map_count()))  # the fence's room as the ledger counts it: the run has no /proc to read
+        if self.log_channel is not None:  # under valgrind: the answers to a run that writes nowhere, once it started
+            args.append(told.hex() if (told := writes_program("nowhere")) else "-")
         driver = self.box.expose(self.driver)
         limits = Limits(cpu_seconds=self.cpu_seconds, memory_bytes=self.memory_limit if self.seccomp else 0,
                         file_bytes=self.output_limit)
