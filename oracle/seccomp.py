@@ -36,6 +36,12 @@ preadv2 and pwritev2 with RWF_NOWAIT answer EAGAIN whatever is cached; the hints
 (posix_fadvise's DONTNEED and NOREUSE, madvise's COLD and PAGEOUT) and readahead answer 0 and do nothing, as a
 kernel may. Every other advice, and those calls without the flag, pass. What is left is timing a read, which needs a
 page that goes from absent to resident (oracle/SANDBOX.md, "The page cache").
+Nor may a run change another process's scheduling or limits (setpriority for another process, a process group or a
+user; sched_setaffinity, sched_setscheduler, sched_setparam, sched_setattr, prlimit64, ioprio_set, migrate_pages and
+move_pages naming another pid): EPERM. Outside bubblewrap's pid namespace a run of a grader that is not root has the
+grader's uid, and the kernel lets a process renice, pin or set the limits of any process of its uid: the grader's
+own and other grades' (a grade's CPU pinned to another's, a limit lowered under it); the calls on the caller itself
+(pid 0, as glibc's nice, setrlimit and sched_setaffinity make them) pass.
 A run that may write nowhere is told so in one way under every isolation (`writes`, oracle/SANDBOX.md "What a run may
 write"): every question about writing a filter can read is answered here, not by the isolation's mounts, since
 bubblewrap's read-only mounts answer EROFS and flag themselves ST_RDONLY where the Landlock fallback answers EACCES
@@ -93,6 +99,15 @@ _NATIVE = {"x86_64": (0xC000003E, 41, (29, 68, 64, 310, 311, *_URING, 248, 249, 
            "aarch64": (0xC00000B7, 198, (194, 186, 190, 270, 271, *_URING, 217, 218, 219, 180, *_METADATA["aarch64"],
                                         *_WATCH["aarch64"], *_CACHE["aarch64"]), (157, 154))}
 _INTERNET = (2, 10)  # AF_INET, AF_INET6: socket()'s first argument
+_ANY = 0xFFFFFFFF  # every bit of an argument's low half: a pid or id other than 0 (the caller)
+# another process's scheduling or limits, refused (EPERM): (number, the arguments that must be 0): setpriority (which:
+# PRIO_PROCESS; who), sched_setparam, sched_setscheduler, sched_setaffinity, sched_setattr, prlimit64, migrate_pages,
+# move_pages (pid); and ioprio_set, whose which must be IOPRIO_WHO_PROCESS (1) and who 0
+_OTHERS = {"x86_64": ((141, (0, 1)), (142, (0,)), (144, (0,)), (203, (0,)), (314, (0,)), (302, (0,)), (256, (0,)),
+                      (279, (0,))),
+           "aarch64": ((140, (0, 1)), (118, (0,)), (119, (0,)), (122, (0,)), (274, (0,)), (261, (0,)), (238, (0,)),
+                       (239, (0,)))}
+_IOPRIO_SET = {"x86_64": 251, "aarch64": 30}
 _ARG0 = 16  # offset of seccomp_data.args[0] (its low 32 bits, little-endian); args[i] at _ARG0 + 8 * i
 _RWF_NOWAIT = 0x8
 # calls answered by one argument: (number, argument, values, flag bits, answer) by machine. posix_fadvise's DONTNEED
@@ -141,10 +156,18 @@ def _filter(*, keep_group: bool, writes: str = "anywhere", base: bool = True) ->
     asked = [(number, argument, (), _W_OK, "ROFS") for number, argument in _ASK_WRITE[machine]] \
         if writes != "anywhere" else []
     by_argument = (*_BY_ARGUMENT[machine], (socket, 0, _INTERNET, 0, "DENY")) if base else ()
-    for number, argument, values, bits, answer in (*by_argument, *asked):
-        block: list[tuple[int, int | str, int, int]] = [(_LD_W_ABS, 0, 0, _ARG0 + 8 * argument)]
-        block += [(_JEQ_K, answer, 0, value) for value in values]
-        block += [(_JSET_K, answer, 0, bits)] if bits else []
+    # checks of arguments: (number, [(argument, values, bits)], answer), the answer when any check matches
+    checks = [(number, [(argument, values, bits)], answer) for number, argument, values, bits, answer in
+              (*by_argument, *asked)]
+    checks += [(number, [(argument, (), _ANY) for argument in zeros], "DENY") for number, zeros in _OTHERS[machine]] \
+        if base else []
+    checks += [(_IOPRIO_SET[machine], [(0, (0,), _ANY ^ 1), (1, (), _ANY)], "DENY")] if base else []  # which 1, who 0
+    for number, tests, answer in checks:
+        block: list[tuple[int, int | str, int, int]] = []
+        for argument, values, bits in tests:
+            block += [(_LD_W_ABS, 0, 0, _ARG0 + 8 * argument)]
+            block += [(_JEQ_K, answer, 0, value) for value in values]
+            block += [(_JSET_K, answer, 0, bits)] if bits else []
         block += [(_RET_K, 0, 0, _RET_ALLOW)]
         code += [(_JEQ_K, 0, len(block), number), *block]  # not this call: past its block
     at_answer = {name: len(code) + i for i, name in enumerate(answers)}

@@ -188,3 +188,81 @@ def test_a_run_that_may_write_nowhere_is_told_no_mounts_flags_in_both_isolations
         assert (area / "file").read_text() == "kept"
     told = json.loads(done.output.strip().splitlines()[-1])
     assert told == NOWHERE_TOLD, done.output
+
+
+# --- no run changes another process's scheduling or limits (oracle/seccomp.py _OTHERS) ------------------------------
+_OTHERS_ASKED = """import ctypes, errno, json, os, resource, sys
+libc = ctypes.CDLL(None, use_errno=True)
+other = int(sys.argv[1])  # a process of the same uid: the grader's own, under the fallback of a grader not root
+seen = {}
+
+
+def tried(name, call):
+    try:
+        call()
+        seen[name] = "ok"
+    except OSError as exc:
+        seen[name] = errno.errorcode[exc.errno]
+
+
+def raw(number, *args):
+    def call():
+        if libc.syscall(number, *args) < 0:
+            raise OSError(ctypes.get_errno(), str(number))
+    return call
+
+
+mine = os.sched_getaffinity(0)
+tried("nice itself", lambda: os.setpriority(os.PRIO_PROCESS, 0, 1))
+tried("renice another", lambda: os.setpriority(os.PRIO_PROCESS, other, 19))
+tried("renice the user", lambda: os.setpriority(os.PRIO_USER, 0, 19))
+tried("renice the group", lambda: os.setpriority(os.PRIO_PGRP, 0, 19))
+tried("pin itself", lambda: os.sched_setaffinity(0, mine))
+tried("pin another", lambda: os.sched_setaffinity(other, mine))
+tried("schedule another", lambda: os.sched_setscheduler(other, os.SCHED_BATCH, os.sched_param(0)))
+tried("limit itself", lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0)))
+tried("read another's limit", lambda: resource.prlimit(other, resource.RLIMIT_NOFILE))
+tried("limit another", lambda: resource.prlimit(other, resource.RLIMIT_CORE, (0, 0)))
+if os.uname().machine == "x86_64":
+    tried("io priority of itself", raw(251, 1, 0, 0))
+    tried("io priority of another", raw(251, 1, other, 0))
+    tried("io priority of the user", raw(251, 3, 0, 0))
+print(json.dumps(seen))
+"""
+SYSTEM_PYTHON = "/usr/bin/python3"  # one a fresh uid may run (the tests' own may live in root's home)
+OTHERS_TOLD = {"nice itself": "ok", "renice another": "EPERM", "renice the user": "EPERM", "renice the group": "EPERM",
+               "pin itself": "ok", "pin another": "EPERM", "schedule another": "EPERM", "limit itself": "ok",
+               "read another's limit": "EPERM", "limit another": "EPERM", "io priority of itself": "ok",
+               "io priority of another": "EPERM", "io priority of the user": "EPERM"}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="run as a uid of its own, which only root may choose (as root, a "
+                    "renice of its whole user or group reaches only the test's own processes)")
+def test_a_run_changes_no_other_processs_scheduling_or_limits() -> None:
+    """Under the filter a child may renice, pin and limit itself, and not another process of its uid (what a run of a
+    grader that is not root meets outside bubblewrap's pid namespace: the grader and other grades), nor every process
+    of its user or process group. Without the filter the same calls on that process succeed (so the EPERMs are the
+    filter's). Every process here runs as a fresh uid in a session of its own, so even a filter that let a renice of
+    the whole user or group through would reach only them."""
+    if os.uname().machine not in ("x86_64", "aarch64"):
+        pytest.skip("the filter is left out on a machine whose numbers it does not know")
+    from oracle import seccomp
+    from oracle.run_uid import fresh_uid, kill_uid
+
+    uid = fresh_uid()
+    alone = {"user": uid, "group": uid, "extra_groups": [], "start_new_session": True}
+    other = subprocess.Popen([SYSTEM_PYTHON, "-I", "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE,
+                             **alone)
+    try:
+        runs = {}
+        for name, before in (("filtered", seccomp.install), ("free", None)):
+            done = subprocess.run([SYSTEM_PYTHON, "-I", "-c", _OTHERS_ASKED, str(other.pid)], capture_output=True,
+                                  text=True, timeout=30, preexec_fn=before, **alone)
+            assert done.returncode == 0, done.stderr
+            runs[name] = json.loads(done.stdout.strip().splitlines()[-1])
+    finally:
+        other.communicate("")
+        kill_uid(uid)
+    assert runs["filtered"] == {name: told for name, told in OTHERS_TOLD.items() if name in runs["filtered"]}
+    free = runs["free"]
+    assert all(free[name] == "ok" for name in ("renice another", "pin another", "limit another")), free
