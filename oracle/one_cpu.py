@@ -5,19 +5,19 @@ wake-ups across CPUs, which on a virtual machine cost more than the work between
 tests' small rubric): 16.8 and 27.9 s wall, 4.6 and 9.8 s of system CPU free to move; 12.3 and 13.0 s, 2.8 and
 3.0 s pinned by `taskset -c 0`.
 
-A grade claims a CPU no other grade of the same user holds (an exclusive lock on one file per CPU, which the
-kernel lets go when its holder ends), the one it is on if it can; with every CPU claimed it runs where the
-scheduler puts it. Two grades at once so never share a CPU while another idles (the CPU each is on when it starts
+A grade claims a CPU no other grade of the same user holds (an exclusive lock on one file per CPU, in the user's
+pagedcheck cache, which the kernel lets go when its holder ends), the one it is on if it can; with every CPU claimed
+it runs where the scheduler puts it. Two grades at once so never share a CPU while another idles (the CPU each is on when it starts
 is often the same one: two test workers pinned together ran grades two to three times slower). The processes a
 grade starts inherit its CPU; after it, the thread may run anywhere it could before. Which CPU is no fact of any
 verdict: a call's time is counted in CPU seconds (oracle/run_cpu.py)."""
 
 import fcntl
 import os
-import stat
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+
+from oracle.hypothesis_home import cache_home, own_cache
 
 
 def current_cpu() -> int | None:
@@ -30,17 +30,14 @@ def current_cpu() -> int | None:
 
 
 def claims_folder() -> str | None:
-    """The folder of this user's CPU claims, made private to them; None where it is not theirs alone (then no
-    grade claims a CPU)."""
-    folder = os.path.join(tempfile.gettempdir(), f"pagedcheck-cpus-{os.getuid()}")
-    with suppress(FileExistsError, OSError):
-        os.mkdir(folder, 0o700)
+    """The folder of this user's CPU claims, in pagedcheck's cache (a grade leaves nothing in /tmp), made private to
+    them; None where it is not theirs alone or cannot be made (then no grade claims a CPU)."""
+    folder = cache_home() / "cpus"
     try:
-        info = os.lstat(folder)
+        own_cache(folder, False, "the CPU claims")
     except OSError:
         return None
-    mine = stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
-    return folder if mine else None
+    return str(folder)
 
 
 def claim_a_cpu(cpus: set[int], first: int | None) -> tuple[int, int] | None:

@@ -4,7 +4,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 import pytest
 
@@ -40,8 +39,8 @@ def test_the_cpus_come_back_when_the_grade_raises() -> None:
 
 @pytest.fixture
 def own_claims(tmp_path, monkeypatch) -> str:
-    """Claims in a folder of this test's alone, so no grade another test worker runs holds a CPU."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    """Claims in a cache of this test's alone, so no grade another test worker runs holds a CPU."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     return str(tmp_path)
 
 
@@ -52,7 +51,7 @@ HOLD_A_GRADE = ("import os, sys\nfrom oracle.one_cpu import on_one_cpu\nwith on_
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one CPU: nothing to pin")
 def test_two_grades_at_once_run_on_two_cpus(own_claims) -> None:
     other = subprocess.Popen([sys.executable, "-c", HOLD_A_GRADE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             text=True, env={**os.environ, "TMPDIR": own_claims})
+                             text=True, env={**os.environ, "XDG_CACHE_HOME": own_claims})
     try:
         its_cpus = other.stdout.readline().strip()
         everywhere = os.sched_getaffinity(0)
@@ -82,8 +81,8 @@ def test_with_every_cpu_claimed_a_grade_runs_where_the_scheduler_puts_it(own_cla
 
 
 def test_claims_in_a_folder_others_may_write_are_not_made(own_claims) -> None:
-    folder = os.path.join(own_claims, f"pagedcheck-cpus-{os.getuid()}")
-    os.mkdir(folder)
+    folder = os.path.join(own_claims, "pagedcheck", "cpus")
+    os.makedirs(folder)
     os.chmod(folder, 0o777)
     assert claims_folder() is None
     assert claim_a_cpu({0, 1}, 0) is None
