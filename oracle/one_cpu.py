@@ -7,10 +7,10 @@ tests' small rubric): 16.8 and 27.9 s wall, 4.6 and 9.8 s of system CPU free to 
 
 A grade claims a CPU no other grade of the same user holds (an exclusive lock on one file per CPU, in the user's
 pagedcheck cache, which the kernel lets go when its holder ends), the one it is on if it can; with every CPU claimed
-it runs where the scheduler puts it. Two grades at once so never share a CPU while another idles (the CPU each is on when it starts
-is often the same one: two test workers pinned together ran grades two to three times slower). The processes a
-grade starts inherit its CPU; after it, the thread may run anywhere it could before. Which CPU is no fact of any
-verdict: a call's time is counted in CPU seconds (oracle/run_cpu.py)."""
+it runs where the scheduler puts it. Two grades at once so never share a CPU while another idles (the CPU each is on
+when it starts is often the same one: two test workers pinned together ran grades two to three times slower). The
+processes a grade starts inherit its CPU; after it, the thread may run anywhere it could before. Which CPU is no
+fact of any verdict: a call's time is counted in CPU seconds (oracle/run_cpu.py)."""
 
 import fcntl
 import os
