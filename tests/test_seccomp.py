@@ -126,9 +126,8 @@ def test_a_run_that_asks_to_drop_pages_leaves_them_cached(without_bwrap: bool, m
 
 
 # --- a run that may write nowhere: no mount's flags to ask (oracle/seccomp.py `writes`) -------------------------------
-_WRITING = """import errno, json, os, sys
-target = sys.argv[1]  # a file the grader made, in a folder the run reads
-seen = {}
+# what a child script tells: each call tried, "ok" or its errno's name (the scripts below start with it)
+_TRIED = """seen = {}
 
 
 def tried(name, call):
@@ -137,7 +136,10 @@ def tried(name, call):
         seen[name] = "ok"
     except OSError as exc:
         seen[name] = errno.errorcode[exc.errno]
-
+"""
+_WRITING = """import errno, json, os, sys
+target = sys.argv[1]  # a file the grader made, in a folder the run reads
+""" + _TRIED + """
 
 tried("statvfs", lambda: os.statvfs(target))
 tried("fstatvfs", lambda: os.fstatvfs(os.open(target, os.O_RDONLY)))
@@ -194,16 +196,7 @@ def test_a_run_that_may_write_nowhere_is_told_no_mounts_flags_in_both_isolations
 _OTHERS_ASKED = """import ctypes, errno, json, os, resource, sys
 libc = ctypes.CDLL(None, use_errno=True)
 other = int(sys.argv[1])  # a process of the same uid: the grader's own, under the fallback of a grader not root
-seen = {}
-
-
-def tried(name, call):
-    try:
-        call()
-        seen[name] = "ok"
-    except OSError as exc:
-        seen[name] = errno.errorcode[exc.errno]
-
+""" + _TRIED + """
 
 def raw(number, *args):
     def call():
@@ -213,7 +206,7 @@ def raw(number, *args):
 
 
 mine = os.sched_getaffinity(0)
-tried("nice itself", lambda: os.setpriority(os.PRIO_PROCESS, 0, 1))
+tried("nice itself", lambda: os.setpriority(os.PRIO_PROCESS, 0, min(19, os.getpriority(os.PRIO_PROCESS, 0) + 1)))
 tried("renice another", lambda: os.setpriority(os.PRIO_PROCESS, other, 19))
 tried("renice the user", lambda: os.setpriority(os.PRIO_USER, 0, 19))
 tried("renice the group", lambda: os.setpriority(os.PRIO_PGRP, 0, 19))
