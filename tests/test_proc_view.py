@@ -12,6 +12,7 @@ import pytest
 from oracle import isolation, landlock
 from oracle.proc_view import PLACE, launcher
 from oracle.sandbox import Sandbox
+from tests.test_sandbox import _without_bwrap
 
 BUBBLEWRAP = isolation.bwrap_problem(os.geteuid() == 0) is None
 LANDLOCK = landlock.abi_version() > 0
@@ -45,11 +46,6 @@ print(" ".join([
 """
 _SEEN = ["access:ok", "stat:ok", "lstat:ok", "readlink:ok", "listdir:EACCES", "listdir_self:EACCES", "statm:EACCES",
          "mem_read:EACCES", "mem_write:EACCES", "fd_devnull:ok"]
-
-
-def _without_bwrap(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(isolation, "BWRAP", "bwrap-that-is-not-installed")
-    monkeypatch.setattr(isolation, "_probed", {})
 
 
 @needs_both
