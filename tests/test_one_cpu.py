@@ -15,7 +15,7 @@ def test_current_cpu_is_one_the_thread_may_run_on() -> None:
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one CPU: nothing to pin")
-def test_a_grade_runs_on_one_cpu_with_its_children_and_may_run_anywhere_after() -> None:
+def test_a_grade_runs_on_one_cpu_with_its_children_and_may_run_anywhere_after(own_claims) -> None:
     before = os.sched_getaffinity(0)
     with on_one_cpu():
         inside = os.sched_getaffinity(0)
@@ -29,7 +29,7 @@ def test_a_grade_runs_on_one_cpu_with_its_children_and_may_run_anywhere_after() 
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one CPU: nothing to pin")
-def test_the_cpus_come_back_when_the_grade_raises() -> None:
+def test_the_cpus_come_back_when_the_grade_raises(own_claims) -> None:
     before = os.sched_getaffinity(0)
     with pytest.raises(RuntimeError):
         with on_one_cpu():
