@@ -23,9 +23,10 @@ def fresh_uid() -> int:
 
 def kill_uid(uid: int) -> None:
     """Kills every process running as uid: a shell that becomes uid sends SIGKILL to every process it may signal
-    (kill(2) with pid -1, which spares the sender). A program, not a fork of this process: a fork of a Python
-    traced by coverage
-    saves all of the tracer's data at its os._exit (coverage's `_exit` patch), seconds in a busy grader."""
+    (kill(2) with pid -1, which spares the sender). Sandbox.stop calls it once it has killed the run's process
+    group, which nothing a run starts can leave (oracle/seccomp.py), so it ends whatever no group held. A program,
+    not a fork of this process: a fork of a Python traced by coverage saves all the tracer's data at its os._exit
+    (coverage's `_exit` patch), which cost CI's tests of the fallback isolations nine minutes (ci40 against ci41)."""
     subprocess.run(["/bin/sh", "-c", "kill -s KILL -- -1"], user=uid, group=uid, extra_groups=[], env={},
                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
